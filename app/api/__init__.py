@@ -1,0 +1,1 @@
+"""HTTP layer: thin routers that parse, call a service and shape the response."""

@@ -1,0 +1,65 @@
+"""Shared dependencies of the routers, as ``Annotated`` aliases."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, Security, status
+from fastapi.security import APIKeyHeader
+from sqlalchemy.orm import Session
+
+from app.settings import Settings
+
+ADMIN_KEY_HEADER = "X-API-Key"
+admin_key_header = APIKeyHeader(
+    name=ADMIN_KEY_HEADER,
+    auto_error=False,
+    description="The value of ODDSBOOST_ADMIN_API_KEY.",
+)
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """One session per request: committed if the endpoint returns, rolled back if it raises.
+
+    Used with ``scope="function"`` so the commit happens before the response is sent; a
+    client never sees success for work that was not committed.
+    """
+    session: Session = request.app.state.session_factory()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+
+
+def require_admin(
+    settings: SettingsDep, api_key: Annotated[str | None, Security(admin_key_header)]
+) -> None:
+    expected = settings.admin_api_key
+    if expected is None:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "admin API disabled: set ODDSBOOST_ADMIN_API_KEY",
+        )
+    if not api_key:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            f"missing {ADMIN_KEY_HEADER} header",
+            headers={"WWW-Authenticate": "ApiKey"},
+        )
+    if not secrets.compare_digest(api_key.encode(), expected.get_secret_value().encode()):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"wrong {ADMIN_KEY_HEADER}")

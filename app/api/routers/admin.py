@@ -1,0 +1,184 @@
+"""Admin endpoints: feeding odds, results and season files, and mapping team aliases."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, status
+from fastapi.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from app.api.deps import SessionDep, require_admin
+from app.api.schemas import (
+    AliasIn,
+    AliasOut,
+    IngestResponse,
+    OddsUpload,
+    ResultsUpload,
+)
+from app.domain.odds_api import Event
+from app.services import ingest, teams
+
+router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
+
+ADMIN_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "No X-API-Key header."},
+    403: {"description": "Wrong X-API-Key."},
+    422: {"description": "Invalid input; nothing was written. Errors name the item and field."},
+    503: {"description": "Admin API disabled: ODDSBOOST_ADMIN_API_KEY is not set."},
+}
+
+CSV_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "text/csv": {
+                "schema": {"type": "string"},
+                "example": "Div,Date,HomeTeam,AwayTeam,FTHG,FTAG,FTR,B365H,B365D,B365A\n"
+                "E0,10/08/2018,Man United,Leicester,2,1,H,1.57,3.9,7.5\n",
+            },
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"file": {"type": "string", "format": "binary"}},
+                    "required": ["file"],
+                }
+            },
+        },
+    }
+}
+
+
+@router.post("/odds", response_model=IngestResponse, responses=ADMIN_ERRORS)
+def post_odds(upload: OddsUpload, session: SessionDep) -> IngestResponse:
+    """Store quotes, creating missing competitions, teams, matches and bookmakers."""
+    return IngestResponse.of(ingest.ingest_batch(session, upload.to_batch()))
+
+
+@router.post("/results", response_model=IngestResponse, responses=ADMIN_ERRORS)
+def post_results(upload: ResultsUpload, session: SessionDep) -> IngestResponse:
+    """Settle matches: the result (1/X/2) follows from the goals. Unknown matches are skipped."""
+    items = [result.to_item() for result in upload.results]
+    return IngestResponse.of(ingest.settle_results(session, items))
+
+
+@router.post(
+    "/import/football-data",
+    response_model=IngestResponse,
+    responses=ADMIN_ERRORS,
+    openapi_extra=CSV_BODY,
+)
+async def import_football_data(
+    request: Request,
+    session: SessionDep,
+    season: Annotated[
+        str | None,
+        Query(max_length=16, description="Season of every match, e.g. 2018/19; default: derived."),
+    ] = None,
+) -> IngestResponse:
+    """Import one football-data.co.uk season file, sent as the body or as a multipart ``file``.
+
+    Invalid prices are skipped and reported with their row and column; the rest of the row
+    is imported. Row numbers count the header as row 1.
+    """
+    content = await _uploaded_bytes(request)
+    report = await run_in_threadpool(ingest.import_football_data, session, content, season=season)
+    return IngestResponse.of(report)
+
+
+@router.post("/import/the-odds-api", response_model=IngestResponse, responses=ADMIN_ERRORS)
+def import_the_odds_api(
+    events: Annotated[
+        list[Event],
+        Body(
+            description="The JSON list returned by The Odds API v4 /odds with markets=h2h.",
+            examples=[
+                [
+                    {
+                        "id": "e912304de2b2ce35b473ce2ecd3d1502",
+                        "sport_key": "soccer_epl",
+                        "commence_time": "2026-11-22T15:00:00Z",
+                        "home_team": "Arsenal",
+                        "away_team": "Chelsea",
+                        "bookmakers": [
+                            {
+                                "key": "pinnacle",
+                                "title": "Pinnacle",
+                                "last_update": "2026-11-21T10:00:00Z",
+                                "markets": [
+                                    {
+                                        "key": "h2h",
+                                        "outcomes": [
+                                            {"name": "Arsenal", "price": 2.1},
+                                            {"name": "Chelsea", "price": 3.6},
+                                            {"name": "Draw", "price": 3.4},
+                                        ],
+                                    }
+                                ],
+                            }
+                        ],
+                    }
+                ]
+            ],
+        ),
+    ],
+    session: SessionDep,
+) -> IngestResponse:
+    """Import a saved The Odds API response (h2h market; other markets are ignored)."""
+    return IngestResponse.of(ingest.import_odds_api(session, events))
+
+
+@router.post(
+    "/teams/aliases",
+    response_model=AliasOut,
+    responses={
+        **ADMIN_ERRORS,
+        404: {"description": "No such team."},
+        409: {"description": "Conflict."},
+    },
+)
+def post_alias(alias: AliasIn, session: SessionDep) -> AliasOut:
+    """Map another source's team name to a stored team (merging a duplicate team if one exists)."""
+    report = teams.add_alias(session, alias=alias.alias, team=alias.team)
+    return AliasOut(
+        alias=report.alias,
+        team=report.team,
+        created=report.created,
+        merged_team=report.merged_team,
+        matches_moved=report.matches_moved,
+        matches_merged=report.matches_merged,
+        quotes_moved=report.quotes_moved,
+    )
+
+
+@router.delete(
+    "/teams/aliases/{alias}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={**ADMIN_ERRORS, 404: {"description": "No such alias."}},
+)
+def delete_alias(alias: str, session: SessionDep) -> None:
+    teams.remove_alias(session, alias)
+
+
+async def _uploaded_bytes(request: Request) -> bytes:
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("multipart/form-data"):
+        form = await request.form()
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            upload = next((v for v in form.values() if isinstance(v, UploadFile)), None)
+        if upload is None:
+            raise HTTPException(
+                status.HTTP_422_UNPROCESSABLE_CONTENT,
+                "the multipart form has no file; send the CSV as a field named 'file'",
+            )
+        content = await upload.read()
+    else:
+        content = await request.body()
+    if not content.strip():
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            "the request body is empty: send the CSV file as the body (Content-Type: text/csv) "
+            "or as a multipart field named 'file'",
+        )
+    return content

@@ -1,0 +1,1 @@
+"""Persistence: engine and sessions, ORM models, migrations."""

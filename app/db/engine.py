@@ -1,0 +1,62 @@
+"""Engine and session factory. Nothing here connects at import time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def make_engine(database_url: str, **kwargs: Any) -> Engine:
+    """Create an engine configured for the service's transactional guarantees."""
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        connect_args = {"check_same_thread": False, **kwargs.pop("connect_args", {})}
+        engine = create_engine(url, connect_args=connect_args, **kwargs)
+        _configure_sqlite(engine, in_memory=url.database in (None, "", ":memory:"))
+        return engine
+    return create_engine(url, pool_pre_ping=True, **kwargs)
+
+
+def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
+    # pysqlite opens transactions lazily and ignores SAVEPOINT semantics; taking over
+    # BEGIN ourselves gives real transactions (one ingest batch = one transaction).
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        if not in_memory:
+            # WAL lets readers (the API) proceed while an import or refit writes.
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN")
+
+
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+@contextmanager
+def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """A session whose work is committed on success and rolled back on any error."""
+    session = factory()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()

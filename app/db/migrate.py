@@ -1,0 +1,61 @@
+"""Run the Alembic migrations programmatically (``oddsboost migrate``, ``serve``, tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine
+
+import app
+
+
+def migrations_directory() -> Path:
+    """Where the migration scripts are: inside the wheel, or beside the package in a checkout."""
+    package_dir = Path(app.__file__).resolve().parent
+    for candidate in (package_dir / "_migrations", package_dir.parent / "migrations"):
+        if (candidate / "env.py").is_file():
+            return candidate
+    raise FileNotFoundError(f"no migrations found next to {package_dir}")
+
+
+def alembic_config(database_url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(migrations_directory()))
+    # ConfigParser interpolation would choke on '%' in URL-encoded passwords.
+    config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
+    return config
+
+
+def upgrade_to_head(database_url: str) -> None:
+    command.upgrade(alembic_config(database_url), "head")
+
+
+def downgrade_to(database_url: str, revision: str) -> None:
+    command.downgrade(alembic_config(database_url), revision)
+
+
+def head_revision() -> str | None:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    return script.get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+class SchemaNotCurrentError(RuntimeError):
+    """The database is not at the schema this version of the code needs."""
+
+
+def require_current_schema(engine: Engine) -> None:
+    current, head = current_revision(engine), head_revision()
+    if current != head:
+        state = "has no schema yet" if current is None else f"is at revision {current}"
+        raise SchemaNotCurrentError(
+            f"the database {state}; this version needs revision {head}: run `oddsboost migrate`"
+        )

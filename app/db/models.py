@@ -1,0 +1,198 @@
+"""ORM models (SQLAlchemy 2.0 typed mappings). The schema itself is owned by the migrations."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    CheckConstraint,
+    Date,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    MetaData,
+    SmallInteger,
+    String,
+    TypeDecorator,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+TEAM_NAME_MAX = 100
+CODE_MAX = 32
+EXTERNAL_ID_MAX = 100
+SEASON_MAX = 16
+PHASES = ("pre", "closing")
+RESULTS = ("1", "X", "2")
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """Timezone-aware UTC datetimes on every backend.
+
+    PostgreSQL stores ``timestamptz``; SQLite has no time zones, so values are stored as
+    naive UTC and given back their ``UTC`` tzinfo when read.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if not isinstance(value, dt.datetime):
+            raise TypeError(f"expected a datetime, got {type(value).__name__}")
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column; attach a time zone first")
+        moment: dt.datetime = value if value.tzinfo is dt.UTC else value.astimezone(dt.UTC)
+        return moment.replace(tzinfo=None) if dialect.name == "sqlite" else moment
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if not isinstance(value, dt.datetime):
+            raise TypeError(f"expected a datetime from the database, got {type(value).__name__}")
+        if value.tzinfo is None:
+            return value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Competition(Base):
+    __tablename__ = "competitions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code: Mapped[str] = mapped_column(String(CODE_MAX), unique=True)
+    name: Mapped[str | None] = mapped_column(String(TEAM_NAME_MAX))
+
+
+class Team(Base):
+    __tablename__ = "teams"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX), unique=True)
+
+    aliases: Mapped[list[TeamAlias]] = relationship(
+        back_populates="team", cascade="all, delete-orphan", order_by="TeamAlias.alias"
+    )
+
+
+class TeamAlias(Base):
+    """Another source's name for a team, e.g. "Manchester United" for "Man United"."""
+
+    __tablename__ = "team_aliases"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    alias: Mapped[str] = mapped_column(String(TEAM_NAME_MAX), unique=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+
+    team: Mapped[Team] = relationship(back_populates="aliases")
+
+
+class Bookmaker(Base):
+    __tablename__ = "bookmakers"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code: Mapped[str] = mapped_column(String(CODE_MAX), unique=True)
+    name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX))
+
+
+class Match(Base):
+    __tablename__ = "matches"
+    __table_args__ = (
+        UniqueConstraint("competition_id", "home_team_id", "away_team_id", "kickoff_date"),
+        CheckConstraint("home_team_id <> away_team_id", name="distinct_teams"),
+        CheckConstraint("result IS NULL OR result IN ('1', 'X', '2')", name="result_code"),
+        CheckConstraint(
+            "(result IS NULL AND home_goals IS NULL AND away_goals IS NULL) OR "
+            "(result IS NOT NULL AND home_goals >= 0 AND away_goals >= 0)",
+            name="settled_with_goals",
+        ),
+        # The refit reads settled matches in a kickoff window.
+        Index(
+            "ix_matches_settled_kickoff",
+            "kickoff",
+            sqlite_where=text("result IS NOT NULL"),
+            postgresql_where=text("result IS NOT NULL"),
+        ),
+        Index("ix_matches_competition_id_kickoff", "competition_id", "kickoff"),
+        Index("ix_matches_kickoff", "kickoff"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id"))
+    season: Mapped[str] = mapped_column(String(SEASON_MAX), index=True)
+    kickoff: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    # Part of the match's identity; kept as its own column so the unique constraint is
+    # portable (football-data.co.uk files before 2019/20 give the date only).
+    kickoff_date: Mapped[dt.date] = mapped_column(Date)
+    kickoff_time_known: Mapped[bool]
+    home_team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), index=True)
+    away_team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), index=True)
+    home_goals: Mapped[int | None] = mapped_column(SmallInteger)
+    away_goals: Mapped[int | None] = mapped_column(SmallInteger)
+    result: Mapped[str | None] = mapped_column(String(1))
+    external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_MAX), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    competition: Mapped[Competition] = relationship()
+    home_team: Mapped[Team] = relationship(foreign_keys=[home_team_id])
+    away_team: Mapped[Team] = relationship(foreign_keys=[away_team_id])
+
+
+class OddsQuote(Base):
+    """One bookmaker's decimal 1/X/2 prices for one match at one moment."""
+
+    __tablename__ = "odds_quotes"
+    __table_args__ = (
+        # A dated quote is identified by its capture time; NULLs are distinct in SQL
+        # unique constraints, so undated quotes get their own partial unique index.
+        UniqueConstraint("match_id", "bookmaker_id", "phase", "captured_at"),
+        Index(
+            "uq_odds_quotes_undated",
+            "match_id",
+            "bookmaker_id",
+            "phase",
+            unique=True,
+            sqlite_where=text("captured_at IS NULL"),
+            postgresql_where=text("captured_at IS NULL"),
+        ),
+        CheckConstraint("phase IN ('pre', 'closing')", name="phase_code"),
+        CheckConstraint(
+            "home > 1 AND draw > 1 AND away > 1 AND home <= 1000 AND draw <= 1000 AND away <= 1000",
+            name="price_range",
+        ),
+        Index("ix_odds_quotes_bookmaker_id", "bookmaker_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    bookmaker_id: Mapped[int] = mapped_column(ForeignKey("bookmakers.id"))
+    phase: Mapped[str] = mapped_column(String(8))
+    home: Mapped[float] = mapped_column(Float)
+    draw: Mapped[float] = mapped_column(Float)
+    away: Mapped[float] = mapped_column(Float)
+    captured_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    received_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    match: Mapped[Match] = relationship()
+    bookmaker: Mapped[Bookmaker] = relationship()

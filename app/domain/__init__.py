@@ -1,0 +1,1 @@
+"""Football-specific logic that knows nothing about HTTP or the database."""

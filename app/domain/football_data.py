@@ -1,0 +1,404 @@
+"""Parser for football-data.co.uk season files (https://www.football-data.co.uk/notes.txt).
+
+Handles what those files contain in practice: UTF-8 with or without a byte-order mark and
+Windows-1252; CRLF or LF; trailing empty header columns and rows with fewer or more fields
+than the header; blank all-comma rows; ``dd/mm/yy`` and ``dd/mm/yyyy`` dates; an optional
+``Time`` column (UK local time); every bookmaker that has ``<P>H,<P>D,<P>A`` columns (phase
+``pre``) and ``<P>CH,<P>CD,<P>CA`` columns (phase ``closing``). Market aggregates (``Max``,
+``Avg``, ``BbMx``, ``BbAv``) are not bookmakers. The "new leagues" layout (``Country,
+League, Season, Home, Away, HG, AG, Res``) is read as well.
+
+Row numbers in messages count the header as row 1, as a spreadsheet shows them.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+from app.domain.records import (
+    PRICE_MAX,
+    IngestBatch,
+    MatchRecord,
+    Phase,
+    QuoteRecord,
+    Skipped,
+    check_price,
+    check_team_name,
+    season_of,
+)
+
+UK_TIME = ZoneInfo("Europe/London")
+
+# Column prefixes of market aggregates, which are not bookmakers.
+AGGREGATE_PREFIXES = frozenset({"Max", "Avg", "BbMx", "BbAv"})
+
+# football-data.co.uk prefix -> (code stored in the service, display name).
+# "P" is Pinnacle in the "new leagues" files, "PS" in the main ones.
+KNOWN_BOOKMAKERS: dict[str, tuple[str, str]] = {
+    "B365": ("B365", "Bet365"),
+    "BS": ("BS", "Blue Square"),
+    "BW": ("BW", "Bet&Win"),
+    "GB": ("GB", "Gamebookers"),
+    "IW": ("IW", "Interwetten"),
+    "LB": ("LB", "Ladbrokes"),
+    "PS": ("PS", "Pinnacle"),
+    "P": ("PS", "Pinnacle"),
+    "SO": ("SO", "Sporting Odds"),
+    "SB": ("SB", "Sportingbet"),
+    "SJ": ("SJ", "Stan James"),
+    "SY": ("SY", "Stanleybet"),
+    "VC": ("VC", "VC Bet"),
+    "WH": ("WH", "William Hill"),
+    "1XB": ("1XB", "1xBet"),
+    "BF": ("BF", "Betfair Sportsbook"),
+    "BFE": ("BFE", "Betfair Exchange"),
+    "BFD": ("BFD", "Betfred"),
+    "BMGM": ("BMGM", "BetMGM"),
+    "BV": ("BV", "BetVictor"),
+    "CL": ("CL", "Coral"),
+}
+
+# The two layouts football-data.co.uk publishes, as (our field -> header name).
+MAIN_LAYOUT = {
+    "competition": "Div",
+    "date": "Date",
+    "time": "Time",
+    "home_team": "HomeTeam",
+    "away_team": "AwayTeam",
+    "home_goals": "FTHG",
+    "away_goals": "FTAG",
+}
+NEW_LEAGUES_LAYOUT = {
+    "competition": "League",
+    "country": "Country",
+    "season": "Season",
+    "date": "Date",
+    "time": "Time",
+    "home_team": "Home",
+    "away_team": "Away",
+    "home_goals": "HG",
+    "away_goals": "AG",
+}
+# Competition codes football-data.co.uk uses for the "new leagues" files, by country.
+NEW_LEAGUE_CODES = {
+    "Argentina": "ARG",
+    "Austria": "AUT",
+    "Brazil": "BRA",
+    "China": "CHN",
+    "Denmark": "DNK",
+    "Finland": "FIN",
+    "Ireland": "IRL",
+    "Japan": "JPN",
+    "Mexico": "MEX",
+    "Norway": "NOR",
+    "Poland": "POL",
+    "Romania": "ROU",
+    "Russia": "RUS",
+    "Sweden": "SWE",
+    "Switzerland": "SWZ",
+    "USA": "USA",
+}
+
+CellReader = Callable[[list[str], str], str]
+
+_TIME_PATTERN = re.compile(r"^(\d{1,2})[:.](\d{2})$")
+
+
+class FileFormatError(ValueError):
+    """The file is not a football-data.co.uk season file at all (nothing was imported)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PriceColumns:
+    """Where one bookmaker's three prices of one phase live in a row."""
+
+    code: str
+    phase: Phase
+    home: int
+    draw: int
+    away: int
+    names: tuple[str, str, str]
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 (with or without BOM) first, then Windows-1252, then Latin-1 (never fails)."""
+    for encoding in ("utf-8-sig", "cp1252"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")
+
+
+def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
+    """Every bookmaker triple in a header, pre-match and closing, aggregates excluded."""
+    index = {name: i for i, name in enumerate(header) if name}
+    prefixes = [
+        name[:-1]
+        for name in index
+        if name.endswith("H") and f"{name[:-1]}D" in index and f"{name[:-1]}A" in index
+    ]
+    pre_prefixes = {p for p in prefixes if not _is_closing(p, prefixes)}
+    found: list[PriceColumns] = []
+    for prefix in prefixes:
+        closing = prefix not in pre_prefixes
+        bookmaker = prefix[:-1] if closing else prefix
+        if bookmaker in AGGREGATE_PREFIXES or not bookmaker:
+            continue
+        code = KNOWN_BOOKMAKERS.get(bookmaker, (bookmaker, bookmaker))[0]
+        names = (f"{prefix}H", f"{prefix}D", f"{prefix}A")
+        found.append(
+            PriceColumns(
+                code=code,
+                phase="closing" if closing else "pre",
+                home=index[names[0]],
+                draw=index[names[1]],
+                away=index[names[2]],
+                names=names,
+            )
+        )
+    return found
+
+
+def _is_closing(prefix: str, prefixes: Iterable[str]) -> bool:
+    # "PSC" (PSCH/PSCD/PSCA) is Pinnacle closing, but "VC" (VCH/VCD/VCA) is VC Bet
+    # pre-match: a trailing C means closing only when what precedes it is a bookmaker.
+    if not prefix.endswith("C") or len(prefix) < 2:
+        return False
+    base = prefix[:-1]
+    return base in prefixes or base in KNOWN_BOOKMAKERS or base in AGGREGATE_PREFIXES
+
+
+def bookmaker_display_names(columns: Iterable[PriceColumns]) -> dict[str, str]:
+    known = dict(KNOWN_BOOKMAKERS.values())
+    return {column.code: known.get(column.code, column.code) for column in columns}
+
+
+@lru_cache(maxsize=4096)
+def parse_date(text: str) -> dt.date:
+    """``dd/mm/yy`` or ``dd/mm/yyyy`` (two-digit years are 20xx up to 68, as ``%y``)."""
+    parts = text.split("/")
+    if len(parts) == 3 and all(part.isdigit() for part in parts):
+        day, month, year = (int(part) for part in parts)
+        if len(parts[2]) == 2:
+            year += 2000 if year <= 68 else 1900
+        if len(parts[2]) in (2, 4):
+            try:
+                return dt.date(year, month, day)
+            except ValueError:
+                pass
+    raise ValueError(f"date {text!r} is not a valid dd/mm/yy or dd/mm/yyyy date")
+
+
+@lru_cache(maxsize=4096)
+def parse_kickoff(date_text: str, time_text: str) -> tuple[dt.datetime, bool]:
+    """Kickoff in UTC from a UK-local date and optional time; the flag says if a time was given."""
+    day = parse_date(date_text)
+    if not time_text:
+        return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC), False
+    match = _TIME_PATTERN.match(time_text)
+    if match is None or int(match.group(1)) > 23 or int(match.group(2)) > 59:
+        raise ValueError(f"time {time_text!r} is not a valid hh:mm")
+    local = dt.datetime(
+        day.year, day.month, day.day, int(match.group(1)), int(match.group(2)), tzinfo=UK_TIME
+    )
+    return local.astimezone(dt.UTC), True
+
+
+def parse_goals(text: str) -> int:
+    value = float(text)
+    if not value.is_integer() or value < 0 or value > 99:
+        raise ValueError(f"goals {text!r} are not a whole number between 0 and 99")
+    return int(value)
+
+
+def parse_price(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"price {text!r} is not a number") from None
+    return check_price(value)
+
+
+def normalise_season(text: str) -> str:
+    """'2012/2013', '2012-13' or '1213' -> '2012/13'; a single year ('2012') is kept."""
+    text = text.strip()
+    match = re.fullmatch(r"(\d{4})\s*[/-]\s*(\d{2}|\d{4})", text)
+    if match:
+        start = int(match.group(1))
+        return f"{start}/{(start + 1) % 100:02d}"
+    if re.fullmatch(r"\d{4}", text) and not text.startswith(("19", "20")):
+        start = 2000 + int(text[:2])
+        return f"{start}/{text[2:]}"
+    return text
+
+
+def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatch:
+    """Parse one football-data.co.uk CSV file into an :class:`IngestBatch`.
+
+    ``season`` overrides the season of every match; otherwise the main layout's season is
+    the August-July season of the earliest match of each competition in the file (so a
+    season that runs late, as 2019/20 did, stays one season), and the new-leagues layout
+    uses its ``Season`` column.
+    """
+    rows = list(csv.reader(io.StringIO(decode(data), newline="")))
+    if not rows:
+        raise FileFormatError("the file is empty")
+    header = [name.strip() for name in rows[0]]
+    while header and not header[-1]:
+        header.pop()
+    layout = _detect_layout(header)
+    index = {name: i for i, name in enumerate(header) if name}
+    columns = {field: index.get(name) for field, name in layout.items()}
+    price_columns = find_price_columns(header)
+
+    batch = IngestBatch(bookmaker_names=bookmaker_display_names(price_columns))
+    first_row_of: dict[tuple[str, str, str, dt.date], int] = {}
+
+    def cell(row: list[str], field: str) -> str:
+        position = columns.get(field)
+        if position is None or position >= len(row):
+            return ""
+        return row[position].strip()
+
+    for row_number, row in enumerate(rows[1:], start=2):
+        if not cell(row, "competition") and not cell(row, "date"):
+            continue  # blank or all-comma row
+        batch.rows_read += 1
+        where = f"row {row_number}"
+        record = _parse_match(row, where, cell, batch.skipped)
+        if record is None:
+            continue
+        if season is not None:
+            record.season = season
+        elif cell(row, "season"):
+            record.season = normalise_season(cell(row, "season"))
+        earlier = first_row_of.get(record.identity)
+        if earlier is not None:
+            batch.skipped.append(
+                Skipped(where, f"the same match as row {earlier} (same teams and date)")
+            )
+            continue
+        first_row_of[record.identity] = row_number
+        batch.matches.append(record)
+        match_index = len(batch.matches) - 1
+        for price in price_columns:
+            quote = _parse_quote(row, price, match_index, where, batch.skipped)
+            if quote is not None:
+                batch.quotes.append(quote)
+
+    if season is None and "season" not in layout:
+        _assign_file_seasons(batch.matches)
+    return batch
+
+
+def _detect_layout(header: list[str]) -> dict[str, str]:
+    present = set(header)
+    for layout in (MAIN_LAYOUT, NEW_LEAGUES_LAYOUT):
+        required = {layout[f] for f in ("competition", "date", "home_team", "away_team")}
+        if required <= present:
+            return layout
+    missing = sorted(
+        {MAIN_LAYOUT[f] for f in ("competition", "date", "home_team", "away_team")} - present
+    )
+    raise FileFormatError(
+        "not a football-data.co.uk file: the header lacks "
+        + ", ".join(repr(name) for name in missing)
+    )
+
+
+def _parse_match(
+    row: list[str],
+    where: str,
+    cell: CellReader,
+    skipped: list[Skipped],
+) -> MatchRecord | None:
+    competition = cell(row, "competition")
+    country = cell(row, "country")
+    if country:
+        competition = NEW_LEAGUE_CODES.get(country, country)
+    if not competition:
+        skipped.append(Skipped(where, "the competition is empty", "Div"))
+        return None
+    try:
+        kickoff, time_known = parse_kickoff(cell(row, "date"), cell(row, "time"))
+    except ValueError as error:
+        skipped.append(Skipped(where, str(error), "Date"))
+        return None
+    teams: list[str] = []
+    for field, column in (("home_team", "HomeTeam"), ("away_team", "AwayTeam")):
+        try:
+            teams.append(check_team_name(cell(row, field)))
+        except ValueError as error:
+            skipped.append(Skipped(where, str(error), column))
+            return None
+    if teams[0] == teams[1]:
+        skipped.append(Skipped(where, f"home and away team are both {teams[0]!r}", "AwayTeam"))
+        return None
+    record = MatchRecord(
+        competition=competition,
+        home_team=teams[0],
+        away_team=teams[1],
+        kickoff=kickoff,
+        kickoff_time_known=time_known,
+        where=where,
+    )
+    home_goals, away_goals = cell(row, "home_goals"), cell(row, "away_goals")
+    if home_goals and away_goals:
+        try:
+            record.home_goals, record.away_goals = parse_goals(home_goals), parse_goals(away_goals)
+        except ValueError as error:
+            skipped.append(Skipped(where, f"result not set: {error}", "FTHG/FTAG"))
+    return record
+
+
+def _parse_quote(
+    row: list[str],
+    columns: PriceColumns,
+    match_index: int,
+    where: str,
+    skipped: list[Skipped],
+) -> QuoteRecord | None:
+    width = len(row)
+    cells = (
+        row[columns.home].strip() if columns.home < width else "",
+        row[columns.draw].strip() if columns.draw < width else "",
+        row[columns.away].strip() if columns.away < width else "",
+    )
+    if not (cells[0] or cells[1] or cells[2]):
+        return None  # this bookmaker did not price this match
+    try:
+        home, draw, away = float(cells[0]), float(cells[1]), float(cells[2])
+    except ValueError:
+        pass
+    else:
+        if 1.0 < home <= PRICE_MAX and 1.0 < draw <= PRICE_MAX and 1.0 < away <= PRICE_MAX:
+            return QuoteRecord(match_index, columns.code, columns.phase, home, draw, away)
+    # Something is wrong with this quote: find the first bad cell and say why.
+    for name, text in zip(columns.names, cells, strict=True):
+        if not text:
+            skipped.append(Skipped(where, "price is blank while the others are set", name))
+            return None
+        try:
+            parse_price(text)
+        except ValueError as error:
+            skipped.append(Skipped(where, str(error), name))
+            return None
+    return None  # pragma: no cover - one of the cells failed above
+
+
+def _assign_file_seasons(matches: list[MatchRecord]) -> None:
+    first_day: dict[str, dt.date] = {}
+    for match in matches:
+        day = match.kickoff_date
+        if match.competition not in first_day or day < first_day[match.competition]:
+            first_day[match.competition] = day
+    for match in matches:
+        match.season = season_of(first_day[match.competition])

@@ -1,0 +1,173 @@
+"""The Odds API v4 ``/v4/sports/{sport}/odds?markets=h2h`` response → :class:`IngestBatch`.
+
+Only the ``h2h`` market of soccer events is read: three outcomes named after the home team,
+the away team and ``"Draw"``, in decimal odds. Each bookmaker's ``last_update`` becomes the
+quote's ``captured_at``; prices updated at or after kickoff are in-play and are skipped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+
+from app.domain.records import (
+    IngestBatch,
+    MatchRecord,
+    QuoteRecord,
+    Skipped,
+    as_utc,
+    check_price,
+    check_team_name,
+)
+
+H2H_MARKET = "h2h"
+DRAW_OUTCOME = "Draw"
+
+# The Odds API sport keys of the leagues football-data.co.uk also covers, so both sources
+# land in the same competition.
+SPORT_COMPETITIONS = {
+    "soccer_epl": "E0",
+    "soccer_efl_champ": "E1",
+    "soccer_england_league1": "E2",
+    "soccer_england_league2": "E3",
+    "soccer_spl": "SC0",
+    "soccer_spain_la_liga": "SP1",
+    "soccer_spain_segunda_division": "SP2",
+    "soccer_italy_serie_a": "I1",
+    "soccer_italy_serie_b": "I2",
+    "soccer_germany_bundesliga": "D1",
+    "soccer_germany_bundesliga2": "D2",
+    "soccer_france_ligue_one": "F1",
+    "soccer_france_ligue_two": "F2",
+    "soccer_netherlands_eredivisie": "N1",
+    "soccer_belgium_first_div": "B1",
+    "soccer_portugal_primeira_liga": "P1",
+    "soccer_turkey_super_league": "T1",
+    "soccer_greece_super_league": "G1",
+}
+
+# The Odds API bookmaker keys of bookmakers that football-data.co.uk also lists.
+BOOKMAKER_CODES = {
+    "pinnacle": "PS",
+    "williamhill": "WH",
+    "betfair_ex_uk": "BFE",
+    "betfair_ex_eu": "BFE",
+    "betfair_sb_uk": "BF",
+    "ladbrokes_uk": "LB",
+    "betvictor": "VC",
+    "onexbet": "1XB",
+    "bet365": "B365",
+    "interwetten": "IW",
+    "coral": "CL",
+}
+
+Price = Annotated[float, AfterValidator(check_price)]
+TeamName = Annotated[str, AfterValidator(check_team_name)]
+
+
+class Outcome(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    price: Price
+
+
+class Market(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    key: str
+    last_update: dt.datetime | None = None
+    outcomes: list[Outcome]
+
+
+class BookmakerOdds(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    key: str = Field(min_length=1, max_length=32)
+    title: str = Field(min_length=1, max_length=100)
+    last_update: dt.datetime
+    markets: list[Market]
+
+
+class Event(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(min_length=1, max_length=100)
+    sport_key: str = Field(min_length=1, max_length=64)
+    commence_time: dt.datetime
+    home_team: TeamName
+    away_team: TeamName
+    bookmakers: list[BookmakerOdds] = Field(default_factory=list)
+
+
+EVENTS = TypeAdapter(list[Event])
+
+
+def bookmaker_code(key: str) -> str:
+    return BOOKMAKER_CODES.get(key, key.upper())
+
+
+def competition_code(sport_key: str) -> str:
+    return SPORT_COMPETITIONS.get(sport_key, sport_key)
+
+
+def parse_events(events: list[Event]) -> IngestBatch:
+    """Turn validated events into a batch; in-play prices and non-1X2 markets are skipped."""
+    batch = IngestBatch()
+    for event_index, event in enumerate(events):
+        where = f"[{event_index}]"
+        if event.home_team == event.away_team:
+            batch.skipped.append(Skipped(where, "home and away team are the same", "away_team"))
+            continue
+        kickoff = as_utc(event.commence_time)
+        batch.rows_read += 1
+        batch.matches.append(
+            MatchRecord(
+                competition=competition_code(event.sport_key),
+                home_team=event.home_team,
+                away_team=event.away_team,
+                kickoff=kickoff,
+                external_id=event.id,
+                where=where,
+            )
+        )
+        match_index = len(batch.matches) - 1
+        for bookmaker_index, bookmaker in enumerate(event.bookmakers):
+            market = next((m for m in bookmaker.markets if m.key == H2H_MARKET), None)
+            if market is None:
+                continue
+            bookmaker_where = f"{where}.bookmakers[{bookmaker_index}]"
+            captured_at = as_utc(market.last_update or bookmaker.last_update)
+            if captured_at >= kickoff:
+                batch.skipped.append(
+                    Skipped(bookmaker_where, "prices updated at or after kickoff (in-play)")
+                )
+                continue
+            prices = {outcome.name: outcome.price for outcome in market.outcomes}
+            expected = (event.home_team, DRAW_OUTCOME, event.away_team)
+            missing = [name for name in expected if name not in prices]
+            if missing:
+                batch.skipped.append(
+                    Skipped(
+                        bookmaker_where,
+                        "h2h market lacks outcome(s) " + ", ".join(repr(m) for m in missing),
+                        "markets",
+                    )
+                )
+                continue
+            code = bookmaker_code(bookmaker.key)
+            batch.bookmaker_names.setdefault(code, bookmaker.title)
+            batch.quotes.append(
+                QuoteRecord(
+                    match=match_index,
+                    bookmaker=code,
+                    phase="pre",
+                    home=prices[event.home_team],
+                    draw=prices[DRAW_OUTCOME],
+                    away=prices[event.away_team],
+                    captured_at=captured_at,
+                )
+            )
+    return batch

@@ -1,0 +1,114 @@
+"""Normalised ingest records shared by every source (admin JSON, CSV files, The Odds API).
+
+Parsers turn a source into an :class:`IngestBatch`; the ingest service writes a batch in one
+transaction. Nothing here knows about HTTP or the database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+Phase = Literal["pre", "closing"]
+Outcome = Literal["1", "X", "2"]
+
+PRICE_MAX = 1000.0
+TEAM_NAME_MAX_LENGTH = 100
+CODE_MAX_LENGTH = 32
+
+
+def check_price(value: float) -> float:
+    """A decimal price: finite and in (1, 1000]. Raises ``ValueError`` with the reason."""
+    if not math.isfinite(value):
+        raise ValueError("price must be a finite number")
+    if value <= 1.0:
+        raise ValueError(f"price {value:g} must be greater than 1.0 (decimal odds)")
+    if value > PRICE_MAX:
+        raise ValueError(f"price {value:g} is above the maximum of {PRICE_MAX:g}")
+    return value
+
+
+def check_team_name(value: str) -> str:
+    """Trim a team name and check its length; the characters themselves are kept verbatim."""
+    name = value.strip()
+    if not name:
+        raise ValueError("team name is empty")
+    if len(name) > TEAM_NAME_MAX_LENGTH:
+        raise ValueError(f"team name is longer than {TEAM_NAME_MAX_LENGTH} characters")
+    return name
+
+
+def as_utc(value: dt.datetime) -> dt.datetime:
+    """Naive timestamps are taken to be UTC (documented in the API)."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC)
+
+
+def season_of(day: dt.date) -> str:
+    """European season of a date, August to July: 2018-08-10 and 2019-05-12 are "2018/19"."""
+    start = day.year if day.month >= 8 else day.year - 1
+    return f"{start}/{(start + 1) % 100:02d}"
+
+
+def result_of(home_goals: int, away_goals: int) -> Outcome:
+    if home_goals > away_goals:
+        return "1"
+    if home_goals < away_goals:
+        return "2"
+    return "X"
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """Something in the input that was not written, and why."""
+
+    where: str  # "row 14", "quotes[3]", "events[2].bookmakers[0]"
+    reason: str
+    field: str | None = None
+
+
+@dataclass(slots=True)
+class MatchRecord:
+    competition: str
+    home_team: str
+    away_team: str
+    kickoff: dt.datetime  # aware, UTC
+    kickoff_time_known: bool = True
+    season: str | None = None  # derived from the kickoff when None
+    external_id: str | None = None
+    home_goals: int | None = None
+    away_goals: int | None = None
+    where: str = ""
+
+    @property
+    def kickoff_date(self) -> dt.date:
+        return self.kickoff.date()
+
+    @property
+    def identity(self) -> tuple[str, str, str, dt.date]:
+        return (self.competition, self.home_team, self.away_team, self.kickoff_date)
+
+
+@dataclass(slots=True)
+class QuoteRecord:
+    match: int  # index into IngestBatch.matches
+    bookmaker: str
+    phase: Phase
+    home: float
+    draw: float
+    away: float
+    captured_at: dt.datetime | None = None
+
+
+@dataclass(slots=True)
+class IngestBatch:
+    """Matches and quotes of one source document, already validated field by field."""
+
+    matches: list[MatchRecord] = field(default_factory=list)
+    quotes: list[QuoteRecord] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    bookmaker_names: dict[str, str] = field(default_factory=dict)
+    rows_read: int = 0

@@ -1,0 +1,49 @@
+"""The ASGI application: ``create_app(settings)`` builds it; nothing connects at import time."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+import app as package
+from app.api.errors import install_error_handlers
+from app.api.routers import admin, public
+from app.db.engine import make_engine, make_session_factory
+from app.settings import Settings, get_settings
+
+DESCRIPTION = """
+Football 1X2 forecasts from bookmakers' odds. Each bookmaker is treated as an
+already-trained weak hypothesis of AdaBoost.M2; the service stores matches and odds,
+learns how much to trust each bookmaker, and serves ensemble probabilities.
+
+Admin endpoints need the `X-API-Key` header (the value of `ODDSBOOST_ADMIN_API_KEY`).
+Timestamps are ISO 8601; one without an offset is taken as UTC.
+"""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = make_engine(settings.database_url)
+        app.state.engine = engine
+        app.state.session_factory = make_session_factory(engine)
+        try:
+            yield
+        finally:
+            engine.dispose()
+
+    app = FastAPI(
+        title="oddsboost",
+        version=package.__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    install_error_handlers(app)
+    app.include_router(public.router)
+    app.include_router(admin.router)
+    return app

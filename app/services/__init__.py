@@ -1,0 +1,1 @@
+"""Use cases: ingest, teams, read queries. Each takes the session explicitly."""

@@ -1,0 +1,138 @@
+"""Read-side queries of the public API: matches, their latest quotes, bookmakers."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.orm import Session, joinedload
+
+from app.db.models import Bookmaker, Competition, Match, OddsQuote, utcnow
+
+MatchStatus = Literal["upcoming", "unsettled", "settled"]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchFilter:
+    competition: str | None = None
+    season: str | None = None
+    kickoff_from: dt.datetime | None = None
+    kickoff_to: dt.datetime | None = None
+    status: MatchStatus | None = None
+    descending: bool = False
+
+
+def status_of(match: Match, now: dt.datetime) -> MatchStatus:
+    """``settled`` once the result is in; before that ``upcoming``, then ``unsettled``."""
+    if match.result is not None:
+        return "settled"
+    return "upcoming" if match.kickoff > now else "unsettled"
+
+
+def list_matches(
+    session: Session,
+    filters: MatchFilter,
+    *,
+    limit: int,
+    offset: int,
+    now: dt.datetime | None = None,
+) -> tuple[list[Match], int]:
+    """One page of matches and the total number that match the filters."""
+    now = now or utcnow()
+    statement = _filtered(select(Match), filters, now)
+    total = session.scalar(select(func.count()).select_from(statement.subquery())) or 0
+    order = (
+        (Match.kickoff.desc(), Match.id.desc()) if filters.descending else (Match.kickoff, Match.id)
+    )
+    page: Sequence[Match] = session.scalars(
+        statement.options(
+            joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
+        )
+        .order_by(*order)
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    return list(page), total
+
+
+def _filtered(statement: Select[Any], filters: MatchFilter, now: dt.datetime) -> Select[Any]:
+    if filters.competition is not None:
+        statement = statement.join(Competition, Match.competition_id == Competition.id).where(
+            Competition.code == filters.competition
+        )
+    if filters.season is not None:
+        statement = statement.where(Match.season == filters.season)
+    if filters.kickoff_from is not None:
+        statement = statement.where(Match.kickoff >= filters.kickoff_from)
+    if filters.kickoff_to is not None:
+        statement = statement.where(Match.kickoff <= filters.kickoff_to)
+    if filters.status == "settled":
+        statement = statement.where(Match.result.is_not(None))
+    elif filters.status == "upcoming":
+        statement = statement.where(Match.result.is_(None), Match.kickoff > now)
+    elif filters.status == "unsettled":
+        statement = statement.where(Match.result.is_(None), Match.kickoff <= now)
+    return statement
+
+
+def get_match(session: Session, match_id: int) -> Match | None:
+    return session.scalar(
+        select(Match)
+        .where(Match.id == match_id)
+        .options(
+            joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
+        )
+    )
+
+
+def quote_recency(quote: OddsQuote) -> tuple[bool, dt.datetime, dt.datetime]:
+    """Sort key: dated quotes by capture time; an undated one is older than any dated one."""
+    captured = quote.captured_at
+    return (captured is not None, captured or quote.received_at, quote.received_at)
+
+
+def latest_by_bookmaker_and_phase(quotes: Iterable[OddsQuote]) -> list[OddsQuote]:
+    latest: dict[tuple[int, str], OddsQuote] = {}
+    for quote in quotes:
+        key = (quote.bookmaker_id, quote.phase)
+        if key not in latest or quote_recency(quote) > quote_recency(latest[key]):
+            latest[key] = quote
+    return sorted(latest.values(), key=lambda q: (q.phase != "pre", q.bookmaker.code))
+
+
+def latest_quotes(session: Session, match_id: int) -> list[OddsQuote]:
+    """The latest quote of each bookmaker in each phase, pre-match first, by bookmaker code."""
+    quotes = session.scalars(
+        select(OddsQuote)
+        .where(OddsQuote.match_id == match_id)
+        .options(joinedload(OddsQuote.bookmaker))
+    ).all()
+    return latest_by_bookmaker_and_phase(quotes)
+
+
+def list_bookmakers(session: Session) -> list[tuple[Bookmaker, int]]:
+    """Every bookmaker with the number of quotes stored for it."""
+    counts = (
+        select(OddsQuote.bookmaker_id, func.count().label("quotes"))
+        .group_by(OddsQuote.bookmaker_id)
+        .subquery()
+    )
+    rows = session.execute(
+        select(Bookmaker, func.coalesce(counts.c.quotes, 0))
+        .outerjoin(counts, counts.c.bookmaker_id == Bookmaker.id)
+        .order_by(Bookmaker.code)
+    ).all()
+    return [(bookmaker, int(count)) for bookmaker, count in rows]
+
+
+def list_competitions(session: Session) -> list[tuple[Competition, int]]:
+    rows = session.execute(
+        select(Competition, func.count(Match.id))
+        .outerjoin(Match, Match.competition_id == Competition.id)
+        .group_by(Competition.id)
+        .order_by(Competition.code)
+    ).all()
+    return [(competition, int(count)) for competition, count in rows]

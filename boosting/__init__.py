@@ -1,0 +1,1 @@
+"""Boosting over fixed pools of pre-trained hypotheses (numpy only)."""

@@ -1,0 +1,146 @@
+"""Shared fixtures.
+
+The database under test is ``ODDSBOOST_TEST_DATABASE_URL`` (default: a SQLite file in a
+temporary directory). Its schema is built by the real migrations once per run; every test
+runs inside a transaction that is rolled back. Tests that need committed data visible to
+another process (the CLI, a real server) use ``fresh_database_url``: a new SQLite file, or a
+new PostgreSQL database created on the same server and dropped afterwards.
+
+Real season files come from ``ODDSBOOST_DATA_DIR`` (default ``../shared/data``); a missing
+directory is an error, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy import Connection, Engine, create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+from app.api.deps import get_session
+from app.db.engine import make_engine
+from app.db.migrate import current_revision, downgrade_to, upgrade_to_head
+from app.main import create_app
+from app.settings import Settings
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+ADMIN_KEY = "test-admin-key-0123456789"
+
+
+def _data_dir() -> Path:
+    configured = Path(os.environ.get("ODDSBOOST_DATA_DIR", "../shared/data"))
+    return configured if configured.is_absolute() else (REPO_ROOT / configured).resolve()
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    directory = _data_dir()
+    if not (directory / "football-data").is_dir():
+        pytest.fail(
+            f"test data not found at {directory}: set ODDSBOOST_DATA_DIR to the directory "
+            "that holds football-data/ and uci/",
+            pytrace=False,
+        )
+    return directory
+
+
+@pytest.fixture(scope="session")
+def season_file(data_dir: Path) -> Callable[[str], Path]:
+    def find(name: str) -> Path:
+        path = data_dir / "football-data" / f"{name}.csv"
+        assert path.is_file(), f"missing season file {path}"
+        return path
+
+    return find
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    configured = os.environ.get("ODDSBOOST_TEST_DATABASE_URL")
+    if configured:
+        return Settings(database_url=configured).database_url
+    return f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+
+
+@pytest.fixture(scope="session")
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url)
+    # Start from nothing: this also runs every downgrade on the backend under test.
+    if current_revision(engine) is not None:
+        downgrade_to(database_url, "base")
+    upgrade_to_head(database_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def connection(engine: Engine) -> Iterator[Connection]:
+    with engine.connect() as connection:
+        transaction = connection.begin()
+        yield connection
+        transaction.rollback()
+
+
+@pytest.fixture
+def session(connection: Connection) -> Iterator[Session]:
+    """A session whose commits are savepoints inside the test's rolled-back transaction."""
+    with Session(
+        bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False
+    ) as session:
+        yield session
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, admin_api_key=ADMIN_KEY)
+
+
+def build_app(settings: Settings, session: Session) -> FastAPI:
+    app = create_app(settings)
+
+    def test_session() -> Iterator[Session]:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+    app.dependency_overrides[get_session] = test_session
+    return app
+
+
+@pytest.fixture
+def client(settings: Settings, session: Session) -> Iterator[TestClient]:
+    with TestClient(build_app(settings, session)) as client:
+        yield client
+
+
+@pytest.fixture
+def admin_headers() -> dict[str, str]:
+    return {"X-API-Key": ADMIN_KEY}
+
+
+@pytest.fixture
+def fresh_database_url(database_url: str, tmp_path: Path) -> Iterator[str]:
+    """An empty database (no schema) of the same kind as the one under test."""
+    if database_url.startswith("sqlite"):
+        yield f"sqlite:///{tmp_path / 'fresh.db'}"
+        return
+    name = f"oddsboost_test_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(database_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(database_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

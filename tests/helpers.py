@@ -1,0 +1,34 @@
+"""Small helpers shared by tests (independent counts, row counts)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.db.models import Base
+
+
+def csv_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    """Header and non-blank rows of a season file, read with the standard csv module."""
+    text = path.read_bytes().decode("latin-1")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    return rows[0], [r for r in rows[1:] if any(cell.strip() for cell in r)]
+
+
+def count_complete_triples(path: Path, prefix: str) -> int:
+    """Rows where all three <prefix>H/D/A cells hold a price above 1: an independent count."""
+    header, rows = csv_rows(path)
+    positions = [header.index(prefix + s) for s in "HDA"]
+    return sum(
+        all(p < len(row) and row[p].strip() for p in positions)
+        and all(float(row[p]) > 1.0 for p in positions)
+        for row in rows
+    )
+
+
+def count_rows(session: Session, model: type[Base]) -> int:
+    return session.scalar(select(func.count()).select_from(model)) or 0

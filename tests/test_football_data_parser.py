@@ -1,0 +1,291 @@
+"""football-data.co.uk parsing against the real season files and their documented quirks.
+
+Expected figures come from outside the parser: the file table in the data's SOURCE.md
+(match counts, bookmaker lists), counts taken with the standard csv module, and
+hand-computed conversions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.domain.football_data import (
+    FileFormatError,
+    decode,
+    find_price_columns,
+    normalise_season,
+    parse_date,
+    parse_football_data,
+    parse_kickoff,
+)
+from tests.helpers import count_complete_triples, csv_rows
+
+SeasonFile = Callable[[str], Path]
+
+# From SOURCE.md: "bookmakers with 1X2 odds (opening/pre-match)" per file.
+DOCUMENTED_BOOKMAKERS = {
+    "E0_1819": {"B365", "BW", "IW", "PS", "WH", "VC"},
+    "D1_0304": {"B365", "GB", "IW", "LB", "SO", "SB", "WH"},
+    "SP1_1213": {"B365", "BW", "GB", "IW", "LB", "PS", "WH", "SJ", "VC", "BS"},
+    "E0_0001": {"GB", "IW", "LB", "SB", "WH"},
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "matches"),
+    [("E0_1819", 380), ("D1_0304", 306), ("I1_0203", 306), ("E1_1213", 552), ("F1_0203", 380)],
+)
+def test_match_count_equals_the_documented_rows(
+    season_file: SeasonFile, name: str, matches: int
+) -> None:
+    batch = parse_football_data(season_file(name).read_bytes())
+    assert len(batch.matches) == matches
+    assert batch.rows_read == matches
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTED_BOOKMAKERS))
+def test_bookmakers_are_the_documented_ones_and_aggregates_are_not(
+    season_file: SeasonFile, name: str
+) -> None:
+    batch = parse_football_data(season_file(name).read_bytes())
+    pre = {q.bookmaker for q in batch.quotes if q.phase == "pre"}
+    assert pre == DOCUMENTED_BOOKMAKERS[name]
+    assert not pre & {"BbMx", "BbAv", "Max", "Avg"}
+
+
+def test_first_row_of_e0_1819(season_file: SeasonFile) -> None:
+    batch = parse_football_data(season_file("E0_1819").read_bytes())
+    first = batch.matches[0]
+    assert (first.competition, first.home_team, first.away_team) == (
+        "E0",
+        "Man United",
+        "Leicester",
+    )
+    assert first.kickoff == dt.datetime(2018, 8, 10, tzinfo=dt.UTC)
+    assert first.kickoff_time_known is False
+    assert (first.home_goals, first.away_goals) == (2, 1)
+    assert first.season == "2018/19"
+    b365 = next(q for q in batch.quotes if q.match == 0 and q.bookmaker == "B365")
+    assert (b365.home, b365.draw, b365.away, b365.phase) == (1.57, 3.9, 7.5, "pre")
+    closing = next(q for q in batch.quotes if q.match == 0 and q.phase == "closing")
+    assert (closing.bookmaker, closing.home, closing.draw, closing.away) == ("PS", 1.55, 4.07, 7.69)
+
+
+@pytest.mark.parametrize(
+    ("name", "prefix"), [("E0_1819", "B365"), ("E0_1819", "PSC"), ("SP1_1213", "BS")]
+)
+def test_quote_counts_match_an_independent_count(
+    season_file: SeasonFile, name: str, prefix: str
+) -> None:
+    path = season_file(name)
+    batch = parse_football_data(path.read_bytes())
+    code, phase = ("PS", "closing") if prefix == "PSC" else (prefix, "pre")
+    parsed = sum(1 for q in batch.quotes if q.bookmaker == code and q.phase == phase)
+    assert parsed == count_complete_triples(path, prefix)
+
+
+def test_windows_1252_file_decodes(season_file: SeasonFile) -> None:
+    # D1_0001 is cp1252 (referee "Jörg Kessler"); it is not valid UTF-8.
+    content = season_file("D1_0001").read_bytes()
+    with pytest.raises(UnicodeDecodeError):
+        content.decode("utf-8")
+    assert "Jörg Kessler" in decode(content)
+    assert len(parse_football_data(content).matches) == 306
+
+
+def test_byte_order_mark_and_crlf_give_the_same_batch(season_file: SeasonFile) -> None:
+    content = season_file("E0_1819").read_bytes()
+    assert b"\r\n" not in content
+    variant = b"\xef\xbb\xbf" + content.replace(b"\n", b"\r\n")
+    plain, with_bom = parse_football_data(content), parse_football_data(variant)
+    assert [m.identity for m in with_bom.matches] == [m.identity for m in plain.matches]
+    assert len(with_bom.quotes) == len(plain.quotes)
+
+
+def test_crlf_file_as_published(season_file: SeasonFile) -> None:
+    content = season_file("D1_1213").read_bytes()
+    assert b"\r\n" in content
+    batch = parse_football_data(content)
+    assert len(batch.matches) == 306
+    assert not any("\r" in m.away_team for m in batch.matches)
+
+
+def test_trailing_empty_header_columns_and_short_rows(season_file: SeasonFile) -> None:
+    path = season_file("D1_0304")
+    header, rows = csv_rows(path)
+    assert header[-1] == ""  # SOURCE.md: 5 trailing empty header columns
+    assert any(len(row) != len(header) for row in rows)
+    batch = parse_football_data(path.read_bytes())
+    assert len(batch.matches) == 306
+    assert batch.skipped == []
+
+
+def test_rows_longer_than_the_header(season_file: SeasonFile) -> None:
+    path = season_file("E0_0203")
+    header, rows = csv_rows(path)
+    assert any(len(row) > len(header) for row in rows)
+    assert len(parse_football_data(path.read_bytes()).matches) == 380
+
+
+def test_blank_all_comma_rows_are_ignored(season_file: SeasonFile) -> None:
+    content = season_file("I1_0203").read_bytes()
+    lines = content.decode("ascii").splitlines()
+    blank = [line for line in lines if line and set(line) == {","}]
+    assert len(blank) == 9  # SOURCE.md: 9 blank/all-comma rows
+    batch = parse_football_data(content)
+    assert len(batch.matches) == 306
+    assert batch.skipped == []
+
+
+def test_two_and_four_digit_years(season_file: SeasonFile) -> None:
+    two = parse_football_data(season_file("E0_1617").read_bytes())
+    four = parse_football_data(season_file("E0_1718").read_bytes())
+    assert two.matches[0].kickoff_date == dt.date(2016, 8, 13)
+    assert four.matches[0].kickoff_date == dt.date(2017, 8, 11)
+    assert {m.season for m in two.matches} == {"2016/17"}
+    assert {m.season for m in four.matches} == {"2017/18"}
+
+
+def test_zero_price_is_skipped_with_row_and_column_and_the_row_still_imports(
+    season_file: SeasonFile,
+) -> None:
+    # E1_1213 row 532 (Blackpool v Derby, 27/04/13) has B365H = 0.
+    batch = parse_football_data(season_file("E1_1213").read_bytes())
+    assert [(s.where, s.field) for s in batch.skipped] == [("row 532", "B365H")]
+    assert "greater than 1.0" in batch.skipped[0].reason
+    index = next(
+        i
+        for i, m in enumerate(batch.matches)
+        if (m.home_team, m.away_team) == ("Blackpool", "Derby")
+    )
+    bookmakers = {q.bookmaker for q in batch.quotes if q.match == index}
+    assert "B365" not in bookmakers
+    assert {"BW", "IW", "LB", "WH", "VC"} <= bookmakers
+
+
+def test_one_blank_price_of_three_is_reported(season_file: SeasonFile) -> None:
+    batch = parse_football_data(season_file("I1_0708").read_bytes())
+    assert [(s.where, s.field) for s in batch.skipped] == [("row 91", "VCD")]
+
+
+def test_time_column_is_uk_local_time() -> None:
+    # The 2019/20+ layout: a Time column in UK time. 11 Aug 2023 is summer time (UTC+1),
+    # 30 Dec 2023 winter time (UTC+0).
+    content = (
+        b"Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,B365H,B365D,B365A,MaxH,MaxD,MaxA,"
+        b"B365CH,B365CD,B365CA,MaxCH,MaxCD,MaxCA,1XBH,1XBD,1XBA\r\n"
+        b"E0,11/08/2023,20:00,Burnley,Man City,0,3,A,8.0,5.5,1.33,8.5,5.75,1.36,"
+        b"9.0,5.75,1.3,9.5,6.0,1.33,8.2,5.6,1.35\r\n"
+        b"E0,30/12/2023,15:00,Burnley,Liverpool,0,2,A,,,,,,,,,,,,,,,\r\n"
+    )
+    batch = parse_football_data(content)
+    assert batch.matches[0].kickoff == dt.datetime(2023, 8, 11, 19, 0, tzinfo=dt.UTC)
+    assert batch.matches[1].kickoff == dt.datetime(2023, 12, 30, 15, 0, tzinfo=dt.UTC)
+    assert all(m.kickoff_time_known for m in batch.matches)
+    assert {(q.bookmaker, q.phase) for q in batch.quotes} == {
+        ("B365", "pre"),
+        ("B365", "closing"),
+        ("1XB", "pre"),
+    }
+
+
+def test_vc_bet_is_a_bookmaker_not_a_closing_column() -> None:
+    columns = find_price_columns(
+        ["VCH", "VCD", "VCA", "VCCH", "VCCD", "VCCA", "PSCH", "PSCD", "PSCA"]
+    )
+    assert {(c.code, c.phase) for c in columns} == {
+        ("VC", "pre"),
+        ("VC", "closing"),
+        ("PS", "closing"),
+    }
+
+
+def test_new_leagues_layout() -> None:
+    content = (
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA,MaxH,MaxD,MaxA,"
+        b"AvgH,AvgD,AvgA\n"
+        b"Brazil,Serie A,2012,19/05/2012,22:30,Palmeiras,Portuguesa,1,1,D,1.75,3.86,5.25,"
+        b"1.76,3.87,5.3,1.69,3.5,4.9\n"
+    )
+    batch = parse_football_data(content)
+    (match,) = batch.matches
+    assert (match.competition, match.season, match.home_team) == ("BRA", "2012", "Palmeiras")
+    assert match.kickoff == dt.datetime(2012, 5, 19, 21, 30, tzinfo=dt.UTC)  # BST
+    assert [(q.bookmaker, q.home) for q in batch.quotes] == [("PS", 1.75)]
+
+
+def test_season_spans_the_file_not_each_date() -> None:
+    # 2019/20 ran into August 2020; every match of the file stays in 2019/20.
+    content = (
+        b"Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\n"
+        b"E0,09/08/2019,Liverpool,Norwich,4,1\n"
+        b"E0,02/08/2020,Arsenal,Chelsea,2,1\n"
+    )
+    assert {m.season for m in parse_football_data(content).matches} == {"2019/20"}
+    given = parse_football_data(content, season="2019-20 extended")
+    assert {m.season for m in given.matches} == {"2019-20 extended"}
+
+
+def test_row_level_problems_are_reported_and_other_rows_import() -> None:
+    content = (
+        b"Div,Date,HomeTeam,AwayTeam,FTHG,FTAG,B365H,B365D,B365A\n"
+        b"E0,31/02/2019,A,B,1,0,2,3,4\n"
+        b"E0,01/03/2019,,B,1,0,2,3,4\n"
+        b"E0,01/03/2019,C,C,1,0,2,3,4\n"
+        b"E0,01/03/2019,D,E,x,0,abc,3,4\n"
+        b"E0,01/03/2019,F,G,1,0,2,3,1001\n"
+        b"E0,01/03/2019,F,G,1,0,2,3,4\n"
+    )
+    batch = parse_football_data(content)
+    reasons = {(s.where, s.field): s.reason for s in batch.skipped}
+    assert "row 2" in {s.where for s in batch.skipped}
+    assert "date" in reasons[("row 2", "Date")]
+    assert reasons[("row 3", "HomeTeam")] == "team name is empty"
+    assert ("row 4", "AwayTeam") in reasons
+    assert "not a number" in reasons[("row 5", "B365H")]
+    assert "result not set" in reasons[("row 5", "FTHG/FTAG")]
+    assert "maximum" in reasons[("row 6", "B365A")]
+    assert "same match as row 6" in reasons[("row 7", None)]
+    assert [(m.home_team, m.home_goals) for m in batch.matches] == [("D", None), ("F", 1)]
+
+
+def test_not_a_season_file() -> None:
+    with pytest.raises(FileFormatError, match="lacks 'Date'"):
+        parse_football_data(b"Div,HomeTeam,AwayTeam\nE0,A,B\n")
+    with pytest.raises(FileFormatError, match="empty"):
+        parse_football_data(b"")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("10/08/18", dt.date(2018, 8, 10)),
+        ("10/08/2018", dt.date(2018, 8, 10)),
+        ("01/01/99", dt.date(1999, 1, 1)),
+    ],
+)
+def test_parse_date(text: str, expected: dt.date) -> None:
+    assert parse_date(text) == expected
+
+
+@pytest.mark.parametrize("text", ["2018-08-10", "32/01/2018", "10/8", "10/08/018", ""])
+def test_parse_date_rejects(text: str) -> None:
+    with pytest.raises(ValueError, match="not a valid"):
+        parse_date(text)
+
+
+def test_parse_kickoff_rejects_bad_times() -> None:
+    with pytest.raises(ValueError, match="hh:mm"):
+        parse_kickoff("10/08/2018", "25:00")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("2012/2013", "2012/13"), ("2012-13", "2012/13"), ("1819", "2018/19"), ("2012", "2012")],
+)
+def test_normalise_season(text: str, expected: str) -> None:
+    assert normalise_season(text) == expected
