@@ -11,6 +11,7 @@ import app as package
 from app.api.errors import install_error_handlers
 from app.api.routers import admin, public
 from app.db.engine import make_engine, make_session_factory
+from app.db.migrate import require_current_schema
 from app.settings import Settings, get_settings
 
 DESCRIPTION = """
@@ -29,6 +30,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = make_engine(settings.database_url)
+        # Refuse to serve with a schema this code does not know; the message says what to run.
+        require_current_schema(engine)
         app.state.engine = engine
         app.state.session_factory = make_session_factory(engine)
         try:

@@ -1,0 +1,163 @@
+"""Public read API: listing with filters and pagination, match detail, reference lists."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from app.services.ingest import import_football_data
+from tests.helpers import count_complete_triples, csv_rows
+
+SeasonFile = Callable[[str], Path]
+
+
+@pytest.fixture
+def two_seasons(session: Session, season_file: SeasonFile) -> None:
+    for name in ("E0_1819", "SP1_1819"):
+        import_football_data(session, season_file(name).read_bytes())
+    session.commit()
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_pages_cover_every_match_exactly_once(client: TestClient) -> None:
+    seen: list[int] = []
+    offset = 0
+    while True:
+        page = client.get("/matches", params={"limit": 150, "offset": offset}).json()
+        assert page["total"] == 760
+        assert page["limit"] == 150
+        assert page["offset"] == offset
+        if not page["items"]:
+            break
+        seen.extend(item["id"] for item in page["items"])
+        offset += 150
+    assert len(seen) == len(set(seen)) == 760
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_matches_are_ordered_by_kickoff(client: TestClient) -> None:
+    params = {"competition": "E0", "limit": 500}
+    ascending = client.get("/matches", params=params).json()["items"]
+    kickoffs = [item["kickoff"] for item in ascending]
+    assert len(kickoffs) == 380
+    assert kickoffs == sorted(kickoffs)
+    descending = client.get("/matches", params={**params, "order": "desc"}).json()["items"]
+    assert [item["kickoff"] for item in descending] == sorted(kickoffs, reverse=True)
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_filters(client: TestClient, season_file: SeasonFile) -> None:
+    def total(**params: str) -> int:
+        response = client.get("/matches", params=params)
+        assert response.status_code == 200, response.text
+        count: int = response.json()["total"]
+        return count
+
+    assert total(competition="E0") == 380
+    assert total(competition="SP1") == 380
+    assert total(competition="XX") == 0
+    assert total(season="2018/19") == 760
+    assert total(status="settled") == 760
+    assert total(status="upcoming") == 0
+    # Independent count: E0 rows dated in August 2018, read with the csv module.
+    header, rows = csv_rows(season_file("E0_1819"))
+    august = sum(1 for row in rows if row[header.index("Date")].endswith("/08/2018"))
+    assert total(competition="E0", **{"from": "2018-08-01", "to": "2018-08-31T23:59:59"}) == august
+    assert total(**{"from": "2018-08-10T00:00:00Z", "to": "2018-08-10T00:00:00Z"}) == 1
+
+
+def test_upcoming_and_unsettled(client: TestClient, admin_headers: dict[str, str]) -> None:
+    now = dt.datetime.now(dt.UTC)
+    quotes = []
+    for home, kickoff in (
+        ("Future", now + dt.timedelta(days=2)),
+        ("Past", now - dt.timedelta(days=2)),
+    ):
+        quotes.append(
+            {
+                "match": {
+                    "competition": "E0",
+                    "kickoff": kickoff.isoformat(),
+                    "home_team": home,
+                    "away_team": "Away",
+                },
+                "bookmaker": "B365",
+                "home": 2.0,
+                "draw": 3.4,
+                "away": 3.8,
+            }
+        )
+    client.post("/admin/odds", json={"quotes": quotes}, headers=admin_headers)
+    upcoming = client.get("/matches", params={"status": "upcoming"}).json()["items"]
+    unsettled = client.get("/matches", params={"status": "unsettled"}).json()["items"]
+    assert [(m["home_team"], m["status"]) for m in upcoming] == [("Future", "upcoming")]
+    assert [(m["home_team"], m["status"]) for m in unsettled] == [("Past", "unsettled")]
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_match_detail_has_the_latest_quote_per_bookmaker_and_phase(client: TestClient) -> None:
+    first = client.get("/matches", params={"competition": "E0", "limit": 1}).json()["items"][0]
+    detail = client.get(f"/matches/{first['id']}").json()
+    assert (detail["home_team"], detail["away_team"], detail["result"]) == (
+        "Man United",
+        "Leicester",
+        "1",
+    )
+    assert [(q["bookmaker"], q["phase"]) for q in detail["quotes"]] == [
+        ("B365", "pre"),
+        ("BW", "pre"),
+        ("IW", "pre"),
+        ("PS", "pre"),
+        ("VC", "pre"),
+        ("WH", "pre"),
+        ("PS", "closing"),
+    ]
+    assert detail["quotes"][0]["bookmaker_name"] == "Bet365"
+
+
+@pytest.mark.parametrize("path", ["/matches/999999", "/matches/0"])
+def test_unknown_match_is_404(client: TestClient, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response.json()["detail"].startswith("no match with id")
+
+
+def test_invalid_listing_parameters(client: TestClient) -> None:
+    assert client.get("/matches", params={"limit": 501}).status_code == 422
+    assert "at most 500" in client.get("/matches", params={"limit": 501}).json()["detail"]
+    assert client.get("/matches", params={"limit": 0}).status_code == 422
+    assert client.get("/matches", params={"offset": -1}).status_code == 422
+    assert client.get("/matches", params={"status": "live"}).status_code == 422
+    assert client.get("/matches", params={"from": "last week"}).status_code == 422
+    assert client.get("/matches/abc").status_code == 422
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_bookmakers_and_competitions(client: TestClient, season_file: SeasonFile) -> None:
+    bookmakers = {b["code"]: b for b in client.get("/bookmakers").json()}
+    assert set(bookmakers) == {"B365", "BW", "IW", "PS", "WH", "VC"}
+    expected_b365 = sum(
+        count_complete_triples(season_file(n), "B365") for n in ("E0_1819", "SP1_1819")
+    )
+    assert bookmakers["B365"]["quotes"] == expected_b365
+    expected_ps = sum(
+        count_complete_triples(season_file(n), prefix)
+        for n in ("E0_1819", "SP1_1819")
+        for prefix in ("PS", "PSC")
+    )
+    assert bookmakers["PS"] == {"code": "PS", "name": "Pinnacle", "quotes": expected_ps}
+    assert client.get("/competitions").json() == [
+        {"code": "E0", "name": None, "matches": 380},
+        {"code": "SP1", "name": None, "matches": 380},
+    ]
+
+
+def test_empty_database_lists_nothing(client: TestClient) -> None:
+    assert client.get("/matches").json() == {"items": [], "total": 0, "limit": 50, "offset": 0}
+    assert client.get("/bookmakers").json() == []
+    assert client.get("/teams").json() == []

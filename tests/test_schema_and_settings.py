@@ -1,0 +1,156 @@
+"""Migrations match the models; constraints hold in the database itself; settings."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from pydantic import ValidationError
+from sqlalchemy import Connection, Engine, insert, inspect
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.db.migrate import (
+    SchemaNotCurrentError,
+    current_revision,
+    head_revision,
+    require_current_schema,
+)
+from app.db.models import Base, Bookmaker, Competition, Match, OddsQuote, Team
+from app.settings import Settings
+
+
+def test_migrations_produce_exactly_the_models(connection: Connection) -> None:
+    context = MigrationContext.configure(connection, opts={"compare_type": True})
+    assert compare_metadata(context, Base.metadata) == []
+
+
+def test_database_is_at_head(engine: Engine) -> None:
+    assert current_revision(engine) == head_revision()
+    require_current_schema(engine)
+
+
+def test_indexes_for_refit_and_predict_exist(connection: Connection) -> None:
+    inspector = inspect(connection)
+    match_indexes = {ix["name"]: ix["column_names"] for ix in inspector.get_indexes("matches")}
+    assert match_indexes["ix_matches_settled_kickoff"] == ["kickoff"]
+    assert match_indexes["ix_matches_competition_id_kickoff"] == ["competition_id", "kickoff"]
+    unique = {tuple(c["column_names"]) for c in inspector.get_unique_constraints("odds_quotes")} | {
+        tuple(ix["column_names"]) for ix in inspector.get_indexes("odds_quotes") if ix["unique"]
+    }
+    assert ("match_id", "bookmaker_id", "phase", "captured_at") in unique
+    assert ("match_id", "bookmaker_id", "phase") in unique
+
+
+def test_unmigrated_database_is_reported(fresh_database_url: str) -> None:
+    from app.db.engine import make_engine
+
+    engine = make_engine(fresh_database_url)
+    try:
+        with pytest.raises(SchemaNotCurrentError, match="run `oddsboost migrate`"):
+            require_current_schema(engine)
+    finally:
+        engine.dispose()
+
+
+def _one_match(session: Session) -> tuple[int, int]:
+    competition = Competition(code="E0")
+    home, away = Team(name="A"), Team(name="B")
+    bookmaker = Bookmaker(code="B365", name="Bet365")
+    session.add_all([competition, home, away, bookmaker])
+    session.flush()
+    match = Match(
+        competition_id=competition.id,
+        season="2018/19",
+        kickoff=dt.datetime(2018, 8, 10, tzinfo=dt.UTC),
+        kickoff_date=dt.date(2018, 8, 10),
+        kickoff_time_known=False,
+        home_team_id=home.id,
+        away_team_id=away.id,
+    )
+    session.add(match)
+    session.flush()
+    return match.id, bookmaker.id
+
+
+def test_undated_quotes_are_unique_in_the_database(session: Session) -> None:
+    # NULLs are distinct in SQL unique constraints; the partial index closes that gap.
+    match_id, bookmaker_id = _one_match(session)
+    row = {
+        "match_id": match_id,
+        "bookmaker_id": bookmaker_id,
+        "phase": "pre",
+        "home": 2.0,
+        "draw": 3.0,
+        "away": 4.0,
+        "captured_at": None,
+        "received_at": dt.datetime.now(dt.UTC),
+    }
+    session.execute(insert(OddsQuote), [row])
+    with pytest.raises(IntegrityError), session.begin_nested():
+        session.execute(insert(OddsQuote), [row])
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"home": 1.0}, {"away": 1000.5}, {"phase": "live"}],
+)
+def test_quote_constraints_in_the_database(session: Session, change: dict[str, object]) -> None:
+    match_id, bookmaker_id = _one_match(session)
+    row = {
+        "match_id": match_id,
+        "bookmaker_id": bookmaker_id,
+        "phase": "pre",
+        "home": 2.0,
+        "draw": 3.0,
+        "away": 4.0,
+        "captured_at": None,
+        "received_at": dt.datetime.now(dt.UTC),
+    }
+    with pytest.raises(IntegrityError), session.begin_nested():
+        session.execute(insert(OddsQuote), [{**row, **change}])
+
+
+def test_timestamps_come_back_in_utc(session: Session) -> None:
+    match_id, _ = _one_match(session)
+    session.expire_all()
+    match = session.get(Match, match_id)
+    assert match is not None
+    assert match.kickoff.tzinfo is dt.UTC
+    assert match.kickoff == dt.datetime(2018, 8, 10, tzinfo=dt.UTC)
+
+
+def test_naive_datetimes_never_reach_the_database(session: Session) -> None:
+    match_id, _ = _one_match(session)
+    match = session.get(Match, match_id)
+    assert match is not None
+    match.kickoff = dt.datetime(2018, 8, 10, 19, 0)  # no tzinfo
+    with pytest.raises(Exception, match="naive datetime"), session.begin_nested():
+        session.flush()
+
+
+def test_placeholder_admin_key_is_refused_outside_development() -> None:
+    with pytest.raises(ValidationError, match="placeholder"):
+        Settings(admin_api_key="changeme")
+    assert Settings(admin_api_key="changeme", environment="development").admin_api_key is not None
+    assert Settings(admin_api_key="a-real-secret-value").admin_api_key is not None
+
+
+def test_postgres_urls_use_psycopg3() -> None:
+    assert (
+        Settings(database_url="postgresql://u@h/db").database_url == "postgresql+psycopg://u@h/db"
+    )
+    assert Settings(database_url="postgres://u@h/db").database_url == "postgresql+psycopg://u@h/db"
+    assert Settings(database_url="sqlite:///x.db").database_url == "sqlite:///x.db"
+
+
+def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ODDSBOOST_DATABASE_URL", "sqlite:///from-env.db")
+    monkeypatch.setenv("ODDSBOOST_ADMIN_API_KEY", "from-env-key-123")
+    settings = Settings()
+    assert settings.database_url == "sqlite:///from-env.db"
+    assert settings.admin_api_key is not None
+    assert settings.admin_api_key.get_secret_value() == "from-env-key-123"
+    assert "from-env-key-123" not in repr(settings)
