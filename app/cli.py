@@ -57,7 +57,7 @@ def _open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
     except OperationalError as error:
         console.print(f"[red]cannot reach the database {engine.url!r}:[/red] {error.orig}")
         raise typer.Exit(1) from None
-    return engine, make_session_factory(engine)
+    return engine, make_session_factory(engine, for_writes=True)
 
 
 def _settings() -> Settings:

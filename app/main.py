@@ -34,6 +34,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         require_current_schema(engine)
         app.state.engine = engine
         app.state.session_factory = make_session_factory(engine)
+        app.state.write_session_factory = make_session_factory(engine, for_writes=True)
         try:
             yield
         finally:

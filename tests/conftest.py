@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from app.api.deps import get_session
+from app.api.deps import get_session, get_write_session
 from app.db.engine import make_engine
 from app.db.migrate import current_revision, downgrade_to, upgrade_to_head
 from app.main import create_app
@@ -114,6 +114,7 @@ def build_app(settings: Settings, session: Session) -> FastAPI:
             raise
 
     app.dependency_overrides[get_session] = test_session
+    app.dependency_overrides[get_write_session] = test_session
     return app
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.settings import Settings
 
@@ -31,7 +31,16 @@ def get_session(request: Request) -> Iterator[Session]:
     Used with ``scope="function"`` so the commit happens before the response is sent; a
     client never sees success for work that was not committed.
     """
-    session: Session = request.app.state.session_factory()
+    yield from _session_from(request.app.state.session_factory)
+
+
+def get_write_session(request: Request) -> Iterator[Session]:
+    """Like :func:`get_session`, for endpoints that write (see ``make_session_factory``)."""
+    yield from _session_from(request.app.state.write_session_factory)
+
+
+def _session_from(factory: sessionmaker[Session]) -> Iterator[Session]:
+    session = factory()
     try:
         yield session
         session.commit()
@@ -44,6 +53,7 @@ def get_session(request: Request) -> Iterator[Session]:
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
 
 
 def require_admin(

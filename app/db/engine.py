@@ -11,6 +11,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+SQLITE_BEGIN_OPTION = "oddsboost_sqlite_begin"
 
 
 def make_engine(database_url: str, **kwargs: Any) -> Engine:
@@ -41,11 +42,21 @@ def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN")
+        mode = connection.get_execution_options().get(SQLITE_BEGIN_OPTION, "DEFERRED")
+        connection.exec_driver_sql(f"BEGIN {mode}")
 
 
-def make_session_factory(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(bind=engine, expire_on_commit=False)
+def make_session_factory(engine: Engine, *, for_writes: bool = False) -> sessionmaker[Session]:
+    """Sessions on ``engine``; ``for_writes`` sessions take SQLite's write lock up front.
+
+    A deferred SQLite transaction that reads and then writes fails at once with "database
+    is locked" when another writer got there first (the busy timeout does not apply to a
+    lock upgrade). Taking the lock at BEGIN makes concurrent writers wait their turn
+    instead. Readers stay deferred so they never queue behind an import. PostgreSQL ignores
+    the option.
+    """
+    bind = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"}) if for_writes else engine
+    return sessionmaker(bind=bind, expire_on_commit=False)
 
 
 @contextmanager

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, sta
 from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from app.api.deps import SessionDep, require_admin
+from app.api.deps import WriteSessionDep, require_admin
 from app.api.schemas import (
     AliasIn,
     AliasOut,
@@ -50,13 +50,13 @@ CSV_BODY: dict[str, Any] = {
 
 
 @router.post("/odds", response_model=IngestResponse, responses=ADMIN_ERRORS)
-def post_odds(upload: OddsUpload, session: SessionDep) -> IngestResponse:
+def post_odds(upload: OddsUpload, session: WriteSessionDep) -> IngestResponse:
     """Store quotes, creating missing competitions, teams, matches and bookmakers."""
     return IngestResponse.of(ingest.ingest_batch(session, upload.to_batch()))
 
 
 @router.post("/results", response_model=IngestResponse, responses=ADMIN_ERRORS)
-def post_results(upload: ResultsUpload, session: SessionDep) -> IngestResponse:
+def post_results(upload: ResultsUpload, session: WriteSessionDep) -> IngestResponse:
     """Settle matches: the result (1/X/2) follows from the goals. Unknown matches are skipped."""
     items = [result.to_item() for result in upload.results]
     return IngestResponse.of(ingest.settle_results(session, items))
@@ -70,7 +70,7 @@ def post_results(upload: ResultsUpload, session: SessionDep) -> IngestResponse:
 )
 async def import_football_data(
     request: Request,
-    session: SessionDep,
+    session: WriteSessionDep,
     season: Annotated[
         str | None,
         Query(max_length=16, description="Season of every match, e.g. 2018/19; default: derived."),
@@ -122,7 +122,7 @@ def import_the_odds_api(
             ],
         ),
     ],
-    session: SessionDep,
+    session: WriteSessionDep,
 ) -> IngestResponse:
     """Import a saved The Odds API response (h2h market; other markets are ignored)."""
     return IngestResponse.of(ingest.import_odds_api(session, events))
@@ -137,7 +137,7 @@ def import_the_odds_api(
         409: {"description": "Conflict."},
     },
 )
-def post_alias(alias: AliasIn, session: SessionDep) -> AliasOut:
+def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
     """Map another source's team name to a stored team (merging a duplicate team if one exists)."""
     report = teams.add_alias(session, alias=alias.alias, team=alias.team)
     return AliasOut(
@@ -156,7 +156,7 @@ def post_alias(alias: AliasIn, session: SessionDep) -> AliasOut:
     status_code=status.HTTP_204_NO_CONTENT,
     responses={**ADMIN_ERRORS, 404: {"description": "No such alias."}},
 )
-def delete_alias(alias: str, session: SessionDep) -> None:
+def delete_alias(alias: str, session: WriteSessionDep) -> None:
     teams.remove_alias(session, alias)
 
 
