@@ -15,13 +15,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from sqlalchemy import Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import SchemaNotCurrentError, require_current_schema, upgrade_to_head
 from app.domain.football_data import FileFormatError
 from app.domain.odds_api import EVENTS
+from app.domain.records import optional_season
 from app.services import ingest, teams
 from app.services.ingest import IngestReport
 from app.settings import Settings, get_settings
@@ -148,6 +149,11 @@ def import_football_data(
 ) -> None:
     """Import football-data.co.uk season files: one transaction per file."""
     settings = _settings()
+    try:
+        season = optional_season(season)
+    except ValueError as error:
+        console.print(f"[red]--season: {error}[/red]")
+        raise typer.Exit(2) from None
     engine, factory = _open_database(settings)
     expanded = list(_expand(sources))
     total = IngestReport()
@@ -171,7 +177,7 @@ def import_football_data(
                 content = _read(source, client)
                 with session_scope(factory) as session:
                     report = ingest.import_football_data(session, content, season=season)
-            except (OSError, httpx.HTTPError, FileFormatError) as error:
+            except (OSError, httpx.HTTPError, FileFormatError, SQLAlchemyError) as error:
                 per_file.append((source.label, f"{type(error).__name__}: {error}"))
             else:
                 total.add(report)

@@ -512,6 +512,7 @@ def test_the_odds_api_payload_is_validated_strictly(
     events[1]["bookmakers"][0]["markets"][0]["outcomes"][1]["price"] = 0.9
     response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
     assert response.status_code == 422
+    # "h2h" is the tag of the market kind that is read strictly.
     assert response.json()["detail"][0]["loc"] == [
         "body",
         1,
@@ -519,6 +520,7 @@ def test_the_odds_api_payload_is_validated_strictly(
         0,
         "markets",
         0,
+        "h2h",
         "outcomes",
         1,
         "price",
@@ -638,3 +640,223 @@ def test_alias_errors(client: TestClient, admin_headers: dict[str, str], session
     assert client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers).status_code == 204
     assert client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers).status_code == 404
     assert count_rows(session, TeamAlias) == 0
+
+
+def test_prices_of_ignored_markets_are_not_checked(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    events = odds_api_events()
+    events[1]["bookmakers"][0]["markets"][1]["outcomes"][0]["price"] = 1000.5  # h2h_lay
+    response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    assert response.status_code == 200
+    assert response.json()["quotes_inserted"] == 3
+
+
+def test_a_reversed_alias_is_a_conflict(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
+    assert alias(client, admin_headers, "MU", "Man United").status_code == 200
+    reversed_alias = alias(client, admin_headers, "Man United", "MU")
+    assert reversed_alias.status_code == 409
+    assert count_rows(session, Match) == 1
+    assert count_rows(session, OddsQuote) == 1
+    # An alias of an alias resolves to the team.
+    chained = alias(client, admin_headers, "Man Utd", "MU").json()
+    assert (chained["alias"], chained["team"]) == ("Man Utd", "Man United")
+
+
+def test_a_failed_merge_undoes_what_it_had_moved(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    # Leicester's first match moves to Man United, then the merge meets Man United v
+    # Leicester, which cannot become a team playing itself: everything is rolled back.
+    first = quote(
+        match={"home_team": "Leicester", "away_team": "Wolves", "kickoff": "2018-08-01T19:00:00Z"}
+    )
+    client.post("/admin/odds", json={"quotes": [first, quote()]}, headers=admin_headers)
+    clash = alias(client, admin_headers, "Leicester", "Man United")
+    assert clash.status_code == 409
+    session.expire_all()
+    homes = {m.home_team.name for m in session.scalars(select(Match))}
+    assert homes == {"Leicester", "Man United"}
+    assert count_rows(session, Team) == 3
+
+
+def test_one_external_id_for_two_matches_in_a_batch(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    payload = {
+        "quotes": [
+            quote(match={"external_id": "evt-1"}),
+            quote(match={"external_id": "evt-1", "kickoff": "2018-08-11T19:00:00Z"}),
+        ]
+    }
+    report = client.post("/admin/odds", json=payload, headers=admin_headers).json()
+    assert (report["matches_created"], report["quotes_inserted"]) == (1, 1)
+    assert [(s["where"], s["field"]) for s in report["skipped"]] == [("quotes[1]", "external_id")]
+    assert "also given to a different match (quotes[0])" in report["skipped"][0]["reason"]
+
+
+def test_an_external_id_of_another_stored_match_is_refused(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    client.post(
+        "/admin/odds",
+        json={"quotes": [quote(match={"external_id": "evt-1"})]},
+        headers=admin_headers,
+    )
+    other = quote(
+        match={"home_team": "Arsenal", "away_team": "Chelsea", "external_id": "evt-1"}, home=2.2
+    )
+    report = client.post("/admin/odds", json={"quotes": [other]}, headers=admin_headers).json()
+    assert report["quotes_inserted"] == 0
+    assert "belongs to stored match" in report["skipped"][0]["reason"]
+    assert session.scalars(select(OddsQuote.home)).all() == [1.57]
+
+
+def test_a_second_external_id_for_a_stored_match_is_reported(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    client.post(
+        "/admin/odds",
+        json={"quotes": [quote(match={"external_id": "evt-1"})]},
+        headers=admin_headers,
+    )
+    report = client.post(
+        "/admin/odds",
+        json={"quotes": [quote(bookmaker="PS", match={"external_id": "evt-2"})]},
+        headers=admin_headers,
+    ).json()
+    assert report["quotes_inserted"] == 1  # the quote is still the same match's
+    assert "already has external id 'evt-1'" in report["skipped"][0]["reason"]
+    assert session.scalars(select(Match.external_id)).all() == ["evt-1"]
+
+
+def test_duplicate_quotes_in_one_request_are_reported(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    report = client.post(
+        "/admin/odds", json={"quotes": [quote(), quote(home=1.6)]}, headers=admin_headers
+    ).json()
+    assert report["quotes_inserted"] == 1
+    assert report["skipped"][0]["where"] == "quotes[1]"
+    assert "the first one was kept" in report["skipped"][0]["reason"]
+    assert session.scalars(select(OddsQuote.home)).all() == [1.57]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"match": {"kickoff": "9999-12-31T12:00:00Z"}},
+        {"match": {"kickoff": "0001-01-01T00:30:00+01:00"}},
+        {"match": {"kickoff": "1899-12-31T23:59:59Z"}},
+        {"captured_at": "2100-01-01T00:00:00Z"},
+        {"match": {"home_team": "Man\x00United"}},
+        {"match": {"competition": "E" * 65}},
+        {"match": {"external_id": "x" * 101}},
+        {"match": {"season": "S" * 17}},
+    ],
+)
+def test_values_the_database_could_not_hold_are_422(
+    client: TestClient, admin_headers: dict[str, str], change: dict[str, Any]
+) -> None:
+    response = client.post("/admin/odds", json={"quotes": [quote(**change)]}, headers=admin_headers)
+    assert response.status_code == 422, response.text
+
+
+def test_lone_surrogate_in_a_name_is_422(client: TestClient, admin_headers: dict[str, str]) -> None:
+    body = json.dumps({"quotes": [quote()]}).replace('"Leicester"', '"Leicester \\ud800"')
+    response = client.post(
+        "/admin/odds", content=body, headers={**admin_headers, "Content-Type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert "not valid Unicode" in response.json()["detail"][0]["msg"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"from": "0001-01-01T00:30:00+01:00"}, {"to": "9999-12-31T00:00:00"}, {"offset": str(2**40)}],
+)
+def test_out_of_range_query_parameters_are_422(client: TestClient, params: dict[str, str]) -> None:
+    assert client.get("/matches", params=params).status_code == 422
+
+
+@pytest.mark.parametrize("match_id", ["3000000000", "99999999999999999999"])
+def test_out_of_range_ids_are_422(
+    client: TestClient, admin_headers: dict[str, str], match_id: str
+) -> None:
+    assert client.get(f"/matches/{match_id}").status_code == 422
+    results = f'{{"results": [{{"match_id": {match_id}, "home_goals": 1, "away_goals": 0}}]}}'
+    response = client.post(
+        "/admin/results",
+        content=results,
+        headers={**admin_headers, "Content-Type": "application/json"},
+    )
+    assert response.status_code == 422
+
+
+def test_odd_season_files_are_reported_row_by_row(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    content = (
+        b"Div,Date,HomeTeam,AwayTeam,FTHG,FTAG,B365H,B365D,B365A\n"
+        b"E0,31/12/9999,A,B,1,0,2,3,4\n" + b"E" * 70 + b",01/03/2019,A,B,1,0,2,3,4\n"
+        b"E0,01/03/2019,A\x00x,B,1,0,2,3,4\n"
+        b"E0,02/03/2019,C,D,1,0,2,3,4\n"
+    )
+    report = post_csv(client, admin_headers, content).json()
+    assert report["matches_created"] == 1
+    assert [(s["where"], s["field"]) for s in report["skipped"]] == [
+        ("row 2", "Date"),
+        ("row 3", "Div"),
+        ("row 4", "HomeTeam"),
+    ]
+
+
+def test_a_broken_csv_quote_is_a_format_error(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    content = b'Div,Date,HomeTeam,AwayTeam\nE0,01/03/2019,"A' + b"x" * 200_000 + b"\n"
+    response = post_csv(client, admin_headers, content)
+    assert response.status_code == 422
+    assert "not a readable CSV file" in response.json()["detail"]
+
+
+def test_a_blank_season_means_derive_it(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
+) -> None:
+    content = season_file("I1_0203").read_bytes()
+    post_csv(client, admin_headers, content)
+    for blank in ("", "   "):
+        report = post_csv(client, admin_headers, content, season=blank).json()
+        assert report["matches_unchanged"] == 306
+    assert post_csv(client, admin_headers, content, season="x" * 17).status_code == 422
+
+
+def test_team_search_treats_wildcards_literally(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
+    assert client.get("/teams", params={"search": "_"}).json() == []
+    assert client.get("/teams", params={"search": "%"}).json() == []
+    assert [t["name"] for t in client.get("/teams", params={"search": "UNITED"}).json()] == [
+        "Man United"
+    ]
+
+
+def test_blank_season_and_odd_external_ids_in_json(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    report = client.post(
+        "/admin/odds", json={"quotes": [quote(match={"season": "  "})]}, headers=admin_headers
+    ).json()
+    assert report["matches_created"] == 1
+    assert session.scalars(select(Match.season)).all() == ["2018/19"]
+    bad = client.post(
+        "/admin/odds",
+        json={"quotes": [quote(match={"external_id": "evt\n1"})]},
+        headers=admin_headers,
+    )
+    assert bad.status_code == 422
+    assert bad.json()["detail"][0]["loc"] == ["body", "quotes", 0, "match", "external_id"]

@@ -134,6 +134,32 @@ def test_a_bad_file_fails_alone(migrated_url: str, season_file: SeasonFile, tmp_
     assert report["total"]["matches_unchanged"] == 306
 
 
+def test_a_broken_file_in_a_directory_does_not_stop_the_others(
+    migrated_url: str, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    folder = tmp_path / "season"
+    folder.mkdir()
+    (folder / "A_broken.csv").write_bytes(
+        b'Div,Date,HomeTeam,AwayTeam\nE0,01/03/2019,"A' + b"x" * 200_000
+    )
+    (folder / "B_good.csv").write_bytes(season_file("I1_0203").read_bytes())
+    result = run(migrated_url, "import", "football-data", str(folder))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "A_broken.csv: FileFormatError: not a readable CSV file" in result.stdout
+    report = import_json(migrated_url, "football-data", str(folder / "B_good.csv"))
+    assert report["total"]["matches_unchanged"] == 306
+
+
+def test_a_blank_or_too_long_season_option(migrated_url: str, season_file: SeasonFile) -> None:
+    path = str(season_file("I1_0203"))
+    report = import_json(migrated_url, "football-data", path, "--season", " ")
+    assert report["total"]["matches_created"] == 306
+    too_long = run(migrated_url, "import", "football-data", path, "--season", "x" * 17)
+    assert too_long.returncode == 2
+    assert "season is longer than 16 characters" in too_long.stderr
+
+
 def test_import_the_odds_api_file(migrated_url: str, tmp_path: Path) -> None:
     report = import_json(migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
     assert report["total"]["matches_created"] == 2
@@ -144,7 +170,7 @@ def test_import_the_odds_api_file(migrated_url: str, tmp_path: Path) -> None:
     path.write_text(json.dumps(broken))
     result = run(migrated_url, "import", "the-odds-api", str(path))
     assert result.returncode == 1
-    assert "[0].bookmakers[0].markets[0].outcomes[0].price" in result.stderr
+    assert "[0].bookmakers[0].markets[0].h2h.outcomes[0].price" in result.stderr
 
 
 def test_team_alias_command(migrated_url: str) -> None:

@@ -120,7 +120,7 @@ def test_match_detail_has_the_latest_quote_per_bookmaker_and_phase(client: TestC
     assert detail["quotes"][0]["bookmaker_name"] == "Bet365"
 
 
-@pytest.mark.parametrize("path", ["/matches/999999", "/matches/0"])
+@pytest.mark.parametrize("path", ["/matches/999999", "/matches/2147483647"])
 def test_unknown_match_is_404(client: TestClient, path: str) -> None:
     response = client.get(path)
     assert response.status_code == 404
@@ -135,6 +135,7 @@ def test_invalid_listing_parameters(client: TestClient) -> None:
     assert client.get("/matches", params={"status": "live"}).status_code == 422
     assert client.get("/matches", params={"from": "last week"}).status_code == 422
     assert client.get("/matches/abc").status_code == 422
+    assert client.get("/matches/0").status_code == 422
 
 
 @pytest.mark.usefixtures("two_seasons")

@@ -14,12 +14,16 @@ from app.domain.records import (
     QuoteRecord,
     Skipped,
     as_utc,
+    check_external_id,
     check_price,
     check_team_name,
+    optional_season,
 )
 from app.services.ingest import IngestReport, MatchIdentity, ResultItem
 
 MAX_ITEMS_PER_REQUEST = 10_000
+# Largest id or offset accepted: the range of a 32-bit integer column.
+MAX_ID = 2**31 - 1
 
 ItemT = TypeVar("ItemT")
 
@@ -49,6 +53,10 @@ UtcDateTime = Annotated[
 ]
 
 
+def _optional_external_id(value: str | None) -> str | None:
+    return None if value is None else check_external_id(value)
+
+
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -60,9 +68,11 @@ class MatchRef(StrictModel):
     kickoff: UtcDateTime
     home_team: TeamName
     away_team: TeamName
-    external_id: Annotated[str, Field(min_length=1, max_length=100)] | None = None
-    season: Annotated[str, Field(min_length=1, max_length=16, examples=["2018/19"])] | None = Field(
-        default=None, description="Defaults to the August-July season of the kickoff."
+    external_id: Annotated[str | None, AfterValidator(_optional_external_id)] = None
+    season: Annotated[str | None, AfterValidator(optional_season)] = Field(
+        default=None,
+        description="Defaults to the August-July season of the kickoff.",
+        examples=["2018/19"],
     )
 
     @model_validator(mode="after")
@@ -147,6 +157,7 @@ class OddsUpload(StrictModel):
                     draw=quote.draw,
                     away=quote.away,
                     captured_at=quote.captured_at,
+                    where=f"quotes[{index}]",
                 )
             )
         return batch
@@ -157,7 +168,7 @@ Goals = Annotated[int, Field(ge=0, le=99)]
 
 class ResultIn(StrictModel):
     match: MatchRef | None = None
-    match_id: Annotated[int, Field(ge=1)] | None = None
+    match_id: Annotated[int, Field(ge=1, le=MAX_ID)] | None = None
     home_goals: Goals
     away_goals: Goals
 

@@ -22,6 +22,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from app.domain.records import (
+    CODE_MAX_LENGTH,
+    EXTERNAL_ID_MAX_LENGTH,
+    SEASON_MAX_LENGTH,
+    TEAM_NAME_MAX_LENGTH,
+)
+
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -29,13 +36,6 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
-
-TEAM_NAME_MAX = 100
-CODE_MAX = 32
-EXTERNAL_ID_MAX = 100
-SEASON_MAX = 16
-PHASES = ("pre", "closing")
-RESULTS = ("1", "X", "2")
 
 
 class UTCDateTime(TypeDecorator[dt.datetime]):
@@ -80,15 +80,15 @@ class Competition(Base):
     __tablename__ = "competitions"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    code: Mapped[str] = mapped_column(String(CODE_MAX), unique=True)
-    name: Mapped[str | None] = mapped_column(String(TEAM_NAME_MAX))
+    code: Mapped[str] = mapped_column(String(CODE_MAX_LENGTH), unique=True)
+    name: Mapped[str | None] = mapped_column(String(TEAM_NAME_MAX_LENGTH))
 
 
 class Team(Base):
     __tablename__ = "teams"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX), unique=True)
+    name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX_LENGTH), unique=True)
 
     aliases: Mapped[list[TeamAlias]] = relationship(
         back_populates="team", cascade="all, delete-orphan", order_by="TeamAlias.alias"
@@ -101,7 +101,7 @@ class TeamAlias(Base):
     __tablename__ = "team_aliases"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    alias: Mapped[str] = mapped_column(String(TEAM_NAME_MAX), unique=True)
+    alias: Mapped[str] = mapped_column(String(TEAM_NAME_MAX_LENGTH), unique=True)
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
 
     team: Mapped[Team] = relationship(back_populates="aliases")
@@ -111,8 +111,8 @@ class Bookmaker(Base):
     __tablename__ = "bookmakers"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    code: Mapped[str] = mapped_column(String(CODE_MAX), unique=True)
-    name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX))
+    code: Mapped[str] = mapped_column(String(CODE_MAX_LENGTH), unique=True)
+    name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX_LENGTH))
 
 
 class Match(Base):
@@ -139,7 +139,7 @@ class Match(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id"))
-    season: Mapped[str] = mapped_column(String(SEASON_MAX), index=True)
+    season: Mapped[str] = mapped_column(String(SEASON_MAX_LENGTH), index=True)
     kickoff: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     # Part of the match's identity; kept as its own column so the unique constraint is
     # portable (football-data.co.uk files before 2019/20 give the date only).
@@ -150,7 +150,7 @@ class Match(Base):
     home_goals: Mapped[int | None] = mapped_column(SmallInteger)
     away_goals: Mapped[int | None] = mapped_column(SmallInteger)
     result: Mapped[str | None] = mapped_column(String(1))
-    external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_MAX), unique=True)
+    external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_MAX_LENGTH), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

@@ -23,14 +23,20 @@ from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from app.domain.records import (
+    CODE_MAX_LENGTH,
+    EARLIEST,
+    LATEST,
     PRICE_MAX,
     IngestBatch,
     MatchRecord,
     Phase,
     QuoteRecord,
     Skipped,
+    check_code,
     check_price,
+    check_season,
     check_team_name,
+    optional_season,
     season_of,
 )
 
@@ -150,7 +156,7 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
     for prefix in prefixes:
         closing = prefix not in pre_prefixes
         bookmaker = prefix[:-1] if closing else prefix
-        if bookmaker in AGGREGATE_PREFIXES or not bookmaker:
+        if bookmaker in AGGREGATE_PREFIXES or not bookmaker or len(bookmaker) > CODE_MAX_LENGTH:
             continue
         code = KNOWN_BOOKMAKERS.get(bookmaker, (bookmaker, bookmaker))[0]
         names = (f"{prefix}H", f"{prefix}D", f"{prefix}A")
@@ -189,12 +195,15 @@ def parse_date(text: str) -> dt.date:
         day, month, year = (int(part) for part in parts)
         if len(parts[2]) == 2:
             year += 2000 if year <= 68 else 1900
-        if len(parts[2]) in (2, 4):
+        if len(parts[2]) in (2, 4) and EARLIEST.year <= year < LATEST.year:
             try:
                 return dt.date(year, month, day)
             except ValueError:
                 pass
-    raise ValueError(f"date {text!r} is not a valid dd/mm/yy or dd/mm/yyyy date")
+    raise ValueError(
+        f"date {text!r} is not a valid dd/mm/yy or dd/mm/yyyy date between "
+        f"{EARLIEST.year} and {LATEST.year - 1}"
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -243,12 +252,16 @@ def normalise_season(text: str) -> str:
 def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatch:
     """Parse one football-data.co.uk CSV file into an :class:`IngestBatch`.
 
-    ``season`` overrides the season of every match; otherwise the main layout's season is
-    the August-July season of the earliest match of each competition in the file (so a
-    season that runs late, as 2019/20 did, stays one season), and the new-leagues layout
-    uses its ``Season`` column.
+    ``season`` overrides the season of every match (blank means not given). Otherwise the
+    main layout's season is the August-July season of the earliest match of each
+    competition in the file (so a season that runs late, as 2019/20 did, stays one
+    season), and the new-leagues layout uses its ``Season`` column.
     """
-    rows = list(csv.reader(io.StringIO(decode(data), newline="")))
+    season = optional_season(season)
+    try:
+        rows = list(csv.reader(io.StringIO(decode(data), newline="")))
+    except csv.Error as error:
+        raise FileFormatError(f"not a readable CSV file: {error}") from None
     if not rows:
         raise FileFormatError("the file is empty")
     header = [name.strip() for name in rows[0]]
@@ -279,7 +292,11 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
         if season is not None:
             record.season = season
         elif cell(row, "season"):
-            record.season = normalise_season(cell(row, "season"))
+            try:
+                record.season = check_season(normalise_season(cell(row, "season")))
+            except ValueError as error:
+                batch.skipped.append(Skipped(where, str(error), "Season"))
+                continue
         earlier = first_row_of.get(record.identity)
         if earlier is not None:
             batch.skipped.append(
@@ -324,8 +341,10 @@ def _parse_match(
     country = cell(row, "country")
     if country:
         competition = NEW_LEAGUE_CODES.get(country, country)
-    if not competition:
-        skipped.append(Skipped(where, "the competition is empty", "Div"))
+    try:
+        competition = check_code(competition, "competition")
+    except ValueError as error:
+        skipped.append(Skipped(where, str(error), "Country" if country else "Div"))
         return None
     try:
         kickoff, time_known = parse_kickoff(cell(row, "date"), cell(row, "time"))
@@ -380,7 +399,9 @@ def _parse_quote(
         pass
     else:
         if 1.0 < home <= PRICE_MAX and 1.0 < draw <= PRICE_MAX and 1.0 < away <= PRICE_MAX:
-            return QuoteRecord(match_index, columns.code, columns.phase, home, draw, away)
+            return QuoteRecord(
+                match_index, columns.code, columns.phase, home, draw, away, None, where
+            )
     # Something is wrong with this quote: find the first bad cell and say why.
     for name, text in zip(columns.names, cells, strict=True):
         if not text:

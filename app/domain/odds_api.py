@@ -8,9 +8,18 @@ quote's ``captured_at``; prices updated at or after kickoff are in-play and are 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    field_validator,
+)
 
 from app.domain.records import (
     IngestBatch,
@@ -18,8 +27,11 @@ from app.domain.records import (
     QuoteRecord,
     Skipped,
     as_utc,
+    check_code,
+    check_external_id,
     check_price,
     check_team_name,
+    check_text,
 )
 
 H2H_MARKET = "h2h"
@@ -65,6 +77,7 @@ BOOKMAKER_CODES = {
 
 Price = Annotated[float, AfterValidator(check_price)]
 TeamName = Annotated[str, AfterValidator(check_team_name)]
+BookmakerKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=64)]
 
 
 class Outcome(BaseModel):
@@ -74,32 +87,68 @@ class Outcome(BaseModel):
     price: Price
 
 
-class Market(BaseModel):
+class H2HMarket(BaseModel):
+    """The 1X2 market: read strictly, every price checked."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    key: Literal["h2h"]
+    last_update: dt.datetime | None = None
+    outcomes: list[Outcome]
+
+    @field_validator("last_update")
+    @classmethod
+    def _utc(cls, value: dt.datetime | None) -> dt.datetime | None:
+        return None if value is None else as_utc(value)
+
+
+class OtherMarket(BaseModel):
+    """Any other market (totals, spreads, h2h_lay, ...): ignored, so not checked."""
+
     model_config = ConfigDict(extra="ignore")
 
     key: str
-    last_update: dt.datetime | None = None
-    outcomes: list[Outcome]
+
+
+def _market_kind(value: Any) -> str:
+    key = value.get("key") if isinstance(value, dict) else getattr(value, "key", None)
+    return "h2h" if key == H2H_MARKET else "other"
+
+
+Market = Annotated[
+    Annotated[H2HMarket, Tag("h2h")] | Annotated[OtherMarket, Tag("other")],
+    Discriminator(_market_kind),
+]
 
 
 class BookmakerOdds(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    key: str = Field(min_length=1, max_length=32)
-    title: str = Field(min_length=1, max_length=100)
+    key: BookmakerKey
+    title: Annotated[str, AfterValidator(lambda v: check_text(v, "title", 100))]
     last_update: dt.datetime
     markets: list[Market]
+
+    @field_validator("last_update")
+    @classmethod
+    def _utc(cls, value: dt.datetime) -> dt.datetime:
+        return as_utc(value)
 
 
 class Event(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    id: str = Field(min_length=1, max_length=100)
-    sport_key: str = Field(min_length=1, max_length=64)
+    id: Annotated[str, AfterValidator(check_external_id)]
+    sport_key: Annotated[str, AfterValidator(lambda v: check_code(v, "sport_key"))]
     commence_time: dt.datetime
     home_team: TeamName
     away_team: TeamName
     bookmakers: list[BookmakerOdds] = Field(default_factory=list)
+
+    @field_validator("commence_time")
+    @classmethod
+    def _utc(cls, value: dt.datetime) -> dt.datetime:
+        return as_utc(value)
 
 
 EVENTS = TypeAdapter(list[Event])
@@ -121,7 +170,7 @@ def parse_events(events: list[Event]) -> IngestBatch:
         if event.home_team == event.away_team:
             batch.skipped.append(Skipped(where, "home and away team are the same", "away_team"))
             continue
-        kickoff = as_utc(event.commence_time)
+        kickoff = event.commence_time
         batch.rows_read += 1
         batch.matches.append(
             MatchRecord(
@@ -135,11 +184,11 @@ def parse_events(events: list[Event]) -> IngestBatch:
         )
         match_index = len(batch.matches) - 1
         for bookmaker_index, bookmaker in enumerate(event.bookmakers):
-            market = next((m for m in bookmaker.markets if m.key == H2H_MARKET), None)
+            market = next((m for m in bookmaker.markets if isinstance(m, H2HMarket)), None)
             if market is None:
                 continue
             bookmaker_where = f"{where}.bookmakers[{bookmaker_index}]"
-            captured_at = as_utc(market.last_update or bookmaker.last_update)
+            captured_at = market.last_update or bookmaker.last_update
             if captured_at >= kickoff:
                 batch.skipped.append(
                     Skipped(bookmaker_where, "prices updated at or after kickoff (in-play)")
@@ -168,6 +217,7 @@ def parse_events(events: list[Event]) -> IngestBatch:
                     draw=prices[DRAW_OUTCOME],
                     away=prices[event.away_team],
                     captured_at=captured_at,
+                    where=bookmaker_where,
                 )
             )
     return batch

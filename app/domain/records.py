@@ -16,7 +16,13 @@ Outcome = Literal["1", "X", "2"]
 
 PRICE_MAX = 1000.0
 TEAM_NAME_MAX_LENGTH = 100
-CODE_MAX_LENGTH = 32
+CODE_MAX_LENGTH = 64
+SEASON_MAX_LENGTH = 16
+EXTERNAL_ID_MAX_LENGTH = 100
+# Timestamps outside these years are typing mistakes, and near the ends of Python's range
+# date arithmetic overflows.
+EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
+LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 
 
 def check_price(value: float) -> float:
@@ -30,21 +36,57 @@ def check_price(value: float) -> float:
     return value
 
 
+def check_text(value: str, what: str, max_length: int) -> str:
+    """Trim and check a name or code: 1..max_length characters, no control characters.
+
+    The characters themselves are kept verbatim (quotes, apostrophes, SQL, accents).
+    """
+    text = value.strip()
+    if not text:
+        raise ValueError(f"{what} is empty")
+    if len(text) > max_length:
+        raise ValueError(f"{what} is longer than {max_length} characters")
+    if any(ord(character) < 32 or ord(character) == 127 for character in text):
+        raise ValueError(f"{what} contains control characters")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} is not valid Unicode text (lone surrogate)") from None
+    return text
+
+
 def check_team_name(value: str) -> str:
-    """Trim a team name and check its length; the characters themselves are kept verbatim."""
-    name = value.strip()
-    if not name:
-        raise ValueError("team name is empty")
-    if len(name) > TEAM_NAME_MAX_LENGTH:
-        raise ValueError(f"team name is longer than {TEAM_NAME_MAX_LENGTH} characters")
-    return name
+    return check_text(value, "team name", TEAM_NAME_MAX_LENGTH)
+
+
+def check_code(value: str, what: str = "code") -> str:
+    return check_text(value, what, CODE_MAX_LENGTH)
+
+
+def check_season(value: str) -> str:
+    return check_text(value, "season", SEASON_MAX_LENGTH)
+
+
+def optional_season(value: str | None) -> str | None:
+    """A season given by a caller: blank means "not given" (derive it); otherwise checked."""
+    if value is None or not value.strip():
+        return None
+    return check_season(value)
+
+
+def check_external_id(value: str) -> str:
+    return check_text(value, "external id", EXTERNAL_ID_MAX_LENGTH)
 
 
 def as_utc(value: dt.datetime) -> dt.datetime:
-    """Naive timestamps are taken to be UTC (documented in the API)."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=dt.UTC)
-    return value.astimezone(dt.UTC)
+    """Naive timestamps are taken to be UTC (documented in the API); years 1900-2099 only."""
+    try:
+        moment = value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+    except OverflowError:
+        raise ValueError("timestamp is out of range (years 1900-2099)") from None
+    if not EARLIEST <= moment < LATEST:
+        raise ValueError("timestamp is out of range (years 1900-2099)")
+    return moment
 
 
 def season_of(day: dt.date) -> str:
@@ -101,6 +143,7 @@ class QuoteRecord:
     draw: float
     away: float
     captured_at: dt.datetime | None = None
+    where: str = ""
 
 
 @dataclass(slots=True)

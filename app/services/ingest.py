@@ -251,6 +251,7 @@ def _write_matches(
     )
 
     incoming: dict[MatchKey, _Incoming] = {}
+    external_owner: dict[str, tuple[MatchKey, str]] = {}
     record_keys: list[MatchKey | None] = []
     for record in batch.matches:
         home, away = team_ids[record.home_team], team_ids[record.away_team]
@@ -261,11 +262,18 @@ def _write_matches(
             record_keys.append(None)
             continue
         key = (competition_ids[record.competition], home, away, record.kickoff_date)
-        record_keys.append(key)
+        conflict = _external_id_conflict(record, key, incoming, external_owner)
+        if conflict is not None:
+            report.skipped.append(Skipped(record.where, conflict, "external_id"))
+            record_keys.append(None)
+            continue
         if key in incoming:
             _merge_into(incoming[key].record, record)
         else:
             incoming[key] = _Incoming(key, record)
+        if record.external_id is not None:
+            external_owner.setdefault(record.external_id, (key, record.where))
+        record_keys.append(key)
 
     stored_by_key = _load_matches_by_key(session, _date_ranges(incoming))
     stored_by_external = _load_matches_by_external_id(
@@ -281,8 +289,32 @@ def _write_matches(
         stored = None
         if record.external_id is not None:
             stored = stored_by_external.get(record.external_id)
+            if stored is not None and _teams_of(stored) != key[:3]:
+                report.skipped.append(
+                    Skipped(
+                        record.where,
+                        f"external id {record.external_id!r} belongs to stored match "
+                        f"{stored.id}, which has other teams or another competition",
+                        "external_id",
+                    )
+                )
+                match_ids[key] = None
+                continue
         if stored is None:
             stored = stored_by_key.get(key)
+            if (
+                stored is not None
+                and record.external_id is not None
+                and stored.external_id not in (None, record.external_id)
+            ):
+                report.skipped.append(
+                    Skipped(
+                        record.where,
+                        f"match {stored.id} already has external id {stored.external_id!r}; "
+                        f"{record.external_id!r} was not stored",
+                        "external_id",
+                    )
+                )
         if stored is None:
             new_rows.append(_new_match_row(key, record, now))
             new_keys.append(key)
@@ -344,6 +376,32 @@ UPDATABLE_MATCH_FIELDS = (
     "external_id",
     "updated_at",
 )
+
+
+def _teams_of(stored: Any) -> tuple[int, int, int]:
+    return (stored.competition_id, stored.home_team_id, stored.away_team_id)
+
+
+def _external_id_conflict(
+    record: MatchRecord,
+    key: MatchKey,
+    incoming: dict[MatchKey, _Incoming],
+    external_owner: dict[str, tuple[MatchKey, str]],
+) -> str | None:
+    """Why a record's external id contradicts an earlier record of the batch, if it does."""
+    external_id = record.external_id
+    if external_id is None:
+        return None
+    owner = external_owner.get(external_id)
+    if owner is not None and owner[0] != key:
+        return f"external id {external_id!r} is also given to a different match ({owner[1]})"
+    earlier = incoming.get(key)
+    if earlier is not None and earlier.record.external_id not in (None, external_id):
+        return (
+            f"{earlier.record.where} gives this match the external id "
+            f"{earlier.record.external_id!r}"
+        )
+    return None
 
 
 def _merge_into(first: MatchRecord, later: MatchRecord) -> None:
@@ -433,7 +491,17 @@ def _write_quotes(
         if match_id is None:
             continue  # its match was skipped, and reported
         key = (match_id, bookmaker_ids[quote.bookmaker], quote.phase, quote.captured_at)
-        incoming[key] = quote  # the same quote twice in one batch: the later one wins
+        first = incoming.get(key)
+        if first is not None:
+            report.skipped.append(
+                Skipped(
+                    quote.where,
+                    f"the same quote (match, bookmaker, phase, captured_at) as {first.where}; "
+                    "the first one was kept",
+                )
+            )
+            continue
+        incoming[key] = quote
 
     # A match created by this batch has no stored quotes yet.
     stored = _load_quotes(session, sorted({key[0] for key in incoming} - created_matches))

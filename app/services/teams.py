@@ -33,12 +33,16 @@ class AliasReport:
 def list_teams(session: Session, *, search: str | None = None) -> list[Team]:
     statement = select(Team).options(selectinload(Team.aliases)).order_by(Team.name)
     if search:
-        pattern = f"%{search.lower()}%"
+        # The search text is literal: LIKE's wildcards in it are escaped.
+        literal = search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = f"%{literal}%"
         statement = statement.where(
             or_(
-                func.lower(Team.name).like(pattern),
+                func.lower(Team.name).like(pattern, escape="\\"),
                 Team.id.in_(
-                    select(TeamAlias.team_id).where(func.lower(TeamAlias.alias).like(pattern))
+                    select(TeamAlias.team_id).where(
+                        func.lower(TeamAlias.alias).like(pattern, escape="\\")
+                    )
                 ),
             )
         )
@@ -71,6 +75,10 @@ def add_alias(session: Session, *, alias: str, team: str) -> AliasReport:
         )
 
     duplicate = session.scalar(select(Team).where(Team.name == alias))
+    if duplicate is not None and duplicate.id == target.id:
+        raise AliasConflictError(
+            f"{team!r} is an alias of {alias!r}; {alias!r} cannot also be an alias of it"
+        )
     report = AliasReport(alias, target.name, created=True, merged_team=False)
     if duplicate is not None:
         report = _merge_team(session, duplicate, target, alias)
@@ -98,9 +106,9 @@ def _merge_team(session: Session, duplicate: Team, target: Team, alias: str) -> 
     moved = merged = quotes_moved = 0
     now = utcnow()
     matches = session.scalars(
-        select(Match).where(
-            or_(Match.home_team_id == duplicate.id, Match.away_team_id == duplicate.id)
-        )
+        select(Match)
+        .where(or_(Match.home_team_id == duplicate.id, Match.away_team_id == duplicate.id))
+        .order_by(Match.kickoff, Match.id)
     ).all()
     for match in matches:
         home = target.id if match.home_team_id == duplicate.id else match.home_team_id

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
+from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
 from app.api.deps import WriteSessionDep, require_admin
@@ -17,6 +18,7 @@ from app.api.schemas import (
     ResultsUpload,
 )
 from app.domain.odds_api import Event
+from app.domain.records import optional_season
 from app.services import ingest, teams
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
@@ -73,7 +75,8 @@ async def import_football_data(
     session: WriteSessionDep,
     season: Annotated[
         str | None,
-        Query(max_length=16, description="Season of every match, e.g. 2018/19; default: derived."),
+        Query(description="Season of every match, e.g. 2018/19; blank or absent: derived."),
+        AfterValidator(optional_season),
     ] = None,
 ) -> IngestResponse:
     """Import one football-data.co.uk season file, sent as the body or as a multipart ``file``.

@@ -5,10 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, HTTPException, Path, Query, status
+from pydantic import AfterValidator
 
 from app.api.deps import SessionDep, SettingsDep
 from app.api.schemas import (
+    MAX_ID,
     BookmakerOut,
     CompetitionOut,
     MatchDetailOut,
@@ -20,6 +22,13 @@ from app.api.schemas import (
 from app.db.models import Match, utcnow
 from app.domain.records import as_utc
 from app.services import queries, teams
+
+
+def _optional_utc(value: dt.datetime | None) -> dt.datetime | None:
+    return None if value is None else as_utc(value)
+
+
+OptionalUtc = AfterValidator(_optional_utc)
 
 router = APIRouter(tags=["matches"])
 
@@ -52,10 +61,12 @@ def list_matches(
     kickoff_from: Annotated[
         dt.datetime | None,
         Query(alias="from", description="Earliest kickoff (ISO 8601; UTC if naive)."),
+        OptionalUtc,
     ] = None,
     kickoff_to: Annotated[
         dt.datetime | None,
         Query(alias="to", description="Latest kickoff (ISO 8601; UTC if naive)."),
+        OptionalUtc,
     ] = None,
     match_status: Annotated[
         Literal["upcoming", "unsettled", "settled"] | None,
@@ -67,7 +78,7 @@ def list_matches(
     ] = None,
     order: Annotated[Literal["asc", "desc"], Query(description="By kickoff.")] = "asc",
     limit: Annotated[int, Query(ge=1)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
 ) -> Page[MatchOut]:
     """Matches, filtered and paginated (``total`` counts every match that fits the filters)."""
     if limit > settings.page_size_max:
@@ -78,8 +89,8 @@ def list_matches(
     filters = queries.MatchFilter(
         competition=competition,
         season=season,
-        kickoff_from=None if kickoff_from is None else as_utc(kickoff_from),
-        kickoff_to=None if kickoff_to is None else as_utc(kickoff_to),
+        kickoff_from=kickoff_from,
+        kickoff_to=kickoff_to,
         status=match_status,
         descending=order == "desc",
     )
@@ -91,7 +102,9 @@ def list_matches(
 
 
 @router.get("/matches/{match_id}", response_model=MatchDetailOut, responses=NOT_FOUND)
-def get_match(match_id: int, session: SessionDep) -> MatchDetailOut:
+def get_match(
+    match_id: Annotated[int, Path(ge=1, le=MAX_ID)], session: SessionDep
+) -> MatchDetailOut:
     """One match with the latest quote of each bookmaker in each phase."""
     match = queries.get_match(session, match_id)
     if match is None:
