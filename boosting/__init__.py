@@ -5,7 +5,7 @@ sample, a plausibility vector over the classes (or abstains with NaN).
 """
 
 from boosting._loop import NotFittedError, StopReason
-from boosting.m2 import AdaBoostM2, pseudo_losses
+from boosting.m2 import AdaBoostM2, pseudo_losses, weighted_vote
 from boosting.metrics import (
     PairedDifference,
     accuracy,
@@ -34,4 +34,5 @@ __all__ = [
     "pseudo_losses",
     "ranked_probability_score",
     "ranked_probability_score_rows",
+    "weighted_vote",
 ]

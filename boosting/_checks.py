@@ -100,16 +100,22 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDAr
         raise ValueError(f"sample_weight must have shape ({n_samples},), got {weights.shape}")
     if not np.all(np.isfinite(weights)) or (weights < 0).any():
         raise ValueError("sample_weight must be finite and non-negative")
-    total = float(weights.sum())
-    if total <= 0:
+    largest = float(weights.max())
+    if largest <= 0:
         raise ValueError("sample_weight must have a positive sum")
-    normalised: NDArray[np.float64] = weights / total
+    scaled = weights / largest  # first, so that huge weights cannot overflow the sum
+    normalised: NDArray[np.float64] = scaled / scaled.sum()
     return normalised
+
+
+# How far a row of probabilities may be from summing to 1 (float32 models, rounding).
+SUM_TOLERANCE = 1e-6
 
 
 def check_probabilities(
     proba: ArrayLike, n_classes: int | None = None, *, name: str = "proba"
 ) -> NDArray[np.float64]:
+    """(n, K) probabilities: finite, in [0, 1], each row summing to 1."""
     array = np.asarray(proba, dtype=np.float64)
     if array.ndim != 2:
         raise ValueError(f"{name} must have shape (n_samples, n_classes), got {array.shape}")
@@ -119,5 +125,9 @@ def check_probabilities(
         raise ValueError(f"{name} contains NaN or infinite values")
     if array.size and (array.min() < -RANGE_TOLERANCE or array.max() > 1 + RANGE_TOLERANCE):
         raise ValueError(f"{name} values must lie in [0, 1]")
+    off = np.abs(array.sum(axis=1) - 1.0) > SUM_TOLERANCE
+    if off.any():
+        row = int(np.argmax(off))
+        raise ValueError(f"{name} rows must sum to 1; row {row} sums to {array[row].sum():.6g}")
     clipped: NDArray[np.float64] = np.clip(array, 0.0, 1.0)
     return clipped

@@ -39,14 +39,38 @@ from boosting._loop import ERROR_FLOOR, BoostingLoop, Step, StopReason
 # Mislabel pairs per block of the pseudo-loss product: small blocks keep each product in
 # cache and single-threaded in the BLAS, which makes rounds fast and steady on a busy machine.
 PRODUCT_BLOCK = 8_192
+# Hypotheses whose float32 pseudo-loss is this close to the smallest are re-scored exactly.
+# The float32 product's error is about 1e-9 in practice and below ~2e-7 by a random-walk
+# bound (unit roundoff 6e-8 times the partial sums of an 8,192-pair block), so the exact
+# minimum, and the lowest index among exact ties, is always among them.
+TIE_WINDOW = 1e-6
+# Float64 margin rows kept for re-scoring (least recently used are dropped).
+EXACT_ROWS_KEPT = 8
+# Below this pseudo-loss the float32 rounding of the margins (about 3e-8 on ε) is no longer
+# small next to ε itself, so the chosen hypothesis is scored from H in float64.
+EXACT_BELOW = 1e-3
 
 
 @dataclass
 class _M2State:
+    H: NDArray[np.floating]  # the caller's array, read again only for exact rows
+    y: NDArray[np.intp]
     margins: NDArray[np.float32]  # (B, m * (K - 1)), pairs ordered by sample, then label
     distribution: NDArray[np.float64]  # (m * (K - 1),), sums to 1
     n_classes: int
     history: list[NDArray[np.float64]] | None = field(default=None)
+    exact_rows: dict[int, NDArray[np.float64]] = field(default_factory=dict)
+
+    def exact_margins(self, hypothesis: int) -> NDArray[np.float64]:
+        """Margins of one hypothesis in float64, from H itself (kept: the same few
+        hypotheses tend to be chosen round after round)."""
+        row = self.exact_rows.pop(hypothesis, None)
+        if row is None:
+            row = hypothesis_margins(self.H[:, hypothesis, :], self.y)
+            if len(self.exact_rows) >= EXACT_ROWS_KEPT:
+                self.exact_rows.pop(next(iter(self.exact_rows)))
+        self.exact_rows[hypothesis] = row  # (re)inserted last: the most recently used
+        return row
 
 
 def mislabel_columns(y: NDArray[np.intp], n_classes: int) -> NDArray[np.intp]:
@@ -78,6 +102,18 @@ def pair_margins(
             (true - wrong).transpose(1, 0, 2).reshape(n_hypotheses, -1)
         )
     return margins, abstaining
+
+
+def hypothesis_margins(
+    plausibilities: NDArray[np.floating], y: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """Float64 margins h(y_i) − h(y) of one hypothesis, (m, K) → (m (K − 1),) pairs."""
+    n_samples, n_classes = plausibilities.shape
+    filled = np.nan_to_num(plausibilities.astype(np.float64), nan=1.0 / n_classes)
+    true = filled[np.arange(n_samples), y]
+    wrong = np.take_along_axis(filled, mislabel_columns(y, n_classes), axis=1)
+    result: NDArray[np.float64] = (true[:, None] - wrong).reshape(-1)
+    return result
 
 
 def blocked_product(
@@ -123,6 +159,50 @@ def pseudo_losses(
     # 1/2 Σ D (1 − margin) with Σ D = 1; an abstention's margins are exactly 0.
     result: NDArray[np.float64] = 0.5 * (1.0 - np.einsum("iy,iby->b", weights, margins))
     return result
+
+
+def _vote_inputs(H: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Validated H with abstentions as zero rows, and the (m, B) presence mask as floats."""
+    plaus, abstaining = check_plausibilities(H)
+    available = ~abstaining
+    if not available.any(axis=1).all():
+        row = int(np.argmin(available.any(axis=1)))
+        raise ValueError(f"sample {row}: no hypothesis gives a vector (H[{row}] is all NaN)")
+    return np.nan_to_num(plaus.astype(np.float64), nan=0.0), available.astype(np.float64)
+
+
+def _combine(
+    filled: NDArray[np.float64], available: NDArray[np.float64], weights: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    weighted = available * weights[None, :]
+    total = weighted.sum(axis=1)
+    fallback = total <= 0
+    if fallback.any():
+        weighted[fallback] = available[fallback]
+        total = weighted.sum(axis=1)
+    scores = np.einsum("ib,iby->iy", weighted, filled) / total[:, None]
+    # Plausibilities need not sum to one; served probabilities must.
+    sums = scores.sum(axis=1, keepdims=True)
+    normalised: NDArray[np.float64] = np.divide(
+        scores, sums, out=np.full_like(scores, 1.0 / filled.shape[2]), where=sums > 0
+    )
+    return normalised
+
+
+def weighted_vote(H: ArrayLike, weights: ArrayLike) -> NDArray[np.float64]:
+    """The final hypothesis as probabilities: Σ_b w_b H_b / Σ_b w_b per sample.
+
+    Only hypotheses that give a vector for a sample take part. Where none of those has a
+    positive weight, the plain mean of the ones present is returned (the consensus). A
+    sample on which every hypothesis abstains is an error. Rows are normalised to sum to 1.
+    """
+    filled, available = _vote_inputs(H)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (filled.shape[1],):
+        raise ValueError(f"weights must have shape ({filled.shape[1]},), got {w.shape}")
+    if not np.all(np.isfinite(w)) or (w < 0).any():
+        raise ValueError("weights must be finite and non-negative")
+    return _combine(filled, available, w)
 
 
 class AdaBoostM2(BoostingLoop):
@@ -190,6 +270,8 @@ class AdaBoostM2(BoostingLoop):
         self.n_hypotheses_ = n_hypotheses
         distribution = initial_distribution(weights, n_classes)
         return _M2State(
+            H=plaus,
+            y=labels,
             margins=margins,
             distribution=distribution,
             n_classes=n_classes,
@@ -200,13 +282,25 @@ class AdaBoostM2(BoostingLoop):
         return int(state.margins.shape[0])
 
     def _step(self, state: _M2State) -> Step:
-        # eps_b = 1/2 (1 − Σ_pairs D · M_b): one float32 pass over the margin array.
-        losses = 0.5 * (1.0 - blocked_product(state.margins, state.distribution))
-        best = int(np.argmin(losses))  # ties: the lowest index
-        # The chosen one's pseudo-loss again, exactly: float32 rounding (~1e-7) would hide a
-        # perfect hypothesis and blur the recorded ε and β. One row: 1/B of the pass.
-        row = state.margins[best].astype(np.float64)
-        error = max(0.0, 0.5 * (1.0 - float(row @ state.distribution)))
+        # eps_b = 1/2 (1 − Σ_pairs D · M_b): one float32 pass over the margin array finds
+        # the candidates; the few near the minimum are then scored exactly in float64, so
+        # float32 rounding can neither break a tie nor hide a perfect hypothesis.
+        approximate = 0.5 * (1.0 - blocked_product(state.margins, state.distribution))
+        candidates = np.flatnonzero(approximate <= approximate.min() + TIE_WINDOW)
+        if len(candidates) == 1 and approximate[candidates[0]] > EXACT_BELOW:
+            # The usual case: one clear winner; its float32 margins, summed in float64, give
+            # ε to about 3e-8.
+            best = int(candidates[0])
+            row = state.margins[best].astype(np.float64)
+            error = 0.5 * (1.0 - float(row @ state.distribution))
+        else:
+            exact = [
+                0.5 * (1.0 - float(state.exact_margins(int(c)) @ state.distribution))
+                for c in candidates
+            ]
+            best = int(candidates[int(np.argmin(exact))])  # ties: the lowest index
+            row = state.exact_margins(best)
+            error = max(0.0, min(exact))
         if error >= 0.5:
             return Step(best, error, stop=StopReason.NO_BETTER_THAN_CHANCE)
         floored = max(error, ERROR_FLOOR)
@@ -241,52 +335,24 @@ class AdaBoostM2(BoostingLoop):
     # --- prediction -----------------------------------------------------------------------
 
     def _prediction_inputs(self, H: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Abstentions as zero rows, and the (m, B) availability mask as floats."""
         self._check_fitted()
-        plaus, abstaining = check_plausibilities(H)
-        if plaus.shape[1:] != (self.n_hypotheses_, self.n_classes_):
+        shape = np.shape(H)
+        if len(shape) == 3 and tuple(shape[1:]) != (self.n_hypotheses_, self.n_classes_):
             raise ValueError(
                 f"H must have shape (n_samples, {self.n_hypotheses_}, {self.n_classes_}) "
-                f"like the training data, got {plaus.shape}"
+                f"like the training data, got {tuple(shape)}"
             )
-        available = ~abstaining
-        if not available.any(axis=1).all():
-            row = int(np.argmin(available.any(axis=1)))
-            raise ValueError(f"sample {row}: no hypothesis gives a vector (H[{row}] is all NaN)")
-        return np.nan_to_num(plaus.astype(np.float64), nan=0.0), available.astype(np.float64)
-
-    @staticmethod
-    def _combine(
-        filled: NDArray[np.float64], available: NDArray[np.float64], weights: NDArray[np.float64]
-    ) -> NDArray[np.float64]:
-        """p = Σ_b w_b H_b / Σ_b w_b over the hypotheses present; rows with no weighted
-        hypothesis present fall back to the plain mean of the ones present."""
-        weighted = available * weights[None, :]
-        total = weighted.sum(axis=1)
-        fallback = total <= 0
-        if fallback.any():
-            weighted[fallback] = available[fallback]
-            total = weighted.sum(axis=1)
-        scores = np.einsum("ib,iby->iy", weighted, filled) / total[:, None]
-        # Plausibilities need not sum to one; served probabilities must.
-        sums = scores.sum(axis=1, keepdims=True)
-        n_classes = filled.shape[2]
-        normalised: NDArray[np.float64] = np.divide(
-            scores, sums, out=np.full_like(scores, 1.0 / n_classes), where=sums > 0
-        )
-        return normalised
+        return _vote_inputs(H)
 
     def predict_proba(self, H: ArrayLike) -> NDArray[np.float64]:
-        """Class probabilities: the w-weighted mean of the present hypotheses' vectors.
+        """Class probabilities: :func:`weighted_vote` with the fitted hypothesis weights.
 
         Where every hypothesis with positive weight abstains (or none has any weight, as
         after a first round no better than chance), the plain mean of the present ones is
         returned: the consensus. A sample on which every hypothesis abstains is an error.
-        Rows sum to 1 (a mix of probability vectors already does; general plausibilities
-        are normalised).
         """
         filled, available = self._prediction_inputs(H)
-        return self._combine(filled, available, self.hypothesis_weights_)
+        return _combine(filled, available, self.hypothesis_weights_)
 
     def predict(self, H: ArrayLike) -> NDArray[np.intp]:
         """argmax_y Σ_b w_b H[i, b, y], the final hypothesis of the seed (ties: lowest class)."""
@@ -299,7 +365,7 @@ class AdaBoostM2(BoostingLoop):
         weights = np.zeros(self.n_hypotheses_)
         for hypothesis, weight in zip(self.chosen_, self.round_weights_, strict=True):
             weights[hypothesis] += weight
-            yield self._combine(filled, available, weights)
+            yield _combine(filled, available, weights)
 
     def decision_function(self, H: ArrayLike) -> NDArray[np.float64]:
         """F(x, y) = Σ_b w_b H[i, b, y] with abstaining hypotheses left out."""

@@ -8,7 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-from boosting import AdaBoostM2, NotFittedError, StopReason, pseudo_losses
+from boosting import AdaBoostM2, NotFittedError, StopReason, pseudo_losses, weighted_vote
+from tests.reference_m2 import reference_m2
 
 # --- the hand-worked example ------------------------------------------------------------
 #
@@ -130,7 +131,7 @@ def test_uniform_hypotheses_stop_with_no_weight_and_predict_the_consensus() -> N
     assert (model.margins(other, np.zeros(5, int)) == 0).all()
 
 
-def test_abstentions_have_pseudo_loss_exactly_one_half() -> None:
+def test_the_reference_pseudo_loss_of_abstentions_is_one_half() -> None:
     H, y = random_pool(n_samples=60)
     abstaining_rows = np.arange(0, 60, 3)
     H[abstaining_rows, 1, :] = np.nan
@@ -197,13 +198,74 @@ def test_sample_weight_equals_repeating_samples() -> None:
 
 
 def test_ties_go_to_the_lowest_index() -> None:
-    H, y = random_pool(n_samples=100, n_hypotheses=2)
-    twins = np.concatenate([H[:, :1], H[:, :1], H[:, 1:]], axis=1)
-    model = AdaBoostM2(n_rounds=1).fit(twins, y)
-    losses = pseudo_losses(twins, y)
-    assert losses[0] == losses[1]
-    if losses[0] <= losses[2]:
-        assert model.chosen_[0] == 0
+    # Two different hypotheses with exactly equal pseudo-loss 3/7 (values 0 and 1 only).
+    y = np.zeros(7, dtype=int)
+    H = np.zeros((7, 2, 2))
+    H[:4, 0, 0] = 1
+    H[4:, 0, 1] = 1
+    H[3:, 1, 0] = 1
+    H[:3, 1, 1] = 1
+    losses = pseudo_losses(H, y)
+    assert losses[0] == losses[1] == pytest.approx(3 / 7)
+    assert AdaBoostM2(n_rounds=1).fit(H, y).chosen_.tolist() == [0]
+    assert AdaBoostM2(n_rounds=1).fit(H[:, ::-1], y).chosen_.tolist() == [0]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_agrees_with_a_plain_float64_implementation(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_classes = int(rng.choice([2, 3, 5]))
+    n_samples, n_hypotheses = int(rng.integers(1, 40)), int(rng.integers(1, 6))
+    y = rng.integers(0, n_classes, n_samples)
+    alpha = np.ones((n_samples, n_hypotheses, n_classes))
+    alpha[np.arange(n_samples), :, y] += rng.uniform(0.0, 2.0, n_hypotheses)
+    H = rng.standard_gamma(alpha)
+    H /= H.sum(axis=2, keepdims=True)
+    abstain = rng.random((n_samples, n_hypotheses)) < 0.2
+    abstain[:, 0] = False  # every sample keeps one vector
+    H[abstain] = np.nan
+    weights = rng.uniform(0.1, 3.0, n_samples) if seed % 2 else None
+    model = AdaBoostM2(n_rounds=30).fit(H, y, sample_weight=weights)
+    reference = reference_m2(H, y, 30, weights)
+    assert model.chosen_.tolist() == reference.chosen
+    assert model.stop_reason_ == reference.stop_reason
+    # The usual rounds score ε from float32 margins, summed in float64: about 3e-8.
+    assert model.pseudo_losses_ == pytest.approx(reference.errors, rel=1e-7, abs=3e-8)
+    assert model.betas_ == pytest.approx(reference.betas, rel=1e-7)
+    assert model.hypothesis_weights_ == pytest.approx(reference.weights, rel=1e-7)
+    assert model.predict_proba(H) == pytest.approx(weighted_vote(H, reference.weights))
+
+
+def test_near_perfect_hypotheses_are_scored_exactly() -> None:
+    # ε of about 1e-9 is below float32's resolution of a margin near 1.
+    y = np.arange(200) % 3
+    for spread in (2e-8, 1e-9):
+        H = np.full((200, 1, 3), spread / 2)
+        H[np.arange(200), 0, y] = 1 - spread
+        model = AdaBoostM2(n_rounds=3).fit(H, y)
+        reference = reference_m2(H, y, 3)
+        assert model.stop_reason_ == reference.stop_reason == "max_rounds"
+        assert model.pseudo_losses_ == pytest.approx(reference.errors, rel=1e-6)
+        assert model.hypothesis_weights_ == pytest.approx(reference.weights, rel=1e-8)
+
+
+def test_abstentions_are_exactly_chance_while_fitting() -> None:
+    # Each hypothesis abstains on some matches and is uniform on the others (every match
+    # keeps one vector): both pseudo-losses are exactly 1/2, so not a single round is run.
+    H, y = random_pool(n_samples=90, n_hypotheses=2)
+    H[:, :, :] = 1 / 3
+    H[::3, 0, :] = np.nan
+    H[1::3, 1, :] = np.nan
+    model = AdaBoostM2(n_rounds=5).fit(H, y)
+    assert model.n_rounds_ == 0
+    assert model.stop_reason_ is StopReason.NO_BETTER_THAN_CHANCE
+
+
+def test_huge_sample_weights_do_not_overflow() -> None:
+    plain = AdaBoostM2(n_rounds=5).fit(HAND_H, HAND_Y)
+    huge = AdaBoostM2(n_rounds=5).fit(HAND_H, HAND_Y, sample_weight=[1e308] * 3)
+    assert huge.chosen_.tolist() == plain.chosen_.tolist()
+    assert huge.hypothesis_weights_ == pytest.approx(plain.hypothesis_weights_)
 
 
 def test_pickling_keeps_predictions() -> None:

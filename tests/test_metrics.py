@@ -92,6 +92,8 @@ def test_accuracy_ties_go_to_the_lowest_class() -> None:
         ([0, 1], [[0.2, 0.3, 0.5]], "shape"),
         ([], np.zeros((0, 3)), "no rows"),
         ([0], [0.2, 0.3, 0.5], "shape"),
+        ([0], [[1.0, 1.0, 1.0]], "sum to 1"),
+        ([0], [[0.0, 0.0, 0.0]], "sum to 1"),
     ],
 )
 def test_invalid_scoring_input(y: object, proba: object, message: str) -> None:

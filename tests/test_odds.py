@@ -154,3 +154,11 @@ def test_invalid_odds(odds: object, message: str) -> None:
 def test_unknown_method() -> None:
     with pytest.raises(ValueError, match="not a valid Method"):
         demargin(BOOK, "astrology")
+
+
+@pytest.mark.parametrize("method", ALL_METHODS)
+def test_extreme_books_converge(method: Method) -> None:
+    extreme = np.array([[1.01, 1.01], [1.001, 1000.0], [1.5, 1.5], [60.0, 70.0]])
+    result = demargin(extreme, method)
+    assert result.converged.all()
+    assert result.probabilities.sum(axis=1) == pytest.approx(np.ones(4))

@@ -179,9 +179,10 @@ def _power(implied: NDArray[np.float64], tolerance: float, max_iterations: int) 
         return powered.sum(axis=1) - 1.0, (powered * logs[rows]).sum(axis=1)
 
     n = len(implied)
-    # Σ π^k decreases in k (every π < 1); π^k is within [min π^k ...] so k in (0, 50] is ample.
+    # Σ π^k decreases in k (every π < 1). The bracket covers books with implied sums from
+    # about 0.01 to far beyond any real overround (odds of 1.01 on both sides need k ≈ 70).
     k, converged = _solve_rows(
-        total, np.ones(n), np.full(n, 1e-6), np.full(n, 50.0), tolerance, max_iterations
+        total, np.ones(n), np.full(n, 1e-6), np.full(n, 1e4), tolerance, max_iterations
     )
     probabilities = np.exp(k[:, None] * logs)
     return probabilities / probabilities.sum(axis=1, keepdims=True), k, converged
@@ -211,7 +212,7 @@ def _shin(implied: NDArray[np.float64], tolerance: float, max_iterations: int) -
     n = len(implied)
     # Σp decreases in z; z < 0 is allowed so books with a negative margin still solve.
     z, converged = _solve_rows(
-        total, np.zeros(n), np.full(n, -0.5), np.full(n, 0.99), tolerance, max_iterations
+        total, np.zeros(n), np.full(n, -0.99), np.full(n, 0.999), tolerance, max_iterations
     )
     probabilities, _ = _shin_probabilities(z, implied)
     return probabilities / probabilities.sum(axis=1, keepdims=True), z, converged
@@ -231,7 +232,7 @@ def _odds_ratio(implied: NDArray[np.float64], tolerance: float, max_iterations: 
 
     n = len(implied)
     c, converged = _solve_rows(
-        total, np.ones(n), np.full(n, 1e-3), np.full(n, 1e3), tolerance, max_iterations
+        total, np.ones(n), np.full(n, 1e-6), np.full(n, 1e6), tolerance, max_iterations
     )
     probabilities = probabilities_for(c, implied)
     return probabilities / probabilities.sum(axis=1, keepdims=True), c, converged
