@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +24,8 @@ from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import SchemaNotCurrentError, require_current_schema, upgrade_to_head
 from app.domain.football_data import FileFormatError
 from app.domain.odds_api import EVENTS
-from app.domain.records import optional_season
-from app.services import ingest, teams
+from app.domain.records import as_utc, optional_season
+from app.services import ingest, refit, scheduling, teams
 from app.services.ingest import IngestReport
 from app.settings import Settings, get_settings
 
@@ -102,6 +104,70 @@ def migrate_command() -> None:
     settings = _settings()
     upgrade_to_head(settings.database_url)
     console.print("database is at the newest schema")
+
+
+def _parse_until(value: str | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    try:
+        return as_utc(dt.datetime.fromisoformat(value))
+    except ValueError as error:
+        console.print(f"[red]--until: {error} (use ISO 8601, e.g. 2019-06-01T00:00:00Z)[/red]")
+        raise typer.Exit(2) from None
+
+
+@cli.command("refit")
+def refit_command(
+    until: Annotated[
+        str | None,
+        typer.Option(help="Pretend 'now' is this ISO 8601 moment (backtests); default: now."),
+    ] = None,
+    run_id: Annotated[
+        int | None, typer.Option(help="Carry out this queued run (used by POST /admin/refit).")
+    ] = None,
+) -> None:
+    """Refit the model once. Exits 0 when it succeeded, was rejected or was skipped."""
+    settings = _settings()
+    _configure_logging()
+    engine, _factory = _open_database(settings)
+    try:
+        outcome = refit.run_refit(
+            engine,
+            settings,
+            trigger="api" if run_id else "cli",
+            until=_parse_until(until),
+            run_id=run_id,
+        )
+    except refit.RefitError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
+    output.print(f"refit run {outcome.run_id} {outcome.status}: {outcome.message}", soft_wrap=True)
+    if outcome.status == "failed":
+        raise typer.Exit(1)
+
+
+@cli.command("scheduler")
+def scheduler_command(
+    run_now: Annotated[
+        bool, typer.Option("--run-now", help="Refit once at start, then keep the schedule.")
+    ] = False,
+) -> None:
+    """Refit on the ODDSBOOST_REFIT_CRON schedule (UTC) until stopped with SIGTERM or SIGINT."""
+    settings = _settings()
+    _configure_logging()
+    engine, _factory = _open_database(settings)
+    try:
+        scheduling.run_scheduler(engine, settings, run_now=run_now)
+    finally:
+        engine.dispose()
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
 
 
 @dataclass

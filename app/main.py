@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 
 from fastapi import FastAPI
 
 import app as package
 from app.api.errors import install_error_handlers
-from app.api.routers import admin, public
+from app.api.routers import admin, predict, public
 from app.db.engine import make_engine, make_session_factory
 from app.db.migrate import require_current_schema
+from app.services.serving import ModelCache
 from app.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
 
 DESCRIPTION = """
 Football 1X2 forecasts from bookmakers' odds. Each bookmaker is treated as an
@@ -22,6 +27,20 @@ learns how much to trust each bookmaker, and serves ensemble probabilities.
 Admin endpoints need the `X-API-Key` header (the value of `ODDSBOOST_ADMIN_API_KEY`).
 Timestamps are ISO 8601; one without an offset is taken as UTC.
 """
+
+
+async def _keep_model_fresh(cache: ModelCache, interval: float) -> None:
+    """Pick up a newly activated model version within ``interval`` seconds.
+
+    The check runs in a worker thread, so a slow database never blocks a request; a failed
+    check keeps the current model and is retried next time.
+    """
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await asyncio.to_thread(cache.refresh)
+        except Exception:
+            log.exception("could not check for a new model version; keeping the current one")
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -35,9 +54,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.engine = engine
         app.state.session_factory = make_session_factory(engine)
         app.state.write_session_factory = make_session_factory(engine, for_writes=True)
+        app.state.models = ModelCache(app.state.session_factory)
+        app.state.models.refresh()
+        refresher = asyncio.create_task(
+            _keep_model_fresh(app.state.models, settings.model_refresh_seconds)
+        )
         try:
             yield
         finally:
+            refresher.cancel()
+            with suppress(asyncio.CancelledError):
+                await refresher
             engine.dispose()
 
     app = FastAPI(
@@ -48,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     install_error_handlers(app)
+    app.include_router(predict.router)
     app.include_router(public.router)
     app.include_router(admin.router)
     return app

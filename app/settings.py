@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from enum import Enum
 from functools import lru_cache
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.domain.odds import Method
 
 # Keys that look like a value copied from an example file rather than a real secret.
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})
@@ -40,6 +44,73 @@ class Settings(BaseSettings):
         default=500, ge=1, description="Largest `limit` accepted by paginated endpoints."
     )
 
+    # --- the model ------------------------------------------------------------------------
+    demargin_method: Method = Field(
+        default=Method.POWER,
+        description="How odds become probabilities: multiplicative, additive, power, shin "
+        "or odds_ratio.",
+    )
+    refit_phase: Literal["pre", "closing"] = Field(
+        default="pre", description="Which quotes the model learns from and predicts with."
+    )
+    refit_window_days: int = Field(
+        default=3 * 365, ge=30, description="Training window: settled matches this far back."
+    )
+    refit_validation_fraction: float = Field(
+        default=0.2,
+        gt=0,
+        lt=1,
+        description="Most recent share of the window held out to choose the number of rounds.",
+    )
+    refit_rounds_grid: list[int] = Field(
+        default=[1, 2, 5, 10, 20, 50, 100, 200],
+        min_length=1,
+        description="Numbers of boosting rounds tried; the lowest validation log loss wins.",
+    )
+    refit_min_matches: int = Field(
+        default=200, ge=10, description="Fewest usable settled matches a refit accepts."
+    )
+    refit_min_quotes: int = Field(
+        default=100,
+        ge=1,
+        description="Bookmakers with fewer usable quotes in the window are left out.",
+    )
+    promotion_tolerance: float = Field(
+        default=0.002,
+        ge=0,
+        description="A new version is rejected if its validation log loss is worse than the "
+        "active version's on the same matches by more than this.",
+    )
+    refit_cron: str = Field(
+        default="0 3 * * *", description="When `oddsboost scheduler` refits (cron, UTC)."
+    )
+    model_refresh_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="How often each API worker looks for a newly activated model version.",
+    )
+    predict_batch_max: int = Field(
+        default=1000, ge=1, description="Most items accepted by POST /predict/batch."
+    )
+
+    @field_validator("refit_rounds_grid")
+    @classmethod
+    def _positive_sorted_grid(cls, grid: list[int]) -> list[int]:
+        if any(rounds < 1 for rounds in grid):
+            raise ValueError("every number of rounds must be at least 1")
+        return sorted(set(grid))
+
+    @field_validator("refit_cron")
+    @classmethod
+    def _valid_cron(cls, expression: str) -> str:
+        from apscheduler.triggers.cron import CronTrigger
+
+        try:
+            CronTrigger.from_crontab(expression)
+        except ValueError as error:
+            raise ValueError(f"not a cron expression ({error})") from None
+        return expression
+
     @field_validator("database_url")
     @classmethod
     def _normalise_postgres_driver(cls, url: str) -> str:
@@ -72,3 +143,23 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """Settings of this process, read once from the environment."""
     return Settings()
+
+
+def settings_environment(settings: Settings) -> dict[str, str]:
+    """The settings as ``ODDSBOOST_*`` variables, so a child process sees the same ones.
+
+    Secrets are left out: no child process this service starts needs them.
+    """
+    environment: dict[str, str] = {}
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if value is None or isinstance(value, SecretStr):
+            continue
+        if isinstance(value, list):
+            text = json.dumps(value)
+        elif isinstance(value, Enum):
+            text = str(value.value)
+        else:
+            text = str(value)
+        environment[f"ODDSBOOST_{name.upper()}"] = text
+    return environment

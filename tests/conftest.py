@@ -145,3 +145,32 @@ def fresh_database_url(database_url: str, tmp_path: Path) -> Iterator[str]:
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+REFIT_SEASONS = ("E0_1516", "E0_1617", "E0_1718", "SP1_1516", "SP1_1617", "SP1_1718")
+
+
+@pytest.fixture
+def seeded_url(fresh_database_url: str, season_file: Callable[[str], Path]) -> str:
+    """A fresh database with three seasons of E0 and SP1 imported and committed."""
+    from app.db.engine import make_session_factory, session_scope
+    from app.services.ingest import import_football_data
+
+    upgrade_to_head(fresh_database_url)
+    engine = make_engine(fresh_database_url)
+    factory = make_session_factory(engine, for_writes=True)
+    for name in REFIT_SEASONS:
+        with session_scope(factory) as session:
+            import_football_data(session, season_file(name).read_bytes())
+    engine.dispose()
+    return fresh_database_url
+
+
+@pytest.fixture
+def refit_settings(seeded_url: str) -> Settings:
+    return Settings(
+        database_url=seeded_url,
+        admin_api_key=ADMIN_KEY,
+        refit_rounds_grid=[1, 5, 20, 50],
+        model_refresh_seconds=0.5,
+    )

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
     CheckConstraint,
     Date,
     DateTime,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     MetaData,
     SmallInteger,
     String,
+    Text,
     TypeDecorator,
     UniqueConstraint,
     text,
@@ -196,3 +198,81 @@ class OddsQuote(Base):
 
     match: Mapped[Match] = relationship()
     bookmaker: Mapped[Bookmaker] = relationship()
+
+
+class ModelVersion(Base):
+    """A fitted ensemble: how much to trust each bookmaker, and how it was validated.
+
+    At most one version is active (partial unique index). A version is ``active``,
+    ``retired`` (was active, replaced by a newer one) or ``rejected`` (failed promotion;
+    ``rejected_reason`` says why).
+    """
+
+    __tablename__ = "model_versions"
+    __table_args__ = (
+        Index(
+            "uq_model_versions_one_active",
+            "is_active",
+            unique=True,
+            sqlite_where=text("is_active"),
+            postgresql_where=text("is_active"),
+        ),
+        Index("ix_model_versions_created_at", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    algorithm: Mapped[str] = mapped_column(String(32))
+    method: Mapped[str] = mapped_column(String(32))
+    phase: Mapped[str] = mapped_column(String(8))
+    rounds: Mapped[int]
+    window_start: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    window_end: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    n_matches: Mapped[int]
+    # [{"code": "PS", "weight": 1.23, "chosen": 17}, ...] in pool order
+    bookmakers: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    # [{"rounds": 10, "log_loss": 0.97}, ...]
+    rounds_grid: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    # {"rows": n, "model": {...}, "consensus": {...}, "bookmakers": {...}, ...}
+    validation: Mapped[dict[str, Any]] = mapped_column(JSON)
+    is_active: Mapped[bool] = mapped_column(default=False)
+    activated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    rejected_reason: Mapped[str | None] = mapped_column(Text)
+    project_version: Mapped[str] = mapped_column(String(32))
+    fit_seconds: Mapped[float] = mapped_column(Float)
+
+    @property
+    def status(self) -> str:
+        if self.is_active:
+            return "active"
+        if self.rejected_reason is not None:
+            return "rejected"
+        return "retired"
+
+
+class RefitRun(Base):
+    """One attempt to refit: when, how it ended, and the version it produced if any."""
+
+    __tablename__ = "refit_runs"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('queued', 'running', 'succeeded', 'rejected', 'failed', 'skipped')",
+            name="status_code",
+        ),
+        Index("ix_refit_runs_started_at", "started_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    trigger: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    until: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    message: Mapped[str | None] = mapped_column(Text)
+    version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("model_versions.id", ondelete="SET NULL")
+    )
+    host: Mapped[str | None] = mapped_column(String(255))
+    pid: Mapped[int | None]
+
+    version: Mapped[ModelVersion | None] = relationship()

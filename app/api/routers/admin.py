@@ -4,22 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
-from app.api.deps import WriteSessionDep, require_admin
+from app.api.deps import SessionDep, SettingsDep, WriteSessionDep, require_admin
+from app.api.model_schemas import RefitAccepted, RefitIn, RefitRunOut
 from app.api.schemas import (
+    MAX_ID,
     AliasIn,
     AliasOut,
     IngestResponse,
     OddsUpload,
+    Page,
     ResultsUpload,
 )
+from app.db.models import RefitRun, utcnow
 from app.domain.odds_api import Event
 from app.domain.records import optional_season
-from app.services import ingest, teams
+from app.services import ingest, refit, teams
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
 
@@ -161,6 +165,63 @@ def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
 )
 def delete_alias(alias: str, session: WriteSessionDep) -> None:
     teams.remove_alias(session, alias)
+
+
+@router.post(
+    "/refit",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RefitAccepted,
+    responses=ADMIN_ERRORS,
+)
+def post_refit(
+    request: Request, settings: SettingsDep, body: Annotated[RefitIn | None, Body()] = None
+) -> RefitAccepted:
+    """Start a refit in a separate process and answer at once with its run id.
+
+    Follow it at ``GET /admin/refits/{id}``. If another refit is running, this one ends as
+    ``skipped``.
+    """
+    until = body.until if body is not None and body.until is not None else utcnow()
+    factory = request.app.state.write_session_factory
+    run_id = refit.create_run(factory, trigger="api", until=until)
+    try:
+        refit.start_refit_process(settings, run_id, until)
+    except OSError as error:
+        refit.finish_run(factory, run_id, "failed", f"could not start the refit process: {error}")
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, f"could not start the refit process: {error}"
+        ) from None
+    return RefitAccepted(run_id=run_id, status="queued", detail=f"/admin/refits/{run_id}")
+
+
+@router.get("/refits", response_model=Page[RefitRunOut], responses=ADMIN_ERRORS)
+def list_refits(
+    session: SessionDep,
+    settings: SettingsDep,
+    limit: Annotated[int, Query(ge=1)] = 20,
+    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+) -> Page[RefitRunOut]:
+    """Refit runs, newest first."""
+    if limit > settings.page_size_max:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT, f"limit must be at most {settings.page_size_max}"
+        )
+    runs, total = refit.latest_runs(session, limit=limit, offset=offset)
+    return Page[RefitRunOut](
+        items=[RefitRunOut.of(r) for r in runs], total=total, limit=limit, offset=offset
+    )
+
+
+@router.get(
+    "/refits/{run_id}",
+    response_model=RefitRunOut,
+    responses={**ADMIN_ERRORS, 404: {"description": "No such run."}},
+)
+def get_refit(run_id: Annotated[int, Path(ge=1, le=MAX_ID)], session: SessionDep) -> RefitRunOut:
+    run = session.get(RefitRun, run_id)
+    if run is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no refit run {run_id}")
+    return RefitRunOut.of(run)
 
 
 async def _uploaded_bytes(request: Request) -> bytes:

@@ -1,0 +1,291 @@
+"""Bodies of the predict, model-version and refit endpoints."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from app.api.schemas import MAX_ID, Code, StrictModel, TeamName, UtcDateTime
+from app.db.models import ModelVersion, RefitRun
+from app.domain.ensemble import Ensemble, MatchPrediction
+from app.domain.records import check_price
+
+INLINE_ODDS_MAX = 100
+
+
+class OddsIn(StrictModel):
+    bookmaker: Code
+    home: float
+    draw: float
+    away: float
+
+    @model_validator(mode="after")
+    def _valid_prices(self) -> OddsIn:
+        for name in ("home", "draw", "away"):
+            try:
+                check_price(getattr(self, name))
+            except ValueError as error:
+                raise ValueError(f"bookmaker {self.bookmaker!r}, {name}: {error}") from None
+        return self
+
+
+class PredictIn(StrictModel):
+    """Either a stored match (``match_id``) or an inline match with its ``odds``."""
+
+    match_id: Annotated[int, Field(ge=1, le=MAX_ID)] | None = None
+    home_team: TeamName | None = None
+    away_team: TeamName | None = None
+    competition: Code | None = None
+    kickoff: UtcDateTime | None = None
+    odds: Annotated[list[OddsIn], Field(min_length=1, max_length=INLINE_ODDS_MAX)] | None = None
+
+    model_config = StrictModel.model_config | {
+        "json_schema_extra": {
+            "examples": [
+                {"match_id": 17},
+                {
+                    "home_team": "Arsenal",
+                    "away_team": "Chelsea",
+                    "competition": "E0",
+                    "kickoff": "2026-11-22T15:00:00Z",
+                    "odds": [
+                        {"bookmaker": "B365", "home": 2.10, "draw": 3.40, "away": 3.60},
+                        {"bookmaker": "PS", "home": 2.15, "draw": 3.45, "away": 3.55},
+                    ],
+                },
+            ]
+        }
+    }
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> PredictIn:
+        inline = (self.home_team, self.away_team, self.competition, self.kickoff, self.odds)
+        if self.match_id is not None:
+            if any(value is not None for value in inline):
+                raise ValueError("give either 'match_id' or an inline match with 'odds', not both")
+            return self
+        if self.odds is None:
+            raise ValueError("give 'match_id' or 'odds'")
+        codes = [odds.bookmaker for odds in self.odds]
+        repeated = sorted({code for code in codes if codes.count(code) > 1})
+        if repeated:
+            raise ValueError(f"bookmaker {repeated[0]!r} appears more than once in 'odds'")
+        if self.home_team is not None and self.home_team == self.away_team:
+            raise ValueError("home_team and away_team must differ")
+        return self
+
+
+class BatchIn(StrictModel):
+    items: list[dict[str, Any]] = Field(
+        min_length=1,
+        description="Up to ODDSBOOST_PREDICT_BATCH_MAX predict requests; each is checked on "
+        "its own, so one bad item does not fail the others.",
+        examples=[
+            [
+                {"match_id": 17},
+                {"odds": [{"bookmaker": "PS", "home": 2.1, "draw": 3.4, "away": 3.6}]},
+            ]
+        ],
+    )
+
+
+class OutcomeValues(BaseModel):
+    home: float
+    draw: float
+    away: float
+
+    @classmethod
+    def of(cls, values: tuple[float, float, float]) -> OutcomeValues:
+        return cls(home=values[0], draw=values[1], away=values[2])
+
+
+class ModelRef(BaseModel):
+    version: int | None
+    algorithm: str
+    fitted_at: dt.datetime | None
+    rounds: int
+    method: str
+    phase: str
+
+    @classmethod
+    def of(cls, ensemble: Ensemble) -> ModelRef:
+        return cls(
+            version=ensemble.version,
+            algorithm=ensemble.algorithm,
+            fitted_at=ensemble.fitted_at,
+            rounds=ensemble.rounds,
+            method=str(ensemble.method),
+            phase=ensemble.phase,
+        )
+
+
+class BookmakerUse(BaseModel):
+    code: str
+    weight: float | None = Field(description="Weight in the model; null when no model is active.")
+    probabilities: OutcomeValues = Field(description="This bookmaker's de-margined probabilities.")
+
+
+class IgnoredOut(BaseModel):
+    code: str
+    reason: str
+
+
+class MatchSummary(BaseModel):
+    id: int | None = None
+    competition: str | None = None
+    home_team: str | None = None
+    away_team: str | None = None
+    kickoff: dt.datetime | None = None
+
+
+NO_MODEL_NOTE = "no model has been fitted yet: the probabilities are the bookmakers' consensus"
+OUTSIDE_POOL_NOTE = (
+    "none of the quoted bookmakers is in the model: the probabilities are their consensus"
+)
+
+
+class PredictionOut(BaseModel):
+    match: MatchSummary
+    probabilities: OutcomeValues = Field(description="Sum to 1.")
+    outcome: Literal["1", "X", "2"] = Field(description="The most probable outcome.")
+    fair_odds: OutcomeValues = Field(description="1 / probability.")
+    model: ModelRef | None = Field(description="The model version used; null before the first fit.")
+    basis: Literal["model", "consensus"] = Field(
+        description="'model': the weighted ensemble; 'consensus': the plain mean of the quotes."
+    )
+    note: str | None = None
+    bookmakers: list[BookmakerUse] = Field(description="Bookmakers whose quotes were used.")
+    ignored_bookmakers: list[IgnoredOut]
+    consensus: OutcomeValues = Field(description="Plain mean of all de-margined quotes.")
+
+    @classmethod
+    def of(
+        cls, prediction: MatchPrediction, ensemble: Ensemble | None, match: MatchSummary
+    ) -> PredictionOut:
+        probabilities = prediction.probabilities
+        note = None
+        if ensemble is None:
+            note = NO_MODEL_NOTE
+        elif prediction.basis == "consensus":
+            note = OUTSIDE_POOL_NOTE
+        return cls(
+            match=match,
+            probabilities=OutcomeValues.of(probabilities),
+            outcome=prediction.outcome,
+            fair_odds=OutcomeValues.of(_fair_odds(probabilities)),
+            model=None if ensemble is None else ModelRef.of(ensemble),
+            basis=prediction.basis,
+            note=note,
+            bookmakers=[
+                BookmakerUse(
+                    code=u.code, weight=u.weight, probabilities=OutcomeValues.of(u.probabilities)
+                )
+                for u in prediction.used
+            ],
+            ignored_bookmakers=[
+                IgnoredOut(code=i.code, reason=i.reason) for i in prediction.ignored
+            ],
+            consensus=OutcomeValues.of(prediction.consensus),
+        )
+
+
+def _fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, float]:
+    home, draw, away = (1.0 / max(p, 1e-12) for p in probabilities)
+    return (home, draw, away)
+
+
+class BatchItemOut(BaseModel):
+    index: int
+    status: int = Field(description="The HTTP status this item would have had on /predict.")
+    prediction: PredictionOut | None = None
+    error: Any = None
+
+
+class BatchOut(BaseModel):
+    results: list[BatchItemOut]
+
+
+class BookmakerWeightOut(BaseModel):
+    code: str
+    weight: float
+    chosen: int = Field(description="Rounds that chose this bookmaker.")
+
+
+class ModelVersionOut(BaseModel):
+    id: int
+    status: Literal["active", "retired", "rejected"]
+    algorithm: str
+    method: str
+    phase: str
+    rounds: int
+    created_at: dt.datetime
+    activated_at: dt.datetime | None
+    window_start: dt.datetime
+    window_end: dt.datetime
+    n_matches: int
+    bookmakers: list[BookmakerWeightOut]
+    rounds_grid: list[dict[str, float]]
+    validation: dict[str, Any]
+    rejected_reason: str | None
+    project_version: str
+    fit_seconds: float
+
+    @classmethod
+    def of(cls, version: ModelVersion) -> ModelVersionOut:
+        return cls(
+            id=version.id,
+            status=version.status,
+            algorithm=version.algorithm,
+            method=version.method,
+            phase=version.phase,
+            rounds=version.rounds,
+            created_at=version.created_at,
+            activated_at=version.activated_at,
+            window_start=version.window_start,
+            window_end=version.window_end,
+            n_matches=version.n_matches,
+            bookmakers=[BookmakerWeightOut(**b) for b in version.bookmakers],
+            rounds_grid=version.rounds_grid,
+            validation=version.validation,
+            rejected_reason=version.rejected_reason,
+            project_version=version.project_version,
+            fit_seconds=version.fit_seconds,
+        )
+
+
+class RefitIn(StrictModel):
+    until: UtcDateTime | None = Field(
+        default=None, description="Pretend 'now' is this moment (for backtests); default: now."
+    )
+
+
+class RefitAccepted(BaseModel):
+    run_id: int
+    status: Literal["queued"]
+    detail: str
+
+
+class RefitRunOut(BaseModel):
+    id: int
+    trigger: str
+    status: Literal["queued", "running", "succeeded", "rejected", "failed", "skipped"]
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    until: dt.datetime
+    message: str | None
+    version_id: int | None
+
+    @classmethod
+    def of(cls, run: RefitRun) -> RefitRunOut:
+        return cls(
+            id=run.id,
+            trigger=run.trigger,
+            status=run.status,
+            started_at=run.started_at,
+            finished_at=run.finished_at,
+            until=run.until,
+            message=run.message,
+            version_id=run.version_id,
+        )

@@ -1,0 +1,243 @@
+"""The ensemble of bookmakers: fitting with a validated number of rounds, scoring, predicting.
+
+Shared by the refit service, the backtest and the predict endpoint, so that what is
+evaluated is what is served.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.domain.odds import Method, demargin
+from app.domain.training import OUTCOMES, TrainingSet
+from boosting import (
+    AdaBoostM2,
+    accuracy,
+    brier_score,
+    log_loss,
+    log_loss_rows,
+    ranked_probability_score,
+    weighted_vote,
+)
+
+ALGORITHM = "adaboost.m2"
+
+
+@dataclass(frozen=True)
+class Ensemble:
+    """What a model version serves: a weight per bookmaker and how odds are read."""
+
+    bookmakers: tuple[str, ...]
+    weights: NDArray[np.float64]
+    method: Method
+    phase: str
+    rounds: int
+    version: int | None = None
+    fitted_at: dt.datetime | None = None
+    algorithm: str = ALGORITHM
+    chosen: tuple[int, ...] = ()
+
+    def predict_proba(self, H: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Probabilities for matches laid out over this ensemble's bookmakers (NaN: absent)."""
+        return weighted_vote(H, self.weights)
+
+    @classmethod
+    def from_model(cls, model: AdaBoostM2, training: TrainingSet, **extra: Any) -> Ensemble:
+        return cls(
+            bookmakers=training.bookmakers,
+            weights=model.hypothesis_weights_.copy(),
+            method=training.method,
+            phase=training.phase,
+            rounds=model.n_rounds,
+            chosen=tuple(int(c) for c in model.selection_counts_),
+            **extra,
+        )
+
+
+# --- fitting ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoundsChoice:
+    rounds: int
+    grid: list[dict[str, float]]  # [{"rounds": T, "log_loss": x}, ...]
+    model: AdaBoostM2  # fitted on the training part with the chosen rounds
+
+
+def split_by_kickoff(
+    training: TrainingSet, validation_fraction: float
+) -> tuple[TrainingSet, TrainingSet]:
+    """The earlier part for fitting, the most recent ``validation_fraction`` for validation."""
+    order = np.argsort(training.kickoff, kind="stable")
+    n_validation = max(1, round(len(order) * validation_fraction))
+    if n_validation >= len(order):
+        raise ValueError("too few matches to hold out a validation part")
+    return training.rows(np.sort(order[:-n_validation])), training.rows(
+        np.sort(order[-n_validation:])
+    )
+
+
+def choose_rounds(
+    fit_part: TrainingSet,
+    validation: TrainingSet,
+    grid: Sequence[int],
+    *,
+    sample_weight: NDArray[np.float64] | None = None,
+) -> RoundsChoice:
+    """The T of ``grid`` with the lowest validation log loss (ties: the smaller T).
+
+    One fit with the largest T; the prediction after each round comes from the staged
+    predictions, so every T of the grid costs nothing extra. A fit that stops early (no
+    bookmaker better than chance) gives the same prediction for every larger T.
+    """
+    grid = sorted(set(grid))
+    model = AdaBoostM2(n_rounds=grid[-1]).fit(fit_part.H, fit_part.y, sample_weight=sample_weight)
+    staged = list(model.staged_predict_proba(validation.H)) if model.n_rounds_ else []
+    no_rounds = model.predict_proba(validation.H)  # the consensus, if no round was kept
+    scores: list[dict[str, float]] = []
+    for rounds in grid:
+        proba = staged[min(rounds, len(staged)) - 1] if staged else no_rounds
+        scores.append({"rounds": rounds, "log_loss": log_loss(validation.y, proba)})
+    best = min(scores, key=lambda s: (s["log_loss"], s["rounds"]))
+    chosen = AdaBoostM2(n_rounds=int(best["rounds"])).fit(
+        fit_part.H, fit_part.y, sample_weight=sample_weight
+    )
+    return RoundsChoice(int(best["rounds"]), scores, chosen)
+
+
+# --- scoring ------------------------------------------------------------------------------
+
+
+def scores(y: NDArray[np.intp], proba: NDArray[np.float64]) -> dict[str, float]:
+    return {
+        "log_loss": log_loss(y, proba),
+        "brier": brier_score(y, proba),
+        "rps": ranked_probability_score(y, proba),
+        "accuracy": accuracy(y, proba),
+    }
+
+
+def validation_report(validation: TrainingSet, model_proba: NDArray[np.float64]) -> dict[str, Any]:
+    """Scores of the model, the consensus and every bookmaker on the validation matches.
+
+    Model and consensus are scored on every validation match. A bookmaker is scored on the
+    matches it quoted, next to the model on exactly those matches.
+    """
+    report: dict[str, Any] = {
+        "rows": len(validation),
+        "model": scores(validation.y, model_proba),
+        "consensus": scores(validation.y, validation.consensus()),
+        "bookmakers": {},
+    }
+    for index, code in enumerate(validation.bookmakers):
+        quoted = ~np.isnan(validation.H[:, index, 0])
+        if not quoted.any():
+            continue
+        report["bookmakers"][code] = {
+            "rows": int(quoted.sum()),
+            **scores(validation.y[quoted], validation.H[quoted, index, :]),
+            "model_log_loss": log_loss(validation.y[quoted], model_proba[quoted]),
+        }
+    return report
+
+
+def mean_log_loss(y: NDArray[np.intp], proba: NDArray[np.float64]) -> float:
+    return float(log_loss_rows(y, proba).mean())
+
+
+# --- predicting one match -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QuotedOdds:
+    bookmaker: str
+    home: float
+    draw: float
+    away: float
+
+
+@dataclass(frozen=True, slots=True)
+class UsedBookmaker:
+    code: str
+    weight: float | None  # None when no model is active
+    probabilities: tuple[float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoredBookmaker:
+    code: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class MatchPrediction:
+    probabilities: tuple[float, float, float]
+    basis: Literal["model", "consensus"]
+    consensus: tuple[float, float, float]
+    used: list[UsedBookmaker] = field(default_factory=list)
+    ignored: list[IgnoredBookmaker] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> str:
+        return OUTCOMES[int(np.argmax(self.probabilities))]
+
+
+class NoUsableQuoteError(ValueError):
+    """Nothing to predict from: no quote at all."""
+
+
+def predict_match(
+    odds: Sequence[QuotedOdds], ensemble: Ensemble | None, default_method: Method
+) -> MatchPrediction:
+    """Combine one match's quotes with the active ensemble (or give the consensus).
+
+    Quotes from bookmakers outside the ensemble's pool are ignored (and listed). If none
+    of the quoted bookmakers is in the pool, or no model is active, the probabilities are
+    the consensus: the plain mean of the de-margined quotes, labelled as such.
+    """
+    if not odds:
+        raise NoUsableQuoteError("no usable quote for this match")
+    method = ensemble.method if ensemble is not None else default_method
+    converted = demargin([[q.home, q.draw, q.away] for q in odds], method)
+    probabilities = converted.probabilities
+    consensus = _triple(probabilities.mean(axis=0))
+    if ensemble is None:
+        everyone = [
+            UsedBookmaker(q.bookmaker, None, _triple(p))
+            for q, p in zip(odds, probabilities, strict=True)
+        ]
+        return MatchPrediction(consensus, "consensus", consensus, everyone)
+
+    column = {code: index for index, code in enumerate(ensemble.bookmakers)}
+    H = np.full((1, len(ensemble.bookmakers), len(OUTCOMES)), np.nan)
+    used: list[UsedBookmaker] = []
+    ignored: list[IgnoredBookmaker] = []
+    for quote, row in zip(odds, probabilities, strict=True):
+        index = column.get(quote.bookmaker)
+        if index is None:
+            ignored.append(
+                IgnoredBookmaker(quote.bookmaker, "not in the model's pool of bookmakers")
+            )
+            continue
+        H[0, index] = row
+        used.append(UsedBookmaker(quote.bookmaker, float(ensemble.weights[index]), _triple(row)))
+    if not used:
+        return MatchPrediction(consensus, "consensus", consensus, [], ignored)
+    return MatchPrediction(_triple(ensemble.predict_proba(H)[0]), "model", consensus, used, ignored)
+
+
+def _triple(values: NDArray[np.float64]) -> tuple[float, float, float]:
+    return (float(values[0]), float(values[1]), float(values[2]))
+
+
+def ensemble_from_weights(weights: Mapping[str, float], **fields: Any) -> Ensemble:
+    codes = tuple(weights)
+    return Ensemble(
+        bookmakers=codes, weights=np.array([weights[c] for c in codes], dtype=np.float64), **fields
+    )

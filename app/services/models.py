@@ -1,0 +1,123 @@
+"""Model versions: reading the active one, listing, and what the refit reads from the database."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+import numpy as np
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from app.db.models import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
+from app.domain.ensemble import Ensemble
+from app.domain.odds import Method
+from app.domain.training import OUTCOME_INDEX, UNSETTLED, MatchTable, QuoteTable
+
+
+def ensemble_of(version: ModelVersion) -> Ensemble:
+    return Ensemble(
+        bookmakers=tuple(str(b["code"]) for b in version.bookmakers),
+        weights=np.array([float(b["weight"]) for b in version.bookmakers], dtype=np.float64),
+        method=Method(version.method),
+        phase=version.phase,
+        rounds=version.rounds,
+        version=version.id,
+        fitted_at=version.created_at,
+        algorithm=version.algorithm,
+        chosen=tuple(int(b["chosen"]) for b in version.bookmakers),
+    )
+
+
+def active_version(session: Session) -> ModelVersion | None:
+    return session.scalar(select(ModelVersion).where(ModelVersion.is_active))
+
+
+def active_version_id(session: Session) -> int | None:
+    return session.scalar(select(ModelVersion.id).where(ModelVersion.is_active))
+
+
+def activate(session: Session, version: ModelVersion) -> None:
+    """Make ``version`` the only active one, inside the caller's transaction.
+
+    Both statements run in one transaction, so every reader sees either the old active
+    version or the new one, never none and never two (the partial unique index would
+    refuse two).
+    """
+    session.execute(update(ModelVersion).where(ModelVersion.is_active).values(is_active=False))
+    session.flush()
+    version.is_active = True
+    version.activated_at = utcnow()
+    session.flush()
+
+
+def list_versions(session: Session, *, limit: int, offset: int) -> tuple[list[ModelVersion], int]:
+    total = session.scalar(select(func.count()).select_from(ModelVersion)) or 0
+    page = session.scalars(
+        select(ModelVersion).order_by(ModelVersion.id.desc()).limit(limit).offset(offset)
+    ).all()
+    return list(page), total
+
+
+def load_tables(
+    session: Session, *, start: dt.datetime, end: dt.datetime, settled_only: bool = True
+) -> tuple[MatchTable, QuoteTable]:
+    """Matches with kickoff in [start, end) and all their quotes, as column tables."""
+    conditions = [Match.kickoff >= start, Match.kickoff < end]
+    if settled_only:
+        conditions.append(Match.result.is_not(None))
+    match_rows = session.execute(
+        select(Match.id, Match.kickoff, Match.result, Competition.code, Match.season)
+        .join(Competition, Match.competition_id == Competition.id)
+        .where(*conditions)
+        .order_by(Match.id)
+    ).all()
+    quote_rows = session.execute(
+        select(
+            OddsQuote.match_id,
+            Bookmaker.code,
+            OddsQuote.phase,
+            OddsQuote.captured_at,
+            OddsQuote.received_at,
+            OddsQuote.home,
+            OddsQuote.draw,
+            OddsQuote.away,
+        )
+        .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
+        .join(Match, OddsQuote.match_id == Match.id)
+        .where(*conditions)
+    ).all()
+    return tables_from_rows(match_rows, quote_rows)
+
+
+def tables_from_rows(
+    match_rows: Sequence[tuple[int, dt.datetime, str | None, str, str]],
+    quote_rows: Sequence[
+        tuple[int, str, str, dt.datetime | None, dt.datetime, float, float, float]
+    ],
+) -> tuple[MatchTable, QuoteTable]:
+    ids = np.array([row[0] for row in match_rows], dtype=np.int64)
+    matches = MatchTable(
+        ids=ids,
+        kickoff=np.array([row[1].timestamp() for row in match_rows], dtype=np.float64),
+        result=np.array(
+            [UNSETTLED if row[2] is None else OUTCOME_INDEX[row[2]] for row in match_rows],
+            dtype=np.intp,
+        ),
+        competition=np.array([row[3] for row in match_rows], dtype=str).reshape(-1),
+        season=np.array([row[4] for row in match_rows], dtype=str).reshape(-1),
+    )
+    order = np.argsort(ids)
+    quote_match_ids = np.array([row[0] for row in quote_rows], dtype=np.int64)
+    quotes = QuoteTable(
+        match=order[np.searchsorted(ids, quote_match_ids, sorter=order)].astype(np.intp),
+        bookmaker=np.array([row[1] for row in quote_rows], dtype=str).reshape(-1),
+        phase=np.array([row[2] for row in quote_rows], dtype=str).reshape(-1),
+        captured_at=np.array(
+            [np.nan if row[3] is None else row[3].timestamp() for row in quote_rows],
+            dtype=np.float64,
+        ),
+        received_at=np.array([row[4].timestamp() for row in quote_rows], dtype=np.float64),
+        prices=np.array([row[5:8] for row in quote_rows], dtype=np.float64).reshape(-1, 3),
+    )
+    return matches, quotes

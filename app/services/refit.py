@@ -1,0 +1,341 @@
+"""The nightly refit: learn how much to trust each bookmaker from recent settled matches.
+
+``run_refit`` is the one entry point for ``oddsboost refit``, the scheduler and
+``POST /admin/refit`` (which starts ``oddsboost refit --run-id`` in its own process). It
+records the run, takes the refit lock (a second concurrent refit is recorded as
+``skipped``), fits, validates, and stores a new model version; the version becomes active
+in the same transaction unless it fails the promotion rule. Any failure leaves the active
+version untouched and records a ``failed`` run whose message says what to do.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+import app as package
+from app.db.engine import make_session_factory
+from app.db.models import ModelVersion, RefitRun, utcnow
+from app.domain.ensemble import (
+    ALGORITHM,
+    Ensemble,
+    choose_rounds,
+    mean_log_loss,
+    split_by_kickoff,
+    validation_report,
+)
+from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_training_set
+from app.services.locks import refit_lock
+from app.services.models import activate, active_version, ensemble_of, load_tables
+from app.settings import Settings, settings_environment
+from boosting import AdaBoostM2
+
+log = logging.getLogger(__name__)
+
+FINISHED = ("succeeded", "rejected", "failed", "skipped")
+
+
+class RefitError(RuntimeError):
+    """A refit that cannot proceed; the message says what to do about it."""
+
+
+class RefitCancelledError(RuntimeError):
+    """The process was asked to stop before the refit finished."""
+
+
+@dataclass(frozen=True)
+class RefitOutcome:
+    run_id: int
+    status: str  # succeeded, rejected, failed or skipped
+    message: str
+    version_id: int | None = None
+
+
+def create_run(
+    factory: sessionmaker[Session], *, trigger: str, until: dt.datetime, status: str = "queued"
+) -> int:
+    with factory.begin() as session:
+        run = RefitRun(trigger=trigger, status=status, until=until, started_at=utcnow())
+        session.add(run)
+        session.flush()
+        return run.id
+
+
+def start_refit_process(settings: Settings, run_id: int, until: dt.datetime) -> None:
+    """Run ``oddsboost refit --run-id`` in a new process with these settings; do not wait.
+
+    The process outlives the request (and the worker), and the refit lock keeps it from
+    overlapping another refit. A thread reaps it when it exits.
+    """
+    command = [
+        sys.executable,
+        "-m",
+        "app",
+        "refit",
+        "--run-id",
+        str(run_id),
+        "--until",
+        until.isoformat(),
+    ]
+    process = subprocess.Popen(  # noqa: S603 - a fixed command line, no shell
+        command,
+        env={**os.environ, **settings_environment(settings)},
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    threading.Thread(target=process.wait, name=f"refit-{run_id}", daemon=True).start()
+
+
+def finish_run(
+    factory: sessionmaker[Session],
+    run_id: int,
+    status: str,
+    message: str,
+    version_id: int | None = None,
+) -> None:
+    with factory.begin() as session:
+        session.execute(
+            update(RefitRun)
+            .where(RefitRun.id == run_id)
+            .values(status=status, message=message, version_id=version_id, finished_at=utcnow())
+        )
+
+
+def run_refit(
+    engine: Engine,
+    settings: Settings,
+    *,
+    trigger: str,
+    until: dt.datetime | None = None,
+    run_id: int | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> RefitOutcome:
+    """Refit once; never raises for a failed fit (the run records it)."""
+    until = until or utcnow()
+    factory = make_session_factory(engine, for_writes=True)
+    if run_id is None:
+        run_id = create_run(factory, trigger=trigger, until=until, status="running")
+    else:
+        _claim_run(factory, run_id, until)
+    with refit_lock(engine) as taken:
+        if not taken:
+            message = "another refit is running; this one did nothing"
+            finish_run(factory, run_id, "skipped", message)
+            log.info("refit %s skipped: %s", run_id, message)
+            return RefitOutcome(run_id, "skipped", message)
+        _abandon_stale_runs(factory, run_id)
+        try:
+            outcome = _refit(factory, settings, run_id=run_id, until=until, should_stop=should_stop)
+        except RefitCancelledError:
+            message = "stopped by a shutdown before it finished; the active model is unchanged"
+            finish_run(factory, run_id, "failed", message)
+            return RefitOutcome(run_id, "failed", message)
+        except RefitError as error:
+            finish_run(factory, run_id, "failed", str(error))
+            log.warning("refit %s failed: %s", run_id, error)
+            return RefitOutcome(run_id, "failed", str(error))
+        except Exception as error:
+            log.exception("refit %s failed", run_id)
+            message = (
+                f"{type(error).__name__}: {error}. The active model is unchanged; see the "
+                "refit's log for the traceback, fix the cause and run `oddsboost refit` again."
+            )
+            finish_run(factory, run_id, "failed", message)
+            return RefitOutcome(run_id, "failed", message)
+    log.info("refit %s %s: %s", run_id, outcome.status, outcome.message)
+    return outcome
+
+
+def _claim_run(factory: sessionmaker[Session], run_id: int, until: dt.datetime) -> None:
+    with factory.begin() as session:
+        run = session.get(RefitRun, run_id)
+        if run is None:
+            raise RefitError(f"no refit run {run_id}")
+        if run.status in FINISHED:
+            raise RefitError(f"refit run {run_id} has already finished ({run.status})")
+        run.status, run.until = "running", until
+        run.host, run.pid = socket.gethostname()[:255], os.getpid()
+
+
+def _abandon_stale_runs(factory: sessionmaker[Session], current: int) -> None:
+    """Runs still marked running while this process holds the lock belong to dead processes."""
+    with factory.begin() as session:
+        session.execute(
+            update(RefitRun)
+            .where(RefitRun.status == "running", RefitRun.id != current)
+            .values(
+                status="failed",
+                finished_at=utcnow(),
+                message="abandoned: the process running it stopped before it finished",
+            )
+        )
+
+
+def _refit(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    *,
+    run_id: int,
+    until: dt.datetime,
+    should_stop: Callable[[], bool],
+) -> RefitOutcome:
+    started = time.perf_counter()
+    start = until - dt.timedelta(days=settings.refit_window_days)
+    with factory() as session:
+        matches, quotes = load_tables(session, start=start, end=until)
+    training = build_training_set(
+        matches,
+        quotes,
+        phase=settings.refit_phase,
+        method=settings.demargin_method,
+        min_quotes=settings.refit_min_quotes,
+    )
+    if len(training) < settings.refit_min_matches:
+        raise RefitError(
+            f"only {len(training)} settled matches with usable {settings.refit_phase} quotes "
+            f"between {start:%Y-%m-%d} and {until:%Y-%m-%d}; at least "
+            f"{settings.refit_min_matches} are needed. Import more seasons "
+            "(`oddsboost import football-data ...`), widen ODDSBOOST_REFIT_WINDOW_DAYS, or lower "
+            "ODDSBOOST_REFIT_MIN_MATCHES."
+        )
+    if len(training.bookmakers) == 0:  # pragma: no cover - implied by the check above
+        raise RefitError("no bookmaker has enough quotes; lower ODDSBOOST_REFIT_MIN_QUOTES")
+    _check(should_stop)
+    fit_part, validation = split_by_kickoff(training, settings.refit_validation_fraction)
+    choice = choose_rounds(fit_part, validation, settings.refit_rounds_grid)
+    validation_proba = choice.model.predict_proba(validation.H)
+    report = validation_report(validation, validation_proba)
+    _check(should_stop)
+    final = AdaBoostM2(n_rounds=choice.rounds).fit(training.H, training.y)
+    fit_seconds = time.perf_counter() - started
+
+    with factory.begin() as session:
+        current = active_version(session)
+        rejected_reason = None
+        if current is not None:
+            comparison = _compare_with_active(
+                ensemble_of(current), matches, quotes, validation, validation_proba
+            )
+            report["active_version"] = comparison
+            excess = (
+                comparison["model_log_loss"] - comparison["log_loss"] if comparison["rows"] else 0.0
+            )
+            if excess > settings.promotion_tolerance:
+                rejected_reason = (
+                    f"validation log loss {comparison['model_log_loss']:.4f} is worse than active "
+                    f"version {current.id}'s {comparison['log_loss']:.4f} on the same "
+                    f"{comparison['rows']} matches by {excess:.4f}, more than the tolerance "
+                    f"{settings.promotion_tolerance}"
+                )
+        version = ModelVersion(
+            created_at=utcnow(),
+            algorithm=ALGORITHM,
+            method=str(training.method),
+            phase=training.phase,
+            rounds=choice.rounds,
+            window_start=start,
+            window_end=until,
+            n_matches=len(training),
+            bookmakers=[
+                {"code": code, "weight": float(weight), "chosen": int(chosen)}
+                for code, weight, chosen in zip(
+                    training.bookmakers,
+                    final.hypothesis_weights_,
+                    final.selection_counts_,
+                    strict=True,
+                )
+            ],
+            rounds_grid=choice.grid,
+            validation={
+                **report,
+                "fit_rows": len(fit_part),
+                "dropped": training.dropped,
+                "stop_reason": str(final.stop_reason_),
+                "rounds_run": final.n_rounds_,
+            },
+            rejected_reason=rejected_reason,
+            project_version=package.__version__[:32],
+            fit_seconds=fit_seconds,
+        )
+        session.add(version)
+        session.flush()
+        if rejected_reason is None:
+            activate(session, version)
+            status = "succeeded"
+            message = (
+                f"version {version.id} is active: {choice.rounds} rounds over "
+                f"{len(training)} matches, validation log loss "
+                f"{report['model']['log_loss']:.4f} "
+                f"(consensus {report['consensus']['log_loss']:.4f})"
+            )
+        else:
+            status, message = "rejected", f"version {version.id} rejected: {rejected_reason}"
+        session.execute(
+            update(RefitRun)
+            .where(RefitRun.id == run_id)
+            .values(status=status, message=message, version_id=version.id, finished_at=utcnow())
+        )
+        return RefitOutcome(run_id, status, message, version.id)
+
+
+def _compare_with_active(
+    active: Ensemble,
+    matches: MatchTable,
+    quotes: QuoteTable,
+    validation: TrainingSet,
+    validation_proba: np.ndarray,
+) -> dict[str, Any]:
+    """Both models' log loss on the validation matches the active one can also predict.
+
+    The active version is read with its own method, phase and pool, from the same quotes.
+    """
+    laid_out = build_training_set(
+        matches, quotes, phase=active.phase, method=active.method, bookmakers=active.bookmakers
+    )
+    weights = dict(zip(active.bookmakers, active.weights, strict=True))
+    position = {match_id: row for row, match_id in enumerate(laid_out.match_ids)}
+    common = [i for i, match_id in enumerate(validation.match_ids) if match_id in position]
+    result: dict[str, Any] = {"id": active.version, "rows": len(common)}
+    if not common:
+        result.update(log_loss=None, model_log_loss=None)
+        return result
+    rows = np.array([position[validation.match_ids[i]] for i in common])
+    active_proba = Ensemble(
+        bookmakers=laid_out.bookmakers,
+        weights=np.array([weights[code] for code in laid_out.bookmakers]),
+        method=active.method,
+        phase=active.phase,
+        rounds=active.rounds,
+    ).predict_proba(laid_out.H[rows])
+    y = validation.y[common]
+    result.update(
+        log_loss=mean_log_loss(y, active_proba),
+        model_log_loss=mean_log_loss(y, validation_proba[common]),
+    )
+    return result
+
+
+def _check(should_stop: Callable[[], bool]) -> None:
+    if should_stop():
+        raise RefitCancelledError
+
+
+def latest_runs(session: Session, *, limit: int, offset: int) -> tuple[list[RefitRun], int]:
+    total = session.scalar(select(func.count()).select_from(RefitRun)) or 0
+    runs = session.scalars(
+        select(RefitRun).order_by(RefitRun.id.desc()).limit(limit).offset(offset)
+    ).all()
+    return list(runs), total

@@ -1,0 +1,66 @@
+"""``oddsboost scheduler``: refit on a cron schedule until told to stop.
+
+Several schedulers may run at once (on one machine or many): the refit lock lets one of
+them refit and records the others as ``skipped``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import signal
+import threading
+from types import FrameType
+from typing import Any
+
+from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.triggers.cron import CronTrigger
+from sqlalchemy import Engine
+
+from app.services.refit import run_refit
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) -> None:
+    """Block until SIGTERM or SIGINT. A refit in progress then stops at its next checkpoint,
+    is recorded as failed ("stopped by a shutdown"), and releases the lock before exit."""
+    stopping = threading.Event()
+    scheduler = BlockingScheduler(
+        timezone=dt.UTC,
+        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600},
+    )
+
+    def refit_job() -> None:
+        log.info("scheduled refit starting")
+        outcome = run_refit(engine, settings, trigger="scheduler", should_stop=stopping.is_set)
+        log.info("scheduled refit run %s %s: %s", outcome.run_id, outcome.status, outcome.message)
+
+    options: dict[str, Any] = {}
+    if run_now:
+        options["next_run_time"] = dt.datetime.now(dt.UTC)
+    scheduler.add_job(
+        refit_job,
+        CronTrigger.from_crontab(settings.refit_cron, timezone=dt.UTC),
+        id="refit",
+        name="refit",
+        **options,
+    )
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        log.info("%s received: stopping the scheduler", signal.Signals(signum).name)
+        stopping.set()
+        # Do not wait here: the job thread finishes (or stops at a checkpoint) on its own,
+        # and the interpreter waits for it before the process exits.
+        scheduler.shutdown(wait=False)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log.info(
+        "scheduler started: refit on %r (UTC)%s",
+        settings.refit_cron,
+        ", and now" if run_now else "",
+    )
+    scheduler.start()
+    log.info("scheduler stopped")

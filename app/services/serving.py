@@ -1,0 +1,112 @@
+"""What the predict endpoints need: the active ensemble in memory, and stored quotes of matches."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, aliased, sessionmaker
+
+from app.db.models import Bookmaker, Competition, Match, ModelVersion, OddsQuote, Team
+from app.domain.ensemble import Ensemble, QuotedOdds
+from app.domain.training import select_latest_valid
+from app.services.models import active_version_id, ensemble_of, tables_from_rows
+
+log = logging.getLogger(__name__)
+
+
+class ModelCache:
+    """The active ensemble of one process, swapped in whole when a new version is activated.
+
+    Requests read :attr:`ensemble` and never touch the database for the model. ``refresh``
+    runs off the request path (a background task calls it every few seconds); it costs one
+    indexed query unless the active version changed.
+    """
+
+    def __init__(self, factory: sessionmaker[Session]) -> None:
+        self._factory = factory
+        self._current: tuple[int | None, Ensemble | None] = (None, None)
+        self.loaded = False
+
+    @property
+    def ensemble(self) -> Ensemble | None:
+        return self._current[1]
+
+    def refresh(self) -> bool:
+        """Load the active version if it changed; returns whether it did."""
+        with self._factory() as session:
+            active_id = active_version_id(session)
+            if self.loaded and active_id == self._current[0]:
+                return False
+            version = session.get(ModelVersion, active_id) if active_id is not None else None
+            ensemble = ensemble_of(version) if version is not None else None
+        self._current = (active_id, ensemble)  # one assignment: readers see old or new
+        self.loaded = True
+        log.info("serving model version %s", active_id if active_id is not None else "none")
+        return True
+
+
+@dataclass
+class StoredMatch:
+    id: int
+    competition: str
+    home_team: str
+    away_team: str
+    kickoff: dt.datetime
+    odds: list[QuotedOdds] = field(default_factory=list)
+
+
+def stored_matches(
+    session: Session, match_ids: Sequence[int], *, phase: str
+) -> dict[int, StoredMatch]:
+    """The given matches with, per bookmaker, the latest quote of ``phase`` valid before kickoff."""
+    wanted = sorted(set(match_ids))
+    if not wanted:
+        return {}
+    home, away = aliased(Team), aliased(Team)
+    rows = session.execute(
+        select(
+            Match.id,
+            Match.kickoff,
+            Match.result,
+            Competition.code,
+            Match.season,
+            home.name,
+            away.name,
+        )
+        .join(Competition, Match.competition_id == Competition.id)
+        .join(home, Match.home_team_id == home.id)
+        .join(away, Match.away_team_id == away.id)
+        .where(Match.id.in_(wanted))
+        .order_by(Match.id)
+    ).all()
+    found = {row[0]: StoredMatch(row[0], row[3], row[5], row[6], row[1]) for row in rows}
+    if not found:
+        return {}
+    quote_rows = session.execute(
+        select(
+            OddsQuote.match_id,
+            Bookmaker.code,
+            OddsQuote.phase,
+            OddsQuote.captured_at,
+            OddsQuote.received_at,
+            OddsQuote.home,
+            OddsQuote.draw,
+            OddsQuote.away,
+        )
+        .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
+        .where(OddsQuote.match_id.in_(list(found)), OddsQuote.phase == phase)
+    ).all()
+    matches, quotes = tables_from_rows([row[:5] for row in rows], quote_rows)
+    for index in sorted(
+        select_latest_valid(matches, quotes, phase), key=lambda i: str(quotes.bookmaker[i])
+    ):
+        match = found[int(matches.ids[quotes.match[index]])]
+        home_price, draw_price, away_price = (float(v) for v in quotes.prices[index])
+        match.odds.append(
+            QuotedOdds(str(quotes.bookmaker[index]), home_price, draw_price, away_price)
+        )
+    return found

@@ -1,0 +1,297 @@
+"""POST /predict and /predict/batch, and the model-version endpoints, on real data.
+
+Expected probabilities are computed here independently: the power method is solved with
+scipy's root finder, and the weighted mix is written out by hand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from scipy.optimize import brentq
+
+from app.db.engine import make_engine
+from app.main import create_app
+from app.services.refit import run_refit
+from app.settings import Settings, settings_environment
+from tests.conftest import ADMIN_KEY
+
+UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
+ODDSBOOST = Path(sys.executable).with_name("oddsboost")
+INLINE = {
+    "home_team": "Arsenal",
+    "away_team": "Chelsea",
+    "competition": "E0",
+    "kickoff": "2026-11-22T15:00:00Z",
+    "odds": [
+        {"bookmaker": "B365", "home": 2.10, "draw": 3.40, "away": 3.60},
+        {"bookmaker": "PS", "home": 2.15, "draw": 3.45, "away": 3.55},
+        {"bookmaker": "WH", "home": 2.05, "draw": 3.30, "away": 3.70},
+    ],
+}
+
+
+def power_probabilities(home: float, draw: float, away: float) -> np.ndarray:
+    implied = 1.0 / np.array([home, draw, away])
+    k = brentq(lambda k: (implied**k).sum() - 1.0, 0.5, 5.0, xtol=1e-14)
+    return np.asarray(implied**k)
+
+
+def hand_mix(odds: list[dict[str, Any]], weights: dict[str, float]) -> np.ndarray:
+    total, mix = 0.0, np.zeros(3)
+    for quote in odds:
+        weight = weights.get(quote["bookmaker"])
+        if weight is None:
+            continue
+        mix += weight * power_probabilities(quote["home"], quote["draw"], quote["away"])
+        total += weight
+    return mix / total
+
+
+@pytest.fixture
+def client(refit_settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(refit_settings)) as client:
+        yield client
+
+
+@pytest.fixture
+def fitted(refit_settings: Settings, client: TestClient) -> dict[str, Any]:
+    engine = make_engine(refit_settings.database_url)
+    outcome = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    engine.dispose()
+    assert outcome.status == "succeeded", outcome.message
+    client.app.state.models.refresh()  # type: ignore[attr-defined]
+    version: dict[str, Any] = client.get("/models/active").json()
+    return version
+
+
+def test_before_any_model_the_answer_is_the_labelled_consensus(client: TestClient) -> None:
+    response = client.post("/predict", json=INLINE)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["model"] is None
+    assert body["basis"] == "consensus"
+    assert "no model has been fitted yet" in body["note"]
+    expected = np.mean(
+        [power_probabilities(q["home"], q["draw"], q["away"]) for q in INLINE["odds"]], axis=0
+    )
+    assert [body["probabilities"][k] for k in ("home", "draw", "away")] == pytest.approx(expected)
+    assert body["consensus"] == body["probabilities"]
+    assert [b["weight"] for b in body["bookmakers"]] == [None, None, None]
+    assert client.get("/models/active").status_code == 404
+    assert client.get("/models").json()["total"] == 0
+
+
+def test_inline_prediction_is_the_weighted_mix(client: TestClient, fitted: dict[str, Any]) -> None:
+    weights = {b["code"]: b["weight"] for b in fitted["bookmakers"]}
+    odds = [
+        {"bookmaker": code, "home": 2.0 + i / 10, "draw": 3.4, "away": 3.8 - i / 10}
+        for i, code in enumerate(sorted(weights))
+    ] + [{"bookmaker": "NOT_IN_POOL", "home": 2.0, "draw": 3.3, "away": 3.9}]
+    body = client.post("/predict", json={"odds": odds}).json()
+    probabilities = [body["probabilities"][k] for k in ("home", "draw", "away")]
+    assert probabilities == pytest.approx(hand_mix(odds, weights), abs=1e-9)
+    assert sum(probabilities) == pytest.approx(1.0)
+    assert body["basis"] == "model"
+    assert body["model"]["version"] == fitted["id"]
+    assert body["model"]["rounds"] == fitted["rounds"]
+    assert body["model"]["algorithm"] == "adaboost.m2"
+    assert body["outcome"] == "1X2"[int(np.argmax(probabilities))]
+    assert [body["fair_odds"][k] for k in ("home", "draw", "away")] == pytest.approx(
+        [1 / p for p in probabilities]
+    )
+    assert body["ignored_bookmakers"] == [
+        {"code": "NOT_IN_POOL", "reason": "not in the model's pool of bookmakers"}
+    ]
+    assert {b["code"]: b["weight"] for b in body["bookmakers"]} == pytest.approx(weights)
+
+
+def test_prediction_by_match_id_uses_the_stored_quotes(
+    client: TestClient, fitted: dict[str, Any]
+) -> None:
+    weights = {b["code"]: b["weight"] for b in fitted["bookmakers"]}
+    match = client.get(
+        "/matches", params={"competition": "SP1", "order": "desc", "limit": 1}
+    ).json()["items"][0]
+    detail = client.get(f"/matches/{match['id']}").json()
+    pre = [
+        {"bookmaker": q["bookmaker"], "home": q["home"], "draw": q["draw"], "away": q["away"]}
+        for q in detail["quotes"]
+        if q["phase"] == "pre"
+    ]
+    body = client.post("/predict", json={"match_id": match["id"]}).json()
+    assert body["match"]["id"] == match["id"]
+    assert body["match"]["home_team"] == match["home_team"]
+    assert [body["probabilities"][k] for k in ("home", "draw", "away")] == pytest.approx(
+        hand_mix(pre, weights), abs=1e-9
+    )
+    assert sorted(b["code"] for b in body["bookmakers"]) == sorted(
+        q["bookmaker"] for q in pre if q["bookmaker"] in weights
+    )
+
+
+def test_only_bookmakers_outside_the_pool_give_the_labelled_consensus(
+    client: TestClient, fitted: dict[str, Any]
+) -> None:
+    body = client.post(
+        "/predict", json={"odds": [{"bookmaker": "NEWBOOK", "home": 2.0, "draw": 3.3, "away": 3.9}]}
+    ).json()
+    assert body["basis"] == "consensus"
+    assert body["model"]["version"] == fitted["id"]
+    assert "none of the quoted bookmakers is in the model" in body["note"]
+    assert [body["probabilities"][k] for k in ("home", "draw", "away")] == pytest.approx(
+        power_probabilities(2.0, 3.3, 3.9)
+    )
+
+
+def test_errors(client: TestClient, fitted: dict[str, Any], admin_headers: dict[str, str]) -> None:
+    assert client.post("/predict", json={"match_id": 999_999}).status_code == 404
+    bad_price = client.post(
+        "/predict", json={"odds": [{"bookmaker": "B365", "home": 0.95, "draw": 3.4, "away": 3.6}]}
+    )
+    assert bad_price.status_code == 422
+    error = bad_price.json()["detail"][0]
+    assert error["loc"] == ["body", "odds", 0]
+    assert "bookmaker 'B365', home" in error["msg"]
+    both = client.post("/predict", json={"match_id": 1, "odds": INLINE["odds"]})
+    assert both.status_code == 422
+    assert client.post("/predict", json={}).status_code == 422
+    twice = client.post("/predict", json={"odds": INLINE["odds"][:1] * 2})
+    assert "appears more than once" in twice.json()["detail"][0]["msg"]
+    # A match with no quote at all.
+    future = {
+        "quotes": [
+            {
+                "match": {
+                    "competition": "E0",
+                    "kickoff": "2030-01-01T15:00:00Z",
+                    "home_team": "A",
+                    "away_team": "B",
+                },
+                "bookmaker": "B365",
+                "home": 2.0,
+                "draw": 3.0,
+                "away": 4.0,
+                "phase": "closing",
+            }
+        ]
+    }
+    client.post("/admin/odds", json=future, headers={"X-API-Key": ADMIN_KEY})
+    future_id = client.get("/matches", params={"status": "upcoming"}).json()["items"][0]["id"]
+    no_quote = client.post("/predict", json={"match_id": future_id})
+    assert no_quote.status_code == 422
+    assert "no usable quote: no pre quote captured before kickoff" in no_quote.json()["detail"]
+
+
+def test_batch_keeps_order_and_isolates_errors(client: TestClient, fitted: dict[str, Any]) -> None:
+    match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
+    items = [
+        {"match_id": match_id},
+        {"odds": [{"bookmaker": "B365", "home": 0.5, "draw": 3.4, "away": 3.6}]},
+        {"match_id": 999_999},
+        {"colour": "red"},
+        INLINE,
+    ]
+    response = client.post("/predict/batch", json={"items": items})
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [(r["index"], r["status"]) for r in results] == [
+        (0, 200),
+        (1, 422),
+        (2, 404),
+        (3, 422),
+        (4, 200),
+    ]
+    assert results[0]["prediction"] == client.post("/predict", json=items[0]).json()
+    assert results[4]["prediction"] == client.post("/predict", json=INLINE).json()
+    assert results[2]["error"] == "no match with id 999999"
+    assert results[1]["error"][0]["loc"] == ["odds", 0]
+
+
+def test_batch_size_limit(refit_settings: Settings) -> None:
+    small = refit_settings.model_copy(update={"predict_batch_max": 2})
+    with TestClient(create_app(small)) as client:
+        response = client.post("/predict/batch", json={"items": [INLINE] * 3})
+    assert response.status_code == 422
+    assert "at most 2 items" in response.json()["detail"]
+
+
+def test_model_endpoints(client: TestClient, fitted: dict[str, Any]) -> None:
+    listed = client.get("/models").json()
+    assert listed["total"] == 1
+    assert listed["items"][0] == fitted
+    assert client.get(f"/models/{fitted['id']}").json() == fitted
+    assert client.get("/models/999").status_code == 404
+    assert fitted["status"] == "active"
+    assert set(fitted["validation"]["model"]) == {"log_loss", "brier", "rps", "accuracy"}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_a_running_server_picks_up_a_new_version_without_restart(refit_settings: Settings) -> None:
+    port = free_port()
+    environment = {
+        **os.environ,
+        **settings_environment(refit_settings),
+        "ODDSBOOST_ADMIN_API_KEY": ADMIN_KEY,
+        "ODDSBOOST_MODEL_REFRESH_SECONDS": "0.5",
+    }
+    server = subprocess.Popen(
+        [str(ODDSBOOST), "serve", "--port", str(port), "--workers", "2"],
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.post(f"{base}/predict", json=INLINE, timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert httpx.post(f"{base}/predict", json=INLINE).json()["model"] is None
+        refit = subprocess.run(
+            [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert refit.returncode == 0, refit.stderr
+        # Every request keeps succeeding while both workers switch to the new version, which
+        # must happen within a few refresh intervals (0.5 s here).
+        switched_at = time.monotonic()
+        consecutive = 0
+        while consecutive < 8:
+            response = httpx.post(f"{base}/predict", json=INLINE, timeout=5)
+            assert response.status_code == 200
+            model = response.json()["model"]
+            consecutive = consecutive + 1 if model is not None and model["version"] == 1 else 0
+            assert time.monotonic() - switched_at < 5, "the new version was not picked up in time"
+            time.sleep(0.02)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)

@@ -1,0 +1,398 @@
+"""The refit: training window, validated rounds, versions, promotion, failures, the lock."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from sqlalchemy import Engine, select
+
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.models import ModelVersion, RefitRun
+from app.services import refit as refit_service
+from app.services.locks import refit_lock
+from app.services.models import activate, load_tables
+from app.services.refit import run_refit
+from app.settings import Settings, settings_environment
+from boosting import AdaBoostM2
+
+UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
+ODDSBOOST = Path(sys.executable).with_name("oddsboost")
+
+
+@pytest.fixture
+def engine(refit_settings: Settings) -> Iterator[Engine]:
+    engine = make_engine(refit_settings.database_url)
+    yield engine
+    engine.dispose()
+
+
+def versions(engine: Engine) -> list[ModelVersion]:
+    with make_session_factory(engine)() as session:
+        return list(session.scalars(select(ModelVersion).order_by(ModelVersion.id)))
+
+
+def runs(engine: Engine) -> list[RefitRun]:
+    with make_session_factory(engine)() as session:
+        return list(session.scalars(select(RefitRun).order_by(RefitRun.id)))
+
+
+def test_a_refit_stores_and_activates_a_version(engine: Engine, refit_settings: Settings) -> None:
+    outcome = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    assert outcome.status == "succeeded", outcome.message
+    (version,) = versions(engine)
+    assert version.status == "active"
+    assert version.activated_at is not None
+    assert version.algorithm == "adaboost.m2"
+    assert (version.method, version.phase) == ("power", "pre")
+    assert version.rounds in refit_settings.refit_rounds_grid
+    assert [g["rounds"] for g in version.rounds_grid] == refit_settings.refit_rounds_grid
+    best = min(version.rounds_grid, key=lambda g: (g["log_loss"], g["rounds"]))
+    assert best["rounds"] == version.rounds
+    # Three seasons of two leagues: 2 x 3 x 380 matches, all before 1 June 2018.
+    assert version.n_matches == 2280
+    assert version.window_end == UNTIL
+    assert version.window_start == UNTIL - dt.timedelta(days=refit_settings.refit_window_days)
+    codes = [b["code"] for b in version.bookmakers]
+    assert codes == sorted(codes)
+    assert {"B365", "PS", "WH"} <= set(codes)
+    for bookmaker in version.bookmakers:
+        assert math.isfinite(bookmaker["weight"])
+        assert bookmaker["weight"] >= 0
+    assert sum(b["chosen"] for b in version.bookmakers) == version.validation["rounds_run"]
+    validation = version.validation
+    assert validation["rows"] == round(2280 * 0.2)
+    assert validation["fit_rows"] == 2280 - validation["rows"]
+    for forecast in (validation["model"], validation["consensus"]):
+        assert set(forecast) == {"log_loss", "brier", "rps", "accuracy"}
+        assert 0.8 < forecast["log_loss"] < 1.2
+    assert set(validation["bookmakers"]) == set(codes)
+    assert "active_version" not in validation  # nothing to compare with yet
+    (run,) = runs(engine)
+    assert (run.status, run.version_id, run.trigger) == ("succeeded", version.id, "cli")
+    assert run.finished_at is not None
+    assert run.until == UNTIL
+
+
+def test_the_stored_weights_are_a_refit_on_the_whole_window(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    from app.domain.training import build_training_set
+
+    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    (version,) = versions(engine)
+    with make_session_factory(engine)() as session:
+        matches, quotes = load_tables(session, start=version.window_start, end=version.window_end)
+    training = build_training_set(matches, quotes, phase="pre", method="power", min_quotes=100)
+    expected = AdaBoostM2(n_rounds=version.rounds).fit(training.H, training.y)
+    assert [b["code"] for b in version.bookmakers] == list(training.bookmakers)
+    assert [b["weight"] for b in version.bookmakers] == pytest.approx(
+        expected.hypothesis_weights_.tolist()
+    )
+
+
+def test_the_window_excludes_later_matches(engine: Engine, refit_settings: Settings) -> None:
+    outcome = run_refit(
+        engine, refit_settings, trigger="cli", until=dt.datetime(2017, 6, 1, tzinfo=dt.UTC)
+    )
+    assert outcome.status == "succeeded"
+    assert versions(engine)[0].n_matches == 2 * 2 * 380
+
+
+def test_too_few_matches_fails_with_advice(engine: Engine, refit_settings: Settings) -> None:
+    outcome = run_refit(
+        engine, refit_settings, trigger="cli", until=dt.datetime(2015, 9, 1, tzinfo=dt.UTC)
+    )
+    assert outcome.status == "failed"
+    assert "at least 200 are needed" in outcome.message
+    assert "oddsboost import football-data" in outcome.message
+    assert versions(engine) == []
+    assert runs(engine)[0].status == "failed"
+
+
+def test_a_failing_fit_leaves_the_active_model(
+    engine: Engine, refit_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+
+    def broken_fit(*_args: Any, **_kwargs: Any) -> None:
+        raise FloatingPointError("injected failure inside the fit")
+
+    monkeypatch.setattr(AdaBoostM2, "fit", broken_fit)
+    outcome = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    assert outcome.status == "failed"
+    assert "FloatingPointError: injected failure inside the fit" in outcome.message
+    assert "active model is unchanged" in outcome.message
+    (version,) = versions(engine)
+    assert version.status == "active"
+
+
+SYNTHETIC_QUOTES = 600  # the latest matches: more than the 456 validation matches
+
+
+def _hand_made_active_version(engine: Engine, code: str, truthful: bool) -> None:
+    """Quotes from a synthetic bookmaker for the latest matches before UNTIL, priced from
+    the actual result (truthful) or against it, and an active version that trusts only it.
+
+    A refit with ODDSBOOST_REFIT_MIN_QUOTES above SYNTHETIC_QUOTES leaves that bookmaker out
+    of its own pool, while the comparison still reads the active version's quotes."""
+    from app.db.models import Bookmaker, Match, OddsQuote
+
+    factory = make_session_factory(engine, for_writes=True)
+    with session_scope(factory) as session:
+        bookmaker = Bookmaker(code=code, name=code)
+        session.add(bookmaker)
+        session.flush()
+        latest = session.scalars(
+            select(Match)
+            .where(Match.result.is_not(None), Match.kickoff < UNTIL)
+            .order_by(Match.kickoff.desc(), Match.id.desc())
+            .limit(SYNTHETIC_QUOTES)
+        )
+        for match in latest:
+            favourite = {"1": 0, "X": 1, "2": 2}[match.result or "X"]
+            if not truthful:
+                favourite = (favourite + 1) % 3
+            prices = [6.0, 6.0, 6.0]
+            prices[favourite] = 1.3
+            session.add(
+                OddsQuote(
+                    match_id=match.id,
+                    bookmaker_id=bookmaker.id,
+                    phase="pre",
+                    home=prices[0],
+                    draw=prices[1],
+                    away=prices[2],
+                    received_at=dt.datetime.now(dt.UTC),
+                )
+            )
+        version = ModelVersion(
+            algorithm="adaboost.m2",
+            method="power",
+            phase="pre",
+            rounds=1,
+            window_start=UNTIL - dt.timedelta(days=1095),
+            window_end=UNTIL,
+            n_matches=1,
+            bookmakers=[{"code": code, "weight": 1.0, "chosen": 1}],
+            rounds_grid=[],
+            validation={},
+            project_version="test",
+            fit_seconds=0.0,
+        )
+        session.add(version)
+        session.flush()
+        activate(session, version)
+
+
+def test_a_worse_version_is_rejected_and_kept(engine: Engine, refit_settings: Settings) -> None:
+    # The active version trusts a bookmaker that always knew the result; the new fit must
+    # leave that bookmaker out (too few quotes), so it is far worse on the same matches.
+    _hand_made_active_version(engine, "ORACLE", truthful=True)
+    strict = refit_settings.model_copy(update={"refit_min_quotes": SYNTHETIC_QUOTES + 1})
+    outcome = run_refit(engine, strict, trigger="cli", until=UNTIL)
+    assert outcome.status == "rejected", outcome.message
+    active, rejected = versions(engine)
+    assert active.status == "active"
+    assert rejected.status == "rejected"
+    assert rejected.rejected_reason is not None
+    assert "worse than active version" in rejected.rejected_reason
+    comparison = rejected.validation["active_version"]
+    assert comparison["id"] == active.id
+    assert comparison["rows"] == rejected.validation["rows"]
+    assert comparison["log_loss"] < comparison["model_log_loss"]
+    assert runs(engine)[-1].status == "rejected"
+
+
+def test_a_better_version_replaces_the_active_one(engine: Engine, refit_settings: Settings) -> None:
+    _hand_made_active_version(engine, "LIAR", truthful=False)
+    strict = refit_settings.model_copy(update={"refit_min_quotes": SYNTHETIC_QUOTES + 1})
+    outcome = run_refit(engine, strict, trigger="cli", until=UNTIL)
+    assert outcome.status == "succeeded", outcome.message
+    old, new = versions(engine)
+    assert (old.status, new.status) == ("retired", "active")
+    assert new.validation["active_version"]["log_loss"] > new.validation["model"]["log_loss"]
+
+
+def test_exactly_one_version_is_active(engine: Engine, refit_settings: Settings) -> None:
+    for _ in range(3):
+        run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    statuses = [v.status for v in versions(engine)]
+    assert statuses.count("active") == 1
+    assert statuses[-1] == "active"
+
+
+def test_a_second_refit_is_skipped_while_the_lock_is_held(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    with refit_lock(engine) as taken:
+        assert taken
+        with refit_lock(engine) as again:
+            assert not again
+        result = subprocess.run(
+            [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
+            env={**os.environ, **settings_environment(refit_settings)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr
+    assert "skipped" in result.stdout
+    assert "another refit is running" in result.stdout
+    assert runs(engine)[-1].status == "skipped"
+    assert versions(engine) == []
+    with refit_lock(engine) as taken:
+        assert taken  # released by the holder
+
+
+def test_two_refits_at_once(engine: Engine, refit_settings: Settings) -> None:
+    environment = {**os.environ, **settings_environment(refit_settings)}
+    processes = [
+        subprocess.Popen(
+            [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    for process in processes:
+        assert process.wait(timeout=180) == 0
+    statuses = sorted(run.status for run in runs(engine))
+    # Either they overlapped (one skipped) or ran one after the other; never both at once.
+    assert statuses in (["skipped", "succeeded"], ["succeeded", "succeeded"])
+    assert [v.status for v in versions(engine)].count("active") == 1
+
+
+def test_the_scheduler_refits_now_and_stops_on_sigterm(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    environment = {
+        **os.environ,
+        **settings_environment(refit_settings),
+        "ODDSBOOST_REFIT_CRON": "0 3 1 1 *",
+        # The scheduler refits as of now; the test seasons end in 2018.
+        "ODDSBOOST_REFIT_WINDOW_DAYS": "5000",
+    }
+    process = subprocess.Popen(
+        [str(ODDSBOOST), "scheduler", "--run-now"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not any(run.status in ("succeeded", "failed") for run in runs(engine)):
+        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 0
+    assert "scheduled refit run 1 succeeded" in output
+    assert "SIGTERM received" in output
+    with refit_lock(engine) as taken:
+        assert taken
+
+
+def test_sigterm_during_a_refit_records_it_and_frees_the_lock(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    environment = {
+        **os.environ,
+        **settings_environment(refit_settings),
+        "ODDSBOOST_REFIT_CRON": "0 3 1 1 *",
+        "ODDSBOOST_REFIT_WINDOW_DAYS": "5000",
+        # Many rounds, so the fit is still running when the signal arrives.
+        "ODDSBOOST_REFIT_ROUNDS_GRID": "[1, 5000]",
+    }
+    process = subprocess.Popen(
+        [str(ODDSBOOST), "scheduler", "--run-now"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not any(run.status == "running" for run in runs(engine)):
+        assert process.poll() is None
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=120)
+    assert process.returncode == 0
+    (run,) = runs(engine)
+    assert run.status == "failed"
+    assert run.message is not None
+    assert "stopped by a shutdown" in run.message
+    assert versions(engine) == []
+    with refit_lock(engine) as taken:
+        assert taken
+
+
+def test_the_api_refit_runs_in_its_own_process(refit_settings: Settings) -> None:
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    from tests.conftest import ADMIN_KEY
+
+    headers = {"X-API-Key": ADMIN_KEY}
+    with TestClient(create_app(refit_settings)) as client:
+        accepted = client.post("/admin/refit", json={"until": UNTIL.isoformat()}, headers=headers)
+        assert accepted.status_code == 202
+        run_id = accepted.json()["run_id"]
+        assert accepted.json() == {
+            "run_id": run_id,
+            "status": "queued",
+            "detail": f"/admin/refits/{run_id}",
+        }
+        deadline = time.monotonic() + 120
+        while True:
+            run = client.get(f"/admin/refits/{run_id}", headers=headers).json()
+            if run["status"] not in ("queued", "running"):
+                break
+            assert time.monotonic() < deadline, run
+            time.sleep(0.2)
+        assert run["status"] == "succeeded", run
+        assert run["trigger"] == "api"
+        assert run["version_id"] is not None
+        active = client.get("/models/active").json()
+        assert active["id"] == run["version_id"]
+        assert client.get("/admin/refits", headers=headers).json()["total"] == 1
+        assert client.get("/admin/refits/999", headers=headers).status_code == 404
+        assert client.post("/admin/refit", headers={"X-API-Key": "wrong"}).status_code == 403
+
+
+def test_stale_running_runs_are_closed_by_the_next_refit(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    factory = make_session_factory(engine, for_writes=True)
+    stale = refit_service.create_run(factory, trigger="cli", until=UNTIL, status="running")
+    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    by_id = {run.id: run for run in runs(engine)}
+    assert by_id[stale].status == "failed"
+    assert "abandoned" in (by_id[stale].message or "")
+
+
+def test_settings_environment_round_trips(
+    refit_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in settings_environment(refit_settings).items():
+        monkeypatch.setenv(key, value)
+    rebuilt = Settings()
+    assert rebuilt.refit_rounds_grid == refit_settings.refit_rounds_grid
+    assert rebuilt.database_url == refit_settings.database_url
+    assert "ODDSBOOST_ADMIN_API_KEY" not in settings_environment(refit_settings)
+    assert np.isclose(rebuilt.model_refresh_seconds, refit_settings.model_refresh_seconds)
