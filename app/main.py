@@ -14,7 +14,7 @@ from app.api.errors import install_error_handlers
 from app.api.routers import admin, predict, public
 from app.db.engine import make_engine, make_session_factory
 from app.db.migrate import require_current_schema
-from app.services.serving import ModelCache
+from app.services.serving import AnswerCache, ModelCache
 from app.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.session_factory = make_session_factory(engine)
         app.state.write_session_factory = make_session_factory(engine, for_writes=True)
         app.state.models = ModelCache(app.state.session_factory)
+        app.state.answers = AnswerCache(settings.predict_cache_seconds)
         app.state.models.refresh()
         refresher = asyncio.create_task(
             _keep_model_fresh(app.state.models, settings.model_refresh_seconds)

@@ -89,6 +89,12 @@ class Settings(BaseSettings):
         gt=0,
         description="How often each API worker looks for a newly activated model version.",
     )
+    predict_cache_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        description="Each worker reuses an answer by match_id for this long, so quotes "
+        "stored meanwhile show up after at most this delay; 0 turns the cache off.",
+    )
     predict_batch_max: int = Field(
         default=1000, ge=1, description="Most items accepted by POST /predict/batch."
     )

@@ -189,14 +189,25 @@ def _combine(
     return normalised
 
 
-def weighted_vote(H: ArrayLike, weights: ArrayLike) -> NDArray[np.float64]:
+def weighted_vote(
+    H: ArrayLike, weights: ArrayLike, *, check_input: bool = True
+) -> NDArray[np.float64]:
     """The final hypothesis as probabilities: Σ_b w_b H_b / Σ_b w_b per sample.
 
     Only hypotheses that give a vector for a sample take part. Where none of those has a
     positive weight, the plain mean of the ones present is returned (the consensus). A
     sample on which every hypothesis abstains is an error. Rows are normalised to sum to 1.
+
+    ``check_input=False`` skips validating H (as scikit-learn's ``check_input``): for a
+    caller that built H itself, as the one-match predict path does, with NaN rows for
+    absent hypotheses and at least one present hypothesis per sample.
     """
-    filled, available = _vote_inputs(H)
+    if check_input:
+        filled, available = _vote_inputs(H)
+    else:
+        plaus = np.asarray(H, dtype=np.float64)
+        present = ~np.isnan(plaus[:, :, 0])
+        filled, available = np.where(present[:, :, None], plaus, 0.0), present.astype(np.float64)
     w = np.asarray(weights, dtype=np.float64)
     if w.shape != (filled.shape[1],):
         raise ValueError(f"weights must have shape ({filled.shape[1]},), got {w.shape}")

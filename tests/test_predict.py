@@ -295,3 +295,61 @@ def test_a_running_server_picks_up_a_new_version_without_restart(refit_settings:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
+
+
+def test_answers_match_the_documented_schemas(client: TestClient, fitted: dict[str, Any]) -> None:
+    from app.api.model_schemas import BatchOut, PredictionOut
+
+    match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
+    for body in (INLINE, {"match_id": match_id}):
+        PredictionOut.model_validate(client.post("/predict", json=body).json())
+    batch = client.post("/predict/batch", json={"items": [INLINE, {"match_id": 0}]}).json()
+    BatchOut.model_validate(batch)
+    schema = client.get("/openapi.json").json()
+    body_schema = schema["paths"]["/predict"]["post"]["requestBody"]["content"]["application/json"][
+        "schema"
+    ]
+    assert {"match_id", "odds", "home_team"} <= set(body_schema["properties"])
+    assert "$ref" not in str(body_schema)
+    response_ref = schema["paths"]["/predict"]["post"]["responses"]["200"]["content"][
+        "application/json"
+    ]["schema"]
+    assert response_ref == {"$ref": "#/components/schemas/PredictionOut"}
+
+
+def test_answers_by_id_are_reused_for_the_cache_time(refit_settings: Settings) -> None:
+    quick = refit_settings.model_copy(update={"predict_cache_seconds": 0.5})
+    with TestClient(create_app(quick)) as client:
+        match = client.get("/matches", params={"limit": 1}).json()["items"][0]
+        first = client.post("/predict", json={"match_id": match["id"]}).json()
+        newer = {
+            "quotes": [
+                {
+                    "match": {
+                        "competition": match["competition"],
+                        "kickoff": match["kickoff"],
+                        "home_team": match["home_team"],
+                        "away_team": match["away_team"],
+                    },
+                    "bookmaker": "B365",
+                    "home": 9.0,
+                    "draw": 5.0,
+                    "away": 1.2,
+                    "captured_at": "2015-08-01T12:00:00Z",
+                }
+            ]
+        }
+        client.post("/admin/odds", json=newer, headers={"X-API-Key": ADMIN_KEY})
+        assert client.post("/predict", json={"match_id": match["id"]}).json() == first
+        time.sleep(0.6)
+        later = client.post("/predict", json={"match_id": match["id"]}).json()
+        b365 = next(b for b in later["bookmakers"] if b["code"] == "B365")
+        assert b365["probabilities"] == pytest.approx(
+            dict(zip(("home", "draw", "away"), power_probabilities(9.0, 5.0, 1.2), strict=True))
+        )
+    uncached = refit_settings.model_copy(update={"predict_cache_seconds": 0})
+    with TestClient(create_app(uncached)) as client:
+        match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
+        answer = client.post("/predict", json={"match_id": match_id}).json()
+        b365 = next(b for b in answer["bookmakers"] if b["code"] == "B365")
+        assert b365["probabilities"]["away"] > 0.7  # the newer quote, at once

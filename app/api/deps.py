@@ -20,7 +20,8 @@ admin_key_header = APIKeyHeader(
 )
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
+    # async: a plain function dependency would be sent to the threadpool on every request.
     settings: Settings = request.app.state.settings
     return settings
 

@@ -96,10 +96,6 @@ class OutcomeValues(BaseModel):
     draw: float
     away: float
 
-    @classmethod
-    def of(cls, values: tuple[float, float, float]) -> OutcomeValues:
-        return cls(home=values[0], draw=values[1], away=values[2])
-
 
 class ModelRef(BaseModel):
     version: int | None
@@ -108,17 +104,6 @@ class ModelRef(BaseModel):
     rounds: int
     method: str
     phase: str
-
-    @classmethod
-    def of(cls, ensemble: Ensemble) -> ModelRef:
-        return cls(
-            version=ensemble.version,
-            algorithm=ensemble.algorithm,
-            fitted_at=ensemble.fitted_at,
-            rounds=ensemble.rounds,
-            method=str(ensemble.method),
-            phase=ensemble.phase,
-        )
 
 
 class BookmakerUse(BaseModel):
@@ -160,35 +145,50 @@ class PredictionOut(BaseModel):
     ignored_bookmakers: list[IgnoredOut]
     consensus: OutcomeValues = Field(description="Plain mean of all de-margined quotes.")
 
-    @classmethod
-    def of(
-        cls, prediction: MatchPrediction, ensemble: Ensemble | None, match: MatchSummary
-    ) -> PredictionOut:
-        probabilities = prediction.probabilities
-        note = None
-        if ensemble is None:
-            note = NO_MODEL_NOTE
-        elif prediction.basis == "consensus":
-            note = OUTSIDE_POOL_NOTE
-        return cls(
-            match=match,
-            probabilities=OutcomeValues.of(probabilities),
-            outcome=prediction.outcome,
-            fair_odds=OutcomeValues.of(_fair_odds(probabilities)),
-            model=None if ensemble is None else ModelRef.of(ensemble),
-            basis=prediction.basis,
-            note=note,
-            bookmakers=[
-                BookmakerUse(
-                    code=u.code, weight=u.weight, probabilities=OutcomeValues.of(u.probabilities)
-                )
-                for u in prediction.used
-            ],
-            ignored_bookmakers=[
-                IgnoredOut(code=i.code, reason=i.reason) for i in prediction.ignored
-            ],
-            consensus=OutcomeValues.of(prediction.consensus),
-        )
+
+def _outcomes(values: tuple[float, float, float]) -> dict[str, float]:
+    return {"home": values[0], "draw": values[1], "away": values[2]}
+
+
+def prediction_body(
+    prediction: MatchPrediction, ensemble: Ensemble | None, match: dict[str, Any]
+) -> dict[str, Any]:
+    """The JSON body of one prediction, in the shape :class:`PredictionOut` documents.
+
+    A plain dict: the hot path of /predict builds and serialises it without a validation
+    pass (the values come from the service, and a test checks real responses against
+    PredictionOut).
+    """
+    probabilities = prediction.probabilities
+    note = None
+    if ensemble is None:
+        note = NO_MODEL_NOTE
+    elif prediction.basis == "consensus":
+        note = OUTSIDE_POOL_NOTE
+    return {
+        "match": match,
+        "probabilities": _outcomes(probabilities),
+        "outcome": prediction.outcome,
+        "fair_odds": _outcomes(_fair_odds(probabilities)),
+        "model": None
+        if ensemble is None
+        else {
+            "version": ensemble.version,
+            "algorithm": ensemble.algorithm,
+            "fitted_at": ensemble.fitted_at,
+            "rounds": ensemble.rounds,
+            "method": str(ensemble.method),
+            "phase": ensemble.phase,
+        },
+        "basis": prediction.basis,
+        "note": note,
+        "bookmakers": [
+            {"code": u.code, "weight": u.weight, "probabilities": _outcomes(u.probabilities)}
+            for u in prediction.used
+        ],
+        "ignored_bookmakers": [{"code": i.code, "reason": i.reason} for i in prediction.ignored],
+        "consensus": _outcomes(prediction.consensus),
+    }
 
 
 def _fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, float]:
@@ -197,6 +197,8 @@ def _fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float,
 
 
 class BatchItemOut(BaseModel):
+    """Documents one entry of a batch answer (the endpoint builds it as a plain dict)."""
+
     index: int
     status: int = Field(description="The HTTP status this item would have had on /predict.")
     prediction: PredictionOut | None = None

@@ -171,19 +171,34 @@ def _solve_rows(
 
 def _power(implied: NDArray[np.float64], tolerance: float, max_iterations: int) -> Solution:
     logs = np.log(implied)
-
-    def total(
-        k: NDArray[np.float64], rows: NDArray[np.intp]
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        powered = np.exp(k[:, None] * logs[rows])
-        return powered.sum(axis=1) - 1.0, (powered * logs[rows]).sum(axis=1)
-
     n = len(implied)
-    # Σ π^k decreases in k (every π < 1). The bracket covers books with implied sums from
-    # about 0.01 to far beyond any real overround (odds of 1.01 on both sides need k ≈ 70).
-    k, converged = _solve_rows(
-        total, np.ones(n), np.full(n, 1e-6), np.full(n, 1e4), tolerance, max_iterations
-    )
+    positive = implied.sum(axis=1) >= 1.0
+    k = np.ones(n)
+    converged = np.zeros(n, dtype=bool)
+    if positive.all():
+        # f(k) = Σ π^k − 1 is convex and decreasing, and f(1) = margin ≥ 0: Newton from
+        # k = 1 climbs to the root without ever passing it, so no bracket is needed. This
+        # keeps the one-match path of /predict to a handful of numpy calls.
+        for _ in range(max_iterations):
+            powered = np.exp(k[:, None] * logs)
+            value = powered.sum(axis=1) - 1.0
+            converged = np.abs(value) <= tolerance
+            if converged.all():
+                break
+            k = k - value / (powered * logs).sum(axis=1)
+    else:
+
+        def total(
+            k: NDArray[np.float64], rows: NDArray[np.intp]
+        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            powered = np.exp(k[:, None] * logs[rows])
+            return powered.sum(axis=1) - 1.0, (powered * logs[rows]).sum(axis=1)
+
+        # The bracket covers books with implied sums from about 0.01 to far beyond any real
+        # overround (odds of 1.01 on both sides need k ≈ 70).
+        k, converged = _solve_rows(
+            total, np.ones(n), np.full(n, 1e-6), np.full(n, 1e4), tolerance, max_iterations
+        )
     probabilities = np.exp(k[:, None] * logs)
     return probabilities / probabilities.sum(axis=1, keepdims=True), k, converged
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Sequence
+import time
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from app.db.models import Bookmaker, Competition, Match, ModelVersion, OddsQuote, Team
@@ -59,47 +62,55 @@ class StoredMatch:
     odds: list[QuotedOdds] = field(default_factory=list)
 
 
+_HOME, _AWAY = aliased(Team), aliased(Team)
+# Built once: on the predict path, constructing these statements cost more than running them.
+_MATCHES_BY_ID = (
+    select(
+        Match.id,
+        Match.kickoff,
+        Match.result,
+        Competition.code,
+        Match.season,
+        _HOME.name,
+        _AWAY.name,
+    )
+    .join(Competition, Match.competition_id == Competition.id)
+    .join(_HOME, Match.home_team_id == _HOME.id)
+    .join(_AWAY, Match.away_team_id == _AWAY.id)
+    .where(Match.id.in_(bindparam("ids", expanding=True)))
+    .order_by(Match.id)
+)
+_QUOTES_OF_MATCHES = (
+    select(
+        OddsQuote.match_id,
+        Bookmaker.code,
+        OddsQuote.phase,
+        OddsQuote.captured_at,
+        OddsQuote.received_at,
+        OddsQuote.home,
+        OddsQuote.draw,
+        OddsQuote.away,
+    )
+    .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
+    .where(
+        OddsQuote.match_id.in_(bindparam("ids", expanding=True)),
+        OddsQuote.phase == bindparam("phase"),
+    )
+)
+
+
 def stored_matches(
-    session: Session, match_ids: Sequence[int], *, phase: str
+    connection: Connection | Session, match_ids: Sequence[int], *, phase: str
 ) -> dict[int, StoredMatch]:
     """The given matches with, per bookmaker, the latest quote of ``phase`` valid before kickoff."""
     wanted = sorted(set(match_ids))
     if not wanted:
         return {}
-    home, away = aliased(Team), aliased(Team)
-    rows = session.execute(
-        select(
-            Match.id,
-            Match.kickoff,
-            Match.result,
-            Competition.code,
-            Match.season,
-            home.name,
-            away.name,
-        )
-        .join(Competition, Match.competition_id == Competition.id)
-        .join(home, Match.home_team_id == home.id)
-        .join(away, Match.away_team_id == away.id)
-        .where(Match.id.in_(wanted))
-        .order_by(Match.id)
-    ).all()
+    rows = connection.execute(_MATCHES_BY_ID, {"ids": wanted}).all()
     found = {row[0]: StoredMatch(row[0], row[3], row[5], row[6], row[1]) for row in rows}
     if not found:
         return {}
-    quote_rows = session.execute(
-        select(
-            OddsQuote.match_id,
-            Bookmaker.code,
-            OddsQuote.phase,
-            OddsQuote.captured_at,
-            OddsQuote.received_at,
-            OddsQuote.home,
-            OddsQuote.draw,
-            OddsQuote.away,
-        )
-        .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
-        .where(OddsQuote.match_id.in_(list(found)), OddsQuote.phase == phase)
-    ).all()
+    quote_rows = connection.execute(_QUOTES_OF_MATCHES, {"ids": list(found), "phase": phase}).all()
     matches, quotes = tables_from_rows([row[:5] for row in rows], quote_rows)
     for index in sorted(
         select_latest_valid(matches, quotes, phase), key=lambda i: str(quotes.bookmaker[i])
@@ -110,3 +121,31 @@ def stored_matches(
             QuotedOdds(str(quotes.bookmaker[index]), home_price, draw_price, away_price)
         )
     return found
+
+
+class AnswerCache:
+    """Recent answers of one process, each kept for ``ttl`` seconds (least recently used
+    entries go first when full). Used from the event loop only, so it needs no lock."""
+
+    def __init__(self, ttl: float, max_entries: int = 10_000) -> None:
+        self.ttl = ttl
+        self.max_entries = max_entries
+        self._entries: OrderedDict[Hashable, tuple[float, Any]] = OrderedDict()
+
+    def get(self, key: Hashable) -> Any | None:
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if entry[0] < time.monotonic():
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return entry[1]
+
+    def put(self, key: Hashable, value: Any) -> None:
+        if self.ttl <= 0:
+            return
+        self._entries[key] = (time.monotonic() + self.ttl, value)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)

@@ -1,28 +1,35 @@
-"""Ensemble probabilities for one match or many, and the model versions behind them."""
+"""Ensemble probabilities for one match or many, and the model versions behind them.
+
+/predict is the service's hot path. An inline request touches no database; a request by
+match id reads the stored quotes once, then each worker reuses the answer for
+ODDSBOOST_PREDICT_CACHE_SECONDS. The body is parsed straight from its bytes and the answer
+is serialised once, without FastAPI's second validation pass.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Query, Request, status
+from fastapi import APIRouter, HTTPException, Path, Query, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
-from pydantic import TypeAdapter, ValidationError
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import to_json
 
 from app.api.deps import SessionDep, SettingsDep
 from app.api.model_schemas import (
     BatchIn,
-    BatchItemOut,
     BatchOut,
-    MatchSummary,
     ModelVersionOut,
     PredictIn,
     PredictionOut,
+    prediction_body,
 )
 from app.api.schemas import MAX_ID, Page
 from app.db.models import ModelVersion
-from app.domain.ensemble import NoUsableQuoteError, QuotedOdds, predict_match
+from app.domain.ensemble import QuotedOdds, predict_matches
 from app.services import models
-from app.services.serving import ModelCache, StoredMatch, stored_matches
+from app.services.serving import AnswerCache, ModelCache, StoredMatch, stored_matches
 from app.settings import Settings
 
 router = APIRouter(tags=["predict"])
@@ -34,14 +41,43 @@ PREDICT_ERRORS: dict[int | str, dict[str, str]] = {
 }
 
 
+def _inlined_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema with its $defs inlined (an OpenAPI request body cannot
+    point into a schema's own $defs)."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            reference = node.get("$ref", "")
+            if reference.startswith("#/$defs/"):
+                return resolve(definitions[reference.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(value) for value in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
+
+
+PREDICT_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": _inlined_schema(PredictIn)}},
+    }
+}
+
+
 class PredictError(Exception):
     def __init__(self, status_code: int, detail: Any) -> None:
         self.status_code, self.detail = status_code, detail
 
 
-def _cache(request: Request) -> ModelCache:
-    cache: ModelCache = request.app.state.models
-    return cache
+def _json(body: Any) -> Response:
+    # Serialised once; the documented schema stays response_model (tests check real answers
+    # against it).
+    return Response(to_json(body), media_type="application/json")
 
 
 def _phase(cache: ModelCache, settings: Settings) -> str:
@@ -49,104 +85,150 @@ def _phase(cache: ModelCache, settings: Settings) -> str:
     return ensemble.phase if ensemble is not None else settings.refit_phase
 
 
-def _predict(
+def _prepare(
     item: PredictIn, stored: dict[int, StoredMatch], cache: ModelCache, settings: Settings
-) -> PredictionOut:
-    ensemble = cache.ensemble  # read once: a concurrent model swap cannot mix two versions
+) -> tuple[list[QuotedOdds], dict[str, Any]]:
+    """The quotes to combine for one item and the description of its match."""
     if item.match_id is not None:
         match = stored.get(item.match_id)
         if match is None:
             raise PredictError(status.HTTP_404_NOT_FOUND, f"no match with id {item.match_id}")
-        odds = match.odds
-        summary = MatchSummary(
-            id=match.id,
-            competition=match.competition,
-            home_team=match.home_team,
-            away_team=match.away_team,
-            kickoff=match.kickoff,
-        )
-        if not odds:
-            phase = _phase(cache, settings)
+        if not match.odds:
             raise PredictError(
                 status.HTTP_422_UNPROCESSABLE_CONTENT,
-                f"match {match.id} has no usable quote: no {phase} quote captured before kickoff",
+                f"match {match.id} has no usable quote: no {_phase(cache, settings)} quote "
+                "captured before kickoff",
             )
-    else:
-        assert item.odds is not None
-        odds = [QuotedOdds(o.bookmaker, o.home, o.draw, o.away) for o in item.odds]
-        summary = MatchSummary(
-            competition=item.competition,
-            home_team=item.home_team,
-            away_team=item.away_team,
-            kickoff=item.kickoff,
-        )
-    try:
-        prediction = predict_match(odds, ensemble, settings.demargin_method)
-    except NoUsableQuoteError as error:
-        raise PredictError(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
-    return PredictionOut.of(prediction, ensemble, summary)
+        return match.odds, {
+            "id": match.id,
+            "competition": match.competition,
+            "home_team": match.home_team,
+            "away_team": match.away_team,
+            "kickoff": match.kickoff,
+        }
+    assert item.odds is not None
+    odds = [QuotedOdds(o.bookmaker, o.home, o.draw, o.away) for o in item.odds]
+    return odds, {
+        "id": None,
+        "competition": item.competition,
+        "home_team": item.home_team,
+        "away_team": item.away_team,
+        "kickoff": item.kickoff,
+    }
 
 
 def _load(request: Request, match_ids: list[int], phase: str) -> dict[int, StoredMatch]:
-    with request.app.state.session_factory() as session:
-        return stored_matches(session, match_ids, phase=phase)
+    with request.app.state.engine.connect() as connection:
+        return stored_matches(connection, match_ids, phase=phase)
 
 
-@router.post("/predict", response_model=PredictionOut, responses=PREDICT_ERRORS)
-async def predict(item: PredictIn, request: Request, settings: SettingsDep) -> PredictionOut:
+def _cache_key(cache: ModelCache, match_id: int, settings: Settings) -> tuple[Any, ...]:
+    ensemble = cache.ensemble
+    version = None if ensemble is None else ensemble.version
+    return (match_id, version, _phase(cache, settings))
+
+
+async def _answers(
+    request: Request, items: list[PredictIn], settings: Settings
+) -> list[dict[str, Any] | PredictError]:
+    """Answers in order; stored matches are read in one go, cached answers are reused."""
+    cache: ModelCache = request.app.state.models
+    answers_by_id: AnswerCache = request.app.state.answers
+    results: list[dict[str, Any] | PredictError | None] = [None] * len(items)
+    missing: list[int] = []
+    for index, item in enumerate(items):
+        if item.match_id is not None:
+            cached = answers_by_id.get(_cache_key(cache, item.match_id, settings))
+            if cached is not None:
+                results[index] = cached
+            else:
+                missing.append(item.match_id)
+    stored: dict[int, StoredMatch] = {}
+    if missing:
+        stored = await run_in_threadpool(_load, request, missing, _phase(cache, settings))
+    ensemble = cache.ensemble  # read once: a concurrent model swap cannot mix two versions
+    pending: list[tuple[int, list[QuotedOdds], dict[str, Any]]] = []
+    for index, item in enumerate(items):
+        if results[index] is not None:
+            continue
+        try:
+            odds, summary = _prepare(item, stored, cache, settings)
+        except PredictError as error:
+            results[index] = error
+            continue
+        pending.append((index, odds, summary))
+    if pending:
+        predictions = predict_matches(
+            [odds for _, odds, _ in pending], ensemble, settings.demargin_method
+        )
+        for (index, _, summary), prediction in zip(pending, predictions, strict=True):
+            answer = prediction_body(prediction, ensemble, summary)
+            results[index] = answer
+            match_id = items[index].match_id
+            if match_id is not None:
+                answers_by_id.put(_cache_key(cache, match_id, settings), answer)
+    return [result for result in results if result is not None]
+
+
+@router.post(
+    "/predict",
+    response_model=PredictionOut,
+    responses=PREDICT_ERRORS,
+    openapi_extra=PREDICT_BODY,
+)
+async def predict(request: Request) -> Response:
     """Ensemble probabilities of 1, X and 2 for a stored match or an inline one.
 
-    An inline request touches no database. Before any model exists the answer is the
-    consensus of the quotes, with ``model: null`` and a note saying so.
+    Send ``{"match_id": 17}`` or an inline match with ``odds`` (teams, competition and
+    kickoff optional). An inline request touches no database. Before any model exists the
+    answer is the consensus of the quotes, with ``model: null`` and a note saying so.
     """
-    cache = _cache(request)
-    stored: dict[int, StoredMatch] = {}
-    if item.match_id is not None:
-        stored = await run_in_threadpool(_load, request, [item.match_id], _phase(cache, settings))
     try:
-        return _predict(item, stored, cache, settings)
-    except PredictError as error:
-        raise HTTPException(error.status_code, error.detail) from None
+        item = PredictIn.model_validate_json(await request.body())
+    except ValidationError as error:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in error.errors()]
+        ) from None
+    (answer,) = await _answers(request, [item], request.app.state.settings)
+    if isinstance(answer, PredictError):
+        raise HTTPException(answer.status_code, answer.detail)
+    return _json(answer)
 
 
 @router.post("/predict/batch", response_model=BatchOut, responses={422: PREDICT_ERRORS[422]})
-async def predict_batch(batch: BatchIn, request: Request, settings: SettingsDep) -> BatchOut:
+async def predict_batch(batch: BatchIn, request: Request) -> Response:
     """Many predictions, answered in order; one item's error does not fail the others."""
+    settings: Settings = request.app.state.settings
     if len(batch.items) > settings.predict_batch_max:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"at most {settings.predict_batch_max} items per batch, got {len(batch.items)}",
         )
-    cache = _cache(request)
-    parsed: list[PredictIn | list[dict[str, Any]]] = []
-    for raw in batch.items:
+    valid: list[PredictIn] = []
+    entries: list[dict[str, Any]] = []
+    for index, raw in enumerate(batch.items):
+        entry: dict[str, Any] = {"index": index, "status": 200, "prediction": None, "error": None}
         try:
-            parsed.append(PREDICT_IN.validate_python(raw))
+            valid.append(PREDICT_IN.validate_python(raw))
         except ValidationError as error:
-            parsed.append(
-                [
+            entry.update(
+                status=422,
+                error=[
                     {"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]}
                     for e in error.errors()
-                ]
+                ],
             )
-    match_ids = [p.match_id for p in parsed if isinstance(p, PredictIn) and p.match_id is not None]
-    stored: dict[int, StoredMatch] = {}
-    if match_ids:
-        stored = await run_in_threadpool(_load, request, match_ids, _phase(cache, settings))
-    results: list[BatchItemOut] = []
-    for index, item in enumerate(parsed):
-        if not isinstance(item, PredictIn):
-            results.append(BatchItemOut(index=index, status=422, error=item))
+        entries.append(entry)
+    answers = iter(await _answers(request, valid, settings))
+    for entry in entries:
+        if entry["status"] == 422:
             continue
-        try:
-            results.append(
-                BatchItemOut(
-                    index=index, status=200, prediction=_predict(item, stored, cache, settings)
-                )
-            )
-        except PredictError as error:
-            results.append(BatchItemOut(index=index, status=error.status_code, error=error.detail))
-    return BatchOut(results=results)
+        answer = next(answers)
+        if isinstance(answer, PredictError):
+            entry.update(status=answer.status_code, error=answer.detail)
+        else:
+            entry["prediction"] = answer
+    return _json({"results": entries})
 
 
 @router.get("/models", response_model=Page[ModelVersionOut], tags=["models"])

@@ -1,0 +1,355 @@
+"""Prediction throughput of the real service against a bare FastAPI app, in the same run.
+
+Builds a model from real seasons (E0, SP1, I1, D1, F1 2015/16-2017/18, refit as of
+1 June 2018, SQLite), starts ``oddsboost serve`` and, with the same uvicorn settings, a
+bare FastAPI app whose endpoints return constant JSON bodies as large as the real
+responses (``bare_app.py``). Both are driven by the same load generator, ``wrk`` with Lua
+scripts when it is installed (else an asyncio client), with the same concurrency:
+
+* inline: POST /predict with six bookmakers' odds, different odds every request;
+* match_id: POST /predict {"match_id": n}, n drawn from 50 matches, as a dashboard polls
+  the matches of a matchday (answers are reused for ODDSBOOST_PREDICT_CACHE_SECONDS);
+* match_id_all: the same, n drawn from all 1,826 matches of 2018/19, so most requests read
+  the database;
+* batch100: POST /predict/batch with 100 inline items.
+
+Prints requests/s, p50 and p99 latency for each, and its throughput ratio to the bare app.
+Aims: inline >= 0.8, match_id >= 0.6.
+
+Run: ``python tests/benchmarks/bench_predict.py [--workers 1 --connections 16 --duration 10]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.migrate import upgrade_to_head
+from app.services.ingest import import_football_data
+from app.services.refit import run_refit
+from app.settings import Settings, settings_environment
+
+LEAGUES = ("E0", "SP1", "I1", "D1", "F1")
+SEASONS = ("1516", "1617", "1718", "1819")
+BOOKMAKERS = ("B365", "BW", "IW", "PS", "WH", "VC")
+HERE = Path(__file__).resolve().parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def prepare(directory: Path, data_dir: Path) -> tuple[Settings, list[int]]:
+    url = f"sqlite:///{directory / 'bench.db'}"
+    upgrade_to_head(url)
+    engine = make_engine(url)
+    factory = make_session_factory(engine, for_writes=True)
+    for league in LEAGUES:
+        for season in SEASONS:
+            content = (data_dir / "football-data" / f"{league}_{season}.csv").read_bytes()
+            with session_scope(factory) as session:
+                import_football_data(session, content)
+    settings = Settings(database_url=url, admin_api_key="bench-admin-key-123")
+    outcome = run_refit(
+        engine, settings, trigger="cli", until=dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
+    )
+    assert outcome.status == "succeeded", outcome.message
+    from sqlalchemy import text
+
+    with engine.connect() as connection:
+        ids = [
+            row[0]
+            for row in connection.execute(text("SELECT id FROM matches WHERE season = '2018/19'"))
+        ]
+    engine.dispose()
+    return settings, ids
+
+
+@contextmanager
+def serve(command: list[str], environment: dict[str, str], port: int, probe: str) -> Iterator[str]:
+    process = subprocess.Popen(
+        command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}{probe}", timeout=1)
+                break
+            except httpx.TransportError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{command} did not start") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+def inline_odds(rng: random.Random) -> list[dict[str, Any]]:
+    """Six bookmakers' odds for one match, as real books look: the same underlying
+    probabilities, each book with its own margin (3-8%) and a little disagreement."""
+    home = rng.uniform(0.15, 0.75)
+    draw = rng.uniform(0.18, 0.32) * (1 - home) / 0.75
+    truth = (home, draw, 1 - home - draw)
+    odds = []
+    for code in BOOKMAKERS:
+        margin = rng.uniform(1.03, 1.08)
+        prices = [round(1 / (p * margin * rng.uniform(0.98, 1.02)), 2) for p in truth]
+        odds.append({"bookmaker": code, "home": prices[0], "draw": prices[1], "away": prices[2]})
+    return odds
+
+
+LUA_COMMON = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+done = function(summary, latency, requests)
+  local e = summary.errors
+  local errors = e.connect + e.read + e.write + e.status + e.timeout
+  io.write(string.format(
+    'RESULT {"requests": %d, "seconds": %f, "p50_ms": %f, "p99_ms": %f, "errors": %d}\\n',
+    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000,
+    latency:percentile(99) / 1000, errors))
+end
+"""
+
+LUA_INLINE = """
+-- The same generator as inline_odds() in bench_predict.py.
+local books = {"B365", "BW", "IW", "PS", "WH", "VC"}
+local function price(p, margin)
+  return 1 / (p * margin * (0.98 + math.random() * 0.04))
+end
+local function odds()
+  local home = 0.15 + math.random() * 0.6
+  local draw = (0.18 + math.random() * 0.14) * (1 - home) / 0.75
+  local away = 1 - home - draw
+  local parts = {}
+  for i, code in ipairs(books) do
+    local margin = 1.03 + math.random() * 0.05
+    parts[i] = string.format('{"bookmaker":"%s","home":%.2f,"draw":%.2f,"away":%.2f}', code,
+      price(home, margin), price(draw, margin), price(away, margin))
+  end
+  return "[" .. table.concat(parts, ",") .. "]"
+end
+"""
+
+
+DASHBOARD_MATCHES = 50
+
+
+def scenario_ids(scenario: str, match_ids: list[int]) -> list[int]:
+    return match_ids[:DASHBOARD_MATCHES] if scenario == "match_id" else match_ids
+
+
+def lua_script(scenario: str, match_ids: list[int]) -> str:
+    match_ids = scenario_ids(scenario, match_ids)
+    if scenario == "inline":
+        body = (
+            LUA_INLINE
+            + """
+request = function()
+  return wrk.format(nil, "/predict", nil, '{"odds":' .. odds() .. '}')
+end
+"""
+        )
+    elif scenario in ("match_id", "match_id_all"):
+        ids = ",".join(str(i) for i in match_ids)
+        body = f"""
+local ids = {{{ids}}}
+request = function()
+  return wrk.format(nil, "/predict", nil, '{{"match_id":' .. ids[math.random(#ids)] .. '}}')
+end
+"""
+    else:
+        body = (
+            LUA_INLINE
+            + """
+request = function()
+  local items = {}
+  for i = 1, 100 do items[i] = '{"odds":' .. odds() .. '}' end
+  return wrk.format(nil, "/predict/batch", nil, '{"items":[' .. table.concat(items, ",") .. ']}')
+end
+"""
+        )
+    return body + LUA_COMMON
+
+
+def request_body(
+    scenario: str, match_ids: list[int], rng: random.Random
+) -> tuple[str, dict[str, Any]]:
+    if scenario == "inline":
+        return "/predict", {"odds": inline_odds(rng)}
+    if scenario in ("match_id", "match_id_all"):
+        return "/predict", {"match_id": rng.choice(scenario_ids(scenario, match_ids))}
+    return "/predict/batch", {"items": [{"odds": inline_odds(rng)} for _ in range(100)]}
+
+
+def run_wrk(base: str, script: str, connections: int, seconds: int) -> dict[str, float]:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write(script)
+    try:
+        output = subprocess.run(
+            [
+                "wrk",
+                "-t1",
+                f"-c{connections}",
+                f"-d{seconds}s",
+                "--latency",
+                "-s",
+                handle.name,
+                base,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    finally:
+        os.unlink(handle.name)
+    line = next(line for line in output.splitlines() if line.startswith("RESULT "))
+    result: dict[str, float] = json.loads(line.removeprefix("RESULT "))
+    return result
+
+
+async def run_asyncio(
+    base: str, scenario: str, match_ids: list[int], connections: int, seconds: int
+) -> dict[str, float]:
+    latencies: list[float] = []
+    errors = 0
+    stop = time.monotonic() + seconds
+
+    async def worker(seed: int) -> None:
+        nonlocal errors
+        rng = random.Random(seed)
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            while time.monotonic() < stop:
+                path, body = request_body(scenario, match_ids, rng)
+                started = time.perf_counter()
+                response = await client.post(path, json=body)
+                latencies.append(time.perf_counter() - started)
+                errors += response.status_code != 200
+
+    started = time.monotonic()
+    await asyncio.gather(*(worker(i) for i in range(connections)))
+    elapsed = time.monotonic() - started
+    quantiles = statistics.quantiles(latencies, n=100)
+    return {
+        "requests": len(latencies),
+        "seconds": elapsed,
+        "p50_ms": quantiles[49] * 1e3,
+        "p99_ms": quantiles[98] * 1e3,
+        "errors": errors,
+    }
+
+
+def measure(
+    base: str, scenario: str, match_ids: list[int], connections: int, seconds: int
+) -> dict[str, float]:
+    if shutil.which("wrk"):
+        return run_wrk(base, lua_script(scenario, match_ids), connections, seconds)
+    return asyncio.run(run_asyncio(base, scenario, match_ids, connections, seconds))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--duration", type=int, default=10)
+    args = parser.parse_args()
+    data_dir = Path(os.environ.get("ODDSBOOST_DATA_DIR", "../shared/data"))
+    scenarios = ("inline", "match_id", "match_id_all", "batch100")
+
+    with tempfile.TemporaryDirectory() as directory:
+        settings, match_ids = prepare(Path(directory), data_dir)
+        environment = {**os.environ, **settings_environment(settings)}
+        uvicorn_options = ["--workers", str(args.workers)]
+        real_port = free_port()
+        rng = random.Random(7)
+        sizes: dict[str, int] = {}
+        results: dict[str, dict[str, dict[str, float]]] = {"real": {}, "bare": {}}
+        with serve(
+            [sys.executable, "-m", "app", "serve", "--port", str(real_port), *uvicorn_options],
+            environment,
+            real_port,
+            "/models/active",
+        ) as base:
+            for scenario in scenarios:
+                path, body = request_body(scenario, match_ids, rng)
+                response = httpx.post(f"{base}{path}", json=body, timeout=30)
+                assert response.status_code == 200, response.text
+                sizes[scenario] = len(response.content)
+            for scenario in scenarios:
+                results["real"][scenario] = measure(
+                    base, scenario, match_ids, args.connections, args.duration
+                )
+        bare_port = free_port()
+        bodies = {"/predict": sizes["match_id"], "/predict/batch": sizes["batch100"]}
+        bare_environment = {
+            **os.environ,
+            "ODDSBOOST_BENCH_BODIES": json.dumps(bodies),
+            "PYTHONPATH": str(HERE),
+        }
+        with serve(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "bare_app:create_bare_app",
+                "--factory",
+                "--port",
+                str(bare_port),
+                *uvicorn_options,
+            ],
+            bare_environment,
+            bare_port,
+            "/docs",
+        ) as base:
+            for scenario in scenarios:
+                results["bare"][scenario] = measure(
+                    base, scenario, match_ids, args.connections, args.duration
+                )
+
+    tool = "wrk" if shutil.which("wrk") else "asyncio client"
+    print(
+        f"{tool}, {args.connections} connections, {args.duration} s each, "
+        f"{args.workers} worker(s) per server; response sizes {sizes}"
+    )
+    header = ("scenario", "server", "req/s", "p50 ms", "p99 ms", "errors", "ratio")
+    print("{:<12} {:<5} {:>8} {:>8} {:>8} {:>6} {:>6}".format(*header))
+    for scenario in scenarios:
+        bare_rate = results["bare"][scenario]["requests"] / results["bare"][scenario]["seconds"]
+        for server in ("bare", "real"):
+            row = results[server][scenario]
+            rate = row["requests"] / row["seconds"]
+            ratio = f"{rate / bare_rate:6.2f}" if server == "real" else ""
+            print(
+                f"{scenario:<12} {server:<5} {rate:>8.0f} {row['p50_ms']:>8.2f} "
+                f"{row['p99_ms']:>8.2f} {int(row['errors']):>6} {ratio:>6}"
+            )
+    print("aims: inline ratio >= 0.8, match_id ratio >= 0.6")
+
+
+if __name__ == "__main__":
+    main()
