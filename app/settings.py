@@ -75,6 +75,20 @@ class Settings(BaseSettings):
         ge=1,
         description="Bookmakers with fewer usable quotes in the window are left out.",
     )
+    refit_half_life_days: float | None = Field(
+        default=None,
+        gt=0,
+        description="Weigh matches by 2^(-age / half-life) so newer ones count more; unset: "
+        "every match counts the same.",
+    )
+    refit_choose_method: bool = Field(
+        default=False,
+        description="Choose the de-margining method by validation log loss too.",
+    )
+    refit_calibrate: bool = Field(
+        default=False,
+        description="Fit one calibration exponent (p ∝ p^a) on the held-out part.",
+    )
     promotion_tolerance: float = Field(
         default=0.002,
         ge=0,

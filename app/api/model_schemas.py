@@ -222,6 +222,7 @@ class ModelVersionOut(BaseModel):
     method: str
     phase: str
     rounds: int
+    calibration: float = Field(description="Exponent a of p ∝ p^a applied to the mix; 1: none.")
     created_at: dt.datetime
     activated_at: dt.datetime | None
     window_start: dt.datetime
@@ -243,6 +244,7 @@ class ModelVersionOut(BaseModel):
             method=version.method,
             phase=version.phase,
             rounds=version.rounds,
+            calibration=version.calibration,
             created_at=version.created_at,
             activated_at=version.activated_at,
             window_start=version.window_start,

@@ -226,6 +226,8 @@ class ModelVersion(Base):
     method: Mapped[str] = mapped_column(String(32))
     phase: Mapped[str] = mapped_column(String(8))
     rounds: Mapped[int]
+    # Exponent a of p ∝ p^a applied to the weighted mix; 1 when not calibrated.
+    calibration: Mapped[float] = mapped_column(Float, default=1.0, server_default=text("1.0"))
     window_start: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     window_end: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     n_matches: Mapped[int]

@@ -7,7 +7,7 @@ evaluated is what is served.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,12 +21,20 @@ from boosting import (
     accuracy,
     brier_score,
     log_loss,
-    log_loss_rows,
     ranked_probability_score,
     weighted_vote,
 )
 
 ALGORITHM = "adaboost.m2"
+
+
+def calibrated(proba: NDArray[np.float64], exponent: float) -> NDArray[np.float64]:
+    """p^a, renormalised per row (a = 1 changes nothing)."""
+    if exponent == 1.0:
+        return proba
+    powered = np.power(np.clip(proba, 1e-15, 1.0), exponent)
+    result: NDArray[np.float64] = powered / powered.sum(axis=1, keepdims=True)
+    return result
 
 
 @dataclass(frozen=True)
@@ -42,12 +50,13 @@ class Ensemble:
     fitted_at: dt.datetime | None = None
     algorithm: str = ALGORITHM
     chosen: tuple[int, ...] = ()
+    calibration: float = 1.0  # exponent a of p ∝ p^a applied to the mix; 1 = none
 
     def predict_proba(
         self, H: NDArray[np.float64], *, check_input: bool = True
     ) -> NDArray[np.float64]:
         """Probabilities for matches laid out over this ensemble's bookmakers (NaN: absent)."""
-        return weighted_vote(H, self.weights, check_input=check_input)
+        return calibrated(weighted_vote(H, self.weights, check_input=check_input), self.calibration)
 
     @classmethod
     def from_model(cls, model: AdaBoostM2, training: TrainingSet, **extra: Any) -> Ensemble:
@@ -147,10 +156,6 @@ def validation_report(validation: TrainingSet, model_proba: NDArray[np.float64])
             "model_log_loss": log_loss(validation.y[quoted], model_proba[quoted]),
         }
     return report
-
-
-def mean_log_loss(y: NDArray[np.intp], proba: NDArray[np.float64]) -> float:
-    return float(log_loss_rows(y, proba).mean())
 
 
 # --- predicting one match -------------------------------------------------------------------
@@ -270,10 +275,3 @@ def predict_matches(
 
 def _triple(values: NDArray[np.float64]) -> tuple[float, float, float]:
     return (float(values[0]), float(values[1]), float(values[2]))
-
-
-def ensemble_from_weights(weights: Mapping[str, float], **fields: Any) -> Ensemble:
-    codes = tuple(weights)
-    return Ensemble(
-        bookmakers=codes, weights=np.array([weights[c] for c in codes], dtype=np.float64), **fields
-    )

@@ -26,6 +26,7 @@ def ensemble_of(version: ModelVersion) -> Ensemble:
         fitted_at=version.created_at,
         algorithm=version.algorithm,
         chosen=tuple(int(b["chosen"]) for b in version.bookmakers),
+        calibration=version.calibration,
     )
 
 

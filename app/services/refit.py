@@ -29,19 +29,14 @@ from sqlalchemy.orm import Session, sessionmaker
 import app as package
 from app.db.engine import make_session_factory
 from app.db.models import ModelVersion, RefitRun, utcnow
-from app.domain.ensemble import (
-    ALGORITHM,
-    Ensemble,
-    choose_rounds,
-    mean_log_loss,
-    split_by_kickoff,
-    validation_report,
-)
+from app.domain.ensemble import ALGORITHM, Ensemble, validation_report
+from app.domain.fitting import FitError, FitOptions, describe, fit_ensemble
+from app.domain.odds import Method
 from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_training_set
 from app.services.locks import refit_lock
 from app.services.models import activate, active_version, ensemble_of, load_tables
 from app.settings import Settings, settings_environment
-from boosting import AdaBoostM2
+from boosting import log_loss
 
 log = logging.getLogger(__name__)
 
@@ -196,30 +191,19 @@ def _refit(
     start = until - dt.timedelta(days=settings.refit_window_days)
     with factory() as session:
         matches, quotes = load_tables(session, start=start, end=until)
-    training = build_training_set(
-        matches,
-        quotes,
-        phase=settings.refit_phase,
-        method=settings.demargin_method,
-        min_quotes=settings.refit_min_quotes,
-    )
-    if len(training) < settings.refit_min_matches:
+    options = fit_options(settings)
+    _check(should_stop)
+    try:
+        fit = fit_ensemble(matches, quotes, end=until.timestamp(), options=options)
+    except FitError as error:
         raise RefitError(
-            f"only {len(training)} settled matches with usable {settings.refit_phase} quotes "
-            f"between {start:%Y-%m-%d} and {until:%Y-%m-%d}; at least "
-            f"{settings.refit_min_matches} are needed. Import more seasons "
+            f"{error} between {start:%Y-%m-%d} and {until:%Y-%m-%d}. Import more seasons "
             "(`oddsboost import football-data ...`), widen ODDSBOOST_REFIT_WINDOW_DAYS, or lower "
-            "ODDSBOOST_REFIT_MIN_MATCHES."
-        )
-    if len(training.bookmakers) == 0:  # pragma: no cover - implied by the check above
-        raise RefitError("no bookmaker has enough quotes; lower ODDSBOOST_REFIT_MIN_QUOTES")
+            "ODDSBOOST_REFIT_MIN_MATCHES / ODDSBOOST_REFIT_MIN_QUOTES."
+        ) from None
     _check(should_stop)
-    fit_part, validation = split_by_kickoff(training, settings.refit_validation_fraction)
-    choice = choose_rounds(fit_part, validation, settings.refit_rounds_grid)
-    validation_proba = choice.model.predict_proba(validation.H)
+    training, validation, validation_proba = fit.training, fit.validation, fit.validation_proba
     report = validation_report(validation, validation_proba)
-    _check(should_stop)
-    final = AdaBoostM2(n_rounds=choice.rounds).fit(training.H, training.y)
     fit_seconds = time.perf_counter() - started
 
     with factory.begin() as session:
@@ -245,7 +229,8 @@ def _refit(
             algorithm=ALGORITHM,
             method=str(training.method),
             phase=training.phase,
-            rounds=choice.rounds,
+            rounds=fit.choice.rounds,
+            calibration=fit.ensemble.calibration,
             window_start=start,
             window_end=until,
             n_matches=len(training),
@@ -253,18 +238,20 @@ def _refit(
                 {"code": code, "weight": float(weight), "chosen": int(chosen)}
                 for code, weight, chosen in zip(
                     training.bookmakers,
-                    final.hypothesis_weights_,
-                    final.selection_counts_,
+                    fit.model.hypothesis_weights_,
+                    fit.model.selection_counts_,
                     strict=True,
                 )
             ],
-            rounds_grid=choice.grid,
+            rounds_grid=fit.choice.grid,
             validation={
                 **report,
-                "fit_rows": len(fit_part),
+                "fit_rows": fit.fit_rows,
                 "dropped": training.dropped,
-                "stop_reason": str(final.stop_reason_),
-                "rounds_run": final.n_rounds_,
+                "stop_reason": str(fit.model.stop_reason_),
+                "rounds_run": fit.model.n_rounds_,
+                "options": describe(options),
+                "method_scores": fit.method_scores,
             },
             rejected_reason=rejected_reason,
             project_version=package.__version__[:32],
@@ -276,7 +263,7 @@ def _refit(
             activate(session, version)
             status = "succeeded"
             message = (
-                f"version {version.id} is active: {choice.rounds} rounds over "
+                f"version {version.id} is active: {fit.choice.rounds} rounds over "
                 f"{len(training)} matches, validation log loss "
                 f"{report['model']['log_loss']:.4f} "
                 f"(consensus {report['consensus']['log_loss']:.4f})"
@@ -289,6 +276,24 @@ def _refit(
             .values(status=status, message=message, version_id=version.id, finished_at=utcnow())
         )
         return RefitOutcome(run_id, status, message, version.id)
+
+
+def fit_options(settings: Settings) -> FitOptions:
+    """The refit's fitting options, from the settings."""
+    methods = tuple(Method) if settings.refit_choose_method else (settings.demargin_method,)
+    if settings.refit_choose_method:
+        # The configured method first: it wins ties.
+        methods = (settings.demargin_method, *(m for m in methods if m != settings.demargin_method))
+    return FitOptions(
+        rounds_grid=tuple(settings.refit_rounds_grid),
+        validation_fraction=settings.refit_validation_fraction,
+        phase=settings.refit_phase,
+        methods=methods,
+        min_quotes=settings.refit_min_quotes,
+        min_matches=settings.refit_min_matches,
+        half_life_days=settings.refit_half_life_days,
+        calibrate=settings.refit_calibrate,
+    )
 
 
 def _compare_with_active(
@@ -319,11 +324,12 @@ def _compare_with_active(
         method=active.method,
         phase=active.phase,
         rounds=active.rounds,
+        calibration=active.calibration,
     ).predict_proba(laid_out.H[rows])
     y = validation.y[common]
     result.update(
-        log_loss=mean_log_loss(y, active_proba),
-        model_log_loss=mean_log_loss(y, validation_proba[common]),
+        log_loss=log_loss(y, active_proba),
+        model_log_loss=log_loss(y, validation_proba[common]),
     )
     return result
 
