@@ -110,7 +110,7 @@ class Settings(BaseSettings):
         "stored meanwhile show up after at most this delay; 0 turns the cache off.",
     )
     predict_batch_max: int = Field(
-        default=1000, ge=1, description="Most items accepted by POST /predict/batch."
+        default=1000, ge=1, le=10_000, description="Most items accepted by POST /predict/batch."
     )
 
     @field_validator("refit_rounds_grid")

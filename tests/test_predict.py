@@ -151,10 +151,26 @@ def test_only_bookmakers_outside_the_pool_give_the_labelled_consensus(
     ).json()
     assert body["basis"] == "consensus"
     assert body["model"]["version"] == fitted["id"]
-    assert "none of the quoted bookmakers is in the model" in body["note"]
+    assert "none of the quoted bookmakers has weight in the model" in body["note"]
     assert [body["probabilities"][k] for k in ("home", "draw", "away")] == pytest.approx(
         power_probabilities(2.0, 3.3, 3.9)
     )
+
+
+def test_bookmakers_with_no_weight_give_the_labelled_consensus(
+    client: TestClient, fitted: dict[str, Any]
+) -> None:
+    weightless = [b["code"] for b in fitted["bookmakers"] if b["weight"] == 0][:2]
+    assert weightless, "the fitted version gives every bookmaker some weight"
+    odds = [
+        {"bookmaker": code, "home": 2.0 + i / 10, "draw": 3.3, "away": 3.9 - i / 10}
+        for i, code in enumerate(weightless)
+    ]
+    body = client.post("/predict", json={"odds": odds}).json()
+    assert body["basis"] == "consensus"
+    assert "has weight" in body["note"]
+    assert [b["weight"] for b in body["bookmakers"]] == [0.0] * len(weightless)
+    assert body["probabilities"] == body["consensus"]
 
 
 def test_errors(client: TestClient, fitted: dict[str, Any], admin_headers: dict[str, str]) -> None:
@@ -171,6 +187,12 @@ def test_errors(client: TestClient, fitted: dict[str, Any], admin_headers: dict[
     assert client.post("/predict", json={}).status_code == 422
     twice = client.post("/predict", json={"odds": INLINE["odds"][:1] * 2})
     assert "appears more than once" in twice.json()["detail"][0]["msg"]
+    for not_an_id in (True, "3", 3.0):
+        loose = client.post("/predict", json={"match_id": not_an_id})
+        assert loose.status_code == 422, not_an_id
+        assert loose.json()["detail"][0]["loc"] == ["body", "match_id"]
+    text_price = [{"bookmaker": "B365", "home": "2.1", "draw": 3.4, "away": 3.6}]
+    assert client.post("/predict", json={"odds": text_price}).status_code == 422
     # A match with no quote at all.
     future = {
         "quotes": [
@@ -353,3 +375,78 @@ def test_answers_by_id_are_reused_for_the_cache_time(refit_settings: Settings) -
         answer = client.post("/predict", json={"match_id": match_id}).json()
         b365 = next(b for b in answer["bookmakers"] if b["code"] == "B365")
         assert b365["probabilities"]["away"] > 0.7  # the newer quote, at once
+
+
+def test_predictions_read_neither_the_model_nor_inline_odds_from_the_database(
+    refit_settings: Settings,
+) -> None:
+    from sqlalchemy import event
+
+    engine = make_engine(refit_settings.database_url)
+    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    engine.dispose()
+    quiet = refit_settings.model_copy(update={"model_refresh_seconds": 3600})
+    with TestClient(create_app(quiet)) as client:
+        match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
+        client.post("/predict", json={"match_id": match_id})  # warms the answer cache
+        statements: list[str] = []
+
+        def record(*args: Any) -> None:
+            statements.append(str(args[2]))
+
+        event.listen(client.app.state.engine, "before_cursor_execute", record)  # type: ignore[attr-defined]
+        for _ in range(5):
+            assert client.post("/predict", json=INLINE).json()["model"]["version"] == 1
+            assert client.post("/predict", json={"match_id": match_id}).status_code == 200
+        assert statements == []
+        client.post("/predict", json={"match_id": match_id + 1})  # not cached: reads quotes
+        assert statements
+        assert not any("model_versions" in statement for statement in statements)
+
+
+def test_database_outage_fails_only_what_needs_the_database(
+    client: TestClient, fitted: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from app.api.routers import predict as predict_router
+
+    def unreachable(*_args: Any, **_kwargs: Any) -> Any:
+        raise OperationalError("SELECT 1", {}, Exception("connection refused"))
+
+    monkeypatch.setattr(predict_router, "stored_matches", unreachable)
+    by_id = client.post("/predict", json={"match_id": 424242})
+    assert by_id.status_code == 503
+    assert "database is not reachable" in by_id.json()["detail"]
+    batch = client.post("/predict/batch", json={"items": [{"match_id": 424242}, INLINE]}).json()
+    assert [r["status"] for r in batch["results"]] == [503, 200]
+
+
+def test_a_large_batch_does_not_hold_up_other_requests(
+    client: TestClient, fitted: dict[str, Any]
+) -> None:
+    import asyncio
+
+    import httpx
+
+    big = {"items": [{"odds": INLINE["odds"] * 1}] * 1000}
+    app = client.app
+
+    async def race() -> tuple[float, float]:
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+
+            async def timed(path: str, body: Any) -> float:
+                started = time.perf_counter()
+                response = await http.post(path, json=body)
+                assert response.status_code == 200
+                return time.perf_counter() - started
+
+            batch = asyncio.create_task(timed("/predict/batch", big))
+            await asyncio.sleep(0.01)
+            small = await timed("/predict", INLINE)
+            return await batch, small
+
+    batch_seconds, small_seconds = asyncio.run(race())
+    # The batch is computed in the thread pool: the small request is not queued behind it.
+    assert small_seconds < batch_seconds

@@ -28,6 +28,25 @@ from boosting import AdaBoostM2
 
 UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
 ODDSBOOST = Path(sys.executable).with_name("oddsboost")
+SLOW_FIT_SECONDS = 4
+
+
+@pytest.fixture
+def slow_fit(tmp_path: Path) -> dict[str, str]:
+    """Environment that makes every refit process sleep before fitting (timing injection:
+    a ``sitecustomize`` module on PYTHONPATH wraps ``fit_ensemble`` at interpreter start)."""
+    hook = tmp_path / "slow_fit"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import time\n"
+        "import app.domain.fitting as fitting\n"
+        "_fit = fitting.fit_ensemble\n"
+        "def fit_ensemble(*args, **kwargs):\n"
+        f"    time.sleep({SLOW_FIT_SECONDS})\n"
+        "    return _fit(*args, **kwargs)\n"
+        "fitting.fit_ensemble = fit_ensemble\n"
+    )
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))}
 
 
 @pytest.fixture
@@ -235,10 +254,10 @@ def test_exactly_one_version_is_active(engine: Engine, refit_settings: Settings)
 def test_a_second_refit_is_skipped_while_the_lock_is_held(
     engine: Engine, refit_settings: Settings
 ) -> None:
-    with refit_lock(engine) as taken:
-        assert taken
+    with refit_lock(engine) as held:
+        assert held.taken
         with refit_lock(engine) as again:
-            assert not again
+            assert not again.taken
         result = subprocess.run(
             [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
             env={**os.environ, **settings_environment(refit_settings)},
@@ -252,28 +271,120 @@ def test_a_second_refit_is_skipped_while_the_lock_is_held(
     assert "another refit is running" in result.stdout
     assert runs(engine)[-1].status == "skipped"
     assert versions(engine) == []
-    with refit_lock(engine) as taken:
-        assert taken  # released by the holder
+    with refit_lock(engine) as held:
+        assert held.taken  # released by the holder
 
 
-def test_two_refits_at_once(engine: Engine, refit_settings: Settings) -> None:
+def test_a_refit_started_during_another_is_skipped(
+    engine: Engine, refit_settings: Settings, slow_fit: dict[str, str]
+) -> None:
+    # The first refit is slowed down; the second starts while it is running.
     environment = {**os.environ, **settings_environment(refit_settings)}
-    processes = [
-        subprocess.Popen(
-            [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
-            env=environment,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+    slow = {**environment, **slow_fit}
+    first = subprocess.Popen(
+        [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
+        env=slow,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not any(run.status == "running" for run in runs(engine)):
+        assert first.poll() is None
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    second = subprocess.run(
+        [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert second.returncode == 0
+    assert "skipped" in second.stdout
+    assert first.wait(timeout=300) == 0
+    assert [run.status for run in runs(engine)] == ["succeeded", "skipped"]
+    assert [v.status for v in versions(engine)] == ["active"]
+
+
+def test_a_refit_that_lost_its_lock_stores_nothing(
+    engine: Engine, refit_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextlib import contextmanager
+
+    from app.services.locks import RefitLock
+
+    @contextmanager
+    def lost_lock(_engine: Engine) -> Iterator[RefitLock]:
+        yield RefitLock(True, lambda _session: False)
+
+    monkeypatch.setattr(refit_service, "refit_lock", lost_lock)
+    outcome = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    assert outcome.status == "failed"
+    assert "lost the refit lock" in outcome.message
+    assert versions(engine) == []
+
+
+@pytest.mark.skipif(
+    not os.environ.get("ODDSBOOST_TEST_DATABASE_URL", "").startswith("postgres"),
+    reason="the advisory lock is PostgreSQL's; SQLite's file lock ends only with its process",
+)
+def test_the_advisory_lock_knows_when_its_connection_ended(engine: Engine) -> None:
+    from sqlalchemy import text
+
+    factory = make_session_factory(engine)
+    with refit_lock(engine) as held:
+        assert held.taken
+        with factory() as session:
+            assert held.still_held(session)
+        with engine.connect() as admin:
+            admin.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+                    "AND objid = :key"
+                ),
+                {"key": refit_service_lock_key()},
+            )
+            admin.commit()
+        with factory() as session:
+            assert not held.still_held(session)
+        with refit_lock(engine) as other:
+            assert other.taken  # the lock went with the connection
+
+
+def refit_service_lock_key() -> int:
+    from app.services.locks import REFIT_LOCK_KEY
+
+    return REFIT_LOCK_KEY
+
+
+def test_runs_queued_but_never_started_are_closed(engine: Engine, refit_settings: Settings) -> None:
+    from sqlalchemy import update
+
+    factory = make_session_factory(engine, for_writes=True)
+    stuck = refit_service.create_run(factory, trigger="api", until=UNTIL)
+    fresh = refit_service.create_run(factory, trigger="api", until=UNTIL)
+    with factory.begin() as session:
+        session.execute(
+            update(RefitRun)
+            .where(RefitRun.id == stuck)
+            .values(started_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=10))
         )
-        for _ in range(2)
-    ]
-    for process in processes:
-        assert process.wait(timeout=180) == 0
-    statuses = sorted(run.status for run in runs(engine))
-    # Either they overlapped (one skipped) or ran one after the other; never both at once.
-    assert statuses in (["skipped", "succeeded"], ["succeeded", "succeeded"])
-    assert [v.status for v in versions(engine)].count("active") == 1
+    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    by_id = {run.id: run for run in runs(engine)}
+    assert by_id[stuck].status == "failed"
+    assert "never started" in (by_id[stuck].message or "")
+    assert by_id[fresh].status == "queued"  # still within its grace period
+
+
+def test_a_validation_part_too_small_is_refused_with_advice(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    tiny = refit_settings.model_copy(update={"refit_validation_fraction": 0.001})
+    outcome = run_refit(engine, tiny, trigger="cli", until=UNTIL)
+    assert outcome.status == "failed"
+    assert "ODDSBOOST_REFIT_VALIDATION_FRACTION" in outcome.message
 
 
 def test_the_scheduler_refits_now_and_stops_on_sigterm(
@@ -303,20 +414,19 @@ def test_the_scheduler_refits_now_and_stops_on_sigterm(
     assert process.returncode == 0
     assert "scheduled refit run 1 succeeded" in output
     assert "SIGTERM received" in output
-    with refit_lock(engine) as taken:
-        assert taken
+    with refit_lock(engine) as held:
+        assert held.taken
 
 
 def test_sigterm_during_a_refit_records_it_and_frees_the_lock(
-    engine: Engine, refit_settings: Settings
+    engine: Engine, refit_settings: Settings, slow_fit: dict[str, str]
 ) -> None:
     environment = {
         **os.environ,
         **settings_environment(refit_settings),
         "ODDSBOOST_REFIT_CRON": "0 3 1 1 *",
         "ODDSBOOST_REFIT_WINDOW_DAYS": "5000",
-        # Many rounds, so the fit is still running when the signal arrives.
-        "ODDSBOOST_REFIT_ROUNDS_GRID": "[1, 5000]",
+        **slow_fit,  # the fit is still running when the signal arrives
     }
     process = subprocess.Popen(
         [str(ODDSBOOST), "scheduler", "--run-now"],
@@ -338,19 +448,25 @@ def test_sigterm_during_a_refit_records_it_and_frees_the_lock(
     assert run.message is not None
     assert "stopped by a shutdown" in run.message
     assert versions(engine) == []
-    with refit_lock(engine) as taken:
-        assert taken
+    with refit_lock(engine) as held:
+        assert held.taken
 
 
-def test_the_api_refit_runs_in_its_own_process(refit_settings: Settings) -> None:
+def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
+    refit_settings: Settings, slow_fit: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from fastapi.testclient import TestClient
 
     from app.main import create_app
     from tests.conftest import ADMIN_KEY
 
     headers = {"X-API-Key": ADMIN_KEY}
-    with TestClient(create_app(refit_settings)) as client:
+    monkeypatch.setenv("PYTHONPATH", slow_fit["PYTHONPATH"])  # the refit process inherits it
+    slow = refit_settings
+    with TestClient(create_app(slow)) as client:
+        started = time.perf_counter()
         accepted = client.post("/admin/refit", json={"until": UNTIL.isoformat()}, headers=headers)
+        answered_in = time.perf_counter() - started
         assert accepted.status_code == 202
         run_id = accepted.json()["run_id"]
         assert accepted.json() == {
@@ -358,16 +474,26 @@ def test_the_api_refit_runs_in_its_own_process(refit_settings: Settings) -> None
             "status": "queued",
             "detail": f"/admin/refits/{run_id}",
         }
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300
         while True:
             run = client.get(f"/admin/refits/{run_id}", headers=headers).json()
             if run["status"] not in ("queued", "running"):
                 break
             assert time.monotonic() < deadline, run
             time.sleep(0.2)
+        took = time.perf_counter() - started
         assert run["status"] == "succeeded", run
         assert run["trigger"] == "api"
-        assert run["version_id"] is not None
+        # It answered long before the refit was done, and another process did the work.
+        assert took > SLOW_FIT_SECONDS
+        assert answered_in < 1.0
+        engine = make_engine(slow.database_url)
+        with make_session_factory(engine)() as session:
+            stored = session.get(RefitRun, run_id)
+            assert stored is not None
+            assert stored.pid is not None
+            assert stored.pid != os.getpid()
+        engine.dispose()
         active = client.get("/models/active").json()
         assert active["id"] == run["version_id"]
         assert client.get("/admin/refits", headers=headers).json()["total"] == 1

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, Strict, model_validator
 
-from app.api.schemas import MAX_ID, Code, StrictModel, TeamName, UtcDateTime
+from app.api.schemas import Code, MatchId, StrictModel, TeamName, UtcDateTime
 from app.db.models import ModelVersion, RefitRun
 from app.domain.ensemble import Ensemble, MatchPrediction
 from app.domain.records import check_price
@@ -15,11 +15,16 @@ from app.domain.records import check_price
 INLINE_ODDS_MAX = 100
 
 
+StrictFloat = Annotated[float, Strict()]
+# Far more than any real use; the hard cap behind ODDSBOOST_PREDICT_BATCH_MAX.
+BATCH_ITEMS_CAP = 10_000
+
+
 class OddsIn(StrictModel):
     bookmaker: Code
-    home: float
-    draw: float
-    away: float
+    home: StrictFloat
+    draw: StrictFloat
+    away: StrictFloat
 
     @model_validator(mode="after")
     def _valid_prices(self) -> OddsIn:
@@ -34,7 +39,7 @@ class OddsIn(StrictModel):
 class PredictIn(StrictModel):
     """Either a stored match (``match_id``) or an inline match with its ``odds``."""
 
-    match_id: Annotated[int, Field(ge=1, le=MAX_ID)] | None = None
+    match_id: MatchId | None = None
     home_team: TeamName | None = None
     away_team: TeamName | None = None
     competition: Code | None = None
@@ -78,8 +83,9 @@ class PredictIn(StrictModel):
 
 
 class BatchIn(StrictModel):
-    items: list[dict[str, Any]] = Field(
+    items: list[Any] = Field(
         min_length=1,
+        max_length=BATCH_ITEMS_CAP,
         description="Up to ODDSBOOST_PREDICT_BATCH_MAX predict requests; each is checked on "
         "its own, so one bad item does not fail the others.",
         examples=[
@@ -127,7 +133,7 @@ class MatchSummary(BaseModel):
 
 NO_MODEL_NOTE = "no model has been fitted yet: the probabilities are the bookmakers' consensus"
 OUTSIDE_POOL_NOTE = (
-    "none of the quoted bookmakers is in the model: the probabilities are their consensus"
+    "none of the quoted bookmakers has weight in the model: the probabilities are their consensus"
 )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, model_validator
 
 from app.domain.records import (
     CODE_MAX_LENGTH,
@@ -29,6 +29,7 @@ ItemT = TypeVar("ItemT")
 
 Price = Annotated[
     float,
+    Strict(),
     AfterValidator(check_price),
     Field(description="Decimal odds, 1.0 < price ≤ 1000.", examples=[2.1]),
 ]
@@ -163,12 +164,14 @@ class OddsUpload(StrictModel):
         return batch
 
 
-Goals = Annotated[int, Field(ge=0, le=99)]
+Goals = Annotated[int, Strict(), Field(ge=0, le=99)]
+# A JSON integer only: "3", true or 3.0 are a client's mistake, not match 3 or match 1.
+MatchId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
 
 
 class ResultIn(StrictModel):
     match: MatchRef | None = None
-    match_id: Annotated[int, Field(ge=1, le=MAX_ID)] | None = None
+    match_id: MatchId | None = None
     home_goals: Goals
     away_goals: Goals
 

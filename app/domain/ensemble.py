@@ -256,7 +256,9 @@ def predict_matches(
             used[match].append(
                 UsedBookmaker(quote.bookmaker, float(ensemble.weights[index]), _triple(row))
             )
-    modelled = np.array([bool(u) for u in used])
+    # A match is the model's only if some quoted bookmaker has weight; with weights all
+    # zero the mix would be a plain mean, which is labelled as the consensus it is.
+    modelled = np.array([any(u.weight for u in match_used) for match_used in used])
     mixed = np.full((len(matches), len(OUTCOMES)), np.nan)
     if modelled.any():
         # H was laid out here from de-margined probabilities: nothing to check again.
@@ -269,7 +271,9 @@ def predict_matches(
                 MatchPrediction(_triple(mixed[match]), "model", mean, used[match], ignored[match])
             )
         else:
-            predictions.append(MatchPrediction(mean, "consensus", mean, [], ignored[match]))
+            predictions.append(
+                MatchPrediction(mean, "consensus", mean, used[match], ignored[match])
+            )
     return predictions
 
 

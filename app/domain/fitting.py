@@ -34,6 +34,9 @@ from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_train
 from boosting import AdaBoostM2, log_loss
 
 DAY = 86_400.0
+# Fewest matches in each of the fit and validation parts: T (and the promotion) must not
+# be decided on a handful of matches.
+MIN_PART_ROWS = 30
 # Calibration exponents are searched in this range (a golden-section search on log loss).
 CALIBRATION_RANGE = (0.25, 4.0)
 
@@ -130,6 +133,14 @@ def fit_ensemble(
             raise FitError(
                 f"only {len(training)} settled matches with usable {options.phase} quotes; at "
                 f"least {options.min_matches} are needed"
+            )
+        held_out = round(len(training) * options.validation_fraction)
+        if min(held_out, len(training) - held_out) < MIN_PART_ROWS:
+            raise FitError(
+                f"a validation fraction of {options.validation_fraction} splits "
+                f"{len(training)} matches into {len(training) - held_out} to fit and "
+                f"{held_out} to validate; each part needs at least {MIN_PART_ROWS} "
+                "(ODDSBOOST_REFIT_VALIDATION_FRACTION)"
             )
         fit_part, validation = split_by_kickoff(training, options.validation_fraction)
         weights = decay_weights(

@@ -3,6 +3,11 @@
 PostgreSQL: a session-level advisory lock (``pg_try_advisory_lock``) taken on one dedicated
 connection that is not from the pool, held for the whole run, and released on that same
 connection (closing it would release it too, so a crashed process cannot leave it held).
+Because a connection can also end under a running refit (a server timeout, an
+administrator), the refit checks, inside the transaction that would store and promote its
+version, that the lock is still held by that connection. Promotions themselves are
+serialised by a transaction-level advisory lock.
+
 SQLite: an exclusive ``flock`` on a file beside the database file, which the operating
 system releases when the process ends; an in-memory database uses a lock of this process.
 """
@@ -10,61 +15,107 @@ system releases when the process ends; an in-memory database uses a lock of this
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import threading
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Connection, Engine, create_engine, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
-# A fixed 32-bit key naming "the refit" among the advisory locks of the database.
+log = logging.getLogger(__name__)
+
+# Fixed 32-bit keys naming "the refit" and "a promotion" among the database's advisory locks.
 REFIT_LOCK_KEY = zlib.crc32(b"oddsboost.refit")
+PROMOTION_LOCK_KEY = zlib.crc32(b"oddsboost.promotion")
 _memory_lock = threading.Lock()
 
 
+@dataclass(frozen=True)
+class RefitLock:
+    """Whether the lock was taken, and how to check, inside a transaction, that it still is."""
+
+    taken: bool
+    still_held: Callable[[Session], bool] = lambda _session: True
+
+
 @contextmanager
-def refit_lock(engine: Engine) -> Iterator[bool]:
-    """Try to take the refit lock; yields whether it was taken. Never waits."""
+def refit_lock(engine: Engine) -> Iterator[RefitLock]:
+    """Try to take the refit lock. Never waits."""
     backend = engine.dialect.name
     if backend == "postgresql":
-        with _advisory_lock(engine) as taken:
-            yield taken
+        with _advisory_lock(engine) as lock:
+            yield lock
     elif backend == "sqlite":
         database = engine.url.database
         if database in (None, "", ":memory:"):
             with _process_lock() as taken:
-                yield taken
+                yield RefitLock(taken)
         else:
             with _file_lock(Path(f"{database}.refit-lock")) as taken:
-                yield taken
+                yield RefitLock(taken)
     else:  # pragma: no cover - only the two supported backends reach here
         raise NotImplementedError(f"no refit lock for {backend}")
 
 
 @contextmanager
-def _advisory_lock(engine: Engine) -> Iterator[bool]:
+def _advisory_lock(engine: Engine) -> Iterator[RefitLock]:
     dedicated = create_engine(engine.url, poolclass=NullPool)
     connection = dedicated.connect()
     taken = False
     try:
+        if int(connection.execute(text("SHOW server_version_num")).scalar() or 0) >= 140000:
+            # The connection sits idle for the whole refit: a server-wide idle timeout must
+            # not end it (and with it the lock).
+            connection.execute(text("SET idle_session_timeout = 0"))
         taken = bool(
             connection.execute(
                 text("SELECT pg_try_advisory_lock(:key)"), {"key": REFIT_LOCK_KEY}
             ).scalar()
         )
+        holder = int(connection.execute(text("SELECT pg_backend_pid()")).scalar() or 0)
         connection.commit()  # a session-level lock outlives the transaction
-        yield taken
+        yield RefitLock(taken, lambda session: _held_by(session, holder))
     finally:
         try:
             if taken:
                 connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": REFIT_LOCK_KEY})
                 connection.commit()
+        except SQLAlchemyError as error:
+            # The connection is gone, and the lock went with it; nothing is left to release.
+            log.warning(
+                "could not release the refit lock (%s); it ended with its connection", error
+            )
         finally:
-            connection.close()
+            _close_quietly(connection)
             dedicated.dispose()
+
+
+def _held_by(session: Session, holder: int) -> bool:
+    """Inside the caller's transaction: wait for any other promotion, then check that the
+    refit lock is still held by the ``holder`` backend."""
+    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PROMOTION_LOCK_KEY})
+    return bool(
+        session.execute(
+            text(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+                "AND classid = 0 AND objid = :key AND objsubid = 1 AND pid = :holder "
+                "AND granted)"
+            ),
+            {"key": REFIT_LOCK_KEY, "holder": holder},
+        ).scalar()
+    )
+
+
+def _close_quietly(connection: Connection) -> None:
+    with suppress(SQLAlchemyError):  # closing a connection that is already dead
+        connection.close()
 
 
 @contextmanager

@@ -33,7 +33,7 @@ from app.domain.ensemble import ALGORITHM, Ensemble, validation_report
 from app.domain.fitting import FitError, FitOptions, describe, fit_ensemble
 from app.domain.odds import Method
 from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_training_set
-from app.services.locks import refit_lock
+from app.services.locks import RefitLock, refit_lock
 from app.services.models import activate, active_version, ensemble_of, load_tables
 from app.settings import Settings, settings_environment
 from boosting import log_loss
@@ -41,6 +41,8 @@ from boosting import log_loss
 log = logging.getLogger(__name__)
 
 FINISHED = ("succeeded", "rejected", "failed", "skipped")
+# A queued run is claimed by its process within seconds; after this it never will be.
+QUEUED_GRACE = dt.timedelta(minutes=5)
 
 
 class RefitError(RuntimeError):
@@ -125,15 +127,17 @@ def run_refit(
         run_id = create_run(factory, trigger=trigger, until=until, status="running")
     else:
         _claim_run(factory, run_id, until)
-    with refit_lock(engine) as taken:
-        if not taken:
+    with refit_lock(engine) as lock:
+        if not lock.taken:
             message = "another refit is running; this one did nothing"
             finish_run(factory, run_id, "skipped", message)
             log.info("refit %s skipped: %s", run_id, message)
             return RefitOutcome(run_id, "skipped", message)
         _abandon_stale_runs(factory, run_id)
         try:
-            outcome = _refit(factory, settings, run_id=run_id, until=until, should_stop=should_stop)
+            outcome = _refit(
+                factory, settings, run_id=run_id, until=until, should_stop=should_stop, lock=lock
+            )
         except RefitCancelledError:
             message = "stopped by a shutdown before it finished; the active model is unchanged"
             finish_run(factory, run_id, "failed", message)
@@ -166,15 +170,35 @@ def _claim_run(factory: sessionmaker[Session], run_id: int, until: dt.datetime) 
 
 
 def _abandon_stale_runs(factory: sessionmaker[Session], current: int) -> None:
-    """Runs still marked running while this process holds the lock belong to dead processes."""
+    """Close runs that can no longer finish.
+
+    A run still marked running while this process holds the lock belongs to a process that
+    died. A run queued by POST /admin/refit that was never claimed within a few minutes
+    belongs to a process that never started or died at once.
+    """
+    now = utcnow()
     with factory.begin() as session:
         session.execute(
             update(RefitRun)
             .where(RefitRun.status == "running", RefitRun.id != current)
             .values(
                 status="failed",
-                finished_at=utcnow(),
+                finished_at=now,
                 message="abandoned: the process running it stopped before it finished",
+            )
+        )
+        session.execute(
+            update(RefitRun)
+            .where(
+                RefitRun.status == "queued",
+                RefitRun.id != current,
+                RefitRun.started_at < now - QUEUED_GRACE,
+            )
+            .values(
+                status="failed",
+                finished_at=now,
+                message="never started: its refit process did not start or stopped at once; "
+                "POST /admin/refit again",
             )
         )
 
@@ -186,6 +210,7 @@ def _refit(
     run_id: int,
     until: dt.datetime,
     should_stop: Callable[[], bool],
+    lock: RefitLock,
 ) -> RefitOutcome:
     started = time.perf_counter()
     start = until - dt.timedelta(days=settings.refit_window_days)
@@ -207,6 +232,12 @@ def _refit(
     fit_seconds = time.perf_counter() - started
 
     with factory.begin() as session:
+        if not lock.still_held(session):
+            raise RefitError(
+                "lost the refit lock before storing the new version (its database connection "
+                "ended); nothing was stored and the active model is unchanged. Run the refit "
+                "again."
+            )
         current = active_version(session)
         rejected_reason = None
         if current is not None:

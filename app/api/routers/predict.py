@@ -8,6 +8,7 @@ is serialised once, without FastAPI's second validation pass.
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request, Response, status
@@ -15,6 +16,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_json
+from sqlalchemy.exc import SQLAlchemyError
 
 from app.api.deps import SessionDep, SettingsDep
 from app.api.model_schemas import (
@@ -27,11 +29,13 @@ from app.api.model_schemas import (
 )
 from app.api.schemas import MAX_ID, Page
 from app.db.models import ModelVersion
-from app.domain.ensemble import QuotedOdds, predict_matches
+from app.domain.ensemble import Ensemble, QuotedOdds, predict_matches
+from app.domain.odds import Method
 from app.services import models
 from app.services.serving import AnswerCache, ModelCache, StoredMatch, stored_matches
 from app.settings import Settings
 
+log = logging.getLogger(__name__)
 router = APIRouter(tags=["predict"])
 PREDICT_IN = TypeAdapter(PredictIn)
 
@@ -117,9 +121,37 @@ def _prepare(
     }
 
 
+class DatabaseUnavailableError(Exception):
+    pass
+
+
 def _load(request: Request, match_ids: list[int], phase: str) -> dict[int, StoredMatch]:
-    with request.app.state.engine.connect() as connection:
-        return stored_matches(connection, match_ids, phase=phase)
+    try:
+        with request.app.state.engine.connect() as connection:
+            return stored_matches(connection, match_ids, phase=phase)
+    except SQLAlchemyError as error:
+        log.warning("could not read stored quotes: %s", error)
+        raise DatabaseUnavailableError from None
+
+
+UNAVAILABLE = PredictError(
+    status.HTTP_503_SERVICE_UNAVAILABLE,
+    "the database is not reachable: a prediction by match_id needs it (an inline one does not)",
+)
+# More pending predictions than this are computed in the thread pool, off the event loop.
+ON_LOOP_MAX = 8
+
+
+def _compute(
+    pending: list[tuple[int, list[QuotedOdds], dict[str, Any]]],
+    ensemble: Ensemble | None,
+    method: Method,
+) -> list[dict[str, Any]]:
+    predictions = predict_matches([odds for _, odds, _ in pending], ensemble, method)
+    return [
+        prediction_body(prediction, ensemble, summary)
+        for (_, _, summary), prediction in zip(pending, predictions, strict=True)
+    ]
 
 
 def _cache_key(cache: ModelCache, match_id: int, settings: Settings) -> tuple[Any, ...]:
@@ -144,12 +176,19 @@ async def _answers(
             else:
                 missing.append(item.match_id)
     stored: dict[int, StoredMatch] = {}
+    database_down = False
     if missing:
-        stored = await run_in_threadpool(_load, request, missing, _phase(cache, settings))
+        try:
+            stored = await run_in_threadpool(_load, request, missing, _phase(cache, settings))
+        except DatabaseUnavailableError:
+            database_down = True
     ensemble = cache.ensemble  # read once: a concurrent model swap cannot mix two versions
     pending: list[tuple[int, list[QuotedOdds], dict[str, Any]]] = []
     for index, item in enumerate(items):
         if results[index] is not None:
+            continue
+        if database_down and item.match_id is not None:
+            results[index] = UNAVAILABLE
             continue
         try:
             odds, summary = _prepare(item, stored, cache, settings)
@@ -158,11 +197,11 @@ async def _answers(
             continue
         pending.append((index, odds, summary))
     if pending:
-        predictions = predict_matches(
-            [odds for _, odds, _ in pending], ensemble, settings.demargin_method
-        )
-        for (index, _, summary), prediction in zip(pending, predictions, strict=True):
-            answer = prediction_body(prediction, ensemble, summary)
+        if len(pending) > ON_LOOP_MAX:
+            answers = await run_in_threadpool(_compute, pending, ensemble, settings.demargin_method)
+        else:
+            answers = _compute(pending, ensemble, settings.demargin_method)
+        for (index, _, _), answer in zip(pending, answers, strict=True):
             results[index] = answer
             match_id = items[index].match_id
             if match_id is not None:
@@ -204,9 +243,27 @@ async def predict_batch(batch: BatchIn, request: Request) -> Response:
             status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"at most {settings.predict_batch_max} items per batch, got {len(batch.items)}",
         )
+    if len(batch.items) > ON_LOOP_MAX:
+        valid, entries = await run_in_threadpool(_check_items, batch.items)
+    else:
+        valid, entries = _check_items(batch.items)
+    answers = iter(await _answers(request, valid, settings))
+    for entry in entries:
+        if entry["status"] == 422:
+            continue
+        answer = next(answers)
+        if isinstance(answer, PredictError):
+            entry.update(status=answer.status_code, error=answer.detail)
+        else:
+            entry["prediction"] = answer
+    return _json({"results": entries})
+
+
+def _check_items(items: list[Any]) -> tuple[list[PredictIn], list[dict[str, Any]]]:
+    """Each item checked on its own; the entries of the answer, errors filled in."""
     valid: list[PredictIn] = []
     entries: list[dict[str, Any]] = []
-    for index, raw in enumerate(batch.items):
+    for index, raw in enumerate(items):
         entry: dict[str, Any] = {"index": index, "status": 200, "prediction": None, "error": None}
         try:
             valid.append(PREDICT_IN.validate_python(raw))
@@ -219,16 +276,7 @@ async def predict_batch(batch: BatchIn, request: Request) -> Response:
                 ],
             )
         entries.append(entry)
-    answers = iter(await _answers(request, valid, settings))
-    for entry in entries:
-        if entry["status"] == 422:
-            continue
-        answer = next(answers)
-        if isinstance(answer, PredictError):
-            entry.update(status=answer.status_code, error=answer.detail)
-        else:
-            entry["prediction"] = answer
-    return _json({"results": entries})
+    return valid, entries
 
 
 @router.get("/models", response_model=Page[ModelVersionOut], tags=["models"])
