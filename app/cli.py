@@ -5,6 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import math
+import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +34,7 @@ from app.db.migrate import SchemaNotCurrentError, require_current_schema, upgrad
 from app.domain.football_data import FileFormatError
 from app.domain.odds_api import EVENTS
 from app.domain.records import as_utc, optional_season
+from app.logs import configure_logging, logging_config
 from app.services import ingest, refit, scheduling, teams
 from app.services.ingest import IngestReport
 from app.settings import Settings, get_settings
@@ -92,16 +96,65 @@ def serve(
     import uvicorn
 
     settings = _settings()
+    configure_logging(settings)
     if migrate:
         upgrade_to_head(settings.database_url)
+    worker_count = workers or settings.workers
+    if worker_count > 1:
+        _prepare_multiprocess_metrics()
     uvicorn.run(
         "app.main:create_app",
         factory=True,
         host=host or settings.host,
         port=port or settings.port,
-        workers=workers or settings.workers,
+        workers=worker_count,
         proxy_headers=True,
+        log_config=logging_config(settings),
+        access_log=False,  # the service writes its own request lines, with request ids
+        timeout_graceful_shutdown=math.ceil(settings.graceful_shutdown_seconds),
     )
+
+
+# prometheus-client's own variable. Read here without importing the metrics module, which
+# decides at import time whether it writes to that directory.
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def _prepare_multiprocess_metrics() -> None:
+    """Workers share their metrics through files in PROMETHEUS_MULTIPROC_DIR: use the one
+    configured (emptied of a previous run's files) or make one."""
+    configured = os.environ.get(MULTIPROCESS_ENV)
+    if configured:
+        directory = Path(configured)
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.glob("*.db"):
+            stale.unlink()
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="oddsboost-metrics-"))
+        os.environ[MULTIPROCESS_ENV] = str(directory)
+    logging.getLogger(__name__).info("worker metrics are shared through %s", directory)
+
+
+@cli.command("health")
+def health_command(
+    url: Annotated[
+        str | None,
+        typer.Option(help="The /health URL [default: http://127.0.0.1:ODDSBOOST_PORT/health]."),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for an answer.")] = 3.0,
+) -> None:
+    """Exit 0 if the service answers /health (for container health checks), else 1."""
+    settings = _settings()
+    target = url or f"http://127.0.0.1:{settings.port}/health"
+    try:
+        response = httpx.get(target, timeout=timeout)
+    except httpx.HTTPError as error:
+        console.print(f"[red]{target}: {error}[/red]")
+        raise typer.Exit(1) from None
+    if response.status_code != 200:
+        console.print(f"[red]{target}: HTTP {response.status_code}[/red]")
+        raise typer.Exit(1)
+    output.print(f"{target}: ok")
 
 
 @cli.command("migrate")
@@ -134,7 +187,7 @@ def refit_command(
 ) -> None:
     """Refit the model once. Exits 0 when it succeeded, was rejected or was skipped."""
     settings = _settings()
-    _configure_logging()
+    configure_logging(settings)
     engine, _factory = _open_database(settings)
     try:
         outcome = refit.run_refit(
@@ -162,7 +215,7 @@ def scheduler_command(
 ) -> None:
     """Refit on the ODDSBOOST_REFIT_CRON schedule (UTC) until stopped with SIGTERM or SIGINT."""
     settings = _settings()
-    _configure_logging()
+    configure_logging(settings)
     engine, _factory = _open_database(settings)
     try:
         scheduling.run_scheduler(engine, settings, run_now=run_now)
@@ -320,12 +373,6 @@ def backtest_command(
         f"log loss per match (p = {difference['p_value']:.2f})"
     )
     output.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
-
-
-def _configure_logging() -> None:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
 
 
 @dataclass

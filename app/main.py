@@ -8,10 +8,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from sqlalchemy.exc import SQLAlchemyError
 
 import app as package
 from app.api.errors import install_error_handlers
-from app.api.routers import admin, predict, public
+from app.api.middleware import REQUEST_ID_HEADER, BodyLimitMiddleware, RequestMiddleware
+from app.api.routers import admin, ops, predict, public
 from app.db.engine import make_engine, make_session_factory
 from app.db.migrate import require_current_schema
 from app.services.serving import AnswerCache, ModelCache
@@ -56,7 +59,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.write_session_factory = make_session_factory(engine, for_writes=True)
         app.state.models = ModelCache(app.state.session_factory)
         app.state.answers = AnswerCache(settings.predict_cache_seconds)
-        app.state.models.refresh()
+        try:
+            app.state.models.refresh()
+        except SQLAlchemyError:
+            # Serve anyway (inline predictions need no database); /ready says why it is not
+            # ready, and the refresher keeps trying.
+            log.exception("could not read the active model; will retry")
         refresher = asyncio.create_task(
             _keep_model_fresh(app.state.models, settings.model_refresh_seconds)
         )
@@ -79,4 +87,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(predict.router)
     app.include_router(public.router)
     app.include_router(admin.router)
+    app.include_router(ops.router)
+    # Added innermost first: the request middleware is outermost, so every answer (a 413,
+    # a CORS preflight, an error) is logged and counted with its request id.
+    app.add_middleware(
+        BodyLimitMiddleware,
+        default_limit=settings.body_limit_bytes,
+        limits={"/admin/import/": settings.import_body_limit_bytes},
+    )
+    if settings.cors_allow_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_allow_origins,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Content-Type", "X-API-Key", REQUEST_ID_HEADER],
+            expose_headers=[REQUEST_ID_HEADER],
+            max_age=600,
+        )
+    app.add_middleware(RequestMiddleware)
     return app

@@ -37,6 +37,34 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="Address `oddsboost serve` binds to.")
     port: int = Field(default=8000, ge=1, le=65535, description="Port of `oddsboost serve`.")
     workers: int = Field(default=1, ge=1, description="Worker processes of `oddsboost serve`.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", description="Lowest level of log lines written."
+    )
+    log_format: Literal["auto", "json", "text"] = Field(
+        default="auto",
+        description="`json` (one object per line), `text`, or `auto`: text in development, "
+        "JSON otherwise.",
+    )
+    body_limit_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="Largest request body accepted (bytes), counted as it streams in.",
+    )
+    import_body_limit_bytes: int = Field(
+        default=10 * 1024 * 1024,
+        ge=1024,
+        description="Largest body of the /admin/import/ endpoints (bytes).",
+    )
+    cors_allow_origins: list[str] = Field(
+        default=[],
+        description="Browser origins allowed to call the API (JSON list, e.g. "
+        '["https://dashboard.example"]); none by default.',
+    )
+    graceful_shutdown_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="On SIGTERM, how long `oddsboost serve` lets in-flight requests finish.",
+    )
     http_timeout_seconds: float = Field(
         default=30.0, gt=0, description="Timeout when `import` fetches a file over HTTP."
     )

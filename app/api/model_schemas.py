@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, Strict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from app.api.schemas import Code, MatchId, StrictModel, TeamName, UtcDateTime
 from app.db.models import ModelVersion, RefitRun
@@ -222,6 +222,54 @@ class BookmakerWeightOut(BaseModel):
 
 
 class ModelVersionOut(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 2,
+                    "status": "active",
+                    "algorithm": "adaboost.m2",
+                    "method": "power",
+                    "phase": "pre",
+                    "rounds": 50,
+                    "calibration": 1.0,
+                    "created_at": "2026-11-21T03:00:04Z",
+                    "activated_at": "2026-11-21T03:00:04Z",
+                    "window_start": "2016-06-01T00:00:00Z",
+                    "window_end": "2019-06-01T00:00:00Z",
+                    "n_matches": 3198,
+                    "bookmakers": [
+                        {"code": "B365", "weight": 1.87, "chosen": 9},
+                        {"code": "PS", "weight": 0.0, "chosen": 0},
+                        {"code": "VC", "weight": 1.03, "chosen": 34},
+                    ],
+                    "rounds_grid": [
+                        {"rounds": 10, "log_loss": 0.9386},
+                        {"rounds": 50, "log_loss": 0.9383},
+                    ],
+                    "validation": {
+                        "rows": 640,
+                        "model": {
+                            "log_loss": 0.9383,
+                            "brier": 0.5533,
+                            "rps": 0.1911,
+                            "accuracy": 0.55,
+                        },
+                        "consensus": {
+                            "log_loss": 0.9385,
+                            "brier": 0.5534,
+                            "rps": 0.1912,
+                            "accuracy": 0.5516,
+                        },
+                    },
+                    "rejected_reason": None,
+                    "project_version": "0.1.0",
+                    "fit_seconds": 0.4,
+                }
+            ]
+        }
+    )
+
     id: int
     status: Literal["active", "retired", "rejected"]
     algorithm: str
@@ -267,17 +315,37 @@ class ModelVersionOut(BaseModel):
 
 class RefitIn(StrictModel):
     until: UtcDateTime | None = Field(
-        default=None, description="Pretend 'now' is this moment (for backtests); default: now."
+        default=None,
+        description="Pretend 'now' is this moment (for backtests); default: now.",
+        examples=["2019-06-01T00:00:00Z"],
     )
 
 
 class RefitAccepted(BaseModel):
-    run_id: int
+    run_id: int = Field(examples=[7])
     status: Literal["queued"]
-    detail: str
+    detail: str = Field(examples=["/admin/refits/7"])
 
 
 class RefitRunOut(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 7,
+                    "trigger": "scheduler",
+                    "status": "succeeded",
+                    "started_at": "2026-11-21T03:00:00Z",
+                    "finished_at": "2026-11-21T03:00:04Z",
+                    "until": "2026-11-21T03:00:00Z",
+                    "message": "version 2 is active: 50 rounds over 3198 matches, validation log "
+                    "loss 0.9383 (consensus 0.9385)",
+                    "version_id": 2,
+                }
+            ]
+        }
+    )
+
     id: int
     trigger: str
     status: Literal["queued", "running", "succeeded", "rejected", "failed", "skipped"]

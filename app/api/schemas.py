@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, model_validator
 
@@ -277,11 +277,21 @@ class TeamOut(BaseModel):
     name: str
     aliases: list[str]
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"id": 7, "name": "Man United", "aliases": ["Manchester United"]}]
+        }
+    )
+
 
 class CompetitionOut(BaseModel):
     code: str
     name: str | None
     matches: int
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"code": "E0", "name": None, "matches": 7600}]}
+    )
 
 
 class BookmakerOut(BaseModel):
@@ -290,7 +300,25 @@ class BookmakerOut(BaseModel):
     quotes: int = Field(description="Number of stored quotes.")
 
 
+MATCH_EXAMPLE: dict[str, Any] = {
+    "id": 17,
+    "competition": "E0",
+    "season": "2018/19",
+    "kickoff": "2018-08-10T19:00:00Z",
+    "kickoff_time_known": True,
+    "home_team": "Man United",
+    "away_team": "Leicester",
+    "home_goals": 2,
+    "away_goals": 1,
+    "result": "1",
+    "status": "settled",
+    "external_id": None,
+}
+
+
 class MatchOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [MATCH_EXAMPLE]})
+
     id: int
     competition: str
     season: str
@@ -319,6 +347,28 @@ class QuoteOut(BaseModel):
 class MatchDetailOut(MatchOut):
     quotes: list[QuoteOut] = Field(
         description="The latest quote of each bookmaker in each phase (pre-match first)."
+    )
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    **MATCH_EXAMPLE,
+                    "quotes": [
+                        {
+                            "bookmaker": "B365",
+                            "bookmaker_name": "Bet365",
+                            "phase": "pre",
+                            "home": 1.57,
+                            "draw": 3.9,
+                            "away": 7.5,
+                            "captured_at": None,
+                            "received_at": "2026-11-21T14:42:49Z",
+                        }
+                    ],
+                }
+            ]
+        }
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, status
@@ -23,8 +24,11 @@ from app.api.schemas import (
 from app.db.models import RefitRun, utcnow
 from app.domain.odds_api import Event
 from app.domain.records import optional_season
+from app.metrics import INGESTED
 from app.services import ingest, refit, teams
+from app.services.ingest import IngestReport
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
 
 ADMIN_ERRORS: dict[int | str, dict[str, Any]] = {
@@ -58,14 +62,14 @@ CSV_BODY: dict[str, Any] = {
 @router.post("/odds", response_model=IngestResponse, responses=ADMIN_ERRORS)
 def post_odds(upload: OddsUpload, session: WriteSessionDep) -> IngestResponse:
     """Store quotes, creating missing competitions, teams, matches and bookmakers."""
-    return IngestResponse.of(ingest.ingest_batch(session, upload.to_batch()))
+    return _answer(ingest.ingest_batch(session, upload.to_batch()), "/admin/odds")
 
 
 @router.post("/results", response_model=IngestResponse, responses=ADMIN_ERRORS)
 def post_results(upload: ResultsUpload, session: WriteSessionDep) -> IngestResponse:
     """Settle matches: the result (1/X/2) follows from the goals. Unknown matches are skipped."""
     items = [result.to_item() for result in upload.results]
-    return IngestResponse.of(ingest.settle_results(session, items))
+    return _answer(ingest.settle_results(session, items), "/admin/results")
 
 
 @router.post(
@@ -90,7 +94,7 @@ async def import_football_data(
     """
     content = await _uploaded_bytes(request)
     report = await run_in_threadpool(ingest.import_football_data, session, content, season=season)
-    return IngestResponse.of(report)
+    return _answer(report, "a football-data.co.uk file")
 
 
 @router.post("/import/the-odds-api", response_model=IngestResponse, responses=ADMIN_ERRORS)
@@ -132,7 +136,7 @@ def import_the_odds_api(
     session: WriteSessionDep,
 ) -> IngestResponse:
     """Import a saved The Odds API response (h2h market; other markets are ignored)."""
-    return IngestResponse.of(ingest.import_odds_api(session, events))
+    return _answer(ingest.import_odds_api(session, events), "The Odds API")
 
 
 @router.post(
@@ -163,7 +167,9 @@ def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
     status_code=status.HTTP_204_NO_CONTENT,
     responses={**ADMIN_ERRORS, 404: {"description": "No such alias."}},
 )
-def delete_alias(alias: str, session: WriteSessionDep) -> None:
+def delete_alias(
+    alias: Annotated[str, Path(examples=["Manchester United"])], session: WriteSessionDep
+) -> None:
     teams.remove_alias(session, alias)
 
 
@@ -217,11 +223,39 @@ def list_refits(
     response_model=RefitRunOut,
     responses={**ADMIN_ERRORS, 404: {"description": "No such run."}},
 )
-def get_refit(run_id: Annotated[int, Path(ge=1, le=MAX_ID)], session: SessionDep) -> RefitRunOut:
+def get_refit(
+    run_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[7])], session: SessionDep
+) -> RefitRunOut:
     run = session.get(RefitRun, run_id)
     if run is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no refit run {run_id}")
     return RefitRunOut.of(run)
+
+
+def _answer(report: IngestReport, source: str) -> IngestResponse:
+    """The ingest answer; the counts also go to the metrics and the log."""
+    for kind in (
+        "matches_created",
+        "matches_updated",
+        "quotes_inserted",
+        "quotes_updated",
+        "results_set",
+    ):
+        INGESTED.labels(kind).inc(getattr(report, kind))
+    log.info(
+        "ingest from %s: %d matches created, %d updated, %d unchanged; %d quotes inserted, "
+        "%d updated, %d unchanged; %d results set; %d skipped",
+        source,
+        report.matches_created,
+        report.matches_updated,
+        report.matches_unchanged,
+        report.quotes_inserted,
+        report.quotes_updated,
+        report.quotes_unchanged,
+        report.results_set,
+        len(report.skipped),
+    )
+    return IngestResponse.of(report)
 
 
 async def _uploaded_bytes(request: Request) -> bytes:

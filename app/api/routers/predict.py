@@ -31,6 +31,7 @@ from app.api.schemas import MAX_ID, Page
 from app.db.models import ModelVersion
 from app.domain.ensemble import Ensemble, QuotedOdds, predict_matches
 from app.domain.odds import Method
+from app.metrics import PREDICTIONS
 from app.services import models
 from app.services.serving import AnswerCache, ModelCache, StoredMatch, stored_matches
 from app.settings import Settings
@@ -173,6 +174,7 @@ async def _answers(
             cached = answers_by_id.get(_cache_key(cache, item.match_id, settings))
             if cached is not None:
                 results[index] = cached
+                PREDICTIONS.labels("match_id", cached["basis"]).inc()
             else:
                 missing.append(item.match_id)
     stored: dict[int, StoredMatch] = {}
@@ -204,6 +206,7 @@ async def _answers(
         for (index, _, _), answer in zip(pending, answers, strict=True):
             results[index] = answer
             match_id = items[index].match_id
+            PREDICTIONS.labels("inline" if match_id is None else "match_id", answer["basis"]).inc()
             if match_id is not None:
                 answers_by_id.put(_cache_key(cache, match_id, settings), answer)
     return [result for result in results if result is not None]
@@ -320,7 +323,7 @@ def get_active_model(session: SessionDep) -> ModelVersionOut:
     responses={404: {"description": "No such version."}},
 )
 def get_model(
-    version_id: Annotated[int, Path(ge=1, le=MAX_ID)], session: SessionDep
+    version_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[2])], session: SessionDep
 ) -> ModelVersionOut:
     version = session.get(ModelVersion, version_id)
     if version is None:

@@ -103,7 +103,7 @@ def list_matches(
 
 @router.get("/matches/{match_id}", response_model=MatchDetailOut, responses=NOT_FOUND)
 def get_match(
-    match_id: Annotated[int, Path(ge=1, le=MAX_ID)], session: SessionDep
+    match_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[17])], session: SessionDep
 ) -> MatchDetailOut:
     """One match with the latest quote of each bookmaker in each phase."""
     match = queries.get_match(session, match_id)

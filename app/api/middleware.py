@@ -1,0 +1,137 @@
+"""ASGI middleware: request ids, request logs and metrics, and request body limits."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Mapping
+
+from fastapi import HTTPException, status
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.logs import REQUEST_ID
+from app.metrics import HTTP_LATENCY, HTTP_REQUESTS
+
+access_log = logging.getLogger("oddsboost.access")
+
+REQUEST_ID_HEADER = "X-Request-ID"
+# A caller's own request id is kept only if it is short and plain.
+_CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+# Probes are logged at DEBUG so that they do not drown the request log.
+QUIET_PATHS = frozenset({"/health", "/ready", "/metrics"})
+
+
+class RequestMiddleware:
+    """Gives every request an id (the caller's X-Request-ID if it is plain, else a new
+    one), returns it as X-Request-ID, writes one log line per request, and counts the
+    request by method, route template (never the raw path) and status."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = Headers(scope=scope).get(REQUEST_ID_HEADER, "")
+        request_id = given if _CLIENT_ID.match(given) else uuid.uuid4().hex
+        token = REQUEST_ID.set(request_id)
+        status_code = 500
+        started = time.perf_counter()
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status_code
+            if message["type"] == "http.response.start":
+                status_code = message["status"]
+                MutableHeaders(scope=message).append(REQUEST_ID_HEADER, request_id)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            elapsed = time.perf_counter() - started
+            route = scope.get("route")
+            template = getattr(route, "path", None) or "unmatched"
+            method = scope["method"]
+            HTTP_REQUESTS.labels(method, template, str(status_code)).inc()
+            HTTP_LATENCY.labels(method, template).observe(elapsed)
+            path = scope["path"]
+            access_log.log(
+                logging.DEBUG if path in QUIET_PATHS else logging.INFO,
+                "%s %s %s %.1fms",
+                method,
+                path,
+                status_code,
+                elapsed * 1000,
+                extra={
+                    "method": method,
+                    "path": path,
+                    "route": template,
+                    "status": status_code,
+                    "duration_ms": round(elapsed * 1000, 2),
+                },
+            )
+            REQUEST_ID.reset(token)
+
+
+def _size(limit: int) -> str:
+    return f"{limit / 1024 / 1024:.1f} MiB" if limit >= 1024 * 1024 else f"{limit / 1024:.0f} KiB"
+
+
+class BodyLimitMiddleware:
+    """Refuses request bodies above a limit with 413, counting the bytes as they arrive.
+
+    A declared Content-Length above the limit is refused before anything is read; a body
+    without one (chunked) is refused as soon as the bytes received pass the limit. Limits
+    go by path prefix (the longest that matches), else the default.
+    """
+
+    def __init__(self, app: ASGIApp, default_limit: int, limits: Mapping[str, int]) -> None:
+        self.app = app
+        self.default_limit = default_limit
+        self.limits = sorted(limits.items(), key=lambda item: -len(item[0]))
+
+    def limit_for(self, path: str) -> int:
+        return next(
+            (limit for prefix, limit in self.limits if path.startswith(prefix)), self.default_limit
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(scope["path"])
+        message_text = f"request body too large: at most {limit} bytes ({_size(limit)}) here"
+        declared = Headers(scope=scope).get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            body = json.dumps({"detail": message_text}).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status.HTTP_413_CONTENT_TOO_LARGE,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"connection", b"close"),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    # Raised where the body is read; FastAPI answers it as a JSON 413.
+                    raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, message_text)
+            return message
+
+        await self.app(scope, limited_receive, send)

@@ -1,0 +1,109 @@
+"""Logging: one configuration for the server, its workers and the commands.
+
+JSON lines (one object per line) outside development, readable text in development. Every
+line written while a request is handled carries that request's id. As a second line of
+defence, the configured secrets (the admin key, a database password) are replaced by
+``***`` in every message, whatever wrote it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import logging.config
+from typing import Any
+
+from sqlalchemy.engine import make_url
+
+from app.settings import Settings
+
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
+REDACTED = "***"
+
+
+class RequestIdFilter(logging.Filter):
+    """Adds ``request_id`` (or None) to every record, and drops uvicorn's terminal-colour
+    copy of its messages, which only clutters JSON lines."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = REQUEST_ID.get()
+        record.__dict__.pop("color_message", None)
+        return True
+
+
+class SecretFilter(logging.Filter):
+    """Replaces known secret values in a record's message and arguments."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        super().__init__()
+        self.secrets = [secret for secret in secrets if secret]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.secrets:
+            return True
+        message = record.getMessage()
+        if any(secret in message for secret in self.secrets):
+            for secret in self.secrets:
+                message = message.replace(secret, REDACTED)
+            record.msg, record.args = message, None
+        return True
+
+
+def secrets_of(settings: Settings) -> list[str]:
+    secrets = []
+    if settings.admin_api_key is not None:
+        secrets.append(settings.admin_api_key.get_secret_value())
+    password = make_url(settings.database_url).password
+    if password:
+        secrets.append(str(password))
+    return secrets
+
+
+def logging_config(settings: Settings) -> dict[str, Any]:
+    """A ``logging.config.dictConfig`` dictionary (also handed to uvicorn for its workers)."""
+    use_json = settings.log_format == "json" or (
+        settings.log_format == "auto" and settings.environment != "development"
+    )
+    formatter: dict[str, Any]
+    if use_json:
+        formatter = {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+            "datefmt": "%Y-%m-%dT%H:%M:%S%z",
+        }
+    else:
+        formatter = {
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
+        }
+    level = settings.log_level.upper()
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {
+            "request_id": {"()": RequestIdFilter},
+            "secrets": {"()": SecretFilter, "secrets": secrets_of(settings)},
+        },
+        "formatters": {"default": formatter},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "default",
+                "filters": ["request_id", "secrets"],
+                "stream": "ext://sys.stderr",
+            }
+        },
+        "root": {"handlers": ["stderr"], "level": level},
+        "loggers": {
+            # The service writes its own request lines (with the request id) instead.
+            "uvicorn.access": {"handlers": [], "propagate": False, "level": "WARNING"},
+            "uvicorn": {"handlers": [], "propagate": True, "level": level},
+            "uvicorn.error": {"handlers": [], "propagate": True, "level": level},
+            "sqlalchemy": {"level": "WARNING"},
+            "alembic": {"level": "WARNING"},
+        },
+    }
+
+
+def configure_logging(settings: Settings) -> None:
+    logging.config.dictConfig(logging_config(settings))

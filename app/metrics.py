@@ -1,0 +1,117 @@
+"""Prometheus metrics, correct with several worker processes.
+
+Counters and histograms live in this module's registry. When ``PROMETHEUS_MULTIPROC_DIR``
+is set (``oddsboost serve --workers N`` sets it when it is not), every worker writes its
+values to files in that directory and a scrape of any worker adds them all up
+(prometheus-client's multiprocess mode). The model and refit gauges are computed at scrape
+time from what the worker's model cache last read, so a scrape never queries the database.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from prometheus_client import Metric
+
+    from app.services.serving import ModelCache
+
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+HTTP_REQUESTS = Counter(
+    "oddsboost_http_requests_total",
+    "HTTP requests answered, by method, route template and status.",
+    ["method", "route", "status"],
+    registry=REGISTRY,
+)
+HTTP_LATENCY = Histogram(
+    "oddsboost_http_request_duration_seconds",
+    "Time to answer an HTTP request, by method and route template.",
+    ["method", "route"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+    registry=REGISTRY,
+)
+PREDICTIONS = Counter(
+    "oddsboost_predictions_total",
+    "Predictions served, by source (inline or match_id) and basis (model or consensus).",
+    ["source", "basis"],
+    registry=REGISTRY,
+)
+INGESTED = Counter(
+    "oddsboost_ingested_rows_total",
+    "Rows written by the admin ingest endpoints, by kind.",
+    ["kind"],
+    registry=REGISTRY,
+)
+
+
+class LiveCollector(Collector):
+    """The active model and the refits, as this worker's model cache last saw them."""
+
+    def __init__(self, cache: ModelCache) -> None:
+        self.cache = cache
+
+    def collect(self) -> Iterator[Metric]:
+        ensemble = self.cache.ensemble
+        version = GaugeMetricFamily(
+            "oddsboost_active_model_version",
+            "Id of the model version being served (0: none fitted yet).",
+        )
+        version.add_metric([], float(ensemble.version or 0) if ensemble else 0.0)
+        yield version
+        refits = self.cache.refits
+        runs = CounterMetricFamily(
+            "oddsboost_refit_runs", "Refit runs recorded, by status.", labels=["status"]
+        )
+        for status, count in sorted(refits.runs_by_status.items()):
+            runs.add_metric([status], float(count))
+        yield runs
+        if refits.last_success_at is not None:
+            since = GaugeMetricFamily(
+                "oddsboost_seconds_since_last_successful_refit",
+                "Seconds since the last refit that produced an active version finished.",
+            )
+            since.add_metric([], max(0.0, time.time() - refits.last_success_at))
+            yield since
+        if refits.last_duration_seconds is not None:
+            duration = GaugeMetricFamily(
+                "oddsboost_refit_last_duration_seconds",
+                "Duration of the most recent finished refit, labelled with how it ended.",
+                labels=["status"],
+            )
+            duration.add_metric([refits.last_status or ""], refits.last_duration_seconds)
+            yield duration
+
+
+class _Forward(Collector):
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self.registry.collect()
+
+
+def exposition(cache: ModelCache) -> tuple[bytes, str]:
+    """The body and content type of a scrape."""
+    registry = CollectorRegistry()
+    if os.environ.get(MULTIPROCESS_ENV):
+        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # untyped upstream
+    else:
+        registry.register(_Forward(REGISTRY))
+    registry.register(LiveCollector(cache))
+    return generate_latest(registry), CONTENT_TYPE_LATEST

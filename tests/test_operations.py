@@ -1,0 +1,459 @@
+"""Operations: health and readiness, metrics, request ids and logs, body limits, CORS."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
+
+from app.api.routers import ops
+from app.logs import SecretFilter, logging_config
+from app.main import create_app
+from app.settings import Settings, settings_environment
+from tests.conftest import ADMIN_KEY
+from tests.test_admin_api import quote
+
+ODDSBOOST = Path(sys.executable).with_name("oddsboost")
+INLINE = {"odds": [{"bookmaker": "B365", "home": 2.1, "draw": 3.4, "away": 3.6}]}
+
+
+@pytest.fixture
+def real(refit_settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(refit_settings)) as client:
+        yield client
+
+
+# --- health and readiness ----------------------------------------------------------------
+
+
+def test_health_never_touches_the_database(real: TestClient) -> None:
+    statements: list[str] = []
+    event.listen(
+        real.app.state.engine, "before_cursor_execute", lambda *a: statements.append(str(a[2]))
+    )  # type: ignore[attr-defined]
+    for _ in range(3):
+        response = real.get("/health")
+        assert response.status_code == 200
+        assert response.json() == {"status": "ok"}
+    assert statements == []
+
+
+def test_ready_without_a_model_is_ready_and_says_so(real: TestClient) -> None:
+    response = real.get("/ready")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ready"
+    assert body["database"] == "ok"
+    assert body["model"]["state"] == "none"
+    assert "no model fitted yet" in body["model"]["detail"]
+
+
+def test_ready_with_a_model(real: TestClient, refit_settings: Settings) -> None:
+    from app.db.engine import make_engine
+    from app.services.refit import run_refit
+    from tests.test_refit import UNTIL
+
+    engine = make_engine(refit_settings.database_url)
+    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    engine.dispose()
+    real.app.state.models.refresh()  # type: ignore[attr-defined]
+    assert real.get("/ready").json()["model"] == {"state": "loaded", "version": 1}
+
+
+def test_not_ready_when_the_database_does_not_answer(
+    real: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unreachable(_request: Any) -> None:
+        raise OperationalError("SELECT 1", {}, Exception("connection refused"))
+
+    monkeypatch.setattr(ops, "_ping", unreachable)
+    response = real.get("/ready")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "not ready"
+    assert "not reachable" in body["problems"]["database"]
+    assert real.get("/health").status_code == 200  # alive all the same
+
+
+def test_not_ready_until_the_model_state_is_read(real: TestClient) -> None:
+    real.app.state.models.loaded = False  # type: ignore[attr-defined]
+    response = real.get("/ready")
+    assert response.status_code == 503
+    assert "has not been read" in response.json()["problems"]["model"]
+
+
+def test_probes_are_not_in_the_api_docs(real: TestClient) -> None:
+    paths = real.get("/openapi.json").json()["paths"]
+    assert not {"/health", "/ready", "/metrics"} & set(paths)
+
+
+# --- metrics ------------------------------------------------------------------------------
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of one sample of the Prometheus text format."""
+    for line in text.splitlines():
+        if not line.startswith(name):
+            continue
+        match = re.match(r"^([a-z_]+)(\{(.*)\})? ([0-9.e+-]+)$", line)
+        if not match or match.group(1) != name:
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', match.group(3) or ""))
+        if all(found.get(k) == v for k, v in labels.items()):
+            return float(match.group(4))
+    raise AssertionError(f"no sample {name}{labels}")
+
+
+def test_metrics_after_some_requests(real: TestClient) -> None:
+    before = real.get("/metrics").text
+    start = (
+        sample(before, "oddsboost_http_requests_total", route="/predict", status="200")
+        if 'route="/predict"' in before
+        else 0.0
+    )
+    for _ in range(3):
+        real.post("/predict", json=INLINE)
+    match_id = real.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
+    real.get(f"/matches/{match_id}")
+    real.get("/matches/999999")
+    real.post("/admin/odds", json={"quotes": [quote()]}, headers={"X-API-Key": ADMIN_KEY})
+    response = real.get("/metrics")
+    assert response.headers["content-type"].startswith("text/plain")
+    text = response.text
+    assert (
+        sample(text, "oddsboost_http_requests_total", method="POST", route="/predict", status="200")
+        == start + 3
+    )
+    # By route template, never the raw path.
+    assert (
+        sample(text, "oddsboost_http_requests_total", route="/matches/{match_id}", status="200")
+        >= 1
+    )
+    assert (
+        sample(text, "oddsboost_http_requests_total", route="/matches/{match_id}", status="404")
+        >= 1
+    )
+    assert f'/matches/{match_id}"' not in text
+    assert sample(text, "oddsboost_http_request_duration_seconds_count", route="/predict") >= 3
+    assert sample(text, "oddsboost_predictions_total", source="inline", basis="consensus") >= 3
+    assert sample(text, "oddsboost_ingested_rows_total", kind="quotes_inserted") >= 1
+    assert sample(text, "oddsboost_active_model_version") == 0.0
+
+
+def test_refit_metrics(real: TestClient, refit_settings: Settings) -> None:
+    from app.db.engine import make_engine
+    from app.services.refit import run_refit
+    from tests.test_refit import UNTIL
+
+    engine = make_engine(refit_settings.database_url)
+    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    run_refit(engine, refit_settings, trigger="cli", until=dt_early())
+    engine.dispose()
+    real.app.state.models.refresh()  # type: ignore[attr-defined]
+    text = real.get("/metrics").text
+    assert sample(text, "oddsboost_active_model_version") == 1.0
+    assert sample(text, "oddsboost_refit_runs_total", status="succeeded") == 1.0
+    assert sample(text, "oddsboost_refit_runs_total", status="failed") == 1.0
+    since = sample(text, "oddsboost_seconds_since_last_successful_refit")
+    assert 0 <= since < 120
+    assert sample(text, "oddsboost_refit_last_duration_seconds", status="failed") >= 0
+
+
+def dt_early() -> Any:
+    import datetime as dt
+
+    return dt.datetime(2015, 9, 1, tzinfo=dt.UTC)  # too few matches: a failed run
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def start_server(
+    settings: Settings, *args: str, **extra_env: str
+) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    environment = {
+        **os.environ,
+        **settings_environment(settings),
+        "ODDSBOOST_ADMIN_API_KEY": ADMIN_KEY,
+        **extra_env,
+    }
+    environment.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    process = subprocess.Popen(
+        [str(ODDSBOOST), "serve", "--port", str(port), *args],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                return process, base
+        except httpx.TransportError:
+            pass
+        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+def stop(process: subprocess.Popen[str]) -> tuple[str, str]:
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=60)
+    return out, err
+
+
+def test_metrics_add_up_across_workers(refit_settings: Settings) -> None:
+    process, base = start_server(refit_settings, "--workers", "2")
+    try:
+        with httpx.Client(base_url=base) as client:
+            for _ in range(40):
+                assert client.post("/predict", json=INLINE).status_code == 200
+            # Whichever worker answers the scrape, it reports both workers' requests.
+            totals = {
+                sample(
+                    client.get("/metrics").text,
+                    "oddsboost_http_requests_total",
+                    route="/predict",
+                    status="200",
+                )
+                for _ in range(6)
+            }
+    finally:
+        stop(process)
+    assert totals == {40.0}
+
+
+# --- request ids and logs --------------------------------------------------------------------
+
+
+def test_every_answer_carries_a_request_id(real: TestClient) -> None:
+    generated = real.get("/health").headers["X-Request-ID"]
+    assert re.fullmatch(r"[0-9a-f]{32}", generated)
+    assert real.get("/health").headers["X-Request-ID"] != generated
+    assert (
+        real.get("/health", headers={"X-Request-ID": "dash-42.a"}).headers["X-Request-ID"]
+        == "dash-42.a"
+    )
+    odd = real.get("/health", headers={"X-Request-ID": "x" * 200}).headers["X-Request-ID"]
+    assert re.fullmatch(r"[0-9a-f]{32}", odd)
+    assert real.get("/nowhere").headers["X-Request-ID"]  # errors too
+
+
+def test_request_lines_are_json_with_the_request_id_and_no_secrets(
+    refit_settings: Settings, database_url: str
+) -> None:
+    # The admin key, and a database password where the backend takes one, must never be
+    # written, whatever happens: right key, wrong key, errors.
+    process, base = start_server(refit_settings)
+    try:
+        with httpx.Client(base_url=base) as client:
+            client.post("/predict", json=INLINE, headers={"X-Request-ID": "trace-me-1"})
+            client.post("/admin/odds", json={"quotes": [quote()]}, headers={"X-API-Key": ADMIN_KEY})
+            client.post(
+                "/admin/odds", json={"quotes": [quote()]}, headers={"X-API-Key": "not-" + ADMIN_KEY}
+            )
+            client.post(
+                "/predict", content=b"{broken", headers={"Content-Type": "application/json"}
+            )
+    finally:
+        _, logs = stop(process)
+    assert ADMIN_KEY not in logs
+    lines = [json.loads(line) for line in logs.splitlines() if line.startswith("{")]
+    requests = [line for line in lines if line["logger"] == "oddsboost.access"]
+    traced = [line for line in requests if line["request_id"] == "trace-me-1"]
+    assert len(traced) == 1
+    assert traced[0]["method"] == "POST"
+    assert traced[0]["route"] == "/predict"
+    assert traced[0]["status"] == 200
+    assert traced[0]["duration_ms"] > 0
+    assert {line["status"] for line in requests} >= {200, 403, 422}
+    ingest = [line for line in lines if line["message"].startswith("ingest from /admin/odds")]
+    assert ingest
+    assert ingest[0]["request_id"]
+
+
+def test_secrets_are_redacted_from_any_log_line() -> None:
+    settings = Settings(
+        database_url="postgresql+psycopg://oddsboost:s3cret-pw@db/oddsboost",
+        admin_api_key="very-secret-admin-key",
+        log_format="json",
+    )
+    config = logging_config(settings)
+    secrets = config["filters"]["secrets"]["secrets"]
+    assert set(secrets) == {"very-secret-admin-key", "s3cret-pw"}
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(SecretFilter(secrets))
+    logger = logging.getLogger("test.secrets")
+    logger.addHandler(handler)
+    try:
+        logger.warning(
+            "connecting to %s with key %s", settings.database_url, "very-secret-admin-key"
+        )
+    finally:
+        logger.removeHandler(handler)
+    written = stream.getvalue()
+    assert "s3cret-pw" not in written
+    assert "very-secret-admin-key" not in written
+    assert "***" in written
+    assert "very-secret-admin-key" not in repr(settings)
+
+
+# --- limits -----------------------------------------------------------------------------------
+
+
+def test_bodies_over_the_limit_are_refused(real: TestClient, refit_settings: Settings) -> None:
+    headers = {"X-API-Key": ADMIN_KEY, "Content-Type": "application/json"}
+    big = b'{"quotes": [' + b" " * (refit_settings.body_limit_bytes + 10) + b"]}"
+    response = real.post("/admin/odds", content=big, headers=headers)
+    assert response.status_code == 413
+    assert "at most 1048576 bytes (1.0 MiB)" in response.json()["detail"]
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it streams
+        yield b'{"quotes": ['
+        for _ in range(40):
+            yield b" " * 32_768
+        yield b"]}"
+
+    streamed = real.post("/admin/odds", content=chunks(), headers=headers)
+    assert streamed.status_code == 413
+    assert "request body too large" in streamed.json()["detail"]
+    assert real.post("/predict", content=big, headers=headers).status_code == 413
+
+
+def test_imports_may_be_larger(real: TestClient, season_file: Any) -> None:
+    headers = {"X-API-Key": ADMIN_KEY, "Content-Type": "text/csv"}
+    # A real season file, padded with blank all-comma rows to 3 MiB.
+    content = season_file("I1_0203").read_bytes()
+    padded = content + b",,,,,,,,\n" * ((3 * 1024 * 1024 - len(content)) // 9 + 1)
+    assert len(padded) > 3 * 1024 * 1024
+    response = real.post("/admin/import/football-data", content=padded, headers=headers)
+    assert response.status_code == 200
+    assert response.json()["matches_created"] == 306
+    huge = padded * 4
+    assert (
+        real.post("/admin/import/football-data", content=huge, headers=headers).status_code == 413
+    )
+
+
+# --- CORS -------------------------------------------------------------------------------------
+
+
+def preflight(client: TestClient, origin: str) -> Any:
+    return client.options(
+        "/predict",
+        headers={
+            "Origin": origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+        },
+    )
+
+
+def test_no_browser_origin_is_allowed_by_default(real: TestClient) -> None:
+    response = preflight(real, "https://dashboard.example")
+    assert "access-control-allow-origin" not in response.headers
+
+
+def test_configured_origins_pass_preflight(refit_settings: Settings) -> None:
+    allowed = refit_settings.model_copy(
+        update={"cors_allow_origins": ["https://dashboard.example"]}
+    )
+    with TestClient(create_app(allowed)) as client:
+        ok = preflight(client, "https://dashboard.example")
+        assert ok.status_code == 200
+        assert ok.headers["access-control-allow-origin"] == "https://dashboard.example"
+        assert "POST" in ok.headers["access-control-allow-methods"]
+        other = preflight(client, "https://elsewhere.example")
+        assert "access-control-allow-origin" not in other.headers
+        answer = client.post(
+            "/predict", json=INLINE, headers={"Origin": "https://dashboard.example"}
+        )
+        assert answer.headers["access-control-allow-origin"] == "https://dashboard.example"
+        assert "x-request-id" in answer.headers["access-control-expose-headers"].lower()
+
+
+# --- graceful shutdown -------------------------------------------------------------------------
+
+
+def test_requests_in_flight_finish_on_sigterm(refit_settings: Settings) -> None:
+    roomy = refit_settings.model_copy(update={"body_limit_bytes": 16 * 1024 * 1024})
+    process, base = start_server(roomy)
+    # A batch of 1,000 items with 60 quotes each keeps the worker busy for about a second.
+    many_odds = [
+        {"bookmaker": f"BK{i}", "home": 2.0 + i / 100, "draw": 3.4, "away": 3.6} for i in range(60)
+    ]
+    batch = {"items": [{"odds": many_odds}] * 1000}
+    result: dict[str, Any] = {}
+
+    def in_flight() -> None:
+        started = time.perf_counter()
+        response = httpx.post(f"{base}/predict/batch", json=batch, timeout=60)
+        result["status"] = response.status_code
+        result["items"] = len(response.json()["results"])
+        result["seconds"] = time.perf_counter() - started
+
+    worker = threading.Thread(target=in_flight)
+    worker.start()
+    time.sleep(0.3)
+    process.send_signal(signal.SIGTERM)
+    worker.join(timeout=60)
+    _, logs = process.communicate(timeout=60)
+    # uvicorn re-raises the signal once it has shut down cleanly, for process managers.
+    assert process.returncode in (0, -signal.SIGTERM)
+    assert result == {"status": 200, "items": 1000, "seconds": result["seconds"]}
+    assert result["seconds"] > 0.3  # it was still running when the signal came
+    assert "Waiting for application shutdown" in logs
+
+
+# --- the API docs -------------------------------------------------------------------------------
+
+
+def test_every_operation_in_the_docs_has_an_example(real: TestClient) -> None:
+    assert real.get("/docs").status_code == 200
+    schema = real.get("/openapi.json").json()
+    text_of_components = json.dumps(schema.get("components", {}))
+
+    def has_example(node: Any, seen: frozenset[str] = frozenset()) -> bool:
+        """An example in the operation itself or in any schema it refers to."""
+        blob = json.dumps(node)
+        if '"example' in blob:
+            return True
+        references = set(re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', blob)) - seen
+        return any(
+            has_example(schema["components"]["schemas"].get(name, {}), seen | references)
+            for name in references
+        )
+
+    missing = [
+        f"{method.upper()} {path}"
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+        if not has_example(operation)
+    ]
+    assert text_of_components
+    assert missing == [], missing
