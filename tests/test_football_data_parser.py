@@ -230,6 +230,23 @@ def test_season_spans_the_file_not_each_date() -> None:
     assert {m.season for m in given.matches} == {"2019-20 extended"}
 
 
+def test_season_is_the_one_holding_most_matches() -> None:
+    # A league kicking off in late July still plays its season from August on.
+    content = (
+        b"Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\n"
+        b"F1,29/07/2005,Paris SG,Metz,4,1\n"
+        b"F1,06/08/2005,Lille,Rennes,1,0\n"
+        b"F1,13/05/2006,Lyon,Nice,2,2\n"
+    )
+    assert {m.season for m in parse_football_data(content).matches} == {"2005/06"}
+
+
+def test_july_kick_off_in_a_real_file(season_file: SeasonFile) -> None:
+    batch = parse_football_data(season_file("F1_0506").read_bytes())
+    assert min(m.kickoff_date for m in batch.matches) < dt.date(2005, 8, 1)
+    assert {m.season for m in batch.matches} == {"2005/06"}
+
+
 def test_row_level_problems_are_reported_and_other_rows_import() -> None:
     content = (
         b"Div,Date,HomeTeam,AwayTeam,FTHG,FTAG,B365H,B365D,B365A\n"

@@ -17,6 +17,7 @@ import csv
 import datetime as dt
 import io
 import re
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -416,10 +417,15 @@ def _parse_quote(
 
 
 def _assign_file_seasons(matches: list[MatchRecord]) -> None:
-    first_day: dict[str, dt.date] = {}
+    # A file is one season, but leagues start in July or finish in August: the
+    # season holding most of a competition's matches names all of them (ties
+    # go to the earlier season).
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
     for match in matches:
-        day = match.kickoff_date
-        if match.competition not in first_day or day < first_day[match.competition]:
-            first_day[match.competition] = day
+        counts[match.competition][season_of(match.kickoff_date)] += 1
+    label = {
+        competition: min(seasons, key=lambda season: (-seasons[season], season))
+        for competition, seasons in counts.items()
+    }
     for match in matches:
-        match.season = season_of(first_day[match.competition])
+        match.season = label[match.competition]
