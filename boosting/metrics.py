@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from boosting._checks import check_labels, check_probabilities
 
 LOG_CLIP = 1e-15
+ROUNDING = 1e-12  # per-row differences this small are floating-point noise
 
 
 def _inputs(y: ArrayLike, proba: ArrayLike) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
@@ -114,6 +115,8 @@ def paired_difference(a_rows: ArrayLike, b_rows: ArrayLike) -> PairedDifference:
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("a_rows and b_rows must be finite")
     differences = a - b
+    # Two forecasts equal up to rounding (the same mix computed two ways) do not differ.
+    differences[np.abs(differences) <= ROUNDING] = 0.0
     n = differences.shape[0]
     mean = float(differences.mean())
     standard_error = float(differences.std(ddof=1) / math.sqrt(n))

@@ -113,6 +113,16 @@ def test_paired_difference_matches_scipy_paired_t_test() -> None:
     assert result.p_value == pytest.approx(float(reference.pvalue), rel=1e-8)
 
 
+def test_forecasts_equal_up_to_rounding_do_not_differ() -> None:
+    # The same numbers summed in another order differ by ~1e-16 per row: that is not a
+    # difference between forecasts, whatever the t statistic of the noise says.
+    rng = np.random.default_rng(5)
+    a = rng.uniform(0.5, 1.5, 300)
+    b = a + rng.choice([-1.0, 1.0], 300) * np.spacing(a)
+    result = paired_difference(a, b)
+    assert (result.mean, result.standard_error, result.p_value) == (0.0, 0.0, 1.0)
+
+
 @pytest.mark.parametrize(
     ("t", "df"), [(0.0, 5), (0.5, 1), (1.96, 30), (3.2, 3), (8.0, 200), (0.1, 1000)]
 )
