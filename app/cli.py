@@ -329,6 +329,17 @@ def backtest_command(
             console.print(f"[red]{error}[/red]")
             raise typer.Exit(1) from None
         source = f"{len(files)} football-data.co.uk files"
+    for label, wanted, known in (
+        ("league", _split(leagues), matches.competition),
+        ("bookmaker", _split(bookmakers), quotes.bookmaker),
+    ):
+        unknown = sorted(set(wanted or ()) - set(known.tolist()))
+        if unknown:
+            console.print(
+                f"[red]no {label} {', '.join(unknown)} in the data; it has "
+                f"{', '.join(sorted(set(known.tolist()))) or 'none'}[/red]"
+            )
+            raise typer.Exit(2)
     matches, quotes = backtest.only_leagues(matches, quotes, _split(leagues))
     if leagues:
         source += f" ({', '.join(_split(leagues) or ())})"

@@ -109,6 +109,17 @@ def _order(scores: dict[str, dict[str, float]]) -> list[str]:
     return fixed + sorted(name for name in scores if name not in fixed)
 
 
+def _training_seasons(plan: dict[str, list[str]]) -> str:
+    """``E0, SP1: 2015/16, 2016/17; I1: 2014/15, 2016/17``: competitions grouped by seasons."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for competition, seasons in plan.items():
+        groups.setdefault(tuple(seasons), []).append(competition)
+    return "; ".join(
+        f"{', '.join(competitions)}: {', '.join(seasons)}"
+        for seasons, competitions in groups.items()
+    )
+
+
 def markdown(data: dict[str, Any], *, plots_written: bool) -> str:
     config, whole, seasons = data["config"], data["overall"], data["seasons"]
     fit = config["fit"]
@@ -116,9 +127,12 @@ def markdown(data: dict[str, Any], *, plots_written: bool) -> str:
         "# Walk-forward backtest",
         "",
         f"Source: {data['source']}. Test seasons {', '.join(config['test_seasons'])}, each "
-        f"fitted on the {config['train_seasons']} seasons before it (only matches that kicked "
-        "off before the test season's first match). The pool of bookmakers, the number of "
-        "rounds and the best single bookmaker are all chosen on those training seasons.",
+        f"fitted on each competition's own {config['train_seasons']} seasons before it (only "
+        "matches that kicked off before the test season's first match). The pool of "
+        "bookmakers, the number of rounds and the best single bookmaker (the lowest training "
+        "log loss among those that quoted almost all of the last training season) are all "
+        "chosen on those training seasons; the consensus is the mean of every pool bookmaker "
+        "present.",
         "",
         f"Fitting: phase `{fit['phase']}`, method(s) {', '.join(fit['methods'])}, rounds grid "
         f"{fit['rounds_grid']} chosen on the last {fit['validation_fraction']:.0%} of each "
@@ -132,7 +146,8 @@ def markdown(data: dict[str, Any], *, plots_written: bool) -> str:
         "",
         f"All test seasons together, {whole['rows']} matches. Every forecast is scored on "
         "exactly these rows: settled matches that every compared bookmaker quoted before "
-        "kickoff. Lower is better for log loss, Brier and RPS.",
+        "kickoff. The single bookmakers, the consensus and the base rates use the first "
+        "method. Lower is better for log loss, Brier and RPS.",
         "",
         *_score_rows(whole["scores"], _order(whole["scores"])),
         "",
@@ -191,6 +206,7 @@ def markdown(data: dict[str, Any], *, plots_written: bool) -> str:
             f"* {season['season']}: {season['rows']} matches compared "
             f"(bookmakers scored alone: {', '.join(season['compared'])}); left out: {reasons}."
         )
+        lines.append(f"  Trained on {_training_seasons(season['train_seasons'])}.")
         lines.extend(f"  {note}." for note in season["notes"])
     if data["variants"]:
         lines += [

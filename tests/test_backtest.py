@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from app.domain.backtest import BacktestConfig, run_backtest, summarise
+from app.domain.backtest import BEST, ENSEMBLE, BacktestConfig, restrict, run_backtest, summarise
 from app.domain.fitting import FitOptions
 from app.domain.football_data import parse_football_data
 from app.domain.odds import Method
-from app.domain.training import tables_from_batches
+from app.domain.training import QuoteTable, build_training_set, tables_from_batches
 from app.reporting import write_report
 from app.services.backtest import evaluate
 from tests.helpers import csv_rows
@@ -26,6 +28,10 @@ SeasonFile = Callable[[str], Path]
 ODDSBOOST = Path(sys.executable).with_name("oddsboost")
 SIX = ("B365", "BW", "IW", "PS", "WH", "VC")
 SEASONS = ("1415", "1516", "1617", "1718", "1819")
+
+
+def without_quotes(quotes: QuoteTable, removed: np.ndarray) -> QuoteTable:
+    return QuoteTable(**{f.name: getattr(quotes, f.name)[~removed] for f in fields(quotes)})
 
 
 def load(season_file: SeasonFile, leagues: tuple[str, ...] = ("E0", "SP1")) -> Any:
@@ -53,15 +59,63 @@ def test_no_match_of_the_test_season_or_later_reaches_training(season_file: Seas
     for fold in folds:
         train = fold.train_match_ids.tolist()
         assert max(kickoff[m] for m in train) < fold.test_first_kickoff
-        assert {season[m] for m in train} == set(fold.train_seasons)
-        assert fold.season not in fold.train_seasons
         assert not set(train) & set(fold.test_match_ids.tolist())
-        assert fold.train_seasons == tuple(
-            {
-                "2017/18": ("2014/15", "2015/16", "2016/17"),
-                "2018/19": ("2015/16", "2016/17", "2017/18"),
-            }[fold.season]
-        )
+        expected = {
+            "2017/18": ("2014/15", "2015/16", "2016/17"),
+            "2018/19": ("2015/16", "2016/17", "2017/18"),
+        }[fold.season]
+        assert fold.train_seasons == {"E0": expected, "SP1": expected}
+        assert {season[m] for m in train} == set(expected)
+
+
+def test_a_season_kicking_off_in_july_is_tested_whole(season_file: SeasonFile) -> None:
+    # Ligue 1 2005/06 started on 29 July 2005: the whole file is the test season, and the
+    # two seasons before it (every match of their files) are the training set.
+    names = ("F1_0304", "F1_0405", "F1_0506")
+    matches, quotes = tables_from_batches(
+        parse_football_data(season_file(name).read_bytes()) for name in names
+    )
+    config = BacktestConfig(
+        options=FitOptions(rounds_grid=(1, 5), min_quotes=100),
+        train_seasons=2,
+        test_seasons=("2005/06",),
+    )
+    (fold,) = run_backtest(matches, quotes, config)
+    files = {name: len(csv_rows(season_file(name))[1]) for name in names}
+    assert fold.train_seasons == {"F1": ("2003/04", "2004/05")}
+    assert len(fold.train_match_ids) == files["F1_0304"] + files["F1_0405"]
+    assert len(fold.y) + sum(fold.dropped.values()) == files["F1_0506"]
+    first = dt.datetime(2005, 7, 29, tzinfo=dt.UTC).timestamp()
+    assert first <= fold.test_first_kickoff < first + 86400
+    assert fold.train_last_kickoff < fold.test_first_kickoff
+
+
+def test_each_competition_trains_on_its_own_seasons(season_file: SeasonFile) -> None:
+    # The files have no Serie A for 2013/14 and 2014/15: I1 2015/16 trains on its two
+    # seasons before the gap, E0 on the two before 2015/16, and the report says so.
+    # Ligue 1 has only its test season here: it is not tested, and its matches are counted.
+    names = ("E0_1314", "E0_1415", "E0_1516", "I1_1112", "I1_1213", "I1_1516", "F1_1516")
+    matches, quotes = tables_from_batches(
+        parse_football_data(season_file(name).read_bytes()) for name in names
+    )
+    config = BacktestConfig(options=FitOptions(rounds_grid=(1, 5), min_quotes=100), train_seasons=2)
+    (fold,) = run_backtest(matches, quotes, config)
+    assert fold.season == "2015/16"
+    assert fold.train_seasons == {
+        "E0": ("2013/14", "2014/15"),
+        "I1": ("2011/12", "2012/13"),
+    }
+    assert "I1 has no 2013/14, 2014/15 in the data: trained on 2011/12, 2012/13" in fold.notes
+    assert "F1 is not tested: 0 earlier season(s) in the data, 2 needed" in fold.notes
+    assert fold.dropped["its competition has too few earlier seasons"] == len(
+        csv_rows(season_file("F1_1516"))[1]
+    )
+    counted = sum(len(csv_rows(season_file(f"{c}_1516"))[1]) for c in ("E0", "I1", "F1"))
+    assert len(fold.y) + sum(fold.dropped.values()) == counted
+    trained = {len(csv_rows(season_file(name))[1]) for name in names[:2] + names[3:5]}
+    assert len(fold.train_match_ids) == sum(
+        len(csv_rows(season_file(name))[1]) for name in names[:2] + names[3:5]
+    ), trained
 
 
 def test_nothing_about_the_test_season_changes_what_is_fitted(season_file: SeasonFile) -> None:
@@ -91,7 +145,16 @@ def test_nothing_about_the_test_season_changes_what_is_fitted(season_file: Seaso
 def test_figures_agree_with_a_direct_computation_from_the_files(season_file: SeasonFile) -> None:
     # E0 only, test 2018/19, trained on 2015/16-2017/18, multiplicative de-margining:
     # recompute the consensus, each bookmaker and the base rates straight from the CSVs.
+    # VC's quotes of the 2018 half of the test season are removed: VC is then no longer
+    # scored alone, but the consensus still averages it wherever it quoted.
     matches, quotes = load(season_file, leagues=("E0",))
+    new_year = dt.datetime(2019, 1, 1, tzinfo=dt.UTC).timestamp()
+    vc_removed = (
+        (quotes.bookmaker == "VC")
+        & (matches.season[quotes.match] == "2018/19")
+        & (matches.kickoff[quotes.match] < new_year)
+    )
+    quotes = without_quotes(quotes, vc_removed)
     config = BacktestConfig(
         options=FitOptions(
             rounds_grid=(1, 5), bookmakers=SIX, min_quotes=1, methods=(Method.MULTIPLICATIVE,)
@@ -106,16 +169,21 @@ def test_figures_agree_with_a_direct_computation_from_the_files(season_file: Sea
     outcome = np.array([{"H": 0, "D": 1, "A": 2}[row[header.index("FTR")]] for row in rows])
     implied = 1 / odds
     probabilities = implied / implied.sum(axis=2, keepdims=True)  # (380, 6, 3)
-    consensus = probabilities.mean(axis=1)
+    in_2018 = np.array([row[header.index("Date")].endswith("2018") for row in rows])
+    assert 0.3 < in_2018.mean() < 0.7
+    probabilities[in_2018, SIX.index("VC")] = np.nan
+    consensus = np.nanmean(probabilities, axis=1)
     picked = np.arange(len(outcome))
     scores = summary["overall"]["scores"]
     assert summary["overall"]["rows"] == 380
     assert scores["consensus"]["log_loss"] == pytest.approx(
         -np.log(consensus[picked, outcome]).mean()
     )
+    assert "VC" not in scores
     for index, code in enumerate(SIX):
-        expected = -np.log(probabilities[picked, index, outcome]).mean()
-        assert scores[code]["log_loss"] == pytest.approx(expected)
+        if code != "VC":
+            expected = -np.log(probabilities[picked, index, outcome]).mean()
+            assert scores[code]["log_loss"] == pytest.approx(expected)
     # Base rates: the outcome frequencies of the three training seasons.
     counts = np.zeros(3)
     for season in ("1516", "1617", "1718"):
@@ -186,6 +254,91 @@ def test_rows_left_out_are_counted(season_file: SeasonFile) -> None:
     assert fold.dropped.get("a compared bookmaker did not quote it", 0) == missing
 
 
+def test_the_best_bookmaker_is_chosen_on_training_alone(season_file: SeasonFile) -> None:
+    # Remove the best bookmaker's quotes of the E0 half of the test season: it is still
+    # "the best" (nothing about the test season chose it); where it is missing, the next
+    # one of the training ranking stands in, row by row.
+    matches, quotes = load(season_file)
+    config = replace(CONFIG, test_seasons=("2018/19",))
+    (honest,) = run_backtest(matches, quotes, config)
+    best = honest.best_bookmaker
+    assert list(honest.best_used) == [best]
+    removed = (
+        (quotes.bookmaker == best)
+        & (matches.season[quotes.match] == "2018/19")
+        & (matches.competition[quotes.match] == "E0")
+    )
+    (fold,) = run_backtest(matches, without_quotes(quotes, removed), config)
+    assert fold.best_bookmaker == best
+    assert best not in fold.compared
+    first, stand_in = list(fold.best_used)
+    assert first == best
+    e0 = np.isin(fold.test_match_ids, matches.ids[matches.competition == "E0"])
+    assert fold.best_used == {best: int((~e0).sum()), stand_in: int(e0.sum())}
+    assert np.array_equal(fold.forecasts[BEST][e0], fold.forecasts[stand_in][e0])
+    assert any(note.startswith(f"{best}, the best bookmaker") for note in fold.notes)
+    assert fold.train_match_ids.tolist() == honest.train_match_ids.tolist()
+
+
+def test_each_competition_model_reads_the_odds_of_its_own_method(season_file: SeasonFile) -> None:
+    # One pool per competition, the method chosen by validation: each model scores the
+    # test season de-margined by the method it was fitted with, not the first method.
+    matches, quotes = load(season_file)
+    methods = (Method.MULTIPLICATIVE, Method.POWER, Method.SHIN, Method.ADDITIVE)
+    config = replace(
+        CONFIG,
+        options=replace(CONFIG.options, methods=methods),
+        per_competition=True,
+        test_seasons=("2018/19",),
+    )
+    (fold,) = run_backtest(matches, quotes, config)
+    chosen = {c: ensemble.method for c, ensemble in fold.ensembles.items()}
+    assert set(chosen) == {"E0", "SP1"}
+    assert any(method != Method.MULTIPLICATIVE for method in chosen.values()), chosen
+    for competition, ensemble in fold.ensembles.items():
+        test_matches, test_quotes = restrict(
+            matches,
+            quotes,
+            (matches.season == "2018/19") & (matches.competition == competition),
+        )
+        own = build_training_set(
+            test_matches,
+            test_quotes,
+            method=ensemble.method,
+            bookmakers=ensemble.bookmakers,
+            min_quotes=0,
+        )
+        row = {int(m): i for i, m in enumerate(own.match_ids)}
+        in_group = np.isin(fold.test_match_ids, test_matches.ids)
+        at = [row[int(m)] for m in fold.test_match_ids[in_group]]
+        expected = ensemble.predict_proba(own.H[at])
+        np.testing.assert_allclose(fold.forecasts[ENSEMBLE][in_group], expected, rtol=1e-12)
+
+
+def test_the_report_does_not_depend_on_the_hash_seed(
+    season_file: SeasonFile, tmp_path: Path
+) -> None:
+    files = [str(season_file(name)) for name in ("E0_1516", "E0_1617", "E0_1718", "SP1_1718")]
+    reports = []
+    for seed in ("1", "2"):
+        done = run(
+            *files,
+            "--train-seasons",
+            "2",
+            "--rounds-grid",
+            "1,5,20",
+            "--output",
+            str(tmp_path / seed),
+            env={"PYTHONHASHSEED": seed},
+        )
+        assert done.returncode == 0, done.stderr
+        reports.append(
+            {name: (tmp_path / seed / name).read_bytes() for name in ("report.md", "report.json")}
+        )
+    assert reports[0] == reports[1]
+    assert b"SP1 is not tested" in reports[0]["report.md"]
+
+
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(ODDSBOOST), "backtest", *args],
@@ -223,14 +376,39 @@ def test_the_command_on_files_and_on_the_database_gives_the_same_figures(
     assert first["seasons"] == second["seasons"]
 
 
-def test_command_errors(season_file: SeasonFile, tmp_path: Path) -> None:
+def test_command_errors(season_file: SeasonFile, fresh_database_url: str, tmp_path: Path) -> None:
     path = str(season_file("E0_1819"))
-    unknown = run(path, "--test-seasons", "2030/31", "--output", str(tmp_path))
+    output = ["--output", str(tmp_path)]
+    unknown = run(path, "--test-seasons", "2030/31", *output)
     assert unknown.returncode == 1
     assert "no matches of season '2030/31'" in unknown.stderr
-    too_early = run(path, "--test-seasons", "2018/19", "--output", str(tmp_path))
+    too_early = run(path, "--test-seasons", "2018/19", *output)
     assert too_early.returncode == 1
-    assert "3 are needed" in too_early.stderr
+    assert "season 2018/19 cannot be tested" in too_early.stderr
+    assert "the 3 needed" in too_early.stderr
+    # Without --test-seasons, a single season has nothing to train on either.
+    alone = run(path, *output)
+    assert alone.returncode == 1
+    assert "no season can be tested" in alone.stderr
+    no_book = run(path, "--bookmakers", "B365,XYZ,ABC", *output)
+    assert no_book.returncode == 2
+    assert "no bookmaker ABC, XYZ in the data" in no_book.stderr
+    assert "B365" in no_book.stderr  # the codes it does have
+    no_league = run(path, "--leagues", "E0,N1", *output)
+    assert no_league.returncode == 2
+    assert "no league N1 in the data; it has E0" in no_league.stderr
+    migrate = subprocess.run(
+        [str(ODDSBOOST), "migrate"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "ODDSBOOST_DATABASE_URL": fresh_database_url},
+    )
+    assert migrate.returncode == 0, migrate.stderr
+    empty = run("--database", *output, env={"ODDSBOOST_DATABASE_URL": fresh_database_url})
+    assert empty.returncode == 1
+    assert "there are no matches to evaluate" in empty.stderr
+    assert not (tmp_path / "report.json").exists()
     assert run(path, "--method", "astrology").returncode == 2
     assert run("--database", path).returncode == 2
     assert run().returncode == 2

@@ -1,21 +1,26 @@
 """Walk-forward evaluation by season: fit on the seasons before, score the season itself.
 
-For every test season, the training set is the ``train_seasons`` seasons before it, and
-only matches that kicked off before the test season's first match. Everything the model
-decides is decided on those matches alone: the pool of bookmakers, the number of rounds
-(and method, calibration...), and which single bookmaker counts as "the best". The test
-season is then scored on one set of rows shared by every forecast:
+For every test season, each competition trains on its own ``train_seasons`` latest seasons
+before it (a competition with fewer is not tested), and only on matches that kicked off
+before the test season's first match. Everything the model decides is decided on those
+matches alone: the pool of bookmakers, the number of rounds (and method, calibration...),
+and which single bookmaker counts as "the best". The test season is then scored on one set
+of rows shared by every forecast:
 
 * the M2 ensemble (:func:`app.domain.fitting.fit_ensemble`, the refit's own code path);
-* the consensus, the plain mean of the de-margined quotes of the pool;
-* every single bookmaker of the pool that quoted almost every test match ("compared");
-* the best single bookmaker, as chosen on the training seasons;
+* the consensus, the plain mean of the de-margined quotes of every pool bookmaker present;
+* every pool bookmaker that quoted almost every test match ("compared"), one by one;
+* the best single bookmaker: the pool bookmakers that quoted almost all of the last
+  training season, ranked by training log loss; each test match gets the best-ranked one
+  that quoted it (usually the first, "the best"; another only where the first is missing);
 * base rates, the training seasons' frequencies of 1, X and 2;
 * and, on the subset where the files have them, Pinnacle's closing odds (PSCH/PSCD/PSCA):
   a strong reference that saw later information, not a fair competitor for pre-match odds.
 
-The shared rows are the settled test matches that every compared bookmaker quoted before
-kickoff; every other test match is counted under the reason it was left out.
+The shared rows are the settled test matches that every compared bookmaker and at least
+one candidate for best quoted before kickoff; every other match of the season is counted
+under the reason it was left out. The references always use the first de-margining method
+of the options, so that variants of the ensemble are measured against the same forecasts.
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ from numpy.typing import NDArray
 
 from app.domain.ensemble import Ensemble
 from app.domain.fitting import Fit, FitOptions, fit_ensemble
-from app.domain.training import OUTCOMES, MatchTable, QuoteTable, build_training_set
+from app.domain.odds import Method
+from app.domain.training import OUTCOMES, MatchTable, QuoteTable, TrainingSet, build_training_set
 from boosting import log_loss, log_loss_rows, paired_difference
 
 ENSEMBLE = "M2 ensemble"
@@ -56,7 +62,7 @@ class Fold:
     """One test season: what was fitted, on what, and the forecasts on the shared rows."""
 
     season: str
-    train_seasons: tuple[str, ...]
+    train_seasons: dict[str, tuple[str, ...]]  # by competition
     train_match_ids: NDArray[np.int64]
     test_match_ids: NDArray[np.int64]  # the shared rows, in order
     train_last_kickoff: float
@@ -64,7 +70,8 @@ class Fold:
     y: NDArray[np.intp]
     forecasts: dict[str, NDArray[np.float64]]
     compared: tuple[str, ...]
-    best_bookmaker: str
+    best_bookmaker: str  # the first of the training ranking
+    best_used: dict[str, int]  # rows forecast by each candidate (stand-ins when it is absent)
     ensembles: dict[str, Ensemble]  # by competition ("" when one pool for all)
     rounds: dict[str, int]
     training_margins: NDArray[np.float64]
@@ -105,6 +112,41 @@ def restrict(
     )
 
 
+def training_plan(
+    matches: MatchTable, season: str, count: int
+) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """Per competition playing ``season``: its own ``count`` latest seasons before it.
+
+    Competitions with fewer earlier seasons are not tested; a competition missing a season
+    of the data trains across the gap. Both are said in the notes."""
+    every_season = seasons_of(matches)
+    plan: dict[str, tuple[str, ...]] = {}
+    notes: list[str] = []
+    for competition in sorted(set(matches.competition[matches.season == season].tolist())):
+        own = sorted(
+            {
+                str(s)
+                for s in matches.season[matches.competition == competition].tolist()
+                if s and s < season
+            }
+        )
+        if len(own) < count:
+            notes.append(
+                f"{competition} is not tested: {len(own)} earlier season(s) in the data, "
+                f"{count} needed"
+            )
+            continue
+        chosen = tuple(own[-count:])
+        gaps = [s for s in every_season if chosen[0] < s < season and s not in chosen]
+        if gaps:
+            notes.append(
+                f"{competition} has no {', '.join(gaps)} in the data: "
+                f"trained on {', '.join(chosen)}"
+            )
+        plan[competition] = chosen
+    return plan, notes
+
+
 def run_backtest(
     matches: MatchTable,
     quotes: QuoteTable,
@@ -114,27 +156,31 @@ def run_backtest(
 ) -> list[Fold]:
     """Every fold, in season order. Deterministic: the same tables give the same folds."""
     seasons = seasons_of(matches)
-    wanted = config.test_seasons or tuple(seasons[config.train_seasons :])
+    if not seasons:
+        raise ValueError("there are no matches to evaluate")
+    count = config.train_seasons
+    plans = {season: training_plan(matches, season, count) for season in seasons}
+    if config.test_seasons is None:
+        wanted = tuple(season for season in seasons if plans[season][0])
+        if not wanted:
+            raise ValueError(
+                f"no season can be tested: none has a competition with {count} earlier "
+                f"season(s) in the data ({len(seasons)} season(s) given)"
+            )
+    else:
+        wanted = config.test_seasons
     folds: list[Fold] = []
     for season in wanted:
         if season not in seasons:
             raise ValueError(f"no matches of season {season!r} in the data")
-        position = seasons.index(season)
-        if position < config.train_seasons:
+        plan, notes = plans[season]
+        if not plan:
             raise ValueError(
-                f"season {season} has only {position} earlier season(s); "
-                f"{config.train_seasons} are needed to train"
+                f"season {season} cannot be tested: its competitions have fewer earlier "
+                f"seasons than the {count} needed to train"
             )
         progress(season)
-        folds.append(
-            _fold(
-                matches,
-                quotes,
-                config,
-                season,
-                tuple(seasons[position - config.train_seasons : position]),
-            )
-        )
+        folds.append(_fold(matches, quotes, config, season, plan, notes))
     return folds
 
 
@@ -143,15 +189,24 @@ def _fold(
     quotes: QuoteTable,
     config: BacktestConfig,
     season: str,
-    train_seasons: tuple[str, ...],
+    plan: dict[str, tuple[str, ...]],
+    notes: list[str],
 ) -> Fold:
-    in_test = matches.season == season
+    options = config.options
+    phase = options.phase
+    reference_method = options.methods[0]
+    of_season = matches.season == season
+    in_test = of_season & np.isin(matches.competition, list(plan))
     test_start = float(matches.kickoff[in_test].min())
+    in_train = np.zeros(len(matches), dtype=bool)
+    for competition, seasons in plan.items():
+        in_train |= (matches.competition == competition) & np.isin(matches.season, seasons)
     # The no-look-ahead rule: training matches kicked off before the test season began.
-    in_train = np.isin(matches.season, train_seasons) & (matches.kickoff < test_start)
+    in_train &= matches.kickoff < test_start
     train_matches, train_quotes = restrict(matches, quotes, in_train)
     test_matches, test_quotes = restrict(matches, quotes, in_test)
-    options = config.options
+    dropped: Counter[str] = Counter()
+    dropped["its competition has too few earlier seasons"] = int((of_season & ~in_test).sum())
 
     competitions = (
         sorted(set(train_matches.competition.tolist())) if config.per_competition else [""]
@@ -165,90 +220,118 @@ def _fold(
         )
         part_matches, part_quotes = restrict(train_matches, train_quotes, keep)
         fits[competition] = fit_ensemble(part_matches, part_quotes, end=test_start, options=options)
-    pool = sorted({code for fit in fits.values() for code in fit.ensemble.bookmakers})
-    method = next(iter(fits.values())).ensemble.method
+    pool = tuple(sorted({code for fit in fits.values() for code in fit.ensemble.bookmakers}))
 
-    # The test season laid out over the pool, with the method the fit chose.
-    # min_quotes=0 keeps every pool column, even for a bookmaker absent from this season.
-    test = build_training_set(
-        test_matches,
-        test_quotes,
-        phase=options.phase,
-        method=method,
-        bookmakers=tuple(pool),
-        min_quotes=0,
-    )
-    dropped: Counter[str] = Counter(test.dropped)
-    quoted_share = (~np.isnan(test.H[:, :, 0])).mean(axis=0) if len(test) else np.zeros(len(pool))
+    # The single bookmakers, the consensus and the base rates always use the first method,
+    # whatever the fits chose, so that variants are compared with the same references.
+    # min_quotes=0 keeps every pool column, even for a bookmaker absent from a season.
+    layouts: dict[Method, tuple[TrainingSet, ...]] = {}
+
+    def laid_out(method: Method) -> tuple[TrainingSet, ...]:
+        if method not in layouts:
+            layouts[method] = tuple(
+                build_training_set(
+                    part_matches,
+                    part_quotes,
+                    phase=phase,
+                    method=method,
+                    bookmakers=pool,
+                    min_quotes=0,
+                )
+                for part_matches, part_quotes in (
+                    (train_matches, train_quotes),
+                    (test_matches, test_quotes),
+                )
+            )
+        return layouts[method]
+
+    training, test = laid_out(reference_method)
+    recent = np.zeros(len(training), dtype=bool)
+    for competition, seasons in plan.items():
+        recent |= (training.competition == competition) & (training.season == seasons[-1])
+    ranking = _rank_on_training(training, recent, config.compare_share)
+    best = ranking[0]
+
+    dropped.update(test.dropped)
+    quoted = ~np.isnan(test.H[:, :, 0])
+    quoted_share = quoted.mean(axis=0) if len(test) else np.zeros(len(pool))
     compared = tuple(
         code
-        for code, share in zip(test.bookmakers, quoted_share, strict=True)
+        for code, share in zip(pool, quoted_share, strict=True)
         if share >= config.compare_share
     )
-    notes = [
-        (
-            f"{code} quoted none of the test matches"
-            if share == 0
-            else f"{code} quoted only {share:.0%} of the test matches: used by the ensemble, "
-            "not scored on its own"
-        )
-        for code, share in zip(test.bookmakers, quoted_share, strict=True)
-        if share < config.compare_share
-    ]
-    columns = [test.bookmakers.index(code) for code in compared]
-    complete = np.asarray(~np.isnan(test.H[:, columns, 0]).any(axis=1), dtype=bool)
+    for code, share in zip(pool, quoted_share, strict=True):
+        if share >= config.compare_share:
+            continue
+        if code == best:
+            notes.append(
+                f"{code}, the best bookmaker on the training seasons, quoted "
+                f"{share:.0%} of the test matches: where it did not, the next best on the "
+                "training seasons that did stands in"
+            )
+        elif share == 0:
+            notes.append(f"{code} quoted none of the test matches")
+        else:
+            notes.append(
+                f"{code} quoted only {share:.0%} of the test matches: in the ensemble and the "
+                "consensus, not scored on its own"
+            )
+    columns = [pool.index(code) for code in compared]
+    ranked = [pool.index(code) for code in ranking]
+    complete = quoted[:, columns].all(axis=1)
     dropped["a compared bookmaker did not quote it"] = int((~complete).sum())
-    rows = test.rows(complete)
+    stand_in = quoted[:, ranked].any(axis=1)
+    dropped["no candidate for best bookmaker quoted it"] = int((complete & ~stand_in).sum())
+    rows = test.rows(np.asarray(complete & stand_in, dtype=bool))
 
     # Forecasts on the shared rows.
-    forecasts: dict[str, NDArray[np.float64]] = {}
-    ensemble_proba = np.empty((len(rows), len(OUTCOMES)))
+    forecasts: dict[str, NDArray[np.float64]] = {CONSENSUS: rows.consensus()}
+    # Each group's model reads the test season laid out with the method it was fitted on;
+    # a match none of its pool quoted gets the consensus.
+    ensemble_proba = forecasts[CONSENSUS].copy()
     for competition, fit in fits.items():
-        mask = rows.competition == competition if competition else np.ones(len(rows), bool)
-        if not mask.any():
-            continue
-        index = [rows.bookmakers.index(code) for code in fit.ensemble.bookmakers]
-        H = rows.H[mask][:, index, :]
-        present = ~np.isnan(H[:, :, 0]).all(axis=1)
-        proba = np.empty((int(mask.sum()), len(OUTCOMES)))
-        proba[present] = fit.ensemble.predict_proba(H[present])
-        # A match none of this competition's pool quoted: the consensus of the others.
-        proba[~present] = np.nanmean(rows.H[mask][~present], axis=1)
-        ensemble_proba[mask] = proba
-    forecasts[ENSEMBLE] = ensemble_proba
-    forecasts[CONSENSUS] = (
-        np.nanmean(rows.H[:, columns, :], axis=1) if columns else rows.consensus()
-    )
+        group = (
+            np.flatnonzero(rows.competition == competition) if competition else np.arange(len(rows))
+        )
+        layout = laid_out(fit.ensemble.method)[1]
+        at = _rows_of(layout.match_ids, rows.match_ids[group])
+        index = [pool.index(code) for code in fit.ensemble.bookmakers]
+        H = layout.H[np.maximum(at, 0)][:, index, :]
+        present = (at >= 0) & ~np.isnan(H[:, :, 0]).all(axis=1)
+        ensemble_proba[group[present]] = fit.ensemble.predict_proba(H[present])
+    forecasts = {ENSEMBLE: ensemble_proba, **forecasts}
     for code, column in zip(compared, columns, strict=True):
         forecasts[code] = rows.H[:, column, :]
-
-    # The best single bookmaker, judged on the training seasons only.
-    training = (
-        next(iter(fits.values())).training
-        if not config.per_competition
-        else build_training_set(
-            train_matches, train_quotes, phase=options.phase, method=method, bookmakers=tuple(pool)
-        )
-    )
-    best = _best_on_training(training.H, training.y, training.bookmakers, compared)
-    forecasts[BEST] = forecasts[best]
+    # Per match, the best-ranked candidate that quoted it (no look at the test outcomes).
+    first_quoted = np.argmax(~np.isnan(rows.H[:, ranked, 0]), axis=1)
+    best_columns = np.asarray(ranked)[first_quoted]
+    forecasts[BEST] = rows.H[np.arange(len(rows)), best_columns, :]
+    best_used = Counter(pool[column] for column in best_columns.tolist())
     counts = np.bincount(training.y, minlength=len(OUTCOMES)).astype(np.float64)
     base_rates = counts / counts.sum()
     forecasts[BASE_RATES] = np.tile(base_rates, (len(rows), 1))
 
     closing_set = build_training_set(
-        test_matches, test_quotes, phase="closing", method=method, bookmakers=(CLOSING_CODE,)
+        test_matches,
+        test_quotes,
+        phase="closing",
+        method=reference_method,
+        bookmakers=(CLOSING_CODE,),
     )
-    closing_of = {int(m): closing_set.H[i, 0] for i, m in enumerate(closing_set.match_ids)}
-    closing_rows = np.array([int(m) in closing_of for m in rows.match_ids], dtype=bool)
-    closing = np.array([closing_of[int(m)] for m in rows.match_ids[closing_rows]]).reshape(-1, 3)
+    at = _rows_of(closing_set.match_ids, rows.match_ids)
+    if closing_set.bookmakers:
+        closing_rows = at >= 0
+        closing = closing_set.H[at[closing_rows], 0]
+    else:  # files before 2012/13 have no closing odds
+        closing_rows = np.zeros(len(rows), dtype=bool)
+        closing = np.empty((0, len(OUTCOMES)))
 
     margins = np.concatenate(
         [fit.model.margins(fit.training.H, fit.training.y) for fit in fits.values()]
     )
     return Fold(
         season=season,
-        train_seasons=train_seasons,
+        train_seasons=plan,
         train_match_ids=train_matches.ids,
         test_match_ids=rows.match_ids,
         train_last_kickoff=float(train_matches.kickoff.max()),
@@ -257,6 +340,7 @@ def _fold(
         forecasts=forecasts,
         compared=compared,
         best_bookmaker=best,
+        best_used={code: best_used[code] for code in ranking if best_used[code]},
         ensembles={competition: fit.ensemble for competition, fit in fits.items()},
         rounds={competition: fit.ensemble.rounds for competition, fit in fits.items()},
         training_margins=margins,
@@ -268,18 +352,35 @@ def _fold(
     )
 
 
-def _best_on_training(
-    H: NDArray[np.float64], y: NDArray[np.intp], pool: Sequence[str], candidates: Sequence[str]
-) -> str:
-    """The candidate with the lowest log loss on the training matches it quoted."""
-    scored = []
-    for code in candidates:
-        column = list(pool).index(code)
-        quoted = ~np.isnan(H[:, column, 0])
-        scored.append((log_loss(y[quoted], H[quoted, column, :]), code))
-    if not scored:
-        raise ValueError("no bookmaker is compared in this season")
-    return min(scored)[1]
+def _rows_of(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:
+    """The position of each wanted id in ``ids``, -1 where it is absent."""
+    if len(ids) == 0:
+        return np.full(len(wanted), -1, dtype=np.intp)
+    order = np.argsort(ids, kind="stable")
+    slot = np.minimum(np.searchsorted(ids[order], wanted), len(ids) - 1)
+    found = ids[order][slot] == wanted
+    return np.where(found, order[slot], -1).astype(np.intp)
+
+
+def _rank_on_training(
+    training: TrainingSet, recent: NDArray[np.bool_], share: float
+) -> tuple[str, ...]:
+    """Candidates for best single bookmaker, best first, chosen without the test season.
+
+    Candidates are the pool bookmakers that quoted ``share`` of the last training season
+    (those most likely to go on quoting); they are ranked by log loss on the training
+    matches every candidate quoted."""
+    quoted = ~np.isnan(training.H[:, :, 0])
+    if not recent.any() or not quoted.any():
+        raise ValueError("no training match was quoted by the pool")
+    recent_share = quoted[recent].mean(axis=0)
+    candidates = np.flatnonzero(recent_share >= min(share, float(recent_share.max())))
+    common = quoted[:, candidates].all(axis=1)
+    if not common.any():
+        raise ValueError("no training match was quoted by every candidate for best bookmaker")
+    losses = [log_loss(training.y[common], training.H[common, column, :]) for column in candidates]
+    order = np.argsort(losses, kind="stable")
+    return tuple(training.bookmakers[int(candidates[i])] for i in order)
 
 
 # --- scores ---------------------------------------------------------------------------------
@@ -320,13 +421,14 @@ def summarise(folds: Sequence[Fold]) -> dict[str, Any]:
         seasons.append(
             {
                 "season": fold.season,
-                "train_seasons": list(fold.train_seasons),
+                "train_seasons": {c: list(s) for c, s in fold.train_seasons.items()},
                 "train_matches": len(fold.train_match_ids),
                 "rows": len(fold.y),
                 "dropped": fold.dropped,
                 "notes": fold.notes,
                 "compared": list(fold.compared),
                 "best_bookmaker": fold.best_bookmaker,
+                "best_used": fold.best_used,
                 "base_rates": list(fold.base_rates),
                 "rounds": fold.rounds,
                 "methods": {c: str(e.method) for c, e in fold.ensembles.items()},
