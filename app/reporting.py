@@ -207,6 +207,12 @@ def markdown(data: dict[str, Any], *, plots_written: bool) -> str:
             f"(bookmakers scored alone: {', '.join(season['compared'])}); left out: {reasons}."
         )
         lines.append(f"  Trained on {_training_seasons(season['train_seasons'])}.")
+        if len(season["best_used"]) > 1:
+            lines.append(
+                "  Best bookmaker, row by row: "
+                + ", ".join(f"{code} on {count}" for code, count in season["best_used"].items())
+                + "."
+            )
         lines.extend(f"  {note}." for note in season["notes"])
     if data["variants"]:
         lines += [
