@@ -85,6 +85,7 @@ class BoostingLoop:
             step = self._step(state)
             if step.stop is StopReason.NO_BETTER_THAN_CHANCE:
                 stop_reason = step.stop
+                self.stopping_error_ = step.error
                 break
             chosen.append(step.hypothesis)
             errors.append(step.error)

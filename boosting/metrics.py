@@ -88,6 +88,23 @@ def accuracy(y: ArrayLike, proba: ArrayLike) -> float:
     return float(accuracy_rows(y, proba).mean())
 
 
+def hamming_loss(Y_true: ArrayLike, Y_pred: ArrayLike) -> float:
+    """Share of (sample, label) pairs predicted wrong, for indicator matrices of 0 and 1:
+    1/(m K) Σ_i |h(x_i) △ Y_i| (Schapire & Singer 1999), the loss AdaBoost.MH minimises."""
+    truth, predicted = np.asarray(Y_true), np.asarray(Y_pred)
+    if truth.ndim != 2 or truth.shape != predicted.shape:
+        raise ValueError(
+            f"Y_true and Y_pred must be indicator matrices of one shape, got {truth.shape} "
+            f"and {predicted.shape}"
+        )
+    if truth.size == 0:
+        raise ValueError("no rows to score")
+    for name, matrix in (("Y_true", truth), ("Y_pred", predicted)):
+        if not np.isin(matrix, (0, 1)).all():
+            raise ValueError(f"{name} must hold only 0 and 1")
+    return float(np.mean(truth.astype(bool) != predicted.astype(bool)))
+
+
 @dataclass(frozen=True, slots=True)
 class PairedDifference:
     """Mean of a − b over paired rows, its standard error, and a two-sided p-value.

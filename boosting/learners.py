@@ -1,0 +1,604 @@
+"""Weak learners: decision stumps found in one sorted pass, and fixed pools of hypotheses.
+
+Every boosting variant asks its learner, round after round, for the hypothesis h that
+maximises a linear criterion
+
+    score(h) = Σ_i Σ_c G[i, c] · h(x_i)[c]
+
+where the variant chooses G and the kind of output h gives (:class:`Outputs`):
+
+* ``SIGNED`` (binary AdaBoost and its loss variants): one column, G[i] = D(i) y_i with
+  y_i = ±1 (for the squared loss, w_i times the residual); h(x) ∈ [−1, 1]. The score is
+  the edge r = Σ D y h = 1 − 2ε of seed 003.
+* ``LABELS`` (AdaBoost.M1, SAMME): G[i, c] = D(i) [y_i = c]; h(x) is the one-hot vector of
+  the class it predicts (all zeros where it abstains), so the score is the weighted accuracy
+  1 − ε.
+* ``VOTES`` (AdaBoost.MH): G[i, l] = D(i, l) Y[i, l] with Y = ±1 per label; h(x)[l] ∈ [−1, 1].
+
+A decision stump splits the samples into a left part (``x_f ≤ θ`` for a numeric feature,
+``x_f = c`` for a categorical one, everything for the constant stump) and a right part, and
+outputs one vector on each side. For ``SIGNED`` and ``VOTES`` the vectors are v and −v with
+v ∈ {−1, 1}^C, best at v = sign(2 L − T) where L and T are the left and total sums of G,
+scoring Σ_c |2 L_c − T_c|. For ``LABELS`` each side predicts its heaviest class, scoring
+max_c L_c + max_c (T_c − L_c). Sorting every numeric feature once before boosting makes L a
+cumulative sum along the sorted order, so one round costs O(d · m · C) (seed 004: O(t d m)
+with O(d m log m) preprocessing instead of O(d m²) per round), and numpy does it for all
+features of a block at once.
+
+A fixed pool is a set of pre-trained hypotheses whose outputs are given as the data X, as
+for bookmakers: the learner only picks the pool member with the best score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, Protocol
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+# Elements of G gathered per block of features: large enough for numpy to stream, small
+# enough to stay in cache and to bound memory on wide tables.
+STUMP_BLOCK = 1 << 20
+
+
+class Outputs(StrEnum):
+    """What a hypothesis returns for one sample (see the module docstring)."""
+
+    SIGNED = "signed"
+    LABELS = "labels"
+    VOTES = "votes"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A learner's answer: the hypothesis (an index into its bank), its score and outputs on
+    the training samples, shape (n_samples, n_outputs)."""
+
+    hypothesis: int
+    score: float
+    outputs: NDArray[np.float64]
+
+
+class Search(Protocol):
+    """A learner prepared on one training set (sorting done once)."""
+
+    def best(
+        self, G: NDArray[np.float64], weights: NDArray[np.float64] | None = None
+    ) -> Choice: ...
+
+    def bank(self) -> Bank: ...
+
+
+class Bank(Protocol):
+    """The hypotheses a search handed out, evaluated on new data."""
+
+    n_outputs: int
+
+    def __len__(self) -> int: ...
+
+    def evaluate(self, X: ArrayLike) -> Evaluated: ...
+
+
+class Evaluated(Protocol):
+    def output(self, hypothesis: int) -> NDArray[np.float64]: ...
+
+    def weighted_sum(self, weights: NDArray[np.float64]) -> NDArray[np.float64]: ...
+
+
+class WeakLearner(Protocol):
+    def prepare(
+        self, X: ArrayLike, kind: Outputs, n_outputs: int, *, normalise: bool = False
+    ) -> Search: ...
+
+
+def _sign(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """±1, with +1 at zero: a stump always says something."""
+    return np.where(values >= 0, 1.0, -1.0)
+
+
+def _scores(
+    L: NDArray[np.float64], T: NDArray[np.float64], kind: Outputs, criterion: str = "error"
+) -> NDArray[Any]:
+    """Score of every split from its left sums L (..., C) and the totals T (C,)."""
+    if kind is Outputs.LABELS:
+        R = T - L
+        if criterion == "gini":
+            # Weighted Gini impurity of the two sides, up to a constant and the sign:
+            # Σ_c L_c² / Σ L + Σ_c R_c² / Σ R (an empty side adds nothing).
+            left_total, right_total = L.sum(axis=-1), R.sum(axis=-1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                left = np.where(left_total > 0, (L * L).sum(axis=-1) / left_total, 0.0)
+                right = np.where(right_total > 0, (R * R).sum(axis=-1) / right_total, 0.0)
+            gini: NDArray[Any] = left + right
+            return gini
+        result: NDArray[Any] = L.max(axis=-1) + R.max(axis=-1)
+        return result
+    signed: NDArray[Any] = np.abs(2.0 * L - T).sum(axis=-1)
+    return signed
+
+
+def _side_outputs(
+    L: NDArray[np.float64], T: NDArray[np.float64], kind: Outputs
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The best (left, right) output vectors of a split with left sums L (C,)."""
+    if kind is Outputs.LABELS:
+        left, right = np.zeros_like(T), np.zeros_like(T)
+        left[int(np.argmax(L))] = 1.0
+        right[int(np.argmax(T - L))] = 1.0
+        return left, right
+    vote = _sign(2.0 * L - T)
+    return vote, -vote
+
+
+# --- decision stumps ---------------------------------------------------------------------
+
+
+@dataclass
+class _Columns:
+    """The training table, encoded: numeric columns as floats, categorical ones as codes."""
+
+    values: NDArray[np.float64]  # (m, d); categorical columns hold their codes
+    categorical: NDArray[np.bool_]  # (d,)
+    categories: dict[int, NDArray[Any]]  # feature → its sorted categories (code = position)
+
+
+def _encode(
+    X: ArrayLike,
+    categorical: Sequence[int] | Literal["auto"] | None,
+    categories: dict[int, NDArray[Any]] | None = None,
+    n_features: int | None = None,
+) -> _Columns:
+    """Validate X and encode it; with ``categories`` (prediction) unseen values get -1."""
+    array = np.asarray(X)
+    if array.ndim != 2:
+        raise ValueError(f"X must have shape (n_samples, n_features), got {array.shape}")
+    n_samples, d = array.shape
+    if n_samples == 0 or d == 0:
+        raise ValueError(f"X is empty: shape {array.shape}")
+    if n_features is not None and d != n_features:
+        raise ValueError(f"X has {d} features; the model was fitted on {n_features}")
+    if categories is None:
+        numeric_dtype = array.dtype.kind in "fiub"
+        listed = set() if categorical in (None, "auto") else {int(c) for c in categorical}
+        for feature in listed:
+            if not 0 <= feature < d:
+                raise ValueError(f"categorical feature {feature} is not a column of X (0..{d - 1})")
+        is_categorical = np.zeros(d, dtype=bool)
+        for feature in range(d):
+            if feature in listed:
+                is_categorical[feature] = True
+            elif not numeric_dtype:
+                try:
+                    array[:, feature].astype(np.float64)
+                except (TypeError, ValueError):
+                    if categorical is None:
+                        raise ValueError(
+                            f"X column {feature} is not numeric; list it in categorical"
+                        ) from None
+                    is_categorical[feature] = True
+    else:
+        is_categorical = np.zeros(d, dtype=bool)
+        is_categorical[list(categories)] = True
+    values = np.empty((n_samples, d))
+    found: dict[int, NDArray[Any]] = {}
+    for feature in range(d):
+        column = array[:, feature]
+        if is_categorical[feature]:
+            if categories is None:
+                known, codes = np.unique(column, return_inverse=True)
+                found[feature] = known
+            else:
+                known = categories[feature]
+                position = np.searchsorted(known, column)
+                position = np.minimum(position, len(known) - 1)
+                codes = np.where(known[position] == column, position, -1)
+            values[:, feature] = codes
+        else:
+            values[:, feature] = column.astype(np.float64)
+    numeric = values[:, ~is_categorical]
+    if not np.all(np.isfinite(numeric)):
+        row, position = np.argwhere(~np.isfinite(numeric))[0]
+        feature = int(np.flatnonzero(~is_categorical)[position])
+        raise ValueError(f"X[{row}, {feature}] is {numeric[row, position]}; values must be finite")
+    return _Columns(values, is_categorical, found if categories is None else categories)
+
+
+@dataclass
+class StumpBank:
+    """Fitted stumps. Stump j sends x left when ``x[feature] ≤ threshold`` (numeric),
+    ``x[feature] = category`` (categorical) or always (``feature = -1``, the constant
+    stump), and outputs ``left[j]`` or ``right[j]`` there."""
+
+    n_outputs: int
+    n_features: int
+    categories: dict[int, NDArray[Any]]
+    feature: list[int] = field(default_factory=list)
+    threshold: list[float] = field(default_factory=list)
+    category: list[int] = field(default_factory=list)
+    left: list[NDArray[np.float64]] = field(default_factory=list)
+    right: list[NDArray[np.float64]] = field(default_factory=list)
+    _index: dict[tuple[Any, ...], int] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.feature)
+
+    def add(
+        self,
+        feature: int,
+        threshold: float,
+        category: int,
+        left: NDArray[np.float64],
+        right: NDArray[np.float64],
+    ) -> int:
+        """The index of this stump, added if it is new (a stump may win many rounds)."""
+        key = (feature, threshold, category, left.tobytes(), right.tobytes())
+        if key not in self._index:
+            self._index[key] = len(self.feature)
+            self.feature.append(feature)
+            self.threshold.append(threshold)
+            self.category.append(category)
+            self.left.append(left)
+            self.right.append(right)
+        return self._index[key]
+
+    def describe(self, index: int) -> str:
+        feature = self.feature[index]
+        if feature < 0:
+            return "always left"
+        if feature in self.categories:
+            return f"x[{feature}] == {self.categories[feature][self.category[index]]!r}"
+        return f"x[{feature}] <= {self.threshold[index]:.6g}"
+
+    def evaluate(self, X: ArrayLike) -> _EvaluatedStumps:
+        columns = _encode(X, None, self.categories, self.n_features)
+        return _EvaluatedStumps(self, columns.values)
+
+    def sides(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """(n_samples, n_stumps): True where a sample goes left."""
+        feature = np.asarray(self.feature, dtype=np.intp)
+        if len(feature) == 0:
+            return np.zeros((values.shape[0], 0), dtype=bool)
+        chosen = values[:, np.maximum(feature, 0)]
+        categorical = np.isin(feature, list(self.categories))
+        threshold = np.asarray(self.threshold)
+        category = np.asarray(self.category, dtype=np.float64)
+        with np.errstate(invalid="ignore"):  # NaN thresholds of categorical stumps
+            numeric_side = chosen <= threshold[None, :]
+        result: NDArray[np.bool_] = np.where(
+            categorical[None, :], chosen == category[None, :], numeric_side
+        )
+        result[:, feature < 0] = True
+        return result
+
+    def side(self, values: NDArray[np.float64], index: int) -> NDArray[np.bool_]:
+        """True where a sample goes left of stump ``index``."""
+        feature = self.feature[index]
+        if feature < 0:
+            return np.ones(values.shape[0], dtype=bool)
+        if feature in self.categories:
+            return np.asarray(values[:, feature] == self.category[index])
+        return np.asarray(values[:, feature] <= self.threshold[index])
+
+
+# Samples per block when many stumps are evaluated at once: bounds the (block, stumps) array.
+EVALUATION_BLOCK = 8_192
+
+
+@dataclass
+class _EvaluatedStumps:
+    bank: StumpBank
+    values: NDArray[np.float64]
+
+    def output(self, hypothesis: int) -> NDArray[np.float64]:
+        return np.where(
+            self.bank.side(self.values, hypothesis)[:, None],
+            self.bank.left[hypothesis][None, :],
+            self.bank.right[hypothesis][None, :],
+        )
+
+    def weighted_sum(self, weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Σ_j w_j h_j(x): w·right everywhere plus w·(left − right) where x goes left."""
+        n_outputs = self.bank.n_outputs
+        result = np.zeros((self.values.shape[0], n_outputs))
+        if len(self.bank) == 0:
+            return result
+        left = np.asarray(self.bank.left).reshape(len(weights), n_outputs)
+        right = np.asarray(self.bank.right).reshape(len(weights), n_outputs)
+        difference = weights[:, None] * (left - right)
+        result += weights @ right
+        for start in range(0, self.values.shape[0], EVALUATION_BLOCK):
+            block = self.bank.sides(self.values[start : start + EVALUATION_BLOCK])
+            result[start : start + EVALUATION_BLOCK] += block.astype(np.float64) @ difference
+        return result
+
+
+class _StumpSearch:
+    def __init__(
+        self, columns: _Columns, kind: Outputs, n_outputs: int, criterion: str = "error"
+    ) -> None:
+        self.kind = kind
+        self.criterion = criterion
+        self.values = columns.values
+        n_features = columns.values.shape[1]
+        self.numeric = np.flatnonzero(~columns.categorical)
+        self.categorical = np.flatnonzero(columns.categorical)
+        # Numeric features, sorted once: a split after sorted position j sends the first
+        # j + 1 samples left; it exists only between two distinct values.
+        numeric_values = columns.values[:, self.numeric].T  # (d_numeric, m)
+        self.order = np.argsort(numeric_values, axis=1, kind="stable")
+        self.sorted = np.take_along_axis(numeric_values, self.order, axis=1)
+        self.splittable = self.sorted[:, 1:] > self.sorted[:, :-1]  # (d_numeric, m - 1)
+        # Categorical features: each category against the rest, sums by bincount.
+        self.n_categories = np.array(
+            [len(columns.categories[int(f)]) for f in self.categorical], dtype=np.intp
+        )
+        self.offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.intp)
+        codes = columns.values[:, self.categorical].T.astype(np.intp)  # (d_categorical, m)
+        self.flat_codes = (codes + self.offsets[:-1, None]).ravel()
+        self._bank = StumpBank(n_outputs, n_features, columns.categories)
+
+    def bank(self) -> StumpBank:
+        return self._bank
+
+    def best(self, G: NDArray[np.float64], weights: NDArray[np.float64] | None = None) -> Choice:
+        T = G.sum(axis=0)
+        best_score = -np.inf
+        best: tuple[Any, ...] | None = None
+        for score, candidate in (self._best_numeric(G, T), self._best_categorical(G, T)):
+            if candidate is not None and score > best_score:
+                best_score, best = score, candidate
+        constant = float(_scores(T, T, self.kind, self.criterion))
+        if best is None or constant > best_score:
+            best_score, best = constant, (-1, np.nan, -1, T)
+        feature, threshold, category, left_sums = best
+        left, right = _side_outputs(left_sums, T, self.kind)
+        index = self._bank.add(feature, threshold, category, left, right)
+        if feature < 0:
+            side = np.ones(G.shape[0], dtype=bool)
+        elif category >= 0:
+            side = self.values[:, feature] == category
+        else:
+            side = self.values[:, feature] <= threshold
+        outputs = np.where(side[:, None], left[None, :], right[None, :])
+        return Choice(index, float(best_score), outputs)
+
+    def _best_numeric(
+        self, G: NDArray[np.float64], T: NDArray[np.float64]
+    ) -> tuple[float, tuple[Any, ...] | None]:
+        n_numeric, n_samples = self.order.shape
+        if n_numeric == 0 or n_samples < 2:
+            return -np.inf, None
+        width = G.shape[1]
+        block = max(1, STUMP_BLOCK // (n_samples * width))
+        best_score, best = -np.inf, None
+        single = G[:, 0] if width == 1 and self.kind is not Outputs.LABELS else None
+        for start in range(0, n_numeric, block):
+            order = self.order[start : start + block]
+            if single is not None:  # one column (binary): no trailing axis to carry
+                L = np.cumsum(single[order][:, :-1], axis=1)
+                split_scores = np.abs(2.0 * L - T[0])
+            else:
+                L = np.cumsum(G[order][:, :-1], axis=1)
+                split_scores = _scores(L, T, self.kind, self.criterion)
+            scores = np.where(self.splittable[start : start + block], split_scores, -1.0)
+            flat = int(np.argmax(scores))
+            row, position = divmod(flat, n_samples - 1)
+            if scores[row, position] > best_score and self.splittable[start + row, position]:
+                best_score = float(scores[row, position])
+                best = (start + row, position, np.atleast_1d(L[row, position]).copy())
+        if best is None:
+            return -np.inf, None
+        index, position, left_sums = best
+        low, high = self.sorted[index, position], self.sorted[index, position + 1]
+        threshold = low + (high - low) / 2.0
+        if not low <= threshold < high:  # neighbours one float apart: the midpoint rounds up
+            threshold = low
+        return best_score, (int(self.numeric[index]), float(threshold), -1, left_sums)
+
+    def _best_categorical(
+        self, G: NDArray[np.float64], T: NDArray[np.float64]
+    ) -> tuple[float, tuple[Any, ...] | None]:
+        if len(self.categorical) == 0:
+            return -np.inf, None
+        total = int(self.offsets[-1])
+        repeats = len(self.categorical)
+        sums: NDArray[np.float64] = np.stack(
+            [
+                np.bincount(self.flat_codes, weights=np.tile(G[:, c], repeats), minlength=total)
+                for c in range(G.shape[1])
+            ],
+            axis=1,
+        )  # (all categories, C): the left sums of "x_f = category"
+        scores = _scores(sums, T, self.kind, self.criterion)
+        flat = int(np.argmax(scores))
+        position = int(np.searchsorted(self.offsets, flat, side="right")) - 1
+        feature = int(self.categorical[position])
+        category = flat - int(self.offsets[position])
+        return float(scores[flat]), (feature, np.nan, category, sums[flat].copy())
+
+
+@dataclass(frozen=True)
+class DecisionStumps:
+    """Weighted decision stumps on numeric and categorical features (seeds 003 and 004).
+
+    Numeric features: a threshold halfway between two consecutive distinct values, either
+    way round. Categorical features: one category against all others. Plus the constant
+    stump. Each round returns the stump with the best score (ties: the lowest feature and
+    threshold; the constant stump only when strictly better).
+
+    For two classes (AdaBoost) and for AdaBoost.MH a stump is ranked by the edge it gives,
+    which is what those algorithms maximise. For M1 and SAMME, whose stumps predict one
+    class per side, ``criterion`` ranks the splits: "gini" (the default, as CART and
+    scikit-learn's trees) by the weighted Gini impurity of the two sides, "error" by the
+    weighted error itself. The error of a multi-class stump is flat over most thresholds
+    (a split that changes neither side's heaviest class gains nothing), so ranking by it
+    picks among many ties and generalises worse in practice; either way each side predicts
+    its heaviest class.
+
+    Parameters
+    ----------
+    categorical : "auto", sequence of int, or None
+        Columns to treat as categories. "auto": the columns of a non-numeric X (strings,
+        objects) that do not convert to numbers. None: every column must be numeric. At
+        prediction a category not seen in training goes right.
+    criterion : "gini" or "error"
+        How splits of M1 and SAMME stumps are ranked (see above).
+    """
+
+    categorical: Sequence[int] | Literal["auto"] | None = "auto"
+    criterion: Literal["error", "gini"] = "gini"
+
+    def prepare(
+        self, X: ArrayLike, kind: Outputs, n_outputs: int, *, normalise: bool = False
+    ) -> _StumpSearch:
+        # ``normalise`` (least squares) changes nothing here: every stump has ‖h‖² = m.
+        if self.criterion not in ("error", "gini"):
+            raise ValueError(f"criterion must be 'error' or 'gini', got {self.criterion!r}")
+        return _StumpSearch(_encode(X, self.categorical), Outputs(kind), n_outputs, self.criterion)
+
+
+# --- fixed pools -------------------------------------------------------------------------
+
+
+def _pool_outputs(X: ArrayLike, kind: Outputs, n_outputs: int) -> NDArray[np.float64]:
+    """The pool's outputs as (n_samples, n_hypotheses, n_outputs), abstentions as zeros."""
+    array = np.asarray(X, dtype=np.float64)
+    if kind is Outputs.LABELS:
+        if array.ndim != 2:
+            raise ValueError(
+                f"a pool of class predictions must have shape (n_samples, n_hypotheses), "
+                f"got {array.shape}"
+            )
+        finite = np.isfinite(array)
+        valid = finite & (array == np.round(array)) & (array >= -1) & (array < n_outputs)
+        if not valid.all():
+            row, column = np.argwhere(~valid)[0]
+            raise ValueError(
+                f"X[{row}, {column}] = {array[row, column]:g}: a pool's predictions must be "
+                f"class indices in [0, {n_outputs}), or -1 to abstain"
+            )
+        labels = array.astype(np.intp)
+        one_hot = np.zeros((*labels.shape, n_outputs))
+        rows, columns = np.nonzero(labels >= 0)
+        one_hot[rows, columns, labels[rows, columns]] = 1.0
+        return one_hot
+    expected = 2 if kind is Outputs.SIGNED else 3
+    if array.ndim != expected or (kind is Outputs.VOTES and array.shape[2] != n_outputs):
+        shape = (
+            "(n_samples, n_hypotheses)"
+            if expected == 2
+            else f"(n_samples, n_hypotheses, {n_outputs})"
+        )
+        raise ValueError(f"a pool's outputs must have shape {shape}, got {array.shape}")
+    filled = np.nan_to_num(array, nan=0.0, posinf=np.inf, neginf=-np.inf)
+    bad = ~(np.abs(filled) <= 1.0)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"X{list(where)} = {array[where]:g}: a pool's outputs must lie in [-1, 1] "
+            "(NaN to abstain)"
+        )
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"the pool is empty: shape {array.shape}")
+    return filled.reshape(array.shape[0], array.shape[1], -1)
+
+
+@dataclass
+class PoolBank:
+    kind: Outputs
+    n_outputs: int
+    n_hypotheses: int
+
+    def __len__(self) -> int:
+        return self.n_hypotheses
+
+    def evaluate(self, X: ArrayLike) -> _EvaluatedPool:
+        outputs = _pool_outputs(X, self.kind, self.n_outputs)
+        if outputs.shape[1] != self.n_hypotheses:
+            raise ValueError(
+                f"X has {outputs.shape[1]} hypotheses; the model was fitted on {self.n_hypotheses}"
+            )
+        return _EvaluatedPool(outputs)
+
+
+@dataclass
+class _EvaluatedPool:
+    outputs: NDArray[np.float64]  # (m, B, C)
+
+    def output(self, hypothesis: int) -> NDArray[np.float64]:
+        return self.outputs[:, hypothesis, :]
+
+    def weighted_sum(self, weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        result: NDArray[np.float64] = np.einsum("ibc,b->ic", self.outputs, weights)
+        return result
+
+
+class _PoolSearch:
+    def __init__(self, outputs: NDArray[np.float64], kind: Outputs, normalise: bool) -> None:
+        self.outputs = outputs
+        self.kind = kind
+        self.normalise = normalise
+        self._bank = PoolBank(kind, outputs.shape[2], outputs.shape[1])
+
+    def bank(self) -> PoolBank:
+        return self._bank
+
+    def best(self, G: NDArray[np.float64], weights: NDArray[np.float64] | None = None) -> Choice:
+        scores = np.einsum("ic,ibc->b", G, self.outputs)
+        if self.normalise:
+            # Least squares: the best direction, not the longest vector (seed 004's
+            # α = Σ w r h / Σ w h²); stumps need no such care since h² = 1 everywhere.
+            w = np.ones(G.shape[0]) if weights is None else weights
+            norms = np.sqrt(np.einsum("i,ibc,ibc->b", w, self.outputs, self.outputs))
+            scores = np.divide(scores, norms, out=np.zeros_like(scores), where=norms > 0)
+        best = int(np.argmax(scores))  # ties: the lowest index
+        return Choice(best, float(scores[best]), self.outputs[:, best, :])
+
+
+@dataclass(frozen=True)
+class FixedPool:
+    """A pool of pre-trained hypotheses whose outputs are the data (nothing is trained).
+
+    The data X holds, per sample, each hypothesis's output:
+
+    * for binary AdaBoost: shape (n_samples, n_hypotheses), values in [−1, 1] (±1 for
+      discrete hypotheses, any value between for confidence-rated ones), NaN to abstain;
+    * for AdaBoost.M1 and SAMME: shape (n_samples, n_hypotheses), the predicted class
+      index, −1 to abstain (an abstention is counted as a mistake while fitting and casts
+      no vote);
+    * for AdaBoost.MH: shape (n_samples, n_hypotheses, n_labels), values in [−1, 1], NaN
+      to abstain (as 0: no opinion).
+
+    Hypotheses are used as they are: one that does worse than chance is never turned
+    round. See :func:`most_probable_class` and :func:`label_scores` to build these from
+    plausibility vectors.
+    """
+
+    def prepare(
+        self, X: ArrayLike, kind: Outputs, n_outputs: int, *, normalise: bool = False
+    ) -> _PoolSearch:
+        return _PoolSearch(_pool_outputs(X, Outputs(kind), n_outputs), Outputs(kind), normalise)
+
+
+def most_probable_class(H: ArrayLike) -> NDArray[np.intp]:
+    """(n_samples, n_hypotheses, n_classes) plausibilities → each hypothesis's most
+    plausible class (the lowest on ties), −1 where it abstains (NaN)."""
+    array = np.asarray(H, dtype=np.float64)
+    if array.ndim != 3:
+        raise ValueError(
+            f"H must have shape (n_samples, n_hypotheses, n_classes), got {array.shape}"
+        )
+    abstaining = np.isnan(array).all(axis=2)
+    labels: NDArray[np.intp] = np.argmax(np.nan_to_num(array, nan=-np.inf), axis=2).astype(np.intp)
+    labels[abstaining] = -1
+    return labels
+
+
+def label_scores(H: ArrayLike) -> NDArray[np.float64]:
+    """Plausibilities in [0, 1] → AdaBoost.MH outputs 2 p − 1 in [−1, 1] (NaN stays NaN)."""
+    array = np.asarray(H, dtype=np.float64)
+    result: NDArray[np.float64] = 2.0 * array - 1.0
+    return result
