@@ -315,6 +315,25 @@ class _EvaluatedStumps:
         return result
 
 
+def _grouped_sums(
+    groups: NDArray[np.intp], G: NDArray[np.float64], n_groups: int
+) -> NDArray[np.float64]:
+    """(n_groups, C) sums of G's rows by group, for (d, m) group ids of every (feature,
+    sample): one bincount over the non-zero entries of G (one per sample for one-hot G)."""
+    n_features = groups.shape[0]
+    width = G.shape[1]
+    if width == 1:
+        index, weights = groups.ravel(), np.tile(G[:, 0], n_features)
+    else:
+        rows, columns = np.nonzero(G)
+        index = (groups[:, rows] * width + columns).ravel()
+        weights = np.tile(G[rows, columns], n_features)
+    sums = np.asarray(
+        np.bincount(index, weights=weights, minlength=n_groups * width), dtype=np.float64
+    )
+    return sums.reshape(n_groups, width)
+
+
 class _StumpSearch:
     def __init__(
         self, columns: _Columns, kind: Outputs, n_outputs: int, criterion: str = "error"
@@ -322,22 +341,46 @@ class _StumpSearch:
         self.kind = kind
         self.criterion = criterion
         self.values = columns.values
-        n_features = columns.values.shape[1]
+        n_samples, n_features = columns.values.shape
         self.numeric = np.flatnonzero(~columns.categorical)
         self.categorical = np.flatnonzero(columns.categorical)
         # Numeric features, sorted once: a split after sorted position j sends the first
         # j + 1 samples left; it exists only between two distinct values.
         numeric_values = columns.values[:, self.numeric].T  # (d_numeric, m)
-        self.order = np.argsort(numeric_values, axis=1, kind="stable")
-        self.sorted = np.take_along_axis(numeric_values, self.order, axis=1)
-        self.splittable = self.sorted[:, 1:] > self.sorted[:, :-1]  # (d_numeric, m - 1)
+        order = np.argsort(numeric_values, axis=1, kind="stable")
+        sorted_values = np.take_along_axis(numeric_values, order, axis=1)
+        splittable = sorted_values[:, 1:] > sorted_values[:, :-1]  # (d_numeric, m - 1)
+        self.width = 1 if kind is not Outputs.LABELS and n_outputs == 1 else n_outputs
+        if self.width == 1:
+            # One column (two classes): the left sums are a cumulative sum of G gathered
+            # in sorted order, every feature of a block at once.
+            self.order, self.sorted, self.splittable = order, sorted_values, splittable
+        else:
+            # Several columns: sum G by distinct value first (one bincount over the
+            # samples, not over samples × columns), then accumulate over the values.
+            first = np.ones_like(sorted_values, dtype=bool)
+            first[:, 1:] = splittable
+            rank = np.cumsum(first, axis=1) - 1
+            bins = np.empty_like(rank)
+            np.put_along_axis(bins, order, rank, axis=1)
+            n_bins = rank[:, -1] + 1 if n_samples else np.zeros(len(self.numeric), np.intp)
+            starts = np.concatenate([[0], np.cumsum(n_bins)]).astype(np.intp)
+            self.bins = (bins + starts[:-1, None]).astype(np.intp)  # (d_numeric, m) global ids
+            self.n_bins = int(starts[-1])
+            self.bin_values = sorted_values[first]  # distinct values, feature after feature
+            self.bin_feature = np.repeat(np.arange(len(self.numeric)), n_bins)
+            self.bin_start = np.repeat(starts[:-1], n_bins)
+            last = np.zeros(self.n_bins, dtype=bool)
+            last[starts[1:] - 1] = True
+            self.split_bins = np.flatnonzero(~last)  # splits: after any value but the largest
         # Categorical features: each category against the rest, sums by bincount.
         self.n_categories = np.array(
             [len(columns.categories[int(f)]) for f in self.categorical], dtype=np.intp
         )
         self.offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.intp)
-        codes = columns.values[:, self.categorical].T.astype(np.intp)  # (d_categorical, m)
-        self.flat_codes = (codes + self.offsets[:-1, None]).ravel()
+        self.codes = (
+            columns.values[:, self.categorical].T.astype(np.intp) + self.offsets[:-1, None]
+        )  # (d_categorical, m) global category ids
         self._bank = StumpBank(n_outputs, n_features, columns.categories)
 
     def bank(self) -> StumpBank:
@@ -368,50 +411,66 @@ class _StumpSearch:
     def _best_numeric(
         self, G: NDArray[np.float64], T: NDArray[np.float64]
     ) -> tuple[float, tuple[Any, ...] | None]:
-        n_numeric, n_samples = self.order.shape
-        if n_numeric == 0 or n_samples < 2:
+        found = self._sorted_split(G, T) if self.width == 1 else self._binned_split(G, T)
+        if found is None:
             return -np.inf, None
-        width = G.shape[1]
-        block = max(1, STUMP_BLOCK // (n_samples * width))
-        best_score, best = -np.inf, None
-        single = G[:, 0] if width == 1 and self.kind is not Outputs.LABELS else None
-        for start in range(0, n_numeric, block):
-            order = self.order[start : start + block]
-            if single is not None:  # one column (binary): no trailing axis to carry
-                L = np.cumsum(single[order][:, :-1], axis=1)
-                split_scores = np.abs(2.0 * L - T[0])
-            else:
-                L = np.cumsum(G[order][:, :-1], axis=1)
-                split_scores = _scores(L, T, self.kind, self.criterion)
-            scores = np.where(self.splittable[start : start + block], split_scores, -1.0)
-            flat = int(np.argmax(scores))
-            row, position = divmod(flat, n_samples - 1)
-            if scores[row, position] > best_score and self.splittable[start + row, position]:
-                best_score = float(scores[row, position])
-                best = (start + row, position, np.atleast_1d(L[row, position]).copy())
-        if best is None:
-            return -np.inf, None
-        index, position, left_sums = best
-        low, high = self.sorted[index, position], self.sorted[index, position + 1]
+        score, feature, low, high, left_sums = found
         threshold = low + (high - low) / 2.0
         if not low <= threshold < high:  # neighbours one float apart: the midpoint rounds up
             threshold = low
-        return best_score, (int(self.numeric[index]), float(threshold), -1, left_sums)
+        return score, (int(self.numeric[feature]), float(threshold), -1, left_sums)
+
+    def _sorted_split(
+        self, G: NDArray[np.float64], T: NDArray[np.float64]
+    ) -> tuple[float, int, float, float, NDArray[np.float64]] | None:
+        n_numeric, n_samples = self.order.shape
+        if n_numeric == 0 or n_samples < 2:
+            return None
+        block = max(1, STUMP_BLOCK // n_samples)
+        column, total = G[:, 0], T[0]
+        best: tuple[float, int, float, float, NDArray[np.float64]] | None = None
+        for start in range(0, n_numeric, block):
+            L = np.cumsum(column[self.order[start : start + block]][:, :-1], axis=1)
+            scores = np.where(self.splittable[start : start + block], np.abs(2.0 * L - total), -1.0)
+            row, position = divmod(int(np.argmax(scores)), n_samples - 1)
+            feature = start + row
+            if self.splittable[feature, position] and (
+                best is None or scores[row, position] > best[0]
+            ):
+                best = (
+                    float(scores[row, position]),
+                    feature,
+                    float(self.sorted[feature, position]),
+                    float(self.sorted[feature, position + 1]),
+                    np.array([L[row, position]]),
+                )
+        return best
+
+    def _binned_split(
+        self, G: NDArray[np.float64], T: NDArray[np.float64]
+    ) -> tuple[float, int, float, float, NDArray[np.float64]] | None:
+        if len(self.split_bins) == 0:
+            return None
+        cumulative = np.cumsum(_grouped_sums(self.bins, G, self.n_bins), axis=0)
+        before = np.vstack([np.zeros((1, G.shape[1])), cumulative])[self.bin_start]
+        L = (cumulative - before)[self.split_bins]  # left sums: values up to this one
+        scores = _scores(L, T, self.kind, self.criterion)
+        best = int(np.argmax(scores))
+        at = int(self.split_bins[best])
+        return (
+            float(scores[best]),
+            int(self.bin_feature[at]),
+            float(self.bin_values[at]),
+            float(self.bin_values[at + 1]),
+            L[best].copy(),
+        )
 
     def _best_categorical(
         self, G: NDArray[np.float64], T: NDArray[np.float64]
     ) -> tuple[float, tuple[Any, ...] | None]:
         if len(self.categorical) == 0:
             return -np.inf, None
-        total = int(self.offsets[-1])
-        repeats = len(self.categorical)
-        sums: NDArray[np.float64] = np.stack(
-            [
-                np.bincount(self.flat_codes, weights=np.tile(G[:, c], repeats), minlength=total)
-                for c in range(G.shape[1])
-            ],
-            axis=1,
-        )  # (all categories, C): the left sums of "x_f = category"
+        sums = _grouped_sums(self.codes, G, int(self.offsets[-1]))  # left sums of "x_f = c"
         scores = _scores(sums, T, self.kind, self.criterion)
         flat = int(np.argmax(scores))
         position = int(np.searchsorted(self.offsets, flat, side="right")) - 1

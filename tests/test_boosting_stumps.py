@@ -13,12 +13,14 @@ from boosting.learners import FixedPool
 
 
 def table(rng: np.random.Generator, m: int) -> np.ndarray:
-    """Two numeric columns full of repeated values, one continuous, one of strings."""
-    X = np.empty((m, 4), dtype=object)
+    """Two numeric columns full of repeated values, one continuous, one of strings, and a
+    constant one (no split at all)."""
+    X = np.empty((m, 5), dtype=object)
     X[:, 0] = rng.integers(0, 6, m).astype(float)
     X[:, 1] = rng.integers(0, 3, m).astype(float)
     X[:, 2] = rng.normal(size=m)
     X[:, 3] = rng.choice(["x", "o", "b"], m)
+    X[:, 4] = 2.5
     return X
 
 
