@@ -315,23 +315,42 @@ class _EvaluatedStumps:
         return result
 
 
-def _grouped_sums(
-    groups: NDArray[np.intp], G: NDArray[np.float64], n_groups: int
-) -> NDArray[np.float64]:
-    """(n_groups, C) sums of G's rows by group, for (d, m) group ids of every (feature,
-    sample): one bincount over the non-zero entries of G (one per sample for one-hot G)."""
-    n_features = groups.shape[0]
-    width = G.shape[1]
-    if width == 1:
-        index, weights = groups.ravel(), np.tile(G[:, 0], n_features)
-    else:
-        rows, columns = np.nonzero(G)
-        index = (groups[:, rows] * width + columns).ravel()
-        weights = np.tile(G[rows, columns], n_features)
-    sums = np.asarray(
-        np.bincount(index, weights=weights, minlength=n_groups * width), dtype=np.float64
-    )
-    return sums.reshape(n_groups, width)
+class _GroupedSums:
+    """Sums of G's rows by group, for (d, m) group ids of every (feature, sample).
+
+    One bincount over the non-zero entries of G only: one per sample for M1 and SAMME,
+    whose G holds each sample's weight in its own class's column. That pattern stays the
+    same round after round, so the bincount's index is built once and reused.
+    """
+
+    def __init__(self, groups: NDArray[np.intp], n_groups: int) -> None:
+        self.groups = groups
+        self.n_groups = n_groups
+        self._pattern: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]] | None = None
+
+    def __call__(self, G: NDArray[np.float64]) -> NDArray[np.float64]:
+        n_features = self.groups.shape[0]
+        width = G.shape[1]
+        if width == 1:
+            index, weights = self.groups.ravel(), np.tile(G[:, 0], n_features)
+        else:
+            rows, columns = np.nonzero(G)
+            cached = self._pattern
+            if (
+                cached is not None
+                and np.array_equal(cached[0], rows)
+                and np.array_equal(cached[1], columns)
+            ):
+                index = cached[2]
+            else:
+                index = (self.groups[:, rows] * width + columns).ravel()
+                self._pattern = (rows, columns, index)
+            weights = np.tile(G[rows, columns], n_features)
+        sums = np.asarray(
+            np.bincount(index, weights=weights, minlength=self.n_groups * width),
+            dtype=np.float64,
+        )
+        return sums.reshape(self.n_groups, width)
 
 
 class _StumpSearch:
@@ -373,6 +392,7 @@ class _StumpSearch:
             last = np.zeros(self.n_bins, dtype=bool)
             last[starts[1:] - 1] = True
             self.split_bins = np.flatnonzero(~last)  # splits: after any value but the largest
+            self.bin_sums = _GroupedSums(self.bins, self.n_bins)
         # Categorical features: each category against the rest, sums by bincount.
         self.n_categories = np.array(
             [len(columns.categories[int(f)]) for f in self.categorical], dtype=np.intp
@@ -381,6 +401,7 @@ class _StumpSearch:
         self.codes = (
             columns.values[:, self.categorical].T.astype(np.intp) + self.offsets[:-1, None]
         )  # (d_categorical, m) global category ids
+        self.category_sums = _GroupedSums(self.codes, int(self.offsets[-1]))
         self._bank = StumpBank(n_outputs, n_features, columns.categories)
 
     def bank(self) -> StumpBank:
@@ -451,7 +472,7 @@ class _StumpSearch:
     ) -> tuple[float, int, float, float, NDArray[np.float64]] | None:
         if len(self.split_bins) == 0:
             return None
-        cumulative = np.cumsum(_grouped_sums(self.bins, G, self.n_bins), axis=0)
+        cumulative = np.cumsum(self.bin_sums(G), axis=0)
         before = np.vstack([np.zeros((1, G.shape[1])), cumulative])[self.bin_start]
         L = (cumulative - before)[self.split_bins]  # left sums: values up to this one
         scores = _scores(L, T, self.kind, self.criterion)
@@ -470,7 +491,7 @@ class _StumpSearch:
     ) -> tuple[float, tuple[Any, ...] | None]:
         if len(self.categorical) == 0:
             return -np.inf, None
-        sums = _grouped_sums(self.codes, G, int(self.offsets[-1]))  # left sums of "x_f = c"
+        sums = self.category_sums(G)  # the left sums of "x_f = c"
         scores = _scores(sums, T, self.kind, self.criterion)
         flat = int(np.argmax(scores))
         position = int(np.searchsorted(self.offsets, flat, side="right")) - 1
