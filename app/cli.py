@@ -271,13 +271,20 @@ def backtest_command(
         bool,
         typer.Option("--compare-variants", help="Also measure each option beyond plain M2."),
     ] = False,
+    compare_algorithms: Annotated[
+        bool,
+        typer.Option(
+            "--compare-algorithms",
+            help="Also fit AdaBoost.M1, SAMME and AdaBoost.MH on the same bookmakers.",
+        ),
+    ] = False,
     report_dir: Annotated[
         Path, typer.Option("--output", help="Directory for report.md, report.json, plots.")
     ] = Path("reports/backtest"),
 ) -> None:
     """Walk-forward evaluation by season: fit on earlier seasons, score each test season."""
     from app.domain.backtest import BacktestConfig
-    from app.domain.fitting import FitOptions
+    from app.domain.fitting import OTHER_ALGORITHMS, FitOptions
     from app.domain.odds import Method
     from app.reporting import write_report
     from app.services import backtest
@@ -313,6 +320,7 @@ def backtest_command(
         train_seasons=train_seasons,
         test_seasons=_split(test_seasons),
         per_competition=per_competition,
+        algorithms=tuple(OTHER_ALGORITHMS) if compare_algorithms else (),
     )
     if database:
         settings = _settings()

@@ -23,7 +23,7 @@ from app.domain.backtest import (
     overall,
     reliability,
 )
-from app.domain.fitting import describe
+from app.domain.fitting import OTHER_ALGORITHMS, describe
 from app.services.backtest import Evaluation
 
 SIGNIFICANCE = 0.05
@@ -44,6 +44,7 @@ def report_data(evaluation: Evaluation) -> dict[str, Any]:
             "test_seasons": [fold.season for fold in evaluation.folds],
             "per_competition": evaluation.config.per_competition,
             "compare_share": evaluation.config.compare_share,
+            "algorithms": list(evaluation.config.algorithms),
             "fit": describe(evaluation.config.options),
         },
         **evaluation.summary,
@@ -104,9 +105,18 @@ def _score_rows(scores: dict[str, dict[str, float]], order: Sequence[str]) -> li
     return lines
 
 
+def _p_value(p: float) -> str:
+    return "< 0.01" if p < 0.005 else f"{p:.2f}"
+
+
 def _order(scores: dict[str, dict[str, float]]) -> list[str]:
     fixed = [ENSEMBLE, CONSENSUS, BEST, BASE_RATES]
-    return fixed + sorted(name for name in scores if name not in fixed)
+    algorithms = [name for name in OTHER_ALGORITHMS if name in scores]
+    return (
+        fixed
+        + algorithms
+        + sorted(name for name in scores if name not in fixed and name not in algorithms)
+    )
 
 
 def _training_seasons(plan: dict[str, list[str]]) -> str:
@@ -214,6 +224,42 @@ def markdown(data: dict[str, Any], *, plots_written: bool) -> str:
                 + "."
             )
         lines.extend(f"  {note}." for note in season["notes"])
+    if whole["algorithms"] or any(season["algorithms"] for season in seasons):
+        lines += [
+            "",
+            "## Other boosting algorithms over the same bookmakers",
+            "",
+            "Fitted on the same pools, methods and training windows as M2, their rounds "
+            "chosen on the same held-out part. AdaBoost.M1 and SAMME see each bookmaker "
+            "as its most probable outcome only; AdaBoost.MH sees 2p − 1 for each outcome. "
+            "The difference is M2's log loss minus the algorithm's (negative: M2 is "
+            "better).",
+            "",
+            "| algorithm | log loss | accuracy | M2 − algorithm | p | rounds by season |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
+        for name in OTHER_ALGORITHMS:
+            rounds = "; ".join(
+                f"{season['season']}: "
+                + ", ".join(
+                    f"{c}: {r}" if c else str(r)
+                    for c, r in season["algorithms"][name]["rounds"].items()
+                )
+                for season in seasons
+                if name in season["algorithms"]
+            )
+            if name in whole["algorithms"]:
+                versus = whole["algorithms"][name]
+                score = whole["scores"][name]
+                lines.append(
+                    f"| {name} | {score['log_loss']:.4f} | {score['accuracy']:.4f} | "
+                    f"{versus['mean']:+.4f} ± {versus['standard_error']:.4f} | "
+                    f"{_p_value(versus['p_value'])} | {rounds} |"
+                )
+            elif rounds:
+                lines.append(
+                    f"| {name} | not fitted every season (see the notes) | | | | {rounds} |"
+                )
     if data["variants"]:
         lines += [
             "",

@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 from app.domain.backtest import BEST, ENSEMBLE, BacktestConfig, restrict, run_backtest, summarise
-from app.domain.fitting import FitOptions
+from app.domain.fitting import OTHER_ALGORITHMS, FitOptions
 from app.domain.football_data import parse_football_data
 from app.domain.odds import Method
 from app.domain.training import QuoteTable, build_training_set, tables_from_batches
 from app.reporting import write_report
 from app.services.backtest import evaluate
+from boosting import SAMME, AdaBoostM1, AdaBoostMH, FixedPool, label_scores, most_probable_class
 from tests.helpers import csv_rows
 
 SeasonFile = Callable[[str], Path]
@@ -204,8 +205,9 @@ def test_figures_agree_with_a_direct_computation_from_the_files(season_file: Sea
 def test_the_report_is_reproducible(season_file: SeasonFile, tmp_path: Path) -> None:
     matches, quotes = load(season_file)
     contents = []
+    config = replace(CONFIG, algorithms=tuple(OTHER_ALGORITHMS))
     for name in ("first", "second"):
-        evaluation = evaluate(matches, quotes, CONFIG, source="E0 and SP1", compare_variants=True)
+        evaluation = evaluate(matches, quotes, config, source="E0 and SP1", compare_variants=True)
         written = write_report(evaluation, tmp_path / name)
         contents.append({path.name: path.read_bytes() for path in written})
     assert contents[0] == contents[1]
@@ -230,6 +232,8 @@ def test_the_report_is_reproducible(season_file: SeasonFile, tmp_path: Path) -> 
     }
     markdown = contents[0]["report.md"].decode()
     assert "## Rows compared and rows left out" in markdown
+    assert "## Other boosting algorithms over the same bookmakers" in markdown
+    assert set(data["overall"]["algorithms"]) == set(OTHER_ALGORITHMS)
     assert "significantly" in markdown  # a verdict, whichever it is
 
 
@@ -313,6 +317,42 @@ def test_each_competition_model_reads_the_odds_of_its_own_method(season_file: Se
         at = [row[int(m)] for m in fold.test_match_ids[in_group]]
         expected = ensemble.predict_proba(own.H[at])
         np.testing.assert_allclose(fold.forecasts[ENSEMBLE][in_group], expected, rtol=1e-12)
+
+
+def test_other_algorithms_are_fitted_on_the_same_pool_and_change_nothing_else(
+    season_file: SeasonFile,
+) -> None:
+    matches, quotes = load(season_file, leagues=("E0",))
+    plain = replace(CONFIG, test_seasons=("2018/19",))
+    (alone,) = run_backtest(matches, quotes, plain)
+    (fold,) = run_backtest(matches, quotes, replace(plain, algorithms=tuple(OTHER_ALGORITHMS)))
+    for name, proba in alone.forecasts.items():
+        assert np.array_equal(fold.forecasts[name], proba)
+    # Each algorithm's forecast is the library estimator over the same pool, fitted by
+    # hand here on the training seasons with the rounds the fold reports.
+    ensemble = fold.ensembles[""]
+    train_matches, train_quotes = restrict(
+        matches, quotes, np.isin(matches.ids, fold.train_match_ids)
+    )
+    test_matches, test_quotes = restrict(matches, quotes, matches.season == "2018/19")
+    layouts = [
+        build_training_set(
+            m, q, method=ensemble.method, bookmakers=ensemble.bookmakers, min_quotes=0
+        )
+        for m, q in ((train_matches, train_quotes), (test_matches, test_quotes))
+    ]
+    training, test = layouts
+    at = [list(test.match_ids).index(m) for m in fold.test_match_ids]
+    for name, estimator, pool in (
+        ("AdaBoost.M1", AdaBoostM1, most_probable_class),
+        ("SAMME", SAMME, most_probable_class),
+        ("AdaBoost.MH", AdaBoostMH, label_scores),
+    ):
+        rounds = fold.algorithm_rounds[name][""]
+        model = estimator(rounds, learner=FixedPool()).fit(pool(training.H), training.y)
+        assert model.n_rounds_ == rounds
+        expected = model.predict_proba(pool(test.H[at]))
+        np.testing.assert_allclose(fold.forecasts[name], expected, rtol=1e-10)
 
 
 def test_the_report_does_not_depend_on_the_hash_seed(

@@ -28,13 +28,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from app.domain.ensemble import Ensemble
-from app.domain.fitting import Fit, FitOptions, fit_ensemble
+from app.domain.fitting import (
+    OTHER_ALGORITHMS,
+    AlgorithmFit,
+    Fit,
+    FitError,
+    FitOptions,
+    fit_algorithm,
+    fit_ensemble,
+)
 from app.domain.odds import Method
 from app.domain.training import OUTCOMES, MatchTable, QuoteTable, TrainingSet, build_training_set
 from boosting import log_loss, log_loss_rows, paired_difference
@@ -55,6 +64,9 @@ class BacktestConfig:
     per_competition: bool = False
     # A pool bookmaker is scored on its own only if it quoted this share of the test matches.
     compare_share: float = 0.9
+    # Boosting algorithms other than M2 fitted on the same pools and compared (see
+    # app.domain.fitting.OTHER_ALGORITHMS).
+    algorithms: tuple[str, ...] = ()
 
 
 @dataclass
@@ -80,6 +92,7 @@ class Fold:
     closing: NDArray[np.float64]  # (closing_rows.sum(), 3)
     base_rates: tuple[float, float, float]
     notes: list[str] = field(default_factory=list)
+    algorithm_rounds: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def seasons_of(matches: MatchTable) -> list[str]:
@@ -286,20 +299,42 @@ def _fold(
 
     # Forecasts on the shared rows.
     forecasts: dict[str, NDArray[np.float64]] = {CONSENSUS: rows.consensus()}
-    # Each group's model reads the test season laid out with the method it was fitted on;
-    # a match none of its pool quoted gets the consensus.
-    ensemble_proba = forecasts[CONSENSUS].copy()
-    for competition, fit in fits.items():
-        group = (
-            np.flatnonzero(rows.competition == competition) if competition else np.arange(len(rows))
-        )
-        layout = laid_out(fit.ensemble.method)[1]
-        at = _rows_of(layout.match_ids, rows.match_ids[group])
-        index = [pool.index(code) for code in fit.ensemble.bookmakers]
-        H = layout.H[np.maximum(at, 0)][:, index, :]
-        present = (at >= 0) & ~np.isnan(H[:, :, 0]).all(axis=1)
-        ensemble_proba[group[present]] = fit.ensemble.predict_proba(H[present])
-    forecasts = {ENSEMBLE: ensemble_proba, **forecasts}
+
+    def by_group(
+        predict: Callable[[str, Fit, NDArray[np.float64]], NDArray[np.float64]],
+    ) -> NDArray[np.float64]:
+        """Each group's model reads the test season laid out with the method it was
+        fitted on; a match none of its pool quoted gets the consensus."""
+        proba = forecasts[CONSENSUS].copy()
+        for competition, fit in fits.items():
+            group = (
+                np.flatnonzero(rows.competition == competition)
+                if competition
+                else np.arange(len(rows))
+            )
+            layout = laid_out(fit.ensemble.method)[1]
+            at = _rows_of(layout.match_ids, rows.match_ids[group])
+            index = [pool.index(code) for code in fit.training.bookmakers]
+            H = layout.H[np.maximum(at, 0)][:, index, :]
+            present = (at >= 0) & ~np.isnan(H[:, :, 0]).all(axis=1)
+            if present.any():
+                proba[group[present]] = predict(competition, fit, H[present])
+        return proba
+
+    forecasts = {ENSEMBLE: by_group(lambda _c, fit, H: fit.ensemble.predict_proba(H)), **forecasts}
+    # Other boosting algorithms over the same pools, for comparison with M2.
+    algorithm_rounds: dict[str, dict[str, int]] = {}
+    for name in config.algorithms:
+        try:
+            others = {
+                competition: fit_algorithm(name, fit, end=test_start, options=options)
+                for competition, fit in fits.items()
+            }
+        except FitError as error:
+            notes.append(f"{name} is not compared this season: {error}")
+            continue
+        forecasts[name] = by_group(partial(_predict_other, others))
+        algorithm_rounds[name] = {c: other.model.n_rounds_ for c, other in others.items()}
     for code, column in zip(compared, columns, strict=True):
         forecasts[code] = rows.H[:, column, :]
     # Per match, the best-ranked candidate that quoted it (no look at the test outcomes).
@@ -349,7 +384,14 @@ def _fold(
         closing=closing,
         base_rates=(float(base_rates[0]), float(base_rates[1]), float(base_rates[2])),
         notes=notes,
+        algorithm_rounds=algorithm_rounds,
     )
+
+
+def _predict_other(
+    others: dict[str, AlgorithmFit], competition: str, _fit: Fit, H: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    return others[competition].predict_proba(H)
 
 
 def _rows_of(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:
@@ -442,6 +484,15 @@ def summarise(folds: Sequence[Fold]) -> dict[str, Any]:
                     fold.y, fold.forecasts[ENSEMBLE], fold.forecasts[CONSENSUS]
                 ),
                 "ensemble_vs_best": paired(fold.y, fold.forecasts[ENSEMBLE], fold.forecasts[BEST]),
+                "algorithms": {
+                    name: {
+                        "rounds": rounds,
+                        "ensemble_vs": paired(
+                            fold.y, fold.forecasts[ENSEMBLE], fold.forecasts[name]
+                        ),
+                    }
+                    for name, rounds in fold.algorithm_rounds.items()
+                },
                 "closing": {
                     "rows": int(fold.closing_rows.sum()),
                     "scores": score_table(fold.y[fold.closing_rows], closing)
@@ -464,6 +515,11 @@ def summarise(folds: Sequence[Fold]) -> dict[str, Any]:
             "scores": score_table(y, forecasts),
             "ensemble_vs_consensus": paired(y, forecasts[ENSEMBLE], forecasts[CONSENSUS]),
             "ensemble_vs_best": paired(y, forecasts[ENSEMBLE], forecasts[BEST]),
+            "algorithms": {
+                name: paired(y, forecasts[ENSEMBLE], forecasts[name])
+                for name in OTHER_ALGORITHMS
+                if name in forecasts
+            },
             "closing": {
                 "rows": len(closing_y),
                 "scores": score_table(closing_y, closing_forecasts) if len(closing_y) else {},

@@ -30,8 +30,23 @@ from app.domain.ensemble import (
     split_by_kickoff,
 )
 from app.domain.odds import Method
-from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_training_set
-from boosting import AdaBoostM2, log_loss
+from app.domain.training import (
+    OUTCOMES,
+    MatchTable,
+    QuoteTable,
+    TrainingSet,
+    build_training_set,
+)
+from boosting import (
+    SAMME,
+    AdaBoostM1,
+    AdaBoostM2,
+    AdaBoostMH,
+    FixedPool,
+    label_scores,
+    log_loss,
+    most_probable_class,
+)
 
 DAY = 86_400.0
 # Fewest matches in each of the fit and validation parts: T (and the promotion) must not
@@ -171,6 +186,68 @@ def fit_ensemble(
         method_scores=method_scores,
         fit_rows=len(fit_part),
     )
+
+
+# Boosting algorithms other than M2, over the same bookmakers, for comparison. M1 and SAMME
+# see each bookmaker as its most probable outcome; MH sees 2 p − 1 per outcome.
+OTHER_ALGORITHMS: dict[str, type[AdaBoostM1 | SAMME | AdaBoostMH]] = {
+    "AdaBoost.M1": AdaBoostM1,
+    "SAMME": SAMME,
+    "AdaBoost.MH": AdaBoostMH,
+}
+
+
+@dataclass(frozen=True)
+class AlgorithmFit:
+    """Another boosting algorithm fitted on the same window, pool and method as an M2 fit."""
+
+    name: str
+    model: AdaBoostM1 | SAMME | AdaBoostMH
+    bookmakers: tuple[str, ...]
+    grid: list[dict[str, float]]
+
+    def predict_proba(self, H: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Probabilities of 1, X, 2 from H laid out over ``bookmakers``."""
+        return self.model.predict_proba(_pool_outputs(self.name, H))
+
+
+def _pool_outputs(name: str, H: NDArray[np.float64]) -> NDArray[Any]:
+    return label_scores(H) if name == "AdaBoost.MH" else most_probable_class(H)
+
+
+def fit_algorithm(name: str, fit: Fit, *, end: float, options: FitOptions) -> AlgorithmFit:
+    """``name`` over the pool of ``fit``: its rounds chosen on the same held-out part by
+    log loss, then refitted on the whole window (as :func:`fit_ensemble` does for M2)."""
+    estimator = OTHER_ALGORITHMS[name]
+    training = fit.training
+    fit_part, validation = split_by_kickoff(training, options.validation_fraction)
+    grid = sorted(set(options.rounds_grid))
+    weights = decay_weights(fit_part.kickoff, float(fit_part.kickoff.max()), options.half_life_days)
+    try:
+        model = estimator(grid[-1], learner=FixedPool()).fit(
+            _pool_outputs(name, fit_part.H), fit_part.y, sample_weight=weights
+        )
+        if len(model.classes_) != len(OUTCOMES):
+            raise FitError(f"the training window of {name} lacks an outcome")
+        staged = list(model.staged_predict_proba(_pool_outputs(name, validation.H)))
+        scores = [
+            {
+                "rounds": rounds,
+                "log_loss": log_loss(validation.y, staged[min(rounds, len(staged)) - 1]),
+            }
+            for rounds in grid
+        ]
+        best = min(scores, key=lambda s: (s["log_loss"], s["rounds"]))
+        final = estimator(int(best["rounds"]), learner=FixedPool()).fit(
+            _pool_outputs(name, training.H),
+            training.y,
+            sample_weight=decay_weights(training.kickoff, end, options.half_life_days),
+        )
+    except FitError:
+        raise
+    except ValueError as error:  # e.g. M1: no bookmaker with an error below 1/2
+        raise FitError(str(error)) from error
+    return AlgorithmFit(name, final, training.bookmakers, scores)
 
 
 def describe(options: FitOptions) -> dict[str, Any]:
