@@ -4,6 +4,21 @@ scoring rules. Needs only numpy.
 
 The library knows nothing about football: a hypothesis is anything that gives, for each
 sample, a plausibility vector over the classes (or abstains with NaN), a class, or a score.
+
+Besides the papers cited where each algorithm is defined, the docstrings refer to:
+
+* G. D'Angelo, "Metodologia di boosting in ambito di problemi multiclasse", BSc thesis,
+  Università degli Studi di Genova, 2014 (AdaBoost.M1, M2, SAMME, MH; bookmakers as
+  pre-trained weak hypotheses of M2).
+* P. Medici, AdaBoost lecture notes, 2025 (binary AdaBoost as exponential-loss
+  minimisation; α = ½ ln((1 − ε)/ε) = ½ ln((1 + r)/(1 − r))).
+* J. F. B. S. Martins, "AdaBoost", course report, 2017 (stumps on tic-tac-toe: 1.77 %
+  five-fold cross-validated error after 300 rounds).
+* V. Bonifaci, "Modelli ad albero e combinazione di modelli", IN550 Machine Learning
+  lecture notes (decision stumps; real-valued AdaBoost with h ∈ [−1, 1]).
+* C. Vîntur, "Margini ale erorilor la generalizare pentru diferiți algoritmi de învățare
+  automată", BSc thesis, Universitatea "Alexandru Ioan Cuza" din Iași, 2019 (stumps found
+  in O(d m) per round after sorting once; logistic and squared losses; banknote).
 """
 
 from boosting._loop import NotFittedError, StopReason

@@ -137,14 +137,15 @@ class _WeakLearnerBoosting(BoostingLoop):
 class AdaBoost(_WeakLearnerBoosting):
     """Binary AdaBoost, discrete or real, minimising the exponential, logistic or squared loss.
 
-    With the exponential loss this is AdaBoost as in seeds 001-003: each round the learner
+    With the exponential loss this is AdaBoost (Medici; Martins 2017; Bonifaci): each round
+    the learner
     returns h_t maximising the edge r_t = Σ D_t(i) y_i h_t(x_i) (for h ∈ {−1, 1},
     r = 1 − 2ε with ε the weighted error), weighted by α_t = ½ ln((1 + r_t)/(1 − r_t)),
     which is ½ ln((1 − ε_t)/ε_t) for discrete hypotheses; then D_{t+1}(i) ∝
     D_t(i) exp(−α_t y_i h_t(x_i)). Real-valued hypotheses (h ∈ [−1, 1], from a
-    :class:`~boosting.learners.FixedPool`) use the same equations (seed 003).
+    :class:`~boosting.learners.FixedPool`) use the same equations (Bonifaci).
 
-    The other losses follow seed 004's stagewise loop on F = Σ α_t h_t:
+    The other losses follow the stagewise loop of Vîntur (2019) on F = Σ α_t h_t:
 
     * ``logistic``, L = ln(1 + e^{−yF}): D_t(i) ∝ w_i / (1 + e^{y_i F(x_i)}); h_t maximises
       the edge under D_t and α_t minimises the loss along h_t (Newton's method).
@@ -417,7 +418,7 @@ class _Multiclass(_WeakLearnerBoosting):
 
 
 class AdaBoostM1(_Multiclass):
-    """AdaBoost.M1 (Freund & Schapire 1997, fig. 2; seed 000).
+    """AdaBoost.M1 (Freund & Schapire 1997, fig. 2; D'Angelo 2014).
 
     ε_t = Σ_{i: h_t(x_i) ≠ y_i} D_t(i); fitting stops when ε_t ≥ ½ (that round is not
     kept); β_t = ε_t/(1 − ε_t); D_{t+1}(i) ∝ D_t(i) β_t where h_t is right; the final
@@ -458,7 +459,7 @@ class AdaBoostM1(_Multiclass):
 
 class SAMME(_Multiclass):
     """SAMME: stagewise additive modelling with a multi-class exponential loss (Zhu, Zou,
-    Rosset & Hastie 2009, algorithm 2; seed 000).
+    Rosset & Hastie 2009, algorithm 2; D'Angelo 2014).
 
     ε_t as for AdaBoost.M1, but α_t = ln((1 − ε_t)/ε_t) + ln(K − 1), which is positive as
     soon as the learner beats random guessing (ε_t < 1 − 1/K; otherwise fitting stops and
@@ -489,7 +490,7 @@ class SAMME(_Multiclass):
 
 
 class AdaBoostMH(_WeakLearnerBoosting):
-    """AdaBoost.MH (Schapire & Singer 1999; seed 000): multi-label boosting for the
+    """AdaBoost.MH (Schapire & Singer 1999; D'Angelo 2014): multi-label boosting for the
     Hamming loss, one binary problem per label sharing one distribution.
 
     D_1(i, l) = w_i / K over (sample, label) pairs; with Y[i, l] = +1 if sample i has label

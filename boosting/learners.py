@@ -9,7 +9,7 @@ where the variant chooses G and the kind of output h gives (:class:`Outputs`):
 
 * ``SIGNED`` (binary AdaBoost and its loss variants): one column, G[i] = D(i) y_i with
   y_i = ±1 (for the squared loss, w_i times the residual); h(x) ∈ [−1, 1]. The score is
-  the edge r = Σ D y h = 1 − 2ε of seed 003.
+  the edge r = Σ D y h = 1 − 2ε (Bonifaci).
 * ``LABELS`` (AdaBoost.M1, SAMME): G[i, c] = D(i) [y_i = c]; h(x) is the one-hot vector of
   the class it predicts (all zeros where it abstains), so the score is the weighted accuracy
   1 − ε.
@@ -21,7 +21,7 @@ outputs one vector on each side. For ``SIGNED`` and ``VOTES`` the vectors are v 
 v ∈ {−1, 1}^C, best at v = sign(2 L − T) where L and T are the left and total sums of G,
 scoring Σ_c |2 L_c − T_c|. For ``LABELS`` each side predicts its heaviest class, scoring
 max_c L_c + max_c (T_c − L_c). Sorting every numeric feature once before boosting makes L a
-cumulative sum along the sorted order, so one round costs O(d · m · C) (seed 004: O(t d m)
+cumulative sum along the sorted order, so one round costs O(d · m · C) (Vîntur 2019: O(t d m)
 with O(d m log m) preprocessing instead of O(d m²) per round), and numpy does it for all
 features of a block at once.
 
@@ -502,7 +502,7 @@ class _StumpSearch:
 
 @dataclass(frozen=True)
 class DecisionStumps:
-    """Weighted decision stumps on numeric and categorical features (seeds 003 and 004).
+    """Weighted decision stumps on numeric and categorical features (Bonifaci; Vîntur 2019).
 
     Numeric features: a threshold halfway between two consecutive distinct values, either
     way round. Categorical features: one category against all others. Plus the constant
@@ -629,7 +629,7 @@ class _PoolSearch:
     def best(self, G: NDArray[np.float64], weights: NDArray[np.float64] | None = None) -> Choice:
         scores = np.einsum("ic,ibc->b", G, self.outputs)
         if self.normalise:
-            # Least squares: the best direction, not the longest vector (seed 004's
+            # Least squares: the best direction, not the longest vector (Vîntur 2019:
             # α = Σ w r h / Σ w h²); stumps need no such care since h² = 1 everywhere.
             w = np.ones(G.shape[0]) if weights is None else weights
             norms = np.sqrt(np.einsum("i,ibc,ibc->b", w, self.outputs, self.outputs))

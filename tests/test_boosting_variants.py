@@ -1,6 +1,6 @@
 """AdaBoost (three losses), AdaBoost.M1, SAMME and AdaBoost.MH, checked by hand.
 
-The toy pools below are small enough to run the seeds' equations on paper; the comments
+The toy pools below are small enough to run the algorithms' equations on paper; the comments
 give each round's distribution, and the expected errors and weights are those fractions.
 """
 
@@ -65,7 +65,7 @@ def test_discrete_adaboost_by_hand() -> None:
 
 def test_real_adaboost_by_hand() -> None:
     # One confidence-rated hypothesis: y h = ½, ½, ½, −½, so r = ¼ and α = ½ ln(5/3)
-    # (seed 003). Then D2 ∝ e^{−α y h}: three samples at e^{−α/2}, one at e^{α/2}.
+    # (Bonifaci). Then D2 ∝ e^{−α y h}: three samples at e^{−α/2}, one at e^{α/2}.
     h = np.array([[0.5], [0.5], [-0.5], [0.5]])
     model = AdaBoost(2, learner=FixedPool()).fit(h, BINARY_Y)
     alpha = 0.5 * math.log(5 / 3)
