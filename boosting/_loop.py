@@ -72,9 +72,23 @@ class BoostingLoop:
     def _n_hypotheses(self, state: Any) -> int:
         raise NotImplementedError
 
+    def _forget_fit(self) -> None:
+        """Drop every fitted attribute (names ending in ``_``): a fit that fails, or a new
+        one, must not leave a model that looks fitted with parts of an old one."""
+        for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
+            delattr(self, name)
+
     def _run(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
         """Validate, then boost; returns the variant's final state."""
+        self._forget_fit()
         self._check_params()
+        try:
+            return self._boost(X, y, sample_weight)
+        except BaseException:
+            self._forget_fit()
+            raise
+
+    def _boost(self, X: Any, y: Any, sample_weight: Any) -> Any:
         state = self._start(X, y, sample_weight)
         chosen: list[int] = []
         errors: list[float] = []

@@ -93,8 +93,8 @@ class _WeakLearnerBoosting(BoostingLoop):
         super().__init__(n_rounds)
         self.learner = learner
 
-    def _run(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
-        state = super()._run(X, y, sample_weight)
+    def _boost(self, X: Any, y: Any, sample_weight: Any) -> Any:
+        state = super()._boost(X, y, sample_weight)
         if self.n_rounds_ == 0:
             # Unlike M2 over bookmakers there is no consensus to fall back on: a model
             # without a single round would answer the first class for everything.
@@ -209,8 +209,7 @@ class AdaBoost(_WeakLearnerBoosting):
             return self._squared_step(state)
         if self.loss == "logistic":
             # The logistic loss's weights: w_i / (1 + e^{y_i F_i}), normalised.
-            unnormalised = state.weights * _sigmoid(-y * state.scores)
-            state.distribution = unnormalised / unnormalised.sum()
+            state.distribution = _logistic_distribution(state.weights, y * state.scores)
         D = state.distribution
         choice = state.search.best((D * y)[:, None])
         h = choice.outputs[:, 0]
@@ -309,10 +308,11 @@ def _logistic_line_search(
     low, high, alpha = 0.0, ALPHA_CAP, 0.0
     yh = y * h
     for _ in range(100):
-        margin = y * scores + alpha * yh
-        p_wrong = _sigmoid(-margin)
-        gradient = -float(np.dot(weights, yh * p_wrong))
-        curvature = float(np.dot(weights, yh * yh * p_wrong * (1.0 - p_wrong)))
+        wrong = _logistic_distribution(weights, y * scores + alpha * yh)
+        # Derivatives divided by Σ w σ(−margin): the gradient is minus the edge under the
+        # logistic distribution, so the tolerance means the same however small the loss.
+        gradient = -float(np.dot(wrong, yh))
+        curvature = float(np.dot(wrong, yh * yh * (1.0 - _sigmoid(-(y * scores + alpha * yh)))))
         if gradient < 0:
             low = alpha
         else:
@@ -322,6 +322,18 @@ def _logistic_line_search(
         step = alpha - gradient / curvature if curvature > 0 else math.inf
         alpha = step if low < step < high else 0.5 * (low + high)
     return alpha
+
+
+def _logistic_distribution(
+    weights: NDArray[np.float64], margins: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """w_i / (1 + e^{margin_i}), normalised, computed in logs: margins of hundreds (a
+    well-fitted sample) must not underflow every weight to zero."""
+    with np.errstate(divide="ignore"):  # a zero sample weight stays zero
+        logs = np.log(weights) - np.logaddexp(0.0, margins)
+    unnormalised = np.exp(logs - logs.max())
+    result: NDArray[np.float64] = unnormalised / unnormalised.sum()
+    return result
 
 
 # --- several classes, one label each ---------------------------------------------------
@@ -359,6 +371,12 @@ class _Multiclass(_WeakLearnerBoosting):
         choice = state.search.best(G)
         correct = choice.outputs[rows, state.targets] > 0
         error = float(D[~correct].sum())
+        if error >= self._error_limit() - CHANCE_TOLERANCE:
+            # A learner ranking by another criterion (Gini) may have passed over a
+            # hypothesis that is good enough: stop only if the least wrong one fails too.
+            choice = state.search.best(G, by_error=True)
+            correct = choice.outputs[rows, state.targets] > 0
+            error = float(D[~correct].sum())
         if error >= self._error_limit() - CHANCE_TOLERANCE:
             return Step(choice.hypothesis, error, stop=StopReason.NO_BETTER_THAN_CHANCE)
         alpha, beta = self._round(max(error, ERROR_FLOOR))

@@ -66,8 +66,16 @@ class Search(Protocol):
     """A learner prepared on one training set (sorting done once)."""
 
     def best(
-        self, G: NDArray[np.float64], weights: NDArray[np.float64] | None = None
-    ) -> Choice: ...
+        self,
+        G: NDArray[np.float64],
+        weights: NDArray[np.float64] | None = None,
+        *,
+        by_error: bool = False,
+    ) -> Choice:
+        """The hypothesis maximising the criterion. ``weights``: the sample weights, for
+        least squares over a pool; ``by_error``: rank one-hot hypotheses by weighted error
+        alone, whatever the learner's own criterion."""
+        ...
 
     def bank(self) -> Bank: ...
 
@@ -162,7 +170,11 @@ def _encode(
         raise ValueError(f"X has {d} features; the model was fitted on {n_features}")
     if categories is None:
         numeric_dtype = array.dtype.kind in "fiub"
-        listed = set() if categorical in (None, "auto") else {int(c) for c in categorical}
+        listed = (
+            set()
+            if categorical is None or isinstance(categorical, str)
+            else {int(c) for c in categorical}
+        )
         for feature in listed:
             if not 0 <= feature < d:
                 raise ValueError(f"categorical feature {feature} is not a column of X (0..{d - 1})")
@@ -187,14 +199,28 @@ def _encode(
     for feature in range(d):
         column = array[:, feature]
         if is_categorical[feature]:
-            if categories is None:
-                known, codes = np.unique(column, return_inverse=True)
-                found[feature] = known
-            else:
-                known = categories[feature]
-                position = np.searchsorted(known, column)
-                position = np.minimum(position, len(known) - 1)
-                codes = np.where(known[position] == column, position, -1)
+            missing = _missing(column)
+            if missing.any():
+                row = int(np.argmax(missing))
+                raise ValueError(
+                    f"X[{row}, {feature}] is missing; a categorical column needs a value "
+                    "in every row"
+                )
+            try:
+                if categories is None:
+                    known, codes = np.unique(column, return_inverse=True)
+                    found[feature] = known
+                else:
+                    known = categories[feature]
+                    position = np.searchsorted(known, column)
+                    position = np.minimum(position, len(known) - 1)
+                    codes = np.where(known[position] == column, position, -1)
+            except TypeError:  # values that do not compare: numbers next to strings
+                kinds = sorted({type(value).__name__ for value in column.tolist()})
+                raise ValueError(
+                    f"X column {feature} mixes {', '.join(kinds)} values; a categorical "
+                    "column needs values of one type"
+                ) from None
             values[:, feature] = codes
         else:
             values[:, feature] = column.astype(np.float64)
@@ -204,6 +230,18 @@ def _encode(
         feature = int(np.flatnonzero(~is_categorical)[position])
         raise ValueError(f"X[{row}, {feature}] is {numeric[row, position]}; values must be finite")
     return _Columns(values, is_categorical, found if categories is None else categories)
+
+
+def _missing(column: NDArray[Any]) -> NDArray[np.bool_]:
+    """None or NaN, in a numeric or an object column."""
+    if column.dtype.kind == "f":
+        return np.asarray(np.isnan(column), dtype=bool)
+    if column.dtype.kind != "O":
+        return np.zeros(column.shape, dtype=bool)
+    # NaN is the one value not equal to itself
+    return np.asarray(
+        np.frompyfunc(lambda value: value is None or value != value, 1, 1)(column), dtype=bool
+    )
 
 
 @dataclass
@@ -283,8 +321,9 @@ class StumpBank:
         return np.asarray(values[:, feature] <= self.threshold[index])
 
 
-# Samples per block when many stumps are evaluated at once: bounds the (block, stumps) array.
-EVALUATION_BLOCK = 8_192
+# Cells (samples × stumps) per block when many stumps are evaluated at once: bounds the
+# memory of prediction whatever the number of stumps.
+EVALUATION_BLOCK = 1 << 21
 
 
 @dataclass
@@ -309,58 +348,90 @@ class _EvaluatedStumps:
         right = np.asarray(self.bank.right).reshape(len(weights), n_outputs)
         difference = weights[:, None] * (left - right)
         result += weights @ right
-        for start in range(0, self.values.shape[0], EVALUATION_BLOCK):
-            block = self.bank.sides(self.values[start : start + EVALUATION_BLOCK])
-            result[start : start + EVALUATION_BLOCK] += block.astype(np.float64) @ difference
+        rows = max(1, EVALUATION_BLOCK // len(self.bank))
+        for start in range(0, self.values.shape[0], rows):
+            block = self.bank.sides(self.values[start : start + rows])
+            result[start : start + rows] += block.astype(np.float64) @ difference
         return result
 
 
 class _GroupedSums:
-    """Sums of G's rows by group, for (d, m) group ids of every (feature, sample).
+    """Per feature, sums of G's rows by group (a distinct value, or a category), a block
+    of features at a time so that memory stays bounded on wide and long tables.
 
-    One bincount over the non-zero entries of G only: one per sample for M1 and SAMME,
-    whose G holds each sample's weight in its own class's column. That pattern stays the
-    same round after round, so the bincount's index is built once and reused.
+    ``groups[f, i]`` is sample i's group within feature f. A block is summed by one
+    bincount over the non-zero entries of G when there is about one per sample (M1 and
+    SAMME: each sample's weight sits in its own class's column, the same pattern round
+    after round, so the bincount's index is built once per block and kept), and by one
+    bincount per column otherwise (MH).
     """
 
-    def __init__(self, groups: NDArray[np.intp], n_groups: int) -> None:
-        self.groups = groups
+    def __init__(self, groups: NDArray[np.intp], n_groups: NDArray[np.intp]) -> None:
         self.n_groups = n_groups
-        self._pattern: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]] | None = None
+        self.starts = np.concatenate([[0], np.cumsum(n_groups)]).astype(np.intp)
+        self.ids = groups + self.starts[:-1, None]  # (d, m) ids over all features
+        self._blocks: dict[int, list[tuple[int, int]]] = {}
+        self._patterns: dict[
+            tuple[int, int], tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]
+        ] = {}
 
-    def __call__(self, G: NDArray[np.float64]) -> NDArray[np.float64]:
-        n_features = self.groups.shape[0]
+    def blocks(self, width: int) -> list[tuple[int, int]]:
+        """[first, last) features per block: about STUMP_BLOCK samples and sums each."""
+        if width not in self._blocks:
+            n_features, n_samples = self.ids.shape
+            blocks, first, size = [], 0, 0
+            for feature in range(n_features):
+                cost = max(n_samples, int(self.n_groups[feature]) * width)
+                if feature > first and size + cost > STUMP_BLOCK:
+                    blocks.append((first, feature))
+                    first, size = feature, 0
+                size += cost
+            if n_features:
+                blocks.append((first, n_features))
+            self._blocks[width] = blocks
+        return self._blocks[width]
+
+    def __call__(self, G: NDArray[np.float64], first: int, last: int) -> NDArray[np.float64]:
+        """(groups of features first..last-1, C) sums, in order of feature then group."""
+        base, size = int(self.starts[first]), int(self.starts[last] - self.starts[first])
+        ids = self.ids[first:last] - base
         width = G.shape[1]
-        if width == 1:
-            index, weights = self.groups.ravel(), np.tile(G[:, 0], n_features)
+        rows, columns = np.nonzero(G) if width > 1 else (None, None)
+        if rows is None or columns is None or len(rows) > G.shape[0]:
+            sums = np.empty((size, width))
+            for column in range(width):
+                sums[:, column] = np.bincount(
+                    ids.ravel(), weights=np.tile(G[:, column], last - first), minlength=size
+                )
+            return sums
+        cached = self._patterns.get((first, last))
+        if (
+            cached is not None
+            and np.array_equal(cached[0], rows)
+            and np.array_equal(cached[1], columns)
+        ):
+            index = cached[2]
         else:
-            rows, columns = np.nonzero(G)
-            cached = self._pattern
-            if (
-                cached is not None
-                and np.array_equal(cached[0], rows)
-                and np.array_equal(cached[1], columns)
-            ):
-                index = cached[2]
-            else:
-                index = (self.groups[:, rows] * width + columns).ravel()
-                self._pattern = (rows, columns, index)
-            weights = np.tile(G[rows, columns], n_features)
-        sums = np.asarray(
-            np.bincount(index, weights=weights, minlength=self.n_groups * width),
-            dtype=np.float64,
+            index = (ids[:, rows] * width + columns).ravel()
+            self._patterns[(first, last)] = (rows, columns, index)
+        flat = np.bincount(
+            index, weights=np.tile(G[rows, columns], last - first), minlength=size * width
         )
-        return sums.reshape(self.n_groups, width)
+        result: NDArray[np.float64] = np.asarray(flat, dtype=np.float64).reshape(size, width)
+        return result
+
+
+_Split = tuple[float, int, float, float, NDArray[np.float64]]  # score, feature, low, high, L
 
 
 class _StumpSearch:
     def __init__(
-        self, columns: _Columns, kind: Outputs, n_outputs: int, criterion: str = "error"
+        self, columns: _Columns, kind: Outputs, n_outputs: int, criterion: str = "gini"
     ) -> None:
         self.kind = kind
         self.criterion = criterion
         self.values = columns.values
-        n_samples, n_features = columns.values.shape
+        n_features = columns.values.shape[1]
         self.numeric = np.flatnonzero(~columns.categorical)
         self.categorical = np.flatnonzero(columns.categorical)
         # Numeric features, sorted once: a split after sorted position j sends the first
@@ -382,39 +453,43 @@ class _StumpSearch:
             rank = np.cumsum(first, axis=1) - 1
             bins = np.empty_like(rank)
             np.put_along_axis(bins, order, rank, axis=1)
-            n_bins = rank[:, -1] + 1 if n_samples else np.zeros(len(self.numeric), np.intp)
-            starts = np.concatenate([[0], np.cumsum(n_bins)]).astype(np.intp)
-            self.bins = (bins + starts[:-1, None]).astype(np.intp)  # (d_numeric, m) global ids
-            self.n_bins = int(starts[-1])
+            n_bins = rank[:, -1] + 1
+            self.bin_sums = _GroupedSums(bins.astype(np.intp), n_bins.astype(np.intp))
             self.bin_values = sorted_values[first]  # distinct values, feature after feature
             self.bin_feature = np.repeat(np.arange(len(self.numeric)), n_bins)
-            self.bin_start = np.repeat(starts[:-1], n_bins)
-            last = np.zeros(self.n_bins, dtype=bool)
-            last[starts[1:] - 1] = True
-            self.split_bins = np.flatnonzero(~last)  # splits: after any value but the largest
-            self.bin_sums = _GroupedSums(self.bins, self.n_bins)
-        # Categorical features: each category against the rest, sums by bincount.
-        self.n_categories = np.array(
+            self.bin_start = np.repeat(self.bin_sums.starts[:-1], n_bins)
+            last = np.zeros(int(self.bin_sums.starts[-1]), dtype=bool)
+            last[self.bin_sums.starts[1:] - 1] = True
+            self.splits_after = ~last  # a split after any value but a feature's largest
+        # Categorical features: each category against the rest.
+        n_categories = np.array(
             [len(columns.categories[int(f)]) for f in self.categorical], dtype=np.intp
         )
-        self.offsets = np.concatenate([[0], np.cumsum(self.n_categories)]).astype(np.intp)
-        self.codes = (
-            columns.values[:, self.categorical].T.astype(np.intp) + self.offsets[:-1, None]
-        )  # (d_categorical, m) global category ids
-        self.category_sums = _GroupedSums(self.codes, int(self.offsets[-1]))
+        codes = columns.values[:, self.categorical].T.astype(np.intp)  # (d_categorical, m)
+        self.category_sums = _GroupedSums(codes, n_categories)
         self._bank = StumpBank(n_outputs, n_features, columns.categories)
 
     def bank(self) -> StumpBank:
         return self._bank
 
-    def best(self, G: NDArray[np.float64], weights: NDArray[np.float64] | None = None) -> Choice:
+    def best(
+        self,
+        G: NDArray[np.float64],
+        weights: NDArray[np.float64] | None = None,
+        *,
+        by_error: bool = False,
+    ) -> Choice:
+        criterion = "error" if by_error else self.criterion
         T = G.sum(axis=0)
         best_score = -np.inf
         best: tuple[Any, ...] | None = None
-        for score, candidate in (self._best_numeric(G, T), self._best_categorical(G, T)):
+        for score, candidate in (
+            self._best_numeric(G, T, criterion),
+            self._best_categorical(G, T, criterion),
+        ):
             if candidate is not None and score > best_score:
                 best_score, best = score, candidate
-        constant = float(_scores(T, T, self.kind, self.criterion))
+        constant = float(_scores(T, T, self.kind, criterion))
         if best is None or constant > best_score:
             best_score, best = constant, (-1, np.nan, -1, T)
         feature, threshold, category, left_sums = best
@@ -430,26 +505,24 @@ class _StumpSearch:
         return Choice(index, float(best_score), outputs)
 
     def _best_numeric(
-        self, G: NDArray[np.float64], T: NDArray[np.float64]
+        self, G: NDArray[np.float64], T: NDArray[np.float64], criterion: str
     ) -> tuple[float, tuple[Any, ...] | None]:
-        found = self._sorted_split(G, T) if self.width == 1 else self._binned_split(G, T)
+        found = self._sorted_split(G, T) if self.width == 1 else self._binned_split(G, T, criterion)
         if found is None:
             return -np.inf, None
         score, feature, low, high, left_sums = found
-        threshold = low + (high - low) / 2.0
+        threshold = low / 2.0 + high / 2.0  # halves first: no overflow near the float limits
         if not low <= threshold < high:  # neighbours one float apart: the midpoint rounds up
             threshold = low
         return score, (int(self.numeric[feature]), float(threshold), -1, left_sums)
 
-    def _sorted_split(
-        self, G: NDArray[np.float64], T: NDArray[np.float64]
-    ) -> tuple[float, int, float, float, NDArray[np.float64]] | None:
+    def _sorted_split(self, G: NDArray[np.float64], T: NDArray[np.float64]) -> _Split | None:
         n_numeric, n_samples = self.order.shape
         if n_numeric == 0 or n_samples < 2:
             return None
         block = max(1, STUMP_BLOCK // n_samples)
         column, total = G[:, 0], T[0]
-        best: tuple[float, int, float, float, NDArray[np.float64]] | None = None
+        best: _Split | None = None
         for start in range(0, n_numeric, block):
             L = np.cumsum(column[self.order[start : start + block]][:, :-1], axis=1)
             scores = np.where(self.splittable[start : start + block], np.abs(2.0 * L - total), -1.0)
@@ -468,36 +541,51 @@ class _StumpSearch:
         return best
 
     def _binned_split(
-        self, G: NDArray[np.float64], T: NDArray[np.float64]
-    ) -> tuple[float, int, float, float, NDArray[np.float64]] | None:
-        if len(self.split_bins) == 0:
-            return None
-        cumulative = np.cumsum(self.bin_sums(G), axis=0)
-        before = np.vstack([np.zeros((1, G.shape[1])), cumulative])[self.bin_start]
-        L = (cumulative - before)[self.split_bins]  # left sums: values up to this one
-        scores = _scores(L, T, self.kind, self.criterion)
-        best = int(np.argmax(scores))
-        at = int(self.split_bins[best])
-        return (
-            float(scores[best]),
-            int(self.bin_feature[at]),
-            float(self.bin_values[at]),
-            float(self.bin_values[at + 1]),
-            L[best].copy(),
-        )
+        self, G: NDArray[np.float64], T: NDArray[np.float64], criterion: str
+    ) -> _Split | None:
+        best: _Split | None = None
+        starts = self.bin_sums.starts
+        for first, last in self.bin_sums.blocks(G.shape[1]):
+            low, high = int(starts[first]), int(starts[last])
+            splits = np.flatnonzero(self.splits_after[low:high])
+            if len(splits) == 0:
+                continue
+            cumulative = np.cumsum(self.bin_sums(G, first, last), axis=0)
+            before = np.vstack([np.zeros((1, G.shape[1])), cumulative])[
+                self.bin_start[low:high] - low
+            ]
+            L = (cumulative - before)[splits]  # left sums: every value up to this one
+            scores = _scores(L, T, self.kind, criterion)
+            at = int(np.argmax(scores))
+            if best is None or scores[at] > best[0]:
+                value = low + int(splits[at])
+                best = (
+                    float(scores[at]),
+                    int(self.bin_feature[value]),
+                    float(self.bin_values[value]),
+                    float(self.bin_values[value + 1]),
+                    L[at].copy(),
+                )
+        return best
 
     def _best_categorical(
-        self, G: NDArray[np.float64], T: NDArray[np.float64]
+        self, G: NDArray[np.float64], T: NDArray[np.float64], criterion: str
     ) -> tuple[float, tuple[Any, ...] | None]:
-        if len(self.categorical) == 0:
-            return -np.inf, None
-        sums = self.category_sums(G)  # the left sums of "x_f = c"
-        scores = _scores(sums, T, self.kind, self.criterion)
-        flat = int(np.argmax(scores))
-        position = int(np.searchsorted(self.offsets, flat, side="right")) - 1
-        feature = int(self.categorical[position])
-        category = flat - int(self.offsets[position])
-        return float(scores[flat]), (feature, np.nan, category, sums[flat].copy())
+        best_score, best = -np.inf, None
+        starts = self.category_sums.starts
+        for first, last in self.category_sums.blocks(G.shape[1]):
+            sums = self.category_sums(G, first, last)  # the left sums of "x_f = c"
+            if len(sums) == 0:
+                continue
+            scores = _scores(sums, T, self.kind, criterion)
+            flat = int(np.argmax(scores))
+            if scores[flat] > best_score:
+                group = int(starts[first]) + flat
+                position = int(np.searchsorted(starts, group, side="right")) - 1
+                category = group - int(starts[position])
+                best_score = float(scores[flat])
+                best = (int(self.categorical[position]), np.nan, category, sums[flat].copy())
+        return best_score, best
 
 
 @dataclass(frozen=True)
@@ -506,8 +594,9 @@ class DecisionStumps:
 
     Numeric features: a threshold halfway between two consecutive distinct values, either
     way round. Categorical features: one category against all others. Plus the constant
-    stump. Each round returns the stump with the best score (ties: the lowest feature and
-    threshold; the constant stump only when strictly better).
+    stump. Each round returns the stump with the best score (ties: numeric features before
+    categorical ones, then the lowest feature and threshold; the constant stump only when
+    strictly better).
 
     For two classes (AdaBoost) and for AdaBoost.MH a stump is ranked by the edge it gives,
     which is what those algorithms maximise. For M1 and SAMME, whose stumps predict one
@@ -546,6 +635,8 @@ class DecisionStumps:
 def _pool_outputs(X: ArrayLike, kind: Outputs, n_outputs: int) -> NDArray[np.float64]:
     """The pool's outputs as (n_samples, n_hypotheses, n_outputs), abstentions as zeros."""
     array = np.asarray(X, dtype=np.float64)
+    if array.ndim >= 2 and (array.shape[0] == 0 or array.shape[1] == 0):
+        raise ValueError(f"the pool is empty: shape {array.shape}")
     if kind is Outputs.LABELS:
         if array.ndim != 2:
             raise ValueError(
@@ -626,7 +717,13 @@ class _PoolSearch:
     def bank(self) -> PoolBank:
         return self._bank
 
-    def best(self, G: NDArray[np.float64], weights: NDArray[np.float64] | None = None) -> Choice:
+    def best(
+        self,
+        G: NDArray[np.float64],
+        weights: NDArray[np.float64] | None = None,
+        *,
+        by_error: bool = False,  # a pool's score is already its weighted accuracy
+    ) -> Choice:
         scores = np.einsum("ic,ibc->b", G, self.outputs)
         if self.normalise:
             # Least squares: the best direction, not the longest vector (Vîntur 2019:
@@ -647,8 +744,9 @@ class FixedPool:
     * for binary AdaBoost: shape (n_samples, n_hypotheses), values in [−1, 1] (±1 for
       discrete hypotheses, any value between for confidence-rated ones), NaN to abstain;
     * for AdaBoost.M1 and SAMME: shape (n_samples, n_hypotheses), the predicted class
-      index, −1 to abstain (an abstention is counted as a mistake while fitting and casts
-      no vote);
+      as an index into the estimator's ``classes_`` (the sorted labels of y, so every
+      class must occur in y), −1 to abstain (an abstention is counted as a mistake while
+      fitting and casts no vote);
     * for AdaBoost.MH: shape (n_samples, n_hypotheses, n_labels), values in [−1, 1], NaN
       to abstain (as 0: no opinion).
 

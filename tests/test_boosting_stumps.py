@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from boosting import AdaBoost, DecisionStumps, Outputs
+from boosting import AdaBoost, DecisionStumps, Outputs, learners
 from boosting.learners import FixedPool
 
 
@@ -174,3 +174,54 @@ def test_stump_models_pickle() -> None:
     model = AdaBoost(20).fit(X, y)
     again = pickle.loads(pickle.dumps(model))
     assert np.array_equal(again.decision_function(X), model.decision_function(X))
+
+
+@pytest.mark.parametrize(
+    ("kind", "criterion", "columns"),
+    [(Outputs.SIGNED, "gini", 1), (Outputs.VOTES, "gini", 3), (Outputs.LABELS, "gini", 3)],
+)
+def test_small_blocks_find_the_same_stump(
+    monkeypatch: pytest.MonkeyPatch, kind: Outputs, criterion: str, columns: int
+) -> None:
+    # Wide or long tables are searched a block of features at a time; with blocks of a
+    # feature or two the answer must not change.
+    rng = np.random.default_rng(17)
+    X = table(rng, 60)
+    G = rng.normal(size=(60, columns)) if kind is not Outputs.LABELS else np.zeros((60, columns))
+    if kind is Outputs.LABELS:
+        G[np.arange(60), rng.integers(0, columns, 60)] = rng.exponential(size=60)
+    whole = DecisionStumps(criterion=criterion).prepare(X, kind, columns).best(G)
+    monkeypatch.setattr(learners, "STUMP_BLOCK", 50)
+    blocked = DecisionStumps(criterion=criterion).prepare(X, kind, columns).best(G)
+    assert blocked.score == pytest.approx(whole.score, rel=1e-12)
+    assert np.array_equal(blocked.outputs, whole.outputs)
+
+
+def test_many_stumps_are_evaluated_in_bounded_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(18)
+    X = rng.normal(size=(500, 5))
+    y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int)
+    model = AdaBoost(60).fit(X, y)
+    whole = model.decision_function(X)
+    monkeypatch.setattr(learners, "EVALUATION_BLOCK", 7)
+    assert model.decision_function(X) == pytest.approx(whole)
+
+
+def test_thresholds_between_huge_values_do_not_overflow() -> None:
+    X = np.array([[-1e308], [1e308]])
+    model = AdaBoost(1).fit(X, [0, 1])
+    assert model.hypotheses_.threshold == [0.0]
+    assert model.predict(np.array([[-1.0], [1.0]])).tolist() == [0, 1]
+
+
+def test_missing_or_mixed_categories_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"X\[1, 0\] is missing"):
+        AdaBoost(1, learner=DecisionStumps(categorical=[0])).fit(
+            np.array([[1.0], [np.nan], [2.0]]), [0, 1, 1]
+        )
+    with pytest.raises(ValueError, match=r"X\[2, 0\] is missing"):
+        AdaBoost(1).fit(np.array([["a"], ["b"], [None]], dtype=object), [0, 1, 1])
+    with pytest.raises(ValueError, match="column 0 mixes int, str values"):
+        AdaBoost(1, learner=DecisionStumps(categorical=np.array([0]))).fit(
+            np.array([[1], ["b"], ["c"]], dtype=object), [0, 1, 1]
+        )

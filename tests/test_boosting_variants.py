@@ -22,6 +22,7 @@ from boosting import (
     AdaBoost,
     AdaBoostM1,
     AdaBoostMH,
+    DecisionStumps,
     FixedPool,
     NotFittedError,
     StopReason,
@@ -89,6 +90,44 @@ def test_a_perfect_hypothesis_ends_fitting_with_a_finite_weight() -> None:
     assert model.errors_[0] == 0.0
     assert math.isfinite(model.round_weights_[0])
     assert model.round_weights_[0] > 10
+
+
+def test_a_failed_fit_leaves_no_model_behind() -> None:
+    X = np.ones((4, 1))
+    model = AdaBoost(5)
+    with pytest.raises(ValueError, match="learnt nothing"):
+        model.fit(X, [0, 1, 0, 1])
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+    fitted = AdaBoost(5).fit(np.arange(4.0)[:, None], [0, 0, 1, 1])
+    with pytest.raises(ValueError, match="learnt nothing"):
+        fitted.fit(X, ["a", "b", "a", "b"])
+    assert not hasattr(fitted, "classes_")
+    with pytest.raises(NotFittedError):
+        fitted.predict(X)
+
+
+def test_the_logistic_line_search_keeps_working_once_the_loss_is_tiny() -> None:
+    # Once the fitted samples' margins are large, the loss and its derivatives are tiny in
+    # absolute terms; every round must still find its (clearly positive) step.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = ((X[:, 0] > 0) & (X[:, 1] > 0)).astype(int)
+    model = AdaBoost(300, loss="logistic").fit(X, y)
+    assert model.n_rounds_ == 300
+    assert model.round_weights_.min() > 0.05
+
+
+def test_m1_does_not_give_up_while_a_good_enough_stump_exists() -> None:
+    # The split with the best Gini impurity errs on 0.501 of the weight here, but another
+    # stump errs on 0.478: AdaBoost.M1 must use that one rather than stop.
+    X = np.array([[3], [0], [1], [1], [1], [2], [3], [1]])
+    y = np.array([0, 0, 2, 2, 1, 0, 1, 1])
+    weights = np.array([0.0333, 0.0761, 0.0633, 0.2797, 0.1237, 0.1018, 0.1559, 0.1661])
+    model = AdaBoostM1(10).fit(X, y, sample_weight=weights)
+    assert model.errors_[0] < 0.5
+    by_error = AdaBoostM1(10, learner=DecisionStumps(criterion="error"))
+    assert by_error.fit(X, y, sample_weight=weights).errors_[0] == pytest.approx(model.errors_[0])
 
 
 def logistic_loss(alpha: float, F: np.ndarray, h: np.ndarray, y: np.ndarray) -> float:
