@@ -130,6 +130,49 @@ class _WeakLearnerBoosting(BoostingLoop):
             total = step if total is None else total + step
             yield total
 
+    # Each variant says what its sums mean: the decision function, the label it predicts
+    # and the probabilities (its link), from which every prediction method follows.
+
+    def _decision(self, sums: NDArray[np.float64]) -> NDArray[np.float64]:
+        return sums
+
+    def _labels(self, decision: NDArray[np.float64]) -> NDArray[Any]:
+        raise NotImplementedError
+
+    def _probabilities(self, decision: NDArray[np.float64]) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """F(x) = Σ_t α_t h_t(x) (see the class for its shape and meaning)."""
+        return self._decision(self._sums(X))
+
+    def staged_decision_function(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
+        """The decision function after each round 1..n_rounds_."""
+        for sums in self._staged_sums(X):
+            yield self._decision(sums)
+
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """The final hypothesis (see the class)."""
+        return self._labels(self.decision_function(X))
+
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Probabilities of ``classes_`` through the variant's link (see the class)."""
+        return self._probabilities(self.decision_function(X))
+
+    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[Any]]:
+        for decision in self.staged_decision_function(X):
+            yield self._labels(decision)
+
+    def staged_predict_proba(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
+        for decision in self.staged_decision_function(X):
+            yield self._probabilities(decision)
+
+    def staged_error(self, X: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
+        """After each round, the share of wrong predictions (for an indicator matrix, of
+        wrong labels: the Hamming loss): a training or test curve."""
+        truth = np.asarray(y)
+        return np.array([float(np.mean(p != truth)) for p in self.staged_predict(X)])
+
 
 # --- two classes -------------------------------------------------------------------------
 
@@ -138,8 +181,7 @@ class AdaBoost(_WeakLearnerBoosting):
     """Binary AdaBoost, discrete or real, minimising the exponential, logistic or squared loss.
 
     With the exponential loss this is AdaBoost (Medici; Martins 2017; Bonifaci): each round
-    the learner
-    returns h_t maximising the edge r_t = Σ D_t(i) y_i h_t(x_i) (for h ∈ {−1, 1},
+    the learner returns h_t maximising the edge r_t = Σ D_t(i) y_i h_t(x_i) (for h ∈ {−1, 1},
     r = 1 − 2ε with ε the weighted error), weighted by α_t = ½ ln((1 + r_t)/(1 − r_t)),
     which is ½ ln((1 − ε_t)/ε_t) for discrete hypotheses; then D_{t+1}(i) ∝
     D_t(i) exp(−α_t y_i h_t(x_i)). Real-valued hypotheses (h ∈ [−1, 1], from a
@@ -151,6 +193,12 @@ class AdaBoost(_WeakLearnerBoosting):
       the edge under D_t and α_t minimises the loss along h_t (Newton's method).
     * ``squared``, L = (y − F)²: h_t maximises Σ w_i r_i h_t(x_i) with the residuals
       r = y − F, and α_t = Σ w r h / Σ w h² (least squares).
+
+    ``decision_function`` is F(x) = Σ_t α_t h_t(x); ``predict`` is sign(F) as a label
+    (F = 0 gives ``classes_[0]``); ``predict_proba`` goes through each loss's link:
+    P(classes_[1] | x) = σ(2F) for the exponential loss (Friedman, Hastie & Tibshirani
+    2000, lemma 1), σ(F) for the logistic one (the binomial log-likelihood), and (1 + F)/2
+    clipped to [0, 1] for the squared one (F estimates E[y | x] = 2p − 1).
 
     Parameters
     ----------
@@ -248,49 +296,22 @@ class AdaBoost(_WeakLearnerBoosting):
             return Step(choice.hypothesis, error, alpha, stop=StopReason.PERFECT)
         return Step(choice.hypothesis, error, alpha)
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """F(x) = Σ_t α_t h_t(x); positive means ``classes_[1]``."""
-        return self._sums(X)[:, 0]
+    def _decision(self, sums: NDArray[np.float64]) -> NDArray[np.float64]:
+        return sums[:, 0]  # F(x); positive means classes_[1]
 
-    def staged_decision_function(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
-        for sums in self._staged_sums(X):
-            yield sums[:, 0]
-
-    def _labels(self, scores: NDArray[np.float64]) -> NDArray[Any]:
+    def _labels(self, decision: NDArray[np.float64]) -> NDArray[Any]:
         # sign(F), with F = 0 going to classes_[0]
-        result: NDArray[Any] = self.classes_[(scores > 0).astype(np.intp)]
+        result: NDArray[Any] = self.classes_[(decision > 0).astype(np.intp)]
         return result
 
-    def _probabilities(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _probabilities(self, decision: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.loss == "exponential":
-            positive = _sigmoid(2.0 * scores)  # Friedman, Hastie & Tibshirani (2000), lemma 1
+            positive = _sigmoid(2.0 * decision)  # Friedman, Hastie & Tibshirani (2000), lemma 1
         elif self.loss == "logistic":
-            positive = _sigmoid(scores)  # the binomial log-likelihood's own link
+            positive = _sigmoid(decision)  # the binomial log-likelihood's own link
         else:
-            positive = np.clip(0.5 * (1.0 + scores), 0.0, 1.0)  # F estimates E[y | x] = 2p − 1
+            positive = np.clip(0.5 * (1.0 + decision), 0.0, 1.0)  # F estimates E[y | x] = 2p − 1
         return np.column_stack([1.0 - positive, positive])
-
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """sign(Σ α_t h_t(x)) as a label (ties: ``classes_[0]``)."""
-        return self._labels(self.decision_function(X))
-
-    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """(n_samples, 2) probabilities of ``classes_`` through the loss's link: σ(2F) for
-        the exponential loss, σ(F) for the logistic one, (1 + F)/2 clipped for the squared."""
-        return self._probabilities(self.decision_function(X))
-
-    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[Any]]:
-        for scores in self.staged_decision_function(X):
-            yield self._labels(scores)
-
-    def staged_predict_proba(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
-        for scores in self.staged_decision_function(X):
-            yield self._probabilities(scores)
-
-    def staged_error(self, X: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
-        """Misclassification rate after each round: a training or test curve."""
-        truth = np.asarray(y)
-        return np.array([float(np.mean(p != truth)) for p in self.staged_predict(X)])
 
 
 def _logistic_line_search(
@@ -340,7 +361,15 @@ def _logistic_distribution(
 
 
 class _Multiclass(_WeakLearnerBoosting):
-    """Shared by AdaBoost.M1 and SAMME: one-hot hypotheses, a vote per round."""
+    """Shared by AdaBoost.M1 and SAMME: one-hot hypotheses, a vote per round.
+
+    ``decision_function`` gives the weighted votes F_k(x) = Σ_t α_t [h_t(x) = k], shape
+    (n_samples, n_classes); ``predict`` is argmax_k F_k (ties: the first class);
+    ``predict_proba`` is P(k | x) ∝ exp(F_k(x)). For SAMME that is the minimiser of the
+    multi-class exponential loss (Zhu et al. 2009, eq. (4)) once α is scaled back to that
+    loss's step, (K − 1)²/K · α: the scalings cancel to exp(F_k). For two classes it is
+    binary AdaBoost's σ(2F). AdaBoost.M1's votes go through the same link.
+    """
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """X: what the learner reads (features, or a pool's class predictions); y: labels."""
@@ -390,49 +419,14 @@ class _Multiclass(_WeakLearnerBoosting):
     ) -> NDArray[np.float64]:
         raise NotImplementedError
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """F_k(x) = Σ_t α_t [h_t(x) = k]: the weighted votes, (n_samples, n_classes)."""
-        return self._sums(X)
-
-    def staged_decision_function(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
-        return self._staged_sums(X)
-
-    def _labels(self, votes: NDArray[np.float64]) -> NDArray[Any]:
-        result: NDArray[Any] = self.classes_[np.argmax(votes, axis=1)]
+    def _labels(self, decision: NDArray[np.float64]) -> NDArray[Any]:
+        result: NDArray[Any] = self.classes_[np.argmax(decision, axis=1)]
         return result
 
-    @staticmethod
-    def _probabilities(votes: NDArray[np.float64]) -> NDArray[np.float64]:
-        shifted = np.exp(votes - votes.max(axis=1, keepdims=True))
+    def _probabilities(self, decision: NDArray[np.float64]) -> NDArray[np.float64]:
+        shifted = np.exp(decision - decision.max(axis=1, keepdims=True))
         result: NDArray[np.float64] = shifted / shifted.sum(axis=1, keepdims=True)
         return result
-
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """argmax_k F_k(x), the final hypothesis (ties: the first class)."""
-        return self._labels(self.decision_function(X))
-
-    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """P(k | x) ∝ exp(F_k(x)).
-
-        For SAMME this is the minimiser of the multi-class exponential loss (Zhu et al.
-        2009, eq. (4)) once α is scaled back to that loss's step, (K − 1)²/K · α: the
-        scalings cancel to exp(F_k). For two classes it equals binary AdaBoost's σ(2F).
-        AdaBoost.M1's votes go through the same link.
-        """
-        return self._probabilities(self.decision_function(X))
-
-    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[Any]]:
-        for votes in self._staged_sums(X):
-            yield self._labels(votes)
-
-    def staged_predict_proba(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
-        for votes in self._staged_sums(X):
-            yield self._probabilities(votes)
-
-    def staged_error(self, X: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
-        """Misclassification rate after each round: a training or test curve."""
-        truth = np.asarray(y)
-        return np.array([float(np.mean(p != truth)) for p in self.staged_predict(X)])
 
 
 class AdaBoostM1(_Multiclass):
@@ -520,6 +514,10 @@ class AdaBoostMH(_WeakLearnerBoosting):
     per label. Single-label data (y of shape (n_samples,)) is the case where each sample
     has exactly one label; its prediction is argmax_l F(x, l).
 
+    ``decision_function`` is F(x, l), shape (n_samples, n_labels); ``predict`` returns an
+    indicator matrix (F > 0) for multi-label data and labels otherwise; ``predict_proba``
+    is σ(2 F(x, l)) per label, normalised over the labels for single-label data.
+
     Attributes
     ----------
     classes_ : the labels (0..K−1 for an indicator matrix)
@@ -573,43 +571,15 @@ class AdaBoostMH(_WeakLearnerBoosting):
         state.distribution = updated / updated.sum()
         return Step(choice.hypothesis, error, alpha)
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """F(x, l) = Σ_t α_t h_t(x, l), shape (n_samples, n_labels)."""
-        return self._sums(X)
-
-    def staged_decision_function(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
-        return self._staged_sums(X)
-
-    def _labels(self, scores: NDArray[np.float64]) -> NDArray[Any]:
+    def _labels(self, decision: NDArray[np.float64]) -> NDArray[Any]:
         if self.multilabel_:
-            return (scores > 0).astype(np.intp)
-        result: NDArray[Any] = self.classes_[np.argmax(scores, axis=1)]
+            return (decision > 0).astype(np.intp)
+        result: NDArray[Any] = self.classes_[np.argmax(decision, axis=1)]
         return result
 
-    def _probabilities(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
-        per_label = _sigmoid(2.0 * scores)  # each label's own binary link
+    def _probabilities(self, decision: NDArray[np.float64]) -> NDArray[np.float64]:
+        per_label = _sigmoid(2.0 * decision)  # each label's own binary link
         if self.multilabel_:
             return per_label
         result: NDArray[np.float64] = per_label / per_label.sum(axis=1, keepdims=True)
         return result
-
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """Labels (argmax_l F) for single-label data; an indicator matrix (F > 0) otherwise."""
-        return self._labels(self.decision_function(X))
-
-    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """σ(2 F(x, l)) per label; for single-label data normalised over the labels."""
-        return self._probabilities(self.decision_function(X))
-
-    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[Any]]:
-        for scores in self._staged_sums(X):
-            yield self._labels(scores)
-
-    def staged_predict_proba(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
-        for scores in self._staged_sums(X):
-            yield self._probabilities(scores)
-
-    def staged_error(self, X: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
-        """After each round: the Hamming loss (indicator y) or the misclassification rate."""
-        truth = np.asarray(y)
-        return np.array([float(np.mean(p != truth)) for p in self.staged_predict(X)])
