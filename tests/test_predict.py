@@ -93,6 +93,9 @@ def test_before_any_model_the_answer_is_the_labelled_consensus(client: TestClien
     assert [b["weight"] for b in body["bookmakers"]] == [None, None, None]
     assert client.get("/models/active").status_code == 404
     assert client.get("/models").json()["total"] == 0
+    too_many = client.get("/models", params={"limit": 501})
+    assert too_many.status_code == 422
+    assert "at most 500" in too_many.json()["detail"]
 
 
 def test_inline_prediction_is_the_weighted_mix(client: TestClient, fitted: dict[str, Any]) -> None:

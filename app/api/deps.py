@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request, Security, status
+from fastapi import Depends, HTTPException, Query, Request, Security, status
 from fastapi.security import APIKeyHeader
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.api.schemas import MAX_ID
 from app.settings import Settings
 
 ADMIN_KEY_HEADER = "X-API-Key"
@@ -55,6 +57,31 @@ def _session_from(factory: sessionmaker[Session]) -> Iterator[Session]:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
+
+
+@dataclass(frozen=True)
+class PageWindow:
+    limit: int
+    offset: int
+
+
+def page_window(default_limit: int) -> Callable[..., Awaitable[PageWindow]]:
+    """A dependency reading ``limit`` (1 to the page_size_max setting; 422 above) and
+    ``offset`` for a paginated list."""
+
+    async def window(
+        settings: SettingsDep,
+        limit: Annotated[int, Query(ge=1)] = default_limit,
+        offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+    ) -> PageWindow:
+        if limit > settings.page_size_max:
+            raise HTTPException(
+                status.HTTP_422_UNPROCESSABLE_CONTENT,
+                f"limit must be at most {settings.page_size_max}",
+            )
+        return PageWindow(limit, offset)
+
+    return window
 
 
 def require_admin(

@@ -10,7 +10,14 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
-from app.api.deps import SessionDep, SettingsDep, WriteSessionDep, require_admin
+from app.api.deps import (
+    PageWindow,
+    SessionDep,
+    SettingsDep,
+    WriteSessionDep,
+    page_window,
+    require_admin,
+)
 from app.api.model_schemas import RefitAccepted, RefitIn, RefitRunOut
 from app.api.schemas import (
     MAX_ID,
@@ -203,15 +210,10 @@ def post_refit(
 @router.get("/refits", response_model=Page[RefitRunOut], responses=ADMIN_ERRORS)
 def list_refits(
     session: SessionDep,
-    settings: SettingsDep,
-    limit: Annotated[int, Query(ge=1)] = 20,
-    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+    page: Annotated[PageWindow, Depends(page_window(20))],
 ) -> Page[RefitRunOut]:
     """Refit runs, newest first."""
-    if limit > settings.page_size_max:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT, f"limit must be at most {settings.page_size_max}"
-        )
+    limit, offset = page.limit, page.offset
     runs, total = refit.latest_runs(session, limit=limit, offset=offset)
     return Page[RefitRunOut](
         items=[RefitRunOut.of(r) for r in runs], total=total, limit=limit, offset=offset

@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Query, Request, Response, status
+from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_json
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.api.deps import SessionDep, SettingsDep
+from app.api.deps import PageWindow, SessionDep, page_window
 from app.api.model_schemas import (
     BatchIn,
     BatchOut,
@@ -285,15 +285,10 @@ def _check_items(items: list[Any]) -> tuple[list[PredictIn], list[dict[str, Any]
 @router.get("/models", response_model=Page[ModelVersionOut], tags=["models"])
 def list_models(
     session: SessionDep,
-    settings: SettingsDep,
-    limit: Annotated[int, Query(ge=1)] = 20,
-    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+    page: Annotated[PageWindow, Depends(page_window(20))],
 ) -> Page[ModelVersionOut]:
     """Model versions with their validation metrics, newest first."""
-    if limit > settings.page_size_max:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT, f"limit must be at most {settings.page_size_max}"
-        )
+    limit, offset = page.limit, page.offset
     versions, total = models.list_versions(session, limit=limit, offset=offset)
     return Page[ModelVersionOut](
         items=[ModelVersionOut.of(v) for v in versions], total=total, limit=limit, offset=offset

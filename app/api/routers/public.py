@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Path, Query, status
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
 from pydantic import AfterValidator
 
-from app.api.deps import SessionDep, SettingsDep
+from app.api.deps import PageWindow, SessionDep, page_window
 from app.api.schemas import (
     MAX_ID,
     BookmakerOut,
@@ -55,7 +55,7 @@ def _match_out(match: Match, now: dt.datetime) -> MatchOut:
 @router.get("/matches", response_model=Page[MatchOut])
 def list_matches(
     session: SessionDep,
-    settings: SettingsDep,
+    page: Annotated[PageWindow, Depends(page_window(50))],
     competition: Annotated[str | None, Query(max_length=32, examples=["E0"])] = None,
     season: Annotated[str | None, Query(max_length=16, examples=["2018/19"])] = None,
     kickoff_from: Annotated[
@@ -77,15 +77,9 @@ def list_matches(
         ),
     ] = None,
     order: Annotated[Literal["asc", "desc"], Query(description="By kickoff.")] = "asc",
-    limit: Annotated[int, Query(ge=1)] = 50,
-    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
 ) -> Page[MatchOut]:
     """Matches, filtered and paginated (``total`` counts every match that fits the filters)."""
-    if limit > settings.page_size_max:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"limit must be at most {settings.page_size_max}",
-        )
+    limit, offset = page.limit, page.offset
     filters = queries.MatchFilter(
         competition=competition,
         season=season,
