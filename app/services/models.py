@@ -60,6 +60,19 @@ def list_versions(session: Session, *, limit: int, offset: int) -> tuple[list[Mo
     return list(page), total
 
 
+# A quote row as ``tables_from_rows`` reads it.
+QUOTE_COLUMNS = (
+    OddsQuote.match_id,
+    Bookmaker.code,
+    OddsQuote.phase,
+    OddsQuote.captured_at,
+    OddsQuote.received_at,
+    OddsQuote.home,
+    OddsQuote.draw,
+    OddsQuote.away,
+)
+
+
 def load_tables(
     session: Session, *, start: dt.datetime, end: dt.datetime, settled_only: bool = True
 ) -> tuple[MatchTable, QuoteTable]:
@@ -74,16 +87,7 @@ def load_tables(
         .order_by(Match.id)
     ).all()
     quote_rows = session.execute(
-        select(
-            OddsQuote.match_id,
-            Bookmaker.code,
-            OddsQuote.phase,
-            OddsQuote.captured_at,
-            OddsQuote.received_at,
-            OddsQuote.home,
-            OddsQuote.draw,
-            OddsQuote.away,
-        )
+        select(*QUOTE_COLUMNS)
         .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
         .join(Match, OddsQuote.match_id == Match.id)
         .where(*conditions)

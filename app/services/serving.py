@@ -24,7 +24,7 @@ from app.db.models import (
 )
 from app.domain.ensemble import Ensemble, QuotedOdds
 from app.domain.training import select_latest_valid
-from app.services.models import active_version_id, ensemble_of, tables_from_rows
+from app.services.models import QUOTE_COLUMNS, active_version_id, ensemble_of, tables_from_rows
 
 log = logging.getLogger(__name__)
 
@@ -127,16 +127,7 @@ _MATCHES_BY_ID = (
     .order_by(Match.id)
 )
 _QUOTES_OF_MATCHES = (
-    select(
-        OddsQuote.match_id,
-        Bookmaker.code,
-        OddsQuote.phase,
-        OddsQuote.captured_at,
-        OddsQuote.received_at,
-        OddsQuote.home,
-        OddsQuote.draw,
-        OddsQuote.away,
-    )
+    select(*QUOTE_COLUMNS)
     .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
     .where(
         OddsQuote.match_id.in_(bindparam("ids", expanding=True)),
