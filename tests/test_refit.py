@@ -387,23 +387,31 @@ def test_a_validation_part_too_small_is_refused_with_advice(
     assert "ODDSBOOST_REFIT_VALIDATION_FRACTION" in outcome.message
 
 
-def test_the_scheduler_refits_now_and_stops_on_sigterm(
-    engine: Engine, refit_settings: Settings
-) -> None:
+def start_scheduler(
+    refit_settings: Settings, extra: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """``oddsboost scheduler --run-now`` with a cron that never fires during the test."""
     environment = {
         **os.environ,
         **settings_environment(refit_settings),
         "ODDSBOOST_REFIT_CRON": "0 3 1 1 *",
         # The scheduler refits as of now; the test seasons end in 2018.
         "ODDSBOOST_REFIT_WINDOW_DAYS": "5000",
+        **(extra or {}),
     }
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [str(ODDSBOOST), "scheduler", "--run-now"],
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+def test_the_scheduler_refits_now_and_stops_on_sigterm(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    process = start_scheduler(refit_settings)
     deadline = time.monotonic() + 120
     while not any(run.status in ("succeeded", "failed") for run in runs(engine)):
         assert process.poll() is None, process.stdout.read() if process.stdout else ""
@@ -421,20 +429,7 @@ def test_the_scheduler_refits_now_and_stops_on_sigterm(
 def test_sigterm_during_a_refit_records_it_and_frees_the_lock(
     engine: Engine, refit_settings: Settings, slow_fit: dict[str, str]
 ) -> None:
-    environment = {
-        **os.environ,
-        **settings_environment(refit_settings),
-        "ODDSBOOST_REFIT_CRON": "0 3 1 1 *",
-        "ODDSBOOST_REFIT_WINDOW_DAYS": "5000",
-        **slow_fit,  # the fit is still running when the signal arrives
-    }
-    process = subprocess.Popen(
-        [str(ODDSBOOST), "scheduler", "--run-now"],
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_scheduler(refit_settings, slow_fit)  # still fitting when the signal comes
     deadline = time.monotonic() + 60
     while not any(run.status == "running" for run in runs(engine)):
         assert process.poll() is None
