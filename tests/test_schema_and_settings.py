@@ -75,10 +75,9 @@ def _one_match(session: Session) -> tuple[int, int]:
     return match.id, bookmaker.id
 
 
-def test_undated_quotes_are_unique_in_the_database(session: Session) -> None:
-    # NULLs are distinct in SQL unique constraints; the partial index closes that gap.
+def _undated_quote(session: Session) -> dict[str, object]:
     match_id, bookmaker_id = _one_match(session)
-    row = {
+    return {
         "match_id": match_id,
         "bookmaker_id": bookmaker_id,
         "phase": "pre",
@@ -88,6 +87,11 @@ def test_undated_quotes_are_unique_in_the_database(session: Session) -> None:
         "captured_at": None,
         "received_at": dt.datetime.now(dt.UTC),
     }
+
+
+def test_undated_quotes_are_unique_in_the_database(session: Session) -> None:
+    # NULLs are distinct in SQL unique constraints; the partial index closes that gap.
+    row = _undated_quote(session)
     session.execute(insert(OddsQuote), [row])
     with pytest.raises(IntegrityError), session.begin_nested():
         session.execute(insert(OddsQuote), [row])
@@ -98,17 +102,7 @@ def test_undated_quotes_are_unique_in_the_database(session: Session) -> None:
     [{"home": 1.0}, {"away": 1000.5}, {"phase": "live"}],
 )
 def test_quote_constraints_in_the_database(session: Session, change: dict[str, object]) -> None:
-    match_id, bookmaker_id = _one_match(session)
-    row = {
-        "match_id": match_id,
-        "bookmaker_id": bookmaker_id,
-        "phase": "pre",
-        "home": 2.0,
-        "draw": 3.0,
-        "away": 4.0,
-        "captured_at": None,
-        "received_at": dt.datetime.now(dt.UTC),
-    }
+    row = _undated_quote(session)
     with pytest.raises(IntegrityError), session.begin_nested():
         session.execute(insert(OddsQuote), [{**row, **change}])
 
