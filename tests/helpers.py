@@ -1,9 +1,10 @@
-"""Small helpers shared by tests (independent counts, row counts)."""
+"""Small helpers shared by tests (independent counts, row counts, a free port)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import socket
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -32,3 +33,10 @@ def count_complete_triples(path: Path, prefix: str) -> int:
 
 def count_rows(session: Session, model: type[Base]) -> int:
     return session.scalar(select(func.count()).select_from(model)) or 0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port

@@ -7,7 +7,6 @@ import http.server
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -21,7 +20,7 @@ import pytest
 
 from app.db.engine import make_engine
 from app.db.migrate import current_revision, head_revision, upgrade_to_head
-from tests.helpers import count_complete_triples
+from tests.helpers import count_complete_triples, free_port
 
 SeasonFile = Callable[[str], Path]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -183,13 +182,6 @@ def test_team_alias_command(migrated_url: str) -> None:
     assert "no team named 'Nobody FC'" in unknown.stderr
     removed = run(migrated_url, "teams", "unalias", "Man Utd")
     assert removed.returncode == 0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import logging
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ from app.logs import SecretFilter, logging_config
 from app.main import create_app
 from app.settings import Settings, settings_environment
 from tests.conftest import ADMIN_KEY
+from tests.helpers import free_port
 from tests.test_admin_api import quote
 
 ODDSBOOST = Path(sys.executable).with_name("oddsboost")
@@ -180,13 +180,6 @@ def dt_early() -> Any:
     import datetime as dt
 
     return dt.datetime(2015, 9, 1, tzinfo=dt.UTC)  # too few matches: a failed run
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def start_server(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from app.main import create_app
 from app.services.refit import run_refit
 from app.settings import Settings, settings_environment
 from tests.conftest import ADMIN_KEY
+from tests.helpers import free_port
 
 UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
 ODDSBOOST = Path(sys.executable).with_name("oddsboost")
@@ -262,13 +262,6 @@ def test_model_endpoints(client: TestClient, fitted: dict[str, Any]) -> None:
     assert client.get("/models/999").status_code == 404
     assert fitted["status"] == "active"
     assert set(fitted["validation"]["model"]) == {"log_loss", "brier", "rps", "accuracy"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def test_a_running_server_picks_up_a_new_version_without_restart(refit_settings: Settings) -> None:
