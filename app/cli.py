@@ -34,6 +34,7 @@ from app.db.migrate import SchemaNotCurrentError, require_current_schema, upgrad
 from app.domain.football_data import FileFormatError
 from app.domain.odds_api import EVENTS
 from app.domain.records import as_utc, optional_season
+from app.domain.vocabulary import Phase, RunStatus
 from app.logs import configure_logging, logging_config
 from app.services import ingest, refit, scheduling, teams
 from app.services.ingest import IngestReport
@@ -203,7 +204,7 @@ def refit_command(
     finally:
         engine.dispose()
     output.print(f"refit run {outcome.run_id} {outcome.status}: {outcome.message}", soft_wrap=True)
-    if outcome.status == "failed":
+    if outcome.status == RunStatus.FAILED:
         raise typer.Exit(1)
 
 
@@ -244,7 +245,7 @@ def backtest_command(
     ] = None,
     train_seasons: Annotated[int, typer.Option(min=1, help="Seasons to train on before each.")] = 3,
     method: Annotated[str, typer.Option(help="De-margining method.")] = "power",
-    phase: Annotated[str, typer.Option(help="Odds phase: pre or closing.")] = "pre",
+    phase: Annotated[Phase, typer.Option(help="Odds phase.")] = Phase.PRE,
     rounds_grid: Annotated[
         str, typer.Option(help="Numbers of rounds tried.")
     ] = "1,2,5,10,20,50,100,200",
@@ -291,8 +292,6 @@ def backtest_command(
 
     try:
         chosen_method = Method(method)
-        if phase not in ("pre", "closing"):
-            raise ValueError(f"phase must be pre or closing, not {phase!r}")
         grid = tuple(int(part) for part in rounds_grid.split(","))
         if not grid or min(grid) < 1:
             raise ValueError("the rounds grid needs numbers of at least 1")

@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.domain.odds import Method
+from app.domain.vocabulary import Phase
 
 # Keys that look like a value copied from an example file rather than a real secret.
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})
@@ -78,8 +79,8 @@ class Settings(BaseSettings):
         description="How odds become probabilities: multiplicative, additive, power, shin "
         "or odds_ratio.",
     )
-    refit_phase: Literal["pre", "closing"] = Field(
-        default="pre", description="Which quotes the model learns from and predicts with."
+    refit_phase: Phase = Field(
+        default=Phase.PRE, description="Which quotes the model learns from and predicts with."
     )
     refit_window_days: int = Field(
         default=3 * 365, ge=30, description="Training window: settled matches this far back."

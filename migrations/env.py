@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import pool
 
 from app.db.engine import make_engine
-from app.db.models import Base
+from app.db.orm import Base
 from app.settings import Settings
 
 config = context.config

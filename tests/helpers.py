@@ -10,7 +10,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.db.models import Base
+from app.db.orm import Base
 
 
 def csv_rows(path: Path) -> tuple[list[str], list[list[str]]]:

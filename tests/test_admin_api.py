@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.models import Bookmaker, Match, OddsQuote, Team, TeamAlias
+from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
 from app.settings import Settings
 from tests.conftest import build_app
 from tests.helpers import count_complete_triples, count_rows

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import upgrade_to_head
-from app.db.models import Match, OddsQuote, Team
+from app.db.orm import Match, OddsQuote, Team
 from app.services.ingest import import_football_data
 
 SeasonFile = Callable[[str], Path]

@@ -18,10 +18,10 @@ import pytest
 from sqlalchemy import Engine, select
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.models import ModelVersion, RefitRun
+from app.db.orm import ModelVersion, RefitRun
 from app.services import refit as refit_service
 from app.services.locks import refit_lock
-from app.services.models import activate, load_tables
+from app.services.model_versions import activate, load_tables
 from app.services.refit import run_refit
 from app.settings import Settings, settings_environment
 from boosting import AdaBoostM2
@@ -165,7 +165,7 @@ def _hand_made_active_version(engine: Engine, code: str, truthful: bool) -> None
 
     A refit with ODDSBOOST_REFIT_MIN_QUOTES above SYNTHETIC_QUOTES leaves that bookmaker out
     of its own pool, while the comparison still reads the active version's quotes."""
-    from app.db.models import Bookmaker, Match, OddsQuote
+    from app.db.orm import Bookmaker, Match, OddsQuote
 
     factory = make_session_factory(engine, for_writes=True)
     with session_scope(factory) as session:

@@ -18,7 +18,7 @@ from app.db.migrate import (
     head_revision,
     require_current_schema,
 )
-from app.db.models import Base, Bookmaker, Competition, Match, OddsQuote, Team
+from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, Team
 from app.settings import Settings
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from app.db.engine import make_engine, make_session_factory
 from app.db.migrate import upgrade_to_head
-from app.db.models import Competition, Match, Team
+from app.db.orm import Competition, Match, Team
 from app.main import create_app
 from app.services import ingest
 from app.settings import Settings

@@ -8,9 +8,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from app.api.schemas import Code, MatchId, StrictModel, TeamName, UtcDateTime
-from app.db.models import ModelVersion, RefitRun
+from app.db.orm import ModelVersion, RefitRun
 from app.domain.ensemble import Ensemble, MatchPrediction
 from app.domain.records import check_price
+from app.domain.vocabulary import Phase, RunStatus, VersionStatus
 
 INLINE_ODDS_MAX = 100
 
@@ -109,7 +110,7 @@ class ModelRef(BaseModel):
     fitted_at: dt.datetime | None
     rounds: int
     method: str
-    phase: str
+    phase: Phase
 
 
 class BookmakerUse(BaseModel):
@@ -271,10 +272,10 @@ class ModelVersionOut(BaseModel):
     )
 
     id: int
-    status: Literal["active", "retired", "rejected"]
+    status: VersionStatus
     algorithm: str
     method: str
-    phase: str
+    phase: Phase
     rounds: int
     calibration: float = Field(description="Exponent a of p ∝ p^a applied to the mix; 1: none.")
     created_at: dt.datetime
@@ -323,7 +324,7 @@ class RefitIn(StrictModel):
 
 class RefitAccepted(BaseModel):
     run_id: int = Field(examples=[7])
-    status: Literal["queued"]
+    status: Literal[RunStatus.QUEUED]
     detail: str = Field(examples=["/admin/refits/7"])
 
 
@@ -348,7 +349,7 @@ class RefitRunOut(BaseModel):
 
     id: int
     trigger: str
-    status: Literal["queued", "running", "succeeded", "rejected", "failed", "skipped"]
+    status: RunStatus
     started_at: dt.datetime
     finished_at: dt.datetime | None
     until: dt.datetime

@@ -19,6 +19,7 @@ from app.domain.records import (
     check_team_name,
     optional_season,
 )
+from app.domain.vocabulary import Phase
 from app.services.ingest import IngestReport, MatchIdentity, ResultItem
 
 MAX_ITEMS_PER_REQUEST = 10_000
@@ -109,7 +110,7 @@ class QuoteIn(StrictModel):
     home: Price
     draw: Price
     away: Price
-    phase: Literal["pre", "closing"] = "pre"
+    phase: Phase = Phase.PRE
     captured_at: UtcDateTime | None = Field(
         default=None, description="When the bookmaker offered these prices, if known."
     )
@@ -336,7 +337,7 @@ class MatchOut(BaseModel):
 class QuoteOut(BaseModel):
     bookmaker: str
     bookmaker_name: str
-    phase: Literal["pre", "closing"]
+    phase: Phase
     home: float
     draw: float
     away: float

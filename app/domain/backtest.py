@@ -46,6 +46,7 @@ from app.domain.fitting import (
 )
 from app.domain.odds import Method
 from app.domain.training import OUTCOMES, MatchTable, QuoteTable, TrainingSet, build_training_set
+from app.domain.vocabulary import Phase
 from boosting import log_loss, log_loss_rows, paired_difference
 
 ENSEMBLE = "M2 ensemble"
@@ -349,7 +350,7 @@ def _fold(
     closing_set = build_training_set(
         test_matches,
         test_quotes,
-        phase="closing",
+        phase=Phase.CLOSING,
         method=reference_method,
         bookmakers=(CLOSING_CODE,),
     )

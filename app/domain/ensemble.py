@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from app.domain.odds import Method, demargin
 from app.domain.training import OUTCOMES, TrainingSet
+from app.domain.vocabulary import Phase
 from boosting import (
     AdaBoostM2,
     accuracy,
@@ -44,7 +45,7 @@ class Ensemble:
     bookmakers: tuple[str, ...]
     weights: NDArray[np.float64]
     method: Method
-    phase: str
+    phase: Phase
     rounds: int
     version: int | None = None
     fitted_at: dt.datetime | None = None

@@ -37,6 +37,7 @@ from app.domain.training import (
     TrainingSet,
     build_training_set,
 )
+from app.domain.vocabulary import Phase
 from boosting import (
     SAMME,
     AdaBoostM1,
@@ -64,7 +65,7 @@ class FitError(ValueError):
 class FitOptions:
     rounds_grid: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200)
     validation_fraction: float = 0.2
-    phase: str = "pre"
+    phase: Phase = Phase.PRE
     methods: tuple[Method, ...] = (Method.POWER,)
     bookmakers: tuple[str, ...] | None = None  # a fixed pool; else by min_quotes
     min_quotes: int = 1

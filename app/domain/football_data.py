@@ -30,7 +30,6 @@ from app.domain.records import (
     PRICE_MAX,
     IngestBatch,
     MatchRecord,
-    Phase,
     QuoteRecord,
     Skipped,
     check_code,
@@ -40,6 +39,7 @@ from app.domain.records import (
     optional_season,
     season_of,
 )
+from app.domain.vocabulary import Phase
 
 UK_TIME = ZoneInfo("Europe/London")
 
@@ -164,7 +164,7 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
         found.append(
             PriceColumns(
                 code=code,
-                phase="closing" if closing else "pre",
+                phase=Phase.CLOSING if closing else Phase.PRE,
                 home=index[names[0]],
                 draw=index[names[1]],
                 away=index[names[2]],

@@ -33,6 +33,7 @@ from app.domain.records import (
     check_team_name,
     check_text,
 )
+from app.domain.vocabulary import Phase
 
 H2H_MARKET = "h2h"
 DRAW_OUTCOME = "Draw"
@@ -212,7 +213,7 @@ def parse_events(events: list[Event]) -> IngestBatch:
                 QuoteRecord(
                     match=match_index,
                     bookmaker=code,
-                    phase="pre",
+                    phase=Phase.PRE,
                     home=prices[event.home_team],
                     draw=prices[DRAW_OUTCOME],
                     away=prices[event.away_team],

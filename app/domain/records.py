@@ -11,7 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-Phase = Literal["pre", "closing"]
+from app.domain.vocabulary import Phase
+
 Outcome = Literal["1", "X", "2"]
 
 PRICE_MAX = 1000.0

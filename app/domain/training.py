@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from app.domain.odds import Method, demargin
 from app.domain.records import IngestBatch, result_of
+from app.domain.vocabulary import Phase
 
 OUTCOMES = ("1", "X", "2")
 OUTCOME_INDEX = {outcome: index for index, outcome in enumerate(OUTCOMES)}
@@ -71,7 +72,7 @@ class TrainingSet:
     competition: NDArray[np.str_]
     season: NDArray[np.str_]
     method: Method
-    phase: str
+    phase: Phase
     dropped: dict[str, int] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -98,7 +99,7 @@ class TrainingSet:
         return result
 
 
-def select_latest_valid(matches: MatchTable, quotes: QuoteTable, phase: str) -> NDArray[np.intp]:
+def select_latest_valid(matches: MatchTable, quotes: QuoteTable, phase: Phase) -> NDArray[np.intp]:
     """Indices of the quotes to use: per (match, bookmaker) the latest of ``phase`` that was
     valid before kickoff. An undated quote is valid and older than any dated one; equal
     capture times are ordered by arrival."""
@@ -129,7 +130,7 @@ def build_training_set(
     matches: MatchTable,
     quotes: QuoteTable,
     *,
-    phase: str = "pre",
+    phase: Phase = Phase.PRE,
     method: Method | str = Method.POWER,
     bookmakers: Sequence[str] | None = None,
     min_quotes: int = 1,

@@ -23,7 +23,7 @@ from app.domain.backtest import (
 )
 from app.domain.football_data import parse_football_data
 from app.domain.training import MatchTable, QuoteTable, tables_from_batches
-from app.services.models import load_tables
+from app.services.model_versions import load_tables
 
 EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
 LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)

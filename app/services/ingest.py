@@ -18,18 +18,18 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.db.models import Bookmaker, Competition, Match, OddsQuote, Team, TeamAlias, utcnow
+from app.db.orm import Bookmaker, Competition, Match, OddsQuote, Team, TeamAlias, utcnow
 from app.domain.football_data import parse_football_data
 from app.domain.odds_api import Event, parse_events
 from app.domain.records import (
     IngestBatch,
     MatchRecord,
-    Phase,
     QuoteRecord,
     Skipped,
     result_of,
     season_of,
 )
+from app.domain.vocabulary import Phase
 
 # Keeps IN lists and multi-row statements well below every backend's parameter limit.
 CHUNK = 5_000

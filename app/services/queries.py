@@ -10,7 +10,8 @@ from typing import Any, Literal
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, joinedload
 
-from app.db.models import Bookmaker, Competition, Match, OddsQuote, utcnow
+from app.db.orm import Bookmaker, Competition, Match, OddsQuote, utcnow
+from app.domain.vocabulary import Phase
 
 MatchStatus = Literal["upcoming", "unsettled", "settled"]
 
@@ -100,7 +101,7 @@ def latest_by_bookmaker_and_phase(quotes: Iterable[OddsQuote]) -> list[OddsQuote
         key = (quote.bookmaker_id, quote.phase)
         if key not in latest or quote_recency(quote) > quote_recency(latest[key]):
             latest[key] = quote
-    return sorted(latest.values(), key=lambda q: (q.phase != "pre", q.bookmaker.code))
+    return sorted(latest.values(), key=lambda q: (q.phase != Phase.PRE, q.bookmaker.code))
 
 
 def latest_quotes(session: Session, match_id: int) -> list[OddsQuote]:

@@ -28,19 +28,19 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import app as package
 from app.db.engine import make_session_factory
-from app.db.models import ModelVersion, RefitRun, utcnow
+from app.db.orm import ModelVersion, RefitRun, utcnow
 from app.domain.ensemble import ALGORITHM, Ensemble, validation_report
 from app.domain.fitting import FitError, FitOptions, describe, fit_ensemble
 from app.domain.odds import Method
 from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_training_set
+from app.domain.vocabulary import Phase, RunStatus
 from app.services.locks import RefitLock, refit_lock
-from app.services.models import activate, active_version, ensemble_of, load_tables
+from app.services.model_versions import activate, active_version, ensemble_of, load_tables
 from app.settings import Settings, settings_environment
 from boosting import log_loss
 
 log = logging.getLogger(__name__)
 
-FINISHED = ("succeeded", "rejected", "failed", "skipped")
 # A queued run is claimed by its process within seconds; after this it never will be.
 QUEUED_GRACE = dt.timedelta(minutes=5)
 
@@ -56,13 +56,17 @@ class RefitCancelledError(RuntimeError):
 @dataclass(frozen=True)
 class RefitOutcome:
     run_id: int
-    status: str  # succeeded, rejected, failed or skipped
+    status: RunStatus  # succeeded, rejected, failed or skipped
     message: str
     version_id: int | None = None
 
 
 def create_run(
-    factory: sessionmaker[Session], *, trigger: str, until: dt.datetime, status: str = "queued"
+    factory: sessionmaker[Session],
+    *,
+    trigger: str,
+    until: dt.datetime,
+    status: RunStatus = RunStatus.QUEUED,
 ) -> int:
     with factory.begin() as session:
         run = RefitRun(trigger=trigger, status=status, until=until, started_at=utcnow())
@@ -99,7 +103,7 @@ def start_refit_process(settings: Settings, run_id: int, until: dt.datetime) -> 
 def finish_run(
     factory: sessionmaker[Session],
     run_id: int,
-    status: str,
+    status: RunStatus,
     message: str,
     version_id: int | None = None,
 ) -> None:
@@ -124,15 +128,15 @@ def run_refit(
     until = until or utcnow()
     factory = make_session_factory(engine, for_writes=True)
     if run_id is None:
-        run_id = create_run(factory, trigger=trigger, until=until, status="running")
+        run_id = create_run(factory, trigger=trigger, until=until, status=RunStatus.RUNNING)
     else:
         _claim_run(factory, run_id, until)
     with refit_lock(engine) as lock:
         if not lock.taken:
             message = "another refit is running; this one did nothing"
-            finish_run(factory, run_id, "skipped", message)
+            finish_run(factory, run_id, RunStatus.SKIPPED, message)
             log.info("refit %s skipped: %s", run_id, message)
-            return RefitOutcome(run_id, "skipped", message)
+            return RefitOutcome(run_id, RunStatus.SKIPPED, message)
         _abandon_stale_runs(factory, run_id)
         try:
             outcome = _refit(
@@ -140,20 +144,20 @@ def run_refit(
             )
         except RefitCancelledError:
             message = "stopped by a shutdown before it finished; the active model is unchanged"
-            finish_run(factory, run_id, "failed", message)
-            return RefitOutcome(run_id, "failed", message)
+            finish_run(factory, run_id, RunStatus.FAILED, message)
+            return RefitOutcome(run_id, RunStatus.FAILED, message)
         except RefitError as error:
-            finish_run(factory, run_id, "failed", str(error))
+            finish_run(factory, run_id, RunStatus.FAILED, str(error))
             log.warning("refit %s failed: %s", run_id, error)
-            return RefitOutcome(run_id, "failed", str(error))
+            return RefitOutcome(run_id, RunStatus.FAILED, str(error))
         except Exception as error:
             log.exception("refit %s failed", run_id)
             message = (
                 f"{type(error).__name__}: {error}. The active model is unchanged; see the "
                 "refit's log for the traceback, fix the cause and run `oddsboost refit` again."
             )
-            finish_run(factory, run_id, "failed", message)
-            return RefitOutcome(run_id, "failed", message)
+            finish_run(factory, run_id, RunStatus.FAILED, message)
+            return RefitOutcome(run_id, RunStatus.FAILED, message)
     log.info("refit %s %s: %s", run_id, outcome.status, outcome.message)
     return outcome
 
@@ -163,9 +167,9 @@ def _claim_run(factory: sessionmaker[Session], run_id: int, until: dt.datetime) 
         run = session.get(RefitRun, run_id)
         if run is None:
             raise RefitError(f"no refit run {run_id}")
-        if run.status in FINISHED:
+        if RunStatus(run.status).is_final:
             raise RefitError(f"refit run {run_id} has already finished ({run.status})")
-        run.status, run.until = "running", until
+        run.status, run.until = RunStatus.RUNNING, until
         run.host, run.pid = socket.gethostname()[:255], os.getpid()
 
 
@@ -180,9 +184,9 @@ def _abandon_stale_runs(factory: sessionmaker[Session], current: int) -> None:
     with factory.begin() as session:
         session.execute(
             update(RefitRun)
-            .where(RefitRun.status == "running", RefitRun.id != current)
+            .where(RefitRun.status == RunStatus.RUNNING, RefitRun.id != current)
             .values(
-                status="failed",
+                status=RunStatus.FAILED,
                 finished_at=now,
                 message="abandoned: the process running it stopped before it finished",
             )
@@ -190,12 +194,12 @@ def _abandon_stale_runs(factory: sessionmaker[Session], current: int) -> None:
         session.execute(
             update(RefitRun)
             .where(
-                RefitRun.status == "queued",
+                RefitRun.status == RunStatus.QUEUED,
                 RefitRun.id != current,
                 RefitRun.started_at < now - QUEUED_GRACE,
             )
             .values(
-                status="failed",
+                status=RunStatus.FAILED,
                 finished_at=now,
                 message="never started: its refit process did not start or stopped at once; "
                 "POST /admin/refit again",
@@ -292,7 +296,7 @@ def _refit(
         session.flush()
         if rejected_reason is None:
             activate(session, version)
-            status = "succeeded"
+            status = RunStatus.SUCCEEDED
             message = (
                 f"version {version.id} is active: {fit.choice.rounds} rounds over "
                 f"{len(training)} matches, validation log loss "
@@ -300,7 +304,10 @@ def _refit(
                 f"(consensus {report['consensus']['log_loss']:.4f})"
             )
         else:
-            status, message = "rejected", f"version {version.id} rejected: {rejected_reason}"
+            status, message = (
+                RunStatus.REJECTED,
+                f"version {version.id} rejected: {rejected_reason}",
+            )
         session.execute(
             update(RefitRun)
             .where(RefitRun.id == run_id)
@@ -339,7 +346,11 @@ def _compare_with_active(
     The active version is read with its own method, phase and pool, from the same quotes.
     """
     laid_out = build_training_set(
-        matches, quotes, phase=active.phase, method=active.method, bookmakers=active.bookmakers
+        matches,
+        quotes,
+        phase=Phase(active.phase),
+        method=active.method,
+        bookmakers=active.bookmakers,
     )
     weights = dict(zip(active.bookmakers, active.weights, strict=True))
     position = {match_id: row for row, match_id in enumerate(laid_out.match_ids)}

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
-from app.db.models import (
+from app.db.orm import (
     Bookmaker,
     Competition,
     Match,
@@ -24,7 +24,13 @@ from app.db.models import (
 )
 from app.domain.ensemble import Ensemble, QuotedOdds
 from app.domain.training import select_latest_valid
-from app.services.models import QUOTE_COLUMNS, active_version_id, ensemble_of, tables_from_rows
+from app.domain.vocabulary import Phase, RunStatus
+from app.services.model_versions import (
+    QUOTE_COLUMNS,
+    active_version_id,
+    ensemble_of,
+    tables_from_rows,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +50,7 @@ def refit_stats(session: Session) -> RefitStats:
         session.execute(select(RefitRun.status, func.count()).group_by(RefitRun.status)).all()
     )
     last_success = session.scalar(
-        select(func.max(RefitRun.finished_at)).where(RefitRun.status == "succeeded")
+        select(func.max(RefitRun.finished_at)).where(RefitRun.status == RunStatus.SUCCEEDED)
     )
     last = session.execute(
         select(RefitRun.status, RefitRun.started_at, RefitRun.finished_at)
@@ -137,7 +143,7 @@ _QUOTES_OF_MATCHES = (
 
 
 def stored_matches(
-    connection: Connection | Session, match_ids: Sequence[int], *, phase: str
+    connection: Connection | Session, match_ids: Sequence[int], *, phase: Phase
 ) -> dict[int, StoredMatch]:
     """The given matches with, per bookmaker, the latest quote of ``phase`` valid before kickoff."""
     wanted = sorted(set(match_ids))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from app.db.models import Match, OddsQuote, Team, TeamAlias, utcnow
+from app.db.orm import Match, OddsQuote, Team, TeamAlias, utcnow
 from app.domain.records import check_team_name
 
 

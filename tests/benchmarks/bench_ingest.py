@@ -31,7 +31,7 @@ from sqlalchemy.engine import make_url
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import upgrade_to_head
-from app.db.models import Base, Bookmaker, Competition, Match, OddsQuote, Team
+from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, Team
 from app.domain.football_data import parse_football_data
 from app.services.ingest import IngestReport, chunks, ingest_batch
 

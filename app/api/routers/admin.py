@@ -28,9 +28,10 @@ from app.api.schemas import (
     Page,
     ResultsUpload,
 )
-from app.db.models import RefitRun, utcnow
+from app.db.orm import RefitRun, utcnow
 from app.domain.odds_api import Event
 from app.domain.records import optional_season
+from app.domain.vocabulary import RunStatus
 from app.metrics import INGESTED
 from app.services import ingest, refit, teams
 from app.services.ingest import IngestReport
@@ -200,11 +201,13 @@ def post_refit(
     try:
         refit.start_refit_process(settings, run_id, until)
     except OSError as error:
-        refit.finish_run(factory, run_id, "failed", f"could not start the refit process: {error}")
+        refit.finish_run(
+            factory, run_id, RunStatus.FAILED, f"could not start the refit process: {error}"
+        )
         raise HTTPException(
             status.HTTP_503_SERVICE_UNAVAILABLE, f"could not start the refit process: {error}"
         ) from None
-    return RefitAccepted(run_id=run_id, status="queued", detail=f"/admin/refits/{run_id}")
+    return RefitAccepted(run_id=run_id, status=RunStatus.QUEUED, detail=f"/admin/refits/{run_id}")
 
 
 @router.get("/refits", response_model=Page[RefitRunOut], responses=ADMIN_ERRORS)

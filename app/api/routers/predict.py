@@ -28,11 +28,12 @@ from app.api.model_schemas import (
     prediction_body,
 )
 from app.api.schemas import MAX_ID, Page
-from app.db.models import ModelVersion
+from app.db.orm import ModelVersion
 from app.domain.ensemble import Ensemble, QuotedOdds, predict_matches
 from app.domain.odds import Method
+from app.domain.vocabulary import Phase
 from app.metrics import PREDICTIONS
-from app.services import models
+from app.services import model_versions
 from app.services.serving import AnswerCache, ModelCache, StoredMatch, stored_matches
 from app.settings import Settings
 
@@ -85,7 +86,7 @@ def _json(body: Any) -> Response:
     return Response(to_json(body), media_type="application/json")
 
 
-def _phase(cache: ModelCache, settings: Settings) -> str:
+def _phase(cache: ModelCache, settings: Settings) -> Phase:
     ensemble = cache.ensemble
     return ensemble.phase if ensemble is not None else settings.refit_phase
 
@@ -126,7 +127,7 @@ class DatabaseUnavailableError(Exception):
     pass
 
 
-def _load(request: Request, match_ids: list[int], phase: str) -> dict[int, StoredMatch]:
+def _load(request: Request, match_ids: list[int], phase: Phase) -> dict[int, StoredMatch]:
     try:
         with request.app.state.engine.connect() as connection:
             return stored_matches(connection, match_ids, phase=phase)
@@ -289,7 +290,7 @@ def list_models(
 ) -> Page[ModelVersionOut]:
     """Model versions with their validation metrics, newest first."""
     limit, offset = page.limit, page.offset
-    versions, total = models.list_versions(session, limit=limit, offset=offset)
+    versions, total = model_versions.list_versions(session, limit=limit, offset=offset)
     return Page[ModelVersionOut](
         items=[ModelVersionOut.of(v) for v in versions], total=total, limit=limit, offset=offset
     )
@@ -302,7 +303,7 @@ def list_models(
     responses={404: {"description": "No model has been fitted yet."}},
 )
 def get_active_model(session: SessionDep) -> ModelVersionOut:
-    version = models.active_version(session)
+    version = model_versions.active_version(session)
     if version is None:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND,

@@ -19,7 +19,7 @@ from app.api.schemas import (
     QuoteOut,
     TeamOut,
 )
-from app.db.models import Match, utcnow
+from app.db.orm import Match, utcnow
 from app.domain.records import as_utc
 from app.services import queries, teams
 

@@ -30,6 +30,7 @@ from app.domain.records import (
     SEASON_MAX_LENGTH,
     TEAM_NAME_MAX_LENGTH,
 )
+from app.domain.vocabulary import RunStatus, VersionStatus
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -244,12 +245,12 @@ class ModelVersion(Base):
     fit_seconds: Mapped[float] = mapped_column(Float)
 
     @property
-    def status(self) -> str:
+    def status(self) -> VersionStatus:
         if self.is_active:
-            return "active"
+            return VersionStatus.ACTIVE
         if self.rejected_reason is not None:
-            return "rejected"
-        return "retired"
+            return VersionStatus.REJECTED
+        return VersionStatus.RETIRED
 
 
 class RefitRun(Base):
@@ -258,7 +259,7 @@ class RefitRun(Base):
     __tablename__ = "refit_runs"
     __table_args__ = (
         CheckConstraint(
-            "status IN ('queued', 'running', 'succeeded', 'rejected', 'failed', 'skipped')",
+            "status IN (" + ", ".join(f"'{status}'" for status in RunStatus) + ")",
             name="status_code",
         ),
         Index("ix_refit_runs_started_at", "started_at"),

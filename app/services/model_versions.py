@@ -9,10 +9,11 @@ import numpy as np
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from app.db.models import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
+from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
 from app.domain.ensemble import Ensemble
 from app.domain.odds import Method
 from app.domain.training import OUTCOME_INDEX, UNSETTLED, MatchTable, QuoteTable
+from app.domain.vocabulary import Phase
 
 
 def ensemble_of(version: ModelVersion) -> Ensemble:
@@ -20,7 +21,7 @@ def ensemble_of(version: ModelVersion) -> Ensemble:
         bookmakers=tuple(str(b["code"]) for b in version.bookmakers),
         weights=np.array([float(b["weight"]) for b in version.bookmakers], dtype=np.float64),
         method=Method(version.method),
-        phase=version.phase,
+        phase=Phase(version.phase),
         rounds=version.rounds,
         version=version.id,
         fitted_at=version.created_at,

@@ -1,0 +1,39 @@
+"""Words the whole service shares: the phase of a quote, and the states of refits and versions.
+
+They are ``StrEnum``s, so they compare equal to, serialise as and are stored as their plain
+text values (``Phase.PRE == "pre"``), which keeps the database and the API unchanged.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Phase(StrEnum):
+    """When a quote was offered: before the match, or the closing line at kickoff."""
+
+    PRE = "pre"
+    CLOSING = "closing"
+
+
+class RunStatus(StrEnum):
+    """Where a refit run stands. The last four are final."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    REJECTED = "rejected"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+    @property
+    def is_final(self) -> bool:
+        return self not in (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+class VersionStatus(StrEnum):
+    """A model version is serving, was replaced, or never passed promotion."""
+
+    ACTIVE = "active"
+    RETIRED = "retired"
+    REJECTED = "rejected"
