@@ -10,8 +10,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.domain.odds import Method
-from app.domain.vocabulary import Phase
+from app.domain.vocabulary import Method, Phase
 
 # Keys that look like a value copied from an example file rather than a real secret.
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})

@@ -18,8 +18,8 @@ import pytest
 from app.domain.backtest import BEST, ENSEMBLE, BacktestConfig, restrict, run_backtest, summarise
 from app.domain.fitting import OTHER_ALGORITHMS, FitOptions
 from app.domain.football_data import parse_football_data
-from app.domain.odds import Method
 from app.domain.training import QuoteTable, build_training_set, tables_from_batches
+from app.domain.vocabulary import Method
 from app.reporting import write_report
 from app.services.backtest import evaluate
 from boosting import SAMME, AdaBoostM1, AdaBoostMH, FixedPool, label_scores, most_probable_class

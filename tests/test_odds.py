@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.domain.odds import Method, check_odds, demargin
+from app.domain.odds import check_odds, demargin
+from app.domain.vocabulary import Method
 
 BOOK = np.array(
     [

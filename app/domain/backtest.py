@@ -44,9 +44,8 @@ from app.domain.fitting import (
     fit_algorithm,
     fit_ensemble,
 )
-from app.domain.odds import Method
 from app.domain.training import OUTCOMES, MatchTable, QuoteTable, TrainingSet, build_training_set
-from app.domain.vocabulary import Phase
+from app.domain.vocabulary import Method, Phase
 from boosting import log_loss, log_loss_rows, paired_difference
 
 ENSEMBLE = "M2 ensemble"

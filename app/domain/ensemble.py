@@ -14,9 +14,9 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain.odds import Method, demargin
+from app.domain.odds import demargin
 from app.domain.training import OUTCOMES, TrainingSet
-from app.domain.vocabulary import Phase
+from app.domain.vocabulary import Method, Phase
 from boosting import (
     AdaBoostM2,
     accuracy,

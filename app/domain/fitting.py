@@ -29,7 +29,6 @@ from app.domain.ensemble import (
     choose_rounds,
     split_by_kickoff,
 )
-from app.domain.odds import Method
 from app.domain.training import (
     OUTCOMES,
     MatchTable,
@@ -37,7 +36,7 @@ from app.domain.training import (
     TrainingSet,
     build_training_set,
 )
-from app.domain.vocabulary import Phase
+from app.domain.vocabulary import Method, Phase
 from boosting import (
     SAMME,
     AdaBoostM1,

@@ -25,21 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from app.domain.vocabulary import Method
+
 TOLERANCE = 1e-12
 MAX_ITERATIONS = 100
-
-
-class Method(StrEnum):
-    MULTIPLICATIVE = "multiplicative"
-    ADDITIVE = "additive"
-    POWER = "power"
-    SHIN = "shin"
-    ODDS_RATIO = "odds_ratio"
 
 
 DEFAULT_METHOD = Method.POWER

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain.odds import Method, demargin
+from app.domain.odds import demargin
 from app.domain.records import IngestBatch, result_of
-from app.domain.vocabulary import Phase
+from app.domain.vocabulary import Method, Phase
 
 OUTCOMES = ("1", "X", "2")
 OUTCOME_INDEX = {outcome: index for index, outcome in enumerate(OUTCOMES)}

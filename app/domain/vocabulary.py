@@ -1,4 +1,4 @@
-"""Words the whole service shares: the phase of a quote, and the states of refits and versions.
+"""Words the whole service shares: a quote's phase, de-margining methods, refit and version states.
 
 They are ``StrEnum``s, so they compare equal to, serialise as and are stored as their plain
 text values (``Phase.PRE == "pre"``), which keeps the database and the API unchanged.
@@ -14,6 +14,16 @@ class Phase(StrEnum):
 
     PRE = "pre"
     CLOSING = "closing"
+
+
+class Method(StrEnum):
+    """How a bookmaker's margin is removed from its odds (see ``app.domain.odds``)."""
+
+    MULTIPLICATIVE = "multiplicative"
+    ADDITIVE = "additive"
+    POWER = "power"
+    SHIN = "shin"
+    ODDS_RATIO = "odds_ratio"
 
 
 class RunStatus(StrEnum):

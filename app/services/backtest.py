@@ -94,7 +94,7 @@ def evaluate(
     for name, change in VARIANTS.items():
         change = dict(change)
         if change.get("methods") == "all":
-            from app.domain.odds import Method
+            from app.domain.vocabulary import Method
 
             first = config.options.methods[0]
             change["methods"] = (first, *(m for m in Method if m != first))

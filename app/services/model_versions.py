@@ -11,9 +11,8 @@ from sqlalchemy.orm import Session
 
 from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
 from app.domain.ensemble import Ensemble
-from app.domain.odds import Method
 from app.domain.training import OUTCOME_INDEX, UNSETTLED, MatchTable, QuoteTable
-from app.domain.vocabulary import Phase
+from app.domain.vocabulary import Method, Phase
 
 
 def ensemble_of(version: ModelVersion) -> Ensemble:

@@ -30,8 +30,7 @@ from app.api.model_schemas import (
 from app.api.schemas import MAX_ID, Page
 from app.db.orm import ModelVersion
 from app.domain.ensemble import Ensemble, QuotedOdds, predict_matches
-from app.domain.odds import Method
-from app.domain.vocabulary import Phase
+from app.domain.vocabulary import Method, Phase
 from app.metrics import PREDICTIONS
 from app.services import model_versions
 from app.services.serving import AnswerCache, ModelCache, StoredMatch, stored_matches

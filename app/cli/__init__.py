@@ -1,0 +1,27 @@
+"""The ``oddsboost`` command.
+
+Each command lives in the module of its capability and imports what it needs (the database,
+numpy, the web framework) only when it runs, so a quick command such as ``oddsboost health``
+(the container's health check) starts in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+from app.cli import backtest, imports, refits, server, teams
+from app.cli.common import cli
+
+cli.add_typer(imports.import_cli, name="import")
+cli.add_typer(teams.teams_cli, name="teams")
+cli.command("serve")(server.serve)
+cli.command("migrate")(server.migrate_command)
+cli.command("health")(server.health_command)
+cli.command("refit")(refits.refit_command)
+cli.command("scheduler")(refits.scheduler_command)
+cli.command("backtest")(backtest.backtest_command)
+
+
+def main() -> None:
+    cli()
+
+
+__all__ = ["cli", "main"]

@@ -1,0 +1,224 @@
+"""``oddsboost import football-data`` and ``oddsboost import the-odds-api``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from app.cli.common import console, load_settings, open_database, output
+
+if TYPE_CHECKING:
+    import httpx
+
+    from app.services.ingest import IngestReport
+
+import_cli = typer.Typer(help="Import odds and results from files or URLs.", no_args_is_help=True)
+
+SKIPPED_SHOWN = 20
+
+
+@dataclass
+class Source:
+    label: str
+    location: str  # a path or a URL
+
+
+def _expand(locations: list[str]) -> Iterator[Source]:
+    for location in locations:
+        if location.startswith(("http://", "https://")):
+            yield Source(location, location)
+            continue
+        path = Path(location)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.suffix.lower() == ".csv")
+            if not files:
+                yield Source(location, location)  # reported as an error when read
+            yield from (Source(str(p), str(p)) for p in files)
+        else:
+            yield Source(location, location)
+
+
+def _read(source: Source, client: httpx.Client) -> bytes:
+    if source.location.startswith(("http://", "https://")):
+        response = client.get(source.location)
+        response.raise_for_status()
+        return response.content
+    path = Path(source.location)
+    if path.is_dir():
+        raise FileNotFoundError(f"no .csv files in directory {path}")
+    return path.read_bytes()
+
+
+@import_cli.command("football-data")
+def import_football_data(
+    sources: Annotated[
+        list[str], typer.Argument(help="Season files, directories of them, or http(s) URLs.")
+    ],
+    season: Annotated[
+        str | None, typer.Option(help="Season of every match (e.g. 2018/19); default: derived.")
+    ] = None,
+    show_all: Annotated[bool, typer.Option("--show-all", help="List every skipped item.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Import football-data.co.uk season files: one transaction per file."""
+    import httpx
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.db.engine import session_scope
+    from app.domain.football_data import FileFormatError
+    from app.domain.records import optional_season
+    from app.services import ingest
+    from app.services.ingest import IngestReport
+
+    settings = load_settings()
+    try:
+        season = optional_season(season)
+    except ValueError as error:
+        console.print(f"[red]--season: {error}[/red]")
+        raise typer.Exit(2) from None
+    engine, factory = open_database(settings)
+    expanded = list(_expand(sources))
+    total = IngestReport()
+    per_file: list[tuple[str, IngestReport | str]] = []
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=as_json,
+    )
+    with (
+        httpx.Client(timeout=settings.http_timeout_seconds, follow_redirects=True) as client,
+        progress,
+    ):
+        task = progress.add_task("importing", total=len(expanded))
+        for source in expanded:
+            progress.update(task, description=f"importing {Path(source.label).name}")
+            try:
+                content = _read(source, client)
+                with session_scope(factory) as session:
+                    report = ingest.import_football_data(session, content, season=season)
+            except (OSError, httpx.HTTPError, FileFormatError, SQLAlchemyError) as error:
+                per_file.append((source.label, f"{type(error).__name__}: {error}"))
+            else:
+                total.add(report)
+                per_file.append((source.label, report))
+            progress.advance(task)
+    engine.dispose()
+    failed = [(label, r) for label, r in per_file if isinstance(r, str)]
+    if as_json:
+        output.print_json(json.dumps(_json_report(per_file, total)))
+    else:
+        _print_summary(per_file, total, show_all=show_all)
+    if failed:
+        raise typer.Exit(1)
+
+
+@import_cli.command("the-odds-api")
+def import_the_odds_api(
+    path: Annotated[Path, typer.Argument(help="A saved JSON response of The Odds API v4 /odds.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Import a saved The Odds API v4 response (h2h market) in one transaction."""
+    from pydantic import ValidationError
+
+    from app.db.engine import session_scope
+    from app.domain.odds_api import EVENTS
+    from app.services import ingest
+
+    settings = load_settings()
+    try:
+        events = EVENTS.validate_json(path.read_bytes())
+    except OSError as error:
+        console.print(f"[red]cannot read {path}:[/red] {error}")
+        raise typer.Exit(1) from None
+    except ValidationError as error:
+        console.print(f"[red]{path} is not a valid The Odds API response; nothing imported:[/red]")
+        for problem in error.errors()[:SKIPPED_SHOWN]:
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem["loc"])
+            console.print(f"  {where or '(document)'}: {problem['msg']}")
+        raise typer.Exit(1) from None
+    engine, factory = open_database(settings)
+    with session_scope(factory) as session:
+        report = ingest.import_odds_api(session, events)
+    engine.dispose()
+    if as_json:
+        output.print_json(json.dumps(_json_report([(str(path), report)], report)))
+    else:
+        _print_summary([(str(path), report)], report, show_all=False)
+
+
+COUNTS = (
+    "matches_created",
+    "matches_updated",
+    "matches_unchanged",
+    "quotes_inserted",
+    "quotes_updated",
+    "quotes_unchanged",
+    "results_set",
+)
+
+
+def _json_report(
+    per_file: list[tuple[str, IngestReport | str]], total: IngestReport
+) -> dict[str, object]:
+    def counts(report: IngestReport) -> dict[str, object]:
+        return {
+            **{name: getattr(report, name) for name in (*COUNTS, "rows_read")},
+            "skipped": [
+                {"where": s.where, "field": s.field, "reason": s.reason} for s in report.skipped
+            ],
+        }
+
+    return {
+        "files": [
+            {"source": label, **({"error": r} if isinstance(r, str) else counts(r))}
+            for label, r in per_file
+        ],
+        "total": counts(total),
+    }
+
+
+def _print_summary(
+    per_file: list[tuple[str, IngestReport | str]], total: IngestReport, *, show_all: bool
+) -> None:
+    from rich.table import Table
+
+    table = Table(title="import summary", caption="new/updated/unchanged")
+    for name in ("file", "rows", "matches", "quotes", "results", "skipped"):
+        table.add_column(name, justify="left" if name == "file" else "right")
+    for label, report in per_file:
+        if isinstance(report, str):
+            table.add_row(Path(label).name, "[red]failed[/red]")
+        else:
+            table.add_row(Path(label).name, *_count_cells(report))
+    if len(per_file) > 1:
+        table.add_row("[bold]total[/bold]", *_count_cells(total))
+    output.print(table)
+    skipped = [(label, s) for label, r in per_file if not isinstance(r, str) for s in r.skipped]
+    shown = skipped if show_all else skipped[:SKIPPED_SHOWN]
+    for label, item in shown:
+        where = f"{Path(label).name} {item.where}" + (f" {item.field}" if item.field else "")
+        output.print(f"skipped {where}: {item.reason}", soft_wrap=True)
+    if len(skipped) > len(shown):
+        output.print(f"... and {len(skipped) - len(shown)} more (use --show-all)")
+    for label, report in per_file:
+        if isinstance(report, str):
+            output.print(f"[red]failed[/red] {label}: {report} (nothing imported)", soft_wrap=True)
+
+
+def _count_cells(report: IngestReport) -> list[str]:
+    return [
+        str(report.rows_read),
+        f"{report.matches_created}/{report.matches_updated}/{report.matches_unchanged}",
+        f"{report.quotes_inserted}/{report.quotes_updated}/{report.quotes_unchanged}",
+        str(report.results_set),
+        str(len(report.skipped)),
+    ]

@@ -1,0 +1,72 @@
+"""``oddsboost refit`` and ``oddsboost scheduler``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+import typer
+
+from app.cli.common import console, load_settings, open_database, output
+
+
+def _parse_until(value: str | None) -> dt.datetime | None:
+    from app.domain.records import as_utc
+
+    if value is None:
+        return None
+    try:
+        return as_utc(dt.datetime.fromisoformat(value))
+    except ValueError as error:
+        console.print(f"[red]--until: {error} (use ISO 8601, e.g. 2019-06-01T00:00:00Z)[/red]")
+        raise typer.Exit(2) from None
+
+
+def refit_command(
+    until: Annotated[
+        str | None,
+        typer.Option(help="Pretend 'now' is this ISO 8601 moment (backtests); default: now."),
+    ] = None,
+    run_id: Annotated[
+        int | None, typer.Option(help="Carry out this queued run (used by POST /admin/refit).")
+    ] = None,
+) -> None:
+    """Refit the model once. Exits 0 when it succeeded, was rejected or was skipped."""
+    from app.domain.vocabulary import RunStatus
+    from app.logs import configure_logging
+    from app.services import refit
+
+    settings = load_settings()
+    configure_logging(settings)
+    moment = _parse_until(until)
+    engine, _factory = open_database(settings)
+    try:
+        outcome = refit.run_refit(
+            engine, settings, trigger="api" if run_id else "cli", until=moment, run_id=run_id
+        )
+    except refit.RefitError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
+    output.print(f"refit run {outcome.run_id} {outcome.status}: {outcome.message}", soft_wrap=True)
+    if outcome.status == RunStatus.FAILED:
+        raise typer.Exit(1)
+
+
+def scheduler_command(
+    run_now: Annotated[
+        bool, typer.Option("--run-now", help="Refit once at start, then keep the schedule.")
+    ] = False,
+) -> None:
+    """Refit on the ODDSBOOST_REFIT_CRON schedule (UTC) until stopped with SIGTERM or SIGINT."""
+    from app.logs import configure_logging
+    from app.services import scheduling
+
+    settings = load_settings()
+    configure_logging(settings)
+    engine, _factory = open_database(settings)
+    try:
+        scheduling.run_scheduler(engine, settings, run_now=run_now)
+    finally:
+        engine.dispose()

@@ -1,0 +1,119 @@
+"""``oddsboost serve``, ``migrate`` and ``health``."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.cli.common import console, load_settings, output
+
+# prometheus-client's own variable. Read here without importing the metrics module, which
+# decides at import time whether it writes to that directory.
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address [default: ODDSBOOST_HOST]")] = None,
+    port: Annotated[int | None, typer.Option(help="Port [default: ODDSBOOST_PORT]")] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Worker processes [default: ODDSBOOST_WORKERS]")
+    ] = None,
+    migrate: Annotated[
+        bool, typer.Option("--migrate/--no-migrate", help="Upgrade the schema before starting.")
+    ] = True,
+) -> None:
+    """Run the HTTP service (uvicorn). Migrations run once, here, before any worker starts."""
+    import uvicorn
+
+    from app.db.migrate import upgrade_to_head
+    from app.logs import configure_logging, logging_config
+
+    settings = load_settings()
+    configure_logging(settings)
+    if migrate:
+        upgrade_to_head(settings.database_url)
+    worker_count = workers or settings.workers
+    if worker_count > 1:
+        _prepare_multiprocess_metrics()
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        workers=worker_count,
+        proxy_headers=True,
+        log_config=logging_config(settings),
+        access_log=False,  # the service writes its own request lines, with request ids
+        timeout_graceful_shutdown=math.ceil(settings.graceful_shutdown_seconds),
+    )
+
+
+def _prepare_multiprocess_metrics() -> None:
+    """Workers share their metrics through files in PROMETHEUS_MULTIPROC_DIR: use the one
+    configured (emptied of a previous run's files) or make one."""
+    configured = os.environ.get(MULTIPROCESS_ENV)
+    if configured:
+        directory = Path(configured)
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.glob("*.db"):
+            stale.unlink()
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="oddsboost-metrics-"))
+        os.environ[MULTIPROCESS_ENV] = str(directory)
+    logging.getLogger(__name__).info("worker metrics are shared through %s", directory)
+
+
+def health_command(
+    url: Annotated[
+        str | None,
+        typer.Option(help="The /health URL [default: http://127.0.0.1:ODDSBOOST_PORT/health]."),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for an answer.")] = 3.0,
+) -> None:
+    """Exit 0 if the service answers /health (for container health checks), else 1."""
+    target = url or f"http://127.0.0.1:{load_settings().port}/health"
+    try:
+        status = _status_of(target, timeout)
+    except (OSError, ValueError) as error:
+        console.print(f"[red]{target}: {error}[/red]")
+        raise typer.Exit(1) from None
+    if status != 200:
+        console.print(f"[red]{target}: HTTP {status}[/red]")
+        raise typer.Exit(1)
+    output.print(f"{target}: ok")
+
+
+def _status_of(url: str, timeout: float) -> int:
+    """The HTTP status of a GET of ``url``.
+
+    The standard library's client: the health check runs every few seconds in a container,
+    and importing a richer client would take longer than the request itself.
+    """
+    from http.client import HTTPConnection, HTTPSConnection
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("not an http(s) URL")
+    kind = HTTPSConnection if parts.scheme == "https" else HTTPConnection
+    connection = kind(parts.hostname, parts.port, timeout=timeout)
+    try:
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        connection.request("GET", path)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def migrate_command() -> None:
+    """Upgrade the configured database to the newest schema (alembic upgrade head)."""
+    from app.db.migrate import upgrade_to_head
+
+    upgrade_to_head(load_settings().database_url)
+    console.print("database is at the newest schema")
