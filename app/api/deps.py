@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request, Security, status
@@ -12,6 +11,7 @@ from fastapi.security import APIKeyHeader
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.schemas import MAX_ID
+from app.services.pagination import PageWindow
 from app.settings import Settings
 
 ADMIN_KEY_HEADER = "X-API-Key"
@@ -57,12 +57,6 @@ def _session_from(factory: sessionmaker[Session]) -> Iterator[Session]:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
-
-
-@dataclass(frozen=True)
-class PageWindow:
-    limit: int
-    offset: int
 
 
 def page_window(default_limit: int) -> Callable[..., Awaitable[PageWindow]]:

@@ -6,13 +6,14 @@ import datetime as dt
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
 from app.domain.ensemble import Ensemble
 from app.domain.training import OUTCOME_INDEX, UNSETTLED, MatchTable, QuoteTable
 from app.domain.vocabulary import Method, Phase
+from app.services.pagination import Paged, PageWindow, paginate
 
 
 def ensemble_of(version: ModelVersion) -> Ensemble:
@@ -52,12 +53,9 @@ def activate(session: Session, version: ModelVersion) -> None:
     session.flush()
 
 
-def list_versions(session: Session, *, limit: int, offset: int) -> tuple[list[ModelVersion], int]:
-    total = session.scalar(select(func.count()).select_from(ModelVersion)) or 0
-    page = session.scalars(
-        select(ModelVersion).order_by(ModelVersion.id.desc()).limit(limit).offset(offset)
-    ).all()
-    return list(page), total
+def list_versions(session: Session, window: PageWindow) -> Paged[ModelVersion]:
+    """Model versions, newest first."""
+    return paginate(session, select(ModelVersion).order_by(ModelVersion.id.desc()), window)
 
 
 # A quote row as ``tables_from_rows`` reads it.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, joinedload
 
 from app.db.orm import Bookmaker, Competition, Match, OddsQuote, utcnow
 from app.domain.vocabulary import Phase
+from app.services.pagination import Paged, PageWindow, paginate
 
 MatchStatus = Literal["upcoming", "unsettled", "settled"]
 
@@ -36,27 +37,23 @@ def status_of(match: Match, now: dt.datetime) -> MatchStatus:
 def list_matches(
     session: Session,
     filters: MatchFilter,
+    window: PageWindow,
     *,
-    limit: int,
-    offset: int,
     now: dt.datetime | None = None,
-) -> tuple[list[Match], int]:
+) -> Paged[Match]:
     """One page of matches and the total number that match the filters."""
     now = now or utcnow()
-    statement = _filtered(select(Match), filters, now)
-    total = session.scalar(select(func.count()).select_from(statement.subquery())) or 0
     order = (
         (Match.kickoff.desc(), Match.id.desc()) if filters.descending else (Match.kickoff, Match.id)
     )
-    page: Sequence[Match] = session.scalars(
-        statement.options(
+    statement = (
+        _filtered(select(Match), filters, now)
+        .options(
             joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
         )
         .order_by(*order)
-        .limit(limit)
-        .offset(offset)
-    ).all()
-    return list(page), total
+    )
+    return paginate(session, statement, window)
 
 
 def _filtered(statement: Select[Any], filters: MatchFilter, now: dt.datetime) -> Select[Any]:

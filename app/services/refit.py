@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 import app as package
@@ -35,6 +35,7 @@ from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_train
 from app.domain.vocabulary import Method, Phase, RunStatus
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import activate, active_version, ensemble_of, load_tables
+from app.services.pagination import Paged, PageWindow, paginate
 from app.settings import Settings, settings_environment
 from boosting import log_loss
 
@@ -380,9 +381,6 @@ def _check(should_stop: Callable[[], bool]) -> None:
         raise RefitCancelledError
 
 
-def latest_runs(session: Session, *, limit: int, offset: int) -> tuple[list[RefitRun], int]:
-    total = session.scalar(select(func.count()).select_from(RefitRun)) or 0
-    runs = session.scalars(
-        select(RefitRun).order_by(RefitRun.id.desc()).limit(limit).offset(offset)
-    ).all()
-    return list(runs), total
+def latest_runs(session: Session, window: PageWindow) -> Paged[RefitRun]:
+    """Refit runs, newest first."""
+    return paginate(session, select(RefitRun).order_by(RefitRun.id.desc()), window)

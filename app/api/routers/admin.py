@@ -11,7 +11,6 @@ from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
 from app.api.deps import (
-    PageWindow,
     SessionDep,
     SettingsDep,
     WriteSessionDep,
@@ -35,6 +34,7 @@ from app.domain.vocabulary import RunStatus
 from app.metrics import INGESTED
 from app.services import ingest, refit, teams
 from app.services.ingest import IngestReport
+from app.services.pagination import PageWindow
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
@@ -216,10 +216,12 @@ def list_refits(
     page: Annotated[PageWindow, Depends(page_window(20))],
 ) -> Page[RefitRunOut]:
     """Refit runs, newest first."""
-    limit, offset = page.limit, page.offset
-    runs, total = refit.latest_runs(session, limit=limit, offset=offset)
+    runs = refit.latest_runs(session, page)
     return Page[RefitRunOut](
-        items=[RefitRunOut.of(r) for r in runs], total=total, limit=limit, offset=offset
+        items=[RefitRunOut.of(r) for r in runs.items],
+        total=runs.total,
+        limit=runs.limit,
+        offset=runs.offset,
     )
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_json
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.api.deps import PageWindow, SessionDep, page_window
+from app.api.deps import SessionDep, page_window
 from app.api.model_schemas import (
     BatchIn,
     BatchOut,
@@ -33,6 +33,7 @@ from app.domain.ensemble import Ensemble, QuotedOdds, predict_matches
 from app.domain.vocabulary import Method, Phase
 from app.metrics import PREDICTIONS
 from app.services import model_versions
+from app.services.pagination import PageWindow
 from app.services.serving import AnswerCache, ModelCache, StoredMatch, stored_matches
 from app.settings import Settings
 
@@ -288,10 +289,12 @@ def list_models(
     page: Annotated[PageWindow, Depends(page_window(20))],
 ) -> Page[ModelVersionOut]:
     """Model versions with their validation metrics, newest first."""
-    limit, offset = page.limit, page.offset
-    versions, total = model_versions.list_versions(session, limit=limit, offset=offset)
+    versions = model_versions.list_versions(session, page)
     return Page[ModelVersionOut](
-        items=[ModelVersionOut.of(v) for v in versions], total=total, limit=limit, offset=offset
+        items=[ModelVersionOut.of(v) for v in versions.items],
+        total=versions.total,
+        limit=versions.limit,
+        offset=versions.offset,
     )
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
 from pydantic import AfterValidator
 
-from app.api.deps import PageWindow, SessionDep, page_window
+from app.api.deps import SessionDep, page_window
 from app.api.schemas import (
     MAX_ID,
     BookmakerOut,
@@ -22,6 +22,7 @@ from app.api.schemas import (
 from app.db.orm import Match, utcnow
 from app.domain.records import as_utc
 from app.services import queries, teams
+from app.services.pagination import PageWindow
 
 
 def _optional_utc(value: dt.datetime | None) -> dt.datetime | None:
@@ -79,7 +80,6 @@ def list_matches(
     order: Annotated[Literal["asc", "desc"], Query(description="By kickoff.")] = "asc",
 ) -> Page[MatchOut]:
     """Matches, filtered and paginated (``total`` counts every match that fits the filters)."""
-    limit, offset = page.limit, page.offset
     filters = queries.MatchFilter(
         competition=competition,
         season=season,
@@ -89,9 +89,12 @@ def list_matches(
         descending=order == "desc",
     )
     now = utcnow()
-    matches, total = queries.list_matches(session, filters, limit=limit, offset=offset, now=now)
+    matches = queries.list_matches(session, filters, page, now=now)
     return Page[MatchOut](
-        items=[_match_out(m, now) for m in matches], total=total, limit=limit, offset=offset
+        items=[_match_out(m, now) for m in matches.items],
+        total=matches.total,
+        limit=matches.limit,
+        offset=matches.offset,
     )
 
 
