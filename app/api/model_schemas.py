@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from app.api.schemas import Code, MatchId, StrictModel, TeamName, UtcDateTime
 from app.db.orm import ModelVersion, RefitRun
-from app.domain.ensemble import Ensemble, MatchPrediction
+from app.domain.ensemble import Ensemble
+from app.domain.prediction import MatchPrediction
 from app.domain.records import check_price
 from app.domain.vocabulary import Phase, RunStatus, VersionStatus
 

@@ -22,7 +22,8 @@ from app.db.orm import (
     RefitRun,
     Team,
 )
-from app.domain.ensemble import Ensemble, QuotedOdds
+from app.domain.ensemble import Ensemble
+from app.domain.prediction import QuotedOdds
 from app.domain.training import select_latest_valid
 from app.domain.vocabulary import Phase, RunStatus
 from app.services.model_versions import (

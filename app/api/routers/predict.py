@@ -29,7 +29,8 @@ from app.api.model_schemas import (
 )
 from app.api.schemas import MAX_ID, Page
 from app.db.orm import ModelVersion
-from app.domain.ensemble import Ensemble, QuotedOdds, predict_matches
+from app.domain.ensemble import Ensemble
+from app.domain.prediction import QuotedOdds, predict_matches
 from app.domain.vocabulary import Method, Phase
 from app.metrics import PREDICTIONS
 from app.services import model_versions
