@@ -17,7 +17,8 @@ from app.api.middleware import REQUEST_ID_HEADER, BodyLimitMiddleware, RequestMi
 from app.api.routers import admin, ops, predict, public
 from app.db.engine import make_engine, make_session_factory
 from app.db.migrate import require_current_schema
-from app.services.serving import AnswerCache, ModelCache
+from app.services.prediction import PredictionService
+from app.services.serving import ModelCache
 from app.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.session_factory = make_session_factory(engine)
         app.state.write_session_factory = make_session_factory(engine, for_writes=True)
         app.state.models = ModelCache(app.state.session_factory)
-        app.state.answers = AnswerCache(settings.predict_cache_seconds)
+        app.state.predictions = PredictionService(
+            engine=engine,
+            models=app.state.models,
+            answer_ttl_seconds=settings.predict_cache_seconds,
+            default_method=settings.demargin_method,
+            default_phase=settings.refit_phase,
+        )
         try:
             app.state.models.refresh()
         except SQLAlchemyError:

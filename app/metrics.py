@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from functools import cache
+from typing import TYPE_CHECKING, Literal
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -58,6 +59,16 @@ INGESTED = Counter(
     ["kind"],
     registry=REGISTRY,
 )
+
+
+@cache
+def _predictions_counted(source: str, basis: str) -> Counter:
+    # One labelled child per pair, looked up once: labels() costs more than inc().
+    return PREDICTIONS.labels(source, basis)
+
+
+def count_prediction(source: Literal["inline", "match_id"], basis: str) -> None:
+    _predictions_counted(source, basis).inc()
 
 
 class LiveCollector(Collector):

@@ -405,12 +405,12 @@ def test_database_outage_fails_only_what_needs_the_database(
 ) -> None:
     from sqlalchemy.exc import OperationalError
 
-    from app.api.routers import predict as predict_router
+    from app.services import prediction
 
     def unreachable(*_args: Any, **_kwargs: Any) -> Any:
         raise OperationalError("SELECT 1", {}, Exception("connection refused"))
 
-    monkeypatch.setattr(predict_router, "stored_matches", unreachable)
+    monkeypatch.setattr(prediction, "stored_matches", unreachable)
     by_id = client.post("/predict", json={"match_id": 424242})
     assert by_id.status_code == 503
     assert "database is not reachable" in by_id.json()["detail"]

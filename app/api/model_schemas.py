@@ -9,10 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from app.api.schemas import Code, MatchId, StrictModel, TeamName, UtcDateTime
 from app.db.orm import ModelVersion, RefitRun
-from app.domain.ensemble import Ensemble
-from app.domain.prediction import MatchPrediction
+from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
 from app.domain.records import check_price
 from app.domain.vocabulary import Phase, RunStatus, VersionStatus
+from app.services.prediction import PredictionAnswer, PredictionRequest
 
 INLINE_ODDS_MAX = 100
 
@@ -65,6 +65,16 @@ class PredictIn(StrictModel):
             ]
         }
     }
+
+    def to_request(self) -> PredictionRequest:
+        """What to ask the prediction service: the stored match, or this one with its odds."""
+        if self.match_id is not None:
+            return self.match_id
+        assert self.odds is not None  # checked by _one_kind
+        return QuotedMatch(
+            MatchInfo(None, self.competition, self.home_team, self.away_team, self.kickoff),
+            [QuotedOdds(o.bookmaker, o.home, o.draw, o.away) for o in self.odds],
+        )
 
     @model_validator(mode="after")
     def _one_kind(self) -> PredictIn:
@@ -158,15 +168,24 @@ def _outcomes(values: tuple[float, float, float]) -> dict[str, float]:
     return {"home": values[0], "draw": values[1], "away": values[2]}
 
 
-def prediction_body(
-    prediction: MatchPrediction, ensemble: Ensemble | None, match: dict[str, Any]
-) -> dict[str, Any]:
+def _match(info: MatchInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "competition": info.competition,
+        "home_team": info.home_team,
+        "away_team": info.away_team,
+        "kickoff": info.kickoff,
+    }
+
+
+def prediction_body(answer: PredictionAnswer) -> dict[str, Any]:
     """The JSON body of one prediction, in the shape :class:`PredictionOut` documents.
 
     A plain dict: the hot path of /predict builds and serialises it without a validation
     pass (the values come from the service, and a test checks real responses against
     PredictionOut).
     """
+    prediction, ensemble = answer.prediction, answer.model
     probabilities = prediction.probabilities
     note = None
     if ensemble is None:
@@ -174,7 +193,7 @@ def prediction_body(
     elif prediction.basis == "consensus":
         note = OUTSIDE_POOL_NOTE
     return {
-        "match": match,
+        "match": _match(answer.match),
         "probabilities": _outcomes(probabilities),
         "outcome": prediction.outcome,
         "fair_odds": _outcomes(_fair_odds(probabilities)),

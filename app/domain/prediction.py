@@ -6,6 +6,7 @@ evaluated is what is served.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -25,6 +26,26 @@ class QuotedOdds:
     home: float
     draw: float
     away: float
+
+
+@dataclass(frozen=True, slots=True)
+class MatchInfo:
+    """What an answer says about the match it predicts: a stored match has them all, an
+    inline one what its sender gave (possibly nothing)."""
+
+    id: int | None = None
+    competition: str | None = None
+    home_team: str | None = None
+    away_team: str | None = None
+    kickoff: dt.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QuotedMatch:
+    """A match with the quotes to predict it from."""
+
+    info: MatchInfo
+    odds: Sequence[QuotedOdds]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,6 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_json
-from sqlalchemy.exc import SQLAlchemyError
 
 from app.api.deps import SessionDep, page_window
 from app.api.model_schemas import (
@@ -29,13 +28,9 @@ from app.api.model_schemas import (
 )
 from app.api.schemas import MAX_ID, Page
 from app.db.orm import ModelVersion
-from app.domain.ensemble import Ensemble
-from app.domain.prediction import QuotedOdds, predict_matches
-from app.domain.vocabulary import Method, Phase
-from app.metrics import PREDICTIONS
 from app.services import model_versions
 from app.services.pagination import PageWindow
-from app.services.serving import AnswerCache, ModelCache, StoredMatch, stored_matches
+from app.services.prediction import ON_LOOP_MAX, PredictionService, Refusal, Unanswerable
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -76,142 +71,23 @@ PREDICT_BODY: dict[str, Any] = {
 }
 
 
-class PredictError(Exception):
-    def __init__(self, status_code: int, detail: Any) -> None:
-        self.status_code, self.detail = status_code, detail
-
-
 def _json(body: Any) -> Response:
     # Serialised once; the documented schema stays response_model (tests check real answers
     # against it).
     return Response(to_json(body), media_type="application/json")
 
 
-def _phase(cache: ModelCache, settings: Settings) -> Phase:
-    ensemble = cache.ensemble
-    return ensemble.phase if ensemble is not None else settings.refit_phase
+# The HTTP status of each reason an item gets no prediction.
+REFUSAL_STATUS = {
+    Unanswerable.NO_SUCH_MATCH: status.HTTP_404_NOT_FOUND,
+    Unanswerable.NO_USABLE_QUOTE: status.HTTP_422_UNPROCESSABLE_CONTENT,
+    Unanswerable.DATABASE_DOWN: status.HTTP_503_SERVICE_UNAVAILABLE,
+}
 
 
-def _prepare(
-    item: PredictIn, stored: dict[int, StoredMatch], cache: ModelCache, settings: Settings
-) -> tuple[list[QuotedOdds], dict[str, Any]]:
-    """The quotes to combine for one item and the description of its match."""
-    if item.match_id is not None:
-        match = stored.get(item.match_id)
-        if match is None:
-            raise PredictError(status.HTTP_404_NOT_FOUND, f"no match with id {item.match_id}")
-        if not match.odds:
-            raise PredictError(
-                status.HTTP_422_UNPROCESSABLE_CONTENT,
-                f"match {match.id} has no usable quote: no {_phase(cache, settings)} quote "
-                "captured before kickoff",
-            )
-        return match.odds, {
-            "id": match.id,
-            "competition": match.competition,
-            "home_team": match.home_team,
-            "away_team": match.away_team,
-            "kickoff": match.kickoff,
-        }
-    assert item.odds is not None
-    odds = [QuotedOdds(o.bookmaker, o.home, o.draw, o.away) for o in item.odds]
-    return odds, {
-        "id": None,
-        "competition": item.competition,
-        "home_team": item.home_team,
-        "away_team": item.away_team,
-        "kickoff": item.kickoff,
-    }
-
-
-class DatabaseUnavailableError(Exception):
-    pass
-
-
-def _load(request: Request, match_ids: list[int], phase: Phase) -> dict[int, StoredMatch]:
-    try:
-        with request.app.state.engine.connect() as connection:
-            return stored_matches(connection, match_ids, phase=phase)
-    except SQLAlchemyError as error:
-        log.warning("could not read stored quotes: %s", error)
-        raise DatabaseUnavailableError from None
-
-
-UNAVAILABLE = PredictError(
-    status.HTTP_503_SERVICE_UNAVAILABLE,
-    "the database is not reachable: a prediction by match_id needs it (an inline one does not)",
-)
-# More pending predictions than this are computed in the thread pool, off the event loop.
-ON_LOOP_MAX = 8
-
-
-def _compute(
-    pending: list[tuple[int, list[QuotedOdds], dict[str, Any]]],
-    ensemble: Ensemble | None,
-    method: Method,
-) -> list[dict[str, Any]]:
-    predictions = predict_matches([odds for _, odds, _ in pending], ensemble, method)
-    return [
-        prediction_body(prediction, ensemble, summary)
-        for (_, _, summary), prediction in zip(pending, predictions, strict=True)
-    ]
-
-
-def _cache_key(cache: ModelCache, match_id: int, settings: Settings) -> tuple[Any, ...]:
-    ensemble = cache.ensemble
-    version = None if ensemble is None else ensemble.version
-    return (match_id, version, _phase(cache, settings))
-
-
-async def _answers(
-    request: Request, items: list[PredictIn], settings: Settings
-) -> list[dict[str, Any] | PredictError]:
-    """Answers in order; stored matches are read in one go, cached answers are reused."""
-    cache: ModelCache = request.app.state.models
-    answers_by_id: AnswerCache = request.app.state.answers
-    results: list[dict[str, Any] | PredictError | None] = [None] * len(items)
-    missing: list[int] = []
-    for index, item in enumerate(items):
-        if item.match_id is not None:
-            cached = answers_by_id.get(_cache_key(cache, item.match_id, settings))
-            if cached is not None:
-                results[index] = cached
-                PREDICTIONS.labels("match_id", cached["basis"]).inc()
-            else:
-                missing.append(item.match_id)
-    stored: dict[int, StoredMatch] = {}
-    database_down = False
-    if missing:
-        try:
-            stored = await run_in_threadpool(_load, request, missing, _phase(cache, settings))
-        except DatabaseUnavailableError:
-            database_down = True
-    ensemble = cache.ensemble  # read once: a concurrent model swap cannot mix two versions
-    pending: list[tuple[int, list[QuotedOdds], dict[str, Any]]] = []
-    for index, item in enumerate(items):
-        if results[index] is not None:
-            continue
-        if database_down and item.match_id is not None:
-            results[index] = UNAVAILABLE
-            continue
-        try:
-            odds, summary = _prepare(item, stored, cache, settings)
-        except PredictError as error:
-            results[index] = error
-            continue
-        pending.append((index, odds, summary))
-    if pending:
-        if len(pending) > ON_LOOP_MAX:
-            answers = await run_in_threadpool(_compute, pending, ensemble, settings.demargin_method)
-        else:
-            answers = _compute(pending, ensemble, settings.demargin_method)
-        for (index, _, _), answer in zip(pending, answers, strict=True):
-            results[index] = answer
-            match_id = items[index].match_id
-            PREDICTIONS.labels("inline" if match_id is None else "match_id", answer["basis"]).inc()
-            if match_id is not None:
-                answers_by_id.put(_cache_key(cache, match_id, settings), answer)
-    return [result for result in results if result is not None]
+def _predictions(request: Request) -> PredictionService:
+    service: PredictionService = request.app.state.predictions
+    return service
 
 
 @router.post(
@@ -233,10 +109,10 @@ async def predict(request: Request) -> Response:
         raise RequestValidationError(
             [{**e, "loc": ("body", *e["loc"])} for e in error.errors()]
         ) from None
-    (answer,) = await _answers(request, [item], request.app.state.settings)
-    if isinstance(answer, PredictError):
-        raise HTTPException(answer.status_code, answer.detail)
-    return _json(answer)
+    (answer,) = await _predictions(request).answer([item.to_request()])
+    if isinstance(answer, Refusal):
+        raise HTTPException(REFUSAL_STATUS[answer.reason], answer.detail)
+    return _json(prediction_body(answer))
 
 
 @router.post("/predict/batch", response_model=BatchOut, responses={422: PREDICT_ERRORS[422]})
@@ -252,15 +128,15 @@ async def predict_batch(batch: BatchIn, request: Request) -> Response:
         valid, entries = await run_in_threadpool(_check_items, batch.items)
     else:
         valid, entries = _check_items(batch.items)
-    answers = iter(await _answers(request, valid, settings))
+    answers = iter(await _predictions(request).answer([item.to_request() for item in valid]))
     for entry in entries:
         if entry["status"] == 422:
             continue
         answer = next(answers)
-        if isinstance(answer, PredictError):
-            entry.update(status=answer.status_code, error=answer.detail)
+        if isinstance(answer, Refusal):
+            entry.update(status=REFUSAL_STATUS[answer.reason], error=answer.detail)
         else:
-            entry["prediction"] = answer
+            entry["prediction"] = prediction_body(answer)
     return _json({"results": entries})
 
 
