@@ -15,11 +15,9 @@ import app as package
 from app.api.errors import install_error_handlers
 from app.api.middleware import REQUEST_ID_HEADER, BodyLimitMiddleware, RequestMiddleware
 from app.api.routers import admin, ops, predict, public
-from app.db.engine import make_engine, make_session_factory
-from app.db.migrate import require_current_schema
-from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
 from app.settings import Settings, get_settings
+from app.state import AppState, LifespanState
 
 log = logging.getLogger(__name__)
 
@@ -51,37 +49,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = make_engine(settings.database_url)
-        # Refuse to serve with a schema this code does not know; the message says what to run.
-        require_current_schema(engine)
-        app.state.engine = engine
-        app.state.session_factory = make_session_factory(engine)
-        app.state.write_session_factory = make_session_factory(engine, for_writes=True)
-        app.state.models = ModelCache(app.state.session_factory)
-        app.state.predictions = PredictionService(
-            engine=engine,
-            models=app.state.models,
-            answer_ttl_seconds=settings.predict_cache_seconds,
-            default_method=settings.demargin_method,
-            default_phase=settings.refit_phase,
-        )
+    async def lifespan(_app: FastAPI) -> AsyncIterator[LifespanState]:
+        state = AppState.open(settings)
         try:
-            app.state.models.refresh()
+            state.models.refresh()
         except SQLAlchemyError:
             # Serve anyway (inline predictions need no database); /ready says why it is not
             # ready, and the refresher keeps trying.
             log.exception("could not read the active model; will retry")
         refresher = asyncio.create_task(
-            _keep_model_fresh(app.state.models, settings.model_refresh_seconds)
+            _keep_model_fresh(state.models, settings.model_refresh_seconds)
         )
         try:
-            yield
+            yield {"app_state": state}
         finally:
             refresher.cancel()
             with suppress(asyncio.CancelledError):
                 await refresher
-            engine.dispose()
+            state.close()
 
     app = FastAPI(
         title="oddsboost",
@@ -89,7 +74,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description=DESCRIPTION,
         lifespan=lifespan,
     )
-    app.state.settings = settings
     install_error_handlers(app)
     app.include_router(predict.router)
     app.include_router(public.router)

@@ -22,10 +22,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
 
-from app.api.routers import ops
 from app.logs import SecretFilter, logging_config
 from app.main import create_app
+from app.services import readiness
 from app.settings import Settings, settings_environment
+from app.state import app_state
 from tests.conftest import ADMIN_KEY
 from tests.helpers import free_port
 from tests.test_admin_api import quote
@@ -46,8 +47,10 @@ def real(refit_settings: Settings) -> Iterator[TestClient]:
 def test_health_never_touches_the_database(real: TestClient) -> None:
     statements: list[str] = []
     event.listen(
-        real.app.state.engine, "before_cursor_execute", lambda *a: statements.append(str(a[2]))
-    )  # type: ignore[attr-defined]
+        app_state(real.app_state).engine,
+        "before_cursor_execute",
+        lambda *a: statements.append(str(a[2])),
+    )
     for _ in range(3):
         response = real.get("/health")
         assert response.status_code == 200
@@ -73,17 +76,17 @@ def test_ready_with_a_model(real: TestClient, refit_settings: Settings) -> None:
     engine = make_engine(refit_settings.database_url)
     run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
     engine.dispose()
-    real.app.state.models.refresh()  # type: ignore[attr-defined]
+    app_state(real.app_state).models.refresh()
     assert real.get("/ready").json()["model"] == {"state": "loaded", "version": 1}
 
 
 def test_not_ready_when_the_database_does_not_answer(
     real: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def unreachable(_request: Any) -> None:
+    def unreachable(_sessions: Any) -> None:
         raise OperationalError("SELECT 1", {}, Exception("connection refused"))
 
-    monkeypatch.setattr(ops, "_ping", unreachable)
+    monkeypatch.setattr(readiness, "ping_database", unreachable)
     response = real.get("/ready")
     assert response.status_code == 503
     body = response.json()
@@ -93,7 +96,7 @@ def test_not_ready_when_the_database_does_not_answer(
 
 
 def test_not_ready_until_the_model_state_is_read(real: TestClient) -> None:
-    real.app.state.models.loaded = False  # type: ignore[attr-defined]
+    app_state(real.app_state).models.loaded = False
     response = real.get("/ready")
     assert response.status_code == 503
     assert "has not been read" in response.json()["problems"]["model"]
@@ -166,7 +169,7 @@ def test_refit_metrics(real: TestClient, refit_settings: Settings) -> None:
     run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
     run_refit(engine, refit_settings, trigger="cli", until=dt_early())
     engine.dispose()
-    real.app.state.models.refresh()  # type: ignore[attr-defined]
+    app_state(real.app_state).models.refresh()
     text = real.get("/metrics").text
     assert sample(text, "oddsboost_active_model_version") == 1.0
     assert sample(text, "oddsboost_refit_runs_total", status="succeeded") == 1.0
@@ -257,7 +260,7 @@ def test_every_answer_carries_a_request_id(real: TestClient) -> None:
 
 
 def test_request_lines_are_json_with_the_request_id_and_no_secrets(
-    refit_settings: Settings, database_url: str
+    refit_settings: Settings,
 ) -> None:
     # The admin key, and a database password where the backend takes one, must never be
     # written, whatever happens: right key, wrong key, errors.

@@ -26,6 +26,7 @@ from app.db.engine import make_engine
 from app.main import create_app
 from app.services.refit import run_refit
 from app.settings import Settings, settings_environment
+from app.state import app_state
 from tests.conftest import ADMIN_KEY
 from tests.helpers import free_port
 
@@ -73,7 +74,7 @@ def fitted(refit_settings: Settings, client: TestClient) -> dict[str, Any]:
     outcome = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
     engine.dispose()
     assert outcome.status == "succeeded", outcome.message
-    client.app.state.models.refresh()  # type: ignore[attr-defined]
+    app_state(client.app_state).models.refresh()
     version: dict[str, Any] = client.get("/models/active").json()
     return version
 
@@ -176,7 +177,8 @@ def test_bookmakers_with_no_weight_give_the_labelled_consensus(
     assert body["probabilities"] == body["consensus"]
 
 
-def test_errors(client: TestClient, fitted: dict[str, Any], admin_headers: dict[str, str]) -> None:
+@pytest.mark.usefixtures("fitted")
+def test_errors(client: TestClient) -> None:
     assert client.post("/predict", json={"match_id": 999_999}).status_code == 404
     bad_price = client.post(
         "/predict", json={"odds": [{"bookmaker": "B365", "home": 0.95, "draw": 3.4, "away": 3.6}]}
@@ -221,7 +223,8 @@ def test_errors(client: TestClient, fitted: dict[str, Any], admin_headers: dict[
     assert "no usable quote: no pre quote captured before kickoff" in no_quote.json()["detail"]
 
 
-def test_batch_keeps_order_and_isolates_errors(client: TestClient, fitted: dict[str, Any]) -> None:
+@pytest.mark.usefixtures("fitted")
+def test_batch_keeps_order_and_isolates_errors(client: TestClient) -> None:
     match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
     items = [
         {"match_id": match_id},
@@ -315,7 +318,8 @@ def test_a_running_server_picks_up_a_new_version_without_restart(refit_settings:
         server.wait(timeout=30)
 
 
-def test_answers_match_the_documented_schemas(client: TestClient, fitted: dict[str, Any]) -> None:
+@pytest.mark.usefixtures("fitted")
+def test_answers_match_the_documented_schemas(client: TestClient) -> None:
     from app.api.model_schemas import BatchOut, PredictionOut
 
     match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
@@ -390,7 +394,7 @@ def test_predictions_read_neither_the_model_nor_inline_odds_from_the_database(
         def record(*args: Any) -> None:
             statements.append(str(args[2]))
 
-        event.listen(client.app.state.engine, "before_cursor_execute", record)  # type: ignore[attr-defined]
+        event.listen(app_state(client.app_state).engine, "before_cursor_execute", record)
         for _ in range(5):
             assert client.post("/predict", json=INLINE).json()["model"]["version"] == 1
             assert client.post("/predict", json={"match_id": match_id}).status_code == 200
@@ -400,8 +404,9 @@ def test_predictions_read_neither_the_model_nor_inline_odds_from_the_database(
         assert not any("model_versions" in statement for statement in statements)
 
 
+@pytest.mark.usefixtures("fitted")
 def test_database_outage_fails_only_what_needs_the_database(
-    client: TestClient, fitted: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from sqlalchemy.exc import OperationalError
 
@@ -418,9 +423,8 @@ def test_database_outage_fails_only_what_needs_the_database(
     assert [r["status"] for r in batch["results"]] == [503, 200]
 
 
-def test_a_large_batch_does_not_hold_up_other_requests(
-    client: TestClient, fitted: dict[str, Any]
-) -> None:
+@pytest.mark.usefixtures("fitted")
+def test_a_large_batch_does_not_hold_up_other_requests(client: TestClient) -> None:
     import asyncio
 
     import httpx
@@ -428,8 +432,12 @@ def test_a_large_batch_does_not_hold_up_other_requests(
     big = {"items": [{"odds": INLINE["odds"] * 1}] * 1000}
     app = client.app
 
+    async def started_app(scope: Any, receive: Any, send: Any) -> None:
+        # httpx runs no lifespan: each request gets the state the client's lifespan built.
+        await app({**scope, "state": dict(client.app_state)}, receive, send)
+
     async def race() -> tuple[float, float]:
-        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        transport = httpx.ASGITransport(app=started_app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
 
             async def timed(path: str, body: Any) -> float:

@@ -1,4 +1,9 @@
-"""Shared dependencies of the routers, as ``Annotated`` aliases."""
+"""Shared dependencies of the routers, as ``Annotated`` aliases.
+
+Everything a router needs from the running application comes through here, typed: the
+application state the lifespan built, its settings, a session per request, the model in
+memory and the prediction service.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,13 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request, Security, status
 from fastapi.security import APIKeyHeader
-from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.schemas import MAX_ID
 from app.services.pagination import PageWindow
+from app.services.prediction import PredictionService
+from app.services.serving import ModelCache
 from app.settings import Settings
+from app.state import AppState, Session, app_state
 
 ADMIN_KEY_HEADER = "X-API-Key"
 admin_key_header = APIKeyHeader(
@@ -21,40 +28,47 @@ admin_key_header = APIKeyHeader(
     description="The value of ODDSBOOST_ADMIN_API_KEY.",
 )
 
-
-async def get_settings(request: Request) -> Settings:
-    # async: a plain function dependency would be sent to the threadpool on every request.
-    settings: Settings = request.app.state.settings
-    return settings
+# The dependencies below are async where they only read: a plain function dependency would
+# be sent to the thread pool on every request.
 
 
-def get_session(request: Request) -> Iterator[Session]:
+async def get_app_state(request: Request) -> AppState:
+    return app_state(request.scope.get("state", {}))
+
+
+AppStateDep = Annotated[AppState, Depends(get_app_state)]
+
+
+async def app_settings(state: AppStateDep) -> Settings:
+    return state.settings
+
+
+async def get_models(state: AppStateDep) -> ModelCache:
+    return state.models
+
+
+async def get_predictions(state: AppStateDep) -> PredictionService:
+    return state.predictions
+
+
+def get_session(state: AppStateDep) -> Iterator[Session]:
     """One session per request: committed if the endpoint returns, rolled back if it raises.
 
     Used with ``scope="function"`` so the commit happens before the response is sent; a
     client never sees success for work that was not committed.
     """
-    yield from _session_from(request.app.state.session_factory)
+    yield from state.read_session()
 
 
-def get_write_session(request: Request) -> Iterator[Session]:
-    """Like :func:`get_session`, for endpoints that write (see ``make_session_factory``)."""
-    yield from _session_from(request.app.state.write_session_factory)
+def get_write_session(state: AppStateDep) -> Iterator[Session]:
+    """Like :func:`get_session`, for endpoints that write (they take SQLite's write lock
+    up front)."""
+    yield from state.write_session()
 
 
-def _session_from(factory: sessionmaker[Session]) -> Iterator[Session]:
-    session = factory()
-    try:
-        yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
-
-
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+SettingsDep = Annotated[Settings, Depends(app_settings)]
+ModelsDep = Annotated[ModelCache, Depends(get_models)]
+PredictionsDep = Annotated[PredictionService, Depends(get_predictions)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
 

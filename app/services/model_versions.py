@@ -53,6 +53,10 @@ def activate(session: Session, version: ModelVersion) -> None:
     session.flush()
 
 
+def get_version(session: Session, version_id: int) -> ModelVersion | None:
+    return session.get(ModelVersion, version_id)
+
+
 def list_versions(session: Session, window: PageWindow) -> Paged[ModelVersion]:
     """Model versions, newest first."""
     return paginate(session, select(ModelVersion).order_by(ModelVersion.id.desc()), window)

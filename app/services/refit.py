@@ -14,16 +14,13 @@ import datetime as dt
 import logging
 import os
 import socket
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, update
 from sqlalchemy.orm import Session, sessionmaker
 
 import app as package
@@ -35,8 +32,8 @@ from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_train
 from app.domain.vocabulary import Method, Phase, RunStatus
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import activate, active_version, ensemble_of, load_tables
-from app.services.pagination import Paged, PageWindow, paginate
-from app.settings import Settings, settings_environment
+from app.services.refit_runs import create_run, finish_run
+from app.settings import Settings
 from boosting import log_loss
 
 log = logging.getLogger(__name__)
@@ -59,60 +56,6 @@ class RefitOutcome:
     status: RunStatus  # succeeded, rejected, failed or skipped
     message: str
     version_id: int | None = None
-
-
-def create_run(
-    factory: sessionmaker[Session],
-    *,
-    trigger: str,
-    until: dt.datetime,
-    status: RunStatus = RunStatus.QUEUED,
-) -> int:
-    with factory.begin() as session:
-        run = RefitRun(trigger=trigger, status=status, until=until, started_at=utcnow())
-        session.add(run)
-        session.flush()
-        return run.id
-
-
-def start_refit_process(settings: Settings, run_id: int, until: dt.datetime) -> None:
-    """Run ``oddsboost refit --run-id`` in a new process with these settings; do not wait.
-
-    The process outlives the request (and the worker), and the refit lock keeps it from
-    overlapping another refit. A thread reaps it when it exits.
-    """
-    command = [
-        sys.executable,
-        "-m",
-        "app",
-        "refit",
-        "--run-id",
-        str(run_id),
-        "--until",
-        until.isoformat(),
-    ]
-    process = subprocess.Popen(  # noqa: S603 - a fixed command line, no shell
-        command,
-        env={**os.environ, **settings_environment(settings)},
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    threading.Thread(target=process.wait, name=f"refit-{run_id}", daemon=True).start()
-
-
-def finish_run(
-    factory: sessionmaker[Session],
-    run_id: int,
-    status: RunStatus,
-    message: str,
-    version_id: int | None = None,
-) -> None:
-    with factory.begin() as session:
-        session.execute(
-            update(RefitRun)
-            .where(RefitRun.id == run_id)
-            .values(status=status, message=message, version_id=version_id, finished_at=utcnow())
-        )
 
 
 def run_refit(
@@ -379,8 +322,3 @@ def _compare_with_active(
 def _check(should_stop: Callable[[], bool]) -> None:
     if should_stop():
         raise RefitCancelledError
-
-
-def latest_runs(session: Session, window: PageWindow) -> Paged[RefitRun]:
-    """Refit runs, newest first."""
-    return paginate(session, select(RefitRun).order_by(RefitRun.id.desc()), window)

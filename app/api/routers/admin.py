@@ -11,8 +11,8 @@ from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
 from app.api.deps import (
+    AppStateDep,
     SessionDep,
-    SettingsDep,
     WriteSessionDep,
     page_window,
     require_admin,
@@ -27,12 +27,11 @@ from app.api.schemas import (
     Page,
     ResultsUpload,
 )
-from app.db.orm import RefitRun, utcnow
 from app.domain.odds_api import Event
 from app.domain.records import optional_season
 from app.domain.vocabulary import RunStatus
 from app.metrics import INGESTED
-from app.services import ingest, refit, teams
+from app.services import ingest, refit_runs, teams
 from app.services.ingest import IngestReport
 from app.services.pagination import PageWindow
 
@@ -187,26 +186,21 @@ def delete_alias(
     response_model=RefitAccepted,
     responses=ADMIN_ERRORS,
 )
-def post_refit(
-    request: Request, settings: SettingsDep, body: Annotated[RefitIn | None, Body()] = None
-) -> RefitAccepted:
+def post_refit(state: AppStateDep, body: Annotated[RefitIn | None, Body()] = None) -> RefitAccepted:
     """Start a refit in a separate process and answer at once with its run id.
 
     Follow it at ``GET /admin/refits/{id}``. If another refit is running, this one ends as
     ``skipped``.
     """
-    until = body.until if body is not None and body.until is not None else utcnow()
-    factory = request.app.state.write_session_factory
-    run_id = refit.create_run(factory, trigger="api", until=until)
     try:
-        refit.start_refit_process(settings, run_id, until)
-    except OSError as error:
-        refit.finish_run(
-            factory, run_id, RunStatus.FAILED, f"could not start the refit process: {error}"
+        run_id = refit_runs.queue_refit(
+            state.write_sessions,
+            state.settings,
+            trigger="api",
+            until=None if body is None else body.until,
         )
-        raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE, f"could not start the refit process: {error}"
-        ) from None
+    except refit_runs.RefitNotStartedError as error:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(error)) from None
     return RefitAccepted(run_id=run_id, status=RunStatus.QUEUED, detail=f"/admin/refits/{run_id}")
 
 
@@ -216,7 +210,7 @@ def list_refits(
     page: Annotated[PageWindow, Depends(page_window(20))],
 ) -> Page[RefitRunOut]:
     """Refit runs, newest first."""
-    runs = refit.latest_runs(session, page)
+    runs = refit_runs.latest_runs(session, page)
     return Page[RefitRunOut](
         items=[RefitRunOut.of(r) for r in runs.items],
         total=runs.total,
@@ -233,7 +227,7 @@ def list_refits(
 def get_refit(
     run_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[7])], session: SessionDep
 ) -> RefitRunOut:
-    run = session.get(RefitRun, run_id)
+    run = refit_runs.get_run(session, run_id)
     if run is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no refit run {run_id}")
     return RefitRunOut.of(run)

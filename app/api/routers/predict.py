@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_json
 
-from app.api.deps import SessionDep, page_window
+from app.api.deps import PredictionsDep, SessionDep, SettingsDep, page_window
 from app.api.model_schemas import (
     BatchIn,
     BatchOut,
@@ -27,11 +27,9 @@ from app.api.model_schemas import (
     prediction_body,
 )
 from app.api.schemas import MAX_ID, Page
-from app.db.orm import ModelVersion
 from app.services import model_versions
 from app.services.pagination import PageWindow
-from app.services.prediction import ON_LOOP_MAX, PredictionService, Refusal, Unanswerable
-from app.settings import Settings
+from app.services.prediction import ON_LOOP_MAX, Refusal, Unanswerable
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["predict"])
@@ -85,18 +83,13 @@ REFUSAL_STATUS = {
 }
 
 
-def _predictions(request: Request) -> PredictionService:
-    service: PredictionService = request.app.state.predictions
-    return service
-
-
 @router.post(
     "/predict",
     response_model=PredictionOut,
     responses=PREDICT_ERRORS,
     openapi_extra=PREDICT_BODY,
 )
-async def predict(request: Request) -> Response:
+async def predict(request: Request, predictions: PredictionsDep) -> Response:
     """Ensemble probabilities of 1, X and 2 for a stored match or an inline one.
 
     Send ``{"match_id": 17}`` or an inline match with ``odds`` (teams, competition and
@@ -109,16 +102,17 @@ async def predict(request: Request) -> Response:
         raise RequestValidationError(
             [{**e, "loc": ("body", *e["loc"])} for e in error.errors()]
         ) from None
-    (answer,) = await _predictions(request).answer([item.to_request()])
+    (answer,) = await predictions.answer([item.to_request()])
     if isinstance(answer, Refusal):
         raise HTTPException(REFUSAL_STATUS[answer.reason], answer.detail)
     return _json(prediction_body(answer))
 
 
 @router.post("/predict/batch", response_model=BatchOut, responses={422: PREDICT_ERRORS[422]})
-async def predict_batch(batch: BatchIn, request: Request) -> Response:
+async def predict_batch(
+    batch: BatchIn, settings: SettingsDep, predictions: PredictionsDep
+) -> Response:
     """Many predictions, answered in order; one item's error does not fail the others."""
-    settings: Settings = request.app.state.settings
     if len(batch.items) > settings.predict_batch_max:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
@@ -128,7 +122,7 @@ async def predict_batch(batch: BatchIn, request: Request) -> Response:
         valid, entries = await run_in_threadpool(_check_items, batch.items)
     else:
         valid, entries = _check_items(batch.items)
-    answers = iter(await _predictions(request).answer([item.to_request() for item in valid]))
+    answers = iter(await predictions.answer([item.to_request() for item in valid]))
     for entry in entries:
         if entry["status"] == 422:
             continue
@@ -200,7 +194,7 @@ def get_active_model(session: SessionDep) -> ModelVersionOut:
 def get_model(
     version_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[2])], session: SessionDep
 ) -> ModelVersionOut:
-    version = session.get(ModelVersion, version_id)
+    version = model_versions.get_version(session, version_id)
     if version is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no model version {version_id}")
     return ModelVersionOut.of(version)

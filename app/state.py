@@ -1,0 +1,93 @@
+"""What a running application holds, built by its lifespan and handed to every request.
+
+``AppState.open(settings)`` connects (nothing connects at import time); the lifespan in
+``app.main`` yields it as the lifespan state, and the routers reach it only through the
+typed dependencies of ``app.api.deps``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.migrate import require_current_schema
+from app.services.prediction import PredictionService
+from app.services.serving import ModelCache
+from app.settings import Settings
+
+# The type of the session handed to services: routers see it only through this name.
+__all__ = ["AppState", "LifespanState", "Session", "app_state"]
+
+
+@dataclass(frozen=True, slots=True)
+class AppState:
+    """The settings, the database, the model in memory and the prediction service of one
+    running application (one per worker process)."""
+
+    settings: Settings
+    engine: Engine
+    read_sessions: sessionmaker[Session]
+    # Sessions that take SQLite's write lock at BEGIN (see ``make_session_factory``).
+    write_sessions: sessionmaker[Session]
+    models: ModelCache
+    predictions: PredictionService
+
+    @classmethod
+    def open(cls, settings: Settings) -> AppState:
+        """Connect, and refuse a database whose schema this code does not know (the
+        message says what to run)."""
+        engine = make_engine(settings.database_url)
+        try:
+            require_current_schema(engine)
+        except BaseException:
+            engine.dispose()
+            raise
+        read_sessions = make_session_factory(engine)
+        models = ModelCache(read_sessions)
+        return cls(
+            settings=settings,
+            engine=engine,
+            read_sessions=read_sessions,
+            write_sessions=make_session_factory(engine, for_writes=True),
+            models=models,
+            predictions=PredictionService(
+                engine=engine,
+                models=models,
+                answer_ttl_seconds=settings.predict_cache_seconds,
+                default_method=settings.demargin_method,
+                default_phase=settings.refit_phase,
+            ),
+        )
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def read_session(self) -> Iterator[Session]:
+        """One unit of work that reads: committed if the caller finishes, rolled back if it
+        raises."""
+        with session_scope(self.read_sessions) as session:
+            yield session
+
+    def write_session(self) -> Iterator[Session]:
+        """Like :meth:`read_session`, for work that writes."""
+        with session_scope(self.write_sessions) as session:
+            yield session
+
+
+class LifespanState(TypedDict):
+    """What the lifespan yields; every request sees it as ``request.state``."""
+
+    app_state: AppState
+
+
+def app_state(lifespan_state: Mapping[str, Any]) -> AppState:
+    """The application state in a request's (or a test client's) lifespan state."""
+    state = lifespan_state.get("app_state")  # the key of LifespanState
+    if not isinstance(state, AppState):
+        raise RuntimeError("the application has not started: its lifespan has not run")
+    return state
