@@ -7,7 +7,6 @@ quote's ``captured_at``; prices updated at or after kickoff are in-play and are 
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -18,19 +17,16 @@ from pydantic import (
     Field,
     Tag,
     TypeAdapter,
-    field_validator,
 )
 
+from app.domain.fields import Code, DecimalPrice, TeamName, UtcDateTime
 from app.domain.records import (
     IngestBatch,
     MatchRecord,
     QuoteRecord,
     Skipped,
-    as_utc,
     check_code,
     check_external_id,
-    check_price,
-    check_team_name,
     check_text,
 )
 from app.domain.vocabulary import Phase
@@ -76,16 +72,15 @@ BOOKMAKER_CODES = {
     "coral": "CL",
 }
 
-Price = Annotated[float, AfterValidator(check_price)]
-TeamName = Annotated[str, AfterValidator(check_team_name)]
-BookmakerKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=64)]
+BookmakerKey = Annotated[Code, Field(examples=["pinnacle"])]
 
 
 class Outcome(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     name: str
-    price: Price
+    # Read as the feed sends it: a number, or a number written as text.
+    price: DecimalPrice
 
 
 class H2HMarket(BaseModel):
@@ -94,13 +89,8 @@ class H2HMarket(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     key: Literal["h2h"]
-    last_update: dt.datetime | None = None
+    last_update: UtcDateTime | None = None
     outcomes: list[Outcome]
-
-    @field_validator("last_update")
-    @classmethod
-    def _utc(cls, value: dt.datetime | None) -> dt.datetime | None:
-        return None if value is None else as_utc(value)
 
 
 class OtherMarket(BaseModel):
@@ -127,13 +117,8 @@ class BookmakerOdds(BaseModel):
 
     key: BookmakerKey
     title: Annotated[str, AfterValidator(lambda v: check_text(v, "title", 100))]
-    last_update: dt.datetime
+    last_update: UtcDateTime
     markets: list[Market]
-
-    @field_validator("last_update")
-    @classmethod
-    def _utc(cls, value: dt.datetime) -> dt.datetime:
-        return as_utc(value)
 
 
 class Event(BaseModel):
@@ -141,15 +126,10 @@ class Event(BaseModel):
 
     id: Annotated[str, AfterValidator(check_external_id)]
     sport_key: Annotated[str, AfterValidator(lambda v: check_code(v, "sport_key"))]
-    commence_time: dt.datetime
+    commence_time: UtcDateTime
     home_team: TeamName
     away_team: TeamName
     bookmakers: list[BookmakerOdds] = Field(default_factory=list)
-
-    @field_validator("commence_time")
-    @classmethod
-    def _utc(cls, value: dt.datetime) -> dt.datetime:
-        return as_utc(value)
 
 
 EVENTS = TypeAdapter(list[Event])
