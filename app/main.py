@@ -14,7 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 import app as package
 from app.api.errors import install_error_handlers
 from app.api.middleware import REQUEST_ID_HEADER, BodyLimitMiddleware, RequestMiddleware
-from app.api.routers import admin, ops, predict, public
+from app.api.routers import admin, models, ops, predict, public, refits
 from app.services.serving import ModelCache
 from app.settings import Settings, get_settings
 from app.state import AppState, LifespanState
@@ -76,8 +76,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.include_router(predict.router)
+    app.include_router(models.router)
     app.include_router(public.router)
     app.include_router(admin.router)
+    app.include_router(refits.router)
     app.include_router(ops.router)
     # Added innermost first: the request middleware is outermost, so every answer (a 413,
     # a CORS preflight, an error) is logged and counted with its request id.

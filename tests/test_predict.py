@@ -320,7 +320,7 @@ def test_a_running_server_picks_up_a_new_version_without_restart(refit_settings:
 
 @pytest.mark.usefixtures("fitted")
 def test_answers_match_the_documented_schemas(client: TestClient) -> None:
-    from app.api.model_schemas import BatchOut, PredictionOut
+    from app.api.schemas.predict import BatchOut, PredictionOut
 
     match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
     for body in (INLINE, {"match_id": match_id}):

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Query, Request, Security, status
 from fastapi.security import APIKeyHeader
 
-from app.api.schemas import MAX_ID
+from app.api.schemas.common import MAX_ID
 from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
@@ -22,6 +22,13 @@ from app.settings import Settings
 from app.state import AppState, Session, app_state
 
 ADMIN_KEY_HEADER = "X-API-Key"
+# The answers every admin endpoint may give besides its own.
+ADMIN_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "No X-API-Key header."},
+    403: {"description": "Wrong X-API-Key."},
+    422: {"description": "Invalid input; nothing was written. Errors name the item and field."},
+    503: {"description": "Admin API disabled: ODDSBOOST_ADMIN_API_KEY is not set."},
+}
 admin_key_header = APIKeyHeader(
     name=ADMIN_KEY_HEADER,
     auto_error=False,

@@ -34,13 +34,48 @@ def status_of(match: Match, now: dt.datetime) -> MatchStatus:
     return "upcoming" if match.kickoff > now else "unsettled"
 
 
+@dataclass(frozen=True, slots=True)
+class MatchView:
+    """A stored match as the public API shows it, with its status at the time it was read."""
+
+    id: int
+    competition: str
+    season: str
+    kickoff: dt.datetime
+    kickoff_time_known: bool
+    home_team: str
+    away_team: str
+    home_goals: int | None
+    away_goals: int | None
+    result: str | None
+    status: MatchStatus
+    external_id: str | None
+
+    @classmethod
+    def of(cls, match: Match, now: dt.datetime) -> MatchView:
+        return cls(
+            id=match.id,
+            competition=match.competition.code,
+            season=match.season,
+            kickoff=match.kickoff,
+            kickoff_time_known=match.kickoff_time_known,
+            home_team=match.home_team.name,
+            away_team=match.away_team.name,
+            home_goals=match.home_goals,
+            away_goals=match.away_goals,
+            result=match.result,
+            status=status_of(match, now),
+            external_id=match.external_id,
+        )
+
+
 def list_matches(
     session: Session,
     filters: MatchFilter,
     window: PageWindow,
     *,
     now: dt.datetime | None = None,
-) -> Paged[Match]:
+) -> Paged[MatchView]:
     """One page of matches and the total number that match the filters."""
     now = now or utcnow()
     order = (
@@ -53,7 +88,13 @@ def list_matches(
         )
         .order_by(*order)
     )
-    return paginate(session, statement, window)
+    page = paginate(session, statement, window)
+    return Paged(
+        items=[MatchView.of(match, now) for match in page.items],
+        total=page.total,
+        limit=page.limit,
+        offset=page.offset,
+    )
 
 
 def _filtered(statement: Select[Any], filters: MatchFilter, now: dt.datetime) -> Select[Any]:
@@ -76,14 +117,17 @@ def _filtered(statement: Select[Any], filters: MatchFilter, now: dt.datetime) ->
     return statement
 
 
-def get_match(session: Session, match_id: int) -> Match | None:
-    return session.scalar(
+def get_match(
+    session: Session, match_id: int, *, now: dt.datetime | None = None
+) -> MatchView | None:
+    match = session.scalar(
         select(Match)
         .where(Match.id == match_id)
         .options(
             joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
         )
     )
+    return None if match is None else MatchView.of(match, now or utcnow())
 
 
 def quote_recency(quote: OddsQuote) -> tuple[bool, dt.datetime, dt.datetime]:

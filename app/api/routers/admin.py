@@ -10,40 +10,22 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
-from app.api.deps import (
-    AppStateDep,
-    SessionDep,
-    WriteSessionDep,
-    page_window,
-    require_admin,
-)
-from app.api.model_schemas import RefitAccepted, RefitIn, RefitRunOut
-from app.api.schemas import (
-    MAX_ID,
+from app.api.deps import ADMIN_ERRORS, WriteSessionDep, require_admin
+from app.api.schemas.ingest import (
     AliasIn,
     AliasOut,
     IngestResponse,
     OddsUpload,
-    Page,
     ResultsUpload,
 )
 from app.domain.odds_api import Event
 from app.domain.records import optional_season
-from app.domain.vocabulary import RunStatus
 from app.metrics import INGESTED
-from app.services import ingest, refit_runs, teams
+from app.services import ingest, teams
 from app.services.ingest import IngestReport
-from app.services.pagination import PageWindow
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
-
-ADMIN_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"description": "No X-API-Key header."},
-    403: {"description": "Wrong X-API-Key."},
-    422: {"description": "Invalid input; nothing was written. Errors name the item and field."},
-    503: {"description": "Admin API disabled: ODDSBOOST_ADMIN_API_KEY is not set."},
-}
 
 CSV_BODY: dict[str, Any] = {
     "requestBody": {
@@ -157,16 +139,7 @@ def import_the_odds_api(
 )
 def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
     """Map another source's team name to a stored team (merging a duplicate team if one exists)."""
-    report = teams.add_alias(session, alias=alias.alias, team=alias.team)
-    return AliasOut(
-        alias=report.alias,
-        team=report.team,
-        created=report.created,
-        merged_team=report.merged_team,
-        matches_moved=report.matches_moved,
-        matches_merged=report.matches_merged,
-        quotes_moved=report.quotes_moved,
-    )
+    return AliasOut.model_validate(teams.add_alias(session, alias=alias.alias, team=alias.team))
 
 
 @router.delete(
@@ -178,59 +151,6 @@ def delete_alias(
     alias: Annotated[str, Path(examples=["Manchester United"])], session: WriteSessionDep
 ) -> None:
     teams.remove_alias(session, alias)
-
-
-@router.post(
-    "/refit",
-    status_code=status.HTTP_202_ACCEPTED,
-    response_model=RefitAccepted,
-    responses=ADMIN_ERRORS,
-)
-def post_refit(state: AppStateDep, body: Annotated[RefitIn | None, Body()] = None) -> RefitAccepted:
-    """Start a refit in a separate process and answer at once with its run id.
-
-    Follow it at ``GET /admin/refits/{id}``. If another refit is running, this one ends as
-    ``skipped``.
-    """
-    try:
-        run_id = refit_runs.queue_refit(
-            state.write_sessions,
-            state.settings,
-            trigger="api",
-            until=None if body is None else body.until,
-        )
-    except refit_runs.RefitNotStartedError as error:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(error)) from None
-    return RefitAccepted(run_id=run_id, status=RunStatus.QUEUED, detail=f"/admin/refits/{run_id}")
-
-
-@router.get("/refits", response_model=Page[RefitRunOut], responses=ADMIN_ERRORS)
-def list_refits(
-    session: SessionDep,
-    page: Annotated[PageWindow, Depends(page_window(20))],
-) -> Page[RefitRunOut]:
-    """Refit runs, newest first."""
-    runs = refit_runs.latest_runs(session, page)
-    return Page[RefitRunOut](
-        items=[RefitRunOut.of(r) for r in runs.items],
-        total=runs.total,
-        limit=runs.limit,
-        offset=runs.offset,
-    )
-
-
-@router.get(
-    "/refits/{run_id}",
-    response_model=RefitRunOut,
-    responses={**ADMIN_ERRORS, 404: {"description": "No such run."}},
-)
-def get_refit(
-    run_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[7])], session: SessionDep
-) -> RefitRunOut:
-    run = refit_runs.get_run(session, run_id)
-    if run is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no refit run {run_id}")
-    return RefitRunOut.of(run)
 
 
 def _answer(report: IngestReport, source: str) -> IngestResponse:
@@ -256,7 +176,7 @@ def _answer(report: IngestReport, source: str) -> IngestResponse:
         report.results_set,
         len(report.skipped),
     )
-    return IngestResponse.of(report)
+    return IngestResponse.model_validate(report)
 
 
 async def _uploaded_bytes(request: Request) -> bytes:

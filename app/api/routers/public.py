@@ -2,55 +2,28 @@
 
 from __future__ import annotations
 
-import datetime as dt
+from dataclasses import asdict
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
-from pydantic import AfterValidator
 
 from app.api.deps import SessionDep, page_window
-from app.api.schemas import (
-    MAX_ID,
+from app.api.schemas.common import MAX_ID, Page
+from app.api.schemas.matches import (
     BookmakerOut,
     CompetitionOut,
     MatchDetailOut,
     MatchOut,
-    Page,
     QuoteOut,
     TeamOut,
 )
-from app.db.orm import Match, utcnow
-from app.domain.records import as_utc
+from app.domain.fields import UtcDateTime
 from app.services import queries, teams
 from app.services.pagination import PageWindow
-
-
-def _optional_utc(value: dt.datetime | None) -> dt.datetime | None:
-    return None if value is None else as_utc(value)
-
-
-OptionalUtc = AfterValidator(_optional_utc)
 
 router = APIRouter(tags=["matches"])
 
 NOT_FOUND: dict[int | str, dict[str, str]] = {404: {"description": "No match with that id."}}
-
-
-def _match_out(match: Match, now: dt.datetime) -> MatchOut:
-    return MatchOut(
-        id=match.id,
-        competition=match.competition.code,
-        season=match.season,
-        kickoff=match.kickoff,
-        kickoff_time_known=match.kickoff_time_known,
-        home_team=match.home_team.name,
-        away_team=match.away_team.name,
-        home_goals=match.home_goals,
-        away_goals=match.away_goals,
-        result=match.result,
-        status=queries.status_of(match, now),
-        external_id=match.external_id,
-    )
 
 
 @router.get("/matches", response_model=Page[MatchOut])
@@ -60,14 +33,12 @@ def list_matches(
     competition: Annotated[str | None, Query(max_length=32, examples=["E0"])] = None,
     season: Annotated[str | None, Query(max_length=16, examples=["2018/19"])] = None,
     kickoff_from: Annotated[
-        dt.datetime | None,
+        UtcDateTime | None,
         Query(alias="from", description="Earliest kickoff (ISO 8601; UTC if naive)."),
-        OptionalUtc,
     ] = None,
     kickoff_to: Annotated[
-        dt.datetime | None,
+        UtcDateTime | None,
         Query(alias="to", description="Latest kickoff (ISO 8601; UTC if naive)."),
-        OptionalUtc,
     ] = None,
     match_status: Annotated[
         Literal["upcoming", "unsettled", "settled"] | None,
@@ -88,14 +59,7 @@ def list_matches(
         status=match_status,
         descending=order == "desc",
     )
-    now = utcnow()
-    matches = queries.list_matches(session, filters, page, now=now)
-    return Page[MatchOut](
-        items=[_match_out(m, now) for m in matches.items],
-        total=matches.total,
-        limit=matches.limit,
-        offset=matches.offset,
-    )
+    return Page[MatchOut].of(queries.list_matches(session, filters, page))
 
 
 @router.get("/matches/{match_id}", response_model=MatchDetailOut, responses=NOT_FOUND)
@@ -119,7 +83,7 @@ def get_match(
         )
         for q in queries.latest_quotes(session, match.id)
     ]
-    return MatchDetailOut(**_match_out(match, utcnow()).model_dump(), quotes=quotes)
+    return MatchDetailOut(**asdict(match), quotes=quotes)
 
 
 @router.get("/bookmakers", response_model=list[BookmakerOut], tags=["reference"])

@@ -1,66 +1,28 @@
-"""Request and response bodies of the HTTP API (pydantic v2), separate from the ORM models."""
+"""Bodies of the admin ingest endpoints: odds, results, imports, team aliases."""
 
 from __future__ import annotations
 
-import datetime as dt
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, model_validator
 
+from app.api.schemas.common import MatchId, StrictModel
+from app.domain.fields import Code, Price, TeamName, UtcDateTime
 from app.domain.records import (
-    CODE_MAX_LENGTH,
     IngestBatch,
     MatchRecord,
     QuoteRecord,
-    Skipped,
-    as_utc,
     check_external_id,
-    check_price,
-    check_team_name,
     optional_season,
 )
 from app.domain.vocabulary import Phase
-from app.services.ingest import IngestReport, MatchIdentity, ResultItem
+from app.services.ingest import MatchIdentity, ResultItem
 
 MAX_ITEMS_PER_REQUEST = 10_000
-# Largest id or offset accepted: the range of a 32-bit integer column.
-MAX_ID = 2**31 - 1
-
-ItemT = TypeVar("ItemT")
-
-Price = Annotated[
-    float,
-    Strict(),
-    AfterValidator(check_price),
-    Field(description="Decimal odds, 1.0 < price ≤ 1000.", examples=[2.1]),
-]
-TeamName = Annotated[
-    str,
-    AfterValidator(check_team_name),
-    Field(description="Trimmed; 1-100 characters; stored verbatim.", examples=["Man United"]),
-]
-Code = Annotated[
-    str,
-    Field(
-        min_length=1,
-        max_length=CODE_MAX_LENGTH,
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$",
-        examples=["E0"],
-    ),
-]
-UtcDateTime = Annotated[
-    dt.datetime,
-    AfterValidator(as_utc),
-    Field(description="ISO 8601; a timestamp without an offset is taken as UTC."),
-]
 
 
 def _optional_external_id(value: str | None) -> str | None:
     return None if value is None else check_external_id(value)
-
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class MatchRef(StrictModel):
@@ -166,8 +128,6 @@ class OddsUpload(StrictModel):
 
 
 Goals = Annotated[int, Strict(), Field(ge=0, le=99)]
-# A JSON integer only: "3", true or 3.0 are a client's mistake, not match 3 or match 1.
-MatchId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
 
 
 class ResultIn(StrictModel):
@@ -219,17 +179,17 @@ class ResultsUpload(StrictModel):
 
 
 class SkippedOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     where: str = Field(examples=["row 532"])
     field: str | None = Field(default=None, examples=["B365H"])
     reason: str = Field(examples=["price 0 must be greater than 1.0 (decimal odds)"])
 
-    @classmethod
-    def of(cls, skipped: Skipped) -> SkippedOut:
-        return cls(where=skipped.where, field=skipped.field, reason=skipped.reason)
-
 
 class IngestResponse(BaseModel):
     """What an ingest changed. Sending the same payload again gives only "unchanged" counts."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     matches_created: int
     matches_updated: int
@@ -241,20 +201,6 @@ class IngestResponse(BaseModel):
     rows_read: int
     skipped: list[SkippedOut]
 
-    @classmethod
-    def of(cls, report: IngestReport) -> IngestResponse:
-        return cls(
-            matches_created=report.matches_created,
-            matches_updated=report.matches_updated,
-            matches_unchanged=report.matches_unchanged,
-            quotes_inserted=report.quotes_inserted,
-            quotes_updated=report.quotes_updated,
-            quotes_unchanged=report.quotes_unchanged,
-            results_set=report.results_set,
-            rows_read=report.rows_read,
-            skipped=[SkippedOut.of(s) for s in report.skipped],
-        )
-
 
 class AliasIn(StrictModel):
     alias: TeamName = Field(examples=["Manchester United"])
@@ -262,6 +208,8 @@ class AliasIn(StrictModel):
 
 
 class AliasOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     alias: str
     team: str
     created: bool
@@ -271,110 +219,3 @@ class AliasOut(BaseModel):
     matches_moved: int
     matches_merged: int
     quotes_moved: int
-
-
-class TeamOut(BaseModel):
-    id: int
-    name: str
-    aliases: list[str]
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [{"id": 7, "name": "Man United", "aliases": ["Manchester United"]}]
-        }
-    )
-
-
-class CompetitionOut(BaseModel):
-    code: str
-    name: str | None
-    matches: int
-
-    model_config = ConfigDict(
-        json_schema_extra={"examples": [{"code": "E0", "name": None, "matches": 7600}]}
-    )
-
-
-class BookmakerOut(BaseModel):
-    code: str = Field(examples=["PS"])
-    name: str = Field(examples=["Pinnacle"])
-    quotes: int = Field(description="Number of stored quotes.")
-
-
-MATCH_EXAMPLE: dict[str, Any] = {
-    "id": 17,
-    "competition": "E0",
-    "season": "2018/19",
-    "kickoff": "2018-08-10T19:00:00Z",
-    "kickoff_time_known": True,
-    "home_team": "Man United",
-    "away_team": "Leicester",
-    "home_goals": 2,
-    "away_goals": 1,
-    "result": "1",
-    "status": "settled",
-    "external_id": None,
-}
-
-
-class MatchOut(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [MATCH_EXAMPLE]})
-
-    id: int
-    competition: str
-    season: str
-    kickoff: dt.datetime
-    kickoff_time_known: bool = Field(description="False when the source gave the date only.")
-    home_team: str
-    away_team: str
-    home_goals: int | None
-    away_goals: int | None
-    result: Literal["1", "X", "2"] | None
-    status: Literal["upcoming", "unsettled", "settled"]
-    external_id: str | None
-
-
-class QuoteOut(BaseModel):
-    bookmaker: str
-    bookmaker_name: str
-    phase: Phase
-    home: float
-    draw: float
-    away: float
-    captured_at: dt.datetime | None
-    received_at: dt.datetime
-
-
-class MatchDetailOut(MatchOut):
-    quotes: list[QuoteOut] = Field(
-        description="The latest quote of each bookmaker in each phase (pre-match first)."
-    )
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    **MATCH_EXAMPLE,
-                    "quotes": [
-                        {
-                            "bookmaker": "B365",
-                            "bookmaker_name": "Bet365",
-                            "phase": "pre",
-                            "home": 1.57,
-                            "draw": 3.9,
-                            "away": 7.5,
-                            "captured_at": None,
-                            "received_at": "2026-11-21T14:42:49Z",
-                        }
-                    ],
-                }
-            ]
-        }
-    )
-
-
-class Page(BaseModel, Generic[ItemT]):
-    items: list[ItemT]
-    total: int
-    limit: int
-    offset: int

@@ -1,21 +1,22 @@
-"""Bodies of the predict, model-version and refit endpoints."""
+"""Bodies of the predict endpoints, and the one place their answers are written as JSON."""
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
+from pydantic import BaseModel, Field, Strict, model_validator
+from pydantic_core import to_json
 
-from app.api.schemas import Code, MatchId, StrictModel, TeamName, UtcDateTime
-from app.db.orm import ModelVersion, RefitRun
+from app.api.schemas.common import MatchId, StrictModel
+from app.domain.fields import Code, TeamName, UtcDateTime
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
 from app.domain.records import check_price
-from app.domain.vocabulary import Phase, RunStatus, VersionStatus
+from app.domain.vocabulary import Phase
 from app.services.prediction import PredictionAnswer, PredictionRequest
 
 INLINE_ODDS_MAX = 100
-
 
 StrictFloat = Annotated[float, Strict()]
 # Far more than any real use; the hard cap behind ODDSBOOST_PREDICT_BATCH_MAX.
@@ -94,6 +95,35 @@ class PredictIn(StrictModel):
         return self
 
 
+def _inlined_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema with its $defs inlined (an OpenAPI request body cannot
+    point into a schema's own $defs)."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            reference = node.get("$ref", "")
+            if reference.startswith("#/$defs/"):
+                return resolve(definitions[reference.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(value) for value in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
+
+
+# /predict reads its body itself (straight from the bytes); this documents it.
+PREDICT_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": _inlined_schema(PredictIn)}},
+    }
+}
+
+
 class BatchIn(StrictModel):
     items: list[Any] = Field(
         min_length=1,
@@ -164,28 +194,70 @@ class PredictionOut(BaseModel):
     consensus: OutcomeValues = Field(description="Plain mean of all de-margined quotes.")
 
 
+class BatchItemOut(BaseModel):
+    """One item of a batch answer, in the order the items were sent."""
+
+    index: int
+    status: int = Field(description="The HTTP status this item would have had on /predict.")
+    prediction: PredictionOut | None = None
+    error: Any = None
+
+
+class BatchOut(BaseModel):
+    results: list[BatchItemOut]
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """One item of a batch answer: its prediction, or the status and error it got."""
+
+    index: int
+    status: int = 200
+    prediction: PredictionAnswer | None = None
+    error: Any = None
+
+
+# --- writing answers ------------------------------------------------------------------------
+# The hot path of /predict writes its answers here, once, from the service's records: no
+# model is built and nothing is validated again (the values come from the service, and a test
+# checks real answers against PredictionOut and BatchOut).
+
+
+def prediction_json(answer: PredictionAnswer) -> bytes:
+    """The body of one prediction, in the shape :class:`PredictionOut` documents."""
+    return to_json(_prediction(answer))
+
+
+def batch_json(results: list[BatchResult]) -> bytes:
+    """The body of a batch answer, in the shape :class:`BatchOut` documents."""
+    return to_json(
+        {
+            "results": [
+                {
+                    "index": result.index,
+                    "status": result.status,
+                    "prediction": None
+                    if result.prediction is None
+                    else _prediction(result.prediction),
+                    "error": result.error,
+                }
+                for result in results
+            ]
+        }
+    )
+
+
 def _outcomes(values: tuple[float, float, float]) -> dict[str, float]:
     return {"home": values[0], "draw": values[1], "away": values[2]}
 
 
-def _match(info: MatchInfo) -> dict[str, Any]:
-    return {
-        "id": info.id,
-        "competition": info.competition,
-        "home_team": info.home_team,
-        "away_team": info.away_team,
-        "kickoff": info.kickoff,
-    }
+def _fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, float]:
+    home, draw, away = (1.0 / max(p, 1e-12) for p in probabilities)
+    return (home, draw, away)
 
 
-def prediction_body(answer: PredictionAnswer) -> dict[str, Any]:
-    """The JSON body of one prediction, in the shape :class:`PredictionOut` documents.
-
-    A plain dict: the hot path of /predict builds and serialises it without a validation
-    pass (the values come from the service, and a test checks real responses against
-    PredictionOut).
-    """
-    prediction, ensemble = answer.prediction, answer.model
+def _prediction(answer: PredictionAnswer) -> dict[str, Any]:
+    prediction, ensemble, match = answer.prediction, answer.model, answer.match
     probabilities = prediction.probabilities
     note = None
     if ensemble is None:
@@ -193,7 +265,13 @@ def prediction_body(answer: PredictionAnswer) -> dict[str, Any]:
     elif prediction.basis == "consensus":
         note = OUTSIDE_POOL_NOTE
     return {
-        "match": _match(answer.match),
+        "match": {
+            "id": match.id,
+            "competition": match.competition,
+            "home_team": match.home_team,
+            "away_team": match.away_team,
+            "kickoff": match.kickoff,
+        },
         "probabilities": _outcomes(probabilities),
         "outcome": prediction.outcome,
         "fair_odds": _outcomes(_fair_odds(probabilities)),
@@ -216,175 +294,3 @@ def prediction_body(answer: PredictionAnswer) -> dict[str, Any]:
         "ignored_bookmakers": [{"code": i.code, "reason": i.reason} for i in prediction.ignored],
         "consensus": _outcomes(prediction.consensus),
     }
-
-
-def _fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, float]:
-    home, draw, away = (1.0 / max(p, 1e-12) for p in probabilities)
-    return (home, draw, away)
-
-
-class BatchItemOut(BaseModel):
-    """Documents one entry of a batch answer (the endpoint builds it as a plain dict)."""
-
-    index: int
-    status: int = Field(description="The HTTP status this item would have had on /predict.")
-    prediction: PredictionOut | None = None
-    error: Any = None
-
-
-class BatchOut(BaseModel):
-    results: list[BatchItemOut]
-
-
-class BookmakerWeightOut(BaseModel):
-    code: str
-    weight: float
-    chosen: int = Field(description="Rounds that chose this bookmaker.")
-
-
-class ModelVersionOut(BaseModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": 2,
-                    "status": "active",
-                    "algorithm": "adaboost.m2",
-                    "method": "power",
-                    "phase": "pre",
-                    "rounds": 50,
-                    "calibration": 1.0,
-                    "created_at": "2026-11-21T03:00:04Z",
-                    "activated_at": "2026-11-21T03:00:04Z",
-                    "window_start": "2016-06-01T00:00:00Z",
-                    "window_end": "2019-06-01T00:00:00Z",
-                    "n_matches": 3198,
-                    "bookmakers": [
-                        {"code": "B365", "weight": 1.87, "chosen": 9},
-                        {"code": "PS", "weight": 0.0, "chosen": 0},
-                        {"code": "VC", "weight": 1.03, "chosen": 34},
-                    ],
-                    "rounds_grid": [
-                        {"rounds": 10, "log_loss": 0.9386},
-                        {"rounds": 50, "log_loss": 0.9383},
-                    ],
-                    "validation": {
-                        "rows": 640,
-                        "model": {
-                            "log_loss": 0.9383,
-                            "brier": 0.5533,
-                            "rps": 0.1911,
-                            "accuracy": 0.55,
-                        },
-                        "consensus": {
-                            "log_loss": 0.9385,
-                            "brier": 0.5534,
-                            "rps": 0.1912,
-                            "accuracy": 0.5516,
-                        },
-                    },
-                    "rejected_reason": None,
-                    "project_version": "0.1.0",
-                    "fit_seconds": 0.4,
-                }
-            ]
-        }
-    )
-
-    id: int
-    status: VersionStatus
-    algorithm: str
-    method: str
-    phase: Phase
-    rounds: int
-    calibration: float = Field(description="Exponent a of p ∝ p^a applied to the mix; 1: none.")
-    created_at: dt.datetime
-    activated_at: dt.datetime | None
-    window_start: dt.datetime
-    window_end: dt.datetime
-    n_matches: int
-    bookmakers: list[BookmakerWeightOut]
-    rounds_grid: list[dict[str, float]]
-    validation: dict[str, Any]
-    rejected_reason: str | None
-    project_version: str
-    fit_seconds: float
-
-    @classmethod
-    def of(cls, version: ModelVersion) -> ModelVersionOut:
-        return cls(
-            id=version.id,
-            status=version.status,
-            algorithm=version.algorithm,
-            method=version.method,
-            phase=version.phase,
-            rounds=version.rounds,
-            calibration=version.calibration,
-            created_at=version.created_at,
-            activated_at=version.activated_at,
-            window_start=version.window_start,
-            window_end=version.window_end,
-            n_matches=version.n_matches,
-            bookmakers=[BookmakerWeightOut(**b) for b in version.bookmakers],
-            rounds_grid=version.rounds_grid,
-            validation=version.validation,
-            rejected_reason=version.rejected_reason,
-            project_version=version.project_version,
-            fit_seconds=version.fit_seconds,
-        )
-
-
-class RefitIn(StrictModel):
-    until: UtcDateTime | None = Field(
-        default=None,
-        description="Pretend 'now' is this moment (for backtests); default: now.",
-        examples=["2019-06-01T00:00:00Z"],
-    )
-
-
-class RefitAccepted(BaseModel):
-    run_id: int = Field(examples=[7])
-    status: Literal[RunStatus.QUEUED]
-    detail: str = Field(examples=["/admin/refits/7"])
-
-
-class RefitRunOut(BaseModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": 7,
-                    "trigger": "scheduler",
-                    "status": "succeeded",
-                    "started_at": "2026-11-21T03:00:00Z",
-                    "finished_at": "2026-11-21T03:00:04Z",
-                    "until": "2026-11-21T03:00:00Z",
-                    "message": "version 2 is active: 50 rounds over 3198 matches, validation log "
-                    "loss 0.9383 (consensus 0.9385)",
-                    "version_id": 2,
-                }
-            ]
-        }
-    )
-
-    id: int
-    trigger: str
-    status: RunStatus
-    started_at: dt.datetime
-    finished_at: dt.datetime | None
-    until: dt.datetime
-    message: str | None
-    version_id: int | None
-
-    @classmethod
-    def of(cls, run: RefitRun) -> RefitRunOut:
-        return cls(
-            id=run.id,
-            trigger=run.trigger,
-            status=run.status,
-            started_at=run.started_at,
-            finished_at=run.finished_at,
-            until=run.until,
-            message=run.message,
-            version_id=run.version_id,
-        )

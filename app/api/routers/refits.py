@@ -1,0 +1,63 @@
+"""Admin endpoints of refits: start one in its own process, follow the runs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, status
+
+from app.api.deps import ADMIN_ERRORS, AppStateDep, SessionDep, page_window, require_admin
+from app.api.schemas.common import MAX_ID, Page
+from app.api.schemas.refits import RefitAccepted, RefitIn, RefitRunOut
+from app.domain.vocabulary import RunStatus
+from app.services import refit_runs
+from app.services.pagination import PageWindow
+
+router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
+
+
+@router.post(
+    "/refit",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RefitAccepted,
+    responses=ADMIN_ERRORS,
+)
+def post_refit(state: AppStateDep, body: Annotated[RefitIn | None, Body()] = None) -> RefitAccepted:
+    """Start a refit in a separate process and answer at once with its run id.
+
+    Follow it at ``GET /admin/refits/{id}``. If another refit is running, this one ends as
+    ``skipped``.
+    """
+    try:
+        run_id = refit_runs.queue_refit(
+            state.write_sessions,
+            state.settings,
+            trigger="api",
+            until=None if body is None else body.until,
+        )
+    except refit_runs.RefitNotStartedError as error:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(error)) from None
+    return RefitAccepted(run_id=run_id, status=RunStatus.QUEUED, detail=f"/admin/refits/{run_id}")
+
+
+@router.get("/refits", response_model=Page[RefitRunOut], responses=ADMIN_ERRORS)
+def list_refits(
+    session: SessionDep,
+    page: Annotated[PageWindow, Depends(page_window(20))],
+) -> Page[RefitRunOut]:
+    """Refit runs, newest first."""
+    return Page[RefitRunOut].of(refit_runs.latest_runs(session, page))
+
+
+@router.get(
+    "/refits/{run_id}",
+    response_model=RefitRunOut,
+    responses={**ADMIN_ERRORS, 404: {"description": "No such run."}},
+)
+def get_refit(
+    run_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[7])], session: SessionDep
+) -> RefitRunOut:
+    run = refit_runs.get_run(session, run_id)
+    if run is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no refit run {run_id}")
+    return RefitRunOut.model_validate(run)
