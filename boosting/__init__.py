@@ -2,14 +2,14 @@
 losses), AdaBoost.M1, SAMME and AdaBoost.MH over decision stumps or fixed pools, and
 scoring rules. Needs only numpy.
 
-The library knows nothing about football: a hypothesis is anything that gives, for each
+The library is not tied to any application: a hypothesis is anything that gives, for each
 sample, a plausibility vector over the classes (or abstains with NaN), a class, or a score.
 
 Besides the papers cited where each algorithm is defined, the docstrings refer to:
 
 * G. D'Angelo, "Metodologia di boosting in ambito di problemi multiclasse", BSc thesis,
-  Università degli Studi di Genova, 2014 (AdaBoost.M1, M2, SAMME, MH; bookmakers as
-  pre-trained weak hypotheses of M2).
+  Università degli Studi di Genova, 2014 (AdaBoost.M1, M2, SAMME, MH; pre-trained
+  hypotheses as the weak learners of M2).
 * P. Medici, AdaBoost lecture notes, 2025 (binary AdaBoost as exponential-loss
   minimisation; α = ½ ln((1 − ε)/ε) = ½ ln((1 + r)/(1 − r))).
 * J. F. B. S. Martins, "AdaBoost", course report, 2017 (stumps on tic-tac-toe: 1.77 %

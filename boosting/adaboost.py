@@ -96,8 +96,8 @@ class _WeakLearnerBoosting(BoostingLoop):
     def _boost(self, X: Any, y: Any, sample_weight: Any) -> Any:
         state = super()._boost(X, y, sample_weight)
         if self.n_rounds_ == 0:
-            # Unlike M2 over bookmakers there is no consensus to fall back on: a model
-            # without a single round would answer the first class for everything.
+            # Unlike M2, whose pool of plausibility vectors has a consensus to fall back
+            # on, a model without a single round would answer the first class for everything.
             raise ValueError(
                 f"{type(self).__name__} learnt nothing: the best hypothesis of the first "
                 f"round has error {self.stopping_error_:.3f}, no better than chance"
@@ -323,8 +323,8 @@ def _logistic_line_search(
     """argmin_α Σ w ln(1 + e^{−y (F + α h)}), α ∈ [0, ALPHA_CAP], by safeguarded Newton.
 
     The loss is convex in α and decreasing at 0 (the edge is positive), so Newton steps
-    from 0, kept inside a shrinking bracket, converge; the cap stops the run-away of a
-    hypothesis that classifies every sample right.
+    from 0, kept inside a shrinking bracket, converge; the cap bounds α for a hypothesis
+    that classifies every sample right, whose loss decreases without end.
     """
     low, high, alpha = 0.0, ALPHA_CAP, 0.0
     yh = y * h

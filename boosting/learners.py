@@ -25,8 +25,8 @@ cumulative sum along the sorted order, so one round costs O(d · m · C) (Vîntu
 with O(d m log m) preprocessing instead of O(d m²) per round), and numpy does it for all
 features of a block at once.
 
-A fixed pool is a set of pre-trained hypotheses whose outputs are given as the data X, as
-for bookmakers: the learner only picks the pool member with the best score.
+A fixed pool is a set of pre-trained hypotheses whose outputs are given as the data X: the
+learner only picks the pool member with the best score.
 """
 
 from __future__ import annotations

@@ -181,7 +181,7 @@ def _combine(
         weighted[fallback] = available[fallback]
         total = weighted.sum(axis=1)
     scores = np.einsum("ib,iby->iy", weighted, filled) / total[:, None]
-    # Plausibilities need not sum to one; served probabilities must.
+    # Plausibilities need not sum to one; the returned probabilities must.
     sums = scores.sum(axis=1, keepdims=True)
     normalised: NDArray[np.float64] = np.divide(
         scores, sums, out=np.full_like(scores, 1.0 / filled.shape[2]), where=sums > 0
@@ -199,8 +199,8 @@ def weighted_vote(
     sample on which every hypothesis abstains is an error. Rows are normalised to sum to 1.
 
     ``check_input=False`` skips validating H (as scikit-learn's ``check_input``): for a
-    caller that built H itself, as the one-match predict path does, with NaN rows for
-    absent hypotheses and at least one present hypothesis per sample.
+    caller that built H itself, with NaN rows for absent hypotheses and at least one
+    present hypothesis per sample.
     """
     if check_input:
         filled, available = _vote_inputs(H)

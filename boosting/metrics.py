@@ -54,7 +54,7 @@ def ranked_probability_score_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.
     """RPS per row for ordered classes (Constantinou & Fenton 2012, eq. 1).
 
     1/(K−1) Σ_{k=1}^{K−1} (Σ_{j≤k} p_j − Σ_{j≤k} o_j)²: 0 is perfect, 1 is sure and wrong
-    at the far end. For football the classes are ordered home win < draw < away win.
+    at the far end. The classes are ranked in index order, 0 < 1 < … < K − 1.
     """
     labels, probabilities = _inputs(y, proba)
     n_classes = probabilities.shape[1]
