@@ -32,7 +32,6 @@ from boosting.learners import (
 )
 from boosting.m2 import AdaBoostM2, pseudo_losses, weighted_vote
 from boosting.metrics import (
-    PairedDifference,
     accuracy,
     accuracy_rows,
     brier_score,
@@ -40,7 +39,6 @@ from boosting.metrics import (
     hamming_loss,
     log_loss,
     log_loss_rows,
-    paired_difference,
     ranked_probability_score,
     ranked_probability_score_rows,
 )
@@ -55,7 +53,6 @@ __all__ = [
     "FixedPool",
     "NotFittedError",
     "Outputs",
-    "PairedDifference",
     "StopReason",
     "accuracy",
     "accuracy_rows",
@@ -66,7 +63,6 @@ __all__ = [
     "log_loss",
     "log_loss_rows",
     "most_probable_class",
-    "paired_difference",
     "pseudo_losses",
     "ranked_probability_score",
     "ranked_probability_score_rows",

@@ -1,4 +1,4 @@
-"""Scoring rules for probabilistic class forecasts, and a paired comparison of two forecasts.
+"""Scoring rules for probabilistic class forecasts.
 
 Every score takes integer labels ``y`` (n,) and probabilities ``proba`` (n, K). Each has a
 ``*_rows`` variant returning the per-row scores whose mean is the score. Probabilities are
@@ -7,16 +7,12 @@ clipped to [1e-15, 1] before a logarithm, so no score is NaN or infinite for val
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from boosting._checks import check_labels, check_probabilities
 
 LOG_CLIP = 1e-15
-ROUNDING = 1e-12  # per-row differences this small are floating-point noise
 
 
 def _inputs(y: ArrayLike, proba: ArrayLike) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
@@ -103,85 +99,3 @@ def hamming_loss(Y_true: ArrayLike, Y_pred: ArrayLike) -> float:
         if not np.isin(matrix, (0, 1)).all():
             raise ValueError(f"{name} must hold only 0 and 1")
     return float(np.mean(truth.astype(bool) != predicted.astype(bool)))
-
-
-@dataclass(frozen=True, slots=True)
-class PairedDifference:
-    """Mean of a − b over paired rows, its standard error, and a two-sided p-value.
-
-    The p-value is from Student's t with n − 1 degrees of freedom for the null hypothesis
-    "the mean difference is zero" (a paired t-test).
-    """
-
-    mean: float
-    standard_error: float
-    p_value: float
-    n: int
-
-
-def paired_difference(a_rows: ArrayLike, b_rows: ArrayLike) -> PairedDifference:
-    """Compare two forecasts scored on the same rows (for example two log-loss row arrays)."""
-    a = np.asarray(a_rows, dtype=np.float64)
-    b = np.asarray(b_rows, dtype=np.float64)
-    if a.ndim != 1 or a.shape != b.shape:
-        raise ValueError(
-            f"a_rows and b_rows must be 1-D and of equal length, got {a.shape}, {b.shape}"
-        )
-    if a.shape[0] < 2:
-        raise ValueError("a paired comparison needs at least 2 rows")
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ValueError("a_rows and b_rows must be finite")
-    differences = a - b
-    # Two forecasts equal up to rounding (the same mix computed two ways) do not differ.
-    differences[np.abs(differences) <= ROUNDING] = 0.0
-    n = differences.shape[0]
-    mean = float(differences.mean())
-    standard_error = float(differences.std(ddof=1) / math.sqrt(n))
-    if standard_error == 0.0:
-        p_value = 1.0 if mean == 0.0 else 0.0
-    else:
-        p_value = 2.0 * student_t_sf(abs(mean) / standard_error, n - 1)
-    return PairedDifference(mean, standard_error, min(1.0, p_value), n)
-
-
-def student_t_sf(t: float, degrees_of_freedom: float) -> float:
-    """P(T > t) for Student's t, t ≥ 0: ½ I_{ν/(ν+t²)}(ν/2, ½) (regularised incomplete beta)."""
-    if t < 0:
-        return 1.0 - student_t_sf(-t, degrees_of_freedom)
-    nu = float(degrees_of_freedom)
-    return 0.5 * regularized_incomplete_beta(nu / 2.0, 0.5, nu / (nu + t * t))
-
-
-def regularized_incomplete_beta(a: float, b: float, x: float) -> float:
-    """I_x(a, b) by Lentz's continued fraction (Numerical Recipes, 3rd ed., §6.4)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    # The continued fraction converges fast for x < (a + 1) / (a + b + 2); use symmetry otherwise.
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _beta_fraction(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
-
-
-def _beta_fraction(a: float, b: float, x: float, *, tolerance: float = 1e-15) -> float:
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    result = d
-    for m in range(1, 10_000):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            result *= c * d
-        if abs(c * d - 1.0) < tolerance:
-            return result
-    raise ArithmeticError("incomplete beta continued fraction did not converge")  # pragma: no cover
