@@ -1,7 +1,7 @@
 """AdaBoost for two classes (three losses), AdaBoost.M1, SAMME and AdaBoost.MH.
 
-Every estimator here boosts a weak learner, either :class:`~boosting.learners.DecisionStumps`
-(the default) or a :class:`~boosting.learners.FixedPool` of pre-trained hypotheses, through
+Every estimator here boosts a weak learner, either :class:`~boosting.stumps.DecisionStumps`
+(the default) or a :class:`~boosting.pool.FixedPool` of pre-trained hypotheses, through
 the loop of :mod:`boosting._loop`: each round one step picks the learner's best hypothesis
 under the current weights, weighs it and re-weights the samples.
 
@@ -29,7 +29,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from boosting._checks import check_sample_weight
 from boosting._loop import ERROR_FLOOR, BoostingLoop, Step, StopReason
-from boosting.learners import Bank, DecisionStumps, Outputs, Search, WeakLearner
+from boosting.learners import Bank, Outputs, Search, WeakLearner
+from boosting.stumps import DecisionStumps
 
 Loss = Literal["exponential", "logistic", "squared"]
 LOSSES: tuple[Loss, ...] = ("exponential", "logistic", "squared")
@@ -185,7 +186,7 @@ class AdaBoost(_WeakLearnerBoosting):
     r = 1 − 2ε with ε the weighted error), weighted by α_t = ½ ln((1 + r_t)/(1 − r_t)),
     which is ½ ln((1 − ε_t)/ε_t) for discrete hypotheses; then D_{t+1}(i) ∝
     D_t(i) exp(−α_t y_i h_t(x_i)). Real-valued hypotheses (h ∈ [−1, 1], from a
-    :class:`~boosting.learners.FixedPool`) use the same equations (Bonifaci).
+    :class:`~boosting.pool.FixedPool`) use the same equations (Bonifaci).
 
     The other losses follow the stagewise loop of Vîntur (2019) on F = Σ α_t h_t:
 
@@ -205,7 +206,7 @@ class AdaBoost(_WeakLearnerBoosting):
     n_rounds : int, >= 1
         Maximum number of rounds.
     learner : weak learner, optional
-        Default :class:`~boosting.learners.DecisionStumps`.
+        Default :class:`~boosting.stumps.DecisionStumps`.
     loss : "exponential", "logistic" or "squared"
 
     Attributes
@@ -440,7 +441,7 @@ class AdaBoostM1(_Multiclass):
     ----------
     n_rounds : int, >= 1
     learner : weak learner, optional
-        Default :class:`~boosting.learners.DecisionStumps` (each side predicts a class).
+        Default :class:`~boosting.stumps.DecisionStumps` (each side predicts a class).
 
     Attributes
     ----------

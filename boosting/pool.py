@@ -1,0 +1,165 @@
+"""Fixed pools: pre-trained hypotheses whose outputs are given as the data.
+
+A fixed pool is a set of pre-trained hypotheses whose outputs are given as the data X: the
+learner only picks the pool member with the best score. :func:`most_probable_class` and
+:func:`label_scores` build such outputs from plausibility vectors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from boosting.learners import Choice, Outputs
+
+
+def _pool_outputs(X: ArrayLike, kind: Outputs, n_outputs: int) -> NDArray[np.float64]:
+    """The pool's outputs as (n_samples, n_hypotheses, n_outputs), abstentions as zeros."""
+    array = np.asarray(X, dtype=np.float64)
+    if array.ndim >= 2 and (array.shape[0] == 0 or array.shape[1] == 0):
+        raise ValueError(f"the pool is empty: shape {array.shape}")
+    if kind is Outputs.LABELS:
+        if array.ndim != 2:
+            raise ValueError(
+                f"a pool of class predictions must have shape (n_samples, n_hypotheses), "
+                f"got {array.shape}"
+            )
+        finite = np.isfinite(array)
+        valid = finite & (array == np.round(array)) & (array >= -1) & (array < n_outputs)
+        if not valid.all():
+            row, column = np.argwhere(~valid)[0]
+            raise ValueError(
+                f"X[{row}, {column}] = {array[row, column]:g}: a pool's predictions must be "
+                f"class indices in [0, {n_outputs}), or -1 to abstain"
+            )
+        labels = array.astype(np.intp)
+        one_hot = np.zeros((*labels.shape, n_outputs))
+        rows, columns = np.nonzero(labels >= 0)
+        one_hot[rows, columns, labels[rows, columns]] = 1.0
+        return one_hot
+    expected = 2 if kind is Outputs.SIGNED else 3
+    if array.ndim != expected or (kind is Outputs.VOTES and array.shape[2] != n_outputs):
+        shape = (
+            "(n_samples, n_hypotheses)"
+            if expected == 2
+            else f"(n_samples, n_hypotheses, {n_outputs})"
+        )
+        raise ValueError(f"a pool's outputs must have shape {shape}, got {array.shape}")
+    filled = np.nan_to_num(array, nan=0.0, posinf=np.inf, neginf=-np.inf)
+    bad = ~(np.abs(filled) <= 1.0)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"X{list(where)} = {array[where]:g}: a pool's outputs must lie in [-1, 1] "
+            "(NaN to abstain)"
+        )
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"the pool is empty: shape {array.shape}")
+    return filled.reshape(array.shape[0], array.shape[1], -1)
+
+
+@dataclass
+class PoolBank:
+    kind: Outputs
+    n_outputs: int
+    n_hypotheses: int
+
+    def __len__(self) -> int:
+        return self.n_hypotheses
+
+    def evaluate(self, X: ArrayLike) -> _EvaluatedPool:
+        outputs = _pool_outputs(X, self.kind, self.n_outputs)
+        if outputs.shape[1] != self.n_hypotheses:
+            raise ValueError(
+                f"X has {outputs.shape[1]} hypotheses; the model was fitted on {self.n_hypotheses}"
+            )
+        return _EvaluatedPool(outputs)
+
+
+@dataclass
+class _EvaluatedPool:
+    outputs: NDArray[np.float64]  # (m, B, C)
+
+    def output(self, hypothesis: int) -> NDArray[np.float64]:
+        return self.outputs[:, hypothesis, :]
+
+    def weighted_sum(self, weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        result: NDArray[np.float64] = np.einsum("ibc,b->ic", self.outputs, weights)
+        return result
+
+
+class _PoolSearch:
+    def __init__(self, outputs: NDArray[np.float64], kind: Outputs, normalise: bool) -> None:
+        self.outputs = outputs
+        self.kind = kind
+        self.normalise = normalise
+        self._bank = PoolBank(kind, outputs.shape[2], outputs.shape[1])
+
+    def bank(self) -> PoolBank:
+        return self._bank
+
+    def best(
+        self,
+        G: NDArray[np.float64],
+        weights: NDArray[np.float64] | None = None,
+        *,
+        by_error: bool = False,  # a pool's score is already its weighted accuracy
+    ) -> Choice:
+        scores = np.einsum("ic,ibc->b", G, self.outputs)
+        if self.normalise:
+            # Least squares: the best direction, not the longest vector (Vîntur 2019:
+            # α = Σ w r h / Σ w h²); stumps need no such care since h² = 1 everywhere.
+            w = np.ones(G.shape[0]) if weights is None else weights
+            norms = np.sqrt(np.einsum("i,ibc,ibc->b", w, self.outputs, self.outputs))
+            scores = np.divide(scores, norms, out=np.zeros_like(scores), where=norms > 0)
+        best = int(np.argmax(scores))  # ties: the lowest index
+        return Choice(best, float(scores[best]), self.outputs[:, best, :])
+
+
+@dataclass(frozen=True)
+class FixedPool:
+    """A pool of pre-trained hypotheses whose outputs are the data (nothing is trained).
+
+    The data X holds, per sample, each hypothesis's output:
+
+    * for binary AdaBoost: shape (n_samples, n_hypotheses), values in [−1, 1] (±1 for
+      discrete hypotheses, any value between for confidence-rated ones), NaN to abstain;
+    * for AdaBoost.M1 and SAMME: shape (n_samples, n_hypotheses), the predicted class
+      as an index into the estimator's ``classes_`` (the sorted labels of y, so every
+      class must occur in y), −1 to abstain (an abstention is counted as a mistake while
+      fitting and casts no vote);
+    * for AdaBoost.MH: shape (n_samples, n_hypotheses, n_labels), values in [−1, 1], NaN
+      to abstain (as 0: no opinion).
+
+    Hypotheses are used as they are: one that does worse than chance is never turned
+    round. See :func:`most_probable_class` and :func:`label_scores` to build these from
+    plausibility vectors.
+    """
+
+    def prepare(
+        self, X: ArrayLike, kind: Outputs, n_outputs: int, *, normalise: bool = False
+    ) -> _PoolSearch:
+        return _PoolSearch(_pool_outputs(X, Outputs(kind), n_outputs), Outputs(kind), normalise)
+
+
+def most_probable_class(H: ArrayLike) -> NDArray[np.intp]:
+    """(n_samples, n_hypotheses, n_classes) plausibilities → each hypothesis's most
+    plausible class (the lowest on ties), −1 where it abstains (NaN)."""
+    array = np.asarray(H, dtype=np.float64)
+    if array.ndim != 3:
+        raise ValueError(
+            f"H must have shape (n_samples, n_hypotheses, n_classes), got {array.shape}"
+        )
+    abstaining = np.isnan(array).all(axis=2)
+    labels: NDArray[np.intp] = np.argmax(np.nan_to_num(array, nan=-np.inf), axis=2).astype(np.intp)
+    labels[abstaining] = -1
+    return labels
+
+
+def label_scores(H: ArrayLike) -> NDArray[np.float64]:
+    """Plausibilities in [0, 1] → AdaBoost.MH outputs 2 p − 1 in [−1, 1] (NaN stays NaN)."""
+    array = np.asarray(H, dtype=np.float64)
+    result: NDArray[np.float64] = 2.0 * array - 1.0
+    return result
