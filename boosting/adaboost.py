@@ -246,9 +246,7 @@ class AdaBoost(_WeakLearnerBoosting):
         _check_same_length(X, index)
         weights = check_sample_weight(sample_weight, index.shape[0])
         self.classes_ = classes
-        search = self._weak_learner().prepare(
-            X, Outputs.SIGNED, 1, normalise=self.loss == "squared"
-        )
+        search = self._weak_learner().prepare(X, Outputs.SIGNED, 1)
         signs = np.where(index == 1, 1.0, -1.0)
         return _State(search, signs, weights, weights.copy(), np.zeros(index.shape[0]))
 
@@ -282,7 +280,7 @@ class AdaBoost(_WeakLearnerBoosting):
     def _squared_step(self, state: _State) -> Step:
         residual = state.targets - state.scores
         weighted = state.weights * residual
-        choice = state.search.best(weighted[:, None], state.weights)
+        choice = state.search.best_direction(weighted[:, None], state.weights)
         h = choice.outputs[:, 0]
         along = float(np.dot(weighted, h))
         length = float(np.dot(state.weights, h * h))
@@ -361,6 +359,15 @@ def _logistic_distribution(
 # --- several classes, one label each ---------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Round:
+    """How an AdaBoost.M1 or SAMME round with a given error weighs and re-weights."""
+
+    weight: float  # α_t, the round's vote
+    beta: float  # β_t (AdaBoost.M1; NaN for SAMME)
+    right_scale: float  # D_{t+1} ∝ D_t times this where h_t is right, D_t where it is wrong
+
+
 class _Multiclass(_WeakLearnerBoosting):
     """Shared by AdaBoost.M1 and SAMME: one-hot hypotheses, a vote per round.
 
@@ -389,8 +396,8 @@ class _Multiclass(_WeakLearnerBoosting):
     def _error_limit(self) -> float:
         raise NotImplementedError
 
-    def _round(self, error: float) -> tuple[float, float]:
-        """(α_t, β_t) of a round with weighted error ε_t."""
+    def _round(self, error: float) -> _Round:
+        """The weight, β and re-weighting of a round with weighted error ε_t."""
         raise NotImplementedError
 
     def _step(self, state: _State) -> Step:
@@ -404,21 +411,23 @@ class _Multiclass(_WeakLearnerBoosting):
         if error >= self._error_limit() - CHANCE_TOLERANCE:
             # A learner ranking by another criterion (Gini) may have passed over a
             # hypothesis that is good enough: stop only if the least wrong one fails too.
-            choice = state.search.best(G, by_error=True)
+            choice = state.search.least_wrong(G)
             correct = choice.outputs[rows, state.targets] > 0
             error = float(D[~correct].sum())
         if error >= self._error_limit() - CHANCE_TOLERANCE:
             return Step(choice.hypothesis, error, stop=StopReason.NO_BETTER_THAN_CHANCE)
-        alpha, beta = self._round(max(error, ERROR_FLOOR))
+        this_round = self._round(max(error, ERROR_FLOOR))
         if error <= ERROR_FLOOR:
-            return Step(choice.hypothesis, error, alpha, beta, stop=StopReason.PERFECT)
-        state.distribution = self._reweight(D, correct, alpha, beta)
-        return Step(choice.hypothesis, error, alpha, beta)
-
-    def _reweight(
-        self, D: NDArray[np.float64], correct: NDArray[np.bool_], alpha: float, beta: float
-    ) -> NDArray[np.float64]:
-        raise NotImplementedError
+            return Step(
+                choice.hypothesis,
+                error,
+                this_round.weight,
+                this_round.beta,
+                stop=StopReason.PERFECT,
+            )
+        updated = np.where(correct, D * this_round.right_scale, D)
+        state.distribution = updated / updated.sum()
+        return Step(choice.hypothesis, error, this_round.weight, this_round.beta)
 
     def _labels(self, decision: NDArray[np.float64]) -> NDArray[Any]:
         result: NDArray[Any] = self.classes_[np.argmax(decision, axis=1)]
@@ -458,16 +467,9 @@ class AdaBoostM1(_Multiclass):
             f"{1 - 1 / self.n_classes_:.3f})"
         )
 
-    def _round(self, error: float) -> tuple[float, float]:
+    def _round(self, error: float) -> _Round:
         beta = error / (1.0 - error)
-        return math.log(1.0 / beta), beta
-
-    def _reweight(
-        self, D: NDArray[np.float64], correct: NDArray[np.bool_], alpha: float, beta: float
-    ) -> NDArray[np.float64]:
-        updated = np.where(correct, D * beta, D)
-        result: NDArray[np.float64] = updated / updated.sum()
-        return result
+        return _Round(weight=math.log(1.0 / beta), beta=beta, right_scale=beta)
 
 
 class SAMME(_Multiclass):
@@ -486,17 +488,11 @@ class SAMME(_Multiclass):
     def _error_limit(self) -> float:
         return 1.0 - 1.0 / self.n_classes_
 
-    def _round(self, error: float) -> tuple[float, float]:
-        return math.log((1.0 - error) / error) + math.log(self.n_classes_ - 1), math.nan
-
-    def _reweight(
-        self, D: NDArray[np.float64], correct: NDArray[np.bool_], alpha: float, beta: float
-    ) -> NDArray[np.float64]:
+    def _round(self, error: float) -> _Round:
+        alpha = math.log((1.0 - error) / error) + math.log(self.n_classes_ - 1)
         # exp(α) itself can overflow when ε is tiny; scaling the right ones by exp(−α)
         # instead is the same distribution after normalising.
-        updated = np.where(correct, D * math.exp(-alpha), D)
-        result: NDArray[np.float64] = updated / updated.sum()
-        return result
+        return _Round(weight=alpha, beta=math.nan, right_scale=math.exp(-alpha))
 
 
 # --- several labels per sample ---------------------------------------------------------

@@ -50,16 +50,18 @@ class Choice:
 class Search(Protocol):
     """A learner prepared on one training set (sorting done once)."""
 
-    def best(
-        self,
-        G: NDArray[np.float64],
-        weights: NDArray[np.float64] | None = None,
-        *,
-        by_error: bool = False,
-    ) -> Choice:
-        """The hypothesis maximising the criterion. ``weights``: the sample weights, for
-        least squares over a pool; ``by_error``: rank one-hot hypotheses by weighted error
-        alone, whatever the learner's own criterion."""
+    def best(self, G: NDArray[np.float64]) -> Choice:
+        """The hypothesis maximising the learner's criterion for G."""
+        ...
+
+    def least_wrong(self, G: NDArray[np.float64]) -> Choice:
+        """The one-hot hypothesis of smallest weighted error, whatever the learner's own
+        criterion (G holds each sample's weight at its class)."""
+        ...
+
+    def best_direction(self, G: NDArray[np.float64], weights: NDArray[np.float64]) -> Choice:
+        """The hypothesis maximising Σ G h / √(Σ_i w_i ‖h(x_i)‖²): the best direction to
+        fit by weighted least squares, not the longest vector (Vîntur 2019)."""
         ...
 
     def bank(self) -> Bank: ...
@@ -82,6 +84,4 @@ class Evaluated(Protocol):
 
 
 class WeakLearner(Protocol):
-    def prepare(
-        self, X: ArrayLike, kind: Outputs, n_outputs: int, *, normalise: bool = False
-    ) -> Search: ...
+    def prepare(self, X: ArrayLike, kind: Outputs, n_outputs: int) -> Search: ...

@@ -91,29 +91,28 @@ class _EvaluatedPool:
 
 
 class _PoolSearch:
-    def __init__(self, outputs: NDArray[np.float64], kind: Outputs, normalise: bool) -> None:
+    def __init__(self, outputs: NDArray[np.float64], kind: Outputs) -> None:
         self.outputs = outputs
-        self.kind = kind
-        self.normalise = normalise
         self._bank = PoolBank(kind, outputs.shape[2], outputs.shape[1])
 
     def bank(self) -> PoolBank:
         return self._bank
 
-    def best(
-        self,
-        G: NDArray[np.float64],
-        weights: NDArray[np.float64] | None = None,
-        *,
-        by_error: bool = False,  # a pool's score is already its weighted accuracy
-    ) -> Choice:
+    def best(self, G: NDArray[np.float64]) -> Choice:
+        return self._highest(np.einsum("ic,ibc->b", G, self.outputs))
+
+    def least_wrong(self, G: NDArray[np.float64]) -> Choice:
+        # A pool of one-hot hypotheses is already ranked by weighted accuracy.
+        return self.best(G)
+
+    def best_direction(self, G: NDArray[np.float64], weights: NDArray[np.float64]) -> Choice:
+        # Least squares (Vîntur 2019: α = Σ w r h / Σ w h²): a pool's hypotheses have
+        # different lengths, so each score is divided by the hypothesis's weighted norm.
         scores = np.einsum("ic,ibc->b", G, self.outputs)
-        if self.normalise:
-            # Least squares: the best direction, not the longest vector (Vîntur 2019:
-            # α = Σ w r h / Σ w h²); stumps need no such care since h² = 1 everywhere.
-            w = np.ones(G.shape[0]) if weights is None else weights
-            norms = np.sqrt(np.einsum("i,ibc,ibc->b", w, self.outputs, self.outputs))
-            scores = np.divide(scores, norms, out=np.zeros_like(scores), where=norms > 0)
+        norms = np.sqrt(np.einsum("i,ibc,ibc->b", weights, self.outputs, self.outputs))
+        return self._highest(np.divide(scores, norms, out=np.zeros_like(scores), where=norms > 0))
+
+    def _highest(self, scores: NDArray[np.float64]) -> Choice:
         best = int(np.argmax(scores))  # ties: the lowest index
         return Choice(best, float(scores[best]), self.outputs[:, best, :])
 
@@ -138,10 +137,8 @@ class FixedPool:
     plausibility vectors.
     """
 
-    def prepare(
-        self, X: ArrayLike, kind: Outputs, n_outputs: int, *, normalise: bool = False
-    ) -> _PoolSearch:
-        return _PoolSearch(_pool_outputs(X, Outputs(kind), n_outputs), Outputs(kind), normalise)
+    def prepare(self, X: ArrayLike, kind: Outputs, n_outputs: int) -> _PoolSearch:
+        return _PoolSearch(_pool_outputs(X, Outputs(kind), n_outputs), Outputs(kind))
 
 
 def most_probable_class(H: ArrayLike) -> NDArray[np.intp]:

@@ -14,6 +14,7 @@ at once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -76,13 +77,26 @@ class _Columns:
     categories: dict[int, NDArray[Any]]  # feature → its sorted categories (code = position)
 
 
-def _encode(
-    X: ArrayLike,
-    categorical: Sequence[int] | Literal["auto"] | None,
-    categories: dict[int, NDArray[Any]] | None = None,
-    n_features: int | None = None,
-) -> _Columns:
-    """Validate X and encode it; with ``categories`` (prediction) unseen values get -1."""
+def _encode_training(X: ArrayLike, categorical: Sequence[int] | Literal["auto"] | None) -> _Columns:
+    """Validate the training table and encode it, finding each categorical column's values."""
+    array = _table(X)
+    is_categorical = _categorical_mask(array, categorical)
+    values, categories = _encode_columns(array, is_categorical, None)
+    return _Columns(values, is_categorical, categories)
+
+
+def _encode_new(X: ArrayLike, categories: dict[int, NDArray[Any]], n_features: int) -> _Columns:
+    """Validate a table to predict on and encode it with the training categories (a value
+    not seen in training gets the code -1)."""
+    array = _table(X, n_features)
+    is_categorical = np.zeros(array.shape[1], dtype=bool)
+    is_categorical[list(categories)] = True
+    values, _ = _encode_columns(array, is_categorical, categories)
+    return _Columns(values, is_categorical, categories)
+
+
+def _table(X: ArrayLike, n_features: int | None = None) -> NDArray[Any]:
+    """X as a non-empty 2-D array, of ``n_features`` columns when that is given."""
     array = np.asarray(X)
     if array.ndim != 2:
         raise ValueError(f"X must have shape (n_samples, n_features), got {array.shape}")
@@ -91,68 +105,100 @@ def _encode(
         raise ValueError(f"X is empty: shape {array.shape}")
     if n_features is not None and d != n_features:
         raise ValueError(f"X has {d} features; the model was fitted on {n_features}")
-    if categories is None:
-        numeric_dtype = array.dtype.kind in "fiub"
-        listed = (
-            set()
-            if categorical is None or isinstance(categorical, str)
-            else {int(c) for c in categorical}
-        )
-        for feature in listed:
-            if not 0 <= feature < d:
-                raise ValueError(f"categorical feature {feature} is not a column of X (0..{d - 1})")
-        is_categorical = np.zeros(d, dtype=bool)
-        for feature in range(d):
-            if feature in listed:
-                is_categorical[feature] = True
-            elif not numeric_dtype:
-                try:
-                    array[:, feature].astype(np.float64)
-                except (TypeError, ValueError):
-                    if categorical is None:
-                        raise ValueError(
-                            f"X column {feature} is not numeric; list it in categorical"
-                        ) from None
-                    is_categorical[feature] = True
-    else:
-        is_categorical = np.zeros(d, dtype=bool)
-        is_categorical[list(categories)] = True
-    values = np.empty((n_samples, d))
-    found: dict[int, NDArray[Any]] = {}
+    return array
+
+
+def _categorical_mask(
+    array: NDArray[Any], categorical: Sequence[int] | Literal["auto"] | None
+) -> NDArray[np.bool_]:
+    """(d,) True for the listed columns and, under "auto", for those not convertible to numbers."""
+    d = array.shape[1]
+    listed = _listed_features(categorical, d)
+    numeric_dtype = array.dtype.kind in "fiub"
+    is_categorical = np.zeros(d, dtype=bool)
     for feature in range(d):
+        if feature in listed:
+            is_categorical[feature] = True
+        elif not numeric_dtype and not _converts_to_numbers(array[:, feature]):
+            if categorical is None:
+                raise ValueError(f"X column {feature} is not numeric; list it in categorical")
+            is_categorical[feature] = True
+    return is_categorical
+
+
+def _listed_features(categorical: Sequence[int] | Literal["auto"] | None, d: int) -> set[int]:
+    """The columns declared categorical, each checked to be a column of X."""
+    if categorical is None or isinstance(categorical, str):
+        return set()
+    listed = {int(c) for c in categorical}
+    for feature in listed:
+        if not 0 <= feature < d:
+            raise ValueError(f"categorical feature {feature} is not a column of X (0..{d - 1})")
+    return listed
+
+
+def _converts_to_numbers(column: NDArray[Any]) -> bool:
+    try:
+        column.astype(np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _encode_columns(
+    array: NDArray[Any],
+    is_categorical: NDArray[np.bool_],
+    categories: dict[int, NDArray[Any]] | None,
+) -> tuple[NDArray[np.float64], dict[int, NDArray[Any]]]:
+    """Numeric columns as floats, categorical ones as codes (see :func:`_category_codes`);
+    also returns each categorical column's categories."""
+    values = np.empty(array.shape)
+    found: dict[int, NDArray[Any]] = {}
+    for feature in range(array.shape[1]):
         column = array[:, feature]
         if is_categorical[feature]:
-            missing = _missing(column)
-            if missing.any():
-                row = int(np.argmax(missing))
-                raise ValueError(
-                    f"X[{row}, {feature}] is missing; a categorical column needs a value "
-                    "in every row"
-                )
-            try:
-                if categories is None:
-                    known, codes = np.unique(column, return_inverse=True)
-                    found[feature] = known
-                else:
-                    known = categories[feature]
-                    position = np.searchsorted(known, column)
-                    position = np.minimum(position, len(known) - 1)
-                    codes = np.where(known[position] == column, position, -1)
-            except TypeError:  # values that do not compare: numbers next to strings
-                kinds = sorted({type(value).__name__ for value in column.tolist()})
-                raise ValueError(
-                    f"X column {feature} mixes {', '.join(kinds)} values; a categorical "
-                    "column needs values of one type"
-                ) from None
-            values[:, feature] = codes
+            known = None if categories is None else categories[feature]
+            found[feature], values[:, feature] = _category_codes(column, feature, known)
         else:
             values[:, feature] = column.astype(np.float64)
+    _check_finite(values, is_categorical)
+    return values, found
+
+
+def _category_codes(
+    column: NDArray[Any], feature: int, known: NDArray[Any] | None
+) -> tuple[NDArray[Any], NDArray[np.intp]]:
+    """A categorical column's sorted categories and each value's position among them.
+
+    With ``known`` (prediction) the categories are those, and a value not among them gets -1.
+    """
+    missing = _missing(column)
+    if missing.any():
+        row = int(np.argmax(missing))
+        raise ValueError(
+            f"X[{row}, {feature}] is missing; a categorical column needs a value in every row"
+        )
+    try:
+        if known is None:
+            known, codes = np.unique(column, return_inverse=True)
+        else:
+            position = np.minimum(np.searchsorted(known, column), len(known) - 1)
+            codes = np.where(known[position] == column, position, -1)
+    except TypeError:  # values that do not compare: numbers next to strings
+        kinds = sorted({type(value).__name__ for value in column.tolist()})
+        raise ValueError(
+            f"X column {feature} mixes {', '.join(kinds)} values; a categorical "
+            "column needs values of one type"
+        ) from None
+    return known, codes
+
+
+def _check_finite(values: NDArray[np.float64], is_categorical: NDArray[np.bool_]) -> None:
     numeric = values[:, ~is_categorical]
     if not np.all(np.isfinite(numeric)):
         row, position = np.argwhere(~np.isfinite(numeric))[0]
         feature = int(np.flatnonzero(~is_categorical)[position])
         raise ValueError(f"X[{row}, {feature}] is {numeric[row, position]}; values must be finite")
-    return _Columns(values, is_categorical, found if categories is None else categories)
 
 
 def _missing(column: NDArray[Any]) -> NDArray[np.bool_]:
@@ -214,7 +260,7 @@ class StumpBank:
         return f"x[{feature}] <= {self.threshold[index]:.6g}"
 
     def evaluate(self, X: ArrayLike) -> _EvaluatedStumps:
-        columns = _encode(X, None, self.categories, self.n_features)
+        columns = _encode_new(X, self.categories, self.n_features)
         return _EvaluatedStumps(self, columns.values)
 
     def sides(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -395,14 +441,21 @@ class _StumpSearch:
     def bank(self) -> StumpBank:
         return self._bank
 
-    def best(
-        self,
-        G: NDArray[np.float64],
-        weights: NDArray[np.float64] | None = None,
-        *,
-        by_error: bool = False,
-    ) -> Choice:
-        criterion = "error" if by_error else self.criterion
+    def best(self, G: NDArray[np.float64]) -> Choice:
+        return self._best(G, self.criterion)
+
+    def least_wrong(self, G: NDArray[np.float64]) -> Choice:
+        return self._best(G, "error")
+
+    def best_direction(self, G: NDArray[np.float64], weights: NDArray[np.float64]) -> Choice:
+        # Every stump outputs ±1, so all have the same weighted norm √(Σ w): the best score
+        # is the best direction, and only the score is rescaled.
+        choice = self.best(G)
+        norm = math.sqrt(float(np.dot(weights, (choice.outputs * choice.outputs).sum(axis=1))))
+        score = choice.score / norm if norm > 0 else 0.0
+        return Choice(choice.hypothesis, score, choice.outputs)
+
+    def _best(self, G: NDArray[np.float64], criterion: str) -> Choice:
         T = G.sum(axis=0)
         best_score = -np.inf
         best: tuple[Any, ...] | None = None
@@ -418,12 +471,7 @@ class _StumpSearch:
         feature, threshold, category, left_sums = best
         left, right = _side_outputs(left_sums, T, self.kind)
         index = self._bank.add(feature, threshold, category, left, right)
-        if feature < 0:
-            side = np.ones(G.shape[0], dtype=bool)
-        elif category >= 0:
-            side = self.values[:, feature] == category
-        else:
-            side = self.values[:, feature] <= threshold
+        side = self._bank.side(self.values, index)
         outputs = np.where(side[:, None], left[None, :], right[None, :])
         return Choice(index, float(best_score), outputs)
 
@@ -543,10 +591,9 @@ class DecisionStumps:
     categorical: Sequence[int] | Literal["auto"] | None = "auto"
     criterion: Literal["error", "gini"] = "gini"
 
-    def prepare(
-        self, X: ArrayLike, kind: Outputs, n_outputs: int, *, normalise: bool = False
-    ) -> _StumpSearch:
-        # ``normalise`` (least squares) changes nothing here: every stump has ‖h‖² = m.
+    def prepare(self, X: ArrayLike, kind: Outputs, n_outputs: int) -> _StumpSearch:
         if self.criterion not in ("error", "gini"):
             raise ValueError(f"criterion must be 'error' or 'gini', got {self.criterion!r}")
-        return _StumpSearch(_encode(X, self.categorical), Outputs(kind), n_outputs, self.criterion)
+        return _StumpSearch(
+            _encode_training(X, self.categorical), Outputs(kind), n_outputs, self.criterion
+        )
