@@ -1,6 +1,8 @@
-"""Boosting: AdaBoost.M2 over fixed pools of pre-trained hypotheses, binary AdaBoost (three
-losses), AdaBoost.M1, SAMME and AdaBoost.MH over decision stumps or fixed pools, and
-scoring rules. Needs only numpy.
+"""Boosting with numpy alone: AdaBoost.M2, binary AdaBoost, M1, SAMME, MH and scoring rules.
+
+AdaBoost.M2 over fixed pools of pre-trained hypotheses; binary AdaBoost (three losses),
+AdaBoost.M1, SAMME and AdaBoost.MH over decision stumps or fixed pools; scoring rules for
+probabilistic class forecasts.
 
 The library is not tied to any application: a hypothesis is anything that gives, for each
 sample, a plausibility vector over the classes (or abstains with NaN), a class, or a score.

@@ -30,7 +30,18 @@ from numpy.typing import ArrayLike, NDArray
 
 
 class Outputs(StrEnum):
-    """What a hypothesis returns for one sample (see the module docstring)."""
+    """What a hypothesis returns for one sample, and so what the criterion's G means.
+
+    Attributes
+    ----------
+    SIGNED
+        One value in [−1, 1] (binary AdaBoost): the score is the edge r = Σ D y h.
+    LABELS
+        The one-hot vector of a class, all zeros to abstain (AdaBoost.M1, SAMME): the score
+        is the weighted accuracy 1 − ε.
+    VOTES
+        One value in [−1, 1] per label (AdaBoost.MH).
+    """
 
     SIGNED = "signed"
     LABELS = "labels"
@@ -39,8 +50,17 @@ class Outputs(StrEnum):
 
 @dataclass(frozen=True)
 class Choice:
-    """A learner's answer: the hypothesis (an index into its bank), its score and outputs on
-    the training samples, shape (n_samples, n_outputs)."""
+    """A learner's answer to one round's question.
+
+    Attributes
+    ----------
+    hypothesis : int
+        The hypothesis chosen, an index into the learner's :class:`Bank`.
+    score : float
+        Its value of the criterion that was asked for.
+    outputs : ndarray of shape (n_samples, n_outputs)
+        Its outputs on the training samples.
+    """
 
     hypothesis: int
     score: float
@@ -48,40 +68,150 @@ class Choice:
 
 
 class Search(Protocol):
-    """A learner prepared on one training set (sorting done once)."""
+    """A learner prepared on one training set (any sorting done once), asked once a round."""
 
     def best(self, G: NDArray[np.float64]) -> Choice:
-        """The hypothesis maximising the learner's criterion for G."""
+        """Find the hypothesis maximising the learner's criterion, Σ_i Σ_c G[i, c] h(x_i)[c].
+
+        Parameters
+        ----------
+        G : ndarray of shape (n_samples, n_outputs)
+            The round's weights of the outputs (see the module docstring).
+
+        Returns
+        -------
+        Choice
+            The hypothesis, its score and its outputs on the training samples.
+        """
         ...
 
     def least_wrong(self, G: NDArray[np.float64]) -> Choice:
-        """The one-hot hypothesis of smallest weighted error, whatever the learner's own
-        criterion (G holds each sample's weight at its class)."""
+        """Find the one-hot hypothesis of smallest weighted error, whatever the criterion.
+
+        Parameters
+        ----------
+        G : ndarray of shape (n_samples, n_classes)
+            Each sample's weight at its class, zeros elsewhere.
+
+        Returns
+        -------
+        Choice
+            The hypothesis, its weighted accuracy 1 − ε and its outputs.
+        """
         ...
 
     def best_direction(self, G: NDArray[np.float64], weights: NDArray[np.float64]) -> Choice:
-        """The hypothesis maximising Σ G h / √(Σ_i w_i ‖h(x_i)‖²): the best direction to
-        fit by weighted least squares, not the longest vector (Vîntur 2019)."""
+        """Find the hypothesis maximising Σ_i G[i] h(x_i) / √(Σ_i w_i ‖h(x_i)‖²).
+
+        The best direction to fit by weighted least squares, not the longest vector: the
+        least-squares step α = Σ w r h / Σ w h² of Vîntur (2019).
+
+        Parameters
+        ----------
+        G : ndarray of shape (n_samples, 1)
+            The sample weights times the residuals.
+        weights : ndarray of shape (n_samples,)
+            The sample weights w_i ≥ 0.
+
+        Returns
+        -------
+        Choice
+            The hypothesis, its normalised score and its outputs on the training samples.
+        """
         ...
 
-    def bank(self) -> Bank: ...
+    def bank(self) -> Bank:
+        """Return the hypotheses handed out so far, to evaluate on new data.
+
+        Returns
+        -------
+        Bank
+            The bank that :attr:`Choice.hypothesis` indexes.
+        """
+        ...
 
 
 class Bank(Protocol):
-    """The hypotheses a search handed out, evaluated on new data."""
+    """The hypotheses a search handed out, evaluated on new data.
+
+    Attributes
+    ----------
+    n_outputs : int
+        Outputs per sample of every hypothesis.
+    """
 
     n_outputs: int
 
-    def __len__(self) -> int: ...
+    def __len__(self) -> int:
+        """Return the number of hypotheses in the bank."""
+        ...
 
-    def evaluate(self, X: ArrayLike) -> Evaluated: ...
+    def evaluate(self, X: ArrayLike) -> Evaluated:
+        """Validate X and prepare the hypotheses' outputs on it.
+
+        Parameters
+        ----------
+        X : array-like
+            Data of the same kind as the training data (features, or a pool's outputs).
+
+        Returns
+        -------
+        Evaluated
+            The hypotheses' outputs on X, one at a time or weighted and summed.
+        """
+        ...
 
 
 class Evaluated(Protocol):
-    def output(self, hypothesis: int) -> NDArray[np.float64]: ...
+    """A bank's hypotheses evaluated on one data set of n_samples samples."""
 
-    def weighted_sum(self, weights: NDArray[np.float64]) -> NDArray[np.float64]: ...
+    def output(self, hypothesis: int) -> NDArray[np.float64]:
+        """Return one hypothesis's outputs.
+
+        Parameters
+        ----------
+        hypothesis : int
+            Index into the bank, in [0, len(bank)).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_outputs)
+        """
+        ...
+
+    def weighted_sum(self, weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Return Σ_j w_j h_j(x), the weighted sum of every hypothesis's outputs.
+
+        Parameters
+        ----------
+        weights : ndarray of shape (len(bank),)
+            One weight per hypothesis.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_outputs)
+        """
+        ...
 
 
 class WeakLearner(Protocol):
-    def prepare(self, X: ArrayLike, kind: Outputs, n_outputs: int) -> Search: ...
+    """What a boosting variant needs of its weak learner."""
+
+    def prepare(self, X: ArrayLike, kind: Outputs, n_outputs: int) -> Search:
+        """Validate the training data and prepare the search of every round.
+
+        Parameters
+        ----------
+        X : array-like
+            The training data, as the learner reads it.
+        kind : Outputs
+            What the hypotheses must return.
+        n_outputs : int, >= 1
+            Outputs per sample: 1 for ``SIGNED``, the number of classes or labels otherwise.
+
+        Returns
+        -------
+        Search
+            The search, asked once a round.
+        """
+        ...

@@ -30,7 +30,29 @@ def _one_hot(labels: NDArray[np.intp], n_classes: int) -> NDArray[np.float64]:
 
 
 def log_loss_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
-    """−ln p(y_i) per row (natural log)."""
+    """Compute the log loss of each row, −ln p(y_i) (natural log; Good 1952).
+
+    Probabilities are clipped to [1e-15, 1] first, so a zero on the outcome costs
+    −ln 1e-15 ≈ 34.5, not infinity.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Values in [0, 34.6], 0 for a sure and right forecast.
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+    """
     labels, probabilities = _inputs(y, proba)
     chosen = probabilities[np.arange(labels.shape[0]), labels]
     result: NDArray[np.float64] = -np.log(np.clip(chosen, LOG_CLIP, 1.0))
@@ -38,7 +60,29 @@ def log_loss_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
 
 
 def brier_score_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
-    """Σ_k (p_k − o_k)² per row, summed over classes: 0 (perfect) to 2 (sure and wrong)."""
+    """Compute the Brier score of each row, Σ_k (p_k − o_k)², summed over the classes.
+
+    Brier (1950), "Verification of forecasts expressed in terms of probability", Monthly
+    Weather Review 78: o_k is 1 for the outcome's class and 0 for the others.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Values in [0, 2]: 0 for a sure and right forecast, 2 for a sure and wrong one.
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+    """
     labels, probabilities = _inputs(y, proba)
     result: NDArray[np.float64] = (
         (probabilities - _one_hot(labels, probabilities.shape[1])) ** 2
@@ -47,10 +91,31 @@ def brier_score_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
 
 
 def ranked_probability_score_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
-    """RPS per row for ordered classes (Constantinou & Fenton 2012, eq. 1).
+    """Compute the ranked probability score of each row, for ordered classes.
 
-    1/(K−1) Σ_{k=1}^{K−1} (Σ_{j≤k} p_j − Σ_{j≤k} o_j)²: 0 is perfect, 1 is sure and wrong
-    at the far end. The classes are ranked in index order, 0 < 1 < … < K − 1.
+    RPS = 1/(K−1) Σ_{k=1}^{K−1} (Σ_{j≤k} p_j − Σ_{j≤k} o_j)² (Epstein 1969, "A scoring
+    system for probability forecasts of ranked categories", J. Appl. Meteor. 8; in this
+    normalised form eq. 1 of Constantinou & Fenton 2012). The classes are ranked in index
+    order, 0 < 1 < … < K − 1, so a forecast near the outcome's rank scores better than
+    one far from it.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Values in [0, 1]: 0 for a sure and right forecast, 1 for a sure one at the far end.
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
     """
     labels, probabilities = _inputs(y, proba)
     n_classes = probabilities.shape[1]
@@ -62,31 +127,168 @@ def ranked_probability_score_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.
 
 
 def accuracy_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
-    """1.0 where the most probable class (lowest index on ties) is the outcome, else 0.0."""
+    """Tell, for each row, whether the most probable class is the outcome.
+
+    The most probable class is argmax_k p_k, the lowest index on ties.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        1.0 where the most probable class is the outcome, 0.0 elsewhere.
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+    """
     labels, probabilities = _inputs(y, proba)
     result: NDArray[np.float64] = (np.argmax(probabilities, axis=1) == labels).astype(np.float64)
     return result
 
 
 def log_loss(y: ArrayLike, proba: ArrayLike) -> float:
+    """Compute the mean log loss, 1/n Σ_i −ln p_i(y_i) (natural log; Good 1952).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    float
+        The mean of the rows' log losses, in [0, 34.6].
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+
+    See Also
+    --------
+    log_loss_rows : the score of each row.
+    """
     return float(log_loss_rows(y, proba).mean())
 
 
 def brier_score(y: ArrayLike, proba: ArrayLike) -> float:
+    """Compute the mean Brier score, 1/n Σ_i Σ_k (p_ik − o_ik)² (Brier 1950).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    float
+        The mean of the rows' Brier scores, in [0, 2].
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+
+    See Also
+    --------
+    brier_score_rows : the score of each row.
+    """
     return float(brier_score_rows(y, proba).mean())
 
 
 def ranked_probability_score(y: ArrayLike, proba: ArrayLike) -> float:
+    """Compute the mean ranked probability score for ordered classes (Epstein 1969).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    float
+        The mean of the rows' RPS, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+
+    See Also
+    --------
+    ranked_probability_score_rows : the score of each row.
+    """
     return float(ranked_probability_score_rows(y, proba).mean())
 
 
 def accuracy(y: ArrayLike, proba: ArrayLike) -> float:
+    """Compute the share of rows whose most probable class is the outcome.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    float
+        A share in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+
+    See Also
+    --------
+    accuracy_rows : the score of each row.
+    """
     return float(accuracy_rows(y, proba).mean())
 
 
 def hamming_loss(Y_true: ArrayLike, Y_pred: ArrayLike) -> float:
-    """Share of (sample, label) pairs predicted wrong, for indicator matrices of 0 and 1:
-    1/(m K) Σ_i |h(x_i) △ Y_i| (Schapire & Singer 1999), the loss AdaBoost.MH minimises."""
+    """Compute the share of (sample, label) pairs predicted wrong.
+
+    1/(m K) Σ_i |h(x_i) △ Y_i| (Schapire & Singer 1999), the loss AdaBoost.MH minimises.
+
+    Parameters
+    ----------
+    Y_true : array-like of shape (n_samples, n_labels)
+        The true indicator matrix, of 0 and 1.
+    Y_pred : array-like of shape (n_samples, n_labels)
+        The predicted indicator matrix, of 0 and 1.
+
+    Returns
+    -------
+    float
+        A share in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If the matrices are not 2-D, differ in shape, are empty, or hold a value other
+        than 0 and 1.
+    """
     truth, predicted = np.asarray(Y_true), np.asarray(Y_pred)
     if truth.ndim != 2 or truth.shape != predicted.shape:
         raise ValueError(

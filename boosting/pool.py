@@ -16,7 +16,7 @@ from boosting.learners import Choice, Outputs
 
 
 def _pool_outputs(X: ArrayLike, kind: Outputs, n_outputs: int) -> NDArray[np.float64]:
-    """The pool's outputs as (n_samples, n_hypotheses, n_outputs), abstentions as zeros."""
+    """Validate a pool's outputs; return them as (m, B, n_outputs), abstentions as zeros."""
     array = np.asarray(X, dtype=np.float64)
     if array.ndim >= 2 and (array.shape[0] == 0 or array.shape[1] == 0):
         raise ValueError(f"the pool is empty: shape {array.shape}")
@@ -62,14 +62,45 @@ def _pool_outputs(X: ArrayLike, kind: Outputs, n_outputs: int) -> NDArray[np.flo
 
 @dataclass
 class PoolBank:
+    """The members of a fixed pool: hypothesis j is column j of the data.
+
+    Attributes
+    ----------
+    kind : Outputs
+        What the pool's hypotheses return.
+    n_outputs : int
+        Outputs per sample of every hypothesis.
+    n_hypotheses : int
+        Hypotheses in the pool.
+    """
+
     kind: Outputs
     n_outputs: int
     n_hypotheses: int
 
     def __len__(self) -> int:
+        """Return the number of hypotheses in the pool."""
         return self.n_hypotheses
 
     def evaluate(self, X: ArrayLike) -> _EvaluatedPool:
+        """Validate the pool's outputs on new samples.
+
+        Parameters
+        ----------
+        X : array-like
+            The pool's outputs, shaped as in training (see :class:`FixedPool`) with the
+            same number of hypotheses.
+
+        Returns
+        -------
+        Evaluated
+            The pool's outputs on the new samples.
+
+        Raises
+        ------
+        ValueError
+            If X is shaped otherwise, out of range, or has another number of hypotheses.
+        """
         outputs = _pool_outputs(X, self.kind, self.n_outputs)
         if outputs.shape[1] != self.n_hypotheses:
             raise ValueError(
@@ -138,12 +169,53 @@ class FixedPool:
     """
 
     def prepare(self, X: ArrayLike, kind: Outputs, n_outputs: int) -> _PoolSearch:
+        """Validate the pool's outputs on the training samples.
+
+        Parameters
+        ----------
+        X : array-like
+            The pool's outputs, shaped for ``kind`` as described in the class docstring.
+        kind : Outputs
+            What the estimator asks of its hypotheses.
+        n_outputs : int, >= 1
+            Outputs per sample: 1 for ``SIGNED``, the number of classes or labels otherwise.
+
+        Returns
+        -------
+        Search
+            The search over the pool, asked once a round.
+
+        Raises
+        ------
+        ValueError
+            If the pool is empty, shaped otherwise, holds a value outside [−1, 1], or a
+            class prediction that is not an index in [0, n_outputs) or −1.
+        """
         return _PoolSearch(_pool_outputs(X, Outputs(kind), n_outputs), Outputs(kind))
 
 
 def most_probable_class(H: ArrayLike) -> NDArray[np.intp]:
-    """(n_samples, n_hypotheses, n_classes) plausibilities → each hypothesis's most
-    plausible class (the lowest on ties), −1 where it abstains (NaN)."""
+    """Turn plausibility vectors into class predictions, the input of AdaBoost.M1 and SAMME.
+
+    Each hypothesis predicts its most plausible class, argmax_y H[i, b, y] (the lowest class
+    on ties), as a plausibility hypothesis of AdaBoost.M2 is read as a single label
+    (Freund & Schapire 1997).
+
+    Parameters
+    ----------
+    H : array-like of shape (n_samples, n_hypotheses, n_classes)
+        Plausibilities, NaN for every class where a hypothesis abstains.
+
+    Returns
+    -------
+    ndarray of int, shape (n_samples, n_hypotheses)
+        Class indices in [0, n_classes), −1 where the hypothesis abstains.
+
+    Raises
+    ------
+    ValueError
+        If H is not 3-D.
+    """
     array = np.asarray(H, dtype=np.float64)
     if array.ndim != 3:
         raise ValueError(
@@ -156,7 +228,21 @@ def most_probable_class(H: ArrayLike) -> NDArray[np.intp]:
 
 
 def label_scores(H: ArrayLike) -> NDArray[np.float64]:
-    """Plausibilities in [0, 1] → AdaBoost.MH outputs 2 p − 1 in [−1, 1] (NaN stays NaN)."""
+    """Turn plausibilities into AdaBoost.MH outputs, 2 p − 1 for every label.
+
+    The sign says whether the hypothesis gives the label and the magnitude how sure it is:
+    a confidence-rated prediction (Schapire & Singer 1999).
+
+    Parameters
+    ----------
+    H : array-like of shape (n_samples, n_hypotheses, n_classes)
+        Plausibilities in [0, 1], NaN where a hypothesis abstains.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_hypotheses, n_classes)
+        Values in [−1, 1]; NaN stays NaN (no opinion).
+    """
     array = np.asarray(H, dtype=np.float64)
     result: NDArray[np.float64] = 2.0 * array - 1.0
     return result

@@ -58,7 +58,7 @@ def _scores(
 def _side_outputs(
     L: NDArray[np.float64], T: NDArray[np.float64], kind: Outputs
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The best (left, right) output vectors of a split with left sums L (C,)."""
+    """Return the best (left, right) output vectors of a split with left sums L (C,)."""
     if kind is Outputs.LABELS:
         left, right = np.zeros_like(T), np.zeros_like(T)
         left[int(np.argmax(L))] = 1.0
@@ -86,8 +86,10 @@ def _encode_training(X: ArrayLike, categorical: Sequence[int] | Literal["auto"] 
 
 
 def _encode_new(X: ArrayLike, categories: dict[int, NDArray[Any]], n_features: int) -> _Columns:
-    """Validate a table to predict on and encode it with the training categories (a value
-    not seen in training gets the code -1)."""
+    """Validate a table to predict on and encode it with the training categories.
+
+    A value not seen in training gets the code -1.
+    """
     array = _table(X, n_features)
     is_categorical = np.zeros(array.shape[1], dtype=bool)
     is_categorical[list(categories)] = True
@@ -127,7 +129,7 @@ def _categorical_mask(
 
 
 def _listed_features(categorical: Sequence[int] | Literal["auto"] | None, d: int) -> set[int]:
-    """The columns declared categorical, each checked to be a column of X."""
+    """Return the columns declared categorical, each checked to be a column of X."""
     if categorical is None or isinstance(categorical, str):
         return set()
     listed = {int(c) for c in categorical}
@@ -150,8 +152,10 @@ def _encode_columns(
     is_categorical: NDArray[np.bool_],
     categories: dict[int, NDArray[Any]] | None,
 ) -> tuple[NDArray[np.float64], dict[int, NDArray[Any]]]:
-    """Numeric columns as floats, categorical ones as codes (see :func:`_category_codes`);
-    also returns each categorical column's categories."""
+    """Encode numeric columns as floats and categorical ones as codes.
+
+    Also returns each categorical column's categories (see :func:`_category_codes`).
+    """
     values = np.empty(array.shape)
     found: dict[int, NDArray[Any]] = {}
     for feature in range(array.shape[1]):
@@ -168,7 +172,7 @@ def _encode_columns(
 def _category_codes(
     column: NDArray[Any], feature: int, known: NDArray[Any] | None
 ) -> tuple[NDArray[Any], NDArray[np.intp]]:
-    """A categorical column's sorted categories and each value's position among them.
+    """Return a categorical column's sorted categories and each value's position among them.
 
     With ``known`` (prediction) the categories are those, and a value not among them gets -1.
     """
@@ -215,9 +219,30 @@ def _missing(column: NDArray[Any]) -> NDArray[np.bool_]:
 
 @dataclass
 class StumpBank:
-    """Fitted stumps. Stump j sends x left when ``x[feature] ≤ threshold`` (numeric),
-    ``x[feature] = category`` (categorical) or always (``feature = -1``, the constant
-    stump), and outputs ``left[j]`` or ``right[j]`` there."""
+    """The decision stumps a search handed out, each kept once.
+
+    Stump j sends x left when ``x[feature[j]] ≤ threshold[j]`` (numeric),
+    ``x[feature[j]] = categories[feature[j]][category[j]]`` (categorical) or always
+    (``feature[j] = -1``, the constant stump), and outputs ``left[j]`` there, ``right[j]``
+    elsewhere.
+
+    Attributes
+    ----------
+    n_outputs : int
+        Outputs per sample of every stump.
+    n_features : int
+        Columns of the training table.
+    categories : dict of int to ndarray
+        Each categorical column's sorted categories (a code is a position in it).
+    feature : list of int
+        Each stump's column, or -1 for the constant stump.
+    threshold : list of float
+        Each numeric stump's threshold, halfway between two training values; NaN otherwise.
+    category : list of int
+        Each categorical stump's category code; -1 otherwise.
+    left, right : list of ndarray of shape (n_outputs,)
+        Each stump's outputs on its two sides.
+    """
 
     n_outputs: int
     n_features: int
@@ -230,6 +255,7 @@ class StumpBank:
     _index: dict[tuple[Any, ...], int] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
+        """Return the number of distinct stumps."""
         return len(self.feature)
 
     def add(
@@ -240,7 +266,24 @@ class StumpBank:
         left: NDArray[np.float64],
         right: NDArray[np.float64],
     ) -> int:
-        """The index of this stump, added if it is new (a stump may win many rounds)."""
+        """Add a stump unless it is already there (a stump may win many rounds).
+
+        Parameters
+        ----------
+        feature : int
+            Its column, or -1 for the constant stump.
+        threshold : float
+            Its threshold (NaN unless numeric).
+        category : int
+            Its category code (-1 unless categorical).
+        left, right : ndarray of shape (n_outputs,)
+            Its outputs on the two sides.
+
+        Returns
+        -------
+        int
+            The stump's index in the bank.
+        """
         key = (feature, threshold, category, left.tobytes(), right.tobytes())
         if key not in self._index:
             self._index[key] = len(self.feature)
@@ -252,6 +295,18 @@ class StumpBank:
         return self._index[key]
 
     def describe(self, index: int) -> str:
+        """Describe in words where a stump sends a sample left.
+
+        Parameters
+        ----------
+        index : int
+            The stump, in [0, len(bank)).
+
+        Returns
+        -------
+        str
+            For example ``x[2] <= 0.5``, ``x[0] == 'red'`` or ``always left``.
+        """
         feature = self.feature[index]
         if feature < 0:
             return "always left"
@@ -260,11 +315,41 @@ class StumpBank:
         return f"x[{feature}] <= {self.threshold[index]:.6g}"
 
     def evaluate(self, X: ArrayLike) -> _EvaluatedStumps:
+        """Validate and encode a table to evaluate the stumps on.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric values, finite; categorical columns as in training. A category not
+            seen in training goes right.
+
+        Returns
+        -------
+        Evaluated
+            The stumps' outputs on X.
+
+        Raises
+        ------
+        ValueError
+            If X has another number of columns than in training, a missing categorical
+            value or a numeric value that is not finite.
+        """
         columns = _encode_new(X, self.categories, self.n_features)
         return _EvaluatedStumps(self, columns.values)
 
     def sides(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """(n_samples, n_stumps): True where a sample goes left."""
+        """Tell, for every stump, which samples it sends left.
+
+        Parameters
+        ----------
+        values : ndarray of shape (n_samples, n_features)
+            An encoded table.
+
+        Returns
+        -------
+        ndarray of bool, shape (n_samples, len(bank))
+            True where a sample goes left.
+        """
         feature = np.asarray(self.feature, dtype=np.intp)
         if len(feature) == 0:
             return np.zeros((values.shape[0], 0), dtype=bool)
@@ -281,7 +366,20 @@ class StumpBank:
         return result
 
     def side(self, values: NDArray[np.float64], index: int) -> NDArray[np.bool_]:
-        """True where a sample goes left of stump ``index``."""
+        """Tell which samples one stump sends left.
+
+        Parameters
+        ----------
+        values : ndarray of shape (n_samples, n_features)
+            An encoded table.
+        index : int
+            The stump, in [0, len(bank)).
+
+        Returns
+        -------
+        ndarray of bool, shape (n_samples,)
+            True where a sample goes left.
+        """
         feature = self.feature[index]
         if feature < 0:
             return np.ones(values.shape[0], dtype=bool)
@@ -325,10 +423,10 @@ class _EvaluatedStumps:
 
 
 class _GroupedSums:
-    """Per feature, sums of G's rows by group (a distinct value, or a category), a block
-    of features at a time so that memory stays bounded on wide and long tables.
+    """Per feature, sums of G's rows by group (a distinct value, or a category).
 
-    ``groups[f, i]`` is sample i's group within feature f. A block is summed by one
+    Features are summed a block at a time so that memory stays bounded on wide and long
+    tables. ``groups[f, i]`` is sample i's group within feature f. A block is summed by one
     bincount over the non-zero entries of G when there is about one per sample (M1 and
     SAMME: each sample's weight sits in its own class's column, the same pattern round
     after round, so the bincount's index is built once per block and kept), and by one
@@ -361,7 +459,7 @@ class _GroupedSums:
         return self._blocks[width]
 
     def __call__(self, G: NDArray[np.float64], first: int, last: int) -> NDArray[np.float64]:
-        """(groups of features first..last-1, C) sums, in order of feature then group."""
+        """Sum G by group over features first..last-1: (groups, C), by feature then group."""
         base, size = int(self.starts[first]), int(self.starts[last] - self.starts[first])
         ids = self.ids[first:last] - base
         width = G.shape[1]
@@ -571,12 +669,12 @@ class DecisionStumps:
 
     For two classes (AdaBoost) and for AdaBoost.MH a stump is ranked by the edge it gives,
     which is what those algorithms maximise. For M1 and SAMME, whose stumps predict one
-    class per side, ``criterion`` ranks the splits: "gini" (the default, as CART and
-    scikit-learn's trees) by the weighted Gini impurity of the two sides, "error" by the
-    weighted error itself. The error of a multi-class stump is flat over most thresholds
-    (a split that changes neither side's heaviest class gains nothing), so ranking by it
-    picks among many ties and generalises worse in practice; either way each side predicts
-    its heaviest class.
+    class per side, ``criterion`` ranks the splits: "gini" (the default, as CART, Breiman,
+    Friedman, Olshen & Stone 1984, and scikit-learn's trees) by the weighted Gini impurity
+    Σ_side W_side (1 − Σ_c p_c²) of the two sides, "error" by the weighted error itself.
+    The error of a multi-class stump is flat over most thresholds (a split that changes
+    neither side's heaviest class gains nothing), so ranking by it picks among many ties
+    and generalises worse in practice; either way each side predicts its heaviest class.
 
     Parameters
     ----------
@@ -592,6 +690,30 @@ class DecisionStumps:
     criterion: Literal["error", "gini"] = "gini"
 
     def prepare(self, X: ArrayLike, kind: Outputs, n_outputs: int) -> _StumpSearch:
+        """Validate and encode the training table and sort every numeric feature once.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric columns, finite; categorical columns (see ``categorical``) of values of
+            one type, none missing.
+        kind : Outputs
+            What the stumps must return on each side.
+        n_outputs : int, >= 1
+            Outputs per sample: 1 for ``SIGNED``, the number of classes or labels otherwise.
+
+        Returns
+        -------
+        Search
+            The stump search, asked once a round.
+
+        Raises
+        ------
+        ValueError
+            If ``criterion`` is unknown, X is not a non-empty 2-D table, a listed
+            categorical feature is not a column, a column is not numeric while
+            ``categorical`` is None, or a value is missing or not finite.
+        """
         if self.criterion not in ("error", "gini"):
             raise ValueError(f"criterion must be 'error' or 'gini', got {self.criterion!r}")
         return _StumpSearch(
