@@ -61,10 +61,29 @@ INGESTED = Counter(
 )
 
 
+# Each labelled child is looked up once: labels() costs more than inc() or observe(). The
+# label values are bounded (methods, route templates, statuses), and so are these caches.
+
+
+@cache
+def _requests_counted(method: str, route: str, status: int) -> Counter:
+    return HTTP_REQUESTS.labels(method, route, str(status))
+
+
+@cache
+def _latency_observed(method: str, route: str) -> Histogram:
+    return HTTP_LATENCY.labels(method, route)
+
+
 @cache
 def _predictions_counted(source: str, basis: str) -> Counter:
-    # One labelled child per pair, looked up once: labels() costs more than inc().
     return PREDICTIONS.labels(source, basis)
+
+
+def observe_request(method: str, route: str, status: int, seconds: float) -> None:
+    """Counts one answered request and its duration, by route template (never raw path)."""
+    _requests_counted(method, route, status).inc()
+    _latency_observed(method, route).observe(seconds)
 
 
 def count_prediction(source: Literal["inline", "match_id"], basis: str) -> None:

@@ -39,8 +39,12 @@ admin_key_header = APIKeyHeader(
 # be sent to the thread pool on every request.
 
 
-async def get_app_state(request: Request) -> AppState:
+def _state_of(request: Request) -> AppState:
     return app_state(request.scope.get("state", {}))
+
+
+async def get_app_state(request: Request) -> AppState:
+    return _state_of(request)
 
 
 AppStateDep = Annotated[AppState, Depends(get_app_state)]
@@ -54,8 +58,10 @@ async def get_models(state: AppStateDep) -> ModelCache:
     return state.models
 
 
-async def get_predictions(state: AppStateDep) -> PredictionService:
-    return state.predictions
+async def get_predictions(request: Request) -> PredictionService:
+    # Straight from the request rather than through get_app_state: one level of dependencies
+    # less on /predict, a few microseconds of every request.
+    return _state_of(request).predictions
 
 
 def get_session(state: AppStateDep) -> Iterator[Session]:

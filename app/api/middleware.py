@@ -1,28 +1,43 @@
-"""ASGI middleware: request ids, request logs and metrics, and request body limits."""
+"""ASGI middleware: request ids, request logs and metrics, and request body limits.
+
+Both run on every request, /predict included, so each does its per-request work with the
+raw ASGI scope and keeps what does not change between requests (messages, labelled metric
+children) from one request to the next.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import re
+import secrets
 import time
-import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from fastapi import HTTPException, status
-from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.logs import REQUEST_ID
-from app.metrics import HTTP_LATENCY, HTTP_REQUESTS
+from app.metrics import observe_request
 
 access_log = logging.getLogger("oddsboost.access")
 
 REQUEST_ID_HEADER = "X-Request-ID"
+_REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode("latin-1")
+_REQUEST_ID_NAME = REQUEST_ID_HEADER.encode("latin-1")
 # A caller's own request id is kept only if it is short and plain.
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # Probes are logged at DEBUG so that they do not drown the request log.
 QUIET_PATHS = frozenset({"/health", "/ready", "/metrics"})
+
+
+def header(scope: Scope, name: bytes) -> str | None:
+    """The first value of a request header (``name`` in lower case, as ASGI gives it)."""
+    headers: Iterable[tuple[bytes, bytes]] = scope.get("headers", ())
+    for key, value in headers:
+        if key == name:
+            return value.decode("latin-1")
+    return None
 
 
 class RequestMiddleware:
@@ -37,8 +52,9 @@ class RequestMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = Headers(scope=scope).get(REQUEST_ID_HEADER, "")
-        request_id = given if _CLIENT_ID.match(given) else uuid.uuid4().hex
+        given = header(scope, _REQUEST_ID_KEY)
+        request_id = given if given and _CLIENT_ID.match(given) else secrets.token_hex(16)
+        encoded_id = request_id.encode("latin-1")
         token = REQUEST_ID.set(request_id)
         status_code = 500
         started = time.perf_counter()
@@ -47,7 +63,7 @@ class RequestMiddleware:
             nonlocal status_code
             if message["type"] == "http.response.start":
                 status_code = message["status"]
-                MutableHeaders(scope=message).append(REQUEST_ID_HEADER, request_id)
+                message["headers"] = [*message.get("headers", ()), (_REQUEST_ID_NAME, encoded_id)]
             await send(message)
 
         try:
@@ -57,25 +73,30 @@ class RequestMiddleware:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             method = scope["method"]
-            HTTP_REQUESTS.labels(method, template, str(status_code)).inc()
-            HTTP_LATENCY.labels(method, template).observe(elapsed)
-            path = scope["path"]
-            access_log.log(
-                logging.DEBUG if path in QUIET_PATHS else logging.INFO,
-                "%s %s %s %.1fms",
-                method,
-                path,
-                status_code,
-                elapsed * 1000,
-                extra={
-                    "method": method,
-                    "path": path,
-                    "route": template,
-                    "status": status_code,
-                    "duration_ms": round(elapsed * 1000, 2),
-                },
-            )
+            observe_request(method, template, status_code, elapsed)
+            _log_request(scope["path"], method, template, status_code, elapsed)
             REQUEST_ID.reset(token)
+
+
+def _log_request(path: str, method: str, template: str, status_code: int, elapsed: float) -> None:
+    level = logging.DEBUG if path in QUIET_PATHS else logging.INFO
+    if not access_log.isEnabledFor(level):
+        return
+    access_log.log(
+        level,
+        "%s %s %s %.1fms",
+        method,
+        path,
+        status_code,
+        elapsed * 1000,
+        extra={
+            "method": method,
+            "path": path,
+            "route": template,
+            "status": status_code,
+            "duration_ms": round(elapsed * 1000, 2),
+        },
+    )
 
 
 def _size(limit: int) -> str:
@@ -96,31 +117,19 @@ class BodyLimitMiddleware:
         self.limits = sorted(limits.items(), key=lambda item: -len(item[0]))
 
     def limit_for(self, path: str) -> int:
-        return next(
-            (limit for prefix, limit in self.limits if path.startswith(prefix)), self.default_limit
-        )
+        for prefix, limit in self.limits:
+            if path.startswith(prefix):
+                return limit
+        return self.default_limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         limit = self.limit_for(scope["path"])
-        message_text = f"request body too large: at most {limit} bytes ({_size(limit)}) here"
-        declared = Headers(scope=scope).get("content-length")
+        declared = header(scope, b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            body = json.dumps({"detail": message_text}).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": status.HTTP_413_CONTENT_TOO_LARGE,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        (b"connection", b"close"),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await _refuse(send, limit)
             return
         received = 0
 
@@ -131,7 +140,27 @@ class BodyLimitMiddleware:
                 received += len(message.get("body", b""))
                 if received > limit:
                     # Raised where the body is read; FastAPI answers it as a JSON 413.
-                    raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, message_text)
+                    raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, _too_large(limit))
             return message
 
         await self.app(scope, limited_receive, send)
+
+
+def _too_large(limit: int) -> str:
+    return f"request body too large: at most {limit} bytes ({_size(limit)}) here"
+
+
+async def _refuse(send: Send, limit: int) -> None:
+    body = json.dumps({"detail": _too_large(limit)}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status.HTTP_413_CONTENT_TOO_LARGE,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -13,10 +13,13 @@ scripts when it is installed (else an asyncio client), with the same concurrency
   the database;
 * batch100: POST /predict/batch with 100 inline items.
 
-Prints requests/s, p50 and p99 latency for each, and its throughput ratio to the bare app.
-Aims: inline >= 0.8, match_id >= 0.6.
+Both servers run side by side and each real run is followed at once by the bare run of the
+same scenario, so that both see the same load on a shared machine. Prints requests/s, p50
+and p99 latency (medians over ``--repeats``) for each, and its throughput ratio to the bare
+app. Aims: inline >= 0.8, match_id >= 0.6.
 
-Run: ``python tests/benchmarks/bench_predict.py [--workers 1 --connections 16 --duration 10]``
+Run: ``python tests/benchmarks/bench_predict.py [--workers 1 --connections 16 --duration 10
+--repeats 1]``
 """
 
 from __future__ import annotations
@@ -272,11 +275,18 @@ def measure(
     return asyncio.run(run_asyncio(base, scenario, match_ids, connections, seconds))
 
 
+def rate(rows: list[dict[str, float]]) -> float:
+    return sum(row["requests"] for row in rows) / sum(row["seconds"] for row in rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="Runs of each scenario on each server."
+    )
     args = parser.parse_args()
     data_dir = Path(os.environ.get("ODDSBOOST_DATA_DIR", "../shared/data"))
     scenarios = ("inline", "match_id", "match_id_all", "batch100")
@@ -285,34 +295,30 @@ def main() -> None:
         settings, match_ids = prepare(Path(directory), data_dir)
         environment = {**os.environ, **settings_environment(settings)}
         uvicorn_options = ["--workers", str(args.workers)]
-        real_port = free_port()
+        real_port, bare_port = free_port(), free_port()
         rng = random.Random(7)
         sizes: dict[str, int] = {}
-        results: dict[str, dict[str, dict[str, float]]] = {"real": {}, "bare": {}}
+        results: dict[str, dict[str, list[dict[str, float]]]] = {
+            server: {scenario: [] for scenario in scenarios} for server in ("real", "bare")
+        }
         with serve(
             [sys.executable, "-m", "app", "serve", "--port", str(real_port), *uvicorn_options],
             environment,
             real_port,
             "/models/active",
-        ) as base:
+        ) as real_base:
             for scenario in scenarios:
                 path, body = request_body(scenario, match_ids, rng)
-                response = httpx.post(f"{base}{path}", json=body, timeout=30)
+                response = httpx.post(f"{real_base}{path}", json=body, timeout=30)
                 assert response.status_code == 200, response.text
                 sizes[scenario] = len(response.content)
-            for scenario in scenarios:
-                results["real"][scenario] = measure(
-                    base, scenario, match_ids, args.connections, args.duration
-                )
-        bare_port = free_port()
-        bodies = {"/predict": sizes["match_id"], "/predict/batch": sizes["batch100"]}
-        bare_environment = {
-            **os.environ,
-            "ODDSBOOST_BENCH_BODIES": json.dumps(bodies),
-            "PYTHONPATH": str(HERE),
-        }
-        with serve(
-            [
+            bodies = {"/predict": sizes["match_id"], "/predict/batch": sizes["batch100"]}
+            bare_environment = {
+                **os.environ,
+                "ODDSBOOST_BENCH_BODIES": json.dumps(bodies),
+                "PYTHONPATH": str(HERE),
+            }
+            bare_command = [
                 sys.executable,
                 "-m",
                 "uvicorn",
@@ -321,32 +327,35 @@ def main() -> None:
                 "--port",
                 str(bare_port),
                 *uvicorn_options,
-            ],
-            bare_environment,
-            bare_port,
-            "/docs",
-        ) as base:
-            for scenario in scenarios:
-                results["bare"][scenario] = measure(
-                    base, scenario, match_ids, args.connections, args.duration
-                )
+            ]
+            with serve(bare_command, bare_environment, bare_port, "/docs") as bare_base:
+                # Each real run is followed at once by its bare run: on a shared machine the
+                # load drifts, and the ratio should compare the two under the same load.
+                for scenario in scenarios:
+                    for _ in range(args.repeats):
+                        for server, base in (("real", real_base), ("bare", bare_base)):
+                            results[server][scenario].append(
+                                measure(base, scenario, match_ids, args.connections, args.duration)
+                            )
 
     tool = "wrk" if shutil.which("wrk") else "asyncio client"
     print(
-        f"{tool}, {args.connections} connections, {args.duration} s each, "
+        f"{tool}, {args.connections} connections, {args.duration} s x {args.repeats} each, "
         f"{args.workers} worker(s) per server; response sizes {sizes}"
     )
     header = ("scenario", "server", "req/s", "p50 ms", "p99 ms", "errors", "ratio")
     print("{:<12} {:<5} {:>8} {:>8} {:>8} {:>6} {:>6}".format(*header))
     for scenario in scenarios:
-        bare_rate = results["bare"][scenario]["requests"] / results["bare"][scenario]["seconds"]
+        bare_rate = rate(results["bare"][scenario])
         for server in ("bare", "real"):
-            row = results[server][scenario]
-            rate = row["requests"] / row["seconds"]
-            ratio = f"{rate / bare_rate:6.2f}" if server == "real" else ""
+            rows = results[server][scenario]
+            ratio = f"{rate(rows) / bare_rate:6.2f}" if server == "real" else ""
+            p50 = statistics.median(row["p50_ms"] for row in rows)
+            p99 = statistics.median(row["p99_ms"] for row in rows)
+            errors = int(sum(row["errors"] for row in rows))
             print(
-                f"{scenario:<12} {server:<5} {rate:>8.0f} {row['p50_ms']:>8.2f} "
-                f"{row['p99_ms']:>8.2f} {int(row['errors']):>6} {ratio:>6}"
+                f"{scenario:<12} {server:<5} {rate(rows):>8.0f} {p50:>8.2f} "
+                f"{p99:>8.2f} {errors:>6} {ratio:>6}"
             )
     print("aims: inline ratio >= 0.8, match_id ratio >= 0.6")
 

@@ -12,7 +12,7 @@ from pydantic_core import to_json
 from app.api.schemas.common import MatchId, StrictModel
 from app.domain.fields import Code, TeamName, UtcDateTime
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
-from app.domain.records import check_price
+from app.domain.records import PRICE_MAX, check_price
 from app.domain.vocabulary import Phase
 from app.services.prediction import PredictionAnswer, PredictionRequest
 
@@ -31,6 +31,12 @@ class OddsIn(StrictModel):
 
     @model_validator(mode="after")
     def _valid_prices(self) -> OddsIn:
+        if (
+            1.0 < self.home <= PRICE_MAX
+            and 1.0 < self.draw <= PRICE_MAX
+            and 1.0 < self.away <= PRICE_MAX
+        ):
+            return self  # the usual case, decided without a call per price (NaN fails it)
         for name in ("home", "draw", "away"):
             try:
                 check_price(getattr(self, name))
@@ -87,8 +93,8 @@ class PredictIn(StrictModel):
         if self.odds is None:
             raise ValueError("give 'match_id' or 'odds'")
         codes = [odds.bookmaker for odds in self.odds]
-        repeated = sorted({code for code in codes if codes.count(code) > 1})
-        if repeated:
+        if len(set(codes)) < len(codes):
+            repeated = sorted({code for code in codes if codes.count(code) > 1})
             raise ValueError(f"bookmaker {repeated[0]!r} appears more than once in 'odds'")
         if self.home_team is not None and self.home_team == self.away_team:
             raise ValueError("home_team and away_team must differ")
