@@ -61,10 +61,14 @@ class Refusal:
     detail: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class PredictionAnswer:
     """One prediction, with the match it is for and the model version that made it (None
-    before the first fit)."""
+    before the first fit).
+
+    An answer is never changed once made: the same one is served again from the cache, and
+    whoever writes it out may keep what it wrote beside it (it can be weakly referenced).
+    """
 
     match: MatchInfo
     prediction: MatchPrediction

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
+from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel, Field, Strict, model_validator
 from pydantic_core import to_json
@@ -229,9 +230,19 @@ class BatchResult:
 # checks real answers against PredictionOut and BatchOut).
 
 
+# The body of each answer by match id, kept while the service keeps the answer: the same
+# answer is served many times over its cache time. Used on the event loop only.
+_WRITTEN: WeakKeyDictionary[PredictionAnswer, bytes] = WeakKeyDictionary()
+
+
 def prediction_json(answer: PredictionAnswer) -> bytes:
     """The body of one prediction, in the shape :class:`PredictionOut` documents."""
-    return to_json(_prediction(answer))
+    if answer.match.id is None:  # inline: answered once
+        return to_json(_prediction(answer))
+    body = _WRITTEN.get(answer)
+    if body is None:
+        body = _WRITTEN[answer] = to_json(_prediction(answer))
+    return body
 
 
 def batch_json(results: list[BatchResult]) -> bytes:
