@@ -18,24 +18,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Generic, TypeVar
 
-from sqlalchemy import Connection, Engine, bindparam, select
+from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session, aliased
 
-from app.db.orm import Bookmaker, Competition, Match, OddsQuote, Team
 from app.domain.ensemble import Ensemble
-from app.domain.prediction import (
-    MatchInfo,
-    MatchPrediction,
-    QuotedMatch,
-    QuotedOdds,
-    predict_matches,
-)
-from app.domain.training import select_latest_valid
+from app.domain.prediction import MatchInfo, MatchPrediction, QuotedMatch, predict_matches
 from app.domain.vocabulary import Method, Phase
 from app.metrics import count_prediction
-from app.services.model_versions import QUOTE_COLUMNS, tables_from_rows
-from app.services.serving import ModelCache
+from app.services.serving import ModelCache, stored_matches
 
 log = logging.getLogger(__name__)
 
@@ -251,60 +241,3 @@ def _predict(matches: list[QuotedMatch], snapshot: _Snapshot) -> list[Prediction
         PredictionAnswer(match.info, prediction, snapshot.ensemble)
         for match, prediction in zip(matches, predictions, strict=True)
     ]
-
-
-_HOME, _AWAY = aliased(Team), aliased(Team)
-# Built once: on the predict path, constructing these statements cost more than running them.
-_MATCHES_BY_ID = (
-    select(
-        Match.id,
-        Match.kickoff,
-        Match.result,
-        Competition.code,
-        Match.season,
-        _HOME.name,
-        _AWAY.name,
-    )
-    .join(Competition, Match.competition_id == Competition.id)
-    .join(_HOME, Match.home_team_id == _HOME.id)
-    .join(_AWAY, Match.away_team_id == _AWAY.id)
-    .where(Match.id.in_(bindparam("ids", expanding=True)))
-    .order_by(Match.id)
-)
-_QUOTES_OF_MATCHES = (
-    select(*QUOTE_COLUMNS)
-    .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
-    .where(
-        OddsQuote.match_id.in_(bindparam("ids", expanding=True)),
-        OddsQuote.phase == bindparam("phase"),
-    )
-)
-
-
-def stored_matches(
-    connection: Connection | Session, match_ids: Sequence[int], *, phase: Phase
-) -> dict[int, QuotedMatch]:
-    """The given matches with, per bookmaker, the latest quote of ``phase`` valid before
-    kickoff (ordered by bookmaker code); ids that are not stored are left out."""
-    wanted = sorted(set(match_ids))
-    if not wanted:
-        return {}
-    rows = connection.execute(_MATCHES_BY_ID, {"ids": wanted}).all()
-    if not rows:
-        return {}
-    quote_rows = connection.execute(
-        _QUOTES_OF_MATCHES, {"ids": [row[0] for row in rows], "phase": phase}
-    ).all()
-    matches, quotes = tables_from_rows([row[:5] for row in rows], quote_rows)
-    odds: dict[int, list[QuotedOdds]] = {row[0]: [] for row in rows}
-    for index in sorted(
-        select_latest_valid(matches, quotes, phase), key=lambda i: str(quotes.bookmaker[i])
-    ):
-        home_price, draw_price, away_price = (float(v) for v in quotes.prices[index])
-        odds[int(matches.ids[quotes.match[index]])].append(
-            QuotedOdds(str(quotes.bookmaker[index]), home_price, draw_price, away_price)
-        )
-    return {
-        row[0]: QuotedMatch(MatchInfo(row[0], row[3], row[5], row[6], row[1]), odds[row[0]])
-        for row in rows
-    }

@@ -1,18 +1,27 @@
-"""The active ensemble of one process, kept in memory, and what the metrics say about refits."""
+"""What serving predictions reads: the active ensemble of one process, kept in memory (with
+what the metrics say about refits), and the stored quotes of matches."""
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy.orm import Session, aliased, sessionmaker
 
-from app.db.orm import ModelVersion, RefitRun
+from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, RefitRun, Team
 from app.domain.ensemble import Ensemble
-from app.domain.vocabulary import RunStatus
-from app.services.model_versions import active_version_id, ensemble_of
+from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
+from app.domain.training import select_latest_valid
+from app.domain.vocabulary import Phase, RunStatus
+from app.services.model_versions import (
+    QUOTE_COLUMNS,
+    active_version_id,
+    ensemble_of,
+    tables_from_rows,
+)
 
 log = logging.getLogger(__name__)
 
@@ -84,3 +93,60 @@ class ModelCache:
         self.loaded = True
         log.info("serving model version %s", active_id if active_id is not None else "none")
         return True
+
+
+_HOME, _AWAY = aliased(Team), aliased(Team)
+# Built once: on the predict path, constructing these statements cost more than running them.
+_MATCHES_BY_ID = (
+    select(
+        Match.id,
+        Match.kickoff,
+        Match.result,
+        Competition.code,
+        Match.season,
+        _HOME.name,
+        _AWAY.name,
+    )
+    .join(Competition, Match.competition_id == Competition.id)
+    .join(_HOME, Match.home_team_id == _HOME.id)
+    .join(_AWAY, Match.away_team_id == _AWAY.id)
+    .where(Match.id.in_(bindparam("ids", expanding=True)))
+    .order_by(Match.id)
+)
+_QUOTES_OF_MATCHES = (
+    select(*QUOTE_COLUMNS)
+    .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
+    .where(
+        OddsQuote.match_id.in_(bindparam("ids", expanding=True)),
+        OddsQuote.phase == bindparam("phase"),
+    )
+)
+
+
+def stored_matches(
+    connection: Connection | Session, match_ids: Sequence[int], *, phase: Phase
+) -> dict[int, QuotedMatch]:
+    """The given matches with, per bookmaker, the latest quote of ``phase`` valid before
+    kickoff (ordered by bookmaker code); ids that are not stored are left out."""
+    wanted = sorted(set(match_ids))
+    if not wanted:
+        return {}
+    rows = connection.execute(_MATCHES_BY_ID, {"ids": wanted}).all()
+    if not rows:
+        return {}
+    quote_rows = connection.execute(
+        _QUOTES_OF_MATCHES, {"ids": [row[0] for row in rows], "phase": phase}
+    ).all()
+    matches, quotes = tables_from_rows([row[:5] for row in rows], quote_rows)
+    odds: dict[int, list[QuotedOdds]] = {row[0]: [] for row in rows}
+    for index in sorted(
+        select_latest_valid(matches, quotes, phase), key=lambda i: str(quotes.bookmaker[i])
+    ):
+        home_price, draw_price, away_price = (float(v) for v in quotes.prices[index])
+        odds[int(matches.ids[quotes.match[index]])].append(
+            QuotedOdds(str(quotes.bookmaker[index]), home_price, draw_price, away_price)
+        )
+    return {
+        row[0]: QuotedMatch(MatchInfo(row[0], row[3], row[5], row[6], row[1]), odds[row[0]])
+        for row in rows
+    }
