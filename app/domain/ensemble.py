@@ -49,7 +49,7 @@ class Ensemble:
     version: int | None = None
     fitted_at: dt.datetime | None = None
     algorithm: str = ALGORITHM
-    chosen: tuple[int, ...] = ()
+    selection_counts: tuple[int, ...] = ()  # rounds that chose each bookmaker
     calibration: float = 1.0  # exponent a of p ∝ p^a applied to the mix; 1 = none
 
     def predict_proba(
@@ -66,7 +66,7 @@ class Ensemble:
             method=training.method,
             phase=training.phase,
             rounds=model.n_rounds,
-            chosen=tuple(int(c) for c in model.selection_counts_),
+            selection_counts=tuple(int(c) for c in model.selection_counts_),
             **extra,
         )
 

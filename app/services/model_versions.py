@@ -26,7 +26,7 @@ def ensemble_of(version: ModelVersion) -> Ensemble:
         version=version.id,
         fitted_at=version.created_at,
         algorithm=version.algorithm,
-        chosen=tuple(int(b["chosen"]) for b in version.bookmakers),
+        selection_counts=tuple(int(b["chosen"]) for b in version.bookmakers),
         calibration=version.calibration,
     )
 
