@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from app.domain.odds import demargin
-from app.domain.records import IngestBatch, result_of
+from app.domain.records import IngestBatch
 from app.domain.vocabulary import Method, Phase
 
 OUTCOMES = ("1", "X", "2")
@@ -219,12 +219,8 @@ def tables_from_batches(batches: Iterable[IngestBatch]) -> tuple[MatchTable, Quo
                 match_row[record.identity] = row
                 ids.append(row)
                 kickoff.append(to_seconds(record.kickoff))
-                settled = record.home_goals is not None and record.away_goals is not None
-                result.append(
-                    OUTCOME_INDEX[result_of(record.home_goals, record.away_goals)]  # type: ignore[arg-type]
-                    if settled
-                    else UNSETTLED
-                )
+                outcome = record.result
+                result.append(UNSETTLED if outcome is None else OUTCOME_INDEX[outcome])
                 competition.append(record.competition)
                 season.append(record.season or "")
             rows_of_batch.append(row)

@@ -28,6 +28,7 @@ from app.domain.records import (
     Skipped,
     result_of,
     season_of,
+    settled_result,
 )
 from app.domain.vocabulary import Phase
 
@@ -318,7 +319,7 @@ def _write_matches(
         if stored is None:
             new_rows.append(_new_match_row(key, record, now))
             new_keys.append(key)
-            if record.home_goals is not None:
+            if record.result is not None:
                 report.results_set += 1
             continue
         match_ids[key] = stored.id
@@ -415,7 +416,8 @@ def _merge_into(first: MatchRecord, later: MatchRecord) -> None:
 
 
 def _new_match_row(key: MatchKey, record: MatchRecord, now: dt.datetime) -> dict[str, Any]:
-    settled = record.home_goals is not None and record.away_goals is not None
+    result = record.result
+    settled = result is not None
     return {
         "competition_id": key[0],
         "home_team_id": key[1],
@@ -426,7 +428,7 @@ def _new_match_row(key: MatchKey, record: MatchRecord, now: dt.datetime) -> dict
         "season": record.season or season_of(record.kickoff_date),
         "home_goals": record.home_goals if settled else None,
         "away_goals": record.away_goals if settled else None,
-        "result": result_of(record.home_goals, record.away_goals) if settled else None,  # type: ignore[arg-type]
+        "result": result,
         "external_id": record.external_id,
         "created_at": now,
         "updated_at": now,
@@ -465,8 +467,7 @@ def _full_update_row(stored: Any, changes: dict[str, Any], now: dt.datetime) -> 
         **changes,
         "updated_at": now,
     }
-    settled = row["home_goals"] is not None and row["away_goals"] is not None
-    row["result"] = result_of(row["home_goals"], row["away_goals"]) if settled else None
+    row["result"] = settled_result(row["home_goals"], row["away_goals"])
     return row
 
 

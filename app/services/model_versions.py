@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import select, update
+from sqlalchemy import ColumnExpressionArgument, select, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
@@ -75,9 +75,9 @@ def load_tables(
     session: Session, *, start: dt.datetime, end: dt.datetime, settled_only: bool = True
 ) -> tuple[MatchTable, QuoteTable]:
     """Matches with kickoff in [start, end) and all their quotes, as column tables."""
-    conditions = [Match.kickoff >= start, Match.kickoff < end]
+    conditions: list[ColumnExpressionArgument[bool]] = [Match.kickoff >= start, Match.kickoff < end]
     if settled_only:
-        conditions.append(Match.result.is_not(None))
+        conditions.append(Match.is_settled)
     match_rows = session.execute(
         select(Match.id, Match.kickoff, Match.result, Competition.code, Match.season)
         .join(Competition, Match.competition_id == Competition.id)

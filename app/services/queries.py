@@ -29,7 +29,7 @@ class MatchFilter:
 
 def status_of(match: Match, now: dt.datetime) -> MatchStatus:
     """``settled`` once the result is in; before that ``upcoming``, then ``unsettled``."""
-    if match.result is not None:
+    if match.is_settled:
         return "settled"
     return "upcoming" if match.kickoff > now else "unsettled"
 
@@ -68,11 +68,11 @@ def _filtered(statement: Select[Any], filters: MatchFilter, now: dt.datetime) ->
     if filters.kickoff_to is not None:
         statement = statement.where(Match.kickoff <= filters.kickoff_to)
     if filters.status == "settled":
-        statement = statement.where(Match.result.is_not(None))
+        statement = statement.where(Match.is_settled)
     elif filters.status == "upcoming":
-        statement = statement.where(Match.result.is_(None), Match.kickoff > now)
+        statement = statement.where(~Match.is_settled, Match.kickoff > now)
     elif filters.status == "unsettled":
-        statement = statement.where(Match.result.is_(None), Match.kickoff <= now)
+        statement = statement.where(~Match.is_settled, Match.kickoff <= now)
     return statement
 
 
