@@ -68,11 +68,12 @@ def backtest_command(
     from rich.table import Table
 
     from app.domain.backtest import BacktestConfig
-    from app.domain.fitting import OTHER_ALGORITHMS, FitOptions
+    from app.domain.fitting import OTHER_ALGORITHMS, FitOptions, methods_to_try
     from app.domain.football_data import FileFormatError
     from app.domain.vocabulary import Method
     from app.reporting import write_report
     from app.services import backtest
+    from app.services.season_files import csv_files
 
     try:
         chosen_method = Method(method)
@@ -85,16 +86,11 @@ def backtest_command(
     if database == bool(sources):
         console.print("[red]give season files or folders, or --database (not both)[/red]")
         raise typer.Exit(2)
-    methods = (
-        (chosen_method, *(m for m in Method if m != chosen_method))
-        if choose_method
-        else (chosen_method,)
-    )
     config = BacktestConfig(
         options=FitOptions(
             rounds_grid=grid,
             phase=phase,
-            methods=methods,
+            methods=methods_to_try(chosen_method, choose=choose_method),
             bookmakers=split_list(bookmakers),
             min_quotes=min_quotes,
             half_life_days=half_life_days,
@@ -114,7 +110,7 @@ def backtest_command(
         source = "the configured database"
     else:
         try:
-            files = backtest.csv_files(sources or [])
+            files = csv_files(sources or [])
             matches, quotes = backtest.tables_from_files(files)
         except (OSError, FileFormatError) as error:
             console.print(f"[red]{error}[/red]")

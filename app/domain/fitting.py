@@ -73,6 +73,14 @@ class FitOptions:
     calibrate: bool = False
 
 
+def methods_to_try(configured: Method, *, choose: bool) -> tuple[Method, ...]:
+    """The configured method alone or, when validation chooses, every method with the
+    configured one first (the first wins ties)."""
+    if not choose:
+        return (configured,)
+    return (configured, *(method for method in Method if method != configured))
+
+
 @dataclass(frozen=True)
 class Fit:
     ensemble: Ensemble

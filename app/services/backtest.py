@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,12 +20,11 @@ from app.domain.backtest import (
     summarise,
     with_options,
 )
+from app.domain.fitting import methods_to_try
 from app.domain.football_data import parse_football_data
+from app.domain.records import EARLIEST, LATEST
 from app.domain.training import MatchTable, QuoteTable, tables_from_batches
 from app.services.model_versions import load_tables
-
-EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
-LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 
 # The options beyond plain M2 compared with --compare-variants (each against the baseline).
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -45,18 +43,6 @@ class Evaluation:
     folds: list[Fold]
     summary: dict[str, Any]
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-def csv_files(sources: Iterable[Path]) -> list[Path]:
-    files: list[Path] = []
-    for source in sources:
-        if source.is_dir():
-            files.extend(sorted(p for p in source.rglob("*") if p.suffix.lower() == ".csv"))
-        elif source.is_file():
-            files.append(source)
-        else:
-            raise FileNotFoundError(f"no such file or directory: {source}")
-    return files
 
 
 def tables_from_files(files: Sequence[Path]) -> tuple[MatchTable, QuoteTable]:
@@ -94,10 +80,7 @@ def evaluate(
     for name, change in VARIANTS.items():
         change = dict(change)
         if change.get("methods") == "all":
-            from app.domain.vocabulary import Method
-
-            first = config.options.methods[0]
-            change["methods"] = (first, *(m for m in Method if m != first))
+            change["methods"] = methods_to_try(config.options.methods[0], choose=True)
         variant = with_options(config, **change)
 
         def report_step(season: str, variant_name: str = name) -> None:

@@ -30,9 +30,9 @@ import app as package
 from app.db.engine import make_session_factory
 from app.db.orm import ModelVersion, RefitRun, utcnow
 from app.domain.ensemble import ALGORITHM, Ensemble, validation_report
-from app.domain.fitting import FitError, FitOptions, describe, fit_ensemble
+from app.domain.fitting import FitError, FitOptions, describe, fit_ensemble, methods_to_try
 from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_training_set
-from app.domain.vocabulary import Method, Phase, RunStatus
+from app.domain.vocabulary import Phase, RunStatus
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import activate, active_version, ensemble_of, load_tables
 from app.services.pagination import Paged, PageWindow, paginate
@@ -318,15 +318,11 @@ def _refit(
 
 def fit_options(settings: Settings) -> FitOptions:
     """The refit's fitting options, from the settings."""
-    methods = tuple(Method) if settings.refit_choose_method else (settings.demargin_method,)
-    if settings.refit_choose_method:
-        # The configured method first: it wins ties.
-        methods = (settings.demargin_method, *(m for m in methods if m != settings.demargin_method))
     return FitOptions(
         rounds_grid=tuple(settings.refit_rounds_grid),
         validation_fraction=settings.refit_validation_fraction,
         phase=settings.refit_phase,
-        methods=methods,
+        methods=methods_to_try(settings.demargin_method, choose=settings.refit_choose_method),
         min_quotes=settings.refit_min_quotes,
         min_matches=settings.refit_min_matches,
         half_life_days=settings.refit_half_life_days,
