@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.domain.backtest import BEST, ENSEMBLE, BacktestConfig, restrict, run_backtest, summarise
+from app.domain.backtest import BEST, ENSEMBLE, BacktestConfig, run_backtest, summarise
 from app.domain.fitting import OTHER_ALGORITHMS, FitOptions
 from app.domain.football_data import parse_football_data
-from app.domain.training import QuoteTable, build_training_set, tables_from_batches
+from app.domain.tables import QuoteTable, restrict, tables_from_batches
+from app.domain.training import build_training_set
 from app.domain.vocabulary import Method
 from app.reporting import write_report
 from app.services.backtest import evaluate

@@ -11,13 +11,8 @@ import pytest
 
 from app.domain.football_data import parse_football_data
 from app.domain.odds import demargin
-from app.domain.training import (
-    MatchTable,
-    QuoteTable,
-    build_training_set,
-    select_latest_valid,
-    tables_from_batches,
-)
+from app.domain.tables import MatchTable, QuoteTable, tables_from_batches
+from app.domain.training import build_training_set, select_latest_valid
 from tests.helpers import csv_rows
 
 SeasonFile = Callable[[str], Path]

@@ -44,7 +44,9 @@ from app.domain.fitting import (
     fit_algorithm,
     fit_ensemble,
 )
-from app.domain.training import OUTCOMES, MatchTable, QuoteTable, TrainingSet, build_training_set
+from app.domain.records import OUTCOMES
+from app.domain.tables import MatchTable, QuoteTable, restrict
+from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
 from boosting import log_loss, log_loss_rows, paired_difference
 
@@ -97,32 +99,6 @@ class Fold:
 
 def seasons_of(matches: MatchTable) -> list[str]:
     return sorted({str(season) for season in matches.season if season})
-
-
-def restrict(
-    matches: MatchTable, quotes: QuoteTable, keep: NDArray[np.bool_]
-) -> tuple[MatchTable, QuoteTable]:
-    """The tables restricted to some matches (and their quotes)."""
-    new_index = np.full(len(matches), -1, dtype=np.intp)
-    new_index[keep] = np.arange(int(keep.sum()))
-    kept_quotes = keep[quotes.match]
-    return (
-        MatchTable(
-            ids=matches.ids[keep],
-            kickoff=matches.kickoff[keep],
-            result=matches.result[keep],
-            competition=matches.competition[keep],
-            season=matches.season[keep],
-        ),
-        QuoteTable(
-            match=new_index[quotes.match[kept_quotes]],
-            bookmaker=quotes.bookmaker[kept_quotes],
-            phase=quotes.phase[kept_quotes],
-            captured_at=quotes.captured_at[kept_quotes],
-            received_at=quotes.received_at[kept_quotes],
-            prices=quotes.prices[kept_quotes],
-        ),
-    )
 
 
 def training_plan(

@@ -29,13 +29,9 @@ from app.domain.ensemble import (
     choose_rounds,
     split_by_kickoff,
 )
-from app.domain.training import (
-    OUTCOMES,
-    MatchTable,
-    QuoteTable,
-    TrainingSet,
-    build_training_set,
-)
+from app.domain.records import OUTCOMES
+from app.domain.tables import MatchTable, QuoteTable
+from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
 from boosting import (
     SAMME,

@@ -14,6 +14,9 @@ from typing import Literal
 from app.domain.vocabulary import Phase
 
 Outcome = Literal["1", "X", "2"]
+# The order of the outcomes wherever they are an axis (probabilities, odds, results 0/1/2).
+OUTCOMES: tuple[Outcome, ...] = ("1", "X", "2")
+OUTCOME_INDEX: dict[str, int] = {outcome: index for index, outcome in enumerate(OUTCOMES)}
 
 PRICE_MAX = 1000.0
 TEAM_NAME_MAX_LENGTH = 100

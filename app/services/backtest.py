@@ -15,7 +15,6 @@ from app.domain.backtest import (
     Fold,
     overall,
     paired,
-    restrict,
     run_backtest,
     summarise,
     with_options,
@@ -23,7 +22,7 @@ from app.domain.backtest import (
 from app.domain.fitting import methods_to_try
 from app.domain.football_data import parse_football_data
 from app.domain.records import EARLIEST, LATEST
-from app.domain.training import MatchTable, QuoteTable, tables_from_batches
+from app.domain.tables import MatchTable, QuoteTable, restrict, tables_from_batches
 from app.services.model_versions import load_tables
 
 # The options beyond plain M2 compared with --compare-variants (each against the baseline).

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
 
 import numpy as np
 from sqlalchemy import ColumnExpressionArgument, select, update
@@ -11,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
 from app.domain.ensemble import Ensemble
-from app.domain.training import OUTCOME_INDEX, UNSETTLED, MatchTable, QuoteTable
+from app.domain.tables import MatchTable, QuoteTable, tables_from_rows
 from app.domain.vocabulary import Method, Phase
 from app.services.pagination import Paged, PageWindow, paginate
 
@@ -58,7 +57,7 @@ def list_versions(session: Session, window: PageWindow) -> Paged[ModelVersion]:
     return paginate(session, select(ModelVersion).order_by(ModelVersion.id.desc()), window)
 
 
-# A quote row as ``tables_from_rows`` reads it.
+# A quote row as :func:`app.domain.tables.tables_from_rows` reads it.
 QUOTE_COLUMNS = (
     OddsQuote.match_id,
     Bookmaker.code,
@@ -91,36 +90,3 @@ def load_tables(
         .where(*conditions)
     ).all()
     return tables_from_rows(match_rows, quote_rows)
-
-
-def tables_from_rows(
-    match_rows: Sequence[tuple[int, dt.datetime, str | None, str, str]],
-    quote_rows: Sequence[
-        tuple[int, str, str, dt.datetime | None, dt.datetime, float, float, float]
-    ],
-) -> tuple[MatchTable, QuoteTable]:
-    ids = np.array([row[0] for row in match_rows], dtype=np.int64)
-    matches = MatchTable(
-        ids=ids,
-        kickoff=np.array([row[1].timestamp() for row in match_rows], dtype=np.float64),
-        result=np.array(
-            [UNSETTLED if row[2] is None else OUTCOME_INDEX[row[2]] for row in match_rows],
-            dtype=np.intp,
-        ),
-        competition=np.array([row[3] for row in match_rows], dtype=str).reshape(-1),
-        season=np.array([row[4] for row in match_rows], dtype=str).reshape(-1),
-    )
-    order = np.argsort(ids)
-    quote_match_ids = np.array([row[0] for row in quote_rows], dtype=np.int64)
-    quotes = QuoteTable(
-        match=order[np.searchsorted(ids, quote_match_ids, sorter=order)].astype(np.intp),
-        bookmaker=np.array([row[1] for row in quote_rows], dtype=str).reshape(-1),
-        phase=np.array([row[2] for row in quote_rows], dtype=str).reshape(-1),
-        captured_at=np.array(
-            [np.nan if row[3] is None else row[3].timestamp() for row in quote_rows],
-            dtype=np.float64,
-        ),
-        received_at=np.array([row[4].timestamp() for row in quote_rows], dtype=np.float64),
-        prices=np.array([row[5:8] for row in quote_rows], dtype=np.float64).reshape(-1, 3),
-    )
-    return matches, quotes

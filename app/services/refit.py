@@ -31,7 +31,8 @@ from app.db.engine import make_session_factory
 from app.db.orm import ModelVersion, RefitRun, utcnow
 from app.domain.ensemble import ALGORITHM, Ensemble, validation_report
 from app.domain.fitting import FitError, FitOptions, describe, fit_ensemble, methods_to_try
-from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_training_set
+from app.domain.tables import MatchTable, QuoteTable
+from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Phase, RunStatus
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import activate, active_version, ensemble_of, load_tables
