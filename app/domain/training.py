@@ -62,31 +62,36 @@ class TrainingSet:
         return result
 
 
+def latest_of_groups(
+    group: NDArray[np.intp], captured_at: NDArray[np.float64], received_at: NDArray[np.float64]
+) -> NDArray[np.intp]:
+    """Position of the most recent quote of each group, in group order.
+
+    The one rule of recency: dated quotes by capture time (POSIX seconds), an undated one
+    (NaN) older than any dated one, equal capture times by arrival, then the later position.
+    """
+    dated = ~np.isnan(captured_at)
+    order = np.lexsort((received_at, np.where(dated, captured_at, -np.inf), dated, group))
+    ordered_group = group[order]
+    last_of_group = np.r_[ordered_group[1:] != ordered_group[:-1], True]
+    result: NDArray[np.intp] = order[last_of_group]
+    return result
+
+
 def select_latest_valid(matches: MatchTable, quotes: QuoteTable, phase: Phase) -> NDArray[np.intp]:
     """Indices of the quotes to use: per (match, bookmaker) the latest of ``phase`` that was
-    valid before kickoff. An undated quote is valid and older than any dated one; equal
-    capture times are ordered by arrival."""
+    valid before kickoff (see :func:`latest_of_groups`); an undated quote is valid."""
     captured = quotes.captured_at
-    dated = ~np.isnan(captured)
-    valid = (quotes.phase == phase) & (~dated | (captured < matches.kickoff[quotes.match]))
+    valid = (quotes.phase == phase) & (
+        np.isnan(captured) | (captured < matches.kickoff[quotes.match])
+    )
     candidates = np.flatnonzero(valid)
     if candidates.size == 0:
         return candidates
     _, bookmaker_codes = np.unique(quotes.bookmaker[candidates], return_inverse=True)
-    match = quotes.match[candidates]
-    order = np.lexsort(
-        (
-            quotes.received_at[candidates],
-            np.where(dated[candidates], captured[candidates], -np.inf),
-            dated[candidates],
-            bookmaker_codes,
-            match,
-        )
-    )
-    ordered = candidates[order]
-    group = match[order] * (bookmaker_codes.max() + 1) + bookmaker_codes[order]
-    last_of_group = np.r_[group[1:] != group[:-1], True]
-    return ordered[last_of_group]
+    group = quotes.match[candidates] * (bookmaker_codes.max() + 1) + bookmaker_codes
+    latest = latest_of_groups(group, captured[candidates], quotes.received_at[candidates])
+    return candidates[latest]
 
 
 def build_training_set(

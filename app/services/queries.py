@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.db.orm import Bookmaker, Competition, Match, OddsQuote, utcnow
+from app.domain.training import latest_of_groups
 from app.domain.vocabulary import Phase
 from app.services.pagination import Paged, PageWindow, paginate
 
@@ -86,19 +88,20 @@ def get_match(session: Session, match_id: int) -> Match | None:
     )
 
 
-def quote_recency(quote: OddsQuote) -> tuple[bool, dt.datetime, dt.datetime]:
-    """Sort key: dated quotes by capture time; an undated one is older than any dated one."""
-    captured = quote.captured_at
-    return (captured is not None, captured or quote.received_at, quote.received_at)
-
-
-def latest_by_bookmaker_and_phase(quotes: Iterable[OddsQuote]) -> list[OddsQuote]:
-    latest: dict[tuple[int, str], OddsQuote] = {}
-    for quote in quotes:
-        key = (quote.bookmaker_id, quote.phase)
-        if key not in latest or quote_recency(quote) > quote_recency(latest[key]):
-            latest[key] = quote
-    return sorted(latest.values(), key=lambda q: (q.phase != Phase.PRE, q.bookmaker.code))
+def latest_by_bookmaker_and_phase(quotes: Sequence[OddsQuote]) -> list[OddsQuote]:
+    """The latest quote of each bookmaker in each phase, by the recency rule of training."""
+    if not quotes:
+        return []
+    groups: dict[tuple[int, str], int] = {}
+    group = np.array(
+        [groups.setdefault((q.bookmaker_id, q.phase), len(groups)) for q in quotes], dtype=np.intp
+    )
+    captured_at = np.array(
+        [np.nan if q.captured_at is None else q.captured_at.timestamp() for q in quotes]
+    )
+    received_at = np.array([q.received_at.timestamp() for q in quotes])
+    latest = [quotes[int(i)] for i in latest_of_groups(group, captured_at, received_at)]
+    return sorted(latest, key=lambda q: (q.phase != Phase.PRE, q.bookmaker.code))
 
 
 def latest_quotes(session: Session, match_id: int) -> list[OddsQuote]:
