@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -45,6 +45,7 @@ from app.domain.fitting import (
     fit_ensemble,
 )
 from app.domain.records import OUTCOMES
+from app.domain.scoring import scores
 from app.domain.tables import MatchTable, QuoteTable, restrict
 from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
@@ -407,9 +408,10 @@ def _rank_on_training(
 def score_table(
     y: NDArray[np.intp], forecasts: dict[str, NDArray[np.float64]]
 ) -> dict[str, dict[str, float]]:
-    from app.domain.ensemble import scores
-
-    return {name: {**scores(y, proba), "rows": float(len(y))} for name, proba in forecasts.items()}
+    return {
+        name: {**asdict(scores(y, proba)), "rows": float(len(y))}
+        for name, proba in forecasts.items()
+    }
 
 
 def paired(y: NDArray[np.intp], a: NDArray[np.float64], b: NDArray[np.float64]) -> dict[str, float]:

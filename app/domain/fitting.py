@@ -22,16 +22,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain.ensemble import (
-    Ensemble,
-    RoundsChoice,
-    calibrated,
-    choose_rounds,
-    split_by_kickoff,
-)
+from app.domain.ensemble import Ensemble, calibrated
 from app.domain.records import OUTCOMES
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.training import TrainingSet, build_training_set
+from app.domain.validation import (
+    GridPoint,
+    RoundsChoice,
+    best_rounds,
+    choose_rounds,
+    split_by_kickoff,
+)
 from app.domain.vocabulary import Method, Phase
 from boosting import (
     SAMME,
@@ -208,7 +209,7 @@ class AlgorithmFit:
     name: str
     model: AdaBoostM1 | SAMME | AdaBoostMH
     bookmakers: tuple[str, ...]
-    grid: list[dict[str, float]]
+    grid: list[GridPoint]
 
     def predict_proba(self, H: NDArray[np.float64]) -> NDArray[np.float64]:
         """Probabilities of 1, X, 2 from H laid out over ``bookmakers``."""
@@ -225,24 +226,16 @@ def fit_algorithm(name: str, fit: Fit, *, end: float, options: FitOptions) -> Al
     estimator = OTHER_ALGORITHMS[name]
     training = fit.training
     fit_part, validation = split_by_kickoff(training, options.validation_fraction)
-    grid = sorted(set(options.rounds_grid))
     weights = decay_weights(fit_part.kickoff, float(fit_part.kickoff.max()), options.half_life_days)
     try:
-        model = estimator(grid[-1], learner=FixedPool()).fit(
+        model = estimator(max(options.rounds_grid), learner=FixedPool()).fit(
             _pool_outputs(name, fit_part.H), fit_part.y, sample_weight=weights
         )
         if len(model.classes_) != len(OUTCOMES):
             raise FitError(f"the training window of {name} lacks an outcome")
         staged = list(model.staged_predict_proba(_pool_outputs(name, validation.H)))
-        scores = [
-            {
-                "rounds": rounds,
-                "log_loss": log_loss(validation.y, staged[min(rounds, len(staged)) - 1]),
-            }
-            for rounds in grid
-        ]
-        best = min(scores, key=lambda s: (s["log_loss"], s["rounds"]))
-        final = estimator(int(best["rounds"]), learner=FixedPool()).fit(
+        rounds, points = best_rounds(options.rounds_grid, validation.y, staged)
+        final = estimator(rounds, learner=FixedPool()).fit(
             _pool_outputs(name, training.H),
             training.y,
             sample_weight=decay_weights(training.kickoff, end, options.half_life_days),
@@ -251,7 +244,7 @@ def fit_algorithm(name: str, fit: Fit, *, end: float, options: FitOptions) -> Al
         raise
     except ValueError as error:  # e.g. M1: no bookmaker with an error below 1/2
         raise FitError(str(error)) from error
-    return AlgorithmFit(name, final, training.bookmakers, scores)
+    return AlgorithmFit(name, final, training.bookmakers, points)
 
 
 def describe(options: FitOptions) -> dict[str, Any]:
