@@ -6,11 +6,12 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 RUN python -m venv /opt/oddsboost
-COPY pyproject.toml README.md alembic.ini ./
+COPY pyproject.toml README.md alembic.ini constraints.txt ./
 COPY app ./app
 COPY boosting ./boosting
 COPY migrations ./migrations
-RUN /opt/oddsboost/bin/pip install .
+# The versions the suite was run with, not whatever is newest on the day of the build.
+RUN /opt/oddsboost/bin/pip install . --constraint constraints.txt
 
 # Runtime stage: the same slim base, the environment copied over; no compilers, no sources.
 FROM python:${PYTHON_VERSION}-slim

@@ -1,8 +1,16 @@
 """oddsboost: football 1X2 forecasts from bookmakers' odds, combined with AdaBoost.M2."""
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("oddsboost")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
+
+def __getattr__(name: str) -> str:
+    # Read on first use: package metadata takes longer to import than a quick command such as
+    # ``oddsboost health`` takes to run.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("oddsboost")
+        except PackageNotFoundError:  # a source tree that was never installed
+            return "0.0.0+unknown"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

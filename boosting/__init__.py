@@ -1,15 +1,17 @@
-"""Boosting: AdaBoost.M2 over fixed pools of pre-trained hypotheses, binary AdaBoost (three
-losses), AdaBoost.M1, SAMME and AdaBoost.MH over decision stumps or fixed pools, and
-scoring rules. Needs only numpy.
+"""Boosting with numpy alone: AdaBoost.M2, binary AdaBoost, M1, SAMME, MH and scoring rules.
 
-The library knows nothing about football: a hypothesis is anything that gives, for each
+AdaBoost.M2 over fixed pools of pre-trained hypotheses; binary AdaBoost (three losses),
+AdaBoost.M1, SAMME and AdaBoost.MH over decision stumps or fixed pools; scoring rules for
+probabilistic class forecasts.
+
+The library is not tied to any application: a hypothesis is anything that gives, for each
 sample, a plausibility vector over the classes (or abstains with NaN), a class, or a score.
 
 Besides the papers cited where each algorithm is defined, the docstrings refer to:
 
 * G. D'Angelo, "Metodologia di boosting in ambito di problemi multiclasse", BSc thesis,
-  Università degli Studi di Genova, 2014 (AdaBoost.M1, M2, SAMME, MH; bookmakers as
-  pre-trained weak hypotheses of M2).
+  Università degli Studi di Genova, 2014 (AdaBoost.M1, M2, SAMME, MH; pre-trained
+  hypotheses as the weak learners of M2).
 * P. Medici, AdaBoost lecture notes, 2025 (binary AdaBoost as exponential-loss
   minimisation; α = ½ ln((1 − ε)/ε) = ½ ln((1 + r)/(1 − r))).
 * J. F. B. S. Martins, "AdaBoost", course report, 2017 (stumps on tic-tac-toe: 1.77 %
@@ -23,16 +25,9 @@ Besides the papers cited where each algorithm is defined, the docstrings refer t
 
 from boosting._loop import NotFittedError, StopReason
 from boosting.adaboost import SAMME, AdaBoost, AdaBoostM1, AdaBoostMH
-from boosting.learners import (
-    DecisionStumps,
-    FixedPool,
-    Outputs,
-    label_scores,
-    most_probable_class,
-)
+from boosting.learners import Outputs
 from boosting.m2 import AdaBoostM2, pseudo_losses, weighted_vote
 from boosting.metrics import (
-    PairedDifference,
     accuracy,
     accuracy_rows,
     brier_score,
@@ -40,10 +35,11 @@ from boosting.metrics import (
     hamming_loss,
     log_loss,
     log_loss_rows,
-    paired_difference,
     ranked_probability_score,
     ranked_probability_score_rows,
 )
+from boosting.pool import FixedPool, label_scores, most_probable_class
+from boosting.stumps import DecisionStumps
 
 __all__ = [
     "SAMME",
@@ -55,7 +51,6 @@ __all__ = [
     "FixedPool",
     "NotFittedError",
     "Outputs",
-    "PairedDifference",
     "StopReason",
     "accuracy",
     "accuracy_rows",
@@ -66,7 +61,6 @@ __all__ = [
     "log_loss",
     "log_loss_rows",
     "most_probable_class",
-    "paired_difference",
     "pseudo_losses",
     "ranked_probability_score",
     "ranked_probability_score_rows",

@@ -65,7 +65,10 @@ def checked_block(
 def check_plausibilities(
     values: ArrayLike, *, name: str = "H"
 ) -> tuple[NDArray[np.floating], NDArray[np.bool_]]:
-    """Validated H and its (n_samples, n_hypotheses) abstention mask (see ``checked_block``)."""
+    """Validate H; return it and its (n_samples, n_hypotheses) abstention mask.
+
+    See ``checked_block`` for what is checked.
+    """
     array = as_plausibility_array(values, name=name)
     abstaining = np.empty(array.shape[:2], dtype=bool)
     for start in range(0, array.shape[0], BLOCK_SAMPLES):

@@ -21,9 +21,23 @@ ERROR_FLOOR = 1e-10
 
 
 class StopReason(StrEnum):
-    MAX_ROUNDS = "max_rounds"  # ran every round asked for
-    NO_BETTER_THAN_CHANCE = "no_better_than_chance"  # best error reached the variant's limit
-    PERFECT = "perfect"  # a hypothesis made no error; another round would change nothing
+    """Why fitting stopped, in a fitted model's ``stop_reason_``.
+
+    Attributes
+    ----------
+    MAX_ROUNDS
+        Every round asked for was run.
+    NO_BETTER_THAN_CHANCE
+        The best hypothesis of a round was no better than chance (its error reached the
+        variant's limit); that round is not kept.
+    PERFECT
+        A hypothesis made no error; it is kept with a large but finite weight, and another
+        round would change nothing.
+    """
+
+    MAX_ROUNDS = "max_rounds"
+    NO_BETTER_THAN_CHANCE = "no_better_than_chance"
+    PERFECT = "perfect"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +52,11 @@ class Step:
 
 
 class NotFittedError(ValueError, AttributeError):
-    """A prediction method was called before ``fit``."""
+    """Raised when a prediction method is called before ``fit``.
+
+    A ``ValueError`` and an ``AttributeError``, as scikit-learn's, so that callers
+    catching either see it.
+    """
 
 
 class BoostingLoop:
@@ -73,8 +91,11 @@ class BoostingLoop:
         raise NotImplementedError
 
     def _forget_fit(self) -> None:
-        """Drop every fitted attribute (names ending in ``_``): a fit that fails, or a new
-        one, must not leave a model that looks fitted with parts of an old one."""
+        """Drop every fitted attribute (names ending in ``_``).
+
+        A fit that fails, or a new one, must not leave a model that looks fitted with parts
+        of an old one.
+        """
         for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
             delattr(self, name)
 

@@ -1,7 +1,7 @@
 """AdaBoost for two classes (three losses), AdaBoost.M1, SAMME and AdaBoost.MH.
 
-Every estimator here boosts a weak learner, either :class:`~boosting.learners.DecisionStumps`
-(the default) or a :class:`~boosting.learners.FixedPool` of pre-trained hypotheses, through
+Every estimator here boosts a weak learner, either :class:`~boosting.stumps.DecisionStumps`
+(the default) or a :class:`~boosting.pool.FixedPool` of pre-trained hypotheses, through
 the loop of :mod:`boosting._loop`: each round one step picks the learner's best hypothesis
 under the current weights, weighs it and re-weights the samples.
 
@@ -29,7 +29,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from boosting._checks import check_sample_weight
 from boosting._loop import ERROR_FLOOR, BoostingLoop, Step, StopReason
-from boosting.learners import Bank, DecisionStumps, Outputs, Search, WeakLearner
+from boosting.learners import Bank, Outputs, Search, WeakLearner
+from boosting.stumps import DecisionStumps
 
 Loss = Literal["exponential", "logistic", "squared"]
 LOSSES: tuple[Loss, ...] = ("exponential", "logistic", "squared")
@@ -84,8 +85,11 @@ class _State:
 
 
 class _WeakLearnerBoosting(BoostingLoop):
-    """What the learner-based variants share: the learner, the fitted bank of hypotheses
-    and the weighted sums that every prediction starts from."""
+    """What the learner-based variants share.
+
+    The learner, the fitted bank of hypotheses and the weighted sums that every prediction
+    starts from.
+    """
 
     learner: WeakLearner | None
 
@@ -96,8 +100,8 @@ class _WeakLearnerBoosting(BoostingLoop):
     def _boost(self, X: Any, y: Any, sample_weight: Any) -> Any:
         state = super()._boost(X, y, sample_weight)
         if self.n_rounds_ == 0:
-            # Unlike M2 over bookmakers there is no consensus to fall back on: a model
-            # without a single round would answer the first class for everything.
+            # Unlike M2, whose pool of plausibility vectors has a consensus to fall back
+            # on, a model without a single round would answer the first class for everything.
             raise ValueError(
                 f"{type(self).__name__} learnt nothing: the best hypothesis of the first "
                 f"round has error {self.stopping_error_:.3f}, no better than chance"
@@ -143,33 +147,178 @@ class _WeakLearnerBoosting(BoostingLoop):
         raise NotImplementedError
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """F(x) = Σ_t α_t h_t(x) (see the class for its shape and meaning)."""
+        """Compute the weighted sum of the hypotheses, F(x) = Σ_t α_t h_t(x).
+
+        Parameters
+        ----------
+        X : array-like
+            What the learner reads, as in ``fit``: features of shape (n_samples,
+            n_features) for decision stumps, the pool's outputs for a fixed pool.
+
+        Returns
+        -------
+        ndarray
+            F(x), of shape (n_samples,) for :class:`AdaBoost` and (n_samples, n_classes)
+            for the multi-class variants (see the class for its meaning).
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If X does not match the training data.
+        """
         return self._decision(self._sums(X))
 
     def staged_decision_function(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
-        """The decision function after each round 1..n_rounds_."""
+        """Compute the decision function after each round 1..n_rounds_.
+
+        Parameters
+        ----------
+        X : array-like
+            What the learner reads, as in ``fit``: features of shape (n_samples,
+            n_features) for decision stumps, the pool's outputs for a fixed pool.
+
+        Yields
+        ------
+        ndarray
+            F after rounds 1, 2, …, ``n_rounds_``, shaped as :meth:`decision_function`; the
+            last equals it.
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If X does not match the training data.
+        """
         for sums in self._staged_sums(X):
             yield self._decision(sums)
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """The final hypothesis (see the class)."""
+        """Predict with the final hypothesis of the variant (see the class).
+
+        Parameters
+        ----------
+        X : array-like
+            What the learner reads, as in ``fit``: features of shape (n_samples,
+            n_features) for decision stumps, the pool's outputs for a fixed pool.
+
+        Returns
+        -------
+        ndarray
+            Labels from ``classes_``, shape (n_samples,); for :class:`AdaBoostMH` fitted on
+            an indicator matrix, an indicator matrix of shape (n_samples, n_labels).
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If X does not match the training data.
+        """
         return self._labels(self.decision_function(X))
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Probabilities of ``classes_`` through the variant's link (see the class)."""
+        """Estimate class probabilities through the variant's link (see the class).
+
+        Parameters
+        ----------
+        X : array-like
+            What the learner reads, as in ``fit``: features of shape (n_samples,
+            n_features) for decision stumps, the pool's outputs for a fixed pool.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probabilities of ``classes_`` in [0, 1], rows summing to 1 (for
+            :class:`AdaBoostMH` on an indicator matrix, each label's own probability).
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If X does not match the training data.
+        """
         return self._probabilities(self.decision_function(X))
 
     def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[Any]]:
+        """Predict after each round 1..n_rounds_.
+
+        Parameters
+        ----------
+        X : array-like
+            What the learner reads, as in ``fit``: features of shape (n_samples,
+            n_features) for decision stumps, the pool's outputs for a fixed pool.
+
+        Yields
+        ------
+        ndarray
+            The predictions after rounds 1, 2, …, ``n_rounds_``, shaped as :meth:`predict`;
+            the last equals it.
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If X does not match the training data.
+        """
         for decision in self.staged_decision_function(X):
             yield self._labels(decision)
 
     def staged_predict_proba(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
+        """Estimate class probabilities after each round 1..n_rounds_.
+
+        Parameters
+        ----------
+        X : array-like
+            What the learner reads, as in ``fit``: features of shape (n_samples,
+            n_features) for decision stumps, the pool's outputs for a fixed pool.
+
+        Yields
+        ------
+        ndarray of shape (n_samples, n_classes)
+            The probabilities after rounds 1, 2, …, ``n_rounds_``; the last equals
+            :meth:`predict_proba`.
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If X does not match the training data.
+        """
         for decision in self.staged_decision_function(X):
             yield self._probabilities(decision)
 
     def staged_error(self, X: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
-        """After each round, the share of wrong predictions (for an indicator matrix, of
-        wrong labels: the Hamming loss): a training or test curve."""
+        """Measure the share of wrong predictions after each round: a training or test curve.
+
+        Parameters
+        ----------
+        X : array-like
+            What the learner reads, as in ``fit``: features of shape (n_samples,
+            n_features) for decision stumps, the pool's outputs for a fixed pool.
+        y : array-like
+            The true labels, shape (n_samples,), or an indicator matrix (n_samples,
+            n_labels) for :class:`AdaBoostMH` fitted on one.
+
+        Returns
+        -------
+        ndarray of shape (n_rounds_,)
+            Values in [0, 1]: the share of wrong labels after rounds 1, 2, …, ``n_rounds_``
+            (for an indicator matrix, of wrong (sample, label) pairs: the Hamming loss of
+            Schapire & Singer 1999).
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If X does not match the training data.
+        """
         truth = np.asarray(y)
         return np.array([float(np.mean(p != truth)) for p in self.staged_predict(X)])
 
@@ -185,7 +334,7 @@ class AdaBoost(_WeakLearnerBoosting):
     r = 1 − 2ε with ε the weighted error), weighted by α_t = ½ ln((1 + r_t)/(1 − r_t)),
     which is ½ ln((1 − ε_t)/ε_t) for discrete hypotheses; then D_{t+1}(i) ∝
     D_t(i) exp(−α_t y_i h_t(x_i)). Real-valued hypotheses (h ∈ [−1, 1], from a
-    :class:`~boosting.learners.FixedPool`) use the same equations (Bonifaci).
+    :class:`~boosting.pool.FixedPool`) use the same equations (Bonifaci).
 
     The other losses follow the stagewise loop of Vîntur (2019) on F = Σ α_t h_t:
 
@@ -203,21 +352,33 @@ class AdaBoost(_WeakLearnerBoosting):
     Parameters
     ----------
     n_rounds : int, >= 1
-        Maximum number of rounds.
-    learner : weak learner, optional
-        Default :class:`~boosting.learners.DecisionStumps`.
-    loss : "exponential", "logistic" or "squared"
+        Maximum number of rounds T.
+    learner : WeakLearner, optional
+        Default :class:`~boosting.stumps.DecisionStumps`; a
+        :class:`~boosting.pool.FixedPool` boosts pre-trained hypotheses.
+    loss : {"exponential", "logistic", "squared"}, default "exponential"
+        The loss minimised.
 
     Attributes
     ----------
-    classes_ : (2,) array
-        The two labels; ``classes_[1]`` is coded +1.
-    hypotheses_ : the learner's bank of the hypotheses chosen
-    chosen_, errors_, round_weights_ : per-round arrays
-        Hypothesis, weighted error ε_t = (1 − r_t)/2 (for ``squared``, the weighted share of
-        samples whose residual h_t points the wrong way) and α_t.
-    hypothesis_weights_ : Σ α_t per hypothesis of the bank
-    n_rounds_, stop_reason_
+    classes_ : ndarray of shape (2,)
+        The two labels, sorted; ``classes_[1]`` is coded +1.
+    hypotheses_ : Bank
+        The learner's bank of the hypotheses chosen.
+    chosen_ : ndarray of int, shape (n_rounds_,)
+        Each round's hypothesis, an index into ``hypotheses_``.
+    errors_ : ndarray of shape (n_rounds_,)
+        Each round's weighted error ε_t = (1 − r_t)/2 in [0, ½) (for ``squared``, the
+        weighted share of samples whose residual h_t points the wrong way).
+    round_weights_ : ndarray of shape (n_rounds_,)
+        Each round's α_t > 0.
+    hypothesis_weights_ : ndarray of shape (len(hypotheses_),)
+        Σ α_t over the rounds that chose each hypothesis.
+    selection_counts_ : ndarray of int, shape (len(hypotheses_),)
+        How often each hypothesis was chosen.
+    n_rounds_ : int
+        Rounds kept, at least 1.
+    stop_reason_ : StopReason
         ``no_better_than_chance`` when no hypothesis has a positive edge (the round is not
         kept); ``perfect`` when one makes no error (kept, α capped at ≈ 11.5).
     """
@@ -229,7 +390,31 @@ class AdaBoost(_WeakLearnerBoosting):
         self.loss = loss
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
-        """X: what the learner reads (features, or a pool's outputs); y: two classes."""
+        """Fit the round weights α_t (see the class for the equations of each loss).
+
+        Parameters
+        ----------
+        X : array-like
+            What the learner reads: features of shape (n_samples, n_features) for decision
+            stumps; for a fixed pool, its outputs of shape (n_samples, n_hypotheses) in
+            [−1, 1], NaN to abstain.
+        y : array-like of shape (n_samples,)
+            Labels of exactly two classes.
+        sample_weight : array-like of shape (n_samples,), optional
+            Finite, non-negative, with a positive sum; D_1 is proportional to it.
+            Default: uniform.
+
+        Returns
+        -------
+        AdaBoost
+            The fitted model.
+
+        Raises
+        ------
+        ValueError
+            If ``n_rounds`` or ``loss`` is invalid, X or y is malformed, their lengths
+            differ, or the first round is no better than chance (nothing is learnt).
+        """
         self._run(X, y, sample_weight)
         return self
 
@@ -245,9 +430,7 @@ class AdaBoost(_WeakLearnerBoosting):
         _check_same_length(X, index)
         weights = check_sample_weight(sample_weight, index.shape[0])
         self.classes_ = classes
-        search = self._weak_learner().prepare(
-            X, Outputs.SIGNED, 1, normalise=self.loss == "squared"
-        )
+        search = self._weak_learner().prepare(X, Outputs.SIGNED, 1)
         signs = np.where(index == 1, 1.0, -1.0)
         return _State(search, signs, weights, weights.copy(), np.zeros(index.shape[0]))
 
@@ -281,7 +464,7 @@ class AdaBoost(_WeakLearnerBoosting):
     def _squared_step(self, state: _State) -> Step:
         residual = state.targets - state.scores
         weighted = state.weights * residual
-        choice = state.search.best(weighted[:, None], state.weights)
+        choice = state.search.best_direction(weighted[:, None], state.weights)
         h = choice.outputs[:, 0]
         along = float(np.dot(weighted, h))
         length = float(np.dot(state.weights, h * h))
@@ -323,8 +506,8 @@ def _logistic_line_search(
     """argmin_α Σ w ln(1 + e^{−y (F + α h)}), α ∈ [0, ALPHA_CAP], by safeguarded Newton.
 
     The loss is convex in α and decreasing at 0 (the edge is positive), so Newton steps
-    from 0, kept inside a shrinking bracket, converge; the cap stops the run-away of a
-    hypothesis that classifies every sample right.
+    from 0, kept inside a shrinking bracket, converge; the cap bounds α for a hypothesis
+    that classifies every sample right, whose loss decreases without end.
     """
     low, high, alpha = 0.0, ALPHA_CAP, 0.0
     yh = y * h
@@ -348,8 +531,10 @@ def _logistic_line_search(
 def _logistic_distribution(
     weights: NDArray[np.float64], margins: NDArray[np.float64]
 ) -> NDArray[np.float64]:
-    """w_i / (1 + e^{margin_i}), normalised, computed in logs: margins of hundreds (a
-    well-fitted sample) must not underflow every weight to zero."""
+    """Compute w_i / (1 + e^{margin_i}), normalised, in logs.
+
+    Margins of hundreds (a well-fitted sample) must not underflow every weight to zero.
+    """
     with np.errstate(divide="ignore"):  # a zero sample weight stays zero
         logs = np.log(weights) - np.logaddexp(0.0, margins)
     unnormalised = np.exp(logs - logs.max())
@@ -360,19 +545,48 @@ def _logistic_distribution(
 # --- several classes, one label each ---------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Round:
+    """How an AdaBoost.M1 or SAMME round with a given error weighs and re-weights."""
+
+    weight: float  # α_t, the round's vote
+    beta: float  # β_t (AdaBoost.M1; NaN for SAMME)
+    right_scale: float  # D_{t+1} ∝ D_t times this where h_t is right, D_t where it is wrong
+
+
 class _Multiclass(_WeakLearnerBoosting):
     """Shared by AdaBoost.M1 and SAMME: one-hot hypotheses, a vote per round.
 
-    ``decision_function`` gives the weighted votes F_k(x) = Σ_t α_t [h_t(x) = k], shape
-    (n_samples, n_classes); ``predict`` is argmax_k F_k (ties: the first class);
-    ``predict_proba`` is P(k | x) ∝ exp(F_k(x)). For SAMME that is the minimiser of the
-    multi-class exponential loss (Zhu et al. 2009, eq. (4)) once α is scaled back to that
-    loss's step, (K − 1)²/K · α: the scalings cancel to exp(F_k). For two classes it is
-    binary AdaBoost's σ(2F). AdaBoost.M1's votes go through the same link.
+    Both predict from the weighted votes F_k(x) = Σ_t α_t [h_t(x) = k] (see :class:`SAMME`
+    for their link to probabilities).
     """
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
-        """X: what the learner reads (features, or a pool's class predictions); y: labels."""
+        """Fit the round weights (see the class for the equations of the variant).
+
+        Parameters
+        ----------
+        X : array-like
+            What the learner reads: features of shape (n_samples, n_features) for decision
+            stumps; for a fixed pool, its class predictions of shape (n_samples,
+            n_hypotheses), indices into ``classes_`` or −1 to abstain.
+        y : array-like of shape (n_samples,)
+            Labels of at least two classes.
+        sample_weight : array-like of shape (n_samples,), optional
+            Finite, non-negative, with a positive sum; D_1 is proportional to it.
+            Default: uniform.
+
+        Returns
+        -------
+        AdaBoostM1 or SAMME
+            The fitted model.
+
+        Raises
+        ------
+        ValueError
+            If ``n_rounds`` is invalid, X or y is malformed, their lengths differ, or the
+            first round is no better than chance (nothing is learnt).
+        """
         self._run(X, y, sample_weight)
         return self
 
@@ -388,8 +602,8 @@ class _Multiclass(_WeakLearnerBoosting):
     def _error_limit(self) -> float:
         raise NotImplementedError
 
-    def _round(self, error: float) -> tuple[float, float]:
-        """(α_t, β_t) of a round with weighted error ε_t."""
+    def _round(self, error: float) -> _Round:
+        """Weigh a round with weighted error ε_t: its α_t, β_t and re-weighting."""
         raise NotImplementedError
 
     def _step(self, state: _State) -> Step:
@@ -403,21 +617,23 @@ class _Multiclass(_WeakLearnerBoosting):
         if error >= self._error_limit() - CHANCE_TOLERANCE:
             # A learner ranking by another criterion (Gini) may have passed over a
             # hypothesis that is good enough: stop only if the least wrong one fails too.
-            choice = state.search.best(G, by_error=True)
+            choice = state.search.least_wrong(G)
             correct = choice.outputs[rows, state.targets] > 0
             error = float(D[~correct].sum())
         if error >= self._error_limit() - CHANCE_TOLERANCE:
             return Step(choice.hypothesis, error, stop=StopReason.NO_BETTER_THAN_CHANCE)
-        alpha, beta = self._round(max(error, ERROR_FLOOR))
+        this_round = self._round(max(error, ERROR_FLOOR))
         if error <= ERROR_FLOOR:
-            return Step(choice.hypothesis, error, alpha, beta, stop=StopReason.PERFECT)
-        state.distribution = self._reweight(D, correct, alpha, beta)
-        return Step(choice.hypothesis, error, alpha, beta)
-
-    def _reweight(
-        self, D: NDArray[np.float64], correct: NDArray[np.bool_], alpha: float, beta: float
-    ) -> NDArray[np.float64]:
-        raise NotImplementedError
+            return Step(
+                choice.hypothesis,
+                error,
+                this_round.weight,
+                this_round.beta,
+                stop=StopReason.PERFECT,
+            )
+        updated = np.where(correct, D * this_round.right_scale, D)
+        state.distribution = updated / updated.sum()
+        return Step(choice.hypothesis, error, this_round.weight, this_round.beta)
 
     def _labels(self, decision: NDArray[np.float64]) -> NDArray[Any]:
         result: NDArray[Any] = self.classes_[np.argmax(decision, axis=1)]
@@ -436,16 +652,42 @@ class AdaBoostM1(_Multiclass):
     kept); β_t = ε_t/(1 − ε_t); D_{t+1}(i) ∝ D_t(i) β_t where h_t is right; the final
     hypothesis is argmax_y Σ_{t: h_t(x) = y} ln(1/β_t).
 
+    ``decision_function`` gives those votes F_y(x), shape (n_samples, n_classes);
+    ``predict`` is their argmax (ties: the first class); ``predict_proba`` is
+    P(y | x) ∝ exp(F_y(x)), the link of :class:`SAMME`.
+
     Parameters
     ----------
     n_rounds : int, >= 1
-    learner : weak learner, optional
-        Default :class:`~boosting.learners.DecisionStumps` (each side predicts a class).
+        Maximum number of rounds T.
+    learner : WeakLearner, optional
+        Default :class:`~boosting.stumps.DecisionStumps` (each side predicts a class); a
+        :class:`~boosting.pool.FixedPool` boosts pre-trained classifiers.
 
     Attributes
     ----------
-    classes_, n_classes_, hypotheses_, chosen_, errors_, betas_, round_weights_
-    (ln(1/β_t)), hypothesis_weights_, n_rounds_, stop_reason_
+    classes_ : ndarray of shape (n_classes_,)
+        The labels of y, sorted.
+    n_classes_ : int
+        Number of classes K, at least 2.
+    hypotheses_ : Bank
+        The learner's bank of the hypotheses chosen.
+    chosen_ : ndarray of int, shape (n_rounds_,)
+        Each round's hypothesis, an index into ``hypotheses_``.
+    errors_ : ndarray of shape (n_rounds_,)
+        Each round's weighted error ε_t in [0, ½).
+    betas_ : ndarray of shape (n_rounds_,)
+        Each round's β_t = ε_t/(1 − ε_t).
+    round_weights_ : ndarray of shape (n_rounds_,)
+        Each round's vote ln(1/β_t).
+    hypothesis_weights_ : ndarray of shape (len(hypotheses_),)
+        Σ ln(1/β_t) over the rounds that chose each hypothesis.
+    selection_counts_ : ndarray of int, shape (len(hypotheses_),)
+        How often each hypothesis was chosen.
+    n_rounds_ : int
+        Rounds kept, at least 1.
+    stop_reason_ : StopReason
+        Why fitting stopped.
     """
 
     def _error_limit(self) -> float:
@@ -457,54 +699,66 @@ class AdaBoostM1(_Multiclass):
             f"{1 - 1 / self.n_classes_:.3f})"
         )
 
-    def _round(self, error: float) -> tuple[float, float]:
+    def _round(self, error: float) -> _Round:
         beta = error / (1.0 - error)
-        return math.log(1.0 / beta), beta
-
-    def _reweight(
-        self, D: NDArray[np.float64], correct: NDArray[np.bool_], alpha: float, beta: float
-    ) -> NDArray[np.float64]:
-        updated = np.where(correct, D * beta, D)
-        result: NDArray[np.float64] = updated / updated.sum()
-        return result
+        return _Round(weight=math.log(1.0 / beta), beta=beta, right_scale=beta)
 
 
 class SAMME(_Multiclass):
-    """SAMME: stagewise additive modelling with a multi-class exponential loss (Zhu, Zou,
-    Rosset & Hastie 2009, algorithm 2; D'Angelo 2014).
+    """SAMME: stagewise additive modelling with a multi-class exponential loss.
 
-    ε_t as for AdaBoost.M1, but α_t = ln((1 − ε_t)/ε_t) + ln(K − 1), which is positive as
-    soon as the learner beats random guessing (ε_t < 1 − 1/K; otherwise fitting stops and
-    the round is not kept); D_{t+1}(i) ∝ D_t(i) exp(α_t) where h_t is wrong; the final
-    hypothesis is argmax_k Σ_t α_t [h_t(x) = k]. With two classes it is binary AdaBoost
-    with every α doubled: the same predictions.
+    Zhu, Zou, Rosset & Hastie (2009), algorithm 2; D'Angelo (2014). ε_t as for AdaBoost.M1,
+    but α_t = ln((1 − ε_t)/ε_t) + ln(K − 1), which is positive as soon as the learner beats
+    random guessing (ε_t < 1 − 1/K; otherwise fitting stops and the round is not kept);
+    D_{t+1}(i) ∝ D_t(i) exp(α_t) where h_t is wrong; the final hypothesis is
+    argmax_k Σ_t α_t [h_t(x) = k]. With two classes it is binary AdaBoost with every α
+    doubled: the same predictions.
 
-    Parameters and attributes as :class:`AdaBoostM1` (``betas_`` is NaN).
+    ``decision_function`` gives the votes F_k(x) = Σ_t α_t [h_t(x) = k], shape (n_samples,
+    n_classes); ``predict`` is their argmax (ties: the first class); ``predict_proba`` is
+    P(k | x) ∝ exp(F_k(x)): the minimiser of the multi-class exponential loss (Zhu et al.
+    2009, eq. (4)) once α is scaled back to that loss's step, (K − 1)²/K · α, as the
+    scalings cancel to exp(F_k). For two classes it is binary AdaBoost's σ(2F).
+
+    Parameters
+    ----------
+    n_rounds : int, >= 1
+        Maximum number of rounds T.
+    learner : WeakLearner, optional
+        Default :class:`~boosting.stumps.DecisionStumps` (each side predicts a class); a
+        :class:`~boosting.pool.FixedPool` boosts pre-trained classifiers.
+
+    Attributes
+    ----------
+    classes_, n_classes_, hypotheses_, chosen_, selection_counts_, n_rounds_, stop_reason_
+        As for :class:`AdaBoostM1`.
+    errors_ : ndarray of shape (n_rounds_,)
+        Each round's weighted error ε_t in [0, 1 − 1/K).
+    round_weights_ : ndarray of shape (n_rounds_,)
+        Each round's α_t = ln((1 − ε_t)/ε_t) + ln(K − 1) > 0.
+    hypothesis_weights_ : ndarray of shape (len(hypotheses_),)
+        Σ α_t over the rounds that chose each hypothesis.
+    betas_ : ndarray of shape (n_rounds_,)
+        NaN: SAMME has no β.
     """
 
     def _error_limit(self) -> float:
         return 1.0 - 1.0 / self.n_classes_
 
-    def _round(self, error: float) -> tuple[float, float]:
-        return math.log((1.0 - error) / error) + math.log(self.n_classes_ - 1), math.nan
-
-    def _reweight(
-        self, D: NDArray[np.float64], correct: NDArray[np.bool_], alpha: float, beta: float
-    ) -> NDArray[np.float64]:
+    def _round(self, error: float) -> _Round:
+        alpha = math.log((1.0 - error) / error) + math.log(self.n_classes_ - 1)
         # exp(α) itself can overflow when ε is tiny; scaling the right ones by exp(−α)
         # instead is the same distribution after normalising.
-        updated = np.where(correct, D * math.exp(-alpha), D)
-        result: NDArray[np.float64] = updated / updated.sum()
-        return result
+        return _Round(weight=alpha, beta=math.nan, right_scale=math.exp(-alpha))
 
 
 # --- several labels per sample ---------------------------------------------------------
 
 
 class AdaBoostMH(_WeakLearnerBoosting):
-    """AdaBoost.MH (Schapire & Singer 1999; D'Angelo 2014): multi-label boosting for the
-    Hamming loss, one binary problem per label sharing one distribution.
+    """AdaBoost.MH: multi-label boosting for the Hamming loss (Schapire & Singer 1999).
 
+    One binary problem per label, all sharing one distribution (also D'Angelo 2014).
     D_1(i, l) = w_i / K over (sample, label) pairs; with Y[i, l] = +1 if sample i has label
     l and −1 otherwise, each round the learner returns h_t(x, l) ∈ [−1, 1] maximising
     r_t = Σ D_t(i, l) Y[i, l] h_t(x_i, l); α_t = ½ ln((1 + r_t)/(1 − r_t)) (the round
@@ -518,17 +772,57 @@ class AdaBoostMH(_WeakLearnerBoosting):
     indicator matrix (F > 0) for multi-label data and labels otherwise; ``predict_proba``
     is σ(2 F(x, l)) per label, normalised over the labels for single-label data.
 
+    Parameters
+    ----------
+    n_rounds : int, >= 1
+        Maximum number of rounds T.
+    learner : WeakLearner, optional
+        Default :class:`~boosting.stumps.DecisionStumps` (one vote per label); a
+        :class:`~boosting.pool.FixedPool` boosts pre-trained hypotheses.
+
     Attributes
     ----------
-    classes_ : the labels (0..K−1 for an indicator matrix)
+    classes_ : ndarray of shape (n_classes_,)
+        The labels of y, sorted (0..K−1 for an indicator matrix).
+    n_classes_ : int
+        Number of labels K, at least 2.
     multilabel_ : bool
         Whether y was an indicator matrix (then ``predict`` returns one too).
-    errors_ : per round, (1 − r_t)/2: the weighted Hamming error of a ±1 hypothesis
-    and the attributes of the other estimators.
+    errors_ : ndarray of shape (n_rounds_,)
+        Each round's (1 − r_t)/2 in [0, ½): the weighted Hamming error of a ±1 hypothesis.
+    round_weights_ : ndarray of shape (n_rounds_,)
+        Each round's α_t > 0.
+    hypotheses_, chosen_, hypothesis_weights_, selection_counts_, n_rounds_, stop_reason_
+        As for :class:`AdaBoost`.
     """
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
-        """y: labels (n_samples,) or an indicator matrix (n_samples, n_labels) of 0 and 1."""
+        """Fit the round weights (see the class for the equations).
+
+        Parameters
+        ----------
+        X : array-like
+            What the learner reads: features of shape (n_samples, n_features) for decision
+            stumps; for a fixed pool, its outputs of shape (n_samples, n_hypotheses,
+            n_labels) in [−1, 1], NaN to abstain.
+        y : array-like
+            Labels of at least two classes, shape (n_samples,), or an indicator matrix of
+            0 and 1, shape (n_samples, n_labels) with n_labels >= 2.
+        sample_weight : array-like of shape (n_samples,), optional
+            Finite, non-negative, with a positive sum; D_1 is proportional to it.
+            Default: uniform.
+
+        Returns
+        -------
+        AdaBoostMH
+            The fitted model.
+
+        Raises
+        ------
+        ValueError
+            If ``n_rounds`` is invalid, X or y is malformed, their lengths differ, or the
+            first round is no better than chance (nothing is learnt).
+        """
         self._run(X, y, sample_weight)
         return self
 

@@ -1,4 +1,4 @@
-"""Weak learners: decision stumps found in one sorted pass, and fixed pools of hypotheses.
+"""Weak learners: what the boosting variants ask of them, and the kinds of output.
 
 Every boosting variant asks its learner, round after round, for the hypothesis h that
 maximises a linear criterion
@@ -15,37 +15,33 @@ where the variant chooses G and the kind of output h gives (:class:`Outputs`):
   1 − ε.
 * ``VOTES`` (AdaBoost.MH): G[i, l] = D(i, l) Y[i, l] with Y = ±1 per label; h(x)[l] ∈ [−1, 1].
 
-A decision stump splits the samples into a left part (``x_f ≤ θ`` for a numeric feature,
-``x_f = c`` for a categorical one, everything for the constant stump) and a right part, and
-outputs one vector on each side. For ``SIGNED`` and ``VOTES`` the vectors are v and −v with
-v ∈ {−1, 1}^C, best at v = sign(2 L − T) where L and T are the left and total sums of G,
-scoring Σ_c |2 L_c − T_c|. For ``LABELS`` each side predicts its heaviest class, scoring
-max_c L_c + max_c (T_c − L_c). Sorting every numeric feature once before boosting makes L a
-cumulative sum along the sorted order, so one round costs O(d · m · C) (Vîntur 2019: O(t d m)
-with O(d m log m) preprocessing instead of O(d m²) per round), and numpy does it for all
-features of a block at once.
-
-A fixed pool is a set of pre-trained hypotheses whose outputs are given as the data X, as
-for bookmakers: the learner only picks the pool member with the best score.
+Two learners implement these protocols: :class:`~boosting.stumps.DecisionStumps`, found in
+one sorted pass, and :class:`~boosting.pool.FixedPool`, a set of pre-trained hypotheses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-# Elements of G gathered per block of features: large enough for numpy to stream, small
-# enough to stay in cache and to bound memory on wide tables.
-STUMP_BLOCK = 1 << 20
-
 
 class Outputs(StrEnum):
-    """What a hypothesis returns for one sample (see the module docstring)."""
+    """What a hypothesis returns for one sample, and so what the criterion's G means.
+
+    Attributes
+    ----------
+    SIGNED
+        One value in [−1, 1] (binary AdaBoost): the score is the edge r = Σ D y h.
+    LABELS
+        The one-hot vector of a class, all zeros to abstain (AdaBoost.M1, SAMME): the score
+        is the weighted accuracy 1 − ε.
+    VOTES
+        One value in [−1, 1] per label (AdaBoost.MH).
+    """
 
     SIGNED = "signed"
     LABELS = "labels"
@@ -54,8 +50,17 @@ class Outputs(StrEnum):
 
 @dataclass(frozen=True)
 class Choice:
-    """A learner's answer: the hypothesis (an index into its bank), its score and outputs on
-    the training samples, shape (n_samples, n_outputs)."""
+    """A learner's answer to one round's question.
+
+    Attributes
+    ----------
+    hypothesis : int
+        The hypothesis chosen, an index into the learner's :class:`Bank`.
+    score : float
+        Its value of the criterion that was asked for.
+    outputs : ndarray of shape (n_samples, n_outputs)
+        Its outputs on the training samples.
+    """
 
     hypothesis: int
     score: float
@@ -63,720 +68,150 @@ class Choice:
 
 
 class Search(Protocol):
-    """A learner prepared on one training set (sorting done once)."""
+    """A learner prepared on one training set (any sorting done once), asked once a round."""
 
-    def best(
-        self,
-        G: NDArray[np.float64],
-        weights: NDArray[np.float64] | None = None,
-        *,
-        by_error: bool = False,
-    ) -> Choice:
-        """The hypothesis maximising the criterion. ``weights``: the sample weights, for
-        least squares over a pool; ``by_error``: rank one-hot hypotheses by weighted error
-        alone, whatever the learner's own criterion."""
+    def best(self, G: NDArray[np.float64]) -> Choice:
+        """Find the hypothesis maximising the learner's criterion, Σ_i Σ_c G[i, c] h(x_i)[c].
+
+        Parameters
+        ----------
+        G : ndarray of shape (n_samples, n_outputs)
+            The round's weights of the outputs (see the module docstring).
+
+        Returns
+        -------
+        Choice
+            The hypothesis, its score and its outputs on the training samples.
+        """
         ...
 
-    def bank(self) -> Bank: ...
+    def least_wrong(self, G: NDArray[np.float64]) -> Choice:
+        """Find the one-hot hypothesis of smallest weighted error, whatever the criterion.
+
+        Parameters
+        ----------
+        G : ndarray of shape (n_samples, n_classes)
+            Each sample's weight at its class, zeros elsewhere.
+
+        Returns
+        -------
+        Choice
+            The hypothesis, its weighted accuracy 1 − ε and its outputs.
+        """
+        ...
+
+    def best_direction(self, G: NDArray[np.float64], weights: NDArray[np.float64]) -> Choice:
+        """Find the hypothesis maximising Σ_i G[i] h(x_i) / √(Σ_i w_i ‖h(x_i)‖²).
+
+        The best direction to fit by weighted least squares, not the longest vector: the
+        least-squares step α = Σ w r h / Σ w h² of Vîntur (2019).
+
+        Parameters
+        ----------
+        G : ndarray of shape (n_samples, 1)
+            The sample weights times the residuals.
+        weights : ndarray of shape (n_samples,)
+            The sample weights w_i ≥ 0.
+
+        Returns
+        -------
+        Choice
+            The hypothesis, its normalised score and its outputs on the training samples.
+        """
+        ...
+
+    def bank(self) -> Bank:
+        """Return the hypotheses handed out so far, to evaluate on new data.
+
+        Returns
+        -------
+        Bank
+            The bank that :attr:`Choice.hypothesis` indexes.
+        """
+        ...
 
 
 class Bank(Protocol):
-    """The hypotheses a search handed out, evaluated on new data."""
+    """The hypotheses a search handed out, evaluated on new data.
+
+    Attributes
+    ----------
+    n_outputs : int
+        Outputs per sample of every hypothesis.
+    """
 
     n_outputs: int
 
-    def __len__(self) -> int: ...
+    def __len__(self) -> int:
+        """Return the number of hypotheses in the bank."""
+        ...
 
-    def evaluate(self, X: ArrayLike) -> Evaluated: ...
+    def evaluate(self, X: ArrayLike) -> Evaluated:
+        """Validate X and prepare the hypotheses' outputs on it.
+
+        Parameters
+        ----------
+        X : array-like
+            Data of the same kind as the training data (features, or a pool's outputs).
+
+        Returns
+        -------
+        Evaluated
+            The hypotheses' outputs on X, one at a time or weighted and summed.
+        """
+        ...
 
 
 class Evaluated(Protocol):
-    def output(self, hypothesis: int) -> NDArray[np.float64]: ...
+    """A bank's hypotheses evaluated on one data set of n_samples samples."""
 
-    def weighted_sum(self, weights: NDArray[np.float64]) -> NDArray[np.float64]: ...
+    def output(self, hypothesis: int) -> NDArray[np.float64]:
+        """Return one hypothesis's outputs.
+
+        Parameters
+        ----------
+        hypothesis : int
+            Index into the bank, in [0, len(bank)).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_outputs)
+        """
+        ...
+
+    def weighted_sum(self, weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Return Σ_j w_j h_j(x), the weighted sum of every hypothesis's outputs.
+
+        Parameters
+        ----------
+        weights : ndarray of shape (len(bank),)
+            One weight per hypothesis.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_outputs)
+        """
+        ...
 
 
 class WeakLearner(Protocol):
-    def prepare(
-        self, X: ArrayLike, kind: Outputs, n_outputs: int, *, normalise: bool = False
-    ) -> Search: ...
-
-
-def _sign(values: NDArray[np.float64]) -> NDArray[np.float64]:
-    """±1, with +1 at zero: a stump always says something."""
-    return np.where(values >= 0, 1.0, -1.0)
-
-
-def _scores(
-    L: NDArray[np.float64], T: NDArray[np.float64], kind: Outputs, criterion: str = "error"
-) -> NDArray[Any]:
-    """Score of every split from its left sums L (..., C) and the totals T (C,)."""
-    if kind is Outputs.LABELS:
-        R = T - L
-        if criterion == "gini":
-            # Weighted Gini impurity of the two sides, up to a constant and the sign:
-            # Σ_c L_c² / Σ L + Σ_c R_c² / Σ R (an empty side adds nothing).
-            left_total, right_total = L.sum(axis=-1), R.sum(axis=-1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                left = np.where(left_total > 0, (L * L).sum(axis=-1) / left_total, 0.0)
-                right = np.where(right_total > 0, (R * R).sum(axis=-1) / right_total, 0.0)
-            gini: NDArray[Any] = left + right
-            return gini
-        result: NDArray[Any] = L.max(axis=-1) + R.max(axis=-1)
-        return result
-    signed: NDArray[Any] = np.abs(2.0 * L - T).sum(axis=-1)
-    return signed
-
-
-def _side_outputs(
-    L: NDArray[np.float64], T: NDArray[np.float64], kind: Outputs
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The best (left, right) output vectors of a split with left sums L (C,)."""
-    if kind is Outputs.LABELS:
-        left, right = np.zeros_like(T), np.zeros_like(T)
-        left[int(np.argmax(L))] = 1.0
-        right[int(np.argmax(T - L))] = 1.0
-        return left, right
-    vote = _sign(2.0 * L - T)
-    return vote, -vote
-
-
-# --- decision stumps ---------------------------------------------------------------------
-
-
-@dataclass
-class _Columns:
-    """The training table, encoded: numeric columns as floats, categorical ones as codes."""
-
-    values: NDArray[np.float64]  # (m, d); categorical columns hold their codes
-    categorical: NDArray[np.bool_]  # (d,)
-    categories: dict[int, NDArray[Any]]  # feature → its sorted categories (code = position)
-
-
-def _encode(
-    X: ArrayLike,
-    categorical: Sequence[int] | Literal["auto"] | None,
-    categories: dict[int, NDArray[Any]] | None = None,
-    n_features: int | None = None,
-) -> _Columns:
-    """Validate X and encode it; with ``categories`` (prediction) unseen values get -1."""
-    array = np.asarray(X)
-    if array.ndim != 2:
-        raise ValueError(f"X must have shape (n_samples, n_features), got {array.shape}")
-    n_samples, d = array.shape
-    if n_samples == 0 or d == 0:
-        raise ValueError(f"X is empty: shape {array.shape}")
-    if n_features is not None and d != n_features:
-        raise ValueError(f"X has {d} features; the model was fitted on {n_features}")
-    if categories is None:
-        numeric_dtype = array.dtype.kind in "fiub"
-        listed = (
-            set()
-            if categorical is None or isinstance(categorical, str)
-            else {int(c) for c in categorical}
-        )
-        for feature in listed:
-            if not 0 <= feature < d:
-                raise ValueError(f"categorical feature {feature} is not a column of X (0..{d - 1})")
-        is_categorical = np.zeros(d, dtype=bool)
-        for feature in range(d):
-            if feature in listed:
-                is_categorical[feature] = True
-            elif not numeric_dtype:
-                try:
-                    array[:, feature].astype(np.float64)
-                except (TypeError, ValueError):
-                    if categorical is None:
-                        raise ValueError(
-                            f"X column {feature} is not numeric; list it in categorical"
-                        ) from None
-                    is_categorical[feature] = True
-    else:
-        is_categorical = np.zeros(d, dtype=bool)
-        is_categorical[list(categories)] = True
-    values = np.empty((n_samples, d))
-    found: dict[int, NDArray[Any]] = {}
-    for feature in range(d):
-        column = array[:, feature]
-        if is_categorical[feature]:
-            missing = _missing(column)
-            if missing.any():
-                row = int(np.argmax(missing))
-                raise ValueError(
-                    f"X[{row}, {feature}] is missing; a categorical column needs a value "
-                    "in every row"
-                )
-            try:
-                if categories is None:
-                    known, codes = np.unique(column, return_inverse=True)
-                    found[feature] = known
-                else:
-                    known = categories[feature]
-                    position = np.searchsorted(known, column)
-                    position = np.minimum(position, len(known) - 1)
-                    codes = np.where(known[position] == column, position, -1)
-            except TypeError:  # values that do not compare: numbers next to strings
-                kinds = sorted({type(value).__name__ for value in column.tolist()})
-                raise ValueError(
-                    f"X column {feature} mixes {', '.join(kinds)} values; a categorical "
-                    "column needs values of one type"
-                ) from None
-            values[:, feature] = codes
-        else:
-            values[:, feature] = column.astype(np.float64)
-    numeric = values[:, ~is_categorical]
-    if not np.all(np.isfinite(numeric)):
-        row, position = np.argwhere(~np.isfinite(numeric))[0]
-        feature = int(np.flatnonzero(~is_categorical)[position])
-        raise ValueError(f"X[{row}, {feature}] is {numeric[row, position]}; values must be finite")
-    return _Columns(values, is_categorical, found if categories is None else categories)
-
-
-def _missing(column: NDArray[Any]) -> NDArray[np.bool_]:
-    """None or NaN, in a numeric or an object column."""
-    if column.dtype.kind == "f":
-        return np.asarray(np.isnan(column), dtype=bool)
-    if column.dtype.kind != "O":
-        return np.zeros(column.shape, dtype=bool)
-    # NaN is the one value not equal to itself
-    return np.asarray(
-        np.frompyfunc(lambda value: value is None or value != value, 1, 1)(column), dtype=bool
-    )
-
-
-@dataclass
-class StumpBank:
-    """Fitted stumps. Stump j sends x left when ``x[feature] ≤ threshold`` (numeric),
-    ``x[feature] = category`` (categorical) or always (``feature = -1``, the constant
-    stump), and outputs ``left[j]`` or ``right[j]`` there."""
-
-    n_outputs: int
-    n_features: int
-    categories: dict[int, NDArray[Any]]
-    feature: list[int] = field(default_factory=list)
-    threshold: list[float] = field(default_factory=list)
-    category: list[int] = field(default_factory=list)
-    left: list[NDArray[np.float64]] = field(default_factory=list)
-    right: list[NDArray[np.float64]] = field(default_factory=list)
-    _index: dict[tuple[Any, ...], int] = field(default_factory=dict, repr=False)
-
-    def __len__(self) -> int:
-        return len(self.feature)
-
-    def add(
-        self,
-        feature: int,
-        threshold: float,
-        category: int,
-        left: NDArray[np.float64],
-        right: NDArray[np.float64],
-    ) -> int:
-        """The index of this stump, added if it is new (a stump may win many rounds)."""
-        key = (feature, threshold, category, left.tobytes(), right.tobytes())
-        if key not in self._index:
-            self._index[key] = len(self.feature)
-            self.feature.append(feature)
-            self.threshold.append(threshold)
-            self.category.append(category)
-            self.left.append(left)
-            self.right.append(right)
-        return self._index[key]
-
-    def describe(self, index: int) -> str:
-        feature = self.feature[index]
-        if feature < 0:
-            return "always left"
-        if feature in self.categories:
-            return f"x[{feature}] == {self.categories[feature][self.category[index]]!r}"
-        return f"x[{feature}] <= {self.threshold[index]:.6g}"
-
-    def evaluate(self, X: ArrayLike) -> _EvaluatedStumps:
-        columns = _encode(X, None, self.categories, self.n_features)
-        return _EvaluatedStumps(self, columns.values)
-
-    def sides(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """(n_samples, n_stumps): True where a sample goes left."""
-        feature = np.asarray(self.feature, dtype=np.intp)
-        if len(feature) == 0:
-            return np.zeros((values.shape[0], 0), dtype=bool)
-        chosen = values[:, np.maximum(feature, 0)]
-        categorical = np.isin(feature, list(self.categories))
-        threshold = np.asarray(self.threshold)
-        category = np.asarray(self.category, dtype=np.float64)
-        with np.errstate(invalid="ignore"):  # NaN thresholds of categorical stumps
-            numeric_side = chosen <= threshold[None, :]
-        result: NDArray[np.bool_] = np.where(
-            categorical[None, :], chosen == category[None, :], numeric_side
-        )
-        result[:, feature < 0] = True
-        return result
-
-    def side(self, values: NDArray[np.float64], index: int) -> NDArray[np.bool_]:
-        """True where a sample goes left of stump ``index``."""
-        feature = self.feature[index]
-        if feature < 0:
-            return np.ones(values.shape[0], dtype=bool)
-        if feature in self.categories:
-            return np.asarray(values[:, feature] == self.category[index])
-        return np.asarray(values[:, feature] <= self.threshold[index])
-
-
-# Cells (samples × stumps) per block when many stumps are evaluated at once: bounds the
-# memory of prediction whatever the number of stumps.
-EVALUATION_BLOCK = 1 << 21
-
-
-@dataclass
-class _EvaluatedStumps:
-    bank: StumpBank
-    values: NDArray[np.float64]
-
-    def output(self, hypothesis: int) -> NDArray[np.float64]:
-        return np.where(
-            self.bank.side(self.values, hypothesis)[:, None],
-            self.bank.left[hypothesis][None, :],
-            self.bank.right[hypothesis][None, :],
-        )
-
-    def weighted_sum(self, weights: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Σ_j w_j h_j(x): w·right everywhere plus w·(left − right) where x goes left."""
-        n_outputs = self.bank.n_outputs
-        result = np.zeros((self.values.shape[0], n_outputs))
-        if len(self.bank) == 0:
-            return result
-        left = np.asarray(self.bank.left).reshape(len(weights), n_outputs)
-        right = np.asarray(self.bank.right).reshape(len(weights), n_outputs)
-        difference = weights[:, None] * (left - right)
-        result += weights @ right
-        rows = max(1, EVALUATION_BLOCK // len(self.bank))
-        for start in range(0, self.values.shape[0], rows):
-            block = self.bank.sides(self.values[start : start + rows])
-            result[start : start + rows] += block.astype(np.float64) @ difference
-        return result
-
-
-class _GroupedSums:
-    """Per feature, sums of G's rows by group (a distinct value, or a category), a block
-    of features at a time so that memory stays bounded on wide and long tables.
-
-    ``groups[f, i]`` is sample i's group within feature f. A block is summed by one
-    bincount over the non-zero entries of G when there is about one per sample (M1 and
-    SAMME: each sample's weight sits in its own class's column, the same pattern round
-    after round, so the bincount's index is built once per block and kept), and by one
-    bincount per column otherwise (MH).
-    """
-
-    def __init__(self, groups: NDArray[np.intp], n_groups: NDArray[np.intp]) -> None:
-        self.n_groups = n_groups
-        self.starts = np.concatenate([[0], np.cumsum(n_groups)]).astype(np.intp)
-        self.ids = groups + self.starts[:-1, None]  # (d, m) ids over all features
-        self._blocks: dict[int, list[tuple[int, int]]] = {}
-        self._patterns: dict[
-            tuple[int, int], tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]
-        ] = {}
-
-    def blocks(self, width: int) -> list[tuple[int, int]]:
-        """[first, last) features per block: about STUMP_BLOCK samples and sums each."""
-        if width not in self._blocks:
-            n_features, n_samples = self.ids.shape
-            blocks, first, size = [], 0, 0
-            for feature in range(n_features):
-                cost = max(n_samples, int(self.n_groups[feature]) * width)
-                if feature > first and size + cost > STUMP_BLOCK:
-                    blocks.append((first, feature))
-                    first, size = feature, 0
-                size += cost
-            if n_features:
-                blocks.append((first, n_features))
-            self._blocks[width] = blocks
-        return self._blocks[width]
-
-    def __call__(self, G: NDArray[np.float64], first: int, last: int) -> NDArray[np.float64]:
-        """(groups of features first..last-1, C) sums, in order of feature then group."""
-        base, size = int(self.starts[first]), int(self.starts[last] - self.starts[first])
-        ids = self.ids[first:last] - base
-        width = G.shape[1]
-        rows, columns = np.nonzero(G) if width > 1 else (None, None)
-        if rows is None or columns is None or len(rows) > G.shape[0]:
-            sums = np.empty((size, width))
-            for column in range(width):
-                sums[:, column] = np.bincount(
-                    ids.ravel(), weights=np.tile(G[:, column], last - first), minlength=size
-                )
-            return sums
-        cached = self._patterns.get((first, last))
-        if (
-            cached is not None
-            and np.array_equal(cached[0], rows)
-            and np.array_equal(cached[1], columns)
-        ):
-            index = cached[2]
-        else:
-            index = (ids[:, rows] * width + columns).ravel()
-            self._patterns[(first, last)] = (rows, columns, index)
-        flat = np.bincount(
-            index, weights=np.tile(G[rows, columns], last - first), minlength=size * width
-        )
-        result: NDArray[np.float64] = np.asarray(flat, dtype=np.float64).reshape(size, width)
-        return result
-
-
-_Split = tuple[float, int, float, float, NDArray[np.float64]]  # score, feature, low, high, L
-
-
-class _StumpSearch:
-    def __init__(
-        self, columns: _Columns, kind: Outputs, n_outputs: int, criterion: str = "gini"
-    ) -> None:
-        self.kind = kind
-        self.criterion = criterion
-        self.values = columns.values
-        n_features = columns.values.shape[1]
-        self.numeric = np.flatnonzero(~columns.categorical)
-        self.categorical = np.flatnonzero(columns.categorical)
-        # Numeric features, sorted once: a split after sorted position j sends the first
-        # j + 1 samples left; it exists only between two distinct values.
-        numeric_values = columns.values[:, self.numeric].T  # (d_numeric, m)
-        order = np.argsort(numeric_values, axis=1, kind="stable")
-        sorted_values = np.take_along_axis(numeric_values, order, axis=1)
-        splittable = sorted_values[:, 1:] > sorted_values[:, :-1]  # (d_numeric, m - 1)
-        self.width = 1 if kind is not Outputs.LABELS and n_outputs == 1 else n_outputs
-        if self.width == 1:
-            # One column (two classes): the left sums are a cumulative sum of G gathered
-            # in sorted order, every feature of a block at once.
-            self.order, self.sorted, self.splittable = order, sorted_values, splittable
-        else:
-            # Several columns: sum G by distinct value first (one bincount over the
-            # samples, not over samples × columns), then accumulate over the values.
-            first = np.ones_like(sorted_values, dtype=bool)
-            first[:, 1:] = splittable
-            rank = np.cumsum(first, axis=1) - 1
-            bins = np.empty_like(rank)
-            np.put_along_axis(bins, order, rank, axis=1)
-            n_bins = rank[:, -1] + 1
-            self.bin_sums = _GroupedSums(bins.astype(np.intp), n_bins.astype(np.intp))
-            self.bin_values = sorted_values[first]  # distinct values, feature after feature
-            self.bin_feature = np.repeat(np.arange(len(self.numeric)), n_bins)
-            self.bin_start = np.repeat(self.bin_sums.starts[:-1], n_bins)
-            last = np.zeros(int(self.bin_sums.starts[-1]), dtype=bool)
-            last[self.bin_sums.starts[1:] - 1] = True
-            self.splits_after = ~last  # a split after any value but a feature's largest
-        # Categorical features: each category against the rest.
-        n_categories = np.array(
-            [len(columns.categories[int(f)]) for f in self.categorical], dtype=np.intp
-        )
-        codes = columns.values[:, self.categorical].T.astype(np.intp)  # (d_categorical, m)
-        self.category_sums = _GroupedSums(codes, n_categories)
-        self._bank = StumpBank(n_outputs, n_features, columns.categories)
-
-    def bank(self) -> StumpBank:
-        return self._bank
-
-    def best(
-        self,
-        G: NDArray[np.float64],
-        weights: NDArray[np.float64] | None = None,
-        *,
-        by_error: bool = False,
-    ) -> Choice:
-        criterion = "error" if by_error else self.criterion
-        T = G.sum(axis=0)
-        best_score = -np.inf
-        best: tuple[Any, ...] | None = None
-        for score, candidate in (
-            self._best_numeric(G, T, criterion),
-            self._best_categorical(G, T, criterion),
-        ):
-            if candidate is not None and score > best_score:
-                best_score, best = score, candidate
-        constant = float(_scores(T, T, self.kind, criterion))
-        if best is None or constant > best_score:
-            best_score, best = constant, (-1, np.nan, -1, T)
-        feature, threshold, category, left_sums = best
-        left, right = _side_outputs(left_sums, T, self.kind)
-        index = self._bank.add(feature, threshold, category, left, right)
-        if feature < 0:
-            side = np.ones(G.shape[0], dtype=bool)
-        elif category >= 0:
-            side = self.values[:, feature] == category
-        else:
-            side = self.values[:, feature] <= threshold
-        outputs = np.where(side[:, None], left[None, :], right[None, :])
-        return Choice(index, float(best_score), outputs)
-
-    def _best_numeric(
-        self, G: NDArray[np.float64], T: NDArray[np.float64], criterion: str
-    ) -> tuple[float, tuple[Any, ...] | None]:
-        found = self._sorted_split(G, T) if self.width == 1 else self._binned_split(G, T, criterion)
-        if found is None:
-            return -np.inf, None
-        score, feature, low, high, left_sums = found
-        threshold = low / 2.0 + high / 2.0  # halves first: no overflow near the float limits
-        if not low <= threshold < high:  # neighbours one float apart: the midpoint rounds up
-            threshold = low
-        return score, (int(self.numeric[feature]), float(threshold), -1, left_sums)
-
-    def _sorted_split(self, G: NDArray[np.float64], T: NDArray[np.float64]) -> _Split | None:
-        n_numeric, n_samples = self.order.shape
-        if n_numeric == 0 or n_samples < 2:
-            return None
-        block = max(1, STUMP_BLOCK // n_samples)
-        column, total = G[:, 0], T[0]
-        best: _Split | None = None
-        for start in range(0, n_numeric, block):
-            L = np.cumsum(column[self.order[start : start + block]][:, :-1], axis=1)
-            scores = np.where(self.splittable[start : start + block], np.abs(2.0 * L - total), -1.0)
-            row, position = divmod(int(np.argmax(scores)), n_samples - 1)
-            feature = start + row
-            if self.splittable[feature, position] and (
-                best is None or scores[row, position] > best[0]
-            ):
-                best = (
-                    float(scores[row, position]),
-                    feature,
-                    float(self.sorted[feature, position]),
-                    float(self.sorted[feature, position + 1]),
-                    np.array([L[row, position]]),
-                )
-        return best
-
-    def _binned_split(
-        self, G: NDArray[np.float64], T: NDArray[np.float64], criterion: str
-    ) -> _Split | None:
-        best: _Split | None = None
-        starts = self.bin_sums.starts
-        for first, last in self.bin_sums.blocks(G.shape[1]):
-            low, high = int(starts[first]), int(starts[last])
-            splits = np.flatnonzero(self.splits_after[low:high])
-            if len(splits) == 0:
-                continue
-            cumulative = np.cumsum(self.bin_sums(G, first, last), axis=0)
-            before = np.vstack([np.zeros((1, G.shape[1])), cumulative])[
-                self.bin_start[low:high] - low
-            ]
-            L = (cumulative - before)[splits]  # left sums: every value up to this one
-            scores = _scores(L, T, self.kind, criterion)
-            at = int(np.argmax(scores))
-            if best is None or scores[at] > best[0]:
-                value = low + int(splits[at])
-                best = (
-                    float(scores[at]),
-                    int(self.bin_feature[value]),
-                    float(self.bin_values[value]),
-                    float(self.bin_values[value + 1]),
-                    L[at].copy(),
-                )
-        return best
-
-    def _best_categorical(
-        self, G: NDArray[np.float64], T: NDArray[np.float64], criterion: str
-    ) -> tuple[float, tuple[Any, ...] | None]:
-        best_score, best = -np.inf, None
-        starts = self.category_sums.starts
-        for first, last in self.category_sums.blocks(G.shape[1]):
-            sums = self.category_sums(G, first, last)  # the left sums of "x_f = c"
-            if len(sums) == 0:
-                continue
-            scores = _scores(sums, T, self.kind, criterion)
-            flat = int(np.argmax(scores))
-            if scores[flat] > best_score:
-                group = int(starts[first]) + flat
-                position = int(np.searchsorted(starts, group, side="right")) - 1
-                category = group - int(starts[position])
-                best_score = float(scores[flat])
-                best = (int(self.categorical[position]), np.nan, category, sums[flat].copy())
-        return best_score, best
-
-
-@dataclass(frozen=True)
-class DecisionStumps:
-    """Weighted decision stumps on numeric and categorical features (Bonifaci; Vîntur 2019).
-
-    Numeric features: a threshold halfway between two consecutive distinct values, either
-    way round. Categorical features: one category against all others. Plus the constant
-    stump. Each round returns the stump with the best score (ties: numeric features before
-    categorical ones, then the lowest feature and threshold; the constant stump only when
-    strictly better).
-
-    For two classes (AdaBoost) and for AdaBoost.MH a stump is ranked by the edge it gives,
-    which is what those algorithms maximise. For M1 and SAMME, whose stumps predict one
-    class per side, ``criterion`` ranks the splits: "gini" (the default, as CART and
-    scikit-learn's trees) by the weighted Gini impurity of the two sides, "error" by the
-    weighted error itself. The error of a multi-class stump is flat over most thresholds
-    (a split that changes neither side's heaviest class gains nothing), so ranking by it
-    picks among many ties and generalises worse in practice; either way each side predicts
-    its heaviest class.
-
-    Parameters
-    ----------
-    categorical : "auto", sequence of int, or None
-        Columns to treat as categories. "auto": the columns of a non-numeric X (strings,
-        objects) that do not convert to numbers. None: every column must be numeric. At
-        prediction a category not seen in training goes right.
-    criterion : "gini" or "error"
-        How splits of M1 and SAMME stumps are ranked (see above).
-    """
-
-    categorical: Sequence[int] | Literal["auto"] | None = "auto"
-    criterion: Literal["error", "gini"] = "gini"
-
-    def prepare(
-        self, X: ArrayLike, kind: Outputs, n_outputs: int, *, normalise: bool = False
-    ) -> _StumpSearch:
-        # ``normalise`` (least squares) changes nothing here: every stump has ‖h‖² = m.
-        if self.criterion not in ("error", "gini"):
-            raise ValueError(f"criterion must be 'error' or 'gini', got {self.criterion!r}")
-        return _StumpSearch(_encode(X, self.categorical), Outputs(kind), n_outputs, self.criterion)
-
-
-# --- fixed pools -------------------------------------------------------------------------
-
-
-def _pool_outputs(X: ArrayLike, kind: Outputs, n_outputs: int) -> NDArray[np.float64]:
-    """The pool's outputs as (n_samples, n_hypotheses, n_outputs), abstentions as zeros."""
-    array = np.asarray(X, dtype=np.float64)
-    if array.ndim >= 2 and (array.shape[0] == 0 or array.shape[1] == 0):
-        raise ValueError(f"the pool is empty: shape {array.shape}")
-    if kind is Outputs.LABELS:
-        if array.ndim != 2:
-            raise ValueError(
-                f"a pool of class predictions must have shape (n_samples, n_hypotheses), "
-                f"got {array.shape}"
-            )
-        finite = np.isfinite(array)
-        valid = finite & (array == np.round(array)) & (array >= -1) & (array < n_outputs)
-        if not valid.all():
-            row, column = np.argwhere(~valid)[0]
-            raise ValueError(
-                f"X[{row}, {column}] = {array[row, column]:g}: a pool's predictions must be "
-                f"class indices in [0, {n_outputs}), or -1 to abstain"
-            )
-        labels = array.astype(np.intp)
-        one_hot = np.zeros((*labels.shape, n_outputs))
-        rows, columns = np.nonzero(labels >= 0)
-        one_hot[rows, columns, labels[rows, columns]] = 1.0
-        return one_hot
-    expected = 2 if kind is Outputs.SIGNED else 3
-    if array.ndim != expected or (kind is Outputs.VOTES and array.shape[2] != n_outputs):
-        shape = (
-            "(n_samples, n_hypotheses)"
-            if expected == 2
-            else f"(n_samples, n_hypotheses, {n_outputs})"
-        )
-        raise ValueError(f"a pool's outputs must have shape {shape}, got {array.shape}")
-    filled = np.nan_to_num(array, nan=0.0, posinf=np.inf, neginf=-np.inf)
-    bad = ~(np.abs(filled) <= 1.0)
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(
-            f"X{list(where)} = {array[where]:g}: a pool's outputs must lie in [-1, 1] "
-            "(NaN to abstain)"
-        )
-    if array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"the pool is empty: shape {array.shape}")
-    return filled.reshape(array.shape[0], array.shape[1], -1)
-
-
-@dataclass
-class PoolBank:
-    kind: Outputs
-    n_outputs: int
-    n_hypotheses: int
-
-    def __len__(self) -> int:
-        return self.n_hypotheses
-
-    def evaluate(self, X: ArrayLike) -> _EvaluatedPool:
-        outputs = _pool_outputs(X, self.kind, self.n_outputs)
-        if outputs.shape[1] != self.n_hypotheses:
-            raise ValueError(
-                f"X has {outputs.shape[1]} hypotheses; the model was fitted on {self.n_hypotheses}"
-            )
-        return _EvaluatedPool(outputs)
-
-
-@dataclass
-class _EvaluatedPool:
-    outputs: NDArray[np.float64]  # (m, B, C)
-
-    def output(self, hypothesis: int) -> NDArray[np.float64]:
-        return self.outputs[:, hypothesis, :]
-
-    def weighted_sum(self, weights: NDArray[np.float64]) -> NDArray[np.float64]:
-        result: NDArray[np.float64] = np.einsum("ibc,b->ic", self.outputs, weights)
-        return result
-
-
-class _PoolSearch:
-    def __init__(self, outputs: NDArray[np.float64], kind: Outputs, normalise: bool) -> None:
-        self.outputs = outputs
-        self.kind = kind
-        self.normalise = normalise
-        self._bank = PoolBank(kind, outputs.shape[2], outputs.shape[1])
-
-    def bank(self) -> PoolBank:
-        return self._bank
-
-    def best(
-        self,
-        G: NDArray[np.float64],
-        weights: NDArray[np.float64] | None = None,
-        *,
-        by_error: bool = False,  # a pool's score is already its weighted accuracy
-    ) -> Choice:
-        scores = np.einsum("ic,ibc->b", G, self.outputs)
-        if self.normalise:
-            # Least squares: the best direction, not the longest vector (Vîntur 2019:
-            # α = Σ w r h / Σ w h²); stumps need no such care since h² = 1 everywhere.
-            w = np.ones(G.shape[0]) if weights is None else weights
-            norms = np.sqrt(np.einsum("i,ibc,ibc->b", w, self.outputs, self.outputs))
-            scores = np.divide(scores, norms, out=np.zeros_like(scores), where=norms > 0)
-        best = int(np.argmax(scores))  # ties: the lowest index
-        return Choice(best, float(scores[best]), self.outputs[:, best, :])
-
-
-@dataclass(frozen=True)
-class FixedPool:
-    """A pool of pre-trained hypotheses whose outputs are the data (nothing is trained).
-
-    The data X holds, per sample, each hypothesis's output:
-
-    * for binary AdaBoost: shape (n_samples, n_hypotheses), values in [−1, 1] (±1 for
-      discrete hypotheses, any value between for confidence-rated ones), NaN to abstain;
-    * for AdaBoost.M1 and SAMME: shape (n_samples, n_hypotheses), the predicted class
-      as an index into the estimator's ``classes_`` (the sorted labels of y, so every
-      class must occur in y), −1 to abstain (an abstention is counted as a mistake while
-      fitting and casts no vote);
-    * for AdaBoost.MH: shape (n_samples, n_hypotheses, n_labels), values in [−1, 1], NaN
-      to abstain (as 0: no opinion).
-
-    Hypotheses are used as they are: one that does worse than chance is never turned
-    round. See :func:`most_probable_class` and :func:`label_scores` to build these from
-    plausibility vectors.
-    """
-
-    def prepare(
-        self, X: ArrayLike, kind: Outputs, n_outputs: int, *, normalise: bool = False
-    ) -> _PoolSearch:
-        return _PoolSearch(_pool_outputs(X, Outputs(kind), n_outputs), Outputs(kind), normalise)
-
-
-def most_probable_class(H: ArrayLike) -> NDArray[np.intp]:
-    """(n_samples, n_hypotheses, n_classes) plausibilities → each hypothesis's most
-    plausible class (the lowest on ties), −1 where it abstains (NaN)."""
-    array = np.asarray(H, dtype=np.float64)
-    if array.ndim != 3:
-        raise ValueError(
-            f"H must have shape (n_samples, n_hypotheses, n_classes), got {array.shape}"
-        )
-    abstaining = np.isnan(array).all(axis=2)
-    labels: NDArray[np.intp] = np.argmax(np.nan_to_num(array, nan=-np.inf), axis=2).astype(np.intp)
-    labels[abstaining] = -1
-    return labels
-
-
-def label_scores(H: ArrayLike) -> NDArray[np.float64]:
-    """Plausibilities in [0, 1] → AdaBoost.MH outputs 2 p − 1 in [−1, 1] (NaN stays NaN)."""
-    array = np.asarray(H, dtype=np.float64)
-    result: NDArray[np.float64] = 2.0 * array - 1.0
-    return result
+    """What a boosting variant needs of its weak learner."""
+
+    def prepare(self, X: ArrayLike, kind: Outputs, n_outputs: int) -> Search:
+        """Validate the training data and prepare the search of every round.
+
+        Parameters
+        ----------
+        X : array-like
+            The training data, as the learner reads it.
+        kind : Outputs
+            What the hypotheses must return.
+        n_outputs : int, >= 1
+            Outputs per sample: 1 for ``SIGNED``, the number of classes or labels otherwise.
+
+        Returns
+        -------
+        Search
+            The search, asked once a round.
+        """
+        ...

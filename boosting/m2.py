@@ -12,8 +12,8 @@ The pseudo-loss of hypothesis b under a distribution D over mislabel pairs (i, y
 is eps_b = 1/2 Σ D(i, y) (1 − H[i, b, y_i] + H[i, b, y]). With the margin of a pair,
 M[b, (i, y)] = H[i, b, y_i] − H[i, b, y], and Σ D = 1 this is eps = 1/2 (1 − M @ D): one
 matrix-vector product over a float32 array precomputed once, which is what makes a round
-run at memory speed. The update D(i, y) ← D(i, y) β^{1/2 (1 + M[b_t, (i, y)])} / Z is eq. of
-figure 3; the variant β^{1/2 (M)} found in some write-ups differs by the constant β^{1/2},
+run at memory speed. The update D(i, y) ← D(i, y) β^{1/2 (1 + M[b_t, (i, y)])} / Z is the
+one of figure 3; the variant β^{1/2 (M)} found in some write-ups differs by the constant β^{1/2},
 which the normalisation Z removes.
 """
 
@@ -62,8 +62,10 @@ class _M2State:
     exact_rows: dict[int, NDArray[np.float64]] = field(default_factory=dict)
 
     def exact_margins(self, hypothesis: int) -> NDArray[np.float64]:
-        """Margins of one hypothesis in float64, from H itself (kept: the same few
-        hypotheses tend to be chosen round after round)."""
+        """Return the margins of one hypothesis in float64, from H itself.
+
+        They are kept: the same few hypotheses tend to be chosen round after round.
+        """
         row = self.exact_rows.pop(hypothesis, None)
         if row is None:
             row = hypothesis_margins(self.H[:, hypothesis, :], self.y)
@@ -119,7 +121,7 @@ def hypothesis_margins(
 def blocked_product(
     margins: NDArray[np.float32], distribution: NDArray[np.float64]
 ) -> NDArray[np.float64]:
-    """margins @ distribution, in blocks of pairs, accumulated in float64."""
+    """Compute margins @ distribution in blocks of pairs, accumulated in float64."""
     weights = distribution.astype(np.float32)
     total = np.zeros(margins.shape[0])
     for start in range(0, margins.shape[1], PRODUCT_BLOCK):
@@ -136,11 +138,32 @@ def initial_distribution(sample_weight: NDArray[np.float64], n_classes: int) -> 
 def pseudo_losses(
     H: ArrayLike, y: ArrayLike, distribution: ArrayLike | None = None
 ) -> NDArray[np.float64]:
-    """Pseudo-loss of every hypothesis under a distribution over mislabel pairs.
+    """Compute the pseudo-loss of every hypothesis under a distribution over mislabel pairs.
 
-    ``distribution`` has shape (n_samples, n_classes) with the weight of (i, y) at [i, y]
-    (entries at the true labels are ignored) and is normalised here; None means uniform.
-    Computed in float64, directly from the definition: a reference for the fast path.
+    ε_b = ½ Σ_{(i, y): y ≠ y_i} D(i, y) (1 − H[i, b, y_i] + H[i, b, y]), the pseudo-loss of
+    Freund & Schapire (1997), section 4.2 (figure 3). Computed in float64, directly from
+    the definition: a reference for the fast path of :class:`AdaBoostM2`.
+
+    Parameters
+    ----------
+    H : array-like of shape (n_samples, n_hypotheses, n_classes)
+        Plausibilities in [0, 1], NaN for every class where a hypothesis abstains (it then
+        counts as the uniform vector 1/K, whose pseudo-loss on that sample is ½).
+    y : array-like of shape (n_samples,)
+        Integer labels in [0, n_classes).
+    distribution : array-like of shape (n_samples, n_classes), optional
+        Non-negative weight of the pair (i, y) at [i, y]; entries at the true labels are
+        ignored, and the rest is normalised to sum to 1. Default: uniform over the pairs.
+
+    Returns
+    -------
+    ndarray of shape (n_hypotheses,)
+        Pseudo-losses in [0, 1]; ½ is chance.
+
+    Raises
+    ------
+    ValueError
+        If H, y or ``distribution`` is malformed or out of range.
     """
     plaus, _ = check_plausibilities(H)
     n_samples, _, n_classes = plaus.shape
@@ -162,7 +185,7 @@ def pseudo_losses(
 
 
 def _vote_inputs(H: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Validated H with abstentions as zero rows, and the (m, B) presence mask as floats."""
+    """Validate H; return it with abstentions as zeros, and the (m, B) presence mask."""
     plaus, abstaining = check_plausibilities(H)
     available = ~abstaining
     if not available.any(axis=1).all():
@@ -181,7 +204,7 @@ def _combine(
         weighted[fallback] = available[fallback]
         total = weighted.sum(axis=1)
     scores = np.einsum("ib,iby->iy", weighted, filled) / total[:, None]
-    # Plausibilities need not sum to one; served probabilities must.
+    # Plausibilities need not sum to one; the returned probabilities must.
     sums = scores.sum(axis=1, keepdims=True)
     normalised: NDArray[np.float64] = np.divide(
         scores, sums, out=np.full_like(scores, 1.0 / filled.shape[2]), where=sums > 0
@@ -192,15 +215,36 @@ def _combine(
 def weighted_vote(
     H: ArrayLike, weights: ArrayLike, *, check_input: bool = True
 ) -> NDArray[np.float64]:
-    """The final hypothesis as probabilities: Σ_b w_b H_b / Σ_b w_b per sample.
+    """Combine plausibility vectors by weight: Σ_b w_b H[i, b] / Σ_b w_b, per sample.
 
+    The final hypothesis of AdaBoost.M2 (Freund & Schapire 1997, figure 3) is the argmax
+    of Σ_b w_b H[i, b, y]; divided by Σ_b w_b it is a convex combination of the vectors.
     Only hypotheses that give a vector for a sample take part. Where none of those has a
-    positive weight, the plain mean of the ones present is returned (the consensus). A
-    sample on which every hypothesis abstains is an error. Rows are normalised to sum to 1.
+    positive weight, the plain mean of the ones present is returned (the consensus). Rows
+    are normalised to sum to 1.
 
-    ``check_input=False`` skips validating H (as scikit-learn's ``check_input``): for a
-    caller that built H itself, as the one-match predict path does, with NaN rows for
-    absent hypotheses and at least one present hypothesis per sample.
+    Parameters
+    ----------
+    H : array-like of shape (n_samples, n_hypotheses, n_classes)
+        Plausibilities in [0, 1], NaN for every class where a hypothesis abstains; at
+        least one hypothesis present per sample.
+    weights : array-like of shape (n_hypotheses,)
+        Finite, non-negative hypothesis weights w_b.
+    check_input : bool, default True
+        False skips validating H (as scikit-learn's ``check_input``): for a caller that
+        built H itself, with NaN rows for absent hypotheses and at least one present
+        hypothesis per sample.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        Probabilities in [0, 1], each row summing to 1.
+
+    Raises
+    ------
+    ValueError
+        If H is malformed, a sample has no hypothesis present, or ``weights`` has the
+        wrong shape or a negative or non-finite value.
     """
     if check_input:
         filled, available = _vote_inputs(H)
@@ -217,32 +261,51 @@ def weighted_vote(
 
 
 class AdaBoostM2(BoostingLoop):
-    """AdaBoost.M2 over a fixed pool of pre-trained hypotheses (Freund & Schapire 1997).
+    """AdaBoost.M2 over a fixed pool of pre-trained hypotheses.
+
+    Freund & Schapire (1997), section 4.2 (figure 3). D_1 is uniform over the mislabel
+    pairs (i, y), y ≠ y_i (or in proportion to the sample weights). Each round picks the
+    hypothesis b_t of smallest pseudo-loss
+    ε_t = ½ Σ D_t(i, y) (1 − H[i, b, y_i] + H[i, b, y]) (ties: the lowest index), stops if
+    ε_t ≥ ½, sets β_t = ε_t/(1 − ε_t) and updates
+    D_{t+1}(i, y) ∝ D_t(i, y) β_t^{½ (1 + H[i, b_t, y_i] − H[i, b_t, y])}. The final
+    hypothesis is argmax_y Σ_b w_b H[i, b, y] with w_b = Σ_{t: b_t = b} ln(1/β_t).
 
     Parameters
     ----------
     n_rounds : int, >= 1
         Maximum number of boosting rounds T. A hypothesis may be chosen in many rounds.
-    store_distributions : bool
+    store_distributions : bool, default False
         Keep the distribution D_t over mislabel pairs of every round in ``distributions_``
         (each of shape (n_samples, n_classes), zero at the true labels). Costs T × m × K
         floats; meant for analysis and tests.
 
     Attributes
     ----------
-    hypothesis_weights_ : (n_hypotheses,) float
-        w_b = Σ ln(1/β_t) over the rounds that chose b; zero for hypotheses never chosen.
-    chosen_, pseudo_losses_, betas_ : per-round arrays
-        Chosen hypothesis, its pseudo-loss ε_t and β_t = ε_t / (1 − ε_t).
-    selection_counts_ : (n_hypotheses,) int
+    hypothesis_weights_ : ndarray of shape (n_hypotheses_,)
+        w_b = Σ ln(1/β_t) ≥ 0 over the rounds that chose b; zero for hypotheses never
+        chosen.
+    chosen_ : ndarray of int, shape (n_rounds_,)
+        Each round's hypothesis b_t.
+    pseudo_losses_ : ndarray of shape (n_rounds_,)
+        Each round's pseudo-loss ε_t in [0, ½) (the same array as ``errors_``).
+    betas_ : ndarray of shape (n_rounds_,)
+        Each round's β_t = ε_t/(1 − ε_t), with ε_t floored at 1e-10.
+    round_weights_ : ndarray of shape (n_rounds_,)
+        Each round's ln(1/β_t).
+    selection_counts_ : ndarray of int, shape (n_hypotheses_,)
+        How often each hypothesis was chosen.
     n_rounds_ : int
-        Rounds actually run.
+        Rounds kept (0 when the first round is no better than chance).
     stop_reason_ : StopReason
         ``max_rounds``; ``no_better_than_chance`` (the best pseudo-loss was ≥ 1/2, that
         round is not kept); ``perfect`` (pseudo-loss 0: the round is kept with the finite
         weight ln(1/β) where ε is floored at 1e-10, and fitting stops because the update
         would leave D unchanged).
     n_classes_, n_hypotheses_ : int
+        K and B of the training data.
+    distributions_ : list of ndarray of shape (n_samples, n_classes)
+        D_1, D_2, … when ``store_distributions`` is set.
     """
 
     def __init__(self, n_rounds: int = 100, *, store_distributions: bool = False) -> None:
@@ -252,13 +315,31 @@ class AdaBoostM2(BoostingLoop):
     # --- fitting --------------------------------------------------------------------------
 
     def fit(self, H: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> AdaBoostM2:
-        """Fit the hypothesis weights.
+        """Fit the hypothesis weights w_b (see the class for the equations).
 
-        H : (n_samples, n_hypotheses, n_classes) floats in [0, 1]; NaN (every class) where
-            a hypothesis abstains. Abstentions are the uniform vector 1/K while fitting.
-        y : (n_samples,) integer labels in [0, n_classes).
-        sample_weight : (n_samples,) non-negative, optional. D_1 over mislabel pairs is
-            proportional to it (each sample's weight split evenly over its K − 1 pairs).
+        Parameters
+        ----------
+        H : array-like of shape (n_samples, n_hypotheses, n_classes)
+            Plausibilities in [0, 1], n_classes >= 2; NaN for every class where a
+            hypothesis abstains (the uniform vector 1/K while fitting, pseudo-loss ½ on
+            that sample). At least one hypothesis present per sample.
+        y : array-like of shape (n_samples,)
+            Integer labels in [0, n_classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Finite, non-negative, with a positive sum. D_1 over mislabel pairs is
+            proportional to it, each sample's weight split evenly over its K − 1 pairs.
+            Default: uniform.
+
+        Returns
+        -------
+        AdaBoostM2
+            The fitted model.
+
+        Raises
+        ------
+        ValueError
+            If ``n_rounds`` is invalid, H, y or ``sample_weight`` is malformed or out of
+            range, or every hypothesis abstains on a sample.
         """
         state: _M2State = self._run(H, y, sample_weight)
         if state.history is not None:
@@ -331,6 +412,7 @@ class AdaBoostM2(BoostingLoop):
 
     @property
     def pseudo_losses_(self) -> NDArray[np.float64]:
+        """Each round's pseudo-loss ε_t, the same array as ``errors_``."""
         return self.errors_
 
     @staticmethod
@@ -356,22 +438,86 @@ class AdaBoostM2(BoostingLoop):
         return _vote_inputs(H)
 
     def predict_proba(self, H: ArrayLike) -> NDArray[np.float64]:
-        """Class probabilities: :func:`weighted_vote` with the fitted hypothesis weights.
+        """Estimate class probabilities: :func:`weighted_vote` with the fitted weights.
 
+        p(y | i) = Σ_b w_b H[i, b, y] / Σ_b w_b over the hypotheses present, the final
+        hypothesis of Freund & Schapire (1997), figure 3, divided by its total weight.
         Where every hypothesis with positive weight abstains (or none has any weight, as
         after a first round no better than chance), the plain mean of the present ones is
-        returned: the consensus. A sample on which every hypothesis abstains is an error.
+        returned: the consensus.
+
+        Parameters
+        ----------
+        H : array-like of shape (n_samples, n_hypotheses_, n_classes_)
+            Plausibilities in [0, 1], NaN for every class where a hypothesis abstains; at
+            least one hypothesis present per sample.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes_)
+            Probabilities in [0, 1], each row summing to 1.
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If H is malformed, shaped unlike the training data, or a sample has no
+            hypothesis present.
         """
         filled, available = self._prediction_inputs(H)
         return _combine(filled, available, self.hypothesis_weights_)
 
     def predict(self, H: ArrayLike) -> NDArray[np.intp]:
-        """argmax_y Σ_b w_b H[i, b, y], the final hypothesis of figure 3 (ties: lowest class)."""
+        """Predict argmax_y Σ_b w_b H[i, b, y], the final hypothesis of figure 3.
+
+        Freund & Schapire (1997); ties go to the lowest class.
+
+        Parameters
+        ----------
+        H : array-like of shape (n_samples, n_hypotheses_, n_classes_)
+            Plausibilities in [0, 1], NaN for every class where a hypothesis abstains; at
+            least one hypothesis present per sample.
+
+        Returns
+        -------
+        ndarray of int, shape (n_samples,)
+            Class indices in [0, n_classes_).
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If H is malformed, shaped unlike the training data, or a sample has no
+            hypothesis present.
+        """
         labels: NDArray[np.intp] = np.argmax(self.predict_proba(H), axis=1).astype(np.intp)
         return labels
 
     def staged_predict_proba(self, H: ArrayLike) -> Iterator[NDArray[np.float64]]:
-        """The prediction after each round 1..n_rounds_ (the last equals predict_proba)."""
+        """Estimate class probabilities after each round 1..n_rounds_.
+
+        Parameters
+        ----------
+        H : array-like of shape (n_samples, n_hypotheses_, n_classes_)
+            Plausibilities in [0, 1], NaN for every class where a hypothesis abstains; at
+            least one hypothesis present per sample.
+
+        Yields
+        ------
+        ndarray of shape (n_samples, n_classes_)
+            The probabilities with the weights of rounds 1..t, for t = 1, …, ``n_rounds_``;
+            the last equals :meth:`predict_proba`.
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If H is malformed, shaped unlike the training data, or a sample has no
+            hypothesis present.
+        """
         filled, available = self._prediction_inputs(H)
         weights = np.zeros(self.n_hypotheses_)
         for hypothesis, weight in zip(self.chosen_, self.round_weights_, strict=True):
@@ -379,17 +525,61 @@ class AdaBoostM2(BoostingLoop):
             yield _combine(filled, available, weights)
 
     def decision_function(self, H: ArrayLike) -> NDArray[np.float64]:
-        """F(x, y) = Σ_b w_b H[i, b, y] with abstaining hypotheses left out."""
+        """Compute F(x_i, y) = Σ_b w_b H[i, b, y], abstaining hypotheses left out.
+
+        The sum maximised by the final hypothesis of Freund & Schapire (1997), figure 3.
+
+        Parameters
+        ----------
+        H : array-like of shape (n_samples, n_hypotheses_, n_classes_)
+            Plausibilities in [0, 1], NaN for every class where a hypothesis abstains; at
+            least one hypothesis present per sample.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes_)
+            Values in [0, Σ_b w_b].
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If H is malformed, shaped unlike the training data, or a sample has no
+            hypothesis present.
+        """
         filled, _available = self._prediction_inputs(H)
         scores: NDArray[np.float64] = np.einsum("iby,b->iy", filled, self.hypothesis_weights_)
         return scores
 
     def margins(self, H: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
-        """Normalised margins (F(x, y_i) − max_{y ≠ y_i} F(x, y)) / Σ_b w_b, in [−1, 1].
+        """Compute the normalised margins (F(x_i, y_i) − max_{y ≠ y_i} F(x_i, y)) / Σ_b w_b.
 
         Schapire, Freund, Bartlett & Lee, "Boosting the margin", Ann. Statist. 26 (1998).
         An abstaining hypothesis adds the same amount to every class, so whether it counts
-        as uniform or is left out does not change a margin. Zero when no weight was learnt.
+        as uniform or is left out does not change a margin.
+
+        Parameters
+        ----------
+        H : array-like of shape (n_samples, n_hypotheses_, n_classes_)
+            Plausibilities in [0, 1], NaN for every class where a hypothesis abstains; at
+            least one hypothesis present per sample.
+        y : array-like of shape (n_samples,)
+            Integer labels in [0, n_classes_).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Margins in [−1, 1], positive where the sample is classified right; zero when no
+            weight was learnt.
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        ValueError
+            If H is malformed, shaped unlike the training data, or a sample has no
+            hypothesis present.
         """
         scores = self.decision_function(H)
         labels = check_labels(y, scores.shape[0], self.n_classes_)

@@ -1,4 +1,4 @@
-"""Scoring rules for probabilistic class forecasts, and a paired comparison of two forecasts.
+"""Scoring rules for probabilistic class forecasts.
 
 Every score takes integer labels ``y`` (n,) and probabilities ``proba`` (n, K). Each has a
 ``*_rows`` variant returning the per-row scores whose mean is the score. Probabilities are
@@ -7,16 +7,12 @@ clipped to [1e-15, 1] before a logarithm, so no score is NaN or infinite for val
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from boosting._checks import check_labels, check_probabilities
 
 LOG_CLIP = 1e-15
-ROUNDING = 1e-12  # per-row differences this small are floating-point noise
 
 
 def _inputs(y: ArrayLike, proba: ArrayLike) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
@@ -34,7 +30,29 @@ def _one_hot(labels: NDArray[np.intp], n_classes: int) -> NDArray[np.float64]:
 
 
 def log_loss_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
-    """−ln p(y_i) per row (natural log)."""
+    """Compute the log loss of each row, −ln p(y_i) (natural log; Good 1952).
+
+    Probabilities are clipped to [1e-15, 1] first, so a zero on the outcome costs
+    −ln 1e-15 ≈ 34.5, not infinity.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Values in [0, 34.6], 0 for a sure and right forecast.
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+    """
     labels, probabilities = _inputs(y, proba)
     chosen = probabilities[np.arange(labels.shape[0]), labels]
     result: NDArray[np.float64] = -np.log(np.clip(chosen, LOG_CLIP, 1.0))
@@ -42,7 +60,29 @@ def log_loss_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
 
 
 def brier_score_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
-    """Σ_k (p_k − o_k)² per row, summed over classes: 0 (perfect) to 2 (sure and wrong)."""
+    """Compute the Brier score of each row, Σ_k (p_k − o_k)², summed over the classes.
+
+    Brier (1950), "Verification of forecasts expressed in terms of probability", Monthly
+    Weather Review 78: o_k is 1 for the outcome's class and 0 for the others.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Values in [0, 2]: 0 for a sure and right forecast, 2 for a sure and wrong one.
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+    """
     labels, probabilities = _inputs(y, proba)
     result: NDArray[np.float64] = (
         (probabilities - _one_hot(labels, probabilities.shape[1])) ** 2
@@ -51,10 +91,31 @@ def brier_score_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
 
 
 def ranked_probability_score_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
-    """RPS per row for ordered classes (Constantinou & Fenton 2012, eq. 1).
+    """Compute the ranked probability score of each row, for ordered classes.
 
-    1/(K−1) Σ_{k=1}^{K−1} (Σ_{j≤k} p_j − Σ_{j≤k} o_j)²: 0 is perfect, 1 is sure and wrong
-    at the far end. For football the classes are ordered home win < draw < away win.
+    RPS = 1/(K−1) Σ_{k=1}^{K−1} (Σ_{j≤k} p_j − Σ_{j≤k} o_j)² (Epstein 1969, "A scoring
+    system for probability forecasts of ranked categories", J. Appl. Meteor. 8; in this
+    normalised form eq. 1 of Constantinou & Fenton 2012). The classes are ranked in index
+    order, 0 < 1 < … < K − 1, so a forecast near the outcome's rank scores better than
+    one far from it.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Values in [0, 1]: 0 for a sure and right forecast, 1 for a sure one at the far end.
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
     """
     labels, probabilities = _inputs(y, proba)
     n_classes = probabilities.shape[1]
@@ -66,31 +127,168 @@ def ranked_probability_score_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.
 
 
 def accuracy_rows(y: ArrayLike, proba: ArrayLike) -> NDArray[np.float64]:
-    """1.0 where the most probable class (lowest index on ties) is the outcome, else 0.0."""
+    """Tell, for each row, whether the most probable class is the outcome.
+
+    The most probable class is argmax_k p_k, the lowest index on ties.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        1.0 where the most probable class is the outcome, 0.0 elsewhere.
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+    """
     labels, probabilities = _inputs(y, proba)
     result: NDArray[np.float64] = (np.argmax(probabilities, axis=1) == labels).astype(np.float64)
     return result
 
 
 def log_loss(y: ArrayLike, proba: ArrayLike) -> float:
+    """Compute the mean log loss, 1/n Σ_i −ln p_i(y_i) (natural log; Good 1952).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    float
+        The mean of the rows' log losses, in [0, 34.6].
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+
+    See Also
+    --------
+    log_loss_rows : the score of each row.
+    """
     return float(log_loss_rows(y, proba).mean())
 
 
 def brier_score(y: ArrayLike, proba: ArrayLike) -> float:
+    """Compute the mean Brier score, 1/n Σ_i Σ_k (p_ik − o_ik)² (Brier 1950).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    float
+        The mean of the rows' Brier scores, in [0, 2].
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+
+    See Also
+    --------
+    brier_score_rows : the score of each row.
+    """
     return float(brier_score_rows(y, proba).mean())
 
 
 def ranked_probability_score(y: ArrayLike, proba: ArrayLike) -> float:
+    """Compute the mean ranked probability score for ordered classes (Epstein 1969).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    float
+        The mean of the rows' RPS, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+
+    See Also
+    --------
+    ranked_probability_score_rows : the score of each row.
+    """
     return float(ranked_probability_score_rows(y, proba).mean())
 
 
 def accuracy(y: ArrayLike, proba: ArrayLike) -> float:
+    """Compute the share of rows whose most probable class is the outcome.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer class labels in [0, n_classes).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    float
+        A share in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, ``proba`` is not finite, outside [0, 1] or has rows not
+        summing to 1, or a label is out of range.
+
+    See Also
+    --------
+    accuracy_rows : the score of each row.
+    """
     return float(accuracy_rows(y, proba).mean())
 
 
 def hamming_loss(Y_true: ArrayLike, Y_pred: ArrayLike) -> float:
-    """Share of (sample, label) pairs predicted wrong, for indicator matrices of 0 and 1:
-    1/(m K) Σ_i |h(x_i) △ Y_i| (Schapire & Singer 1999), the loss AdaBoost.MH minimises."""
+    """Compute the share of (sample, label) pairs predicted wrong.
+
+    1/(m K) Σ_i |h(x_i) △ Y_i| (Schapire & Singer 1999), the loss AdaBoost.MH minimises.
+
+    Parameters
+    ----------
+    Y_true : array-like of shape (n_samples, n_labels)
+        The true indicator matrix, of 0 and 1.
+    Y_pred : array-like of shape (n_samples, n_labels)
+        The predicted indicator matrix, of 0 and 1.
+
+    Returns
+    -------
+    float
+        A share in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If the matrices are not 2-D, differ in shape, are empty, or hold a value other
+        than 0 and 1.
+    """
     truth, predicted = np.asarray(Y_true), np.asarray(Y_pred)
     if truth.ndim != 2 or truth.shape != predicted.shape:
         raise ValueError(
@@ -103,85 +301,3 @@ def hamming_loss(Y_true: ArrayLike, Y_pred: ArrayLike) -> float:
         if not np.isin(matrix, (0, 1)).all():
             raise ValueError(f"{name} must hold only 0 and 1")
     return float(np.mean(truth.astype(bool) != predicted.astype(bool)))
-
-
-@dataclass(frozen=True, slots=True)
-class PairedDifference:
-    """Mean of a − b over paired rows, its standard error, and a two-sided p-value.
-
-    The p-value is from Student's t with n − 1 degrees of freedom for the null hypothesis
-    "the mean difference is zero" (a paired t-test).
-    """
-
-    mean: float
-    standard_error: float
-    p_value: float
-    n: int
-
-
-def paired_difference(a_rows: ArrayLike, b_rows: ArrayLike) -> PairedDifference:
-    """Compare two forecasts scored on the same rows (for example two log-loss row arrays)."""
-    a = np.asarray(a_rows, dtype=np.float64)
-    b = np.asarray(b_rows, dtype=np.float64)
-    if a.ndim != 1 or a.shape != b.shape:
-        raise ValueError(
-            f"a_rows and b_rows must be 1-D and of equal length, got {a.shape}, {b.shape}"
-        )
-    if a.shape[0] < 2:
-        raise ValueError("a paired comparison needs at least 2 rows")
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ValueError("a_rows and b_rows must be finite")
-    differences = a - b
-    # Two forecasts equal up to rounding (the same mix computed two ways) do not differ.
-    differences[np.abs(differences) <= ROUNDING] = 0.0
-    n = differences.shape[0]
-    mean = float(differences.mean())
-    standard_error = float(differences.std(ddof=1) / math.sqrt(n))
-    if standard_error == 0.0:
-        p_value = 1.0 if mean == 0.0 else 0.0
-    else:
-        p_value = 2.0 * student_t_sf(abs(mean) / standard_error, n - 1)
-    return PairedDifference(mean, standard_error, min(1.0, p_value), n)
-
-
-def student_t_sf(t: float, degrees_of_freedom: float) -> float:
-    """P(T > t) for Student's t, t ≥ 0: ½ I_{ν/(ν+t²)}(ν/2, ½) (regularised incomplete beta)."""
-    if t < 0:
-        return 1.0 - student_t_sf(-t, degrees_of_freedom)
-    nu = float(degrees_of_freedom)
-    return 0.5 * regularized_incomplete_beta(nu / 2.0, 0.5, nu / (nu + t * t))
-
-
-def regularized_incomplete_beta(a: float, b: float, x: float) -> float:
-    """I_x(a, b) by Lentz's continued fraction (Numerical Recipes, 3rd ed., §6.4)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    # The continued fraction converges fast for x < (a + 1) / (a + b + 2); use symmetry otherwise.
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _beta_fraction(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
-
-
-def _beta_fraction(a: float, b: float, x: float, *, tolerance: float = 1e-15) -> float:
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    result = d
-    for m in range(1, 10_000):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            result *= c * d
-        if abs(c * d - 1.0) < tolerance:
-            return result
-    raise ArithmeticError("incomplete beta continued fraction did not converge")  # pragma: no cover

@@ -8,8 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from boosting import AdaBoost, DecisionStumps, Outputs, learners
-from boosting.learners import FixedPool
+from boosting import AdaBoost, DecisionStumps, FixedPool, Outputs, stumps
 
 
 def table(rng: np.random.Generator, m: int) -> np.ndarray:
@@ -191,7 +190,7 @@ def test_small_blocks_find_the_same_stump(
     if kind is Outputs.LABELS:
         G[np.arange(60), rng.integers(0, columns, 60)] = rng.exponential(size=60)
     whole = DecisionStumps(criterion=criterion).prepare(X, kind, columns).best(G)
-    monkeypatch.setattr(learners, "STUMP_BLOCK", 50)
+    monkeypatch.setattr(stumps, "STUMP_BLOCK", 50)
     blocked = DecisionStumps(criterion=criterion).prepare(X, kind, columns).best(G)
     assert blocked.score == pytest.approx(whole.score, rel=1e-12)
     assert np.array_equal(blocked.outputs, whole.outputs)
@@ -203,7 +202,7 @@ def test_many_stumps_are_evaluated_in_bounded_blocks(monkeypatch: pytest.MonkeyP
     y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int)
     model = AdaBoost(60).fit(X, y)
     whole = model.decision_function(X)
-    monkeypatch.setattr(learners, "EVALUATION_BLOCK", 7)
+    monkeypatch.setattr(stumps, "EVALUATION_BLOCK", 7)
     assert model.decision_function(X) == pytest.approx(whole)
 
 

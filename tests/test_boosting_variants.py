@@ -307,21 +307,22 @@ def iris() -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def estimators() -> list[tuple[str, Any, np.ndarray]]:
+def estimators() -> list[pytest.ParameterSet]:
+    """(model, y) pairs, each named by its test id."""
     _, y = iris()
     binary = (y == 2).astype(int)
     return [
-        ("AdaBoost exponential", AdaBoost(30), binary),
-        ("AdaBoost logistic", AdaBoost(30, loss="logistic"), binary),
-        ("AdaBoost squared", AdaBoost(30, loss="squared"), binary),
-        ("AdaBoost.M1", AdaBoostM1(30), y),
-        ("SAMME", SAMME(30), y),
-        ("AdaBoost.MH", AdaBoostMH(30), y),
+        pytest.param(AdaBoost(30), binary, id="AdaBoost exponential"),
+        pytest.param(AdaBoost(30, loss="logistic"), binary, id="AdaBoost logistic"),
+        pytest.param(AdaBoost(30, loss="squared"), binary, id="AdaBoost squared"),
+        pytest.param(AdaBoostM1(30), y, id="AdaBoost.M1"),
+        pytest.param(SAMME(30), y, id="SAMME"),
+        pytest.param(AdaBoostMH(30), y, id="AdaBoost.MH"),
     ]
 
 
-@pytest.mark.parametrize(("name", "model", "y"), estimators(), ids=[e[0] for e in estimators()])
-def test_staged_results_end_at_the_final_ones(name: str, model: Any, y: np.ndarray) -> None:
+@pytest.mark.parametrize(("model", "y"), estimators())
+def test_staged_results_end_at_the_final_ones(model: Any, y: np.ndarray) -> None:
     X, _ = iris()
     model.fit(X, y)
     staged = list(model.staged_decision_function(X))
@@ -332,8 +333,8 @@ def test_staged_results_end_at_the_final_ones(name: str, model: Any, y: np.ndarr
     assert model.staged_error(X, y)[-1] == pytest.approx(np.mean(model.predict(X) != y))
 
 
-@pytest.mark.parametrize(("name", "model", "y"), estimators(), ids=[e[0] for e in estimators()])
-def test_probabilities_agree_with_predictions(name: str, model: Any, y: np.ndarray) -> None:
+@pytest.mark.parametrize(("model", "y"), estimators())
+def test_probabilities_agree_with_predictions(model: Any, y: np.ndarray) -> None:
     X, _ = iris()
     model.fit(X, y)
     proba = model.predict_proba(X)
@@ -342,16 +343,16 @@ def test_probabilities_agree_with_predictions(name: str, model: Any, y: np.ndarr
     assert np.array_equal(model.classes_[np.argmax(proba, axis=1)], model.predict(X))
 
 
-@pytest.mark.parametrize(("name", "model", "y"), estimators(), ids=[e[0] for e in estimators()])
-def test_pickling_keeps_predictions(name: str, model: Any, y: np.ndarray) -> None:
+@pytest.mark.parametrize(("model", "y"), estimators())
+def test_pickling_keeps_predictions(model: Any, y: np.ndarray) -> None:
     X, _ = iris()
     model.fit(X, y)
     again = pickle.loads(pickle.dumps(model))
     assert np.array_equal(again.predict_proba(X), model.predict_proba(X))
 
 
-@pytest.mark.parametrize(("name", "model", "y"), estimators(), ids=[e[0] for e in estimators()])
-def test_extreme_sample_weights_give_no_nan(name: str, model: Any, y: np.ndarray) -> None:
+@pytest.mark.parametrize(("model", "y"), estimators())
+def test_extreme_sample_weights_give_no_nan(model: Any, y: np.ndarray) -> None:
     X, _ = iris()
     weights = np.where(np.arange(len(y)) % 2 == 0, 1e-300, 1e300)
     with warnings.catch_warnings():

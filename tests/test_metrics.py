@@ -1,4 +1,4 @@
-"""Scoring rules against published and hand-computed values, and the paired comparison."""
+"""Scoring rules against published and hand-computed values."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from boosting import (
     accuracy,
@@ -14,11 +13,9 @@ from boosting import (
     brier_score_rows,
     log_loss,
     log_loss_rows,
-    paired_difference,
     ranked_probability_score,
     ranked_probability_score_rows,
 )
-from boosting.metrics import regularized_incomplete_beta, student_t_sf
 
 # RPS = 1/2 [(P1 - O1)^2 + (P2 - O2)^2] with cumulative forecast P and outcome O (K = 3),
 # worked out by hand:
@@ -99,52 +96,3 @@ def test_accuracy_ties_go_to_the_lowest_class() -> None:
 def test_invalid_scoring_input(y: object, proba: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         log_loss(y, proba)  # type: ignore[arg-type]
-
-
-def test_paired_difference_matches_scipy_paired_t_test() -> None:
-    rng = np.random.default_rng(4)
-    a = rng.normal(1.00, 0.3, 500)
-    b = a + rng.normal(0.02, 0.1, 500)
-    result = paired_difference(a, b)
-    reference = stats.ttest_rel(a, b)
-    assert result.n == 500
-    assert result.mean == pytest.approx(float(np.mean(a - b)))
-    assert result.standard_error == pytest.approx(float(stats.sem(a - b)))
-    assert result.p_value == pytest.approx(float(reference.pvalue), rel=1e-8)
-
-
-def test_forecasts_equal_up_to_rounding_do_not_differ() -> None:
-    # The same numbers summed in another order differ by ~1e-16 per row: that is not a
-    # difference between forecasts, whatever the t statistic of the noise says.
-    rng = np.random.default_rng(5)
-    a = rng.uniform(0.5, 1.5, 300)
-    b = a + rng.choice([-1.0, 1.0], 300) * np.spacing(a)
-    result = paired_difference(a, b)
-    assert (result.mean, result.standard_error, result.p_value) == (0.0, 0.0, 1.0)
-
-
-@pytest.mark.parametrize(
-    ("t", "df"), [(0.0, 5), (0.5, 1), (1.96, 30), (3.2, 3), (8.0, 200), (0.1, 1000)]
-)
-def test_student_t_tail_matches_scipy(t: float, df: int) -> None:
-    assert student_t_sf(t, df) == pytest.approx(float(stats.t.sf(t, df)), rel=1e-9, abs=1e-15)
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "x"), [(0.5, 0.5, 0.3), (2.0, 3.0, 0.7), (50.0, 0.5, 0.99), (1.0, 1.0, 0.0)]
-)
-def test_incomplete_beta_matches_scipy(a: float, b: float, x: float) -> None:
-    assert regularized_incomplete_beta(a, b, x) == pytest.approx(
-        float(stats.beta.cdf(x, a, b)), rel=1e-10, abs=1e-15
-    )
-
-
-def test_paired_difference_edge_cases() -> None:
-    same = paired_difference([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
-    assert (same.mean, same.standard_error, same.p_value) == (0.0, 0.0, 1.0)
-    shifted = paired_difference([1.0, 2.0, 3.0], [0.5, 1.5, 2.5])
-    assert (shifted.mean, shifted.standard_error, shifted.p_value) == (0.5, 0.0, 0.0)
-    with pytest.raises(ValueError, match="at least 2 rows"):
-        paired_difference([1.0], [2.0])
-    with pytest.raises(ValueError, match="equal length"):
-        paired_difference([1.0, 2.0], [1.0])

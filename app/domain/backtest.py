@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from app.domain.ensemble import Ensemble
+from app.domain.evaluation import paired_difference
 from app.domain.fitting import (
     OTHER_ALGORITHMS,
     AlgorithmFit,
@@ -49,7 +50,7 @@ from app.domain.scoring import scores
 from app.domain.tables import MatchTable, QuoteTable, restrict
 from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
-from boosting import log_loss, log_loss_rows, paired_difference
+from boosting import log_loss, log_loss_rows
 
 ENSEMBLE = "M2 ensemble"
 CONSENSUS = "consensus"
