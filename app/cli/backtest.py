@@ -67,11 +67,11 @@ def backtest_command(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
+    from app.cli.backtest_report import write_report
     from app.domain.backtest import BacktestConfig
     from app.domain.fitting import OTHER_ALGORITHMS, FitOptions, methods_to_try
     from app.domain.football_data import FileFormatError
     from app.domain.vocabulary import Method
-    from app.reporting import write_report
     from app.services import backtest
     from app.services.season_files import csv_files
 
@@ -152,22 +152,19 @@ def backtest_command(
             console.print(f"[red]{error}[/red]")
             raise typer.Exit(1) from None
     written = write_report(evaluation, report_dir)
-    whole = evaluation.summary["overall"]
-    table = Table(title=f"overall, {whole['rows']} test matches")
+    whole = evaluation.summary.overall
+    table = Table(title=f"overall, {whole.rows} test matches")
     for column in ("forecast", "log loss", "Brier", "RPS", "accuracy"):
         table.add_column(column, justify="left" if column == "forecast" else "right")
-    for name, row in whole["scores"].items():
+    for name, scored in whole.scores.items():
+        row = scored.scores
         table.add_row(
-            name,
-            f"{row['log_loss']:.4f}",
-            f"{row['brier']:.4f}",
-            f"{row['rps']:.4f}",
-            f"{row['accuracy']:.4f}",
+            name, f"{row.log_loss:.4f}", f"{row.brier:.4f}", f"{row.rps:.4f}", f"{row.accuracy:.4f}"
         )
     output.print(table)
-    difference = whole["ensemble_vs_consensus"]
+    difference = whole.ensemble_vs_consensus
     output.print(
-        f"ensemble - consensus: {difference['mean']:+.4f} ± {difference['standard_error']:.4f} "
-        f"log loss per match (p = {difference['p_value']:.2f})"
+        f"ensemble - consensus: {difference.mean:+.4f} ± {difference.standard_error:.4f} "
+        f"log loss per match (p = {difference.p_value:.2f})"
     )
     output.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)

@@ -26,31 +26,28 @@ of the options, so that variants of the ensemble are measured against the same f
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from app.domain.ensemble import Ensemble
-from app.domain.evaluation import paired_difference
 from app.domain.fitting import (
-    OTHER_ALGORITHMS,
     AlgorithmFit,
     Fit,
     FitError,
     FitOptions,
     fit_algorithm,
     fit_ensemble,
+    methods_to_try,
 )
 from app.domain.records import OUTCOMES
-from app.domain.scoring import scores
 from app.domain.tables import MatchTable, QuoteTable, restrict
 from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
-from boosting import log_loss, log_loss_rows
+from boosting import log_loss
 
 ENSEMBLE = "M2 ensemble"
 CONSENSUS = "consensus"
@@ -71,6 +68,52 @@ class BacktestConfig:
     # Boosting algorithms other than M2 fitted on the same pools and compared (see
     # app.domain.fitting.OTHER_ALGORITHMS).
     algorithms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Variant:
+    """An option beyond plain M2, compared with the baseline on the same rows."""
+
+    name: str
+    half_life_days: float | None = None
+    per_competition: bool = False
+    choose_method: bool = False  # every method tried, the baseline's first
+    calibrate: bool = False
+
+    def applied_to(self, config: BacktestConfig) -> BacktestConfig:
+        options = config.options
+        if self.half_life_days is not None:
+            options = replace(options, half_life_days=self.half_life_days)
+        if self.choose_method:
+            options = replace(options, methods=methods_to_try(options.methods[0], choose=True))
+        if self.calibrate:
+            options = replace(options, calibrate=True)
+        per_competition = self.per_competition or config.per_competition
+        return replace(config, options=options, per_competition=per_competition)
+
+    def changes(self, config: BacktestConfig) -> dict[str, float | bool | list[str]]:
+        """What the variant changes in ``config``, as the report lists it."""
+        changed: dict[str, float | bool | list[str]] = {}
+        if self.half_life_days is not None:
+            changed["half_life_days"] = self.half_life_days
+        if self.per_competition:
+            changed["per_competition"] = True
+        if self.choose_method:
+            methods = methods_to_try(config.options.methods[0], choose=True)
+            changed["methods"] = [str(method) for method in methods]
+        if self.calibrate:
+            changed["calibrate"] = True
+        return changed
+
+
+# The options beyond plain M2 that ``--compare-variants`` measures, each against the baseline.
+VARIANTS = (
+    Variant("time decay, half-life 365 days", half_life_days=365.0),
+    Variant("time decay, half-life 180 days", half_life_days=180.0),
+    Variant("per-competition pools", per_competition=True),
+    Variant("method chosen by validation", choose_method=True),
+    Variant("calibrated (power on the mix)", calibrate=True),
+)
 
 
 @dataclass
@@ -401,140 +444,3 @@ def _rank_on_training(
     losses = [log_loss(training.y[common], training.H[common, column, :]) for column in candidates]
     order = np.argsort(losses, kind="stable")
     return tuple(training.bookmakers[int(candidates[i])] for i in order)
-
-
-# --- scores ---------------------------------------------------------------------------------
-
-
-def score_table(
-    y: NDArray[np.intp], forecasts: dict[str, NDArray[np.float64]]
-) -> dict[str, dict[str, float]]:
-    return {
-        name: {**asdict(scores(y, proba)), "rows": float(len(y))}
-        for name, proba in forecasts.items()
-    }
-
-
-def paired(y: NDArray[np.intp], a: NDArray[np.float64], b: NDArray[np.float64]) -> dict[str, float]:
-    """Log loss of a minus b on the same rows: mean, standard error, two-sided p-value."""
-    difference = paired_difference(log_loss_rows(y, a), log_loss_rows(y, b))
-    return {
-        "mean": difference.mean,
-        "standard_error": difference.standard_error,
-        "p_value": difference.p_value,
-        "rows": float(difference.n),
-    }
-
-
-def overall(folds: Sequence[Fold]) -> tuple[NDArray[np.intp], dict[str, NDArray[np.float64]]]:
-    """All folds' shared rows together, for the forecasts every fold has."""
-    names = [name for name in folds[0].forecasts if all(name in fold.forecasts for fold in folds)]
-    y = np.concatenate([fold.y for fold in folds])
-    return y, {name: np.concatenate([fold.forecasts[name] for fold in folds]) for name in names}
-
-
-def summarise(folds: Sequence[Fold]) -> dict[str, Any]:
-    """Every figure of the evaluation as plain data (the JSON report)."""
-    seasons = []
-    for fold in folds:
-        closing = {name: fold.forecasts[name][fold.closing_rows] for name in (ENSEMBLE, CONSENSUS)}
-        closing[PINNACLE_CLOSING] = fold.closing
-        seasons.append(
-            {
-                "season": fold.season,
-                "train_seasons": {c: list(s) for c, s in fold.train_seasons.items()},
-                "train_matches": len(fold.train_match_ids),
-                "rows": len(fold.y),
-                "dropped": fold.dropped,
-                "notes": fold.notes,
-                "compared": list(fold.compared),
-                "best_bookmaker": fold.best_bookmaker,
-                "best_used": fold.best_used,
-                "base_rates": list(fold.base_rates),
-                "rounds": fold.rounds,
-                "methods": {c: str(e.method) for c, e in fold.ensembles.items()},
-                "calibration": {c: e.calibration for c, e in fold.ensembles.items()},
-                "weights": {
-                    competition: dict(zip(e.bookmakers, e.weights.tolist(), strict=True))
-                    for competition, e in fold.ensembles.items()
-                },
-                "scores": score_table(fold.y, fold.forecasts),
-                "ensemble_vs_consensus": paired(
-                    fold.y, fold.forecasts[ENSEMBLE], fold.forecasts[CONSENSUS]
-                ),
-                "ensemble_vs_best": paired(fold.y, fold.forecasts[ENSEMBLE], fold.forecasts[BEST]),
-                "algorithms": {
-                    name: {
-                        "rounds": rounds,
-                        "ensemble_vs": paired(
-                            fold.y, fold.forecasts[ENSEMBLE], fold.forecasts[name]
-                        ),
-                    }
-                    for name, rounds in fold.algorithm_rounds.items()
-                },
-                "closing": {
-                    "rows": int(fold.closing_rows.sum()),
-                    "scores": score_table(fold.y[fold.closing_rows], closing)
-                    if fold.closing_rows.any()
-                    else {},
-                },
-            }
-        )
-    y, forecasts = overall(folds)
-    closing_y = np.concatenate([fold.y[fold.closing_rows] for fold in folds])
-    closing_forecasts = {
-        name: np.concatenate([fold.forecasts[name][fold.closing_rows] for fold in folds])
-        for name in (ENSEMBLE, CONSENSUS)
-    }
-    closing_forecasts[PINNACLE_CLOSING] = np.concatenate([fold.closing for fold in folds])
-    return {
-        "seasons": seasons,
-        "overall": {
-            "rows": len(y),
-            "scores": score_table(y, forecasts),
-            "ensemble_vs_consensus": paired(y, forecasts[ENSEMBLE], forecasts[CONSENSUS]),
-            "ensemble_vs_best": paired(y, forecasts[ENSEMBLE], forecasts[BEST]),
-            "algorithms": {
-                name: paired(y, forecasts[ENSEMBLE], forecasts[name])
-                for name in OTHER_ALGORITHMS
-                if name in forecasts
-            },
-            "closing": {
-                "rows": len(closing_y),
-                "scores": score_table(closing_y, closing_forecasts) if len(closing_y) else {},
-            },
-        },
-    }
-
-
-def reliability(
-    y: NDArray[np.intp], proba: NDArray[np.float64], bins: int = 10
-) -> list[dict[str, list[float]]]:
-    """Per outcome: mean predicted probability and observed frequency in equal-width bins."""
-    curves = []
-    for outcome in range(len(OUTCOMES)):
-        predicted = proba[:, outcome]
-        observed = (y == outcome).astype(np.float64)
-        index = np.minimum((predicted * bins).astype(int), bins - 1)
-        counts = np.bincount(index, minlength=bins)
-        filled = counts > 0
-        mean_predicted = (
-            np.bincount(index, weights=predicted, minlength=bins)[filled] / counts[filled]
-        )
-        frequency = np.bincount(index, weights=observed, minlength=bins)[filled] / counts[filled]
-        curves.append(
-            {
-                "predicted": mean_predicted.tolist(),
-                "observed": frequency.tolist(),
-                "count": counts[filled].astype(float).tolist(),
-            }
-        )
-    return curves
-
-
-def with_options(config: BacktestConfig, **changes: Any) -> BacktestConfig:
-    """The same backtest with some fitting options changed (for comparing variants)."""
-    per_competition = changes.pop("per_competition", config.per_competition)
-    return replace(
-        config, options=replace(config.options, **changes), per_competition=per_competition
-    )

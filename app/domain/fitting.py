@@ -69,6 +69,19 @@ class FitOptions:
     half_life_days: float | None = None
     calibrate: bool = False
 
+    def to_json(self) -> dict[str, object]:
+        """The options as reports and model versions record them."""
+        return {
+            "rounds_grid": list(self.rounds_grid),
+            "validation_fraction": self.validation_fraction,
+            "phase": self.phase,
+            "methods": [str(method) for method in self.methods],
+            "bookmakers": None if self.bookmakers is None else list(self.bookmakers),
+            "min_quotes": self.min_quotes,
+            "half_life_days": self.half_life_days,
+            "calibrate": self.calibrate,
+        }
+
 
 def methods_to_try(configured: Method, *, choose: bool) -> tuple[Method, ...]:
     """The configured method alone or, when validation chooses, every method with the
@@ -245,17 +258,3 @@ def fit_algorithm(name: str, fit: Fit, *, end: float, options: FitOptions) -> Al
     except ValueError as error:  # e.g. M1: no bookmaker with an error below 1/2
         raise FitError(str(error)) from error
     return AlgorithmFit(name, final, training.bookmakers, points)
-
-
-def describe(options: FitOptions) -> dict[str, Any]:
-    """The options as plain data, for reports and model versions."""
-    return {
-        "rounds_grid": list(options.rounds_grid),
-        "validation_fraction": options.validation_fraction,
-        "phase": options.phase,
-        "methods": [str(m) for m in options.methods],
-        "bookmakers": None if options.bookmakers is None else list(options.bookmakers),
-        "min_quotes": options.min_quotes,
-        "half_life_days": options.half_life_days,
-        "calibrate": options.calibrate,
-    }

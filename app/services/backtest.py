@@ -5,34 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session
 
-from app.domain.backtest import (
-    BacktestConfig,
-    Fold,
-    overall,
-    paired,
-    run_backtest,
+from app.domain.backtest import VARIANTS, BacktestConfig, Fold, run_backtest
+from app.domain.backtest_summary import (
+    BacktestSummary,
+    VariantSummary,
     summarise,
-    with_options,
+    variant_summary,
 )
-from app.domain.fitting import methods_to_try
 from app.domain.football_data import parse_football_data
 from app.domain.records import EARLIEST, LATEST
 from app.domain.tables import MatchTable, QuoteTable, restrict, tables_from_batches
 from app.services.model_versions import load_tables
-
-# The options beyond plain M2 compared with --compare-variants (each against the baseline).
-VARIANTS: dict[str, dict[str, Any]] = {
-    "time decay, half-life 365 days": {"half_life_days": 365.0},
-    "time decay, half-life 180 days": {"half_life_days": 180.0},
-    "per-competition pools": {"per_competition": True},
-    "method chosen by validation": {"methods": "all"},
-    "calibrated (power on the mix)": {"calibrate": True},
-}
 
 
 @dataclass
@@ -40,8 +27,8 @@ class Evaluation:
     config: BacktestConfig
     source: str
     folds: list[Fold]
-    summary: dict[str, Any]
-    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    summary: BacktestSummary
+    variants: dict[str, VariantSummary] = field(default_factory=dict)
 
 
 def tables_from_files(files: Sequence[Path]) -> tuple[MatchTable, QuoteTable]:
@@ -75,32 +62,13 @@ def evaluate(
     evaluation = Evaluation(config, source, folds, summarise(folds))
     if not compare_variants:
         return evaluation
-    y, baseline = overall(folds)
-    for name, change in VARIANTS.items():
-        change = dict(change)
-        if change.get("methods") == "all":
-            change["methods"] = methods_to_try(config.options.methods[0], choose=True)
-        variant = with_options(config, **change)
+    for variant in VARIANTS:
 
-        def report_step(season: str, variant_name: str = name) -> None:
-            progress(f"{variant_name} {season}")
+        def report_step(season: str, name: str = variant.name) -> None:
+            progress(f"{name} {season}")
 
-        variant_folds = run_backtest(matches, quotes, variant, progress=report_step)
-        variant_y, variant_forecasts = overall(variant_folds)
-        if not np.array_equal(
-            variant_y, y
-        ):  # pragma: no cover - the rows do not depend on the variant
-            raise AssertionError("a variant was scored on other rows than the baseline")
-        summary = summarise(variant_folds)
-        evaluation.variants[name] = {
-            "options": change | {"methods": [str(m) for m in change["methods"]]}
-            if "methods" in change
-            else change,
-            "overall": summary["overall"]["scores"]["M2 ensemble"],
-            "seasons": {
-                s["season"]: s["scores"]["M2 ensemble"]["log_loss"] for s in summary["seasons"]
-            },
-            "versus_baseline": paired(y, variant_forecasts["M2 ensemble"], baseline["M2 ensemble"]),
-            "versus_consensus": paired(y, variant_forecasts["M2 ensemble"], baseline["consensus"]),
-        }
+        variant_folds = run_backtest(
+            matches, quotes, variant.applied_to(config), progress=report_step
+        )
+        evaluation.variants[variant.name] = variant_summary(variant, config, folds, variant_folds)
     return evaluation

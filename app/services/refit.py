@@ -28,7 +28,7 @@ import app as package
 from app.db.engine import make_session_factory
 from app.db.orm import ModelVersion, RefitRun, utcnow
 from app.domain.ensemble import ALGORITHM, Ensemble
-from app.domain.fitting import Fit, FitError, FitOptions, describe, fit_ensemble, methods_to_try
+from app.domain.fitting import Fit, FitError, FitOptions, fit_ensemble, methods_to_try
 from app.domain.validation import (
     ActiveVersionComparison,
     ValidationReport,
@@ -338,7 +338,7 @@ def _stored_validation(
         "dropped": fit.training.dropped,
         "stop_reason": str(fit.model.stop_reason_),
         "rounds_run": fit.model.n_rounds_,
-        "options": describe(options),
+        "options": options.to_json(),
         "method_scores": fit.method_scores,
     }
 
