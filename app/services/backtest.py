@@ -39,6 +39,31 @@ def tables_from_database(session: Session) -> tuple[MatchTable, QuoteTable]:
     return load_tables(session, start=EARLIEST, end=LATEST)
 
 
+class UnknownNameError(ValueError):
+    """A league or bookmaker asked for is not in the data; the message says which are."""
+
+
+def check_names(
+    matches: MatchTable,
+    quotes: QuoteTable,
+    *,
+    leagues: Sequence[str] | None,
+    bookmakers: Sequence[str] | None,
+) -> None:
+    """Every league and bookmaker asked for is in the tables, or :class:`UnknownNameError`."""
+    for label, wanted, known in (
+        ("league", leagues, matches.competition),
+        ("bookmaker", bookmakers, quotes.bookmaker),
+    ):
+        present = set(known.tolist())
+        unknown = sorted(set(wanted or ()) - present)
+        if unknown:
+            raise UnknownNameError(
+                f"no {label} {', '.join(unknown)} in the data; it has "
+                f"{', '.join(sorted(present)) or 'none'}"
+            )
+
+
 def only_leagues(
     matches: MatchTable, quotes: QuoteTable, leagues: Sequence[str] | None
 ) -> tuple[MatchTable, QuoteTable]:
