@@ -63,7 +63,7 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         moment: dt.datetime = value if value.tzinfo is dt.UTC else value.astimezone(dt.UTC)
         return moment.replace(tzinfo=None) if dialect.name == "sqlite" else moment
 
-    def process_result_value(self, value: Any, dialect: Dialect) -> dt.datetime | None:
+    def process_result_value(self, value: Any, _dialect: Dialect) -> dt.datetime | None:
         if value is None:
             return None
         if not isinstance(value, dt.datetime):
