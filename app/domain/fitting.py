@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -229,7 +228,7 @@ class AlgorithmFit:
         return self.model.predict_proba(_pool_outputs(self.name, H))
 
 
-def _pool_outputs(name: str, H: NDArray[np.float64]) -> NDArray[Any]:
+def _pool_outputs(name: str, H: NDArray[np.float64]) -> NDArray[np.float64] | NDArray[np.intp]:
     return label_scores(H) if name == "AdaBoost.MH" else most_probable_class(H)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from sqlalchemy import Select, func, select
@@ -58,7 +58,7 @@ def list_matches(
     return paginate(session, statement, window)
 
 
-def _filtered(statement: Select[Any], filters: MatchFilter, now: dt.datetime) -> Select[Any]:
+def _filtered(statement: Select[Match], filters: MatchFilter, now: dt.datetime) -> Select[Match]:
     if filters.competition is not None:
         statement = statement.join(Competition, Match.competition_id == Competition.id).where(
             Competition.code == filters.competition
