@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -15,6 +16,19 @@ if TYPE_CHECKING:
     from app.domain.backtest_summary import OverallSummary
     from app.domain.tables import MatchTable, QuoteTable
     from app.services.backtest import Evaluation
+
+
+def _require_report_extra() -> None:
+    """The paired t-tests need scipy, which comes with the ``report`` extra."""
+    try:
+        importlib.import_module("scipy.stats")
+    except ImportError:
+        console.print(
+            "the backtest needs scipy for its paired t-tests: pip install 'oddsboost[report]'",
+            style="red",
+            markup=False,
+        )
+        raise typer.Exit(2) from None
 
 
 def backtest_command(
@@ -70,6 +84,7 @@ def backtest_command(
     ] = Path("reports/backtest"),
 ) -> None:
     """Walk-forward evaluation by season: fit on earlier seasons, score each test season."""
+    _require_report_extra()
     from app.cli.backtest_report import write_report
     from app.domain.backtest import backtest_config
     from app.domain.vocabulary import Method
