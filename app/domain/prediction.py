@@ -16,7 +16,7 @@ import numpy as np
 
 from app.domain.ensemble import Ensemble
 from app.domain.odds import MAX_ITERATIONS, TOLERANCE, demargin
-from app.domain.training import OUTCOMES
+from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Method
 
 
