@@ -109,10 +109,10 @@ class SecretFilter(logging.Filter):
         if not self.secrets:
             return True
         message = record.getMessage()
-        if any(secret in message for secret in self.secrets):
-            for secret in self.secrets:
-                message = message.replace(secret, REDACTED)
-            record.msg, record.args = message, None
+        for secret in self.secrets:
+            message = message.replace(secret, REDACTED)
+        # The message is kept formatted, redacted or not, so it is not formatted again.
+        record.msg, record.args = message, None
         return True
 
 

@@ -23,7 +23,8 @@ from tests.test_predict import UNTIL, power_probabilities
 
 
 @pytest.fixture
-def engine(refit_settings: Settings) -> Iterator[Engine]:
+def seeded_engine(refit_settings: Settings) -> Iterator[Engine]:
+    """An engine on the seeded database the refits below write to."""
     engine = make_engine(refit_settings.database_url)
     yield engine
     engine.dispose()
@@ -63,8 +64,9 @@ def used(answer: PredictionAnswer) -> dict[str, list[float]]:
 
 
 def test_a_model_swap_while_quotes_are_read_does_not_mix_two_versions(
-    refit_settings: Settings, engine: Engine
+    refit_settings: Settings, seeded_engine: Engine
 ) -> None:
+    engine = seeded_engine
     # Version 1 learns from pre-match quotes, version 2 from closing ones: an answer that
     # read one version's quotes and mixed them with the other's weights would show.
     first_fit = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)

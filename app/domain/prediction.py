@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -115,7 +116,7 @@ def predict_matches(
         start += len(odds)
     if ensemble is None:
         return [_consensus_only(odds, match_rows) for odds, match_rows in split]
-    pool = _Pool.of(ensemble)
+    pool = _POOLS.of(ensemble)
     layouts = [_lay_out(odds, match_rows, pool) for odds, match_rows in split]
     modelled = [layout for layout in layouts if layout.modelled]
     mix = _mix_few if few else _mix_many
@@ -167,6 +168,25 @@ class _Pool:
     def of(cls, ensemble: Ensemble) -> _Pool:
         column = {code: index for index, code in enumerate(ensemble.bookmakers)}
         return cls(column, [float(w) for w in ensemble.weights])
+
+
+class _LastPool:
+    """The pool of the ensemble used last: the same model answers request after request,
+    and laying its pool out again each time is a good part of predicting one match."""
+
+    def __init__(self) -> None:
+        self._last: tuple[weakref.ref[Ensemble], _Pool] | None = None
+
+    def of(self, ensemble: Ensemble) -> _Pool:
+        last = self._last  # one read: another thread may replace it meanwhile
+        if last is not None and last[0]() is ensemble:
+            return last[1]
+        pool = _Pool.of(ensemble)
+        self._last = (weakref.ref(ensemble), pool)
+        return pool
+
+
+_POOLS = _LastPool()
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,10 +253,10 @@ def _demargin_few(quotes: list[QuotedOdds], method: Method) -> list[Triple] | No
         return None
     rows: list[Triple] = []
     for quote in quotes:
-        prices = (quote.home, quote.draw, quote.away)
-        if not all(1.0 < price < math.inf for price in prices):
+        home, draw, away = quote.home, quote.draw, quote.away
+        if not (1.0 < home < math.inf and 1.0 < draw < math.inf and 1.0 < away < math.inf):
             return None
-        row = solve(1.0 / quote.home, 1.0 / quote.draw, 1.0 / quote.away)
+        row = solve(1.0 / home, 1.0 / draw, 1.0 / away)
         if row is None:
             return None
         rows.append(row)

@@ -160,7 +160,9 @@ class PredictionService:
                     pending.append((index, match_or_refusal))
         if pending:
             await self._compute(pending, snapshot, requests, results)
-        return [result for result in results if result is not None]
+        answers = [result for result in results if result is not None]
+        assert len(answers) == len(requests), "every request was answered or refused"
+        return answers
 
     def _reuse_answers(
         self,
