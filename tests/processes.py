@@ -11,20 +11,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import httpx
 
 from app.settings import Settings, settings_environment
-from tests.helpers import free_port
+from tests.helpers import DEADLINE_SECONDS, free_port, wait_until
 
 ODDSBOOST = Path(sys.executable).with_name("oddsboost")
 FIT_GATE_MODULE_DIR = Path(__file__).parent / "fit_gate"
-# Generous: the machine may be busy; a test that is not stuck never waits this long.
-DEADLINE_SECONDS = 120.0
 
 
 def oddsboost_command(*args: str) -> list[str]:
@@ -44,23 +41,6 @@ def child_environment(settings: Settings | None = None, **variables: str) -> dic
             environment["ODDSBOOST_ADMIN_API_KEY"] = settings.admin_api_key.get_secret_value()
     environment.update(variables)
     return environment
-
-
-def wait_until(
-    condition: Callable[[], bool],
-    what: str,
-    *,
-    alive: subprocess.Popen[bytes] | None = None,
-    seconds: float = DEADLINE_SECONDS,
-) -> None:
-    """Poll ``condition`` until it holds; fail if ``alive`` exits first or time runs out."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if alive is not None and alive.poll() is not None:
-            raise AssertionError(f"the process exited ({alive.returncode}) before {what}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {seconds:.0f} s")
-        time.sleep(0.05)
 
 
 class Process:

@@ -24,7 +24,8 @@ from app.services.refit import run_refit
 from app.settings import Settings, settings_environment
 from boosting import AdaBoostM2
 from tests.commands import Oddsboost
-from tests.processes import FitGate, Process, child_environment, running, wait_until
+from tests.helpers import wait_until
+from tests.processes import FitGate, Process, child_environment, running
 
 UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
 REFIT = ["refit", "--until", UNTIL.isoformat()]
