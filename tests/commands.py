@@ -75,10 +75,10 @@ def preserved_logging() -> Iterator[None]:
             logger.filters[:] = filters
             logger.propagate = propagate
             logger.disabled = disabled[logger.name]
-        for logger in list(manager.loggerDict.values()):
-            if isinstance(logger, logging.Logger) and logger.name not in disabled:
+        for made in list(manager.loggerDict.values()):
+            if isinstance(made, logging.Logger) and made.name not in disabled:
                 # Made during the run: back to a logger that only passes records up.
-                logger.setLevel(logging.NOTSET)
-                logger.handlers.clear()
-                logger.propagate = True
-                logger.disabled = False
+                made.setLevel(logging.NOTSET)
+                made.handlers.clear()
+                made.propagate = True
+                made.disabled = False

@@ -137,7 +137,7 @@ def test_compose_variables_are_real_settings_and_the_admin_key_is_required() -> 
         assert key.startswith("${ODDSBOOST_ADMIN_API_KEY:?"), "the admin key must be required"
         assert ":-" not in key
         # Every value, with defaults filled in, is accepted by Settings.
-        values = {
+        values: dict[str, Any] = {
             k.removeprefix("ODDSBOOST_").lower(): interpolate(str(v))
             for k, v in environment.items()
             if k.startswith("ODDSBOOST_")

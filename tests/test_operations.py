@@ -42,9 +42,8 @@ def real(refit_settings: Settings) -> Iterator[TestClient]:
 
 def test_health_never_touches_the_database(real: TestClient) -> None:
     statements: list[str] = []
-    event.listen(
-        real.app.state.engine, "before_cursor_execute", lambda *a: statements.append(str(a[2]))
-    )  # type: ignore[attr-defined]
+    engine = real.app.state.engine  # type: ignore[attr-defined]
+    event.listen(engine, "before_cursor_execute", lambda *a: statements.append(str(a[2])))
     for _ in range(3):
         response = real.get("/health")
         assert response.status_code == 200

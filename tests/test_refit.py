@@ -17,6 +17,7 @@ from sqlalchemy import Engine, select
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import ModelVersion, RefitRun
+from app.domain.vocabulary import Phase, RunStatus, VersionStatus
 from app.services import refit as refit_service
 from app.services.locks import refit_lock
 from app.services.model_versions import activate, load_tables
@@ -94,7 +95,7 @@ def test_the_stored_weights_are_a_refit_on_the_whole_window(
     (version,) = versions(engine)
     with make_session_factory(engine)() as session:
         matches, quotes = load_tables(session, start=version.window_start, end=version.window_end)
-    training = build_training_set(matches, quotes, phase="pre", method="power", min_quotes=100)
+    training = build_training_set(matches, quotes, phase=Phase.PRE, method="power", min_quotes=100)
     expected = AdaBoostM2(n_rounds=version.rounds).fit(training.H, training.y)
     assert [b["code"] for b in version.bookmakers] == list(training.bookmakers)
     assert [b["weight"] for b in version.bookmakers] == pytest.approx(
@@ -229,7 +230,7 @@ def test_exactly_one_version_is_active(engine: Engine, refit_settings: Settings)
     for _ in range(3):
         run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
     statuses = [v.status for v in versions(engine)]
-    assert statuses.count("active") == 1
+    assert statuses.count(VersionStatus.ACTIVE) == 1
     assert statuses[-1] == "active"
 
 
@@ -468,7 +469,7 @@ def test_stale_running_runs_are_closed_by_the_next_refit(
     engine: Engine, refit_settings: Settings
 ) -> None:
     factory = make_session_factory(engine, for_writes=True)
-    stale = refit_service.create_run(factory, trigger="cli", until=UNTIL, status="running")
+    stale = refit_service.create_run(factory, trigger="cli", until=UNTIL, status=RunStatus.RUNNING)
     run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
     by_id = {run.id: run for run in runs(engine)}
     assert by_id[stale].status == "failed"
