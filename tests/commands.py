@@ -2,7 +2,8 @@
 
 Each run reads its settings from the environment, as the command does: variables are set
 for the run with ``monkeypatch`` and the cached settings are cleared before and after it.
-What a command does to this process's logging (``dictConfig``) is undone afterwards.
+What a command does to this process's logging (``dictConfig``) is undone afterwards, and
+its output is plain text, as it is when a process writes to a pipe.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
-from app.cli import cli
+from app.cli import cli, common
 from app.settings import get_settings
 
 
@@ -42,6 +44,11 @@ class Oddsboost:
         with self._monkeypatch.context() as patch, preserved_logging():
             for name, value in variables.items():
                 patch.setenv(name, value)
+            for console in vars(common).values():
+                if isinstance(console, Console):
+                    # Chosen when the console was made, which may have been on a terminal
+                    # (pytest -s); a process writing to a pipe would use no colours.
+                    patch.setattr(console, "_color_system", None)
             get_settings.cache_clear()
             try:
                 result = CliRunner().invoke(cli, list(args))
