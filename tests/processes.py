@@ -57,7 +57,7 @@ class Process:
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
 
-    def signal(self, number: signal.Signals) -> None:
+    def send_signal(self, number: signal.Signals) -> None:
         self.popen.send_signal(number)
 
     def wait(self, seconds: float = DEADLINE_SECONDS) -> int:

@@ -385,7 +385,7 @@ def test_requests_in_flight_finish_on_sigterm(refit_settings: Settings, tmp_path
     with running_server(child_environment(roomy), tmp_path / "server.log") as server:
         connection = send_until_continue(server.port, "/predict/batch", len(body))
         with connection:
-            server.signal(signal.SIGTERM)  # while the request is in flight
+            server.send_signal(signal.SIGTERM)  # while the request is in flight
             connection.sendall(body)
             response = http.client.HTTPResponse(connection)
             response.begin()

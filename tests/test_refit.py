@@ -379,7 +379,7 @@ def test_the_scheduler_refits_now_and_stops_on_sigterm(
             "the scheduled refit finished",
             alive=process.popen,
         )
-        process.signal(signal.SIGTERM)
+        process.send_signal(signal.SIGTERM)
         assert process.wait() == 0
     output = process.output()
     assert "scheduled refit run 1 succeeded" in output
@@ -400,7 +400,7 @@ def test_sigterm_during_a_refit_records_it_and_frees_the_lock(
     with running(SCHEDULER, environment, tmp_path / "scheduler.log") as process:
         fit_gate.wait_until_reached(process)  # the refit is running: it waits at the gate
         assert any(run.status == "running" for run in runs(engine))
-        process.signal(signal.SIGTERM)
+        process.send_signal(signal.SIGTERM)
         wait_until(lambda: received_sigterm(process), "the scheduler saw the signal")
         fit_gate.release()
         assert process.wait() == 0, process.output()
