@@ -13,12 +13,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.domain.backtest import BEST, ENSEMBLE, BacktestConfig, restrict, run_backtest, summarise
+from app.cli.backtest_report import write_report
+from app.domain.backtest import BEST, ENSEMBLE, BacktestConfig, run_backtest
+from app.domain.backtest_summary import summarise
 from app.domain.fitting import OTHER_ALGORITHMS, FitOptions
 from app.domain.football_data import parse_football_data
-from app.domain.training import QuoteTable, build_training_set, tables_from_batches
+from app.domain.tables import QuoteTable, restrict, tables_from_batches
+from app.domain.training import build_training_set
 from app.domain.vocabulary import Method
-from app.reporting import write_report
 from app.services.backtest import evaluate
 from boosting import SAMME, AdaBoostM1, AdaBoostMH, FixedPool, label_scores, most_probable_class
 from tests.commands import CommandResult, Oddsboost
@@ -174,16 +176,16 @@ def test_figures_agree_with_a_direct_computation_from_the_files(season_file: Sea
     probabilities[in_2018, SIX.index("VC")] = np.nan
     consensus = np.nanmean(probabilities, axis=1)
     picked = np.arange(len(outcome))
-    scores = summary["overall"]["scores"]
-    assert summary["overall"]["rows"] == 380
-    assert scores["consensus"]["log_loss"] == pytest.approx(
+    scores = summary.overall.scores
+    assert summary.overall.rows == 380
+    assert scores["consensus"].scores.log_loss == pytest.approx(
         -np.log(consensus[picked, outcome]).mean()
     )
     assert "VC" not in scores
     for index, code in enumerate(SIX):
         if code != "VC":
             expected = -np.log(probabilities[picked, index, outcome]).mean()
-            assert scores[code]["log_loss"] == pytest.approx(expected)
+            assert scores[code].scores.log_loss == pytest.approx(expected)
     # Base rates: the outcome frequencies of the three training seasons.
     counts = np.zeros(3)
     for season in ("1516", "1617", "1718"):
@@ -191,12 +193,13 @@ def test_figures_agree_with_a_direct_computation_from_the_files(season_file: Sea
         for row in r:
             counts[{"H": 0, "D": 1, "A": 2}[row[h.index("FTR")]]] += 1
     base = counts / counts.sum()
-    assert summary["seasons"][0]["base_rates"] == pytest.approx(base.tolist())
-    assert scores["base rates"]["log_loss"] == pytest.approx(-np.log(base[outcome]).mean())
+    assert summary.seasons[0].base_rates == pytest.approx(base.tolist())
+    assert scores["base rates"].scores.log_loss == pytest.approx(-np.log(base[outcome]).mean())
     # Pinnacle closing, on every match (all of E0 2018/19 has PSCH).
     closing = np.array([[float(row[header.index(f"PSC{o}")]) for o in "HDA"] for row in rows])
     closing_probabilities = (1 / closing) / (1 / closing).sum(axis=1, keepdims=True)
-    assert summary["overall"]["closing"]["scores"]["Pinnacle closing"]["log_loss"] == pytest.approx(
+    pinnacle = summary.overall.closing.scores["Pinnacle closing"]
+    assert pinnacle.scores.log_loss == pytest.approx(
         -np.log(closing_probabilities[picked, outcome]).mean()
     )
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from app.domain.football_data import parse_football_data
-from app.domain.training import TrainingSet, build_training_set, tables_from_batches
+from app.domain.tables import tables_from_batches
+from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Phase
 from boosting import AdaBoostM2, accuracy, brier_score, log_loss, ranked_probability_score
 from tests.reference_m2 import reference_m2

@@ -9,16 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.db.orm import Bookmaker, OddsQuote
 from app.domain.football_data import parse_football_data
 from app.domain.odds import demargin
-from app.domain.training import (
-    MatchTable,
-    QuoteTable,
-    build_training_set,
-    select_latest_valid,
-    tables_from_batches,
-)
+from app.domain.tables import MatchTable, QuoteTable, tables_from_batches, tables_from_rows
+from app.domain.training import build_training_set, select_latest_valid
 from app.domain.vocabulary import Phase
+from app.services.queries import latest_by_bookmaker_and_phase
 from tests.helpers import csv_rows
 
 SeasonFile = Callable[[str], Path]
@@ -62,6 +59,51 @@ def test_latest_valid_quote_is_chosen() -> None:
     )
     assert sorted(select_latest_valid(matches, quotes, Phase.PRE).tolist()) == [2, 6]
     assert select_latest_valid(matches, quotes, Phase.CLOSING).tolist() == [4]
+
+
+def test_a_match_shows_the_quotes_training_uses() -> None:
+    # The match page (latest quote of each bookmaker and phase) and training (latest quote
+    # of a phase valid before kickoff) read recency the same way: with every quote before
+    # kickoff they pick the same quotes.
+    kickoff = dt.datetime(2018, 8, 10, 19, 0, tzinfo=dt.UTC)
+    arrival = dt.datetime(2018, 8, 1, tzinfo=dt.UTC)
+    b365, ps = Bookmaker(id=1, code="B365", name="Bet365"), Bookmaker(id=2, code="PS", name="PS")
+    rows = [  # (id, bookmaker, phase, hours before kickoff or None, hours after arrival)
+        (1, b365, Phase.PRE, None, 0),
+        (2, b365, Phase.PRE, 5.0, 9),  # arrived last, captured earlier: not the latest
+        (3, b365, Phase.PRE, 1.0, 3),
+        (4, ps, Phase.PRE, None, 1),
+        (5, b365, Phase.CLOSING, 0.1, 4),
+        (6, ps, Phase.CLOSING, 2.0, 5),
+        (7, ps, Phase.CLOSING, 0.5, 2),
+    ]
+    quotes = [
+        OddsQuote(
+            id=quote_id,
+            match_id=7,
+            bookmaker_id=bookmaker.id,
+            bookmaker=bookmaker,
+            phase=phase,
+            captured_at=None if before is None else kickoff - dt.timedelta(hours=before),
+            received_at=arrival + dt.timedelta(hours=after),
+            home=2.0,
+            draw=3.5,
+            away=4.0,
+        )
+        for quote_id, bookmaker, phase, before, after in rows
+    ]
+    shown = latest_by_bookmaker_and_phase(quotes)
+    assert [q.id for q in shown] == [3, 4, 5, 7]
+    matches, table = tables_from_rows(
+        [(7, kickoff, "1", "E0", "2018/19")],
+        [
+            (7, q.bookmaker.code, q.phase, q.captured_at, q.received_at, q.home, q.draw, q.away)
+            for q in quotes
+        ],
+    )
+    for phase in Phase:
+        used = {quotes[int(i)].id for i in select_latest_valid(matches, table, phase)}
+        assert used == {q.id for q in shown if q.phase == phase}
 
 
 def test_layout_and_values(season_file: SeasonFile) -> None:

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from app.db.engine import make_engine, make_session_factory
 from app.db.orm import Competition, Match, Team
 from app.main import create_app
-from app.services import ingest
+from app.services.ingest import batches
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY
 from tests.test_admin_api import quote
@@ -51,7 +51,7 @@ def test_a_failure_after_writes_rolls_everything_back(
     def fail(*_args: Any, **_kwargs: Any) -> None:
         raise RuntimeError("injected failure after the matches were written")
 
-    monkeypatch.setattr(ingest, "_write_quotes", fail)
+    monkeypatch.setattr(batches, "write_quotes", fail)
     response = client.post(
         "/admin/odds", json={"quotes": [quote()]}, headers={"X-API-Key": ADMIN_KEY}
     )

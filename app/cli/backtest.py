@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from app.cli.common import console, load_settings, open_database, output, split_list
 from app.domain.vocabulary import Phase
+
+if TYPE_CHECKING:
+    from app.domain.backtest import BacktestConfig
+    from app.domain.backtest_summary import OverallSummary
+    from app.domain.tables import MatchTable, QuoteTable
+    from app.services.backtest import Evaluation
+
+
+def _require_report_extra() -> None:
+    """The paired t-tests need scipy, which comes with the ``report`` extra."""
+    try:
+        importlib.import_module("scipy.stats")
+    except ImportError:
+        console.print(
+            "the backtest needs scipy for its paired t-tests: pip install 'oddsboost[report]'",
+            style="red",
+            markup=False,
+        )
+        raise typer.Exit(2) from None
 
 
 def backtest_command(
@@ -64,76 +84,86 @@ def backtest_command(
     ] = Path("reports/backtest"),
 ) -> None:
     """Walk-forward evaluation by season: fit on earlier seasons, score each test season."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
-
-    from app.domain.backtest import BacktestConfig
-    from app.domain.fitting import OTHER_ALGORITHMS, FitOptions
-    from app.domain.football_data import FileFormatError
+    _require_report_extra()
+    from app.cli.backtest_report import write_report
+    from app.domain.backtest import backtest_config
     from app.domain.vocabulary import Method
-    from app.reporting import write_report
     from app.services import backtest
 
     try:
-        chosen_method = Method(method)
-        grid = tuple(int(part) for part in rounds_grid.split(","))
-        if not grid or min(grid) < 1:
-            raise ValueError("the rounds grid needs numbers of at least 1")
-    except ValueError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
-    if database == bool(sources):
-        console.print("[red]give season files or folders, or --database (not both)[/red]")
-        raise typer.Exit(2)
-    methods = (
-        (chosen_method, *(m for m in Method if m != chosen_method))
-        if choose_method
-        else (chosen_method,)
-    )
-    config = BacktestConfig(
-        options=FitOptions(
-            rounds_grid=grid,
+        config = backtest_config(
+            method=Method(method),
+            choose_method=choose_method,
             phase=phase,
-            methods=methods,
+            rounds_grid=tuple(int(part) for part in rounds_grid.split(",")),
             bookmakers=split_list(bookmakers),
             min_quotes=min_quotes,
             half_life_days=half_life_days,
             calibrate=calibrate,
-        ),
-        train_seasons=train_seasons,
-        test_seasons=split_list(test_seasons),
-        per_competition=per_competition,
-        algorithms=tuple(OTHER_ALGORITHMS) if compare_algorithms else (),
-    )
+            train_seasons=train_seasons,
+            test_seasons=split_list(test_seasons),
+            per_competition=per_competition,
+            compare_algorithms=compare_algorithms,
+        )
+    except ValueError as error:
+        _fail(str(error), code=2)
+    if database == bool(sources):
+        _fail("give season files or folders, or --database (not both)", code=2)
+    matches, quotes, source = _read_tables(sources or [], database=database)
+    wanted_leagues = split_list(leagues)
+    try:
+        backtest.check_names(
+            matches, quotes, leagues=wanted_leagues, bookmakers=split_list(bookmakers)
+        )
+    except backtest.UnknownNameError as error:
+        _fail(str(error), code=2)
+    matches, quotes = backtest.only_leagues(matches, quotes, wanted_leagues)
+    if wanted_leagues:
+        source += f" ({', '.join(wanted_leagues)})"
+    evaluation = _evaluate(matches, quotes, config, source, compare_variants=compare_variants)
+    written = write_report(evaluation, report_dir)
+    _print_overall(evaluation.summary.overall)
+    output.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
+
+
+def _fail(message: str, *, code: int) -> NoReturn:
+    console.print(f"[red]{message}[/red]")
+    raise typer.Exit(code)
+
+
+def _read_tables(sources: list[Path], *, database: bool) -> tuple[MatchTable, QuoteTable, str]:
+    """The tables of the season files or of the configured database, and what they are."""
+    from app.domain.football_data import FileFormatError
+    from app.services import backtest
+    from app.services.season_files import csv_files
+
     if database:
-        settings = load_settings()
-        engine, factory = open_database(settings)
+        engine, factory = open_database(load_settings())
         with factory() as session:
             matches, quotes = backtest.tables_from_database(session)
         engine.dispose()
-        source = "the configured database"
-    else:
-        try:
-            files = backtest.csv_files(sources or [])
-            matches, quotes = backtest.tables_from_files(files)
-        except (OSError, FileFormatError) as error:
-            console.print(f"[red]{error}[/red]")
-            raise typer.Exit(1) from None
-        source = f"{len(files)} football-data.co.uk files"
-    for label, wanted, known in (
-        ("league", split_list(leagues), matches.competition),
-        ("bookmaker", split_list(bookmakers), quotes.bookmaker),
-    ):
-        unknown = sorted(set(wanted or ()) - set(known.tolist()))
-        if unknown:
-            console.print(
-                f"[red]no {label} {', '.join(unknown)} in the data; it has "
-                f"{', '.join(sorted(set(known.tolist()))) or 'none'}[/red]"
-            )
-            raise typer.Exit(2)
-    matches, quotes = backtest.only_leagues(matches, quotes, split_list(leagues))
-    if leagues:
-        source += f" ({', '.join(split_list(leagues) or ())})"
+        return matches, quotes, "the configured database"
+    try:
+        files = csv_files(sources)
+        matches, quotes = backtest.tables_from_files(files)
+    except (OSError, FileFormatError) as error:
+        _fail(str(error), code=1)
+    return matches, quotes, f"{len(files)} football-data.co.uk files"
+
+
+def _evaluate(
+    matches: MatchTable,
+    quotes: QuoteTable,
+    config: BacktestConfig,
+    source: str,
+    *,
+    compare_variants: bool,
+) -> Evaluation:
+    """The evaluation, with a progress bar on stderr; exit 1 if the data cannot be tested."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from app.services import backtest
+
     steps = len(config.test_seasons or ()) or None
     with Progress(
         TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console
@@ -144,7 +174,7 @@ def backtest_command(
             progress.update(task, description=description, advance=1)
 
         try:
-            evaluation = backtest.evaluate(
+            return backtest.evaluate(
                 matches,
                 quotes,
                 config,
@@ -153,25 +183,23 @@ def backtest_command(
                 progress=step,
             )
         except ValueError as error:
-            console.print(f"[red]{error}[/red]")
-            raise typer.Exit(1) from None
-    written = write_report(evaluation, report_dir)
-    whole = evaluation.summary["overall"]
-    table = Table(title=f"overall, {whole['rows']} test matches")
+            _fail(str(error), code=1)
+
+
+def _print_overall(whole: OverallSummary) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"overall, {whole.rows} test matches")
     for column in ("forecast", "log loss", "Brier", "RPS", "accuracy"):
         table.add_column(column, justify="left" if column == "forecast" else "right")
-    for name, row in whole["scores"].items():
+    for name, scored in whole.scores.items():
+        row = scored.scores
         table.add_row(
-            name,
-            f"{row['log_loss']:.4f}",
-            f"{row['brier']:.4f}",
-            f"{row['rps']:.4f}",
-            f"{row['accuracy']:.4f}",
+            name, f"{row.log_loss:.4f}", f"{row.brier:.4f}", f"{row.rps:.4f}", f"{row.accuracy:.4f}"
         )
     output.print(table)
-    difference = whole["ensemble_vs_consensus"]
+    difference = whole.ensemble_vs_consensus
     output.print(
-        f"ensemble - consensus: {difference['mean']:+.4f} ± {difference['standard_error']:.4f} "
-        f"log loss per match (p = {difference['p_value']:.2f})"
+        f"ensemble - consensus: {difference.mean:+.4f} ± {difference.standard_error:.4f} "
+        f"log loss per match (p = {difference.p_value:.2f})"
     )
-    output.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from app.cli.common import console, load_settings, open_database, output
+from app.services.season_files import csv_files_under
 
 if TYPE_CHECKING:
     import httpx
@@ -35,7 +36,7 @@ def _expand(locations: list[str]) -> Iterator[Source]:
             continue
         path = Path(location)
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix.lower() == ".csv")
+            files = csv_files_under(path)
             if not files:
                 yield Source(location, location)  # reported as an error when read
             yield from (Source(str(p), str(p)) for p in files)

@@ -22,7 +22,9 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
+from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.sql import ColumnElement
 
 from app.domain.records import (
     CODE_MAX_LENGTH,
@@ -61,7 +63,7 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         moment: dt.datetime = value if value.tzinfo is dt.UTC else value.astimezone(dt.UTC)
         return moment.replace(tzinfo=None) if dialect.name == "sqlite" else moment
 
-    def process_result_value(self, value: Any, dialect: Dialect) -> dt.datetime | None:
+    def process_result_value(self, value: Any, _dialect: Dialect) -> dt.datetime | None:
         if value is None:
             return None
         if not isinstance(value, dt.datetime):
@@ -160,6 +162,17 @@ class Match(Base):
     competition: Mapped[Competition] = relationship()
     home_team: Mapped[Team] = relationship(foreign_keys=[home_team_id])
     away_team: Mapped[Team] = relationship(foreign_keys=[away_team_id])
+
+    @hybrid_property
+    def is_settled(self) -> bool:
+        """The result is in (on a row and in a query, so both read it the same way)."""
+        return self.result is not None
+
+    @is_settled.inplace.expression
+    @classmethod
+    def _is_settled_expression(cls) -> ColumnElement[bool]:
+        # Spelled as the partial index ix_matches_settled_kickoff is, so it is used.
+        return cls.result.is_not(None)
 
 
 class OddsQuote(Base):

@@ -26,16 +26,14 @@ of the options, so that variants of the ensemble are measured against the same f
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from app.domain.ensemble import Ensemble
-from app.domain.evaluation import paired_difference
 from app.domain.fitting import (
     OTHER_ALGORITHMS,
     AlgorithmFit,
@@ -44,10 +42,13 @@ from app.domain.fitting import (
     FitOptions,
     fit_algorithm,
     fit_ensemble,
+    methods_to_try,
 )
-from app.domain.training import OUTCOMES, MatchTable, QuoteTable, TrainingSet, build_training_set
+from app.domain.records import OUTCOMES
+from app.domain.tables import MatchTable, QuoteTable, restrict
+from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
-from boosting import log_loss, log_loss_rows
+from boosting import log_loss
 
 ENSEMBLE = "M2 ensemble"
 CONSENSUS = "consensus"
@@ -68,6 +69,88 @@ class BacktestConfig:
     # Boosting algorithms other than M2 fitted on the same pools and compared (see
     # app.domain.fitting.OTHER_ALGORITHMS).
     algorithms: tuple[str, ...] = ()
+
+
+def backtest_config(
+    *,
+    method: Method,
+    choose_method: bool,
+    phase: Phase,
+    rounds_grid: tuple[int, ...],
+    bookmakers: tuple[str, ...] | None,
+    min_quotes: int,
+    half_life_days: float | None,
+    calibrate: bool,
+    train_seasons: int,
+    test_seasons: tuple[str, ...] | None,
+    per_competition: bool,
+    compare_algorithms: bool,
+) -> BacktestConfig:
+    """The walk-forward as ``oddsboost backtest`` states it: one method (or every method,
+    that one first), and every other boosting algorithm compared or none."""
+    if not rounds_grid or min(rounds_grid) < 1:
+        raise ValueError("the rounds grid needs numbers of at least 1")
+    return BacktestConfig(
+        options=FitOptions(
+            rounds_grid=rounds_grid,
+            phase=phase,
+            methods=methods_to_try(method, choose=choose_method),
+            bookmakers=bookmakers,
+            min_quotes=min_quotes,
+            half_life_days=half_life_days,
+            calibrate=calibrate,
+        ),
+        train_seasons=train_seasons,
+        test_seasons=test_seasons,
+        per_competition=per_competition,
+        algorithms=tuple(OTHER_ALGORITHMS) if compare_algorithms else (),
+    )
+
+
+@dataclass(frozen=True)
+class Variant:
+    """An option beyond plain M2, compared with the baseline on the same rows."""
+
+    name: str
+    half_life_days: float | None = None
+    per_competition: bool = False
+    choose_method: bool = False  # every method tried, the baseline's first
+    calibrate: bool = False
+
+    def applied_to(self, config: BacktestConfig) -> BacktestConfig:
+        options = config.options
+        if self.half_life_days is not None:
+            options = replace(options, half_life_days=self.half_life_days)
+        if self.choose_method:
+            options = replace(options, methods=methods_to_try(options.methods[0], choose=True))
+        if self.calibrate:
+            options = replace(options, calibrate=True)
+        per_competition = self.per_competition or config.per_competition
+        return replace(config, options=options, per_competition=per_competition)
+
+    def changes(self, config: BacktestConfig) -> dict[str, float | bool | list[str]]:
+        """What the variant changes in ``config``, as the report lists it."""
+        changed: dict[str, float | bool | list[str]] = {}
+        if self.half_life_days is not None:
+            changed["half_life_days"] = self.half_life_days
+        if self.per_competition:
+            changed["per_competition"] = True
+        if self.choose_method:
+            methods = methods_to_try(config.options.methods[0], choose=True)
+            changed["methods"] = [str(method) for method in methods]
+        if self.calibrate:
+            changed["calibrate"] = True
+        return changed
+
+
+# The options beyond plain M2 that ``--compare-variants`` measures, each against the baseline.
+VARIANTS = (
+    Variant("time decay, half-life 365 days", half_life_days=365.0),
+    Variant("time decay, half-life 180 days", half_life_days=180.0),
+    Variant("per-competition pools", per_competition=True),
+    Variant("method chosen by validation", choose_method=True),
+    Variant("calibrated (power on the mix)", calibrate=True),
+)
 
 
 @dataclass
@@ -98,32 +181,6 @@ class Fold:
 
 def seasons_of(matches: MatchTable) -> list[str]:
     return sorted({str(season) for season in matches.season if season})
-
-
-def restrict(
-    matches: MatchTable, quotes: QuoteTable, keep: NDArray[np.bool_]
-) -> tuple[MatchTable, QuoteTable]:
-    """The tables restricted to some matches (and their quotes)."""
-    new_index = np.full(len(matches), -1, dtype=np.intp)
-    new_index[keep] = np.arange(int(keep.sum()))
-    kept_quotes = keep[quotes.match]
-    return (
-        MatchTable(
-            ids=matches.ids[keep],
-            kickoff=matches.kickoff[keep],
-            result=matches.result[keep],
-            competition=matches.competition[keep],
-            season=matches.season[keep],
-        ),
-        QuoteTable(
-            match=new_index[quotes.match[kept_quotes]],
-            bookmaker=quotes.bookmaker[kept_quotes],
-            phase=quotes.phase[kept_quotes],
-            captured_at=quotes.captured_at[kept_quotes],
-            received_at=quotes.received_at[kept_quotes],
-            prices=quotes.prices[kept_quotes],
-        ),
-    )
 
 
 def training_plan(
@@ -198,17 +255,21 @@ def run_backtest(
     return folds
 
 
-def _fold(
-    matches: MatchTable,
-    quotes: QuoteTable,
-    config: BacktestConfig,
-    season: str,
-    plan: dict[str, tuple[str, ...]],
-    notes: list[str],
-) -> Fold:
-    options = config.options
-    phase = options.phase
-    reference_method = options.methods[0]
+@dataclass(frozen=True)
+class _Split:
+    """A fold's training and test tables, and when its test season began."""
+
+    train_matches: MatchTable
+    train_quotes: QuoteTable
+    test_matches: MatchTable
+    test_quotes: QuoteTable
+    test_start: float
+    untested: int  # matches of the season whose competition has too few earlier seasons
+
+
+def _split(
+    matches: MatchTable, quotes: QuoteTable, season: str, plan: dict[str, tuple[str, ...]]
+) -> _Split:
     of_season = matches.season == season
     in_test = of_season & np.isin(matches.competition, list(plan))
     test_start = float(matches.kickoff[in_test].min())
@@ -219,163 +280,101 @@ def _fold(
     in_train &= matches.kickoff < test_start
     train_matches, train_quotes = restrict(matches, quotes, in_train)
     test_matches, test_quotes = restrict(matches, quotes, in_test)
-    dropped: Counter[str] = Counter()
-    dropped["its competition has too few earlier seasons"] = int((of_season & ~in_test).sum())
-
-    competitions = (
-        sorted(set(train_matches.competition.tolist())) if config.per_competition else [""]
+    return _Split(
+        train_matches,
+        train_quotes,
+        test_matches,
+        test_quotes,
+        test_start,
+        untested=int((of_season & ~in_test).sum()),
     )
-    fits: dict[str, Fit] = {}
-    for competition in competitions:
-        keep = (
-            train_matches.competition == competition
-            if competition
-            else np.ones(len(train_matches), bool)
-        )
-        part_matches, part_quotes = restrict(train_matches, train_quotes, keep)
-        fits[competition] = fit_ensemble(part_matches, part_quotes, end=test_start, options=options)
-    pool = tuple(sorted({code for fit in fits.values() for code in fit.ensemble.bookmakers}))
 
+
+def _fit_groups(split: _Split, config: BacktestConfig) -> dict[str, Fit]:
+    """One fit per competition, or one for all under ``""``."""
+    matches, quotes = split.train_matches, split.train_quotes
+    if not config.per_competition:
+        return {"": fit_ensemble(matches, quotes, end=split.test_start, options=config.options)}
+    fits: dict[str, Fit] = {}
+    for competition in sorted(set(matches.competition.tolist())):
+        part_matches, part_quotes = restrict(matches, quotes, matches.competition == competition)
+        fits[competition] = fit_ensemble(
+            part_matches, part_quotes, end=split.test_start, options=config.options
+        )
+    return fits
+
+
+class _Layouts:
+    """The training and test tables laid out over the whole pool, once per method.
+
+    min_quotes=0 keeps every pool column, even for a bookmaker absent from a season.
+    """
+
+    def __init__(self, split: _Split, pool: tuple[str, ...], phase: Phase) -> None:
+        self.split, self.pool, self.phase = split, pool, phase
+        self._laid_out: dict[Method, tuple[TrainingSet, TrainingSet]] = {}
+
+    def __call__(self, method: Method) -> tuple[TrainingSet, TrainingSet]:
+        if method not in self._laid_out:
+            split = self.split
+            self._laid_out[method] = (
+                self._lay_out(split.train_matches, split.train_quotes, method),
+                self._lay_out(split.test_matches, split.test_quotes, method),
+            )
+        return self._laid_out[method]
+
+    def _lay_out(self, matches: MatchTable, quotes: QuoteTable, method: Method) -> TrainingSet:
+        return build_training_set(
+            matches, quotes, phase=self.phase, method=method, bookmakers=self.pool, min_quotes=0
+        )
+
+
+def _fold(
+    matches: MatchTable,
+    quotes: QuoteTable,
+    config: BacktestConfig,
+    season: str,
+    plan: dict[str, tuple[str, ...]],
+    notes: list[str],
+) -> Fold:
+    split = _split(matches, quotes, season, plan)
+    fits = _fit_groups(split, config)
+    pool = tuple(sorted({code for fit in fits.values() for code in fit.ensemble.bookmakers}))
+    layouts = _Layouts(split, pool, config.options.phase)
     # The single bookmakers, the consensus and the base rates always use the first method,
     # whatever the fits chose, so that variants are compared with the same references.
-    # min_quotes=0 keeps every pool column, even for a bookmaker absent from a season.
-    layouts: dict[Method, tuple[TrainingSet, ...]] = {}
-
-    def laid_out(method: Method) -> tuple[TrainingSet, ...]:
-        if method not in layouts:
-            layouts[method] = tuple(
-                build_training_set(
-                    part_matches,
-                    part_quotes,
-                    phase=phase,
-                    method=method,
-                    bookmakers=pool,
-                    min_quotes=0,
-                )
-                for part_matches, part_quotes in (
-                    (train_matches, train_quotes),
-                    (test_matches, test_quotes),
-                )
-            )
-        return layouts[method]
-
-    training, test = laid_out(reference_method)
-    recent = np.zeros(len(training), dtype=bool)
-    for competition, seasons in plan.items():
-        recent |= (training.competition == competition) & (training.season == seasons[-1])
+    reference_method = config.options.methods[0]
+    training, test = layouts(reference_method)
+    recent = _last_training_season(training, plan)
     ranking = _rank_on_training(training, recent, config.compare_share)
-    best = ranking[0]
-
+    compared, compare_notes = _compared(test, pool, ranking[0], config.compare_share)
+    dropped: Counter[str] = Counter()
+    dropped["its competition has too few earlier seasons"] = split.untested
     dropped.update(test.dropped)
-    quoted = ~np.isnan(test.H[:, :, 0])
-    quoted_share = quoted.mean(axis=0) if len(test) else np.zeros(len(pool))
-    compared = tuple(
-        code
-        for code, share in zip(pool, quoted_share, strict=True)
-        if share >= config.compare_share
+    rows = _shared_rows(test, pool, compared, ranking, dropped)
+    forecasts, algorithm_rounds, algorithm_notes = _forecasts(
+        rows, fits, layouts, config, split.test_start
     )
-    for code, share in zip(pool, quoted_share, strict=True):
-        if share >= config.compare_share:
-            continue
-        if code == best:
-            notes.append(
-                f"{code}, the best bookmaker on the training seasons, quoted "
-                f"{share:.0%} of the test matches: where it did not, the next best on the "
-                "training seasons that did stands in"
-            )
-        elif share == 0:
-            notes.append(f"{code} quoted none of the test matches")
-        else:
-            notes.append(
-                f"{code} quoted only {share:.0%} of the test matches: in the ensemble and the "
-                "consensus, not scored on its own"
-            )
-    columns = [pool.index(code) for code in compared]
-    ranked = [pool.index(code) for code in ranking]
-    complete = quoted[:, columns].all(axis=1)
-    dropped["a compared bookmaker did not quote it"] = int((~complete).sum())
-    stand_in = quoted[:, ranked].any(axis=1)
-    dropped["no candidate for best bookmaker quoted it"] = int((complete & ~stand_in).sum())
-    rows = test.rows(np.asarray(complete & stand_in, dtype=bool))
-
-    # Forecasts on the shared rows.
-    forecasts: dict[str, NDArray[np.float64]] = {CONSENSUS: rows.consensus()}
-
-    def by_group(
-        predict: Callable[[str, Fit, NDArray[np.float64]], NDArray[np.float64]],
-    ) -> NDArray[np.float64]:
-        """Each group's model reads the test season laid out with the method it was
-        fitted on; a match none of its pool quoted gets the consensus."""
-        proba = forecasts[CONSENSUS].copy()
-        for competition, fit in fits.items():
-            group = (
-                np.flatnonzero(rows.competition == competition)
-                if competition
-                else np.arange(len(rows))
-            )
-            layout = laid_out(fit.ensemble.method)[1]
-            at = _rows_of(layout.match_ids, rows.match_ids[group])
-            index = [pool.index(code) for code in fit.training.bookmakers]
-            H = layout.H[np.maximum(at, 0)][:, index, :]
-            present = (at >= 0) & ~np.isnan(H[:, :, 0]).all(axis=1)
-            if present.any():
-                proba[group[present]] = predict(competition, fit, H[present])
-        return proba
-
-    forecasts = {ENSEMBLE: by_group(lambda _c, fit, H: fit.ensemble.predict_proba(H)), **forecasts}
-    # Other boosting algorithms over the same pools, for comparison with M2.
-    algorithm_rounds: dict[str, dict[str, int]] = {}
-    for name in config.algorithms:
-        try:
-            others = {
-                competition: fit_algorithm(name, fit, end=test_start, options=options)
-                for competition, fit in fits.items()
-            }
-        except FitError as error:
-            notes.append(f"{name} is not compared this season: {error}")
-            continue
-        forecasts[name] = by_group(partial(_predict_other, others))
-        algorithm_rounds[name] = {c: other.model.n_rounds_ for c, other in others.items()}
-    for code, column in zip(compared, columns, strict=True):
-        forecasts[code] = rows.H[:, column, :]
-    # Per match, the best-ranked candidate that quoted it (no look at the test outcomes).
-    first_quoted = np.argmax(~np.isnan(rows.H[:, ranked, 0]), axis=1)
-    best_columns = np.asarray(ranked)[first_quoted]
-    forecasts[BEST] = rows.H[np.arange(len(rows)), best_columns, :]
-    best_used = Counter(pool[column] for column in best_columns.tolist())
+    forecasts.update({code: rows.H[:, pool.index(code), :] for code in compared})
+    forecasts[BEST], best_used = _best_forecast(rows, pool, ranking)
     counts = np.bincount(training.y, minlength=len(OUTCOMES)).astype(np.float64)
     base_rates = counts / counts.sum()
     forecasts[BASE_RATES] = np.tile(base_rates, (len(rows), 1))
-
-    closing_set = build_training_set(
-        test_matches,
-        test_quotes,
-        phase=Phase.CLOSING,
-        method=reference_method,
-        bookmakers=(CLOSING_CODE,),
-    )
-    at = _rows_of(closing_set.match_ids, rows.match_ids)
-    if closing_set.bookmakers:
-        closing_rows = at >= 0
-        closing = closing_set.H[at[closing_rows], 0]
-    else:  # files before 2012/13 have no closing odds
-        closing_rows = np.zeros(len(rows), dtype=bool)
-        closing = np.empty((0, len(OUTCOMES)))
-
+    closing_rows, closing = _closing(split, rows, reference_method)
     margins = np.concatenate(
         [fit.model.margins(fit.training.H, fit.training.y) for fit in fits.values()]
     )
     return Fold(
         season=season,
         train_seasons=plan,
-        train_match_ids=train_matches.ids,
+        train_match_ids=split.train_matches.ids,
         test_match_ids=rows.match_ids,
-        train_last_kickoff=float(train_matches.kickoff.max()),
-        test_first_kickoff=test_start,
+        train_last_kickoff=float(split.train_matches.kickoff.max()),
+        test_first_kickoff=split.test_start,
         y=rows.y,
         forecasts=forecasts,
         compared=compared,
-        best_bookmaker=best,
+        best_bookmaker=ranking[0],
         best_used={code: best_used[code] for code in ranking if best_used[code]},
         ensembles={competition: fit.ensemble for competition, fit in fits.items()},
         rounds={competition: fit.ensemble.rounds for competition, fit in fits.items()},
@@ -384,15 +383,163 @@ def _fold(
         closing_rows=closing_rows,
         closing=closing,
         base_rates=(float(base_rates[0]), float(base_rates[1]), float(base_rates[2])),
-        notes=notes,
+        notes=[*notes, *compare_notes, *algorithm_notes],
         algorithm_rounds=algorithm_rounds,
     )
+
+
+def _last_training_season(
+    training: TrainingSet, plan: dict[str, tuple[str, ...]]
+) -> NDArray[np.bool_]:
+    """The training matches of each competition's last training season."""
+    recent = np.zeros(len(training), dtype=bool)
+    for competition, seasons in plan.items():
+        recent |= (training.competition == competition) & (training.season == seasons[-1])
+    return recent
+
+
+def _compared(
+    test: TrainingSet, pool: tuple[str, ...], best: str, share: float
+) -> tuple[tuple[str, ...], list[str]]:
+    """The pool bookmakers that quoted ``share`` of the test matches, scored on their own,
+    and a note for every other one."""
+    quoted_share = (~np.isnan(test.H[:, :, 0])).mean(axis=0) if len(test) else np.zeros(len(pool))
+    compared = tuple(
+        code for code, quoted in zip(pool, quoted_share, strict=True) if quoted >= share
+    )
+    notes = [
+        _not_compared_note(code, quoted, best)
+        for code, quoted in zip(pool, quoted_share, strict=True)
+        if quoted < share
+    ]
+    return compared, notes
+
+
+def _not_compared_note(code: str, share: float, best: str) -> str:
+    if code == best:
+        return (
+            f"{code}, the best bookmaker on the training seasons, quoted "
+            f"{share:.0%} of the test matches: where it did not, the next best on the "
+            "training seasons that did stands in"
+        )
+    if share == 0:
+        return f"{code} quoted none of the test matches"
+    return (
+        f"{code} quoted only {share:.0%} of the test matches: in the ensemble and the "
+        "consensus, not scored on its own"
+    )
+
+
+def _shared_rows(
+    test: TrainingSet,
+    pool: tuple[str, ...],
+    compared: tuple[str, ...],
+    ranking: tuple[str, ...],
+    dropped: Counter[str],
+) -> TrainingSet:
+    """The test matches every compared bookmaker and at least one candidate for best
+    quoted; the others are counted in ``dropped``."""
+    quoted = ~np.isnan(test.H[:, :, 0])
+    complete = quoted[:, [pool.index(code) for code in compared]].all(axis=1)
+    dropped["a compared bookmaker did not quote it"] = int((~complete).sum())
+    stand_in = quoted[:, [pool.index(code) for code in ranking]].any(axis=1)
+    dropped["no candidate for best bookmaker quoted it"] = int((complete & ~stand_in).sum())
+    return test.rows(np.asarray(complete & stand_in, dtype=bool))
+
+
+def _forecasts(
+    rows: TrainingSet,
+    fits: dict[str, Fit],
+    layouts: _Layouts,
+    config: BacktestConfig,
+    test_start: float,
+) -> tuple[dict[str, NDArray[np.float64]], dict[str, dict[str, int]], list[str]]:
+    """The ensemble, the consensus and the other algorithms on the shared rows, with the
+    algorithms' rounds by competition and a note for each one that could not be fitted."""
+    consensus = rows.consensus()
+    forecasts = {
+        ENSEMBLE: _by_group(rows, fits, layouts, consensus, _predict_ensemble),
+        CONSENSUS: consensus,
+    }
+    algorithm_rounds: dict[str, dict[str, int]] = {}
+    notes: list[str] = []
+    for name in config.algorithms:
+        try:
+            others = {
+                competition: fit_algorithm(name, fit, end=test_start, options=config.options)
+                for competition, fit in fits.items()
+            }
+        except FitError as error:
+            notes.append(f"{name} is not compared this season: {error}")
+            continue
+        forecasts[name] = _by_group(rows, fits, layouts, consensus, partial(_predict_other, others))
+        algorithm_rounds[name] = {c: other.model.n_rounds_ for c, other in others.items()}
+    return forecasts, algorithm_rounds, notes
+
+
+def _by_group(
+    rows: TrainingSet,
+    fits: dict[str, Fit],
+    layouts: _Layouts,
+    consensus: NDArray[np.float64],
+    predict: Callable[[str, Fit, NDArray[np.float64]], NDArray[np.float64]],
+) -> NDArray[np.float64]:
+    """Each group's model reads the test season laid out with the method it was fitted on;
+    a match none of its pool quoted gets the consensus."""
+    proba = consensus.copy()
+    pool = layouts.pool
+    for competition, fit in fits.items():
+        group = (
+            np.flatnonzero(rows.competition == competition) if competition else np.arange(len(rows))
+        )
+        layout = layouts(fit.ensemble.method)[1]
+        at = _rows_of(layout.match_ids, rows.match_ids[group])
+        index = [pool.index(code) for code in fit.training.bookmakers]
+        H = layout.H[np.maximum(at, 0)][:, index, :]
+        present = (at >= 0) & ~np.isnan(H[:, :, 0]).all(axis=1)
+        if present.any():
+            proba[group[present]] = predict(competition, fit, H[present])
+    return proba
+
+
+def _predict_ensemble(_competition: str, fit: Fit, H: NDArray[np.float64]) -> NDArray[np.float64]:
+    return fit.ensemble.predict_proba(H)
 
 
 def _predict_other(
     others: dict[str, AlgorithmFit], competition: str, _fit: Fit, H: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     return others[competition].predict_proba(H)
+
+
+def _best_forecast(
+    rows: TrainingSet, pool: tuple[str, ...], ranking: tuple[str, ...]
+) -> tuple[NDArray[np.float64], Counter[str]]:
+    """Per match, the best-ranked candidate that quoted it (no look at the test outcomes),
+    and how many matches each candidate forecast."""
+    ranked = np.asarray([pool.index(code) for code in ranking])
+    first_quoted = np.argmax(~np.isnan(rows.H[:, ranked, 0]), axis=1)
+    best_columns = ranked[first_quoted]
+    used = Counter(pool[column] for column in best_columns.tolist())
+    return rows.H[np.arange(len(rows)), best_columns, :], used
+
+
+def _closing(
+    split: _Split, rows: TrainingSet, method: Method
+) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    """Which shared rows have Pinnacle's closing odds, and those odds de-margined."""
+    closing_set = build_training_set(
+        split.test_matches,
+        split.test_quotes,
+        phase=Phase.CLOSING,
+        method=method,
+        bookmakers=(CLOSING_CODE,),
+    )
+    if not closing_set.bookmakers:  # files before 2012/13 have no closing odds
+        return np.zeros(len(rows), dtype=bool), np.empty((0, len(OUTCOMES)))
+    at = _rows_of(closing_set.match_ids, rows.match_ids)
+    closing_rows = at >= 0
+    return closing_rows, closing_set.H[at[closing_rows], 0]
 
 
 def _rows_of(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:
@@ -424,139 +571,3 @@ def _rank_on_training(
     losses = [log_loss(training.y[common], training.H[common, column, :]) for column in candidates]
     order = np.argsort(losses, kind="stable")
     return tuple(training.bookmakers[int(candidates[i])] for i in order)
-
-
-# --- scores ---------------------------------------------------------------------------------
-
-
-def score_table(
-    y: NDArray[np.intp], forecasts: dict[str, NDArray[np.float64]]
-) -> dict[str, dict[str, float]]:
-    from app.domain.ensemble import scores
-
-    return {name: {**scores(y, proba), "rows": float(len(y))} for name, proba in forecasts.items()}
-
-
-def paired(y: NDArray[np.intp], a: NDArray[np.float64], b: NDArray[np.float64]) -> dict[str, float]:
-    """Log loss of a minus b on the same rows: mean, standard error, two-sided p-value."""
-    difference = paired_difference(log_loss_rows(y, a), log_loss_rows(y, b))
-    return {
-        "mean": difference.mean,
-        "standard_error": difference.standard_error,
-        "p_value": difference.p_value,
-        "rows": float(difference.n),
-    }
-
-
-def overall(folds: Sequence[Fold]) -> tuple[NDArray[np.intp], dict[str, NDArray[np.float64]]]:
-    """All folds' shared rows together, for the forecasts every fold has."""
-    names = [name for name in folds[0].forecasts if all(name in fold.forecasts for fold in folds)]
-    y = np.concatenate([fold.y for fold in folds])
-    return y, {name: np.concatenate([fold.forecasts[name] for fold in folds]) for name in names}
-
-
-def summarise(folds: Sequence[Fold]) -> dict[str, Any]:
-    """Every figure of the evaluation as plain data (the JSON report)."""
-    seasons = []
-    for fold in folds:
-        closing = {name: fold.forecasts[name][fold.closing_rows] for name in (ENSEMBLE, CONSENSUS)}
-        closing[PINNACLE_CLOSING] = fold.closing
-        seasons.append(
-            {
-                "season": fold.season,
-                "train_seasons": {c: list(s) for c, s in fold.train_seasons.items()},
-                "train_matches": len(fold.train_match_ids),
-                "rows": len(fold.y),
-                "dropped": fold.dropped,
-                "notes": fold.notes,
-                "compared": list(fold.compared),
-                "best_bookmaker": fold.best_bookmaker,
-                "best_used": fold.best_used,
-                "base_rates": list(fold.base_rates),
-                "rounds": fold.rounds,
-                "methods": {c: str(e.method) for c, e in fold.ensembles.items()},
-                "calibration": {c: e.calibration for c, e in fold.ensembles.items()},
-                "weights": {
-                    competition: dict(zip(e.bookmakers, e.weights.tolist(), strict=True))
-                    for competition, e in fold.ensembles.items()
-                },
-                "scores": score_table(fold.y, fold.forecasts),
-                "ensemble_vs_consensus": paired(
-                    fold.y, fold.forecasts[ENSEMBLE], fold.forecasts[CONSENSUS]
-                ),
-                "ensemble_vs_best": paired(fold.y, fold.forecasts[ENSEMBLE], fold.forecasts[BEST]),
-                "algorithms": {
-                    name: {
-                        "rounds": rounds,
-                        "ensemble_vs": paired(
-                            fold.y, fold.forecasts[ENSEMBLE], fold.forecasts[name]
-                        ),
-                    }
-                    for name, rounds in fold.algorithm_rounds.items()
-                },
-                "closing": {
-                    "rows": int(fold.closing_rows.sum()),
-                    "scores": score_table(fold.y[fold.closing_rows], closing)
-                    if fold.closing_rows.any()
-                    else {},
-                },
-            }
-        )
-    y, forecasts = overall(folds)
-    closing_y = np.concatenate([fold.y[fold.closing_rows] for fold in folds])
-    closing_forecasts = {
-        name: np.concatenate([fold.forecasts[name][fold.closing_rows] for fold in folds])
-        for name in (ENSEMBLE, CONSENSUS)
-    }
-    closing_forecasts[PINNACLE_CLOSING] = np.concatenate([fold.closing for fold in folds])
-    return {
-        "seasons": seasons,
-        "overall": {
-            "rows": len(y),
-            "scores": score_table(y, forecasts),
-            "ensemble_vs_consensus": paired(y, forecasts[ENSEMBLE], forecasts[CONSENSUS]),
-            "ensemble_vs_best": paired(y, forecasts[ENSEMBLE], forecasts[BEST]),
-            "algorithms": {
-                name: paired(y, forecasts[ENSEMBLE], forecasts[name])
-                for name in OTHER_ALGORITHMS
-                if name in forecasts
-            },
-            "closing": {
-                "rows": len(closing_y),
-                "scores": score_table(closing_y, closing_forecasts) if len(closing_y) else {},
-            },
-        },
-    }
-
-
-def reliability(
-    y: NDArray[np.intp], proba: NDArray[np.float64], bins: int = 10
-) -> list[dict[str, list[float]]]:
-    """Per outcome: mean predicted probability and observed frequency in equal-width bins."""
-    curves = []
-    for outcome in range(len(OUTCOMES)):
-        predicted = proba[:, outcome]
-        observed = (y == outcome).astype(np.float64)
-        index = np.minimum((predicted * bins).astype(int), bins - 1)
-        counts = np.bincount(index, minlength=bins)
-        filled = counts > 0
-        mean_predicted = (
-            np.bincount(index, weights=predicted, minlength=bins)[filled] / counts[filled]
-        )
-        frequency = np.bincount(index, weights=observed, minlength=bins)[filled] / counts[filled]
-        curves.append(
-            {
-                "predicted": mean_predicted.tolist(),
-                "observed": frequency.tolist(),
-                "count": counts[filled].astype(float).tolist(),
-            }
-        )
-    return curves
-
-
-def with_options(config: BacktestConfig, **changes: Any) -> BacktestConfig:
-    """The same backtest with some fitting options changed (for comparing variants)."""
-    per_competition = changes.pop("per_competition", config.per_competition)
-    return replace(
-        config, options=replace(config.options, **changes), per_competition=per_competition
-    )

@@ -17,24 +17,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain.ensemble import (
-    Ensemble,
+from app.domain.ensemble import Ensemble, calibrated
+from app.domain.records import OUTCOMES
+from app.domain.tables import MatchTable, QuoteTable
+from app.domain.training import TrainingSet, build_training_set
+from app.domain.validation import (
+    GridPoint,
     RoundsChoice,
-    calibrated,
+    best_rounds,
     choose_rounds,
     split_by_kickoff,
-)
-from app.domain.training import (
-    OUTCOMES,
-    MatchTable,
-    QuoteTable,
-    TrainingSet,
-    build_training_set,
 )
 from app.domain.vocabulary import Method, Phase
 from boosting import (
@@ -71,6 +67,27 @@ class FitOptions:
     min_matches: int = 10
     half_life_days: float | None = None
     calibrate: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        """The options as reports and model versions record them."""
+        return {
+            "rounds_grid": list(self.rounds_grid),
+            "validation_fraction": self.validation_fraction,
+            "phase": self.phase,
+            "methods": [str(method) for method in self.methods],
+            "bookmakers": None if self.bookmakers is None else list(self.bookmakers),
+            "min_quotes": self.min_quotes,
+            "half_life_days": self.half_life_days,
+            "calibrate": self.calibrate,
+        }
+
+
+def methods_to_try(configured: Method, *, choose: bool) -> tuple[Method, ...]:
+    """The configured method alone or, when validation chooses, every method with the
+    configured one first (the first wins ties)."""
+    if not choose:
+        return (configured,)
+    return (configured, *(method for method in Method if method != configured))
 
 
 @dataclass(frozen=True)
@@ -204,14 +221,14 @@ class AlgorithmFit:
     name: str
     model: AdaBoostM1 | SAMME | AdaBoostMH
     bookmakers: tuple[str, ...]
-    grid: list[dict[str, float]]
+    grid: list[GridPoint]
 
     def predict_proba(self, H: NDArray[np.float64]) -> NDArray[np.float64]:
         """Probabilities of 1, X, 2 from H laid out over ``bookmakers``."""
         return self.model.predict_proba(_pool_outputs(self.name, H))
 
 
-def _pool_outputs(name: str, H: NDArray[np.float64]) -> NDArray[Any]:
+def _pool_outputs(name: str, H: NDArray[np.float64]) -> NDArray[np.float64] | NDArray[np.intp]:
     return label_scores(H) if name == "AdaBoost.MH" else most_probable_class(H)
 
 
@@ -221,24 +238,16 @@ def fit_algorithm(name: str, fit: Fit, *, end: float, options: FitOptions) -> Al
     estimator = OTHER_ALGORITHMS[name]
     training = fit.training
     fit_part, validation = split_by_kickoff(training, options.validation_fraction)
-    grid = sorted(set(options.rounds_grid))
     weights = decay_weights(fit_part.kickoff, float(fit_part.kickoff.max()), options.half_life_days)
     try:
-        model = estimator(grid[-1], learner=FixedPool()).fit(
+        model = estimator(max(options.rounds_grid), learner=FixedPool()).fit(
             _pool_outputs(name, fit_part.H), fit_part.y, sample_weight=weights
         )
         if len(model.classes_) != len(OUTCOMES):
             raise FitError(f"the training window of {name} lacks an outcome")
         staged = list(model.staged_predict_proba(_pool_outputs(name, validation.H)))
-        scores = [
-            {
-                "rounds": rounds,
-                "log_loss": log_loss(validation.y, staged[min(rounds, len(staged)) - 1]),
-            }
-            for rounds in grid
-        ]
-        best = min(scores, key=lambda s: (s["log_loss"], s["rounds"]))
-        final = estimator(int(best["rounds"]), learner=FixedPool()).fit(
+        rounds, points = best_rounds(options.rounds_grid, validation.y, staged)
+        final = estimator(rounds, learner=FixedPool()).fit(
             _pool_outputs(name, training.H),
             training.y,
             sample_weight=decay_weights(training.kickoff, end, options.half_life_days),
@@ -247,18 +256,4 @@ def fit_algorithm(name: str, fit: Fit, *, end: float, options: FitOptions) -> Al
         raise
     except ValueError as error:  # e.g. M1: no bookmaker with an error below 1/2
         raise FitError(str(error)) from error
-    return AlgorithmFit(name, final, training.bookmakers, scores)
-
-
-def describe(options: FitOptions) -> dict[str, Any]:
-    """The options as plain data, for reports and model versions."""
-    return {
-        "rounds_grid": list(options.rounds_grid),
-        "validation_fraction": options.validation_fraction,
-        "phase": options.phase,
-        "methods": [str(m) for m in options.methods],
-        "bookmakers": None if options.bookmakers is None else list(options.bookmakers),
-        "min_quotes": options.min_quotes,
-        "half_life_days": options.half_life_days,
-        "calibrate": options.calibrate,
-    }
+    return AlgorithmFit(name, final, training.bookmakers, points)

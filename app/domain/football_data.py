@@ -254,50 +254,25 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
     """Parse one football-data.co.uk CSV file into an :class:`IngestBatch`.
 
     ``season`` overrides the season of every match (blank means not given). Otherwise the
-    main layout's season is the August-July season of the earliest match of each
-    competition in the file (so a season that runs late, as 2019/20 did, stays one
+    main layout's season is, for each competition in the file, the August-July season
+    holding most of its matches (so a season that runs late, as 2019/20 did, stays one
     season), and the new-leagues layout uses its ``Season`` column.
     """
     season = optional_season(season)
-    try:
-        rows = list(csv.reader(io.StringIO(decode(data), newline="")))
-    except csv.Error as error:
-        raise FileFormatError(f"not a readable CSV file: {error}") from None
-    if not rows:
-        raise FileFormatError("the file is empty")
-    header = [name.strip() for name in rows[0]]
-    while header and not header[-1]:
-        header.pop()
+    header, rows = _read_csv(data)
     layout = _detect_layout(header)
-    index = {name: i for i, name in enumerate(header) if name}
-    columns = {field: index.get(name) for field, name in layout.items()}
+    cell = _cell_reader(header, layout)
     price_columns = find_price_columns(header)
-
     batch = IngestBatch(bookmaker_names=bookmaker_display_names(price_columns))
     first_row_of: dict[tuple[str, str, str, dt.date], int] = {}
-
-    def cell(row: list[str], field: str) -> str:
-        position = columns.get(field)
-        if position is None or position >= len(row):
-            return ""
-        return row[position].strip()
-
-    for row_number, row in enumerate(rows[1:], start=2):
+    for row_number, row in enumerate(rows, start=2):
         if not cell(row, "competition") and not cell(row, "date"):
             continue  # blank or all-comma row
         batch.rows_read += 1
         where = f"row {row_number}"
         record = _parse_match(row, where, cell, batch.skipped)
-        if record is None:
+        if record is None or not _set_season(record, row, cell, season, batch.skipped):
             continue
-        if season is not None:
-            record.season = season
-        elif cell(row, "season"):
-            try:
-                record.season = check_season(normalise_season(cell(row, "season")))
-            except ValueError as error:
-                batch.skipped.append(Skipped(where, str(error), "Season"))
-                continue
         earlier = first_row_of.get(record.identity)
         if earlier is not None:
             batch.skipped.append(
@@ -311,10 +286,56 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
             quote = _parse_quote(row, price, match_index, where, batch.skipped)
             if quote is not None:
                 batch.quotes.append(quote)
-
     if season is None and "season" not in layout:
         _assign_file_seasons(batch.matches)
     return batch
+
+
+def _read_csv(data: bytes) -> tuple[list[str], list[list[str]]]:
+    """The header (trimmed, trailing empty names dropped) and the rows after it."""
+    try:
+        rows = list(csv.reader(io.StringIO(decode(data), newline="")))
+    except csv.Error as error:
+        raise FileFormatError(f"not a readable CSV file: {error}") from None
+    if not rows:
+        raise FileFormatError("the file is empty")
+    header = [name.strip() for name in rows[0]]
+    while header and not header[-1]:
+        header.pop()
+    return header, rows[1:]
+
+
+def _cell_reader(header: list[str], layout: dict[str, str]) -> CellReader:
+    """Reads one of our fields from a row: the trimmed cell, or "" if the row lacks it."""
+    index = {name: i for i, name in enumerate(header) if name}
+    columns = {field: index.get(name) for field, name in layout.items()}
+
+    def cell(row: list[str], field: str) -> str:
+        position = columns.get(field)
+        if position is None or position >= len(row):
+            return ""
+        return row[position].strip()
+
+    return cell
+
+
+def _set_season(
+    record: MatchRecord,
+    row: list[str],
+    cell: CellReader,
+    season: str | None,
+    skipped: list[Skipped],
+) -> bool:
+    """The season given for the file, else the row's own; False if the row's is invalid."""
+    if season is not None:
+        record.season = season
+    elif cell(row, "season"):
+        try:
+            record.season = check_season(normalise_season(cell(row, "season")))
+        except ValueError as error:
+            skipped.append(Skipped(record.where, str(error), "Season"))
+            return False
+    return True
 
 
 def _detect_layout(header: list[str]) -> dict[str, str]:

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from app.domain.ensemble import Ensemble
 from app.domain.odds import demargin
-from app.domain.training import OUTCOMES
+from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Method
 
 

@@ -14,6 +14,9 @@ from typing import Literal
 from app.domain.vocabulary import Phase
 
 Outcome = Literal["1", "X", "2"]
+# The order of the outcomes wherever they are an axis (probabilities, odds, results 0/1/2).
+OUTCOMES: tuple[Outcome, ...] = ("1", "X", "2")
+OUTCOME_INDEX: dict[str, int] = {outcome: index for index, outcome in enumerate(OUTCOMES)}
 
 PRICE_MAX = 1000.0
 TEAM_NAME_MAX_LENGTH = 100
@@ -104,6 +107,13 @@ def result_of(home_goals: int, away_goals: int) -> Outcome:
     return "X"
 
 
+def settled_result(home_goals: int | None, away_goals: int | None) -> Outcome | None:
+    """The result once both goals are known; ``None`` while the match is not settled."""
+    if home_goals is None or away_goals is None:
+        return None
+    return result_of(home_goals, away_goals)
+
+
 @dataclass(frozen=True, slots=True)
 class Skipped:
     """Something in the input that was not written, and why."""
@@ -133,6 +143,10 @@ class MatchRecord:
     @property
     def identity(self) -> tuple[str, str, str, dt.date]:
         return (self.competition, self.home_team, self.away_team, self.kickoff_date)
+
+    @property
+    def result(self) -> Outcome | None:
+        return settled_result(self.home_goals, self.away_goals)
 
 
 @dataclass(slots=True)

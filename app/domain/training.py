@@ -2,7 +2,7 @@
 
 One code path for every consumer (the refit service reading the database, the backtest
 reading season files, the evaluation scripts): sources are first turned into column tables
-(:class:`MatchTable`, :class:`QuoteTable`), then :func:`build_training_set` picks, for each
+(:mod:`app.domain.tables`), then :func:`build_training_set` picks, for each
 (match, bookmaker), the latest quote of the wanted phase that was valid before kickoff,
 de-margins it, and lays the probabilities out as ``H[match, bookmaker, outcome]`` with NaN
 where the bookmaker did not quote.
@@ -10,54 +10,17 @@ where the bookmaker did not quote.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
 from app.domain.odds import demargin
-from app.domain.records import IngestBatch, result_of
+from app.domain.records import OUTCOMES
+from app.domain.tables import UNSETTLED, MatchTable, QuoteTable
 from app.domain.vocabulary import Method, Phase
-
-OUTCOMES = ("1", "X", "2")
-OUTCOME_INDEX = {outcome: index for index, outcome in enumerate(OUTCOMES)}
-UNSETTLED = -1
-
-
-def to_seconds(moment: dt.datetime) -> float:
-    return moment.timestamp()
-
-
-@dataclass(frozen=True)
-class MatchTable:
-    """One row per match. ``result`` is 0/1/2 for 1/X/2, or -1 when not settled."""
-
-    ids: NDArray[np.int64]
-    kickoff: NDArray[np.float64]  # POSIX seconds, UTC
-    result: NDArray[np.intp]
-    competition: NDArray[np.str_]
-    season: NDArray[np.str_]
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-
-@dataclass(frozen=True)
-class QuoteTable:
-    """One row per quote; ``match`` indexes rows of the :class:`MatchTable`."""
-
-    match: NDArray[np.intp]
-    bookmaker: NDArray[np.str_]
-    phase: NDArray[np.str_]
-    captured_at: NDArray[np.float64]  # POSIX seconds; NaN when the source gave no time
-    received_at: NDArray[np.float64]
-    prices: NDArray[np.float64]  # (n, 3) decimal odds for 1, X, 2
-
-    def __len__(self) -> int:
-        return len(self.match)
 
 
 @dataclass(frozen=True)
@@ -99,31 +62,36 @@ class TrainingSet:
         return result
 
 
+def latest_of_groups(
+    group: NDArray[np.intp], captured_at: NDArray[np.float64], received_at: NDArray[np.float64]
+) -> NDArray[np.intp]:
+    """Position of the most recent quote of each group, in group order.
+
+    The one rule of recency: dated quotes by capture time (POSIX seconds), an undated one
+    (NaN) older than any dated one, equal capture times by arrival, then the later position.
+    """
+    dated = ~np.isnan(captured_at)
+    order = np.lexsort((received_at, np.where(dated, captured_at, -np.inf), dated, group))
+    ordered_group = group[order]
+    last_of_group = np.r_[ordered_group[1:] != ordered_group[:-1], True]
+    result: NDArray[np.intp] = order[last_of_group]
+    return result
+
+
 def select_latest_valid(matches: MatchTable, quotes: QuoteTable, phase: Phase) -> NDArray[np.intp]:
     """Indices of the quotes to use: per (match, bookmaker) the latest of ``phase`` that was
-    valid before kickoff. An undated quote is valid and older than any dated one; equal
-    capture times are ordered by arrival."""
+    valid before kickoff (see :func:`latest_of_groups`); an undated quote is valid."""
     captured = quotes.captured_at
-    dated = ~np.isnan(captured)
-    valid = (quotes.phase == phase) & (~dated | (captured < matches.kickoff[quotes.match]))
+    valid = (quotes.phase == phase) & (
+        np.isnan(captured) | (captured < matches.kickoff[quotes.match])
+    )
     candidates = np.flatnonzero(valid)
     if candidates.size == 0:
         return candidates
     _, bookmaker_codes = np.unique(quotes.bookmaker[candidates], return_inverse=True)
-    match = quotes.match[candidates]
-    order = np.lexsort(
-        (
-            quotes.received_at[candidates],
-            np.where(dated[candidates], captured[candidates], -np.inf),
-            dated[candidates],
-            bookmaker_codes,
-            match,
-        )
-    )
-    ordered = candidates[order]
-    group = match[order] * (bookmaker_codes.max() + 1) + bookmaker_codes[order]
-    last_of_group = np.r_[group[1:] != group[:-1], True]
-    return ordered[last_of_group]
+    group = quotes.match[candidates] * (bookmaker_codes.max() + 1) + bookmaker_codes
+    latest = latest_of_groups(group, captured[candidates], quotes.received_at[candidates])
+    return candidates[latest]
 
 
 def build_training_set(
@@ -193,62 +161,3 @@ def build_training_set(
         phase=phase,
         dropped={reason: count for reason, count in dropped.items() if count},
     )
-
-
-def tables_from_batches(batches: Iterable[IngestBatch]) -> tuple[MatchTable, QuoteTable]:
-    """Column tables from parsed season files (no database). Matches are identified by
-    (competition, home team, away team, kickoff date); a later file's copy of a match adds
-    its quotes to the first one."""
-    match_row: dict[tuple[str, str, str, dt.date], int] = {}
-    ids: list[int] = []
-    kickoff: list[float] = []
-    result: list[int] = []
-    competition: list[str] = []
-    season: list[str] = []
-    quote_match: list[int] = []
-    quote_bookmaker: list[str] = []
-    quote_phase: list[str] = []
-    quote_captured: list[float] = []
-    prices: list[tuple[float, float, float]] = []
-    for batch in batches:
-        rows_of_batch: list[int] = []
-        for record in batch.matches:
-            row = match_row.get(record.identity)
-            if row is None:
-                row = len(ids)
-                match_row[record.identity] = row
-                ids.append(row)
-                kickoff.append(to_seconds(record.kickoff))
-                settled = record.home_goals is not None and record.away_goals is not None
-                result.append(
-                    OUTCOME_INDEX[result_of(record.home_goals, record.away_goals)]  # type: ignore[arg-type]
-                    if settled
-                    else UNSETTLED
-                )
-                competition.append(record.competition)
-                season.append(record.season or "")
-            rows_of_batch.append(row)
-        for quote in batch.quotes:
-            quote_match.append(rows_of_batch[quote.match])
-            quote_bookmaker.append(quote.bookmaker)
-            quote_phase.append(quote.phase)
-            quote_captured.append(
-                np.nan if quote.captured_at is None else to_seconds(quote.captured_at)
-            )
-            prices.append((quote.home, quote.draw, quote.away))
-    matches = MatchTable(
-        ids=np.asarray(ids, dtype=np.int64),
-        kickoff=np.asarray(kickoff, dtype=np.float64),
-        result=np.asarray(result, dtype=np.intp),
-        competition=np.asarray(competition, dtype=str),
-        season=np.asarray(season, dtype=str),
-    )
-    quotes = QuoteTable(
-        match=np.asarray(quote_match, dtype=np.intp),
-        bookmaker=np.asarray(quote_bookmaker, dtype=str),
-        phase=np.asarray(quote_phase, dtype=str),
-        captured_at=np.asarray(quote_captured, dtype=np.float64),
-        received_at=np.zeros(len(quote_match)),
-        prices=np.asarray(prices, dtype=np.float64).reshape(-1, 3),
-    )
-    return matches, quotes

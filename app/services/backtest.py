@@ -2,40 +2,24 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session
 
-from app.domain.backtest import (
-    BacktestConfig,
-    Fold,
-    overall,
-    paired,
-    restrict,
-    run_backtest,
+from app.domain.backtest import VARIANTS, BacktestConfig, Fold, run_backtest
+from app.domain.backtest_summary import (
+    BacktestSummary,
+    VariantSummary,
     summarise,
-    with_options,
+    variant_summary,
 )
 from app.domain.football_data import parse_football_data
-from app.domain.training import MatchTable, QuoteTable, tables_from_batches
+from app.domain.records import EARLIEST, LATEST
+from app.domain.tables import MatchTable, QuoteTable, restrict, tables_from_batches
 from app.services.model_versions import load_tables
-
-EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
-LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
-
-# The options beyond plain M2 compared with --compare-variants (each against the baseline).
-VARIANTS: dict[str, dict[str, Any]] = {
-    "time decay, half-life 365 days": {"half_life_days": 365.0},
-    "time decay, half-life 180 days": {"half_life_days": 180.0},
-    "per-competition pools": {"per_competition": True},
-    "method chosen by validation": {"methods": "all"},
-    "calibrated (power on the mix)": {"calibrate": True},
-}
 
 
 @dataclass
@@ -43,20 +27,8 @@ class Evaluation:
     config: BacktestConfig
     source: str
     folds: list[Fold]
-    summary: dict[str, Any]
-    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-def csv_files(sources: Iterable[Path]) -> list[Path]:
-    files: list[Path] = []
-    for source in sources:
-        if source.is_dir():
-            files.extend(sorted(p for p in source.rglob("*") if p.suffix.lower() == ".csv"))
-        elif source.is_file():
-            files.append(source)
-        else:
-            raise FileNotFoundError(f"no such file or directory: {source}")
-    return files
+    summary: BacktestSummary
+    variants: dict[str, VariantSummary] = field(default_factory=dict)
 
 
 def tables_from_files(files: Sequence[Path]) -> tuple[MatchTable, QuoteTable]:
@@ -65,6 +37,31 @@ def tables_from_files(files: Sequence[Path]) -> tuple[MatchTable, QuoteTable]:
 
 def tables_from_database(session: Session) -> tuple[MatchTable, QuoteTable]:
     return load_tables(session, start=EARLIEST, end=LATEST)
+
+
+class UnknownNameError(ValueError):
+    """A league or bookmaker asked for is not in the data; the message says which are."""
+
+
+def check_names(
+    matches: MatchTable,
+    quotes: QuoteTable,
+    *,
+    leagues: Sequence[str] | None,
+    bookmakers: Sequence[str] | None,
+) -> None:
+    """Every league and bookmaker asked for is in the tables, or :class:`UnknownNameError`."""
+    for label, wanted, known in (
+        ("league", leagues, matches.competition),
+        ("bookmaker", bookmakers, quotes.bookmaker),
+    ):
+        present = set(known.tolist())
+        unknown = sorted(set(wanted or ()) - present)
+        if unknown:
+            raise UnknownNameError(
+                f"no {label} {', '.join(unknown)} in the data; it has "
+                f"{', '.join(sorted(present)) or 'none'}"
+            )
 
 
 def only_leagues(
@@ -90,35 +87,13 @@ def evaluate(
     evaluation = Evaluation(config, source, folds, summarise(folds))
     if not compare_variants:
         return evaluation
-    y, baseline = overall(folds)
-    for name, change in VARIANTS.items():
-        change = dict(change)
-        if change.get("methods") == "all":
-            from app.domain.vocabulary import Method
+    for variant in VARIANTS:
 
-            first = config.options.methods[0]
-            change["methods"] = (first, *(m for m in Method if m != first))
-        variant = with_options(config, **change)
+        def report_step(season: str, name: str = variant.name) -> None:
+            progress(f"{name} {season}")
 
-        def report_step(season: str, variant_name: str = name) -> None:
-            progress(f"{variant_name} {season}")
-
-        variant_folds = run_backtest(matches, quotes, variant, progress=report_step)
-        variant_y, variant_forecasts = overall(variant_folds)
-        if not np.array_equal(
-            variant_y, y
-        ):  # pragma: no cover - the rows do not depend on the variant
-            raise AssertionError("a variant was scored on other rows than the baseline")
-        summary = summarise(variant_folds)
-        evaluation.variants[name] = {
-            "options": change | {"methods": [str(m) for m in change["methods"]]}
-            if "methods" in change
-            else change,
-            "overall": summary["overall"]["scores"]["M2 ensemble"],
-            "seasons": {
-                s["season"]: s["scores"]["M2 ensemble"]["log_loss"] for s in summary["seasons"]
-            },
-            "versus_baseline": paired(y, variant_forecasts["M2 ensemble"], baseline["M2 ensemble"]),
-            "versus_consensus": paired(y, variant_forecasts["M2 ensemble"], baseline["consensus"]),
-        }
+        variant_folds = run_backtest(
+            matches, quotes, variant.applied_to(config), progress=report_step
+        )
+        evaluation.variants[variant.name] = variant_summary(variant, config, folds, variant_folds)
     return evaluation

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import select, update
+from sqlalchemy import ColumnExpressionArgument, select, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
 from app.domain.ensemble import Ensemble
-from app.domain.training import OUTCOME_INDEX, UNSETTLED, MatchTable, QuoteTable
+from app.domain.tables import MatchTable, QuoteTable, tables_from_rows
 from app.domain.vocabulary import Method, Phase
 from app.services.pagination import Paged, PageWindow, paginate
 
@@ -26,7 +25,7 @@ def ensemble_of(version: ModelVersion) -> Ensemble:
         version=version.id,
         fitted_at=version.created_at,
         algorithm=version.algorithm,
-        chosen=tuple(int(b["chosen"]) for b in version.bookmakers),
+        selection_counts=tuple(int(b["chosen"]) for b in version.bookmakers),
         calibration=version.calibration,
     )
 
@@ -58,7 +57,7 @@ def list_versions(session: Session, window: PageWindow) -> Paged[ModelVersion]:
     return paginate(session, select(ModelVersion).order_by(ModelVersion.id.desc()), window)
 
 
-# A quote row as ``tables_from_rows`` reads it.
+# A quote row as :func:`app.domain.tables.tables_from_rows` reads it.
 QUOTE_COLUMNS = (
     OddsQuote.match_id,
     Bookmaker.code,
@@ -75,9 +74,9 @@ def load_tables(
     session: Session, *, start: dt.datetime, end: dt.datetime, settled_only: bool = True
 ) -> tuple[MatchTable, QuoteTable]:
     """Matches with kickoff in [start, end) and all their quotes, as column tables."""
-    conditions = [Match.kickoff >= start, Match.kickoff < end]
+    conditions: list[ColumnExpressionArgument[bool]] = [Match.kickoff >= start, Match.kickoff < end]
     if settled_only:
-        conditions.append(Match.result.is_not(None))
+        conditions.append(Match.is_settled)
     match_rows = session.execute(
         select(Match.id, Match.kickoff, Match.result, Competition.code, Match.season)
         .join(Competition, Match.competition_id == Competition.id)
@@ -91,36 +90,3 @@ def load_tables(
         .where(*conditions)
     ).all()
     return tables_from_rows(match_rows, quote_rows)
-
-
-def tables_from_rows(
-    match_rows: Sequence[tuple[int, dt.datetime, str | None, str, str]],
-    quote_rows: Sequence[
-        tuple[int, str, str, dt.datetime | None, dt.datetime, float, float, float]
-    ],
-) -> tuple[MatchTable, QuoteTable]:
-    ids = np.array([row[0] for row in match_rows], dtype=np.int64)
-    matches = MatchTable(
-        ids=ids,
-        kickoff=np.array([row[1].timestamp() for row in match_rows], dtype=np.float64),
-        result=np.array(
-            [UNSETTLED if row[2] is None else OUTCOME_INDEX[row[2]] for row in match_rows],
-            dtype=np.intp,
-        ),
-        competition=np.array([row[3] for row in match_rows], dtype=str).reshape(-1),
-        season=np.array([row[4] for row in match_rows], dtype=str).reshape(-1),
-    )
-    order = np.argsort(ids)
-    quote_match_ids = np.array([row[0] for row in quote_rows], dtype=np.int64)
-    quotes = QuoteTable(
-        match=order[np.searchsorted(ids, quote_match_ids, sorter=order)].astype(np.intp),
-        bookmaker=np.array([row[1] for row in quote_rows], dtype=str).reshape(-1),
-        phase=np.array([row[2] for row in quote_rows], dtype=str).reshape(-1),
-        captured_at=np.array(
-            [np.nan if row[3] is None else row[3].timestamp() for row in quote_rows],
-            dtype=np.float64,
-        ),
-        received_at=np.array([row[4].timestamp() for row in quote_rows], dtype=np.float64),
-        prices=np.array([row[5:8] for row in quote_rows], dtype=np.float64).reshape(-1, 3),
-    )
-    return matches, quotes

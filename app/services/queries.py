@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+import numpy as np
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.db.orm import Bookmaker, Competition, Match, OddsQuote, utcnow
+from app.domain.training import latest_of_groups
 from app.domain.vocabulary import Phase
 from app.services.pagination import Paged, PageWindow, paginate
 
@@ -29,7 +31,7 @@ class MatchFilter:
 
 def status_of(match: Match, now: dt.datetime) -> MatchStatus:
     """``settled`` once the result is in; before that ``upcoming``, then ``unsettled``."""
-    if match.result is not None:
+    if match.is_settled:
         return "settled"
     return "upcoming" if match.kickoff > now else "unsettled"
 
@@ -56,7 +58,7 @@ def list_matches(
     return paginate(session, statement, window)
 
 
-def _filtered(statement: Select[Any], filters: MatchFilter, now: dt.datetime) -> Select[Any]:
+def _filtered(statement: Select[Match], filters: MatchFilter, now: dt.datetime) -> Select[Match]:
     if filters.competition is not None:
         statement = statement.join(Competition, Match.competition_id == Competition.id).where(
             Competition.code == filters.competition
@@ -68,11 +70,11 @@ def _filtered(statement: Select[Any], filters: MatchFilter, now: dt.datetime) ->
     if filters.kickoff_to is not None:
         statement = statement.where(Match.kickoff <= filters.kickoff_to)
     if filters.status == "settled":
-        statement = statement.where(Match.result.is_not(None))
+        statement = statement.where(Match.is_settled)
     elif filters.status == "upcoming":
-        statement = statement.where(Match.result.is_(None), Match.kickoff > now)
+        statement = statement.where(~Match.is_settled, Match.kickoff > now)
     elif filters.status == "unsettled":
-        statement = statement.where(Match.result.is_(None), Match.kickoff <= now)
+        statement = statement.where(~Match.is_settled, Match.kickoff <= now)
     return statement
 
 
@@ -86,19 +88,20 @@ def get_match(session: Session, match_id: int) -> Match | None:
     )
 
 
-def quote_recency(quote: OddsQuote) -> tuple[bool, dt.datetime, dt.datetime]:
-    """Sort key: dated quotes by capture time; an undated one is older than any dated one."""
-    captured = quote.captured_at
-    return (captured is not None, captured or quote.received_at, quote.received_at)
-
-
-def latest_by_bookmaker_and_phase(quotes: Iterable[OddsQuote]) -> list[OddsQuote]:
-    latest: dict[tuple[int, str], OddsQuote] = {}
-    for quote in quotes:
-        key = (quote.bookmaker_id, quote.phase)
-        if key not in latest or quote_recency(quote) > quote_recency(latest[key]):
-            latest[key] = quote
-    return sorted(latest.values(), key=lambda q: (q.phase != Phase.PRE, q.bookmaker.code))
+def latest_by_bookmaker_and_phase(quotes: Sequence[OddsQuote]) -> list[OddsQuote]:
+    """The latest quote of each bookmaker in each phase, by the recency rule of training."""
+    if not quotes:
+        return []
+    groups: dict[tuple[int, str], int] = {}
+    group = np.array(
+        [groups.setdefault((q.bookmaker_id, q.phase), len(groups)) for q in quotes], dtype=np.intp
+    )
+    captured_at = np.array(
+        [np.nan if q.captured_at is None else q.captured_at.timestamp() for q in quotes]
+    )
+    received_at = np.array([q.received_at.timestamp() for q in quotes])
+    latest = [quotes[int(i)] for i in latest_of_groups(group, captured_at, received_at)]
+    return sorted(latest, key=lambda q: (q.phase != Phase.PRE, q.bookmaker.code))
 
 
 def latest_quotes(session: Session, match_id: int) -> list[OddsQuote]:

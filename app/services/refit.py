@@ -19,25 +19,27 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, replace
 
-import numpy as np
 from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 import app as package
 from app.db.engine import make_session_factory
 from app.db.orm import ModelVersion, RefitRun, utcnow
-from app.domain.ensemble import ALGORITHM, Ensemble, validation_report
-from app.domain.fitting import FitError, FitOptions, describe, fit_ensemble
-from app.domain.training import MatchTable, QuoteTable, TrainingSet, build_training_set
-from app.domain.vocabulary import Method, Phase, RunStatus
+from app.domain.ensemble import ALGORITHM, Ensemble
+from app.domain.fitting import Fit, FitError, FitOptions, fit_ensemble, methods_to_try
+from app.domain.validation import (
+    ActiveVersionComparison,
+    ValidationReport,
+    compare_with_active,
+    validation_report,
+)
+from app.domain.vocabulary import RunStatus
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import activate, active_version, ensemble_of, load_tables
 from app.services.pagination import Paged, PageWindow, paginate
 from app.settings import Settings, settings_environment
-from boosting import log_loss
 
 log = logging.getLogger(__name__)
 
@@ -245,20 +247,11 @@ def _refit(
         current = active_version(session)
         rejected_reason = None
         if current is not None:
-            comparison = _compare_with_active(
+            comparison = compare_with_active(
                 ensemble_of(current), matches, quotes, validation, validation_proba
             )
-            report["active_version"] = comparison
-            excess = (
-                comparison["model_log_loss"] - comparison["log_loss"] if comparison["rows"] else 0.0
-            )
-            if excess > settings.promotion_tolerance:
-                rejected_reason = (
-                    f"validation log loss {comparison['model_log_loss']:.4f} is worse than active "
-                    f"version {current.id}'s {comparison['log_loss']:.4f} on the same "
-                    f"{comparison['rows']} matches by {excess:.4f}, more than the tolerance "
-                    f"{settings.promotion_tolerance}"
-                )
+            report = replace(report, active_version=comparison)
+            rejected_reason = _promotion_refusal(comparison, settings.promotion_tolerance)
         version = ModelVersion(
             created_at=utcnow(),
             algorithm=ALGORITHM,
@@ -269,25 +262,9 @@ def _refit(
             window_start=start,
             window_end=until,
             n_matches=len(training),
-            bookmakers=[
-                {"code": code, "weight": float(weight), "chosen": int(chosen)}
-                for code, weight, chosen in zip(
-                    training.bookmakers,
-                    fit.model.hypothesis_weights_,
-                    fit.model.selection_counts_,
-                    strict=True,
-                )
-            ],
-            rounds_grid=fit.choice.grid,
-            validation={
-                **report,
-                "fit_rows": fit.fit_rows,
-                "dropped": training.dropped,
-                "stop_reason": str(fit.model.stop_reason_),
-                "rounds_run": fit.model.n_rounds_,
-                "options": describe(options),
-                "method_scores": fit.method_scores,
-            },
+            bookmakers=_stored_bookmakers(fit.ensemble),
+            rounds_grid=[asdict(point) for point in fit.choice.grid],
+            validation=_stored_validation(report, fit, options),
             rejected_reason=rejected_reason,
             project_version=package.__version__[:32],
             fit_seconds=fit_seconds,
@@ -300,8 +277,7 @@ def _refit(
             message = (
                 f"version {version.id} is active: {fit.choice.rounds} rounds over "
                 f"{len(training)} matches, validation log loss "
-                f"{report['model']['log_loss']:.4f} "
-                f"(consensus {report['consensus']['log_loss']:.4f})"
+                f"{report.model.log_loss:.4f} (consensus {report.consensus.log_loss:.4f})"
             )
         else:
             status, message = (
@@ -318,15 +294,11 @@ def _refit(
 
 def fit_options(settings: Settings) -> FitOptions:
     """The refit's fitting options, from the settings."""
-    methods = tuple(Method) if settings.refit_choose_method else (settings.demargin_method,)
-    if settings.refit_choose_method:
-        # The configured method first: it wins ties.
-        methods = (settings.demargin_method, *(m for m in methods if m != settings.demargin_method))
     return FitOptions(
         rounds_grid=tuple(settings.refit_rounds_grid),
         validation_fraction=settings.refit_validation_fraction,
         phase=settings.refit_phase,
-        methods=methods,
+        methods=methods_to_try(settings.demargin_method, choose=settings.refit_choose_method),
         min_quotes=settings.refit_min_quotes,
         min_matches=settings.refit_min_matches,
         half_life_days=settings.refit_half_life_days,
@@ -334,46 +306,41 @@ def fit_options(settings: Settings) -> FitOptions:
     )
 
 
-def _compare_with_active(
-    active: Ensemble,
-    matches: MatchTable,
-    quotes: QuoteTable,
-    validation: TrainingSet,
-    validation_proba: np.ndarray,
-) -> dict[str, Any]:
-    """Both models' log loss on the validation matches the active one can also predict.
+def _promotion_refusal(comparison: ActiveVersionComparison, tolerance: float) -> str | None:
+    """Why the new fit may not replace the active version, if it may not."""
+    if comparison.excess <= tolerance:
+        return None
+    return (
+        f"validation log loss {comparison.model_log_loss:.4f} is worse than active "
+        f"version {comparison.id}'s {comparison.log_loss:.4f} on the same "
+        f"{comparison.rows} matches by {comparison.excess:.4f}, more than the tolerance "
+        f"{tolerance}"
+    )
 
-    The active version is read with its own method, phase and pool, from the same quotes.
-    """
-    laid_out = build_training_set(
-        matches,
-        quotes,
-        phase=Phase(active.phase),
-        method=active.method,
-        bookmakers=active.bookmakers,
-    )
-    weights = dict(zip(active.bookmakers, active.weights, strict=True))
-    position = {match_id: row for row, match_id in enumerate(laid_out.match_ids)}
-    common = [i for i, match_id in enumerate(validation.match_ids) if match_id in position]
-    result: dict[str, Any] = {"id": active.version, "rows": len(common)}
-    if not common:
-        result.update(log_loss=None, model_log_loss=None)
-        return result
-    rows = np.array([position[validation.match_ids[i]] for i in common])
-    active_proba = Ensemble(
-        bookmakers=laid_out.bookmakers,
-        weights=np.array([weights[code] for code in laid_out.bookmakers]),
-        method=active.method,
-        phase=active.phase,
-        rounds=active.rounds,
-        calibration=active.calibration,
-    ).predict_proba(laid_out.H[rows])
-    y = validation.y[common]
-    result.update(
-        log_loss=log_loss(y, active_proba),
-        model_log_loss=log_loss(y, validation_proba[common]),
-    )
-    return result
+
+def _stored_bookmakers(ensemble: Ensemble) -> list[dict[str, object]]:
+    """The pool as a model version stores it (and the API serves it), in pool order."""
+    return [
+        {"code": code, "weight": float(weight), "chosen": count}
+        for code, weight, count in zip(
+            ensemble.bookmakers, ensemble.weights, ensemble.selection_counts, strict=True
+        )
+    ]
+
+
+def _stored_validation(
+    report: ValidationReport, fit: Fit, options: FitOptions
+) -> dict[str, object]:
+    """The validation figures as a model version stores them (and the API serves them)."""
+    return {
+        **report.to_json(),
+        "fit_rows": fit.fit_rows,
+        "dropped": fit.training.dropped,
+        "stop_reason": str(fit.model.stop_reason_),
+        "rounds_run": fit.model.n_rounds_,
+        "options": options.to_json(),
+        "method_scores": fit.method_scores,
+    }
 
 
 def _check(should_stop: Callable[[], bool]) -> None:

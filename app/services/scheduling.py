@@ -11,7 +11,6 @@ import logging
 import signal
 import threading
 from types import FrameType
-from typing import Any
 
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
@@ -37,7 +36,7 @@ def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) 
         outcome = run_refit(engine, settings, trigger="scheduler", should_stop=stopping.is_set)
         log.info("scheduled refit run %s %s: %s", outcome.run_id, outcome.status, outcome.message)
 
-    options: dict[str, Any] = {}
+    options: dict[str, dt.datetime] = {}
     if run_now:
         options["next_run_time"] = dt.datetime.now(dt.UTC)
     scheduler.add_job(

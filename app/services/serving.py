@@ -24,14 +24,10 @@ from app.db.orm import (
 )
 from app.domain.ensemble import Ensemble
 from app.domain.prediction import QuotedOdds
+from app.domain.tables import tables_from_rows
 from app.domain.training import select_latest_valid
 from app.domain.vocabulary import Phase, RunStatus
-from app.services.model_versions import (
-    QUOTE_COLUMNS,
-    active_version_id,
-    ensemble_of,
-    tables_from_rows,
-)
+from app.services.model_versions import QUOTE_COLUMNS, active_version_id, ensemble_of
 
 log = logging.getLogger(__name__)
 

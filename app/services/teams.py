@@ -131,7 +131,7 @@ def _merge_team(session: Session, duplicate: Team, target: Team, alias: str) -> 
             moved += 1
             continue
         quotes_moved += _move_quotes(session, source=match, target=twin)
-        if twin.result is None and match.result is not None:
+        if not twin.is_settled and match.is_settled:
             twin.home_goals, twin.away_goals, twin.result = (
                 match.home_goals,
                 match.away_goals,

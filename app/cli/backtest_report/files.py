@@ -1,0 +1,56 @@
+"""Writing the report's files: report.json, the plots, then report.md."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from app.cli.backtest_report.markdown import markdown
+from app.cli.backtest_report.plots import write_plots
+from app.domain.backtest import CONSENSUS, ENSEMBLE
+from app.domain.backtest_summary import overall, reliability
+from app.services.backtest import Evaluation
+
+MARGIN_QUANTILES = (0, 0.1, 0.25, 0.5, 0.75, 0.9, 1)
+
+
+def report_data(evaluation: Evaluation) -> dict[str, object]:
+    """Every figure of the evaluation, as report.json holds it."""
+    config = evaluation.config
+    y, forecasts = overall(evaluation.folds)
+    return {
+        "source": evaluation.source,
+        "config": {
+            "train_seasons": config.train_seasons,
+            "test_seasons": [fold.season for fold in evaluation.folds],
+            "per_competition": config.per_competition,
+            "compare_share": config.compare_share,
+            "algorithms": list(config.algorithms),
+            "fit": config.options.to_json(),
+        },
+        **evaluation.summary.to_json(),
+        "reliability": {
+            name: [asdict(curve) for curve in reliability(y, forecasts[name])]
+            for name in (ENSEMBLE, CONSENSUS)
+        },
+        "training_margins": {
+            fold.season: np.quantile(fold.training_margins, MARGIN_QUANTILES).tolist()
+            for fold in evaluation.folds
+        },
+        "variants": {name: variant.to_json() for name, variant in evaluation.variants.items()},
+    }
+
+
+def write_report(evaluation: Evaluation, directory: Path) -> list[Path]:
+    """Write report.md, report.json and the plots; return the paths written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    json_path = directory / "report.json"
+    data = report_data(evaluation)
+    json_path.write_text(json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    plots = write_plots(evaluation, directory)
+    markdown_path = directory / "report.md"
+    markdown_path.write_text(markdown(evaluation, plots_written=bool(plots)))
+    return [json_path, *plots, markdown_path]

@@ -1,0 +1,190 @@
+"""Column tables of matches and quotes: the one shape in which every source reaches training.
+
+The database (rows of a query), parsed season files (:class:`IngestBatch`) and subsets of
+either all become a :class:`MatchTable` and a :class:`QuoteTable`; their ``from_columns``
+constructors alone know how a source's values become arrays.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.domain.records import OUTCOME_INDEX, IngestBatch, MatchRecord, QuoteRecord
+
+UNSETTLED = -1
+
+# (id, kickoff, result or None, competition code, season)
+MatchRow = tuple[int, dt.datetime, str | None, str, str]
+# (match id, bookmaker code, phase, captured_at or None, received_at or None, home, draw,
+# away); a quote without a time of arrival counts as older than any that has one.
+QuoteRow = tuple[int, str, str, dt.datetime | None, dt.datetime | None, float, float, float]
+
+
+@dataclass(frozen=True)
+class MatchTable:
+    """One row per match. ``result`` is 0/1/2 for 1/X/2, or -1 when not settled."""
+
+    ids: NDArray[np.int64]
+    kickoff: NDArray[np.float64]  # POSIX seconds, UTC
+    result: NDArray[np.intp]
+    competition: NDArray[np.str_]
+    season: NDArray[np.str_]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def from_columns(
+        cls,
+        *,
+        ids: Sequence[int],
+        kickoff: Sequence[dt.datetime],
+        result: Sequence[str | None],
+        competition: Sequence[str],
+        season: Sequence[str],
+    ) -> MatchTable:
+        return cls(
+            ids=np.array(ids, dtype=np.int64),
+            kickoff=np.array([moment.timestamp() for moment in kickoff], dtype=np.float64),
+            result=np.array(
+                [UNSETTLED if outcome is None else OUTCOME_INDEX[outcome] for outcome in result],
+                dtype=np.intp,
+            ),
+            competition=np.array(competition, dtype=str).reshape(-1),
+            season=np.array(season, dtype=str).reshape(-1),
+        )
+
+
+@dataclass(frozen=True)
+class QuoteTable:
+    """One row per quote; ``match`` indexes rows of the :class:`MatchTable`."""
+
+    match: NDArray[np.intp]
+    bookmaker: NDArray[np.str_]
+    phase: NDArray[np.str_]
+    captured_at: NDArray[np.float64]  # POSIX seconds; NaN when the source gave no time
+    received_at: NDArray[np.float64]  # POSIX seconds; 0 when the source gave no time
+    prices: NDArray[np.float64]  # (n, 3) decimal odds for 1, X, 2
+
+    def __len__(self) -> int:
+        return len(self.match)
+
+    @classmethod
+    def from_columns(
+        cls,
+        matches: MatchTable,
+        *,
+        match_ids: Sequence[int],
+        bookmaker: Sequence[str],
+        phase: Sequence[str],
+        captured_at: Sequence[dt.datetime | None],
+        received_at: Sequence[dt.datetime | None],
+        prices: Sequence[Sequence[float]],
+    ) -> QuoteTable:
+        """Quotes naming their match by its id in ``matches``."""
+        order = np.argsort(matches.ids)
+        at = np.searchsorted(matches.ids, np.array(match_ids, dtype=np.int64), sorter=order)
+        return cls(
+            match=order[at].astype(np.intp),
+            bookmaker=np.array(bookmaker, dtype=str).reshape(-1),
+            phase=np.array(phase, dtype=str).reshape(-1),
+            captured_at=np.array(
+                [np.nan if moment is None else moment.timestamp() for moment in captured_at],
+                dtype=np.float64,
+            ),
+            received_at=np.array(
+                [0.0 if moment is None else moment.timestamp() for moment in received_at],
+                dtype=np.float64,
+            ),
+            prices=np.array(prices, dtype=np.float64).reshape(-1, 3),
+        )
+
+
+def tables_from_rows(
+    match_rows: Sequence[MatchRow], quote_rows: Sequence[QuoteRow]
+) -> tuple[MatchTable, QuoteTable]:
+    """Column tables from rows of a query; each quote row names its match by id."""
+    matches = MatchTable.from_columns(
+        ids=[row[0] for row in match_rows],
+        kickoff=[row[1] for row in match_rows],
+        result=[row[2] for row in match_rows],
+        competition=[row[3] for row in match_rows],
+        season=[row[4] for row in match_rows],
+    )
+    quotes = QuoteTable.from_columns(
+        matches,
+        match_ids=[row[0] for row in quote_rows],
+        bookmaker=[row[1] for row in quote_rows],
+        phase=[row[2] for row in quote_rows],
+        captured_at=[row[3] for row in quote_rows],
+        received_at=[row[4] for row in quote_rows],
+        prices=[row[5:8] for row in quote_rows],
+    )
+    return matches, quotes
+
+
+def tables_from_batches(batches: Iterable[IngestBatch]) -> tuple[MatchTable, QuoteTable]:
+    """Column tables from parsed season files (no database). Matches are identified by
+    (competition, home team, away team, kickoff date) and numbered in order of appearance;
+    a later file's copy of a match adds its quotes to the first one."""
+    number_of: dict[tuple[str, str, str, dt.date], int] = {}
+    records: list[MatchRecord] = []
+    quote_match: list[int] = []
+    quotes: list[QuoteRecord] = []
+    for batch in batches:
+        numbers: list[int] = []  # of the batch's matches, in batch order
+        for record in batch.matches:
+            number = number_of.get(record.identity)
+            if number is None:
+                number = number_of[record.identity] = len(records)
+                records.append(record)
+            numbers.append(number)
+        quote_match.extend(numbers[quote.match] for quote in batch.quotes)
+        quotes.extend(batch.quotes)
+    matches = MatchTable.from_columns(
+        ids=range(len(records)),
+        kickoff=[record.kickoff for record in records],
+        result=[record.result for record in records],
+        competition=[record.competition for record in records],
+        season=[record.season or "" for record in records],
+    )
+    return matches, QuoteTable.from_columns(
+        matches,
+        match_ids=quote_match,
+        bookmaker=[quote.bookmaker for quote in quotes],
+        phase=[quote.phase for quote in quotes],
+        captured_at=[quote.captured_at for quote in quotes],
+        received_at=[None] * len(quotes),
+        prices=[(quote.home, quote.draw, quote.away) for quote in quotes],
+    )
+
+
+def restrict(
+    matches: MatchTable, quotes: QuoteTable, keep: NDArray[np.bool_]
+) -> tuple[MatchTable, QuoteTable]:
+    """The tables restricted to some matches (and their quotes)."""
+    new_index = np.full(len(matches), -1, dtype=np.intp)
+    new_index[keep] = np.arange(int(keep.sum()))
+    kept_quotes = keep[quotes.match]
+    return (
+        MatchTable(
+            ids=matches.ids[keep],
+            kickoff=matches.kickoff[keep],
+            result=matches.result[keep],
+            competition=matches.competition[keep],
+            season=matches.season[keep],
+        ),
+        QuoteTable(
+            match=new_index[quotes.match[kept_quotes]],
+            bookmaker=quotes.bookmaker[kept_quotes],
+            phase=quotes.phase[kept_quotes],
+            captured_at=quotes.captured_at[kept_quotes],
+            received_at=quotes.received_at[kept_quotes],
+            prices=quotes.prices[kept_quotes],
+        ),
+    )

@@ -1,0 +1,210 @@
+"""The held-out part of a training window: the number of rounds is chosen on it, and the
+fit is reported on it against the consensus, each bookmaker and the active version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.domain.ensemble import Ensemble
+from app.domain.scoring import Scores, scores
+from app.domain.tables import MatchTable, QuoteTable
+from app.domain.training import TrainingSet, build_training_set
+from boosting import AdaBoostM2, log_loss
+
+
+def split_by_kickoff(
+    training: TrainingSet, validation_fraction: float
+) -> tuple[TrainingSet, TrainingSet]:
+    """The earlier part for fitting, the most recent ``validation_fraction`` for validation."""
+    order = np.argsort(training.kickoff, kind="stable")
+    n_validation = max(1, round(len(order) * validation_fraction))
+    if n_validation >= len(order):
+        raise ValueError("too few matches to hold out a validation part")
+    return training.rows(np.sort(order[:-n_validation])), training.rows(
+        np.sort(order[-n_validation:])
+    )
+
+
+# --- the number of rounds -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GridPoint:
+    """One number of rounds tried and its validation log loss."""
+
+    rounds: int
+    log_loss: float
+
+
+def best_rounds(
+    grid: Sequence[int],
+    y: NDArray[np.intp],
+    staged: Sequence[NDArray[np.float64]],
+    no_rounds: NDArray[np.float64] | None = None,
+) -> tuple[int, list[GridPoint]]:
+    """The T of ``grid`` with the lowest log loss on ``y`` (ties: the smaller T), and the
+    log loss of every T.
+
+    ``staged`` holds the prediction after each round the fit kept, so every T of the grid
+    is scored from one fit with the largest T. A fit that stopped early gives its last
+    prediction for every larger T; one that kept no round gives ``no_rounds``.
+    """
+    points: list[GridPoint] = []
+    for rounds in sorted(set(grid)):
+        if staged:
+            proba = staged[min(rounds, len(staged)) - 1]
+        elif no_rounds is not None:
+            proba = no_rounds
+        else:
+            raise ValueError("the fit kept no round and has no prediction without one")
+        points.append(GridPoint(rounds, log_loss(y, proba)))
+    best = min(points, key=lambda point: (point.log_loss, point.rounds))
+    return best.rounds, points
+
+
+@dataclass(frozen=True)
+class RoundsChoice:
+    rounds: int
+    grid: list[GridPoint]
+    model: AdaBoostM2  # fitted on the training part with the chosen rounds
+
+
+def choose_rounds(
+    fit_part: TrainingSet,
+    validation: TrainingSet,
+    grid: Sequence[int],
+    *,
+    sample_weight: NDArray[np.float64] | None = None,
+) -> RoundsChoice:
+    """AdaBoost.M2 with the T of ``grid`` that :func:`best_rounds` picks on ``validation``.
+
+    A fit that keeps no round (no bookmaker better than chance) predicts the consensus.
+    """
+    largest = max(grid)
+    model = AdaBoostM2(n_rounds=largest).fit(fit_part.H, fit_part.y, sample_weight=sample_weight)
+    staged = list(model.staged_predict_proba(validation.H)) if model.n_rounds_ else []
+    rounds, points = best_rounds(
+        grid, validation.y, staged, no_rounds=model.predict_proba(validation.H)
+    )
+    chosen = AdaBoostM2(n_rounds=rounds).fit(fit_part.H, fit_part.y, sample_weight=sample_weight)
+    return RoundsChoice(rounds, points, chosen)
+
+
+# --- the validation report ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BookmakerValidation:
+    """One bookmaker on the validation matches it quoted, and the model on the same ones."""
+
+    rows: int
+    scores: Scores
+    model_log_loss: float
+
+    def to_json(self) -> dict[str, float]:
+        return {"rows": self.rows, **asdict(self.scores), "model_log_loss": self.model_log_loss}
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveVersionComparison:
+    """The active version and the new fit on the validation matches both can predict."""
+
+    id: int | None
+    rows: int
+    log_loss: float | None  # the active version's; None when no row is shared
+    model_log_loss: float | None  # the new fit's on the same rows
+
+    @property
+    def excess(self) -> float:
+        """How much worse the new fit's log loss is (0 when no row is shared)."""
+        if self.log_loss is None or self.model_log_loss is None:
+            return 0.0
+        return self.model_log_loss - self.log_loss
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Scores of the model, the consensus and every bookmaker on the validation matches."""
+
+    rows: int
+    model: Scores
+    consensus: Scores
+    bookmakers: dict[str, BookmakerValidation]
+    active_version: ActiveVersionComparison | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """As a model version stores it (and the API serves it)."""
+        data: dict[str, object] = {
+            "rows": self.rows,
+            "model": asdict(self.model),
+            "consensus": asdict(self.consensus),
+            "bookmakers": {code: entry.to_json() for code, entry in self.bookmakers.items()},
+        }
+        if self.active_version is not None:
+            data["active_version"] = asdict(self.active_version)
+        return data
+
+
+def validation_report(
+    validation: TrainingSet, model_proba: NDArray[np.float64]
+) -> ValidationReport:
+    """Model and consensus are scored on every validation match; a bookmaker on the
+    matches it quoted, next to the model on exactly those matches."""
+    bookmakers: dict[str, BookmakerValidation] = {}
+    for index, code in enumerate(validation.bookmakers):
+        quoted = ~np.isnan(validation.H[:, index, 0])
+        if not quoted.any():
+            continue
+        bookmakers[code] = BookmakerValidation(
+            rows=int(quoted.sum()),
+            scores=scores(validation.y[quoted], validation.H[quoted, index, :]),
+            model_log_loss=log_loss(validation.y[quoted], model_proba[quoted]),
+        )
+    return ValidationReport(
+        rows=len(validation),
+        model=scores(validation.y, model_proba),
+        consensus=scores(validation.y, validation.consensus()),
+        bookmakers=bookmakers,
+    )
+
+
+def compare_with_active(
+    active: Ensemble,
+    matches: MatchTable,
+    quotes: QuoteTable,
+    validation: TrainingSet,
+    validation_proba: NDArray[np.float64],
+) -> ActiveVersionComparison:
+    """Both models' log loss on the validation matches the active one can also predict.
+
+    The active version is read with its own method, phase and pool, from the same quotes.
+    """
+    laid_out = build_training_set(
+        matches, quotes, phase=active.phase, method=active.method, bookmakers=active.bookmakers
+    )
+    weights = dict(zip(active.bookmakers, active.weights, strict=True))
+    position = {match_id: row for row, match_id in enumerate(laid_out.match_ids)}
+    common = [i for i, match_id in enumerate(validation.match_ids) if match_id in position]
+    if not common:
+        return ActiveVersionComparison(active.version, 0, None, None)
+    rows = np.array([position[validation.match_ids[i]] for i in common])
+    active_proba = Ensemble(
+        bookmakers=laid_out.bookmakers,
+        weights=np.array([weights[code] for code in laid_out.bookmakers]),
+        method=active.method,
+        phase=active.phase,
+        rounds=active.rounds,
+        calibration=active.calibration,
+    ).predict_proba(laid_out.H[rows])
+    y = validation.y[common]
+    return ActiveVersionComparison(
+        id=active.version,
+        rows=len(common),
+        log_loss=log_loss(y, active_proba),
+        model_log_loss=log_loss(y, validation_proba[common]),
+    )

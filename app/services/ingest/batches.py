@@ -1,0 +1,44 @@
+"""A parsed batch written as one unit: its matches, then its quotes; and the two sources
+that come as files or documents."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy.orm import Session
+
+from app.db.orm import utcnow
+from app.domain.football_data import parse_football_data
+from app.domain.odds_api import Event, parse_events
+from app.domain.records import IngestBatch
+from app.services.ingest.bulk import retry_on_conflict
+from app.services.ingest.matches import write_matches
+from app.services.ingest.quotes import write_quotes
+from app.services.ingest.report import IngestReport
+
+
+def ingest_batch(
+    session: Session, batch: IngestBatch, *, now: dt.datetime | None = None
+) -> IngestReport:
+    """Write a parsed batch (matches, their results, quotes); idempotent."""
+    moment = now or utcnow()
+
+    def work(session: Session) -> IngestReport:
+        report = IngestReport(rows_read=batch.rows_read, skipped=list(batch.skipped))
+        match_ids, created = write_matches(session, batch, report, moment)
+        write_quotes(session, batch, match_ids, created, report, moment)
+        return report
+
+    return retry_on_conflict(session, work)
+
+
+def import_football_data(
+    session: Session, content: bytes, *, season: str | None = None
+) -> IngestReport:
+    """Parse and store one football-data.co.uk file; FileFormatError if it is not one."""
+    return ingest_batch(session, parse_football_data(content, season=season))
+
+
+def import_odds_api(session: Session, events: list[Event]) -> IngestReport:
+    """Store a validated The Odds API v4 ``/odds`` response."""
+    return ingest_batch(session, parse_events(events))

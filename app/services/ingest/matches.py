@@ -1,0 +1,394 @@
+"""Matches of a batch: merged within the batch, found among the stored ones (by external id
+or by competition, teams and kickoff date), then created or updated in bulk."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.orm import Session
+
+from app.db.orm import Match
+from app.domain.records import IngestBatch, MatchRecord, Skipped, season_of, settled_result
+from app.services.ingest.bulk import MATCHES, Row, chunks
+from app.services.ingest.dimensions import ensure_competitions, resolve_teams
+from app.services.ingest.report import IngestReport
+
+# (competition id, home team id, away team id, kickoff date): a match's identity.
+MatchKey = tuple[int, int, int, dt.date]
+
+
+class StoredMatch(NamedTuple):
+    """A stored match as the writers read it (the columns of ``MATCH_COLUMNS``)."""
+
+    id: int
+    competition_id: int
+    home_team_id: int
+    away_team_id: int
+    kickoff_date: dt.date
+    kickoff: dt.datetime
+    kickoff_time_known: bool
+    season: str
+    home_goals: int | None
+    away_goals: int | None
+    external_id: str | None
+
+    @property
+    def teams(self) -> tuple[int, int, int]:
+        return (self.competition_id, self.home_team_id, self.away_team_id)
+
+
+MATCH_COLUMNS = (
+    Match.id,
+    Match.competition_id,
+    Match.home_team_id,
+    Match.away_team_id,
+    Match.kickoff_date,
+    Match.kickoff,
+    Match.kickoff_time_known,
+    Match.season,
+    Match.home_goals,
+    Match.away_goals,
+    Match.external_id,
+)
+UPDATABLE_MATCH_FIELDS = (
+    "kickoff",
+    "kickoff_date",
+    "kickoff_time_known",
+    "season",
+    "home_goals",
+    "away_goals",
+    "result",
+    "external_id",
+    "updated_at",
+)
+
+
+def date_ranges(keys: Iterable[MatchKey]) -> dict[int, tuple[dt.date, dt.date]]:
+    """First and last kickoff date of each competition among match keys."""
+    ranges: dict[int, tuple[dt.date, dt.date]] = {}
+    for competition_id, _home, _away, day in keys:
+        first, last = ranges.get(competition_id, (day, day))
+        ranges[competition_id] = (min(first, day), max(last, day))
+    return ranges
+
+
+def load_matches_by_key(
+    session: Session, wanted: dict[int, tuple[dt.date, dt.date]]
+) -> dict[MatchKey, StoredMatch]:
+    """Stored matches of each competition between two kickoff dates (inclusive)."""
+    found: dict[MatchKey, StoredMatch] = {}
+    for competition_id, (first, last) in wanted.items():
+        start = dt.datetime(first.year, first.month, first.day, tzinfo=dt.UTC)
+        end = dt.datetime(last.year, last.month, last.day, tzinfo=dt.UTC) + dt.timedelta(days=1)
+        rows = session.execute(
+            select(*MATCH_COLUMNS).where(
+                Match.competition_id == competition_id, Match.kickoff >= start, Match.kickoff < end
+            )
+        )
+        for row in rows:
+            match = StoredMatch(*row)
+            found[(*match.teams, match.kickoff_date)] = match
+    return found
+
+
+def load_matches_by_external_id(
+    session: Session, external_ids: Sequence[str]
+) -> dict[str, StoredMatch]:
+    found: dict[str, StoredMatch] = {}
+    for part in chunks(external_ids):
+        for row in session.execute(select(*MATCH_COLUMNS).where(Match.external_id.in_(part))):
+            found[row.external_id] = StoredMatch(*row)
+    return found
+
+
+def load_matches_by_id(session: Session, ids: Sequence[int]) -> dict[int, StoredMatch]:
+    return {
+        row.id: StoredMatch(*row)
+        for part in chunks(ids)
+        for row in session.execute(select(*MATCH_COLUMNS).where(Match.id.in_(part)))
+    }
+
+
+def write_matches(
+    session: Session, batch: IngestBatch, report: IngestReport, now: dt.datetime
+) -> tuple[list[int | None], set[int]]:
+    """Create or update the batch's matches.
+
+    Returns the stored id of each record (None where the record was skipped) and the ids of
+    the matches this batch created.
+    """
+    competition_ids = ensure_competitions(session, (m.competition for m in batch.matches))
+    team_ids = resolve_teams(
+        session, (n for m in batch.matches for n in (m.home_team, m.away_team)), create=True
+    )
+    incoming, record_keys = _distinct_matches(batch.matches, competition_ids, team_ids, report)
+    stored = _Stored(
+        by_key=load_matches_by_key(session, date_ranges(incoming)),
+        by_external_id=load_matches_by_external_id(
+            session, sorted({r.external_id for r in incoming.values() if r.external_id})
+        ),
+    )
+    writes = _MatchWrites()
+    for key, record in incoming.items():
+        _plan(key, record, stored, writes, report, now)
+    created = _insert(session, writes, report)
+    _update(session, writes.updates)
+    return [None if key is None else writes.match_ids.get(key) for key in record_keys], created
+
+
+def _distinct_matches(
+    records: Iterable[MatchRecord],
+    competition_ids: dict[str, int],
+    team_ids: dict[str, int],
+    report: IngestReport,
+) -> tuple[dict[MatchKey, MatchRecord], list[MatchKey | None]]:
+    """One record per match of the batch (later copies merged into the first), and the key
+    of each record (None where it was skipped)."""
+    incoming: dict[MatchKey, MatchRecord] = {}
+    external_owner: dict[str, tuple[MatchKey, str]] = {}
+    record_keys: list[MatchKey | None] = []
+    for record in records:
+        home, away = team_ids[record.home_team], team_ids[record.away_team]
+        if home == away:
+            report.skipped.append(
+                Skipped(record.where, f"{record.home_team!r} and {record.away_team!r} are one team")
+            )
+            record_keys.append(None)
+            continue
+        key = (competition_ids[record.competition], home, away, record.kickoff_date)
+        conflict = _external_id_conflict(record, key, incoming, external_owner)
+        if conflict is not None:
+            report.skipped.append(Skipped(record.where, conflict, "external_id"))
+            record_keys.append(None)
+            continue
+        if key in incoming:
+            _merge_into(incoming[key], record)
+        else:
+            incoming[key] = record
+        if record.external_id is not None:
+            external_owner.setdefault(record.external_id, (key, record.where))
+        record_keys.append(key)
+    return incoming, record_keys
+
+
+def _external_id_conflict(
+    record: MatchRecord,
+    key: MatchKey,
+    incoming: dict[MatchKey, MatchRecord],
+    external_owner: dict[str, tuple[MatchKey, str]],
+) -> str | None:
+    """Why a record's external id contradicts an earlier record of the batch, if it does."""
+    external_id = record.external_id
+    if external_id is None:
+        return None
+    owner = external_owner.get(external_id)
+    if owner is not None and owner[0] != key:
+        return f"external id {external_id!r} is also given to a different match ({owner[1]})"
+    earlier = incoming.get(key)
+    if earlier is not None and earlier.external_id not in (None, external_id):
+        return f"{earlier.where} gives this match the external id {earlier.external_id!r}"
+    return None
+
+
+def _merge_into(first: MatchRecord, later: MatchRecord) -> None:
+    """Two records of one batch name the same match: later non-empty fields win."""
+    if later.kickoff_time_known or not first.kickoff_time_known:
+        first.kickoff, first.kickoff_time_known = later.kickoff, later.kickoff_time_known
+    for name in ("season", "external_id", "home_goals", "away_goals"):
+        value = getattr(later, name)
+        if value is not None:
+            setattr(first, name, value)
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """The stored matches a batch may name."""
+
+    by_key: dict[MatchKey, StoredMatch]
+    by_external_id: dict[str, StoredMatch]
+
+
+@dataclass
+class _MatchWrites:
+    """What writing a batch's matches comes to: rows to insert, rows to update, and the
+    stored id of each match (None where it is skipped; new ones once inserted)."""
+
+    new_rows: list[Row] = field(default_factory=list)
+    new_keys: list[MatchKey] = field(default_factory=list)
+    updates: list[Row] = field(default_factory=list)
+    match_ids: dict[MatchKey, int | None] = field(default_factory=dict)
+
+
+def _plan(
+    key: MatchKey,
+    record: MatchRecord,
+    stored: _Stored,
+    writes: _MatchWrites,
+    report: IngestReport,
+    now: dt.datetime,
+) -> None:
+    """Decide what writing one match of the batch does, and count it."""
+    if _external_id_taken(key, record, stored, report):
+        writes.match_ids[key] = None
+        return
+    match = _stored_match(key, record, stored, report)
+    if match is None:
+        writes.new_rows.append(_new_match_row(key, record, now))
+        writes.new_keys.append(key)
+        if record.result is not None:
+            report.results_set += 1
+        return
+    writes.match_ids[key] = match.id
+    updated = _updated(match, record)
+    occupant = stored.by_key.get(key)
+    moved = updated.kickoff_date != match.kickoff_date
+    if moved and occupant is not None and occupant.id != match.id:
+        report.skipped.append(
+            Skipped(
+                record.where,
+                f"match with external id {record.external_id!r} cannot move to "
+                f"{key[3].isoformat()}: another stored match has that date",
+                "kickoff",
+            )
+        )
+        writes.match_ids[key] = None
+        return
+    if updated == match:
+        report.matches_unchanged += 1
+        return
+    report.matches_updated += 1
+    if (updated.home_goals, updated.away_goals) != (match.home_goals, match.away_goals):
+        report.results_set += 1
+    writes.updates.append(_update_row(updated, now))
+
+
+def _external_id_taken(
+    key: MatchKey, record: MatchRecord, stored: _Stored, report: IngestReport
+) -> bool:
+    """The record's external id belongs to a stored match of other teams (reported)."""
+    if record.external_id is None:
+        return False
+    match = stored.by_external_id.get(record.external_id)
+    if match is None or match.teams == key[:3]:
+        return False
+    report.skipped.append(
+        Skipped(
+            record.where,
+            f"external id {record.external_id!r} belongs to stored match "
+            f"{match.id}, which has other teams or another competition",
+            "external_id",
+        )
+    )
+    return True
+
+
+def _stored_match(
+    key: MatchKey, record: MatchRecord, stored: _Stored, report: IngestReport
+) -> StoredMatch | None:
+    """The stored match the record names: by its external id, else by its key. A stored
+    match that already has another external id keeps it (reported)."""
+    if record.external_id is not None:
+        match = stored.by_external_id.get(record.external_id)
+        if match is not None:
+            return match
+    match = stored.by_key.get(key)
+    if (
+        match is not None
+        and record.external_id is not None
+        and match.external_id not in (None, record.external_id)
+    ):
+        report.skipped.append(
+            Skipped(
+                record.where,
+                f"match {match.id} already has external id {match.external_id!r}; "
+                f"{record.external_id!r} was not stored",
+                "external_id",
+            )
+        )
+    return match
+
+
+def _new_match_row(key: MatchKey, record: MatchRecord, now: dt.datetime) -> Row:
+    result = record.result
+    settled = result is not None
+    return {
+        "competition_id": key[0],
+        "home_team_id": key[1],
+        "away_team_id": key[2],
+        "kickoff_date": key[3],
+        "kickoff": record.kickoff,
+        "kickoff_time_known": record.kickoff_time_known,
+        "season": record.season or season_of(record.kickoff_date),
+        "home_goals": record.home_goals if settled else None,
+        "away_goals": record.away_goals if settled else None,
+        "result": result,
+        "external_id": record.external_id,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+def _updated(match: StoredMatch, record: MatchRecord) -> StoredMatch:
+    """The stored match with what the record adds or corrects."""
+    updated = match
+    # A source that gives only the date must not erase a kickoff time another source gave.
+    if record.kickoff_time_known or record.kickoff_date != match.kickoff_date:
+        if record.kickoff != match.kickoff:
+            updated = updated._replace(kickoff=record.kickoff, kickoff_date=record.kickoff_date)
+        updated = updated._replace(kickoff_time_known=record.kickoff_time_known)
+    if record.season is not None:
+        updated = updated._replace(season=record.season)
+    if record.external_id is not None and match.external_id is None:
+        updated = updated._replace(external_id=record.external_id)
+    if record.home_goals is not None and record.away_goals is not None:
+        updated = updated._replace(home_goals=record.home_goals, away_goals=record.away_goals)
+    return updated
+
+
+def _update_row(match: StoredMatch, now: dt.datetime) -> Row:
+    """One executemany needs the same columns in every row: every updatable one."""
+    return {
+        "b_id": match.id,
+        "kickoff": match.kickoff,
+        "kickoff_date": match.kickoff_date,
+        "kickoff_time_known": match.kickoff_time_known,
+        "season": match.season,
+        "home_goals": match.home_goals,
+        "away_goals": match.away_goals,
+        "external_id": match.external_id,
+        "updated_at": now,
+        "result": settled_result(match.home_goals, match.away_goals),
+    }
+
+
+def _insert(session: Session, writes: _MatchWrites, report: IngestReport) -> set[int]:
+    """Insert the new matches; their ids go to ``writes.match_ids``. Returns those ids."""
+    if not writes.new_rows:
+        return set()
+    # A plain executemany, then the new ids by key: multi-row RETURNING cannot promise
+    # parameter order on SQLite and would fall back to one statement per row.
+    for part in chunks(writes.new_rows):
+        session.execute(insert(MATCHES), list(part))
+    stored_now = load_matches_by_key(session, date_ranges(writes.new_keys))
+    created: set[int] = set()
+    for key in writes.new_keys:
+        writes.match_ids[key] = stored_now[key].id
+        created.add(stored_now[key].id)
+    report.matches_created += len(writes.new_rows)
+    return created
+
+
+def _update(session: Session, updates: Sequence[Row]) -> None:
+    if not updates:
+        return
+    statement = (
+        update(MATCHES)
+        .where(MATCHES.c.id == bindparam("b_id"))
+        .values({name: bindparam(name) for name in UPDATABLE_MATCH_FIELDS})
+    )
+    for part in chunks(updates):
+        session.execute(statement, list(part))

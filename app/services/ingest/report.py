@@ -1,0 +1,36 @@
+"""What one batch changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.domain.records import Skipped
+
+
+@dataclass
+class IngestReport:
+    """What one batch changed. Each match counts once as created, updated or unchanged."""
+
+    matches_created: int = 0
+    matches_updated: int = 0
+    matches_unchanged: int = 0
+    quotes_inserted: int = 0
+    quotes_updated: int = 0
+    quotes_unchanged: int = 0
+    results_set: int = 0
+    rows_read: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def add(self, other: IngestReport) -> None:
+        for name in (
+            "matches_created",
+            "matches_updated",
+            "matches_unchanged",
+            "quotes_inserted",
+            "quotes_updated",
+            "quotes_unchanged",
+            "results_set",
+            "rows_read",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.skipped.extend(other.skipped)
