@@ -2,9 +2,12 @@
 
 The database under test is ``ODDSBOOST_TEST_DATABASE_URL`` (default: a SQLite file in a
 temporary directory). Its schema is built by the real migrations once per run; every test
-runs inside a transaction that is rolled back. Tests that need committed data visible to
-another process (the CLI, a real server) use ``fresh_database_url``: a new SQLite file, or a
-new PostgreSQL database created on the same server and dropped afterwards.
+runs inside a transaction that is rolled back.
+
+Code that opens its own connections (the app's engine, a refit, the CLI, a real server)
+only sees committed data, so those tests get a database of their own, of the same kind:
+``fresh_database_url`` (empty), ``migrated_url`` (at the newest schema) or ``seeded_url``
+(six seasons imported). The last two are copies of templates built once per run.
 
 Real season files come from ``ODDSBOOST_DATA_DIR`` (default ``../shared/data``); a missing
 directory is an error, never a skip.
@@ -13,22 +16,24 @@ directory is an error, never a skip.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from sqlalchemy import Connection, Engine, create_engine, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session
 
 from app.api.deps import get_session, get_write_session
-from app.db.engine import make_engine
+from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import current_revision, downgrade_to, upgrade_to_head
 from app.main import create_app
+from app.services.ingest import import_football_data
 from app.settings import Settings
+from tests.commands import Oddsboost
+from tests.databases import Databases
+from tests.processes import FitGate
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ADMIN_KEY = "test-admin-key-0123456789"
@@ -129,41 +134,62 @@ def admin_headers() -> dict[str, str]:
     return {"X-API-Key": ADMIN_KEY}
 
 
-@pytest.fixture
-def fresh_database_url(database_url: str, tmp_path: Path) -> Iterator[str]:
-    """An empty database (no schema) of the same kind as the one under test."""
-    if database_url.startswith("sqlite"):
-        yield f"sqlite:///{tmp_path / 'fresh.db'}"
-        return
-    name = f"oddsboost_test_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(database_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(database_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+@pytest.fixture(scope="session")
+def databases(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Databases]:
+    databases = Databases(database_url, tmp_path_factory.mktemp("databases"))
+    yield databases
+    databases.drop_all()
+
+
+@pytest.fixture(scope="session")
+def migrated_template(databases: Databases) -> str:
+    template = databases.create()
+    upgrade_to_head(template)
+    databases.seal(template)
+    return template
 
 
 REFIT_SEASONS = ("E0_1516", "E0_1617", "E0_1718", "SP1_1516", "SP1_1617", "SP1_1718")
 
 
-@pytest.fixture
-def seeded_url(fresh_database_url: str, season_file: Callable[[str], Path]) -> str:
-    """A fresh database with three seasons of E0 and SP1 imported and committed."""
-    from app.db.engine import make_session_factory, session_scope
-    from app.services.ingest import import_football_data
-
-    upgrade_to_head(fresh_database_url)
-    engine = make_engine(fresh_database_url)
+@pytest.fixture(scope="session")
+def seeded_template(
+    databases: Databases, migrated_template: str, season_file: Callable[[str], Path]
+) -> str:
+    """Three seasons of E0 and SP1, imported once per run."""
+    template = databases.copy(migrated_template)
+    engine = make_engine(template)
     factory = make_session_factory(engine, for_writes=True)
     for name in REFIT_SEASONS:
         with session_scope(factory) as session:
             import_football_data(session, season_file(name).read_bytes())
     engine.dispose()
-    return fresh_database_url
+    databases.seal(template)
+    return template
+
+
+@pytest.fixture
+def fresh_database_url(databases: Databases) -> Iterator[str]:
+    """An empty database (no schema) of the same kind as the one under test."""
+    database = databases.create()
+    yield database
+    databases.drop(database)
+
+
+@pytest.fixture
+def migrated_url(databases: Databases, migrated_template: str) -> Iterator[str]:
+    """A database of its own at the newest schema, with no data."""
+    database = databases.copy(migrated_template)
+    yield database
+    databases.drop(database)
+
+
+@pytest.fixture
+def seeded_url(databases: Databases, seeded_template: str) -> Iterator[str]:
+    """A database of its own with three seasons of E0 and SP1 imported and committed."""
+    database = databases.copy(seeded_template)
+    yield database
+    databases.drop(database)
 
 
 @pytest.fixture
@@ -174,3 +200,19 @@ def refit_settings(seeded_url: str) -> Settings:
         refit_rounds_grid=[1, 5, 20, 50],
         model_refresh_seconds=0.5,
     )
+
+
+@pytest.fixture
+def oddsboost(monkeypatch: pytest.MonkeyPatch) -> Oddsboost:
+    """The ``oddsboost`` command, run in this process."""
+    return Oddsboost(monkeypatch)
+
+
+@pytest.fixture
+def fit_gate(tmp_path: Path) -> Iterator[FitGate]:
+    """Holds refits in child processes at their fit until released (released at the end)."""
+    directory = tmp_path / "fit_gate"
+    directory.mkdir()
+    gate = FitGate(directory)
+    yield gate
+    gate.release()

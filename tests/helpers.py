@@ -1,10 +1,13 @@
-"""Small helpers shared by tests (independent counts, row counts, a free port)."""
+"""Small helpers shared by tests (independent counts, row counts, a free port, polling)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import socket
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -40,3 +43,24 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+# Generous: the machine may be busy; a test that is not stuck never waits this long.
+DEADLINE_SECONDS = 120.0
+
+
+def wait_until(
+    condition: Callable[[], bool],
+    what: str,
+    *,
+    alive: subprocess.Popen[bytes] | None = None,
+    seconds: float = DEADLINE_SECONDS,
+) -> None:
+    """Poll ``condition`` until it holds; fail if ``alive`` exits first or time runs out."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if alive is not None and alive.poll() is not None:
+            raise AssertionError(f"the process exited ({alive.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {seconds:.0f} s")
+        time.sleep(0.05)

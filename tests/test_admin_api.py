@@ -684,7 +684,7 @@ def test_a_failed_merge_undoes_what_it_had_moved(
 
 
 def test_one_external_id_for_two_matches_in_a_batch(
-    client: TestClient, admin_headers: dict[str, str], session: Session
+    client: TestClient, admin_headers: dict[str, str]
 ) -> None:
     payload = {
         "quotes": [

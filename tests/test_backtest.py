@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import fields, replace
 from pathlib import Path
@@ -25,10 +23,11 @@ from app.domain.training import build_training_set
 from app.domain.vocabulary import Method
 from app.services.backtest import evaluate
 from boosting import SAMME, AdaBoostM1, AdaBoostMH, FixedPool, label_scores, most_probable_class
+from tests.commands import CommandResult, Oddsboost
 from tests.helpers import csv_rows
+from tests.processes import child_environment, oddsboost_command
 
 SeasonFile = Callable[[str], Path]
-ODDSBOOST = Path(sys.executable).with_name("oddsboost")
 SIX = ("B365", "BW", "IW", "PS", "WH", "VC")
 SEASONS = ("1415", "1516", "1617", "1718", "1819")
 
@@ -358,21 +357,30 @@ def test_other_algorithms_are_fitted_on_the_same_pool_and_change_nothing_else(
         np.testing.assert_allclose(fold.forecasts[name], expected, rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_the_report_does_not_depend_on_the_hash_seed(
     season_file: SeasonFile, tmp_path: Path
 ) -> None:
+    """Two processes: the hash seed is fixed when the interpreter starts."""
     files = [str(season_file(name)) for name in ("E0_1516", "E0_1617", "E0_1718", "SP1_1718")]
     reports = []
     for seed in ("1", "2"):
-        done = run(
-            *files,
-            "--train-seasons",
-            "2",
-            "--rounds-grid",
-            "1,5,20",
-            "--output",
-            str(tmp_path / seed),
-            env={"PYTHONHASHSEED": seed},
+        done = subprocess.run(
+            oddsboost_command(
+                "backtest",
+                *files,
+                "--train-seasons",
+                "2",
+                "--rounds-grid",
+                "1,5,20",
+                "--output",
+                str(tmp_path / seed),
+            ),
+            env=child_environment(PYTHONHASHSEED=seed),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
         )
         assert done.returncode == 0, done.stderr
         reports.append(
@@ -382,19 +390,8 @@ def test_the_report_does_not_depend_on_the_hash_seed(
     assert b"SP1 is not tested" in reports[0]["report.md"]
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ODDSBOOST), "backtest", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
-    )
-
-
 def test_the_command_on_files_and_on_the_database_gives_the_same_figures(
-    season_file: SeasonFile, seeded_url: str, tmp_path: Path
+    oddsboost: Oddsboost, season_file: SeasonFile, seeded_url: str, tmp_path: Path
 ) -> None:
     # seeded_url holds E0 and SP1 2015/16-2017/18: test 2017/18 on two training seasons.
     files = [
@@ -402,10 +399,11 @@ def test_the_command_on_files_and_on_the_database_gives_the_same_figures(
         for name in ("E0_1516", "E0_1617", "E0_1718", "SP1_1516", "SP1_1617", "SP1_1718")
     ]
     common = ["--test-seasons", "2017/18", "--train-seasons", "2", "--rounds-grid", "1,5,20"]
-    from_files = run(*files, *common, "--output", str(tmp_path / "files"))
+    from_files = oddsboost.run("backtest", *files, *common, "--output", str(tmp_path / "files"))
     assert from_files.returncode == 0, from_files.stderr
     assert "wrote" in from_files.stdout
-    from_database = run(
+    from_database = oddsboost.run(
+        "backtest",
         "--database",
         *common,
         "--output",
@@ -419,7 +417,12 @@ def test_the_command_on_files_and_on_the_database_gives_the_same_figures(
     assert first["seasons"] == second["seasons"]
 
 
-def test_command_errors(season_file: SeasonFile, fresh_database_url: str, tmp_path: Path) -> None:
+def test_command_errors(
+    oddsboost: Oddsboost, season_file: SeasonFile, fresh_database_url: str, tmp_path: Path
+) -> None:
+    def run(*args: str, env: dict[str, str] | None = None) -> CommandResult:
+        return oddsboost.run("backtest", *args, env=env)
+
     path = str(season_file("E0_1819"))
     output = ["--output", str(tmp_path)]
     unknown = run(path, "--test-seasons", "2030/31", *output)
@@ -440,13 +443,7 @@ def test_command_errors(season_file: SeasonFile, fresh_database_url: str, tmp_pa
     no_league = run(path, "--leagues", "E0,N1", *output)
     assert no_league.returncode == 2
     assert "no league N1 in the data; it has E0" in no_league.stderr
-    migrate = subprocess.run(
-        [str(ODDSBOOST), "migrate"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "ODDSBOOST_DATABASE_URL": fresh_database_url},
-    )
+    migrate = oddsboost.run("migrate", env={"ODDSBOOST_DATABASE_URL": fresh_database_url})
     assert migrate.returncode == 0, migrate.stderr
     empty = run("--database", *output, env={"ODDSBOOST_DATABASE_URL": fresh_database_url})
     assert empty.returncode == 1

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import itertools
 import pickle
+from typing import Literal
 
 import numpy as np
 import pytest
 
 from boosting import AdaBoost, DecisionStumps, FixedPool, Outputs, stumps
+from boosting.stumps import StumpBank
+
+Criterion = Literal["error", "gini"]
+
+
+def stump_bank(model: AdaBoost) -> StumpBank:
+    """The fitted stumps, with their thresholds, features and descriptions."""
+    bank = model.hypotheses_
+    assert isinstance(bank, StumpBank)
+    return bank
 
 
 def table(rng: np.random.Generator, m: int) -> np.ndarray:
@@ -73,7 +84,7 @@ def direct_score(G: np.ndarray, side: np.ndarray, kind: Outputs, criterion: str)
     ],
 )
 def test_the_search_finds_the_best_of_all_stumps(
-    kind: Outputs, criterion: str, columns: int
+    kind: Outputs, criterion: Criterion, columns: int
 ) -> None:
     rng = np.random.default_rng(7)
     X = table(rng, 60)
@@ -97,7 +108,7 @@ def test_thresholds_lie_halfway_and_predictions_follow_them() -> None:
     X = np.array([[1.0], [2.0], [4.0], [8.0]])
     y = np.array([0, 0, 1, 1])
     model = AdaBoost(1).fit(X, y)
-    assert model.hypotheses_.threshold == [3.0]
+    assert stump_bank(model).threshold == [3.0]
     assert model.predict(np.array([[2.999], [3.0], [3.001], [-5.0], [100.0]])).tolist() == [
         0,
         0,
@@ -112,7 +123,7 @@ def test_neighbouring_floats_are_split_between_them() -> None:
     high = float(np.nextafter(low, 2.0))  # the midpoint rounds to one of the two
     X = np.array([[low], [low], [high], [high]])
     model = AdaBoost(1).fit(X, [0, 0, 1, 1])
-    threshold = model.hypotheses_.threshold[0]
+    threshold = stump_bank(model).threshold[0]
     assert low <= threshold < high
     assert model.predict(X).tolist() == [0, 0, 1, 1]
 
@@ -120,7 +131,7 @@ def test_neighbouring_floats_are_split_between_them() -> None:
 def test_categories_unseen_in_training_go_right() -> None:
     X = np.array([["red"], ["red"], ["blue"], ["green"]], dtype=object)
     model = AdaBoost(1).fit(X, [1, 1, 0, 0])
-    assert model.hypotheses_.describe(0) == "x[0] == 'red'"
+    assert stump_bank(model).describe(0) == "x[0] == 'red'"
     assert model.predict(np.array([["red"], ["purple"]], dtype=object)).tolist() == [1, 0]
 
 
@@ -137,7 +148,7 @@ def test_numeric_codes_can_be_declared_categorical() -> None:
 def test_a_constant_table_gives_the_constant_stump() -> None:
     X = np.ones((5, 2))
     model = AdaBoost(3).fit(X, [1, 1, 1, 0, 1])
-    assert model.hypotheses_.feature == [-1]
+    assert stump_bank(model).feature == [-1]
     assert model.predict(np.zeros((2, 2))).tolist() == [1, 1]
 
 
@@ -180,7 +191,7 @@ def test_stump_models_pickle() -> None:
     [(Outputs.SIGNED, "gini", 1), (Outputs.VOTES, "gini", 3), (Outputs.LABELS, "gini", 3)],
 )
 def test_small_blocks_find_the_same_stump(
-    monkeypatch: pytest.MonkeyPatch, kind: Outputs, criterion: str, columns: int
+    monkeypatch: pytest.MonkeyPatch, kind: Outputs, criterion: Criterion, columns: int
 ) -> None:
     # Wide or long tables are searched a block of features at a time; with blocks of a
     # feature or two the answer must not change.
@@ -209,7 +220,7 @@ def test_many_stumps_are_evaluated_in_bounded_blocks(monkeypatch: pytest.MonkeyP
 def test_thresholds_between_huge_values_do_not_overflow() -> None:
     X = np.array([[-1e308], [1e308]])
     model = AdaBoost(1).fit(X, [0, 1])
-    assert model.hypotheses_.threshold == [0.0]
+    assert stump_bank(model).threshold == [0.0]
     assert model.predict(np.array([[-1.0], [1.0]])).tolist() == [0, 1]
 
 
@@ -221,6 +232,7 @@ def test_missing_or_mixed_categories_are_refused() -> None:
     with pytest.raises(ValueError, match=r"X\[2, 0\] is missing"):
         AdaBoost(1).fit(np.array([["a"], ["b"], [None]], dtype=object), [0, 1, 1])
     with pytest.raises(ValueError, match="column 0 mixes int, str values"):
-        AdaBoost(1, learner=DecisionStumps(categorical=np.array([0]))).fit(
+        # An array, as callers pass it, where the signature names a sequence.
+        AdaBoost(1, learner=DecisionStumps(categorical=np.array([0]))).fit(  # type: ignore[arg-type]
             np.array([[1], ["b"], ["c"]], dtype=object), [0, 1, 1]
         )

@@ -1,17 +1,16 @@
-"""The ``oddsboost`` command, run as a real process against a real database."""
+"""The ``oddsboost`` command against a real database: run in this process, except where
+the process itself is the point (``serve`` end to end, what ``health`` imports)."""
 
 from __future__ import annotations
 
 import functools
 import http.server
 import json
-import os
-import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,49 +18,36 @@ import httpx
 import pytest
 
 from app.db.engine import make_engine
-from app.db.migrate import current_revision, head_revision, upgrade_to_head
+from app.db.migrate import current_revision, head_revision
+from app.settings import Settings
+from tests.commands import Oddsboost
 from tests.helpers import count_complete_triples, free_port
+from tests.processes import child_environment, running_server
 
 SeasonFile = Callable[[str], Path]
 FIXTURES = Path(__file__).parent / "fixtures"
-ODDSBOOST = Path(sys.executable).with_name("oddsboost")
 
 
-def run(database_url: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    assert ODDSBOOST.is_file(), f"console script not installed at {ODDSBOOST}"
-    env = {**os.environ, "ODDSBOOST_DATABASE_URL": database_url, "COLUMNS": "200"}
-    return subprocess.run(
-        [str(ODDSBOOST), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+def on(database_url: str) -> dict[str, str]:
+    return {"ODDSBOOST_DATABASE_URL": database_url}
 
 
-def import_json(database_url: str, *args: str) -> dict[str, Any]:
-    result = run(database_url, "import", *args, "--json")
+def import_json(oddsboost: Oddsboost, database_url: str, *args: str) -> dict[str, Any]:
+    result = oddsboost.run("import", *args, "--json", env=on(database_url))
     assert result.returncode == 0, result.stderr + result.stdout
     report: dict[str, Any] = json.loads(result.stdout)
     return report
 
 
-@pytest.fixture
-def migrated_url(fresh_database_url: str) -> str:
-    upgrade_to_head(fresh_database_url)
-    return fresh_database_url
-
-
-def test_help_lists_the_commands() -> None:
-    result = run("sqlite://", "--help")
+def test_help_lists_the_commands(oddsboost: Oddsboost) -> None:
+    result = oddsboost.run("--help", env=on("sqlite://"))
     assert result.returncode == 0
     for command in ("serve", "migrate", "import", "teams"):
         assert command in result.stdout
 
 
-def test_migrate(fresh_database_url: str) -> None:
-    result = run(fresh_database_url, "migrate")
+def test_migrate(oddsboost: Oddsboost, fresh_database_url: str) -> None:
+    result = oddsboost.run("migrate", env=on(fresh_database_url))
     assert result.returncode == 0, result.stderr
     engine = make_engine(fresh_database_url)
     assert current_revision(engine) == head_revision()
@@ -69,17 +55,20 @@ def test_migrate(fresh_database_url: str) -> None:
 
 
 def test_import_into_an_unmigrated_database_says_what_to_do(
-    fresh_database_url: str, season_file: SeasonFile
+    oddsboost: Oddsboost, fresh_database_url: str, season_file: SeasonFile
 ) -> None:
-    result = run(fresh_database_url, "import", "football-data", str(season_file("E0_1819")))
+    result = oddsboost.run(
+        "import", "football-data", str(season_file("E0_1819")), env=on(fresh_database_url)
+    )
     assert result.returncode == 1
     assert "run `oddsboost migrate`" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_import_every_season_file(migrated_url: str, data_dir: Path) -> None:
+@pytest.mark.slow
+def test_import_every_season_file(oddsboost: Oddsboost, migrated_url: str, data_dir: Path) -> None:
     """All 110 files of the data set: SOURCE.md counts 43,218 match rows."""
-    report = import_json(migrated_url, "football-data", str(data_dir / "football-data"))
+    report = import_json(oddsboost, migrated_url, "football-data", str(data_dir / "football-data"))
     assert len(report["files"]) == 110
     total = report["total"]
     assert total["matches_created"] == 43_218
@@ -91,50 +80,65 @@ def test_import_every_season_file(migrated_url: str, data_dir: Path) -> None:
         ("row 91", "VCD"),  # I1_0708: blank draw price
     }
     again = import_json(
-        migrated_url, "football-data", str(data_dir / "football-data" / "E0_1819.csv")
+        oddsboost, migrated_url, "football-data", str(data_dir / "football-data" / "E0_1819.csv")
     )
     assert again["total"]["matches_unchanged"] == 380
     assert again["total"]["quotes_inserted"] == 0
 
 
-def test_import_from_a_url(migrated_url: str, data_dir: Path, season_file: SeasonFile) -> None:
+@contextmanager
+def http_server(handler: Callable[..., http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A local HTTP server in a thread, for as long as the block runs; yields its base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+def test_import_from_a_url(
+    oddsboost: Oddsboost, migrated_url: str, data_dir: Path, season_file: SeasonFile
+) -> None:
     handler = functools.partial(
         http.server.SimpleHTTPRequestHandler, directory=str(data_dir / "football-data")
     )
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        report = import_json(migrated_url, "football-data", f"{base}/E0_1819.csv")
+    with http_server(handler) as base:
+        report = import_json(oddsboost, migrated_url, "football-data", f"{base}/E0_1819.csv")
         expected = sum(
             count_complete_triples(season_file("E0_1819"), p)
             for p in ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
         )
         assert report["total"]["matches_created"] == 380
         assert report["total"]["quotes_inserted"] == expected
-        missing = run(migrated_url, "import", "football-data", f"{base}/XX_9999.csv")
+        missing = oddsboost.run(
+            "import", "football-data", f"{base}/XX_9999.csv", env=on(migrated_url)
+        )
         assert missing.returncode == 1
         assert "404" in missing.stdout
-    finally:
-        server.shutdown()
-        thread.join()
 
 
-def test_a_bad_file_fails_alone(migrated_url: str, season_file: SeasonFile, tmp_path: Path) -> None:
+def test_a_bad_file_fails_alone(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
+) -> None:
     bogus = tmp_path / "notes.csv"
     bogus.write_text("name,age\nann,3\n")
-    result = run(migrated_url, "import", "football-data", str(season_file("I1_0203")), str(bogus))
+    result = oddsboost.run(
+        "import", "football-data", str(season_file("I1_0203")), str(bogus), env=on(migrated_url)
+    )
     assert result.returncode == 1
     assert "not a football-data.co.uk file" in result.stdout
     assert "I1_0203.csv" in result.stdout
     # The good file was imported in its own transaction.
-    report = import_json(migrated_url, "football-data", str(season_file("I1_0203")))
+    report = import_json(oddsboost, migrated_url, "football-data", str(season_file("I1_0203")))
     assert report["total"]["matches_unchanged"] == 306
 
 
 def test_a_broken_file_in_a_directory_does_not_stop_the_others(
-    migrated_url: str, season_file: SeasonFile, tmp_path: Path
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
 ) -> None:
     folder = tmp_path / "season"
     folder.mkdir()
@@ -142,108 +146,164 @@ def test_a_broken_file_in_a_directory_does_not_stop_the_others(
         b'Div,Date,HomeTeam,AwayTeam\nE0,01/03/2019,"A' + b"x" * 200_000
     )
     (folder / "B_good.csv").write_bytes(season_file("I1_0203").read_bytes())
-    result = run(migrated_url, "import", "football-data", str(folder))
+    result = oddsboost.run("import", "football-data", str(folder), env=on(migrated_url))
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "A_broken.csv: FileFormatError: not a readable CSV file" in result.stdout
-    report = import_json(migrated_url, "football-data", str(folder / "B_good.csv"))
+    report = import_json(oddsboost, migrated_url, "football-data", str(folder / "B_good.csv"))
     assert report["total"]["matches_unchanged"] == 306
 
 
-def test_a_blank_or_too_long_season_option(migrated_url: str, season_file: SeasonFile) -> None:
+def test_a_blank_or_too_long_season_option(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
     path = str(season_file("I1_0203"))
-    report = import_json(migrated_url, "football-data", path, "--season", " ")
+    report = import_json(oddsboost, migrated_url, "football-data", path, "--season", " ")
     assert report["total"]["matches_created"] == 306
-    too_long = run(migrated_url, "import", "football-data", path, "--season", "x" * 17)
+    too_long = oddsboost.run(
+        "import", "football-data", path, "--season", "x" * 17, env=on(migrated_url)
+    )
     assert too_long.returncode == 2
     assert "season is longer than 16 characters" in too_long.stderr
 
 
-def test_import_the_odds_api_file(migrated_url: str, tmp_path: Path) -> None:
-    report = import_json(migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+def test_import_the_odds_api_file(oddsboost: Oddsboost, migrated_url: str, tmp_path: Path) -> None:
+    report = import_json(
+        oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")
+    )
     assert report["total"]["matches_created"] == 2
     assert report["total"]["quotes_inserted"] == 3
     broken = json.loads((FIXTURES / "the_odds_api_epl.json").read_text())
     broken[0]["bookmakers"][0]["markets"][0]["outcomes"][0]["price"] = "abc"
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(broken))
-    result = run(migrated_url, "import", "the-odds-api", str(path))
+    result = oddsboost.run("import", "the-odds-api", str(path), env=on(migrated_url))
     assert result.returncode == 1
     assert "[0].bookmakers[0].markets[0].h2h.outcomes[0].price" in result.stderr
 
 
-def test_team_alias_command(migrated_url: str) -> None:
-    import_json(migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
-    added = run(migrated_url, "teams", "alias", "Man Utd", "Manchester United")
+def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
+    import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+    added = oddsboost.run("teams", "alias", "Man Utd", "Manchester United", env=on(migrated_url))
     assert added.returncode == 0, added.stderr
     assert "'Man Utd' now maps to 'Manchester United'" in added.stdout
-    unknown = run(migrated_url, "teams", "alias", "Spurs", "Nobody FC")
+    unknown = oddsboost.run("teams", "alias", "Spurs", "Nobody FC", env=on(migrated_url))
     assert unknown.returncode == 1
     assert "no team named 'Nobody FC'" in unknown.stderr
-    removed = run(migrated_url, "teams", "unalias", "Man Utd")
+    removed = oddsboost.run("teams", "unalias", "Man Utd", env=on(migrated_url))
     assert removed.returncode == 0
 
 
-@pytest.fixture
-def server(fresh_database_url: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "ODDSBOOST_DATABASE_URL": fresh_database_url,
-        "ODDSBOOST_ADMIN_API_KEY": "cli-test-key-42",
-    }
-    process = subprocess.Popen(
-        [str(ODDSBOOST), "serve", "--port", str(port), "--workers", "2"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/matches", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.2)
-        yield base, process
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+# --- serve --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_serve_migrates_then_serves_over_http(
-    server: tuple[str, subprocess.Popen[str]], fresh_database_url: str, season_file: SeasonFile
+    fresh_database_url: str, season_file: SeasonFile, tmp_path: Path
 ) -> None:
-    base, _process = server
-    engine = make_engine(fresh_database_url)
-    assert current_revision(engine) == head_revision()
-    engine.dispose()
-    response = httpx.post(
-        f"{base}/admin/import/football-data",
-        content=season_file("I1_0203").read_bytes(),
-        headers={"X-API-Key": "cli-test-key-42", "Content-Type": "text/csv"},
-        timeout=60,
-    )
-    assert response.status_code == 200, response.text
-    assert response.json()["matches_created"] == 306
-    # Both workers see the committed import.
-    totals = {httpx.get(f"{base}/matches", timeout=5).json()["total"] for _ in range(8)}
-    assert totals == {306}
+    """End to end: the installed command migrates an empty database, then two workers serve."""
+    settings = Settings(database_url=fresh_database_url, admin_api_key="cli-test-key-42")
+    with running_server(
+        child_environment(settings), tmp_path / "serve.log", "--workers", "2"
+    ) as server:
+        engine = make_engine(fresh_database_url)
+        assert current_revision(engine) == head_revision()
+        engine.dispose()
+        response = httpx.post(
+            f"{server.base_url}/admin/import/football-data",
+            content=season_file("I1_0203").read_bytes(),
+            headers={"X-API-Key": "cli-test-key-42", "Content-Type": "text/csv"},
+            timeout=60,
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["matches_created"] == 306
+        # Both workers see the committed import.
+        totals = {
+            httpx.get(f"{server.base_url}/matches", timeout=5).json()["total"] for _ in range(8)
+        }
+        assert totals == {306}
 
 
-def test_serve_without_migrating_refuses_an_empty_database(fresh_database_url: str) -> None:
-    result = run(
-        fresh_database_url, "serve", "--no-migrate", "--port", str(free_port()), timeout=60
+def test_serve_without_migrating_refuses_an_empty_database(
+    oddsboost: Oddsboost, fresh_database_url: str
+) -> None:
+    result = oddsboost.run(
+        "serve", "--no-migrate", "--port", str(free_port()), env=on(fresh_database_url)
     )
     assert result.returncode != 0
     assert "run `oddsboost migrate`" in result.stdout + result.stderr
+
+
+# --- health -------------------------------------------------------------------------------
+
+
+def answering(status: int) -> type[http.server.BaseHTTPRequestHandler]:
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    return Answer
+
+
+def test_health_is_ok_when_the_service_answers(oddsboost: Oddsboost) -> None:
+    with http_server(answering(200)) as base:
+        result = oddsboost.run("health", "--url", f"{base}/health")
+    assert result.returncode == 0, result.stderr
+    assert f"{base}/health: ok" in result.stdout
+
+
+def test_health_reads_the_port_from_the_settings(oddsboost: Oddsboost) -> None:
+    with http_server(answering(200)) as base:
+        port = base.rsplit(":", 1)[1]
+        result = oddsboost.run("health", env={"ODDSBOOST_PORT": port})
+    assert result.returncode == 0, result.stderr
+    assert f"http://127.0.0.1:{port}/health: ok" in result.stdout
+
+
+def test_health_fails_with_the_status_of_an_error(oddsboost: Oddsboost) -> None:
+    with http_server(answering(500)) as base:
+        result = oddsboost.run("health", "--url", f"{base}/health")
+    assert result.returncode == 1
+    assert f"{base}/health: HTTP 500" in result.stderr
+
+
+def test_health_fails_when_nothing_listens(oddsboost: Oddsboost) -> None:
+    url = f"http://127.0.0.1:{free_port()}/health"
+    result = oddsboost.run("health", "--url", url, "--timeout", "5")
+    assert result.returncode == 1
+    assert url in result.stderr
+    assert "refused" in result.stderr.lower()
+
+
+HEAVY_MODULES = ("sqlalchemy", "numpy", "fastapi", "httpx")
+
+
+def imported_modules(result: subprocess.CompletedProcess[str]) -> set[str]:
+    """Top-level names of the modules a ``-X importtime`` run imported."""
+    names = set()
+    for line in result.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("settings_port", [False, True], ids=["url", "port-from-settings"])
+def test_the_health_check_imports_nothing_heavy(settings_port: bool) -> None:
+    """``python -m app health`` in a process of its own: what it imports is the point."""
+    with http_server(answering(200)) as base:
+        port = base.rsplit(":", 1)[1]
+        arguments = [] if settings_port else ["--url", f"{base}/health"]
+        result = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "app", "health", *arguments],
+            env=child_environment(ODDSBOOST_PORT=port),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr[-2000:]
+    imported = imported_modules(result)
+    assert {"app", "typer"} <= imported  # it did run the command
+    assert not imported & set(HEAVY_MODULES), sorted(imported & set(HEAVY_MODULES))

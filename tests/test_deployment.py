@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +13,9 @@ import pytest
 import yaml
 
 from app.settings import Settings
+from tests.commands import Oddsboost
 
 ROOT = Path(__file__).resolve().parents[1]
-ODDSBOOST = Path(sys.executable).with_name("oddsboost")
 SETTINGS = {f"ODDSBOOST_{name.upper()}" for name in Settings.model_fields}
 # Variables read by libraries, not by Settings.
 OTHER_RUNTIME_VARIABLES = {
@@ -51,15 +49,9 @@ def exec_form(instruction: str) -> list[str]:
     return list(json.loads(instruction[instruction.index("[") :]))
 
 
-def assert_real_command(argv: list[str]) -> None:
+def assert_real_command(oddsboost: Oddsboost, argv: list[str]) -> None:
     assert argv[0] == "oddsboost", argv
-    result = subprocess.run(
-        [str(ODDSBOOST), *argv[1:], "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = oddsboost.run(*argv[1:], "--help")
     assert result.returncode == 0, f"{argv}: {result.stderr}"
 
 
@@ -90,13 +82,13 @@ def test_dockerfile_is_multi_stage_slim_and_unprivileged() -> None:
     assert "[report]" not in build_text
 
 
-def test_dockerfile_commands_are_real() -> None:
+def test_dockerfile_commands_are_real(oddsboost: Oddsboost) -> None:
     final = dockerfile_stages()[-1]
     command = next(line for line in final if line.startswith("CMD "))
     assert exec_form(command) == ["oddsboost", "serve"]
-    assert_real_command(exec_form(command))
+    assert_real_command(oddsboost, exec_form(command))
     healthcheck = next(line for line in final if line.startswith("HEALTHCHECK "))
-    assert_real_command(exec_form(healthcheck[healthcheck.index("CMD") :]))
+    assert_real_command(oddsboost, exec_form(healthcheck[healthcheck.index("CMD") :]))
 
 
 def test_dockerfile_variables_are_real_settings() -> None:
@@ -124,7 +116,7 @@ def test_compose_services_start_in_order() -> None:
         }
 
 
-def test_compose_commands_are_real() -> None:
+def test_compose_commands_are_real(oddsboost: Oddsboost) -> None:
     services = compose()["services"]
     assert services["migrate"]["command"] == ["oddsboost", "migrate"]
     assert services["scheduler"]["command"] == ["oddsboost", "scheduler"]
@@ -132,7 +124,7 @@ def test_compose_commands_are_real() -> None:
     assert api[:2] == ["oddsboost", "serve"]
     assert "--workers" in api
     for name in ("migrate", "api", "scheduler"):
-        assert_real_command([interpolate(part) for part in services[name]["command"]])
+        assert_real_command(oddsboost, [interpolate(part) for part in services[name]["command"]])
 
 
 def test_compose_variables_are_real_settings_and_the_admin_key_is_required() -> None:
@@ -145,7 +137,7 @@ def test_compose_variables_are_real_settings_and_the_admin_key_is_required() -> 
         assert key.startswith("${ODDSBOOST_ADMIN_API_KEY:?"), "the admin key must be required"
         assert ":-" not in key
         # Every value, with defaults filled in, is accepted by Settings.
-        values = {
+        values: dict[str, Any] = {
             k.removeprefix("ODDSBOOST_").lower(): interpolate(str(v))
             for k, v in environment.items()
             if k.startswith("ODDSBOOST_")

@@ -9,18 +9,14 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.migrate import upgrade_to_head
 from app.db.orm import Match, OddsQuote, Team
 from app.services.ingest import import_football_data
 
 SeasonFile = Callable[[str], Path]
 
 
-def test_two_writers_importing_the_same_files(
-    fresh_database_url: str, season_file: SeasonFile
-) -> None:
-    upgrade_to_head(fresh_database_url)
-    engine = make_engine(fresh_database_url)
+def test_two_writers_importing_the_same_files(migrated_url: str, season_file: SeasonFile) -> None:
+    engine = make_engine(migrated_url)
     factory = make_session_factory(engine, for_writes=True)
     contents = [season_file(name).read_bytes() for name in ("E0_1617", "E0_1718", "E0_1819")]
     errors: list[BaseException] = []

@@ -16,6 +16,7 @@ import pytest
 from app.domain.football_data import parse_football_data
 from app.domain.tables import tables_from_batches
 from app.domain.training import TrainingSet, build_training_set
+from app.domain.vocabulary import Phase
 from boosting import AdaBoostM2, accuracy, brier_score, log_loss, ranked_probability_score
 from tests.reference_m2 import reference_m2
 
@@ -33,7 +34,9 @@ def load(season_file: SeasonFile, seasons: tuple[str, ...]) -> TrainingSet:
         for season in seasons
     ]
     matches, quotes = tables_from_batches(batches)
-    return build_training_set(matches, quotes, phase="pre", method="power", bookmakers=BOOKMAKERS)
+    return build_training_set(
+        matches, quotes, phase=Phase.PRE, method="power", bookmakers=BOOKMAKERS
+    )
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +44,7 @@ def evaluation(season_file: SeasonFile) -> dict[str, object]:
     train = load(season_file, TRAIN_SEASONS)
     test = load(season_file, (TEST_SEASON,))
     model = AdaBoostM2(n_rounds=100).fit(train.H, train.y)
-    complete = ~np.isnan(test.H).any(axis=(1, 2))
+    complete = np.asarray(~np.isnan(test.H).any(axis=(1, 2)), dtype=bool)
     rows = test.rows(complete)
     forecasts = {"M2 ensemble": model.predict_proba(rows.H), "consensus": rows.consensus()}
     for index, code in enumerate(rows.bookmakers):

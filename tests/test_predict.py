@@ -7,10 +7,7 @@ scipy's root finder, and the weighted mix is written out by hand.
 from __future__ import annotations
 
 import datetime as dt
-import os
-import signal
-import subprocess
-import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,12 +24,13 @@ from app.main import create_app
 from app.services.refit import run_refit
 from app.settings import Settings, settings_environment
 from app.state import app_state
+from tests.commands import Oddsboost
 from tests.conftest import ADMIN_KEY
-from tests.helpers import free_port
+from tests.helpers import wait_until
+from tests.processes import child_environment, running_server
 
 UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
-ODDSBOOST = Path(sys.executable).with_name("oddsboost")
-INLINE = {
+INLINE: dict[str, Any] = {
     "home_team": "Arsenal",
     "away_team": "Chelsea",
     "competition": "E0",
@@ -267,55 +265,30 @@ def test_model_endpoints(client: TestClient, fitted: dict[str, Any]) -> None:
     assert set(fitted["validation"]["model"]) == {"log_loss", "brier", "rps", "accuracy"}
 
 
-def test_a_running_server_picks_up_a_new_version_without_restart(refit_settings: Settings) -> None:
-    port = free_port()
-    environment = {
-        **os.environ,
-        **settings_environment(refit_settings),
-        "ODDSBOOST_ADMIN_API_KEY": ADMIN_KEY,
-        "ODDSBOOST_MODEL_REFRESH_SECONDS": "0.5",
-    }
-    server = subprocess.Popen(
-        [str(ODDSBOOST), "serve", "--port", str(port), "--workers", "2"],
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.post(f"{base}/predict", json=INLINE, timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
-        assert httpx.post(f"{base}/predict", json=INLINE).json()["model"] is None
-        refit = subprocess.run(
-            [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
+@pytest.mark.slow
+def test_a_running_server_picks_up_a_new_version_without_restart(
+    refit_settings: Settings, oddsboost: Oddsboost, tmp_path: Path
+) -> None:
+    environment = child_environment(refit_settings, ODDSBOOST_MODEL_REFRESH_SECONDS="0.5")
+    with running_server(environment, tmp_path / "server.log", "--workers", "2") as server:
+        predict_url = f"{server.base_url}/predict"
+        assert httpx.post(predict_url, json=INLINE).json()["model"] is None
+        refit = oddsboost.run(
+            "refit", "--until", UNTIL.isoformat(), env=settings_environment(refit_settings)
         )
         assert refit.returncode == 0, refit.stderr
-        # Every request keeps succeeding while both workers switch to the new version, which
-        # must happen within a few refresh intervals (0.5 s here).
-        switched_at = time.monotonic()
-        consecutive = 0
-        while consecutive < 8:
-            response = httpx.post(f"{base}/predict", json=INLINE, timeout=5)
+        # Every request keeps succeeding while both workers switch to the new version.
+        answers: list[int | None] = []
+
+        def switched() -> bool:
+            response = httpx.post(predict_url, json=INLINE, timeout=5)
             assert response.status_code == 200
             model = response.json()["model"]
-            consecutive = consecutive + 1 if model is not None and model["version"] == 1 else 0
-            assert time.monotonic() - switched_at < 5, "the new version was not picked up in time"
-            time.sleep(0.02)
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+            answers.append(None if model is None else model["version"])
+            return answers[-8:] == [1] * 8
+
+        wait_until(switched, "both workers answered with the new version")
+        assert server.returncode is None  # the same server, never restarted
 
 
 @pytest.mark.usefixtures("fitted")
@@ -339,35 +312,48 @@ def test_answers_match_the_documented_schemas(client: TestClient) -> None:
     assert response_ref == {"$ref": "#/components/schemas/PredictionOut"}
 
 
+def newer_quote(match: dict[str, Any], prices: tuple[float, float, float], captured_at: str) -> Any:
+    home, draw, away = prices
+    identity = {k: match[k] for k in ("competition", "kickoff", "home_team", "away_team")}
+    quote = {"match": identity, "bookmaker": "B365", "home": home, "draw": draw, "away": away}
+    return {"quotes": [{**quote, "captured_at": captured_at}]}
+
+
+def b365_probabilities(answer: dict[str, Any]) -> dict[str, float]:
+    probabilities: dict[str, float] = next(b for b in answer["bookmakers"] if b["code"] == "B365")[
+        "probabilities"
+    ]
+    return probabilities
+
+
 def test_answers_by_id_are_reused_for_the_cache_time(refit_settings: Settings) -> None:
-    quick = refit_settings.model_copy(update={"predict_cache_seconds": 0.5})
-    with TestClient(create_app(quick)) as client:
+    headers = {"X-API-Key": ADMIN_KEY}
+    # Within the cache time (here longer than the test can take) the answer is reused.
+    lasting = refit_settings.model_copy(update={"predict_cache_seconds": 3600})
+    with TestClient(create_app(lasting)) as client:
         match = client.get("/matches", params={"limit": 1}).json()["items"][0]
         first = client.post("/predict", json={"match_id": match["id"]}).json()
-        newer = {
-            "quotes": [
-                {
-                    "match": {
-                        "competition": match["competition"],
-                        "kickoff": match["kickoff"],
-                        "home_team": match["home_team"],
-                        "away_team": match["away_team"],
-                    },
-                    "bookmaker": "B365",
-                    "home": 9.0,
-                    "draw": 5.0,
-                    "away": 1.2,
-                    "captured_at": "2015-08-01T12:00:00Z",
-                }
-            ]
-        }
-        client.post("/admin/odds", json=newer, headers={"X-API-Key": ADMIN_KEY})
+        newer = newer_quote(match, (9.0, 5.0, 1.2), "2015-08-01T12:00:00Z")
+        client.post("/admin/odds", json=newer, headers=headers)
         assert client.post("/predict", json={"match_id": match["id"]}).json() == first
-        time.sleep(0.6)
-        later = client.post("/predict", json={"match_id": match["id"]}).json()
-        b365 = next(b for b in later["bookmakers"] if b["code"] == "B365")
-        assert b365["probabilities"] == pytest.approx(
+    # Once the cache time has passed, the answer is computed again from the newest quote.
+    quick = refit_settings.model_copy(update={"predict_cache_seconds": 0.5})
+    with TestClient(create_app(quick)) as client:
+        cached = client.post("/predict", json={"match_id": match["id"]}).json()
+        assert b365_probabilities(cached) == pytest.approx(
             dict(zip(("home", "draw", "away"), power_probabilities(9.0, 5.0, 1.2), strict=True))
+        )
+        newest = newer_quote(match, (10.0, 6.0, 1.15), "2015-08-02T12:00:00Z")
+        client.post("/admin/odds", json=newest, headers=headers)
+        expected = dict(
+            zip(("home", "draw", "away"), power_probabilities(10.0, 6.0, 1.15), strict=True)
+        )
+        wait_until(
+            lambda: (
+                b365_probabilities(client.post("/predict", json={"match_id": match["id"]}).json())
+                == pytest.approx(expected)
+            ),
+            "the cached answer expired",
         )
     uncached = refit_settings.model_copy(update={"predict_cache_seconds": 0})
     with TestClient(create_app(uncached)) as client:
@@ -424,33 +410,47 @@ def test_database_outage_fails_only_what_needs_the_database(
 
 
 @pytest.mark.usefixtures("fitted")
-def test_a_large_batch_does_not_hold_up_other_requests(client: TestClient) -> None:
+def test_a_large_batch_does_not_hold_up_other_requests(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import asyncio
 
-    import httpx
+    from app.services import prediction
 
     big = {"items": [{"odds": INLINE["odds"] * 1}] * 1000}
     app = client.app
+    # The batch's computation is held until the small request has been answered.
+    computing, release = threading.Event(), threading.Event()
+    compute = prediction._predict
+
+    def held(pending: list[Any], *args: Any) -> list[Any]:
+        if len(pending) > prediction.ON_LOOP_MAX:
+            computing.set()
+            assert release.wait(60), "the small request was never answered"
+        return compute(pending, *args)
+
+    monkeypatch.setattr(prediction, "_predict", held)
 
     async def started_app(scope: Any, receive: Any, send: Any) -> None:
         # httpx runs no lifespan: each request gets the state the client's lifespan built.
         await app({**scope, "state": dict(client.app_state)}, receive, send)
 
-    async def race() -> tuple[float, float]:
+    async def race() -> tuple[int, bool, int]:
         transport = httpx.ASGITransport(app=started_app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            batch = asyncio.create_task(http.post("/predict/batch", json=big))
+            deadline = time.monotonic() + 120
+            while not computing.is_set():
+                assert not batch.done(), batch.result().text
+                assert time.monotonic() < deadline, "the batch never started computing"
+                await asyncio.sleep(0.01)
+            small = await http.post("/predict", json=INLINE)
+            batch_still_computing = not batch.done()
+            release.set()
+            return small.status_code, batch_still_computing, (await batch).status_code
 
-            async def timed(path: str, body: Any) -> float:
-                started = time.perf_counter()
-                response = await http.post(path, json=body)
-                assert response.status_code == 200
-                return time.perf_counter() - started
-
-            batch = asyncio.create_task(timed("/predict/batch", big))
-            await asyncio.sleep(0.01)
-            small = await timed("/predict", INLINE)
-            return await batch, small
-
-    batch_seconds, small_seconds = asyncio.run(race())
+    small_status, batch_still_computing, batch_status = asyncio.run(race())
     # The batch is computed in the thread pool: the small request is not queued behind it.
-    assert small_seconds < batch_seconds
+    assert small_status == 200
+    assert batch_still_computing
+    assert batch_status == 200

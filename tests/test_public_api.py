@@ -41,7 +41,7 @@ def test_pages_cover_every_match_exactly_once(client: TestClient) -> None:
 
 @pytest.mark.usefixtures("two_seasons")
 def test_matches_are_ordered_by_kickoff(client: TestClient) -> None:
-    params = {"competition": "E0", "limit": 500}
+    params: dict[str, str | int] = {"competition": "E0", "limit": 500}
     ascending = client.get("/matches", params=params).json()["items"]
     kickoffs = [item["kickoff"] for item in ascending]
     assert len(kickoffs) == 380

@@ -6,8 +6,6 @@ import datetime as dt
 import math
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,34 +17,20 @@ from sqlalchemy import Engine, select
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import ModelVersion, RefitRun
+from app.domain.vocabulary import Phase, RunStatus, VersionStatus
 from app.services import refit as refit_service
 from app.services.locks import refit_lock
 from app.services.model_versions import activate, load_tables
 from app.services.refit import run_refit
+from app.services.refit_runs import create_run
 from app.settings import Settings, settings_environment
 from boosting import AdaBoostM2
+from tests.commands import Oddsboost
+from tests.helpers import wait_until
+from tests.processes import FitGate, Process, child_environment, running
 
 UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
-ODDSBOOST = Path(sys.executable).with_name("oddsboost")
-SLOW_FIT_SECONDS = 4
-
-
-@pytest.fixture
-def slow_fit(tmp_path: Path) -> dict[str, str]:
-    """Environment that makes every refit process sleep before fitting (timing injection:
-    a ``sitecustomize`` module on PYTHONPATH wraps ``fit_ensemble`` at interpreter start)."""
-    hook = tmp_path / "slow_fit"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(
-        "import time\n"
-        "import app.domain.fitting as fitting\n"
-        "_fit = fitting.fit_ensemble\n"
-        "def fit_ensemble(*args, **kwargs):\n"
-        f"    time.sleep({SLOW_FIT_SECONDS})\n"
-        "    return _fit(*args, **kwargs)\n"
-        "fitting.fit_ensemble = fit_ensemble\n"
-    )
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))}
+REFIT = ["refit", "--until", UNTIL.isoformat()]
 
 
 @pytest.fixture
@@ -112,7 +96,7 @@ def test_the_stored_weights_are_a_refit_on_the_whole_window(
     (version,) = versions(engine)
     with make_session_factory(engine)() as session:
         matches, quotes = load_tables(session, start=version.window_start, end=version.window_end)
-    training = build_training_set(matches, quotes, phase="pre", method="power", min_quotes=100)
+    training = build_training_set(matches, quotes, phase=Phase.PRE, method="power", min_quotes=100)
     expected = AdaBoostM2(n_rounds=version.rounds).fit(training.H, training.y)
     assert [b["code"] for b in version.bookmakers] == list(training.bookmakers)
     assert [b["weight"] for b in version.bookmakers] == pytest.approx(
@@ -247,25 +231,18 @@ def test_exactly_one_version_is_active(engine: Engine, refit_settings: Settings)
     for _ in range(3):
         run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
     statuses = [v.status for v in versions(engine)]
-    assert statuses.count("active") == 1
+    assert statuses.count(VersionStatus.ACTIVE) == 1
     assert statuses[-1] == "active"
 
 
 def test_a_second_refit_is_skipped_while_the_lock_is_held(
-    engine: Engine, refit_settings: Settings
+    engine: Engine, refit_settings: Settings, oddsboost: Oddsboost
 ) -> None:
     with refit_lock(engine) as held:
         assert held.taken
         with refit_lock(engine) as again:
             assert not again.taken
-        result = subprocess.run(
-            [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
-            env={**os.environ, **settings_environment(refit_settings)},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        result = oddsboost.run(*REFIT, env=settings_environment(refit_settings))
     assert result.returncode == 0, result.stderr
     assert "skipped" in result.stdout
     assert "another refit is running" in result.stdout
@@ -275,35 +252,25 @@ def test_a_second_refit_is_skipped_while_the_lock_is_held(
         assert held.taken  # released by the holder
 
 
+@pytest.mark.slow
 def test_a_refit_started_during_another_is_skipped(
-    engine: Engine, refit_settings: Settings, slow_fit: dict[str, str]
+    engine: Engine,
+    refit_settings: Settings,
+    oddsboost: Oddsboost,
+    fit_gate: FitGate,
+    tmp_path: Path,
 ) -> None:
-    # The first refit is slowed down; the second starts while it is running.
-    environment = {**os.environ, **settings_environment(refit_settings)}
-    slow = {**environment, **slow_fit}
-    first = subprocess.Popen(
-        [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
-        env=slow,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while not any(run.status == "running" for run in runs(engine)):
-        assert first.poll() is None
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    second = subprocess.run(
-        [str(ODDSBOOST), "refit", "--until", UNTIL.isoformat()],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert second.returncode == 0
-    assert "skipped" in second.stdout
-    assert first.wait(timeout=300) == 0
+    # The first refit, a process of its own, holds the lock and waits at the gate; the
+    # second starts while it is running.
+    environment = child_environment(refit_settings, **fit_gate.environment())
+    with running(REFIT, environment, tmp_path / "first.log") as first:
+        fit_gate.wait_until_reached(first)
+        assert any(run.status == "running" for run in runs(engine))
+        second = oddsboost.run(*REFIT, env=settings_environment(refit_settings))
+        assert second.returncode == 0
+        assert "skipped" in second.stdout
+        fit_gate.release()
+        assert first.wait() == 0, first.output()
     assert [run.status for run in runs(engine)] == ["succeeded", "skipped"]
     assert [v.status for v in versions(engine)] == ["active"]
 
@@ -363,8 +330,8 @@ def test_runs_queued_but_never_started_are_closed(engine: Engine, refit_settings
     from sqlalchemy import update
 
     factory = make_session_factory(engine, for_writes=True)
-    stuck = refit_service.create_run(factory, trigger="api", until=UNTIL)
-    fresh = refit_service.create_run(factory, trigger="api", until=UNTIL)
+    stuck = create_run(factory, trigger="api", until=UNTIL)
+    fresh = create_run(factory, trigger="api", until=UNTIL)
     with factory.begin() as session:
         session.execute(
             update(RefitRun)
@@ -387,57 +354,57 @@ def test_a_validation_part_too_small_is_refused_with_advice(
     assert "ODDSBOOST_REFIT_VALIDATION_FRACTION" in outcome.message
 
 
-def start_scheduler(
-    refit_settings: Settings, extra: dict[str, str] | None = None
-) -> subprocess.Popen[str]:
+def scheduler_environment(refit_settings: Settings, **variables: str) -> dict[str, str]:
     """``oddsboost scheduler --run-now`` with a cron that never fires during the test."""
-    environment = {
-        **os.environ,
-        **settings_environment(refit_settings),
-        "ODDSBOOST_REFIT_CRON": "0 3 1 1 *",
+    return child_environment(
+        refit_settings,
+        ODDSBOOST_REFIT_CRON="0 3 1 1 *",
         # The scheduler refits as of now; the test seasons end in 2018.
-        "ODDSBOOST_REFIT_WINDOW_DAYS": "5000",
-        **(extra or {}),
-    }
-    return subprocess.Popen(
-        [str(ODDSBOOST), "scheduler", "--run-now"],
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        ODDSBOOST_REFIT_WINDOW_DAYS="5000",
+        **variables,
     )
 
 
+SCHEDULER = ["scheduler", "--run-now"]
+
+
+@pytest.mark.slow
 def test_the_scheduler_refits_now_and_stops_on_sigterm(
-    engine: Engine, refit_settings: Settings
+    engine: Engine, refit_settings: Settings, tmp_path: Path
 ) -> None:
-    process = start_scheduler(refit_settings)
-    deadline = time.monotonic() + 120
-    while not any(run.status in ("succeeded", "failed") for run in runs(engine)):
-        assert process.poll() is None, process.stdout.read() if process.stdout else ""
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
-    process.send_signal(signal.SIGTERM)
-    output, _ = process.communicate(timeout=60)
-    assert process.returncode == 0
+    with running(
+        SCHEDULER, scheduler_environment(refit_settings), tmp_path / "scheduler.log"
+    ) as process:
+        wait_until(
+            lambda: any(run.status in ("succeeded", "failed") for run in runs(engine)),
+            "the scheduled refit finished",
+            alive=process.popen,
+        )
+        process.send_signal(signal.SIGTERM)
+        assert process.wait() == 0
+    output = process.output()
     assert "scheduled refit run 1 succeeded" in output
     assert "SIGTERM received" in output
     with refit_lock(engine) as held:
         assert held.taken
 
 
+def received_sigterm(process: Process) -> bool:
+    return "SIGTERM received" in process.output()
+
+
+@pytest.mark.slow
 def test_sigterm_during_a_refit_records_it_and_frees_the_lock(
-    engine: Engine, refit_settings: Settings, slow_fit: dict[str, str]
+    engine: Engine, refit_settings: Settings, fit_gate: FitGate, tmp_path: Path
 ) -> None:
-    process = start_scheduler(refit_settings, slow_fit)  # still fitting when the signal comes
-    deadline = time.monotonic() + 60
-    while not any(run.status == "running" for run in runs(engine)):
-        assert process.poll() is None
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    process.send_signal(signal.SIGTERM)
-    process.communicate(timeout=120)
-    assert process.returncode == 0
+    environment = scheduler_environment(refit_settings, **fit_gate.environment())
+    with running(SCHEDULER, environment, tmp_path / "scheduler.log") as process:
+        fit_gate.wait_until_reached(process)  # the refit is running: it waits at the gate
+        assert any(run.status == "running" for run in runs(engine))
+        process.send_signal(signal.SIGTERM)
+        wait_until(lambda: received_sigterm(process), "the scheduler saw the signal")
+        fit_gate.release()
+        assert process.wait() == 0, process.output()
     (run,) = runs(engine)
     assert run.status == "failed"
     assert run.message is not None
@@ -447,8 +414,9 @@ def test_sigterm_during_a_refit_records_it_and_frees_the_lock(
         assert held.taken
 
 
+@pytest.mark.slow
 def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
-    refit_settings: Settings, slow_fit: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    refit_settings: Settings, fit_gate: FitGate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from fastapi.testclient import TestClient
 
@@ -456,12 +424,10 @@ def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
     from tests.conftest import ADMIN_KEY
 
     headers = {"X-API-Key": ADMIN_KEY}
-    monkeypatch.setenv("PYTHONPATH", slow_fit["PYTHONPATH"])  # the refit process inherits it
-    slow = refit_settings
-    with TestClient(create_app(slow)) as client:
-        started = time.perf_counter()
+    for name, value in fit_gate.environment().items():
+        monkeypatch.setenv(name, value)  # the refit process inherits this environment
+    with TestClient(create_app(refit_settings)) as client:
         accepted = client.post("/admin/refit", json={"until": UNTIL.isoformat()}, headers=headers)
-        answered_in = time.perf_counter() - started
         assert accepted.status_code == 202
         run_id = accepted.json()["run_id"]
         assert accepted.json() == {
@@ -469,6 +435,14 @@ def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
             "status": "queued",
             "detail": f"/admin/refits/{run_id}",
         }
+        # It answered before the refit was done: the refit is still held at its fit, and
+        # another process holds it there.
+        fit_gate.wait_until_reached()
+        assert client.get(f"/admin/refits/{run_id}", headers=headers).json()["status"] == (
+            "running"
+        )
+        assert client.get("/models/active").status_code == 404
+        fit_gate.release()
         deadline = time.monotonic() + 300
         while True:
             run = client.get(f"/admin/refits/{run_id}", headers=headers).json()
@@ -476,13 +450,9 @@ def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
                 break
             assert time.monotonic() < deadline, run
             time.sleep(0.2)
-        took = time.perf_counter() - started
         assert run["status"] == "succeeded", run
         assert run["trigger"] == "api"
-        # It answered long before the refit was done, and another process did the work.
-        assert took > SLOW_FIT_SECONDS
-        assert answered_in < 1.0
-        engine = make_engine(slow.database_url)
+        engine = make_engine(refit_settings.database_url)
         with make_session_factory(engine)() as session:
             stored = session.get(RefitRun, run_id)
             assert stored is not None
@@ -500,7 +470,7 @@ def test_stale_running_runs_are_closed_by_the_next_refit(
     engine: Engine, refit_settings: Settings
 ) -> None:
     factory = make_session_factory(engine, for_writes=True)
-    stale = refit_service.create_run(factory, trigger="cli", until=UNTIL, status="running")
+    stale = create_run(factory, trigger="cli", until=UNTIL, status=RunStatus.RUNNING)
     run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
     by_id = {run.id: run for run in runs(engine)}
     assert by_id[stale].status == "failed"

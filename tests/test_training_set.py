@@ -57,8 +57,8 @@ def test_latest_valid_quote_is_chosen() -> None:
             ("PS", "pre", np.nan, 6.0, (1.56, 4.1, 7.1)),  # undated tie: later arrival wins
         ]
     )
-    assert sorted(select_latest_valid(matches, quotes, "pre").tolist()) == [2, 6]
-    assert select_latest_valid(matches, quotes, "closing").tolist() == [4]
+    assert sorted(select_latest_valid(matches, quotes, Phase.PRE).tolist()) == [2, 6]
+    assert select_latest_valid(matches, quotes, Phase.CLOSING).tolist() == [4]
 
 
 def test_a_match_shows_the_quotes_training_uses() -> None:
@@ -110,7 +110,7 @@ def test_layout_and_values(season_file: SeasonFile) -> None:
     matches, quotes = tables_from_batches(
         [parse_football_data(season_file("E0_1819").read_bytes())]
     )
-    training = build_training_set(matches, quotes, phase="pre", method="power")
+    training = build_training_set(matches, quotes, phase=Phase.PRE, method="power")
     assert training.bookmakers == ("B365", "BW", "IW", "PS", "VC", "WH")
     assert training.H.shape == (380, 6, 3)
     present = ~np.isnan(training.H).any(axis=2)
@@ -128,7 +128,7 @@ def test_closing_phase_has_only_pinnacle(season_file: SeasonFile) -> None:
     matches, quotes = tables_from_batches(
         [parse_football_data(season_file("E0_1819").read_bytes())]
     )
-    closing = build_training_set(matches, quotes, phase="closing")
+    closing = build_training_set(matches, quotes, phase=Phase.CLOSING)
     assert closing.bookmakers == ("PS",)
     assert len(closing) == 380
 

@@ -10,7 +10,6 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from app.db.engine import make_engine, make_session_factory
-from app.db.migrate import upgrade_to_head
 from app.db.orm import Competition, Match, Team
 from app.main import create_app
 from app.services.ingest import batches
@@ -20,12 +19,11 @@ from tests.test_admin_api import quote
 
 
 @pytest.fixture
-def real_client(fresh_database_url: str) -> Iterator[tuple[TestClient, str]]:
-    """The app with its own sessions (no test override) on a fresh database."""
-    upgrade_to_head(fresh_database_url)
-    app = create_app(Settings(database_url=fresh_database_url, admin_api_key=ADMIN_KEY))
+def real_client(migrated_url: str) -> Iterator[tuple[TestClient, str]]:
+    """The app with its own sessions (no test override) on a database of its own."""
+    app = create_app(Settings(database_url=migrated_url, admin_api_key=ADMIN_KEY))
     with TestClient(app, raise_server_exceptions=False) as client:
-        yield client, fresh_database_url
+        yield client, migrated_url
 
 
 def count(url: str, model: Any) -> int:

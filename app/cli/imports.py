@@ -156,23 +156,14 @@ def import_the_odds_api(
         _print_summary([(str(path), report)], report, show_all=False)
 
 
-COUNTS = (
-    "matches_created",
-    "matches_updated",
-    "matches_unchanged",
-    "quotes_inserted",
-    "quotes_updated",
-    "quotes_unchanged",
-    "results_set",
-)
-
-
 def _json_report(
     per_file: list[tuple[str, IngestReport | str]], total: IngestReport
 ) -> dict[str, object]:
+    from app.services.ingest.report import COUNTS
+
     def counts(report: IngestReport) -> dict[str, object]:
         return {
-            **{name: getattr(report, name) for name in (*COUNTS, "rows_read")},
+            **{name: getattr(report, name) for name in COUNTS},
             "skipped": [
                 {"where": s.where, "field": s.field, "reason": s.reason} for s in report.skipped
             ],

@@ -91,7 +91,7 @@ def read_rows(url: str) -> dict[str, list[dict[str, Any]]]:
         for model in TABLES:
             table = model.__table__
             result = connection.execute(select(table).order_by(table.c.id))
-            rows[table.name] = [dict(row._mapping) for row in result]
+            rows[model.__tablename__] = [dict(row._mapping) for row in result]
     engine.dispose()
     return rows
 

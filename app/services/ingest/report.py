@@ -6,6 +6,18 @@ from dataclasses import dataclass, field
 
 from app.domain.records import Skipped
 
+# The report's counts, in the order they are shown.
+COUNTS = (
+    "matches_created",
+    "matches_updated",
+    "matches_unchanged",
+    "quotes_inserted",
+    "quotes_updated",
+    "quotes_unchanged",
+    "results_set",
+    "rows_read",
+)
+
 
 @dataclass
 class IngestReport:
@@ -22,15 +34,6 @@ class IngestReport:
     skipped: list[Skipped] = field(default_factory=list)
 
     def add(self, other: IngestReport) -> None:
-        for name in (
-            "matches_created",
-            "matches_updated",
-            "matches_unchanged",
-            "quotes_inserted",
-            "quotes_updated",
-            "quotes_unchanged",
-            "results_set",
-            "rows_read",
-        ):
+        for name in COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.skipped.extend(other.skipped)

@@ -1,0 +1,111 @@
+"""Databases beside the one under test: empty ones, and copies of templates built once.
+
+SQLite databases are files in one directory; a copy is made with SQLite's backup API.
+PostgreSQL databases are created on the server of the database under test; a copy is
+``CREATE DATABASE ... TEMPLATE ...``. A template is sealed once built (a read-only file, or
+a database that accepts no connections), so no test can change what later tests copy.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from contextlib import closing
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
+
+# Files SQLite and the refit lock keep beside a database file.
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal", ".refit-lock")
+
+
+class Databases:
+    """Creates, copies and drops databases of the same kind as ``database_url``."""
+
+    def __init__(self, database_url: str, directory: Path) -> None:
+        self.url = make_url(database_url)
+        self.directory = directory
+        self.is_sqlite = self.url.get_backend_name() == "sqlite"
+        self._created: list[str] = []
+        self._admin = (
+            None
+            if self.is_sqlite
+            else create_engine(self.url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+        )
+
+    def create(self) -> str:
+        """A new empty database (no schema)."""
+        return self._new()
+
+    def copy(self, template: str) -> str:
+        """A new database holding what ``template`` holds."""
+        return self._new(template)
+
+    def seal(self, template: str) -> None:
+        """Make ``template`` read-only from now on: it is only ever copied."""
+        if self.is_sqlite:
+            path = self._path(template)
+            with closing(sqlite3.connect(path)) as connection:
+                # A rollback journal needs nothing but the file itself to be read.
+                connection.execute("PRAGMA journal_mode=DELETE")
+            path.chmod(0o444)
+        else:
+            name = self._name(template)
+            self._execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
+
+    def drop(self, database: str) -> None:
+        if self.is_sqlite:
+            path = self._path(database)
+            for file in (path, *(Path(f"{path}{suffix}") for suffix in SQLITE_COMPANIONS)):
+                file.unlink(missing_ok=True)
+        else:
+            name = self._name(database)
+            # A sealed template must be unsealed before it can be dropped.
+            self._execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE false')
+            self._execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if database in self._created:
+            self._created.remove(database)
+
+    def drop_all(self) -> None:
+        for database in reversed(self._created):
+            self.drop(database)
+        if self._admin is not None:
+            self._admin.dispose()
+
+    def _new(self, template: str | None = None) -> str:
+        name = f"oddsboost_test_{uuid.uuid4().hex[:12]}"
+        if self.is_sqlite:
+            path = self.directory / f"{name}.db"
+            if template is not None:
+                source_uri = f"file:{self._path(template)}?mode=ro"
+                with (
+                    closing(sqlite3.connect(source_uri, uri=True)) as source,
+                    closing(sqlite3.connect(path)) as target,
+                ):
+                    source.backup(target)
+            database = f"sqlite:///{path}"
+        else:
+            copied = "" if template is None else f' TEMPLATE "{self._name(template)}"'
+            self._execute(f'CREATE DATABASE "{name}"{copied}')
+            database = self.url.set(database=name).render_as_string(hide_password=False)
+        self._created.append(database)
+        return database
+
+    def _execute(self, statement: str) -> None:
+        assert self._admin is not None
+        with self._admin.connect() as connection:
+            connection.execute(text(statement))
+
+    @staticmethod
+    def _path(database: str) -> Path:
+        path = make_url(database).database
+        assert path, f"not a SQLite file: {database}"
+        return Path(path)
+
+    @staticmethod
+    def _name(database: str) -> str:
+        name = make_url(database).database
+        assert name, f"no database name in {database}"
+        return name
