@@ -128,9 +128,14 @@ class BodyLimitMiddleware:
             return
         limit = self.limit_for(scope["path"])
         declared = header(scope, b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _refuse(send, limit)
-            return
+        if declared is not None and declared.isdigit():
+            if int(declared) > limit:
+                await _refuse(send, limit)
+                return
+            if header(scope, b"transfer-encoding") is None:
+                # The server hands over no more than the declared length: nothing to count.
+                await self.app(scope, receive, send)
+                return
         received = 0
 
         async def limited_receive() -> Message:

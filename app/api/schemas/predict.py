@@ -269,8 +269,8 @@ def _outcomes(values: tuple[float, float, float]) -> dict[str, float]:
 
 
 def _fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, float]:
-    home, draw, away = (1.0 / max(p, 1e-12) for p in probabilities)
-    return (home, draw, away)
+    home, draw, away = probabilities
+    return (1.0 / max(home, 1e-12), 1.0 / max(draw, 1e-12), 1.0 / max(away, 1e-12))
 
 
 def _prediction(answer: PredictionAnswer) -> dict[str, Any]:
