@@ -7,7 +7,7 @@ runs inside a transaction that is rolled back.
 Code that opens its own connections (the app's engine, a refit, the CLI, a real server)
 only sees committed data, so those tests get a database of their own, of the same kind:
 ``fresh_database_url`` (empty), ``migrated_url`` (at the newest schema) or ``seeded_url``
-(six seasons imported). The last two are copies of templates built once per run.
+(three seasons of E0 and SP1 imported). The last two are copies of templates built once per run.
 
 Real season files come from ``ODDSBOOST_DATA_DIR`` (default ``../shared/data``); a missing
 directory is an error, never a skip.

@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
 
+from app.domain.vocabulary import RunTrigger
 from app.logs import SecretFilter, logging_config
 from app.main import create_app
 from app.services import readiness
@@ -68,7 +69,7 @@ def test_ready_with_a_model(real: TestClient, refit_settings: Settings) -> None:
     from tests.test_refit import UNTIL
 
     engine = make_engine(refit_settings.database_url)
-    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     engine.dispose()
     app_state(real.app_state).models.refresh()
     assert real.get("/ready").json()["model"] == {"state": "loaded", "version": 1}
@@ -161,8 +162,8 @@ def test_refit_metrics(real: TestClient, refit_settings: Settings) -> None:
 
     engine = make_engine(refit_settings.database_url)
     before_refits = time.time()
-    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
-    run_refit(engine, refit_settings, trigger="cli", until=dt_early())
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=dt_early())
     engine.dispose()
     app_state(real.app_state).models.refresh()
     text = real.get("/metrics").text

@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 from scipy.optimize import brentq
 
 from app.db.engine import make_engine
+from app.domain.vocabulary import RunTrigger
 from app.main import create_app
 from app.services.refit import run_refit
 from app.settings import Settings, settings_environment
@@ -69,7 +70,7 @@ def client(refit_settings: Settings) -> Iterator[TestClient]:
 @pytest.fixture
 def fitted(refit_settings: Settings, client: TestClient) -> dict[str, Any]:
     engine = make_engine(refit_settings.database_url)
-    outcome = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     engine.dispose()
     assert outcome.status == "succeeded", outcome.message
     app_state(client.app_state).models.refresh()
@@ -369,7 +370,7 @@ def test_predictions_read_neither_the_model_nor_inline_odds_from_the_database(
     from sqlalchemy import event
 
     engine = make_engine(refit_settings.database_url)
-    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     engine.dispose()
     quiet = refit_settings.model_copy(update={"model_refresh_seconds": 3600})
     with TestClient(create_app(quiet)) as client:

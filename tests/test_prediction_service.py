@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory
 from app.db.orm import Bookmaker, Match, ModelVersion, OddsQuote
-from app.domain.vocabulary import Phase
+from app.domain.vocabulary import Phase, RunTrigger
 from app.services.model_versions import activate
 from app.services.prediction import PredictionAnswer, PredictionService
 from app.services.refit import run_refit
@@ -69,12 +69,12 @@ def test_a_model_swap_while_quotes_are_read_does_not_mix_two_versions(
     engine = seeded_engine
     # Version 1 learns from pre-match quotes, version 2 from closing ones: an answer that
     # read one version's quotes and mixed them with the other's weights would show.
-    first_fit = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    first_fit = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     assert first_fit.status == "succeeded", first_fit.message
     models = ModelCache(make_session_factory(engine))
     models.refresh()
     closing = refit_settings.model_copy(update={"refit_phase": Phase.CLOSING})
-    second_fit = run_refit(engine, closing, trigger="cli", until=UNTIL)
+    second_fit = run_refit(engine, closing, trigger=RunTrigger.CLI, until=UNTIL)
     activate_version(engine, second_fit.version_id)
     with Session(engine) as session:
         match_id = session.scalar(

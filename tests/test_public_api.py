@@ -162,3 +162,12 @@ def test_empty_database_lists_nothing(client: TestClient) -> None:
     assert client.get("/matches").json() == {"items": [], "total": 0, "limit": 50, "offset": 0}
     assert client.get("/bookmakers").json() == []
     assert client.get("/teams").json() == []
+
+
+def test_a_competition_filter_takes_every_code_the_database_holds(client: TestClient) -> None:
+    # Codes are stored up to 64 characters; the filter must accept as much, and no more.
+    longest = "X" * 64
+    answer = client.get("/matches", params={"competition": longest})
+    assert answer.status_code == 200
+    assert answer.json()["total"] == 0
+    assert client.get("/matches", params={"competition": longest + "X"}).status_code == 422

@@ -17,7 +17,7 @@ from sqlalchemy import Engine, select
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import ModelVersion, RefitRun
-from app.domain.vocabulary import Phase, RunStatus, VersionStatus
+from app.domain.vocabulary import Phase, RunStatus, RunTrigger, VersionStatus
 from app.services import refit as refit_service
 from app.services.locks import refit_lock
 from app.services.model_versions import activate, load_tables
@@ -51,7 +51,7 @@ def runs(engine: Engine) -> list[RefitRun]:
 
 
 def test_a_refit_stores_and_activates_a_version(engine: Engine, refit_settings: Settings) -> None:
-    outcome = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     assert outcome.status == "succeeded", outcome.message
     (version,) = versions(engine)
     assert version.status == "active"
@@ -92,7 +92,7 @@ def test_the_stored_weights_are_a_refit_on_the_whole_window(
 ) -> None:
     from app.domain.training import build_training_set
 
-    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     (version,) = versions(engine)
     with make_session_factory(engine)() as session:
         matches, quotes = load_tables(session, start=version.window_start, end=version.window_end)
@@ -106,7 +106,7 @@ def test_the_stored_weights_are_a_refit_on_the_whole_window(
 
 def test_the_window_excludes_later_matches(engine: Engine, refit_settings: Settings) -> None:
     outcome = run_refit(
-        engine, refit_settings, trigger="cli", until=dt.datetime(2017, 6, 1, tzinfo=dt.UTC)
+        engine, refit_settings, trigger=RunTrigger.CLI, until=dt.datetime(2017, 6, 1, tzinfo=dt.UTC)
     )
     assert outcome.status == "succeeded"
     assert versions(engine)[0].n_matches == 2 * 2 * 380
@@ -114,7 +114,7 @@ def test_the_window_excludes_later_matches(engine: Engine, refit_settings: Setti
 
 def test_too_few_matches_fails_with_advice(engine: Engine, refit_settings: Settings) -> None:
     outcome = run_refit(
-        engine, refit_settings, trigger="cli", until=dt.datetime(2015, 9, 1, tzinfo=dt.UTC)
+        engine, refit_settings, trigger=RunTrigger.CLI, until=dt.datetime(2015, 9, 1, tzinfo=dt.UTC)
     )
     assert outcome.status == "failed"
     assert "at least 200 are needed" in outcome.message
@@ -126,13 +126,13 @@ def test_too_few_matches_fails_with_advice(engine: Engine, refit_settings: Setti
 def test_a_failing_fit_leaves_the_active_model(
     engine: Engine, refit_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
 
     def broken_fit(*_args: Any, **_kwargs: Any) -> None:
         raise FloatingPointError("injected failure inside the fit")
 
     monkeypatch.setattr(AdaBoostM2, "fit", broken_fit)
-    outcome = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     assert outcome.status == "failed"
     assert "FloatingPointError: injected failure inside the fit" in outcome.message
     assert "active model is unchanged" in outcome.message
@@ -203,7 +203,7 @@ def test_a_worse_version_is_rejected_and_kept(engine: Engine, refit_settings: Se
     # leave that bookmaker out (too few quotes), so it is far worse on the same matches.
     _hand_made_active_version(engine, "ORACLE", truthful=True)
     strict = refit_settings.model_copy(update={"refit_min_quotes": SYNTHETIC_QUOTES + 1})
-    outcome = run_refit(engine, strict, trigger="cli", until=UNTIL)
+    outcome = run_refit(engine, strict, trigger=RunTrigger.CLI, until=UNTIL)
     assert outcome.status == "rejected", outcome.message
     active, rejected = versions(engine)
     assert active.status == "active"
@@ -220,7 +220,7 @@ def test_a_worse_version_is_rejected_and_kept(engine: Engine, refit_settings: Se
 def test_a_better_version_replaces_the_active_one(engine: Engine, refit_settings: Settings) -> None:
     _hand_made_active_version(engine, "LIAR", truthful=False)
     strict = refit_settings.model_copy(update={"refit_min_quotes": SYNTHETIC_QUOTES + 1})
-    outcome = run_refit(engine, strict, trigger="cli", until=UNTIL)
+    outcome = run_refit(engine, strict, trigger=RunTrigger.CLI, until=UNTIL)
     assert outcome.status == "succeeded", outcome.message
     old, new = versions(engine)
     assert (old.status, new.status) == ("retired", "active")
@@ -229,7 +229,7 @@ def test_a_better_version_replaces_the_active_one(engine: Engine, refit_settings
 
 def test_exactly_one_version_is_active(engine: Engine, refit_settings: Settings) -> None:
     for _ in range(3):
-        run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+        run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     statuses = [v.status for v in versions(engine)]
     assert statuses.count(VersionStatus.ACTIVE) == 1
     assert statuses[-1] == "active"
@@ -287,7 +287,7 @@ def test_a_refit_that_lost_its_lock_stores_nothing(
         yield RefitLock(True, lambda _session: False)
 
     monkeypatch.setattr(refit_service, "refit_lock", lost_lock)
-    outcome = run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     assert outcome.status == "failed"
     assert "lost the refit lock" in outcome.message
     assert versions(engine) == []
@@ -330,15 +330,15 @@ def test_runs_queued_but_never_started_are_closed(engine: Engine, refit_settings
     from sqlalchemy import update
 
     factory = make_session_factory(engine, for_writes=True)
-    stuck = create_run(factory, trigger="api", until=UNTIL)
-    fresh = create_run(factory, trigger="api", until=UNTIL)
+    stuck = create_run(factory, trigger=RunTrigger.API, until=UNTIL)
+    fresh = create_run(factory, trigger=RunTrigger.API, until=UNTIL)
     with factory.begin() as session:
         session.execute(
             update(RefitRun)
             .where(RefitRun.id == stuck)
             .values(started_at=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=10))
         )
-    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     by_id = {run.id: run for run in runs(engine)}
     assert by_id[stuck].status == "failed"
     assert "never started" in (by_id[stuck].message or "")
@@ -349,7 +349,7 @@ def test_a_validation_part_too_small_is_refused_with_advice(
     engine: Engine, refit_settings: Settings
 ) -> None:
     tiny = refit_settings.model_copy(update={"refit_validation_fraction": 0.001})
-    outcome = run_refit(engine, tiny, trigger="cli", until=UNTIL)
+    outcome = run_refit(engine, tiny, trigger=RunTrigger.CLI, until=UNTIL)
     assert outcome.status == "failed"
     assert "ODDSBOOST_REFIT_VALIDATION_FRACTION" in outcome.message
 
@@ -470,8 +470,8 @@ def test_stale_running_runs_are_closed_by_the_next_refit(
     engine: Engine, refit_settings: Settings
 ) -> None:
     factory = make_session_factory(engine, for_writes=True)
-    stale = create_run(factory, trigger="cli", until=UNTIL, status=RunStatus.RUNNING)
-    run_refit(engine, refit_settings, trigger="cli", until=UNTIL)
+    stale = create_run(factory, trigger=RunTrigger.CLI, until=UNTIL, status=RunStatus.RUNNING)
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     by_id = {run.id: run for run in runs(engine)}
     assert by_id[stale].status == "failed"
     assert "abandoned" in (by_id[stale].message or "")

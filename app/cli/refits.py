@@ -32,7 +32,7 @@ def refit_command(
     ] = None,
 ) -> None:
     """Refit the model once. Exits 0 when it succeeded, was rejected or was skipped."""
-    from app.domain.vocabulary import RunStatus
+    from app.domain.vocabulary import RunStatus, RunTrigger
     from app.logs import configure_logging
     from app.services import refit
 
@@ -42,7 +42,11 @@ def refit_command(
     engine, _factory = open_database(settings)
     try:
         outcome = refit.run_refit(
-            engine, settings, trigger="api" if run_id else "cli", until=moment, run_id=run_id
+            engine,
+            settings,
+            trigger=RunTrigger.API if run_id else RunTrigger.CLI,
+            until=moment,
+            run_id=run_id,
         )
     except refit.RefitError as error:
         console.print(f"[red]{error}[/red]")

@@ -1,6 +1,6 @@
 """Predicting matches from their quotes with the active ensemble (or the consensus).
 
-Shared by the predict endpoint and the services that serve stored quotes, so that what is
+Used by the prediction service for inline quotes and stored ones alike, so that what is
 evaluated is what is served.
 """
 
@@ -79,13 +79,6 @@ class MatchPrediction:
 
 class NoUsableQuoteError(ValueError):
     """Nothing to predict from: no quote at all."""
-
-
-def predict_match(
-    odds: Sequence[QuotedOdds], ensemble: Ensemble | None, default_method: Method
-) -> MatchPrediction:
-    """One match: see :func:`predict_matches`."""
-    return predict_matches([odds], ensemble, default_method)[0]
 
 
 def predict_matches(

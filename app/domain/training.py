@@ -1,7 +1,7 @@
 """Training sets for boosting: matches × bookmakers × outcomes plausibility arrays.
 
 One code path for every consumer (the refit service reading the database, the backtest
-reading season files, the evaluation scripts): sources are first turned into column tables
+reading season files or the database): sources are first turned into column tables
 (:mod:`app.domain.tables`), then :func:`build_training_set` picks, for each
 (match, bookmaker), the latest quote of the wanted phase that was valid before kickoff,
 de-margins it, and lays the probabilities out as ``H[match, bookmaker, outcome]`` with NaN

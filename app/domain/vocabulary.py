@@ -41,6 +41,14 @@ class RunStatus(StrEnum):
         return self not in (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
+class RunTrigger(StrEnum):
+    """What started a refit run."""
+
+    CLI = "cli"
+    API = "api"
+    SCHEDULER = "scheduler"
+
+
 class VersionStatus(StrEnum):
     """A model version is serving, was replaced, or never passed promotion."""
 

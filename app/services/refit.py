@@ -32,7 +32,7 @@ from app.domain.validation import (
     compare_with_active,
     validation_report,
 )
-from app.domain.vocabulary import RunStatus
+from app.domain.vocabulary import RunStatus, RunTrigger
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import activate, active_version, ensemble_of, load_tables
 from app.services.refit_runs import create_run, finish_run
@@ -64,12 +64,13 @@ def run_refit(
     engine: Engine,
     settings: Settings,
     *,
-    trigger: str,
+    trigger: RunTrigger,
     until: dt.datetime | None = None,
     run_id: int | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> RefitOutcome:
-    """Refit once; never raises for a failed fit (the run records it)."""
+    """Refit once. A failed fit does not raise: the run records it. Raises ``RefitError``
+    only when ``run_id`` names a run that cannot be carried out (unknown or finished)."""
     until = until or utcnow()
     factory = make_session_factory(engine, for_writes=True)
     if run_id is None:

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.orm import RefitRun, utcnow
-from app.domain.vocabulary import RunStatus
+from app.domain.vocabulary import RunStatus, RunTrigger
 from app.services.pagination import Paged, PageWindow, paginate
 from app.settings import Settings, settings_environment
 
@@ -28,7 +28,7 @@ class RefitNotStartedError(RuntimeError):
 def create_run(
     factory: sessionmaker[Session],
     *,
-    trigger: str,
+    trigger: RunTrigger,
     until: dt.datetime,
     status: RunStatus = RunStatus.QUEUED,
 ) -> int:
@@ -83,7 +83,7 @@ def queue_refit(
     factory: sessionmaker[Session],
     settings: Settings,
     *,
-    trigger: str,
+    trigger: RunTrigger,
     until: dt.datetime | None = None,
 ) -> int:
     """Record a queued run and start the process that carries it out; returns its id at

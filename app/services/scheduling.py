@@ -16,6 +16,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import Engine
 
+from app.domain.vocabulary import RunTrigger
 from app.services.refit import run_refit
 from app.settings import Settings
 
@@ -33,7 +34,9 @@ def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) 
 
     def refit_job() -> None:
         log.info("scheduled refit starting")
-        outcome = run_refit(engine, settings, trigger="scheduler", should_stop=stopping.is_set)
+        outcome = run_refit(
+            engine, settings, trigger=RunTrigger.SCHEDULER, should_stop=stopping.is_set
+        )
         log.info("scheduled refit run %s %s: %s", outcome.run_id, outcome.status, outcome.message)
 
     options: dict[str, dt.datetime] = {}

@@ -33,7 +33,8 @@ from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import upgrade_to_head
 from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, Team
 from app.domain.football_data import parse_football_data
-from app.services.ingest import IngestReport, chunks, ingest_batch
+from app.services.ingest import IngestReport, ingest_batch
+from app.services.ingest.bulk import chunks
 
 TABLES = [Competition, Team, Bookmaker, Match, OddsQuote]
 

@@ -47,6 +47,7 @@ import httpx
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import upgrade_to_head
+from app.domain.vocabulary import RunTrigger
 from app.services.ingest import import_football_data
 from app.services.refit import run_refit
 from app.settings import Settings, settings_environment
@@ -76,7 +77,7 @@ def prepare(directory: Path, data_dir: Path) -> tuple[Settings, list[int]]:
                 import_football_data(session, content)
     settings = Settings(database_url=url, admin_api_key="bench-admin-key-123")
     outcome = run_refit(
-        engine, settings, trigger="cli", until=dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
+        engine, settings, trigger=RunTrigger.CLI, until=dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
     )
     assert outcome.status == "succeeded", outcome.message
     from sqlalchemy import text

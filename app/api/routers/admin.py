@@ -20,7 +20,6 @@ from app.api.schemas.ingest import (
 )
 from app.domain.odds_api import Event
 from app.domain.records import optional_season
-from app.metrics import INGESTED
 from app.services import ingest, teams
 from app.services.ingest import IngestReport
 
@@ -154,29 +153,7 @@ def delete_alias(
 
 
 def _answer(report: IngestReport, source: str) -> IngestResponse:
-    """The ingest answer; the counts also go to the metrics and the log."""
-    for kind in (
-        "matches_created",
-        "matches_updated",
-        "quotes_inserted",
-        "quotes_updated",
-        "results_set",
-    ):
-        INGESTED.labels(kind).inc(getattr(report, kind))
-    log.info(
-        "ingest from %s: %d matches created, %d updated, %d unchanged; %d quotes inserted, "
-        "%d updated, %d unchanged; %d results set; %d skipped",
-        source,
-        report.matches_created,
-        report.matches_updated,
-        report.matches_unchanged,
-        report.quotes_inserted,
-        report.quotes_updated,
-        report.quotes_unchanged,
-        report.results_set,
-        len(report.skipped),
-    )
-    return IngestResponse.model_validate(report)
+    return IngestResponse.model_validate(ingest.record(report, source=source))
 
 
 async def _uploaded_bytes(request: Request) -> bytes:

@@ -18,6 +18,7 @@ from app.api.schemas.matches import (
     TeamOut,
 )
 from app.domain.fields import UtcDateTime
+from app.domain.records import CODE_MAX_LENGTH, TEAM_NAME_MAX_LENGTH
 from app.services import queries, teams
 from app.services.pagination import PageWindow
 
@@ -30,7 +31,7 @@ NOT_FOUND: dict[int | str, dict[str, str]] = {404: {"description": "No match wit
 def list_matches(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
-    competition: Annotated[str | None, Query(max_length=32, examples=["E0"])] = None,
+    competition: Annotated[str | None, Query(max_length=CODE_MAX_LENGTH, examples=["E0"])] = None,
     season: Annotated[str | None, Query(max_length=16, examples=["2018/19"])] = None,
     kickoff_from: Annotated[
         UtcDateTime | None,
@@ -106,7 +107,7 @@ def list_competitions(session: SessionDep) -> list[CompetitionOut]:
 def list_teams(
     session: SessionDep,
     search: Annotated[
-        str | None, Query(max_length=100, description="Part of a name or alias.")
+        str | None, Query(max_length=TEAM_NAME_MAX_LENGTH, description="Part of a name or alias.")
     ] = None,
 ) -> list[TeamOut]:
     return [

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Path, status
 from app.api.deps import ADMIN_ERRORS, AppStateDep, SessionDep, page_window, require_admin
 from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.refits import RefitAccepted, RefitIn, RefitRunOut
-from app.domain.vocabulary import RunStatus
+from app.domain.vocabulary import RunStatus, RunTrigger
 from app.services import refit_runs
 from app.services.pagination import PageWindow
 
@@ -32,7 +32,7 @@ def post_refit(state: AppStateDep, body: Annotated[RefitIn | None, Body()] = Non
         run_id = refit_runs.queue_refit(
             state.write_sessions,
             state.settings,
-            trigger="api",
+            trigger=RunTrigger.API,
             until=None if body is None else body.until,
         )
     except refit_runs.RefitNotStartedError as error:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.schemas.common import StrictModel
 from app.domain.fields import UtcDateTime
-from app.domain.vocabulary import RunStatus
+from app.domain.vocabulary import RunStatus, RunTrigger
 
 
 class RefitIn(StrictModel):
@@ -47,7 +47,7 @@ class RefitRunOut(BaseModel):
     )
 
     id: int
-    trigger: str
+    trigger: RunTrigger
     status: RunStatus
     started_at: dt.datetime
     finished_at: dt.datetime | None

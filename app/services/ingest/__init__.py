@@ -7,17 +7,16 @@ never one ORM round trip per row.
 """
 
 from app.services.ingest.batches import import_football_data, import_odds_api, ingest_batch
-from app.services.ingest.bulk import chunks
-from app.services.ingest.report import IngestReport
+from app.services.ingest.report import IngestReport, record
 from app.services.ingest.results import MatchIdentity, ResultItem, settle_results
 
 __all__ = [
     "IngestReport",
     "MatchIdentity",
     "ResultItem",
-    "chunks",
     "import_football_data",
     "import_odds_api",
     "ingest_batch",
+    "record",
     "settle_results",
 ]

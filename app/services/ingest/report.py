@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from app.domain.records import Skipped
+from app.metrics import INGESTED
+
+log = logging.getLogger(__name__)
 
 # The report's counts, in the order they are shown.
 COUNTS = (
@@ -37,3 +41,27 @@ class IngestReport:
         for name in COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.skipped.extend(other.skipped)
+
+
+# The counts of rows written (not of rows left unchanged), as metrics.
+WRITTEN = ("matches_created", "matches_updated", "quotes_inserted", "quotes_updated", "results_set")
+
+
+def record(report: IngestReport, *, source: str) -> IngestReport:
+    """Count what an ingest from ``source`` wrote in the metrics, and log one summary line."""
+    for kind in WRITTEN:
+        INGESTED.labels(kind).inc(getattr(report, kind))
+    log.info(
+        "ingest from %s: %d matches created, %d updated, %d unchanged; %d quotes inserted, "
+        "%d updated, %d unchanged; %d results set; %d skipped",
+        source,
+        report.matches_created,
+        report.matches_updated,
+        report.matches_unchanged,
+        report.quotes_inserted,
+        report.quotes_updated,
+        report.quotes_unchanged,
+        report.results_set,
+        len(report.skipped),
+    )
+    return report
