@@ -16,7 +16,7 @@ scripts when it is installed (else an asyncio client), with the same concurrency
 Both servers run side by side and each real run is followed at once by the bare run of the
 same scenario, so that both see the same load on a shared machine. Prints requests/s, p50
 and p99 latency (medians over ``--repeats``) for each, and its throughput ratio to the bare
-app. Aims: inline >= 0.8, match_id >= 0.6.
+app. Aims: inline >= 0.6, match_id >= 0.7.
 
 Run: ``python tests/benchmarks/bench_predict.py [--workers 1 --connections 16 --duration 10
 --repeats 1]``
@@ -358,7 +358,7 @@ def main() -> None:
                 f"{scenario:<12} {server:<5} {rate(rows):>8.0f} {p50:>8.2f} "
                 f"{p99:>8.2f} {errors:>6} {ratio:>6}"
             )
-    print("aims: inline ratio >= 0.8, match_id ratio >= 0.6")
+    print("aims: inline ratio >= 0.6, match_id ratio >= 0.7")
 
 
 if __name__ == "__main__":
