@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.domain import defaults
 from app.domain.vocabulary import Method, Phase
 
 # Keys that look like a value copied from an example file rather than a real secret.
@@ -74,24 +75,24 @@ class Settings(BaseSettings):
 
     # --- the model ------------------------------------------------------------------------
     demargin_method: Method = Field(
-        default=Method.POWER,
+        default=defaults.METHOD,
         description="How odds become probabilities: multiplicative, additive, power, shin "
         "or odds_ratio.",
     )
     refit_phase: Phase = Field(
-        default=Phase.PRE, description="Which quotes the model learns from and predicts with."
+        default=defaults.PHASE, description="Which quotes the model learns from and predicts with."
     )
     refit_window_days: int = Field(
         default=3 * 365, ge=30, description="Training window: settled matches this far back."
     )
     refit_validation_fraction: float = Field(
-        default=0.2,
+        default=defaults.VALIDATION_FRACTION,
         gt=0,
         lt=1,
         description="Most recent share of the window held out to choose the number of rounds.",
     )
     refit_rounds_grid: list[int] = Field(
-        default=[1, 2, 5, 10, 20, 50, 100, 200],
+        default_factory=lambda: list(defaults.ROUNDS_GRID),
         min_length=1,
         description="Numbers of boosting rounds tried; the lowest validation log loss wins.",
     )
@@ -99,7 +100,7 @@ class Settings(BaseSettings):
         default=200, ge=10, description="Fewest usable settled matches a refit accepts."
     )
     refit_min_quotes: int = Field(
-        default=100,
+        default=defaults.MIN_QUOTES,
         ge=1,
         description="Bookmakers with fewer usable quotes in the window are left out.",
     )

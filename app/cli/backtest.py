@@ -9,13 +9,17 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from app.cli.common import console, load_settings, open_database, output, split_list
-from app.domain.vocabulary import Phase
+from app.domain import defaults
+from app.domain.vocabulary import Method, Phase
 
 if TYPE_CHECKING:
     from app.domain.backtest import BacktestConfig
     from app.domain.backtest_summary import OverallSummary
     from app.domain.tables import MatchTable, QuoteTable
     from app.services.backtest import Evaluation
+
+
+ROUNDS_GRID = ",".join(map(str, defaults.ROUNDS_GRID))
 
 
 def _require_report_extra() -> None:
@@ -43,19 +47,19 @@ def backtest_command(
     test_seasons: Annotated[
         str | None, typer.Option(help="Seasons to test, e.g. 2015/16,2016/17; default: all.")
     ] = None,
-    train_seasons: Annotated[int, typer.Option(min=1, help="Seasons to train on before each.")] = 3,
-    method: Annotated[str, typer.Option(help="De-margining method.")] = "power",
-    phase: Annotated[Phase, typer.Option(help="Odds phase.")] = Phase.PRE,
-    rounds_grid: Annotated[
-        str, typer.Option(help="Numbers of rounds tried.")
-    ] = "1,2,5,10,20,50,100,200",
+    train_seasons: Annotated[
+        int, typer.Option(min=1, help="Seasons to train on before each.")
+    ] = defaults.TRAIN_SEASONS,
+    method: Annotated[Method, typer.Option(help="De-margining method.")] = defaults.METHOD,
+    phase: Annotated[Phase, typer.Option(help="Odds phase.")] = defaults.PHASE,
+    rounds_grid: Annotated[str, typer.Option(help="Numbers of rounds tried.")] = ROUNDS_GRID,
     bookmakers: Annotated[
         str | None,
         typer.Option(help="A fixed pool, e.g. B365,BW,IW,PS,WH,VC; default: by --min-quotes."),
     ] = None,
     min_quotes: Annotated[
         int, typer.Option(min=1, help="Pool: bookmakers with this many quotes.")
-    ] = 100,
+    ] = defaults.MIN_QUOTES,
     half_life_days: Annotated[
         float | None, typer.Option(min=1, help="Time decay: weigh matches by 2^(-age/half-life).")
     ] = None,
@@ -87,12 +91,11 @@ def backtest_command(
     _require_report_extra()
     from app.cli.backtest_report import write_report
     from app.domain.backtest import backtest_config
-    from app.domain.vocabulary import Method
     from app.services import backtest
 
     try:
         config = backtest_config(
-            method=Method(method),
+            method=method,
             choose_method=choose_method,
             phase=phase,
             rounds_grid=tuple(int(part) for part in rounds_grid.split(",")),

@@ -33,6 +33,7 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
+from app.domain import defaults
 from app.domain.ensemble import Ensemble
 from app.domain.fitting import (
     OTHER_ALGORITHMS,
@@ -61,7 +62,7 @@ CLOSING_CODE = "PS"
 @dataclass(frozen=True)
 class BacktestConfig:
     options: FitOptions = field(default_factory=FitOptions)
-    train_seasons: int = 3
+    train_seasons: int = defaults.TRAIN_SEASONS
     test_seasons: tuple[str, ...] | None = None  # None: every season with enough history
     per_competition: bool = False
     # A pool bookmaker is scored on its own only if it quoted this share of the test matches.

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from app.domain import defaults
 from app.domain.ensemble import Ensemble, calibrated
 from app.domain.records import OUTCOMES
 from app.domain.tables import MatchTable, QuoteTable
@@ -58,10 +59,10 @@ class FitError(ValueError):
 
 @dataclass(frozen=True)
 class FitOptions:
-    rounds_grid: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200)
-    validation_fraction: float = 0.2
-    phase: Phase = Phase.PRE
-    methods: tuple[Method, ...] = (Method.POWER,)
+    rounds_grid: tuple[int, ...] = defaults.ROUNDS_GRID
+    validation_fraction: float = defaults.VALIDATION_FRACTION
+    phase: Phase = defaults.PHASE
+    methods: tuple[Method, ...] = (defaults.METHOD,)
     bookmakers: tuple[str, ...] | None = None  # a fixed pool; else by min_quotes
     min_quotes: int = 1
     min_matches: int = 10

@@ -29,13 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from app.domain import defaults
 from app.domain.vocabulary import Method
 
 TOLERANCE = 1e-12
 MAX_ITERATIONS = 100
-
-
-DEFAULT_METHOD = Method.POWER
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +70,7 @@ def check_odds(odds: ArrayLike) -> NDArray[np.float64]:
 
 def demargin(
     odds: ArrayLike,
-    method: Method | str = DEFAULT_METHOD,
+    method: Method | str = defaults.METHOD,
     *,
     tolerance: float = TOLERANCE,
     max_iterations: int = MAX_ITERATIONS,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from app.domain import defaults
 from app.domain.odds import demargin
 from app.domain.records import OUTCOMES
 from app.domain.tables import UNSETTLED, MatchTable, QuoteTable
@@ -98,8 +99,8 @@ def build_training_set(
     matches: MatchTable,
     quotes: QuoteTable,
     *,
-    phase: Phase = Phase.PRE,
-    method: Method | str = Method.POWER,
+    phase: Phase = defaults.PHASE,
+    method: Method | str = defaults.METHOD,
     bookmakers: Sequence[str] | None = None,
     min_quotes: int = 1,
     settled_only: bool = True,

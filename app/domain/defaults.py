@@ -1,0 +1,21 @@
+"""Default choices of the model, shared by the settings, the fitting code and the backtest.
+
+Kept apart from the numeric code so that reading the settings stays light (the health check
+reads them).
+"""
+
+from __future__ import annotations
+
+from app.domain.vocabulary import Method, Phase
+
+# Power de-margining keeps the favourite-longshot bias and is among the most accurate on
+# football (see app/domain/odds.py).
+METHOD = Method.POWER
+PHASE = Phase.PRE
+ROUNDS_GRID: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200)
+# The most recent share of a training window held out to choose the number of rounds.
+VALIDATION_FRACTION = 0.2
+# A bookmaker with fewer usable quotes in the window is left out of the pool.
+MIN_QUOTES = 100
+# Seasons of each competition a backtest trains on before each test season.
+TRAIN_SEASONS = 3
