@@ -11,14 +11,13 @@ import math
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 
 from app.domain.ensemble import Ensemble
 from app.domain.odds import MAX_ITERATIONS, TOLERANCE, demargin
 from app.domain.records import OUTCOMES
-from app.domain.vocabulary import Method
+from app.domain.vocabulary import Basis, Method
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +64,7 @@ class IgnoredBookmaker:
 @dataclass(frozen=True)
 class MatchPrediction:
     probabilities: tuple[float, float, float]
-    basis: Literal["model", "consensus"]
+    basis: Basis
     consensus: tuple[float, float, float]
     used: list[UsedBookmaker] = field(default_factory=list)
     ignored: list[IgnoredBookmaker] = field(default_factory=list)
@@ -117,7 +116,7 @@ def predict_matches(
     return [
         MatchPrediction(
             next(mixes) if layout.modelled else layout.consensus,
-            "model" if layout.modelled else "consensus",
+            Basis.MODEL if layout.modelled else Basis.CONSENSUS,
             layout.consensus,
             layout.used,
             layout.ignored,
@@ -136,7 +135,7 @@ Triple = tuple[float, float, float]
 def _consensus_only(odds: Sequence[QuotedOdds], rows: list[Triple]) -> MatchPrediction:
     mean = _mean(rows)
     everyone = [UsedBookmaker(q.bookmaker, None, row) for q, row in zip(odds, rows, strict=True)]
-    return MatchPrediction(mean, "consensus", mean, everyone)
+    return MatchPrediction(mean, Basis.CONSENSUS, mean, everyone)
 
 
 def _mean(rows: list[Triple]) -> Triple:

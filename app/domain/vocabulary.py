@@ -26,6 +26,21 @@ class Method(StrEnum):
     ODDS_RATIO = "odds_ratio"
 
 
+class MatchStatus(StrEnum):
+    """Where a stored match stands: to be played, played with no result yet, or settled."""
+
+    UPCOMING = "upcoming"
+    UNSETTLED = "unsettled"
+    SETTLED = "settled"
+
+
+class Basis(StrEnum):
+    """What a prediction rests on: the fitted model, or the plain consensus of the quotes."""
+
+    MODEL = "model"
+    CONSENSUS = "consensus"
+
+
 class RunStatus(StrEnum):
     """Where a refit run stands. The last four are final."""
 

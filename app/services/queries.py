@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from sqlalchemy import Select, func, select
@@ -13,10 +12,8 @@ from sqlalchemy.orm import Session, joinedload
 
 from app.db.orm import Bookmaker, Competition, Match, OddsQuote, utcnow
 from app.domain.training import latest_of_groups
-from app.domain.vocabulary import Phase
+from app.domain.vocabulary import MatchStatus, Phase
 from app.services.pagination import Paged, PageWindow, paginate
-
-MatchStatus = Literal["upcoming", "unsettled", "settled"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +29,8 @@ class MatchFilter:
 def status_of(match: Match, now: dt.datetime) -> MatchStatus:
     """``settled`` once the result is in; before that ``upcoming``, then ``unsettled``."""
     if match.is_settled:
-        return "settled"
-    return "upcoming" if match.kickoff > now else "unsettled"
+        return MatchStatus.SETTLED
+    return MatchStatus.UPCOMING if match.kickoff > now else MatchStatus.UNSETTLED
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +107,11 @@ def _filtered(statement: Select[Match], filters: MatchFilter, now: dt.datetime) 
         statement = statement.where(Match.kickoff >= filters.kickoff_from)
     if filters.kickoff_to is not None:
         statement = statement.where(Match.kickoff <= filters.kickoff_to)
-    if filters.status == "settled":
+    if filters.status == MatchStatus.SETTLED:
         statement = statement.where(Match.is_settled)
-    elif filters.status == "upcoming":
+    elif filters.status == MatchStatus.UPCOMING:
         statement = statement.where(~Match.is_settled, Match.kickoff > now)
-    elif filters.status == "unsettled":
+    elif filters.status == MatchStatus.UNSETTLED:
         statement = statement.where(~Match.is_settled, Match.kickoff <= now)
     return statement
 

@@ -19,6 +19,7 @@ from app.api.schemas.matches import (
 )
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH, TEAM_NAME_MAX_LENGTH
+from app.domain.vocabulary import MatchStatus
 from app.services import queries, teams
 from app.services.pagination import PageWindow
 
@@ -42,7 +43,7 @@ def list_matches(
         Query(alias="to", description="Latest kickoff (ISO 8601; UTC if naive)."),
     ] = None,
     match_status: Annotated[
-        Literal["upcoming", "unsettled", "settled"] | None,
+        MatchStatus | None,
         Query(
             alias="status",
             description="upcoming: no result, kickoff ahead; unsettled: no result, kickoff "

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.domain.vocabulary import Phase
+from app.domain.records import Outcome
+from app.domain.vocabulary import MatchStatus, Phase
 
 MATCH_EXAMPLE: dict[str, Any] = {
     "id": 17,
@@ -37,8 +38,8 @@ class MatchOut(BaseModel):
     away_team: str
     home_goals: int | None
     away_goals: int | None
-    result: Literal["1", "X", "2"] | None
-    status: Literal["upcoming", "unsettled", "settled"]
+    result: Outcome | None
+    status: MatchStatus
     external_id: str | None
 
 

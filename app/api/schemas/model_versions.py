@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.domain.vocabulary import Phase, VersionStatus
+from app.domain.vocabulary import Method, Phase, VersionStatus
 
 
 class BookmakerWeightOut(BaseModel):
@@ -69,7 +69,7 @@ class ModelVersionOut(BaseModel):
     id: int
     status: VersionStatus
     algorithm: str
-    method: str
+    method: Method
     phase: Phase
     rounds: int
     calibration: float = Field(description="Exponent a of p ∝ p^a applied to the mix; 1: none.")

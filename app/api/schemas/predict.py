@@ -14,7 +14,7 @@ from app.api.schemas.common import MatchId, StrictModel
 from app.domain.fields import Code, TeamName, UtcDateTime
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
 from app.domain.records import PRICE_MAX, check_price
-from app.domain.vocabulary import Phase
+from app.domain.vocabulary import Basis, Method, Phase
 from app.services.prediction import PredictionAnswer, PredictionRequest
 
 INLINE_ODDS_MAX = 100
@@ -157,7 +157,7 @@ class ModelRef(BaseModel):
     algorithm: str
     fitted_at: dt.datetime | None
     rounds: int
-    method: str
+    method: Method
     phase: Phase
 
 
@@ -192,7 +192,7 @@ class PredictionOut(BaseModel):
     outcome: Literal["1", "X", "2"] = Field(description="The most probable outcome.")
     fair_odds: OutcomeValues = Field(description="1 / probability.")
     model: ModelRef | None = Field(description="The model version used; null before the first fit.")
-    basis: Literal["model", "consensus"] = Field(
+    basis: Basis = Field(
         description="'model': the weighted ensemble; 'consensus': the plain mean of the quotes."
     )
     note: str | None = None
@@ -279,7 +279,7 @@ def _prediction(answer: PredictionAnswer) -> dict[str, Any]:
     note = None
     if ensemble is None:
         note = NO_MODEL_NOTE
-    elif prediction.basis == "consensus":
+    elif prediction.basis == Basis.CONSENSUS:
         note = OUTSIDE_POOL_NOTE
     return {
         "match": {
