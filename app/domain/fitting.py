@@ -24,15 +24,15 @@ from numpy.typing import NDArray
 from app.domain import defaults
 from app.domain.ensemble import Ensemble, calibrated
 from app.domain.records import OUTCOMES
-from app.domain.tables import MatchTable, QuoteTable
-from app.domain.training import TrainingSet, build_training_set
-from app.domain.validation import (
+from app.domain.rounds import (
     GridPoint,
     RoundsChoice,
     best_rounds,
     choose_rounds,
     split_by_kickoff,
 )
+from app.domain.tables import MatchTable, QuoteTable
+from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
 from boosting import (
     SAMME,

@@ -1,0 +1,87 @@
+"""Choosing the number of boosting rounds on the held-out, most recent part of a window."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.domain.training import TrainingSet
+from boosting import AdaBoostM2, log_loss
+
+
+def split_by_kickoff(
+    training: TrainingSet, validation_fraction: float
+) -> tuple[TrainingSet, TrainingSet]:
+    """The earlier part for fitting, the most recent ``validation_fraction`` for validation."""
+    order = np.argsort(training.kickoff, kind="stable")
+    n_validation = max(1, round(len(order) * validation_fraction))
+    if n_validation >= len(order):
+        raise ValueError("too few matches to hold out a validation part")
+    return training.rows(np.sort(order[:-n_validation])), training.rows(
+        np.sort(order[-n_validation:])
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GridPoint:
+    """One number of rounds tried and its validation log loss."""
+
+    rounds: int
+    log_loss: float
+
+
+def best_rounds(
+    grid: Sequence[int],
+    y: NDArray[np.intp],
+    staged: Sequence[NDArray[np.float64]],
+    no_rounds: NDArray[np.float64] | None = None,
+) -> tuple[int, list[GridPoint]]:
+    """The T of ``grid`` with the lowest log loss on ``y`` (ties: the smaller T), and the
+    log loss of every T.
+
+    ``staged`` holds the prediction after each round the fit kept, so every T of the grid
+    is scored from one fit with the largest T. A fit that stopped early gives its last
+    prediction for every larger T; one that kept no round gives ``no_rounds``.
+    """
+    points: list[GridPoint] = []
+    for rounds in sorted(set(grid)):
+        if staged:
+            proba = staged[min(rounds, len(staged)) - 1]
+        elif no_rounds is not None:
+            proba = no_rounds
+        else:
+            raise ValueError("the fit kept no round and has no prediction without one")
+        points.append(GridPoint(rounds, log_loss(y, proba)))
+    best = min(points, key=lambda point: (point.log_loss, point.rounds))
+    return best.rounds, points
+
+
+@dataclass(frozen=True)
+class RoundsChoice:
+    rounds: int
+    grid: list[GridPoint]
+    model: AdaBoostM2  # fitted on the training part with the chosen rounds
+
+
+def choose_rounds(
+    fit_part: TrainingSet,
+    validation: TrainingSet,
+    grid: Sequence[int],
+    *,
+    sample_weight: NDArray[np.float64] | None = None,
+) -> RoundsChoice:
+    """AdaBoost.M2 with the T of ``grid`` that :func:`best_rounds` picks on ``validation``.
+
+    A fit that keeps no round (no bookmaker better than chance) predicts the consensus.
+    """
+    largest = max(grid)
+    model = AdaBoostM2(n_rounds=largest).fit(fit_part.H, fit_part.y, sample_weight=sample_weight)
+    staged = list(model.staged_predict_proba(validation.H)) if model.n_rounds_ else []
+    rounds, points = best_rounds(
+        grid, validation.y, staged, no_rounds=model.predict_proba(validation.H)
+    )
+    chosen = AdaBoostM2(n_rounds=rounds).fit(fit_part.H, fit_part.y, sample_weight=sample_weight)
+    return RoundsChoice(rounds, points, chosen)
