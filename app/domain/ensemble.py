@@ -17,13 +17,15 @@ from app.domain.vocabulary import Method, Phase
 from boosting import AdaBoostM2, weighted_vote
 
 ALGORITHM = "adaboost.m2"
+# Probabilities are raised to the calibration exponent from at least this, never from 0.
+CALIBRATION_FLOOR = 1e-15
 
 
 def calibrated(proba: NDArray[np.float64], exponent: float) -> NDArray[np.float64]:
     """p^a, renormalised per row (a = 1 changes nothing)."""
     if exponent == 1.0:
         return proba
-    powered = np.power(np.clip(proba, 1e-15, 1.0), exponent)
+    powered = np.power(np.clip(proba, CALIBRATION_FLOOR, 1.0), exponent)
     result: NDArray[np.float64] = powered / powered.sum(axis=1, keepdims=True)
     return result
 

@@ -7,15 +7,16 @@ evaluated is what is served.
 from __future__ import annotations
 
 import datetime as dt
-import math
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from app.domain import few_quotes
 from app.domain.ensemble import Ensemble
-from app.domain.odds import MAX_ITERATIONS, TOLERANCE, demargin
+from app.domain.few_quotes import Triple
+from app.domain.odds import demargin
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Basis, Method
 
@@ -98,7 +99,7 @@ def predict_matches(
     method = ensemble.method if ensemble is not None else default_method
     flat = [quote for odds in matches for quote in odds]
     few = len(flat) <= FEW_QUOTES
-    rows = _demargin_few(flat, method) if few else None
+    rows = few_quotes.demargin(((q.home, q.draw, q.away) for q in flat), method) if few else None
     if rows is None:
         rows = _demargin_many(flat, method)
     split: list[tuple[Sequence[QuotedOdds], list[Triple]]] = []
@@ -128,8 +129,6 @@ def predict_matches(
 # At most this many quotes are de-margined and mixed with plain floats; more go to numpy,
 # whose cost per call is then shared by many rows.
 FEW_QUOTES = 32
-
-Triple = tuple[float, float, float]
 
 
 def _consensus_only(odds: Sequence[QuotedOdds], rows: list[Triple]) -> MatchPrediction:
@@ -213,9 +212,6 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
     return _Layout(_mean(rows), used, ignored, columns)
 
 
-# --- many quotes: numpy ---------------------------------------------------------------------
-
-
 def _demargin_many(quotes: list[QuotedOdds], method: Method) -> list[Triple]:
     probabilities = demargin([[q.home, q.draw, q.away] for q in quotes], method).probabilities
     return [(row[0], row[1], row[2]) for row in probabilities.tolist()]
@@ -231,77 +227,14 @@ def _mix_many(layouts: list[_Layout], ensemble: Ensemble, pool: _Pool) -> list[T
     return [(row[0], row[1], row[2]) for row in mixed.tolist()]
 
 
-# --- a few quotes: plain floats, the steps of app.domain.odds and boosting.weighted_vote ------
-
-
-def _demargin_few(quotes: list[QuotedOdds], method: Method) -> list[Triple] | None:
-    """The quotes de-margined one by one, or None when numpy must do it (another method,
-    a book without a margin, or a price numpy would refuse with its message)."""
-    if method is Method.POWER:
-        solve = _power
-    elif method is Method.MULTIPLICATIVE:
-        solve = _multiplicative
-    else:
-        return None
-    rows: list[Triple] = []
-    for quote in quotes:
-        home, draw, away = quote.home, quote.draw, quote.away
-        if not (1.0 < home < math.inf and 1.0 < draw < math.inf and 1.0 < away < math.inf):
-            return None
-        row = solve(1.0 / home, 1.0 / draw, 1.0 / away)
-        if row is None:
-            return None
-        rows.append(row)
-    return rows
-
-
-def _multiplicative(home: float, draw: float, away: float) -> Triple:
-    booksum = home + draw + away
-    return (home / booksum, draw / booksum, away / booksum)
-
-
-def _power(home: float, draw: float, away: float) -> Triple | None:
-    """p = π^k with Σ π^k = 1 by Newton from k = 1, as ``app.domain.odds`` solves a book
-    with a margin (same tolerance and iteration limit); None for a book without one."""
-    if home + draw + away < 1.0:
-        return None
-    log_home, log_draw, log_away = math.log(home), math.log(draw), math.log(away)
-    k = 1.0
-    for _ in range(MAX_ITERATIONS):
-        p_home, p_draw = math.exp(k * log_home), math.exp(k * log_draw)
-        p_away = math.exp(k * log_away)
-        value = p_home + p_draw + p_away - 1.0
-        if abs(value) <= TOLERANCE:
-            break
-        k = k - value / (p_home * log_home + p_draw * log_draw + p_away * log_away)
-    p_home, p_draw = math.exp(k * log_home), math.exp(k * log_draw)
-    p_away = math.exp(k * log_away)
-    total = p_home + p_draw + p_away
-    return (p_home / total, p_draw / total, p_away / total)
-
-
 def _mix_few(layouts: list[_Layout], ensemble: Ensemble, pool: _Pool) -> list[Triple]:
-    return [_mix_one(layout, ensemble.calibration, pool) for layout in layouts]
-
-
-def _mix_one(layout: _Layout, calibration: float, pool: _Pool) -> Triple:
-    """Σ w_b p_b / Σ w_b over the used bookmakers, in pool order, normalised and calibrated
-    as ``Ensemble.predict_proba`` does."""
-    total = home = draw = away = 0.0
-    for column, used in sorted(zip(layout.columns, layout.used, strict=True)):
-        weight = pool.weights[column]
-        total += weight
-        home += weight * used.probabilities[0]
-        draw += weight * used.probabilities[1]
-        away += weight * used.probabilities[2]
-    home, draw, away = home / total, draw / total, away / total
-    sums = home + draw + away
-    if sums > 0:
-        home, draw, away = home / sums, draw / sums, away / sums
-    else:
-        home = draw = away = 1.0 / len(OUTCOMES)
-    if calibration == 1.0:
-        return (home, draw, away)
-    home, draw, away = (min(max(p, 1e-15), 1.0) ** calibration for p in (home, draw, away))
-    powered = home + draw + away
-    return (home / powered, draw / powered, away / powered)
+    return [
+        few_quotes.mix(
+            (
+                (pool.weights[column], used.probabilities)
+                for column, used in sorted(zip(layout.columns, layout.used, strict=True))
+            ),
+            ensemble.calibration,
+        )
+        for layout in layouts
+    ]
