@@ -14,16 +14,14 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
+from app.api.answers import BatchResult, batch_json, prediction_json
 from app.api.deps import PredictionsDep, SettingsDep
 from app.api.schemas.predict import (
     PREDICT_BODY,
     BatchIn,
     BatchOut,
-    BatchResult,
     PredictIn,
     PredictionOut,
-    batch_json,
-    prediction_json,
 )
 from app.services.prediction import ON_LOOP_MAX, Refusal, Unanswerable
 

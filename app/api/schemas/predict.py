@@ -1,21 +1,19 @@
-"""Bodies of the predict endpoints, and the one place their answers are written as JSON."""
+"""Bodies of the predict endpoints, as the API documents them (:mod:`app.api.answers`
+writes the answers in these shapes)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
-from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel, Field, Strict, model_validator
-from pydantic_core import to_json
 
 from app.api.schemas.common import MatchId, StrictModel
 from app.domain.fields import Code, TeamName, UtcDateTime
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
 from app.domain.records import PRICE_MAX, check_price
 from app.domain.vocabulary import Basis, Method, Phase
-from app.services.prediction import PredictionAnswer, PredictionRequest
+from app.services.prediction import PredictionRequest
 
 INLINE_ODDS_MAX = 100
 
@@ -212,102 +210,3 @@ class BatchItemOut(BaseModel):
 
 class BatchOut(BaseModel):
     results: list[BatchItemOut]
-
-
-@dataclass(slots=True)
-class BatchResult:
-    """One item of a batch answer: its prediction, or the status and error it got."""
-
-    index: int
-    status: int = 200
-    prediction: PredictionAnswer | None = None
-    error: Any = None
-
-
-# --- writing answers ------------------------------------------------------------------------
-# The hot path of /predict writes its answers here, once, from the service's records: no
-# model is built and nothing is validated again (the values come from the service, and a test
-# checks real answers against PredictionOut and BatchOut).
-
-
-# The body of each answer by match id, kept while the service keeps the answer: the same
-# answer is served many times over its cache time. Used on the event loop only.
-_WRITTEN: WeakKeyDictionary[PredictionAnswer, bytes] = WeakKeyDictionary()
-
-
-def prediction_json(answer: PredictionAnswer) -> bytes:
-    """The body of one prediction, in the shape :class:`PredictionOut` documents."""
-    if answer.match.id is None:  # inline: answered once
-        return to_json(_prediction(answer))
-    body = _WRITTEN.get(answer)
-    if body is None:
-        body = _WRITTEN[answer] = to_json(_prediction(answer))
-    return body
-
-
-def batch_json(results: list[BatchResult]) -> bytes:
-    """The body of a batch answer, in the shape :class:`BatchOut` documents."""
-    return to_json(
-        {
-            "results": [
-                {
-                    "index": result.index,
-                    "status": result.status,
-                    "prediction": None
-                    if result.prediction is None
-                    else _prediction(result.prediction),
-                    "error": result.error,
-                }
-                for result in results
-            ]
-        }
-    )
-
-
-def _outcomes(values: tuple[float, float, float]) -> dict[str, float]:
-    return {"home": values[0], "draw": values[1], "away": values[2]}
-
-
-def _fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, float]:
-    home, draw, away = probabilities
-    return (1.0 / max(home, 1e-12), 1.0 / max(draw, 1e-12), 1.0 / max(away, 1e-12))
-
-
-def _prediction(answer: PredictionAnswer) -> dict[str, Any]:
-    prediction, ensemble, match = answer.prediction, answer.model, answer.match
-    probabilities = prediction.probabilities
-    note = None
-    if ensemble is None:
-        note = NO_MODEL_NOTE
-    elif prediction.basis == Basis.CONSENSUS:
-        note = OUTSIDE_POOL_NOTE
-    return {
-        "match": {
-            "id": match.id,
-            "competition": match.competition,
-            "home_team": match.home_team,
-            "away_team": match.away_team,
-            "kickoff": match.kickoff,
-        },
-        "probabilities": _outcomes(probabilities),
-        "outcome": prediction.outcome,
-        "fair_odds": _outcomes(_fair_odds(probabilities)),
-        "model": None
-        if ensemble is None
-        else {
-            "version": ensemble.version,
-            "algorithm": ensemble.algorithm,
-            "fitted_at": ensemble.fitted_at,
-            "rounds": ensemble.rounds,
-            "method": str(ensemble.method),
-            "phase": ensemble.phase,
-        },
-        "basis": prediction.basis,
-        "note": note,
-        "bookmakers": [
-            {"code": u.code, "weight": u.weight, "probabilities": _outcomes(u.probabilities)}
-            for u in prediction.used
-        ],
-        "ignored_bookmakers": [{"code": i.code, "reason": i.reason} for i in prediction.ignored],
-        "consensus": _outcomes(prediction.consensus),
-    }
