@@ -23,7 +23,6 @@ from app.domain.backtest import (
 )
 from app.domain.evaluation import PairedDifference, paired_difference
 from app.domain.fitting import OTHER_ALGORITHMS
-from app.domain.records import OUTCOMES
 from app.domain.scoring import Scores, scores
 from app.domain.vocabulary import Method
 from boosting import log_loss_rows
@@ -243,9 +242,6 @@ def _overall(folds: Sequence[Fold]) -> OverallSummary:
     )
 
 
-# --- variants -------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class VariantSummary:
     """An option beyond plain M2 against the baseline and the consensus, on the same rows."""
@@ -282,40 +278,3 @@ def variant_summary(
         versus_baseline=paired(y, forecasts[ENSEMBLE], baseline_forecasts[ENSEMBLE]),
         versus_consensus=paired(y, forecasts[ENSEMBLE], baseline_forecasts[CONSENSUS]),
     )
-
-
-# --- reliability ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReliabilityCurve:
-    """For one outcome: mean predicted probability and observed frequency per filled bin."""
-
-    predicted: list[float]
-    observed: list[float]
-    count: list[float]
-
-
-def reliability(
-    y: NDArray[np.intp], proba: NDArray[np.float64], bins: int = 10
-) -> list[ReliabilityCurve]:
-    """Per outcome, in equal-width bins of predicted probability."""
-    curves = []
-    for outcome in range(len(OUTCOMES)):
-        predicted = proba[:, outcome]
-        observed = (y == outcome).astype(np.float64)
-        index = np.minimum((predicted * bins).astype(int), bins - 1)
-        counts = np.bincount(index, minlength=bins)
-        filled = counts > 0
-        mean_predicted = (
-            np.bincount(index, weights=predicted, minlength=bins)[filled] / counts[filled]
-        )
-        frequency = np.bincount(index, weights=observed, minlength=bins)[filled] / counts[filled]
-        curves.append(
-            ReliabilityCurve(
-                predicted=mean_predicted.tolist(),
-                observed=frequency.tolist(),
-                count=counts[filled].astype(float).tolist(),
-            )
-        )
-    return curves

@@ -11,7 +11,8 @@ import numpy as np
 from app.cli.backtest_report.markdown import markdown
 from app.cli.backtest_report.plots import write_plots
 from app.domain.backtest import CONSENSUS, ENSEMBLE
-from app.domain.backtest_summary import overall, reliability
+from app.domain.backtest_summary import overall
+from app.domain.reliability import reliability
 from app.services.backtest import Evaluation
 
 MARGIN_QUANTILES = (0, 0.1, 0.25, 0.5, 0.75, 0.9, 1)

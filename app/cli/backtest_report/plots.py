@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from app.domain.backtest import BEST, CONSENSUS, ENSEMBLE, Fold
-from app.domain.backtest_summary import SeasonSummary, overall, reliability
+from app.domain.backtest_summary import SeasonSummary, overall
+from app.domain.reliability import reliability
 from app.services.backtest import Evaluation
 
 if TYPE_CHECKING:
