@@ -10,8 +10,9 @@ COPY pyproject.toml README.md alembic.ini constraints.txt ./
 COPY app ./app
 COPY boosting ./boosting
 COPY migrations ./migrations
-# The versions the suite was run with, not whatever is newest on the day of the build.
-RUN /opt/oddsboost/bin/pip install . --constraint constraints.txt
+# The versions the suite was run with, not whatever is newest on the day of the build;
+# PIP_CONSTRAINT reaches pip's isolated build environment, so the build backend is pinned too.
+RUN PIP_CONSTRAINT=/src/constraints.txt /opt/oddsboost/bin/pip install . --constraint constraints.txt
 
 # Runtime stage: the same slim base, the environment copied over; no compilers, no sources.
 FROM python:${PYTHON_VERSION}-slim

@@ -58,8 +58,22 @@ def test_the_image_ci_and_readme_install_with_the_pins() -> None:
         line for line in dockerfile.splitlines() if line.startswith("COPY")
     )
     assert "--constraint constraints.txt" in dockerfile
+    # pip's isolated build environment reads constraints only from the environment.
+    assert "PIP_CONSTRAINT=/src/constraints.txt" in dockerfile
     readme = (ROOT / "README.md").read_text()
     installs = re.findall(r"\.venv/bin/pip install [^&\n]*", readme)
     quick_start = [command for command in installs if "-e '.[dev]'" in command or " . " in command]
     assert len(quick_start) >= 2
     assert all("-c constraints.txt" in command for command in quick_start), quick_start
+
+
+def test_the_build_backend_is_pinned_inside_its_range() -> None:
+    build_system = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]
+    pinned = pins()
+    for text in build_system["requires"]:
+        requirement = Requirement(text)
+        name = canonicalize_name(requirement.name)
+        assert name in pinned, f"the build backend {requirement.name} is not pinned"
+        assert requirement.specifier.contains(pinned[name]), (
+            f"{requirement.name}=={pinned[name]} is outside {requirement.specifier}"
+        )
