@@ -81,6 +81,7 @@ def check_plausibilities(
 
 
 def check_labels(y: ArrayLike, n_samples: int, n_classes: int) -> NDArray[np.intp]:
+    """Return y as ``n_samples`` integer labels in [0, n_classes); refuse anything else."""
     labels = np.asarray(y)
     if labels.ndim != 1 or labels.shape[0] != n_samples:
         raise ValueError(f"y must have shape ({n_samples},), got {labels.shape}")
@@ -98,6 +99,7 @@ def check_labels(y: ArrayLike, n_samples: int, n_classes: int) -> NDArray[np.int
 
 
 def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDArray[np.float64]:
+    """Return the sample weights normalised to sum to 1; uniform when none are given."""
     if sample_weight is None:
         return np.full(n_samples, 1.0 / n_samples)
     weights = np.asarray(sample_weight, dtype=np.float64)
