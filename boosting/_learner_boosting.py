@@ -126,7 +126,7 @@ class WeakLearnerBoosting(BoostingLoop):
         NotFittedError
             If the model is not fitted.
         ValueError
-            If X does not match the training data.
+            If X is malformed or unlike the training data.
         """
         return self._decision(self._sums(X))
 
@@ -150,7 +150,7 @@ class WeakLearnerBoosting(BoostingLoop):
         NotFittedError
             If the model is not fitted.
         ValueError
-            If X does not match the training data.
+            If X is malformed or unlike the training data.
         """
         for sums in self._staged_sums(X):
             yield self._decision(sums)
@@ -176,7 +176,7 @@ class WeakLearnerBoosting(BoostingLoop):
         NotFittedError
             If the model is not fitted.
         ValueError
-            If X does not match the training data.
+            If X is malformed or unlike the training data.
         """
         return self._labels(self.decision_function(X))
 
@@ -201,7 +201,7 @@ class WeakLearnerBoosting(BoostingLoop):
         NotFittedError
             If the model is not fitted.
         ValueError
-            If X does not match the training data.
+            If X is malformed or unlike the training data.
         """
         return self._probabilities(self.decision_function(X))
 
@@ -225,7 +225,7 @@ class WeakLearnerBoosting(BoostingLoop):
         NotFittedError
             If the model is not fitted.
         ValueError
-            If X does not match the training data.
+            If X is malformed or unlike the training data.
         """
         for decision in self.staged_decision_function(X):
             yield self._labels(decision)
@@ -250,7 +250,7 @@ class WeakLearnerBoosting(BoostingLoop):
         NotFittedError
             If the model is not fitted.
         ValueError
-            If X does not match the training data.
+            If X is malformed or unlike the training data.
         """
         for decision in self.staged_decision_function(X):
             yield self._probabilities(decision)
@@ -279,7 +279,7 @@ class WeakLearnerBoosting(BoostingLoop):
         NotFittedError
             If the model is not fitted.
         ValueError
-            If X does not match the training data.
+            If X is malformed or unlike the training data.
         """
         truth = np.asarray(y)
         return np.array([float(np.mean(p != truth)) for p in self.staged_predict(X)])
