@@ -24,7 +24,7 @@ Besides the papers cited where each algorithm is defined, the docstrings refer t
 """
 
 from boosting._loop import NotFittedError, StopReason
-from boosting.adaboost import SAMME, AdaBoost, AdaBoostM1, AdaBoostMH
+from boosting.binary import AdaBoost
 from boosting.learners import Outputs
 from boosting.m2 import AdaBoostM2, pseudo_losses, weighted_vote
 from boosting.metrics import (
@@ -38,6 +38,8 @@ from boosting.metrics import (
     ranked_probability_score,
     ranked_probability_score_rows,
 )
+from boosting.multiclass import SAMME, AdaBoostM1
+from boosting.multilabel import AdaBoostMH
 from boosting.pool import FixedPool, label_scores, most_probable_class
 from boosting.stumps import DecisionStumps
 

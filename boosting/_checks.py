@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -79,6 +81,7 @@ def check_plausibilities(
 
 
 def check_labels(y: ArrayLike, n_samples: int, n_classes: int) -> NDArray[np.intp]:
+    """Return y as ``n_samples`` integer labels in [0, n_classes); refuse anything else."""
     labels = np.asarray(y)
     if labels.ndim != 1 or labels.shape[0] != n_samples:
         raise ValueError(f"y must have shape ({n_samples},), got {labels.shape}")
@@ -96,6 +99,7 @@ def check_labels(y: ArrayLike, n_samples: int, n_classes: int) -> NDArray[np.int
 
 
 def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDArray[np.float64]:
+    """Return the sample weights normalised to sum to 1; uniform when none are given."""
     if sample_weight is None:
         return np.full(n_samples, 1.0 / n_samples)
     weights = np.asarray(sample_weight, dtype=np.float64)
@@ -109,6 +113,32 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDAr
     scaled = weights / largest  # first, so that huge weights cannot overflow the sum
     normalised: NDArray[np.float64] = scaled / scaled.sum()
     return normalised
+
+
+def _n_samples(X: ArrayLike) -> int:
+    shape = np.shape(X)
+    if len(shape) < 2:
+        raise ValueError(f"X must have one row per sample, got shape {shape}")
+    return int(shape[0])
+
+
+def check_same_length(X: ArrayLike, y: NDArray[Any]) -> None:
+    """Refuse an X whose number of rows is not the number of labels in y."""
+    if _n_samples(X) != y.shape[0]:
+        raise ValueError(f"X has {_n_samples(X)} samples but y has {y.shape[0]}")
+
+
+def class_labels(y: ArrayLike, minimum: int) -> tuple[NDArray[Any], NDArray[np.intp]]:
+    """Return the sorted classes of labels y (at least ``minimum``) and each label's index."""
+    labels = np.asarray(y)
+    if labels.ndim != 1:
+        raise ValueError(f"y must have shape (n_samples,), got {labels.shape}")
+    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+        raise ValueError("y contains NaN or infinite labels")
+    classes, index = np.unique(labels, return_inverse=True)
+    if len(classes) < minimum:
+        raise ValueError(f"y needs at least {minimum} classes, got {len(classes)}")
+    return classes, index.astype(np.intp)
 
 
 # How far a row of probabilities may be from summing to 1 (float32 models, rounding).

@@ -68,20 +68,20 @@ class _M2State:
         """
         row = self.exact_rows.pop(hypothesis, None)
         if row is None:
-            row = hypothesis_margins(self.H[:, hypothesis, :], self.y)
+            row = _hypothesis_margins(self.H[:, hypothesis, :], self.y)
             if len(self.exact_rows) >= EXACT_ROWS_KEPT:
                 self.exact_rows.pop(next(iter(self.exact_rows)))
         self.exact_rows[hypothesis] = row  # (re)inserted last: the most recently used
         return row
 
 
-def mislabel_columns(y: NDArray[np.intp], n_classes: int) -> NDArray[np.intp]:
+def _mislabel_columns(y: NDArray[np.intp], n_classes: int) -> NDArray[np.intp]:
     """(m, K - 1) wrong labels of each sample, in increasing order."""
     offsets = np.arange(n_classes - 1)[None, :]
     return offsets + (offsets >= y[:, None])
 
 
-def pair_margins(
+def _pair_margins(
     H: NDArray[np.floating], y: NDArray[np.intp]
 ) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
     """Validate H and build the margins M[b, (i, y)] = H[i, b, y_i] − H[i, b, y].
@@ -99,26 +99,26 @@ def pair_margins(
         block, abstaining[start:stop] = checked_block(H[start:stop], start)
         labels = y[start:stop]
         true = np.take_along_axis(block, labels[:, None, None], axis=2)  # (c, B, 1)
-        wrong = np.take_along_axis(block, mislabel_columns(labels, n_classes)[:, None, :], axis=2)
+        wrong = np.take_along_axis(block, _mislabel_columns(labels, n_classes)[:, None, :], axis=2)
         margins[:, start * (n_classes - 1) : stop * (n_classes - 1)] = (
             (true - wrong).transpose(1, 0, 2).reshape(n_hypotheses, -1)
         )
     return margins, abstaining
 
 
-def hypothesis_margins(
+def _hypothesis_margins(
     plausibilities: NDArray[np.floating], y: NDArray[np.intp]
 ) -> NDArray[np.float64]:
     """Float64 margins h(y_i) − h(y) of one hypothesis, (m, K) → (m (K − 1),) pairs."""
     n_samples, n_classes = plausibilities.shape
     filled = np.nan_to_num(plausibilities.astype(np.float64), nan=1.0 / n_classes)
     true = filled[np.arange(n_samples), y]
-    wrong = np.take_along_axis(filled, mislabel_columns(y, n_classes), axis=1)
+    wrong = np.take_along_axis(filled, _mislabel_columns(y, n_classes), axis=1)
     result: NDArray[np.float64] = (true[:, None] - wrong).reshape(-1)
     return result
 
 
-def blocked_product(
+def _blocked_product(
     margins: NDArray[np.float32], distribution: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     """Compute margins @ distribution in blocks of pairs, accumulated in float64."""
@@ -130,7 +130,9 @@ def blocked_product(
     return total
 
 
-def initial_distribution(sample_weight: NDArray[np.float64], n_classes: int) -> NDArray[np.float64]:
+def _initial_distribution(
+    sample_weight: NDArray[np.float64], n_classes: int
+) -> NDArray[np.float64]:
     """D_1 over mislabel pairs: uniform, or in proportion to each sample's weight."""
     return np.repeat(sample_weight / (n_classes - 1), n_classes - 1)
 
@@ -312,8 +314,6 @@ class AdaBoostM2(BoostingLoop):
         super().__init__(n_rounds)
         self.store_distributions = store_distributions
 
-    # --- fitting --------------------------------------------------------------------------
-
     def fit(self, H: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> AdaBoostM2:
         """Fit the hypothesis weights w_b (see the class for the equations).
 
@@ -353,14 +353,14 @@ class AdaBoostM2(BoostingLoop):
         plaus = as_plausibility_array(H)
         n_samples, n_hypotheses, n_classes = plaus.shape
         labels = check_labels(y, n_samples, n_classes)
-        margins, abstaining = pair_margins(plaus, labels)
+        margins, abstaining = _pair_margins(plaus, labels)
         if abstaining.all(axis=1).any():
             row = int(np.argmax(abstaining.all(axis=1)))
             raise ValueError(f"sample {row}: every hypothesis abstains (H[{row}] is all NaN)")
         weights = check_sample_weight(sample_weight, n_samples)
         self.n_classes_ = n_classes
         self.n_hypotheses_ = n_hypotheses
-        distribution = initial_distribution(weights, n_classes)
+        distribution = _initial_distribution(weights, n_classes)
         return _M2State(
             H=plaus,
             y=labels,
@@ -377,7 +377,7 @@ class AdaBoostM2(BoostingLoop):
         # eps_b = 1/2 (1 − Σ_pairs D · M_b): one float32 pass over the margin array finds
         # the candidates; the few near the minimum are then scored exactly in float64, so
         # float32 rounding can neither break a tie nor hide a perfect hypothesis.
-        approximate = 0.5 * (1.0 - blocked_product(state.margins, state.distribution))
+        approximate = 0.5 * (1.0 - _blocked_product(state.margins, state.distribution))
         candidates = np.flatnonzero(approximate <= approximate.min() + TIE_WINDOW)
         if len(candidates) == 1 and approximate[candidates[0]] > EXACT_BELOW:
             # The usual case: one clear winner; its float32 margins, summed in float64, give
@@ -421,11 +421,9 @@ class AdaBoostM2(BoostingLoop):
     ) -> NDArray[np.float64]:
         matrix = np.zeros((y.shape[0], n_classes))
         np.put_along_axis(
-            matrix, mislabel_columns(y, n_classes), flat.reshape(-1, n_classes - 1), axis=1
+            matrix, _mislabel_columns(y, n_classes), flat.reshape(-1, n_classes - 1), axis=1
         )
         return matrix
-
-    # --- prediction -----------------------------------------------------------------------
 
     def _prediction_inputs(self, H: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         self._check_fitted()
@@ -585,7 +583,7 @@ class AdaBoostM2(BoostingLoop):
         labels = check_labels(y, scores.shape[0], self.n_classes_)
         rows = np.arange(scores.shape[0])
         true = scores[rows, labels]
-        rivals = np.take_along_axis(scores, mislabel_columns(labels, self.n_classes_), axis=1)
+        rivals = np.take_along_axis(scores, _mislabel_columns(labels, self.n_classes_), axis=1)
         total = self.hypothesis_weights_.sum()
         if total <= 0:
             return np.zeros(scores.shape[0])
