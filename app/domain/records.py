@@ -108,7 +108,11 @@ def result_of(home_goals: int, away_goals: int) -> Outcome:
 
 
 def settled_result(home_goals: int | None, away_goals: int | None) -> Outcome | None:
-    """The result once both goals are known; ``None`` while the match is not settled."""
+    """The result once both goals are known; ``None`` while the match is not settled.
+
+    The one rule of a settled match. Code asks it through :attr:`MatchRecord.is_settled` or
+    :attr:`app.domain.tables.MatchTable.settled`; in SQL, ``Match.is_settled`` mirrors it.
+    """
     if home_goals is None or away_goals is None:
         return None
     return result_of(home_goals, away_goals)
@@ -147,6 +151,10 @@ class MatchRecord:
     @property
     def result(self) -> Outcome | None:
         return settled_result(self.home_goals, self.away_goals)
+
+    @property
+    def is_settled(self) -> bool:
+        return self.result is not None
 
 
 @dataclass(slots=True)
