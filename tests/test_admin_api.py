@@ -528,6 +528,18 @@ def test_the_odds_api_payload_is_validated_strictly(
     assert count_rows(session, Match) == 0
 
 
+def test_the_odds_api_keys_are_codes_sent_as_json(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    events = odds_api_events()
+    events[1]["sport_key"] = "soccer epl"
+    response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    assert response.status_code == 422
+    (error,) = response.json()["detail"]
+    assert (error["loc"], "pattern" in error["msg"]) == (["body", 1, "sport_key"], True)
+    assert count_rows(session, Match) == 0
+
+
 def test_a_rescheduled_event_moves_its_match(
     client: TestClient, admin_headers: dict[str, str], session: Session
 ) -> None:

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from app.cli.backtest_report import write_report
-from app.domain.backtest import BEST, ENSEMBLE, BacktestConfig, run_backtest
+from app.domain.backtest import BEST, ENSEMBLE, OTHER_ALGORITHMS, BacktestConfig, run_backtest
 from app.domain.backtest_summary import summarise
-from app.domain.fitting import OTHER_ALGORITHMS, FitOptions
+from app.domain.fitting import FitOptions
 from app.domain.football_data import parse_football_data
 from app.domain.tables import QuoteTable, restrict, tables_from_batches
 from app.domain.training import build_training_set

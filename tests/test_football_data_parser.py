@@ -218,6 +218,16 @@ def test_new_leagues_layout() -> None:
     assert [(q.bookmaker, q.home) for q in batch.quotes] == [("PS", 1.75)]
 
 
+def test_a_country_without_a_code_of_ours_is_the_competition_as_spelled() -> None:
+    # Looser than a code sent as JSON: a season file's codes are kept as the file writes them.
+    content = (
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\n"
+        b"Czech Republic,First League,2020,19/07/2020,16:00,Slavia,Sparta,2,1,H,1.8,3.6,4.5\n"
+    )
+    (match,) = parse_football_data(content).matches
+    assert match.competition == "Czech Republic"
+
+
 def test_season_spans_the_file_not_each_date() -> None:
     # 2019/20 ran into August 2020; every match of the file stays in 2019/20.
     content = (

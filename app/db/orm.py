@@ -165,7 +165,12 @@ class Match(Base):
 
     @hybrid_property
     def is_settled(self) -> bool:
-        """The result is in (on a row and in a query, so both read it the same way)."""
+        """The result is in (on a row and in a query, so both read it the same way).
+
+        Mirrors the domain's rule, :func:`app.domain.records.settled_result` (settled once both
+        goals are known): a row holds a result exactly when it holds both goals (the
+        ``settled_with_goals`` constraint).
+        """
         return self.result is not None
 
     @is_settled.inplace.expression

@@ -16,13 +16,13 @@ from app.domain.backtest import (
     BEST,
     CONSENSUS,
     ENSEMBLE,
+    OTHER_ALGORITHMS,
     PINNACLE_CLOSING,
     BacktestConfig,
     Fold,
     Variant,
 )
 from app.domain.evaluation import PairedDifference, paired_difference
-from app.domain.fitting import OTHER_ALGORITHMS
 from app.domain.scoring import Scores, scores
 from app.domain.vocabulary import Method
 from boosting import log_loss_rows

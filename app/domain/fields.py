@@ -1,8 +1,11 @@
 """Field types of every input read with pydantic (the HTTP API, The Odds API): one home for
 what a price, a team name, a code and a timestamp accept.
 
-Each is an ``Annotated`` type whose check is the one in :mod:`app.domain.records`, so a value
-refused here is refused with the same message by the file parsers.
+A price, a team name and a timestamp are checked by the function of :mod:`app.domain.records`
+the file parsers call, so a value refused here is refused there with the same message. A
+code is stricter here: sent as JSON it must match ``JSON_CODE_PATTERN``, while a season
+file's code is taken as the file spells it (``check_file_code``); both rules live in
+:mod:`app.domain.records`.
 """
 
 from __future__ import annotations
@@ -12,7 +15,13 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, Strict
 
-from app.domain.records import CODE_MAX_LENGTH, as_utc, check_price, check_team_name
+from app.domain.records import (
+    CODE_MAX_LENGTH,
+    JSON_CODE_PATTERN,
+    as_utc,
+    check_price,
+    check_team_name,
+)
 
 DecimalPrice = Annotated[
     float,
@@ -35,11 +44,11 @@ Code = Annotated[
     Field(
         min_length=1,
         max_length=CODE_MAX_LENGTH,
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$",
+        pattern=JSON_CODE_PATTERN,
         examples=["E0"],
     ),
 ]
-"""A competition or bookmaker code."""
+"""A competition or bookmaker code sent as JSON: ``JSON_CODE_PATTERN``, 1-64 characters."""
 
 UtcDateTime = Annotated[
     dt.datetime,

@@ -32,7 +32,7 @@ from app.domain.records import (
     MatchRecord,
     QuoteRecord,
     Skipped,
-    check_code,
+    check_file_code,
     check_price,
     check_season,
     check_team_name,
@@ -364,7 +364,7 @@ def _parse_match(
     if country:
         competition = NEW_LEAGUE_CODES.get(country, country)
     try:
-        competition = check_code(competition, "competition")
+        competition = check_file_code(competition, "competition")
     except ValueError as error:
         skipped.append(Skipped(where, str(error), "Country" if country else "Div"))
         return None

@@ -25,9 +25,8 @@ from app.domain.records import (
     MatchRecord,
     QuoteRecord,
     Skipped,
-    check_code,
+    check_bookmaker_name,
     check_external_id,
-    check_text,
 )
 from app.domain.vocabulary import Phase
 
@@ -116,7 +115,7 @@ class BookmakerOdds(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     key: BookmakerKey
-    title: Annotated[str, AfterValidator(lambda v: check_text(v, "title", 100))]
+    title: Annotated[str, AfterValidator(lambda v: check_bookmaker_name(v, "title"))]
     last_update: UtcDateTime
     markets: list[Market]
 
@@ -125,7 +124,7 @@ class Event(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     id: Annotated[str, AfterValidator(check_external_id)]
-    sport_key: Annotated[str, AfterValidator(lambda v: check_code(v, "sport_key"))]
+    sport_key: Annotated[Code, Field(examples=["soccer_epl"])]
     commence_time: UtcDateTime
     home_team: TeamName
     away_team: TeamName

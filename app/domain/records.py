@@ -21,6 +21,12 @@ OUTCOME_INDEX: dict[str, int] = {outcome: index for index, outcome in enumerate(
 PRICE_MAX = 1000.0
 TEAM_NAME_MAX_LENGTH = 100
 CODE_MAX_LENGTH = 64
+# A competition or bookmaker code sent as JSON (the admin API, prediction requests, The Odds
+# API's keys): a letter or digit, then letters, digits, "_", "." or "-". A season file's
+# codes are looser (:func:`check_file_code`).
+JSON_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+# The bookmakers table keeps a display name in a column as wide as a team's name.
+BOOKMAKER_NAME_MAX_LENGTH = TEAM_NAME_MAX_LENGTH
 SEASON_MAX_LENGTH = 16
 EXTERNAL_ID_MAX_LENGTH = 100
 # Timestamps outside these years are typing mistakes, and near the ends of Python's range
@@ -63,8 +69,18 @@ def check_team_name(value: str) -> str:
     return check_text(value, "team name", TEAM_NAME_MAX_LENGTH)
 
 
-def check_code(value: str, what: str = "code") -> str:
+def check_file_code(value: str, what: str = "code") -> str:
+    """A competition code as a season file spells it, checked only as text.
+
+    Newer files name a league by its country, and a country without a code of ours is kept
+    as the competition's code, spaces and all; a code sent as JSON must match the stricter
+    :data:`JSON_CODE_PATTERN`.
+    """
     return check_text(value, what, CODE_MAX_LENGTH)
+
+
+def check_bookmaker_name(value: str, what: str = "bookmaker name") -> str:
+    return check_text(value, what, BOOKMAKER_NAME_MAX_LENGTH)
 
 
 def check_season(value: str) -> str:
@@ -108,7 +124,11 @@ def result_of(home_goals: int, away_goals: int) -> Outcome:
 
 
 def settled_result(home_goals: int | None, away_goals: int | None) -> Outcome | None:
-    """The result once both goals are known; ``None`` while the match is not settled."""
+    """The result once both goals are known; ``None`` while the match is not settled.
+
+    The one rule of a settled match. Code asks it through :attr:`MatchRecord.is_settled` or
+    :attr:`app.domain.tables.MatchTable.settled`; in SQL, ``Match.is_settled`` mirrors it.
+    """
     if home_goals is None or away_goals is None:
         return None
     return result_of(home_goals, away_goals)
@@ -147,6 +167,10 @@ class MatchRecord:
     @property
     def result(self) -> Outcome | None:
         return settled_result(self.home_goals, self.away_goals)
+
+    @property
+    def is_settled(self) -> bool:
+        return self.result is not None
 
 
 @dataclass(slots=True)

@@ -38,6 +38,12 @@ class MatchTable:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @property
+    def settled(self) -> NDArray[np.bool_]:
+        """Which matches are settled, by the rule of :func:`app.domain.records.settled_result`."""
+        mask: NDArray[np.bool_] = self.result != UNSETTLED
+        return mask
+
     @classmethod
     def from_columns(
         cls,

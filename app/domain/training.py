@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from app.domain import defaults
 from app.domain.odds import demargin
 from app.domain.records import OUTCOMES
-from app.domain.tables import UNSETTLED, MatchTable, QuoteTable
+from app.domain.tables import MatchTable, QuoteTable
 from app.domain.vocabulary import Method, Phase
 
 
@@ -116,7 +116,7 @@ def build_training_set(
     dropped: Counter[str] = Counter()
     keep_match = np.ones(len(matches), dtype=bool)
     if settled_only:
-        keep_match &= matches.result != UNSETTLED
+        keep_match &= matches.settled
         dropped["not settled"] = int((~keep_match).sum())
     chosen = select_latest_valid(matches, quotes, phase)
     chosen = chosen[keep_match[quotes.match[chosen]]]

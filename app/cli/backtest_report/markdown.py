@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from app.cli.backtest_report.plots import PLOTS
-from app.domain.backtest import BASE_RATES, BEST, CONSENSUS, ENSEMBLE, PINNACLE_CLOSING
+from app.domain.backtest import (
+    BASE_RATES,
+    BEST,
+    CONSENSUS,
+    ENSEMBLE,
+    OTHER_ALGORITHMS,
+    PINNACLE_CLOSING,
+)
 from app.domain.backtest_summary import (
     ClosingComparison,
     OverallSummary,
@@ -14,7 +21,6 @@ from app.domain.backtest_summary import (
     VariantSummary,
 )
 from app.domain.evaluation import PairedDifference
-from app.domain.fitting import OTHER_ALGORITHMS
 from app.services.backtest import Evaluation
 
 SIGNIFICANCE = 0.05

@@ -239,7 +239,7 @@ def _plan(
     if match is None:
         writes.new_rows.append(_new_match_row(key, record, now))
         writes.new_keys.append(key)
-        if record.result is not None:
+        if record.is_settled:
             report.results_set += 1
         return
     writes.match_ids[key] = match.id
@@ -313,8 +313,7 @@ def _stored_match(
 
 
 def _new_match_row(key: MatchKey, record: MatchRecord, now: dt.datetime) -> Row:
-    result = record.result
-    settled = result is not None
+    settled = record.is_settled
     return {
         "competition_id": key[0],
         "home_team_id": key[1],
@@ -325,7 +324,7 @@ def _new_match_row(key: MatchKey, record: MatchRecord, now: dt.datetime) -> Row:
         "season": record.season or season_of(record.kickoff_date),
         "home_goals": record.home_goals if settled else None,
         "away_goals": record.away_goals if settled else None,
-        "result": result,
+        "result": record.result,
         "external_id": record.external_id,
         "created_at": now,
         "updated_at": now,
@@ -344,7 +343,7 @@ def _updated(match: StoredMatch, record: MatchRecord) -> StoredMatch:
         updated = updated._replace(season=record.season)
     if record.external_id is not None and match.external_id is None:
         updated = updated._replace(external_id=record.external_id)
-    if record.home_goals is not None and record.away_goals is not None:
+    if record.is_settled:
         updated = updated._replace(home_goals=record.home_goals, away_goals=record.away_goals)
     return updated
 

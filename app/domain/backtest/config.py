@@ -1,0 +1,106 @@
+"""What a walk-forward backtest runs: its configuration, and the variants of the ensemble
+that ``--compare-variants`` measures against it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from app.domain import defaults
+from app.domain.backtest.algorithms import OTHER_ALGORITHMS
+from app.domain.fitting import FitOptions, methods_to_try
+from app.domain.vocabulary import Method, Phase
+
+
+@dataclass(frozen=True)
+class BacktestConfig:
+    options: FitOptions = field(default_factory=FitOptions)
+    train_seasons: int = defaults.TRAIN_SEASONS
+    test_seasons: tuple[str, ...] | None = None  # None: every season with enough history
+    per_competition: bool = False
+    # A pool bookmaker is scored on its own only if it quoted this share of the test matches.
+    compare_share: float = 0.9
+    # Boosting algorithms other than M2 fitted on the same pools and compared (see
+    # app.domain.backtest.algorithms.OTHER_ALGORITHMS).
+    algorithms: tuple[str, ...] = ()
+
+
+def backtest_config(
+    *,
+    method: Method,
+    choose_method: bool,
+    phase: Phase,
+    rounds_grid: tuple[int, ...],
+    bookmakers: tuple[str, ...] | None,
+    min_quotes: int,
+    half_life_days: float | None,
+    calibrate: bool,
+    train_seasons: int,
+    test_seasons: tuple[str, ...] | None,
+    per_competition: bool,
+    compare_algorithms: bool,
+) -> BacktestConfig:
+    """The walk-forward as ``oddsboost backtest`` states it: one method (or every method,
+    that one first), and every other boosting algorithm compared or none."""
+    if not rounds_grid or min(rounds_grid) < 1:
+        raise ValueError("the rounds grid needs numbers of at least 1")
+    return BacktestConfig(
+        options=FitOptions(
+            rounds_grid=rounds_grid,
+            phase=phase,
+            methods=methods_to_try(method, choose=choose_method),
+            bookmakers=bookmakers,
+            min_quotes=min_quotes,
+            half_life_days=half_life_days,
+            calibrate=calibrate,
+        ),
+        train_seasons=train_seasons,
+        test_seasons=test_seasons,
+        per_competition=per_competition,
+        algorithms=tuple(OTHER_ALGORITHMS) if compare_algorithms else (),
+    )
+
+
+@dataclass(frozen=True)
+class Variant:
+    """An option beyond plain M2, compared with the baseline on the same rows."""
+
+    name: str
+    half_life_days: float | None = None
+    per_competition: bool = False
+    choose_method: bool = False  # every method tried, the baseline's first
+    calibrate: bool = False
+
+    def applied_to(self, config: BacktestConfig) -> BacktestConfig:
+        options = config.options
+        if self.half_life_days is not None:
+            options = replace(options, half_life_days=self.half_life_days)
+        if self.choose_method:
+            options = replace(options, methods=methods_to_try(options.methods[0], choose=True))
+        if self.calibrate:
+            options = replace(options, calibrate=True)
+        per_competition = self.per_competition or config.per_competition
+        return replace(config, options=options, per_competition=per_competition)
+
+    def changes(self, config: BacktestConfig) -> dict[str, float | bool | list[str]]:
+        """What the variant changes in ``config``, as the report lists it."""
+        changed: dict[str, float | bool | list[str]] = {}
+        if self.half_life_days is not None:
+            changed["half_life_days"] = self.half_life_days
+        if self.per_competition:
+            changed["per_competition"] = True
+        if self.choose_method:
+            methods = methods_to_try(config.options.methods[0], choose=True)
+            changed["methods"] = [str(method) for method in methods]
+        if self.calibrate:
+            changed["calibrate"] = True
+        return changed
+
+
+# The options beyond plain M2 that ``--compare-variants`` measures, each against the baseline.
+VARIANTS = (
+    Variant("time decay, half-life 365 days", half_life_days=365.0),
+    Variant("time decay, half-life 180 days", half_life_days=180.0),
+    Variant("per-competition pools", per_competition=True),
+    Variant("method chosen by validation", choose_method=True),
+    Variant("calibrated (power on the mix)", calibrate=True),
+)

@@ -1,0 +1,288 @@
+"""The folds of a walk-forward backtest: for each test season, the fits on the seasons
+before it and every forecast on the rows they share (see :mod:`app.domain.backtest`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.domain.backtest.algorithms import AlgorithmFit, fit_algorithm
+from app.domain.backtest.config import BacktestConfig
+from app.domain.backtest.ranking import (
+    best_forecast,
+    compared_bookmakers,
+    last_training_season,
+    rank_on_training,
+)
+from app.domain.backtest.seasons import SeasonPlans, Split, TrainingPlan, split_season
+from app.domain.ensemble import Ensemble
+from app.domain.fitting import Fit, FitError, fit_ensemble
+from app.domain.records import OUTCOMES
+from app.domain.tables import MatchTable, QuoteTable, restrict
+from app.domain.training import TrainingSet, build_training_set
+from app.domain.vocabulary import Method, Phase
+
+# The forecasts of a fold, by name; each compared bookmaker is one too, under its code.
+ENSEMBLE = "M2 ensemble"
+CONSENSUS = "consensus"
+BEST = "best bookmaker"
+BASE_RATES = "base rates"
+PINNACLE_CLOSING = "Pinnacle closing"
+# The bookmaker whose closing odds are the Pinnacle closing reference.
+CLOSING_CODE = "PS"
+
+
+@dataclass
+class Fold:
+    """One test season: what was fitted, on what, and the forecasts on the shared rows."""
+
+    season: str
+    train_seasons: TrainingPlan
+    train_match_ids: NDArray[np.int64]
+    test_match_ids: NDArray[np.int64]  # the shared rows, in order
+    train_last_kickoff: float
+    test_first_kickoff: float
+    y: NDArray[np.intp]
+    forecasts: dict[str, NDArray[np.float64]]
+    compared: tuple[str, ...]
+    best_bookmaker: str  # the first of the training ranking
+    best_used: dict[str, int]  # rows forecast by each candidate (stand-ins when it is absent)
+    ensembles: dict[str, Ensemble]  # by competition ("" when one pool for all)
+    rounds: dict[str, int]
+    training_margins: NDArray[np.float64]
+    dropped: dict[str, int]
+    closing_rows: NDArray[np.bool_]  # within the shared rows: Pinnacle closing available
+    closing: NDArray[np.float64]  # (closing_rows.sum(), 3)
+    base_rates: tuple[float, float, float]
+    notes: list[str] = field(default_factory=list)
+    algorithm_rounds: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def run_backtest(
+    matches: MatchTable,
+    quotes: QuoteTable,
+    config: BacktestConfig,
+    *,
+    progress: Callable[[str], None] = lambda _season: None,
+) -> list[Fold]:
+    """Every fold, in season order. Deterministic: the same tables give the same folds."""
+    plans = SeasonPlans(matches, config.train_seasons)
+    folds: list[Fold] = []
+    for season in plans.to_test(config.test_seasons):
+        plan, notes = plans.of(season)
+        progress(season)
+        folds.append(_fold(matches, quotes, config, season, plan, notes))
+    return folds
+
+
+def _fit_groups(split: Split, config: BacktestConfig) -> dict[str, Fit]:
+    """One fit per competition, or one for all under ``""``."""
+    matches, quotes = split.train_matches, split.train_quotes
+    if not config.per_competition:
+        return {"": fit_ensemble(matches, quotes, end=split.test_start, options=config.options)}
+    fits: dict[str, Fit] = {}
+    for competition in sorted(set(matches.competition.tolist())):
+        part_matches, part_quotes = restrict(matches, quotes, matches.competition == competition)
+        fits[competition] = fit_ensemble(
+            part_matches, part_quotes, end=split.test_start, options=config.options
+        )
+    return fits
+
+
+class _Layouts:
+    """The training and test tables laid out over the whole pool, once per method.
+
+    min_quotes=0 keeps every pool column, even for a bookmaker absent from a season.
+    """
+
+    def __init__(self, split: Split, pool: tuple[str, ...], phase: Phase) -> None:
+        self.split, self.pool, self.phase = split, pool, phase
+        self._laid_out: dict[Method, tuple[TrainingSet, TrainingSet]] = {}
+
+    def __call__(self, method: Method) -> tuple[TrainingSet, TrainingSet]:
+        if method not in self._laid_out:
+            split = self.split
+            self._laid_out[method] = (
+                self._lay_out(split.train_matches, split.train_quotes, method),
+                self._lay_out(split.test_matches, split.test_quotes, method),
+            )
+        return self._laid_out[method]
+
+    def _lay_out(self, matches: MatchTable, quotes: QuoteTable, method: Method) -> TrainingSet:
+        return build_training_set(
+            matches, quotes, phase=self.phase, method=method, bookmakers=self.pool, min_quotes=0
+        )
+
+
+def _fold(
+    matches: MatchTable,
+    quotes: QuoteTable,
+    config: BacktestConfig,
+    season: str,
+    plan: TrainingPlan,
+    notes: list[str],
+) -> Fold:
+    split = split_season(matches, quotes, season, plan)
+    fits = _fit_groups(split, config)
+    pool = tuple(sorted({code for fit in fits.values() for code in fit.ensemble.bookmakers}))
+    layouts = _Layouts(split, pool, config.options.phase)
+    # The single bookmakers, the consensus and the base rates always use the first method,
+    # whatever the fits chose, so that variants are compared with the same references.
+    reference_method = config.options.methods[0]
+    training, test = layouts(reference_method)
+    recent = last_training_season(training, plan)
+    ranking = rank_on_training(training, recent, config.compare_share)
+    compared, compare_notes = compared_bookmakers(test, pool, ranking[0], config.compare_share)
+    dropped: Counter[str] = Counter()
+    dropped["its competition has too few earlier seasons"] = split.untested
+    dropped.update(test.dropped)
+    rows = _shared_rows(test, pool, compared, ranking, dropped)
+    forecasts, algorithm_rounds, algorithm_notes = _forecasts(
+        rows, fits, layouts, config, split.test_start
+    )
+    forecasts.update({code: rows.H[:, pool.index(code), :] for code in compared})
+    forecasts[BEST], best_used = best_forecast(rows, pool, ranking)
+    counts = np.bincount(training.y, minlength=len(OUTCOMES)).astype(np.float64)
+    base_rates = counts / counts.sum()
+    forecasts[BASE_RATES] = np.tile(base_rates, (len(rows), 1))
+    closing_rows, closing = _closing(split, rows, reference_method)
+    margins = np.concatenate(
+        [fit.model.margins(fit.training.H, fit.training.y) for fit in fits.values()]
+    )
+    return Fold(
+        season=season,
+        train_seasons=plan,
+        train_match_ids=split.train_matches.ids,
+        test_match_ids=rows.match_ids,
+        train_last_kickoff=float(split.train_matches.kickoff.max()),
+        test_first_kickoff=split.test_start,
+        y=rows.y,
+        forecasts=forecasts,
+        compared=compared,
+        best_bookmaker=ranking[0],
+        best_used={code: best_used[code] for code in ranking if best_used[code]},
+        ensembles={competition: fit.ensemble for competition, fit in fits.items()},
+        rounds={competition: fit.ensemble.rounds for competition, fit in fits.items()},
+        training_margins=margins,
+        dropped={reason: count for reason, count in dropped.items() if count},
+        closing_rows=closing_rows,
+        closing=closing,
+        base_rates=(float(base_rates[0]), float(base_rates[1]), float(base_rates[2])),
+        notes=[*notes, *compare_notes, *algorithm_notes],
+        algorithm_rounds=algorithm_rounds,
+    )
+
+
+def _shared_rows(
+    test: TrainingSet,
+    pool: tuple[str, ...],
+    compared: tuple[str, ...],
+    ranking: tuple[str, ...],
+    dropped: Counter[str],
+) -> TrainingSet:
+    """The test matches every compared bookmaker and at least one candidate for best
+    quoted; the others are counted in ``dropped``."""
+    quoted = ~np.isnan(test.H[:, :, 0])
+    complete = quoted[:, [pool.index(code) for code in compared]].all(axis=1)
+    dropped["a compared bookmaker did not quote it"] = int((~complete).sum())
+    stand_in = quoted[:, [pool.index(code) for code in ranking]].any(axis=1)
+    dropped["no candidate for best bookmaker quoted it"] = int((complete & ~stand_in).sum())
+    return test.rows(np.asarray(complete & stand_in, dtype=bool))
+
+
+def _forecasts(
+    rows: TrainingSet,
+    fits: dict[str, Fit],
+    layouts: _Layouts,
+    config: BacktestConfig,
+    test_start: float,
+) -> tuple[dict[str, NDArray[np.float64]], dict[str, dict[str, int]], list[str]]:
+    """The ensemble, the consensus and the other algorithms on the shared rows, with the
+    algorithms' rounds by competition and a note for each one that could not be fitted."""
+    consensus = rows.consensus()
+    forecasts = {
+        ENSEMBLE: _by_group(rows, fits, layouts, consensus, _predict_ensemble),
+        CONSENSUS: consensus,
+    }
+    algorithm_rounds: dict[str, dict[str, int]] = {}
+    notes: list[str] = []
+    for name in config.algorithms:
+        try:
+            others = {
+                competition: fit_algorithm(name, fit, end=test_start, options=config.options)
+                for competition, fit in fits.items()
+            }
+        except FitError as error:
+            notes.append(f"{name} is not compared this season: {error}")
+            continue
+        forecasts[name] = _by_group(rows, fits, layouts, consensus, partial(_predict_other, others))
+        algorithm_rounds[name] = {c: other.model.n_rounds_ for c, other in others.items()}
+    return forecasts, algorithm_rounds, notes
+
+
+def _by_group(
+    rows: TrainingSet,
+    fits: dict[str, Fit],
+    layouts: _Layouts,
+    consensus: NDArray[np.float64],
+    predict: Callable[[str, Fit, NDArray[np.float64]], NDArray[np.float64]],
+) -> NDArray[np.float64]:
+    """Each group's model reads the test season laid out with the method it was fitted on;
+    a match none of its pool quoted gets the consensus."""
+    proba = consensus.copy()
+    pool = layouts.pool
+    for competition, fit in fits.items():
+        group = (
+            np.flatnonzero(rows.competition == competition) if competition else np.arange(len(rows))
+        )
+        layout = layouts(fit.ensemble.method)[1]
+        at = _rows_of(layout.match_ids, rows.match_ids[group])
+        index = [pool.index(code) for code in fit.training.bookmakers]
+        H = layout.H[np.maximum(at, 0)][:, index, :]
+        present = (at >= 0) & ~np.isnan(H[:, :, 0]).all(axis=1)
+        if present.any():
+            proba[group[present]] = predict(competition, fit, H[present])
+    return proba
+
+
+def _predict_ensemble(_competition: str, fit: Fit, H: NDArray[np.float64]) -> NDArray[np.float64]:
+    return fit.ensemble.predict_proba(H)
+
+
+def _predict_other(
+    others: dict[str, AlgorithmFit], competition: str, _fit: Fit, H: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    return others[competition].predict_proba(H)
+
+
+def _closing(
+    split: Split, rows: TrainingSet, method: Method
+) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    """Which shared rows have Pinnacle's closing odds, and those odds de-margined."""
+    closing_set = build_training_set(
+        split.test_matches,
+        split.test_quotes,
+        phase=Phase.CLOSING,
+        method=method,
+        bookmakers=(CLOSING_CODE,),
+    )
+    if not closing_set.bookmakers:  # files before 2012/13 have no closing odds
+        return np.zeros(len(rows), dtype=bool), np.empty((0, len(OUTCOMES)))
+    at = _rows_of(closing_set.match_ids, rows.match_ids)
+    closing_rows = at >= 0
+    return closing_rows, closing_set.H[at[closing_rows], 0]
+
+
+def _rows_of(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:
+    """The position of each wanted id in ``ids``, -1 where it is absent."""
+    if len(ids) == 0:
+        return np.full(len(wanted), -1, dtype=np.intp)
+    order = np.argsort(ids, kind="stable")
+    slot = np.minimum(np.searchsorted(ids[order], wanted), len(ids) - 1)
+    found = ids[order][slot] == wanted
+    return np.where(found, order[slot], -1).astype(np.intp)
