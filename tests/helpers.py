@@ -64,3 +64,21 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"{what}: not within {seconds:.0f} s")
         time.sleep(0.05)
+
+
+def error_messages(body: object) -> list[str]:
+    """The messages of an error answer, each with its location when it has one.
+
+    Tests read error answers through this one function, so they assert what the error says
+    and where, whatever the envelope around it.
+    """
+    assert isinstance(body, dict), body
+    detail = body.get("detail")
+    if isinstance(detail, str):
+        return [detail]
+    assert isinstance(detail, list), body
+    messages = []
+    for item in detail:
+        location = ".".join(str(part) for part in item.get("loc", ()))
+        messages.append(f"{location}: {item['msg']}" if location else str(item["msg"]))
+    return messages
