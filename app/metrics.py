@@ -55,7 +55,7 @@ PREDICTIONS = Counter(
 )
 INGESTED = Counter(
     "oddsboost_ingested_rows_total",
-    "Rows written by the admin ingest endpoints, by kind.",
+    "Rows written by ingests (the admin endpoints, imports), by kind.",
     ["kind"],
     registry=REGISTRY,
 )

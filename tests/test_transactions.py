@@ -1,21 +1,28 @@
-"""The real session dependency: a request that fails after writing leaves nothing behind."""
+"""The real session dependency: a request that fails after writing leaves nothing behind,
+and what an ingest wrote is counted only once it is committed."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
+from sqlalchemy.orm import Session
 
+from app.api.schemas.ingest import OddsUpload
 from app.db.engine import make_engine, make_session_factory
 from app.db.orm import Competition, Match, Team
 from app.main import create_app
-from app.services.ingest import batches
+from app.metrics import REGISTRY
+from app.services.ingest import batches, ingest_batch
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY
 from tests.test_admin_api import quote
+
+INGEST_LOGGER = "app.services.ingest.report"
 
 
 @pytest.fixture
@@ -57,3 +64,68 @@ def test_a_failure_after_writes_rolls_everything_back(
     )
     assert response.status_code == 500
     assert count(url, Match) == count(url, Team) == count(url, Competition) == 0
+
+
+def quotes_counted() -> float:
+    """The quotes the ingest metrics say were inserted, in this process so far."""
+    return (
+        REGISTRY.get_sample_value("oddsboost_ingested_rows_total", {"kind": "quotes_inserted"})
+        or 0.0
+    )
+
+
+def ingest_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == INGEST_LOGGER]
+
+
+def test_a_committed_ingest_is_counted_once(
+    real_client: tuple[TestClient, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    client, _ = real_client
+    caplog.set_level(logging.INFO, logger=INGEST_LOGGER)
+    before = quotes_counted()
+    response = client.post(
+        "/admin/odds", json={"quotes": [quote()]}, headers={"X-API-Key": ADMIN_KEY}
+    )
+    assert response.status_code == 200
+    assert quotes_counted() == before + 1
+    (line,) = ingest_lines(caplog)
+    assert line.startswith("ingest from /admin/odds: 1 matches created")
+
+
+def test_an_ingest_whose_commit_fails_is_not_counted(
+    real_client: tuple[TestClient, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    client, url = real_client
+    caplog.set_level(logging.INFO, logger=INGEST_LOGGER)
+    before = quotes_counted()
+
+    def refuse(session: Session) -> None:
+        if session.get_nested_transaction() is None:  # the commit itself, not a savepoint
+            raise RuntimeError("injected failure of the commit")
+
+    event.listen(Session, "before_commit", refuse)
+    try:
+        response = client.post(
+            "/admin/odds", json={"quotes": [quote()]}, headers={"X-API-Key": ADMIN_KEY}
+        )
+    finally:
+        event.remove(Session, "before_commit", refuse)
+    assert response.status_code == 500
+    assert count(url, Match) == 0
+    assert quotes_counted() == before
+    assert ingest_lines(caplog) == []
+
+
+def test_an_ingest_undone_with_its_savepoint_is_not_counted(session: Session) -> None:
+    batch = OddsUpload.model_validate({"quotes": [quote()]}).to_batch()
+    before = quotes_counted()
+    savepoint = session.begin_nested()
+    ingest_batch(session, batch, source="a test")
+    savepoint.rollback()
+    session.commit()
+    assert quotes_counted() == before
+    ingest_batch(session, batch, source="a test")
+    assert quotes_counted() == before  # written, not yet committed
+    session.commit()
+    assert quotes_counted() == before + 1

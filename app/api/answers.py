@@ -1,8 +1,10 @@
 """The answers of the predict endpoints, written as JSON once, from the service's records.
 
-The hot path of /predict: no model is built and nothing is validated again (the values
-come from the service, and a test checks real answers against ``PredictionOut`` and
-``BatchOut``, which document these shapes).
+The hot path of /predict: the body is built as plain dicts and lists and written by
+``to_json``, not as a ``PredictionOut`` read from the records' attributes. Building and
+validating that model again would cost more than the rest of a cached answer, and the
+values need no checking: they come from the service. The shapes are still the documented
+ones: a test checks real answers against ``PredictionOut`` and ``BatchOut``.
 """
 
 from __future__ import annotations
@@ -13,19 +15,20 @@ from weakref import WeakKeyDictionary
 
 from pydantic_core import to_json
 
-from app.api.schemas.predict import NO_MODEL_NOTE, OUTSIDE_POOL_NOTE
+from app.api.schemas.predict import NO_MODEL_NOTE, OUTSIDE_POOL_NOTE, ItemErrorOut
 from app.domain.vocabulary import Basis
 from app.services.prediction import PredictionAnswer
 
 
 @dataclass(slots=True)
 class BatchResult:
-    """One item of a batch answer: its prediction, or the status and error it got."""
+    """One item of a batch answer: its prediction, or the status and error it got (the
+    refusal's message, or the item's validation errors)."""
 
     index: int
     status: int = 200
     prediction: PredictionAnswer | None = None
-    error: Any = None
+    error: str | list[ItemErrorOut] | None = None
 
 
 # The body of each answer by match id, kept while the service keeps the answer: the same
@@ -72,6 +75,7 @@ def _fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float,
 
 
 def _prediction(answer: PredictionAnswer) -> dict[str, Any]:
+    """The body of :class:`PredictionOut`, as a plain dict for speed (see the module)."""
     prediction, ensemble, match = answer.prediction, answer.model, answer.match
     probabilities = prediction.probabilities
     note = None

@@ -2,21 +2,28 @@
 
 Everything a router needs from the running application comes through here, typed: the
 application state the lifespan built, its settings, a session per request, the model in
-memory and the prediction service.
+memory, the prediction service, and the services that open sessions of their own (queueing
+a refit, checking readiness) already given the session factory they use: no router holds
+one.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Annotated, Any
+from functools import partial
+from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, HTTPException, Query, Request, Security, status
 from fastapi.security import APIKeyHeader
 
 from app.api.schemas.common import MAX_ID
+from app.domain.vocabulary import RunTrigger
+from app.services import refit_runs
 from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
+from app.services.readiness import Readiness, check_readiness
 from app.services.serving import ModelCache
 from app.settings import Settings
 from app.state import AppState, Session, app_state
@@ -79,11 +86,35 @@ def get_write_session(state: AppStateDep) -> Iterator[Session]:
     yield from state.write_session()
 
 
+class QueueRefit(Protocol):
+    """Queue a refit run and start its process; returns the run's id (see
+    :func:`app.services.refit_runs.queue_refit`)."""
+
+    def __call__(self, *, trigger: RunTrigger, until: dt.datetime | None = None) -> int: ...
+
+
+async def get_queue_refit(state: AppStateDep) -> QueueRefit:
+    # The run is committed in a transaction of its own before its process starts, so the
+    # service takes the write sessions rather than the request's session.
+    return partial(refit_runs.queue_refit, state.write_sessions, state.settings)
+
+
+# Whether the process is ready (see :func:`app.services.readiness.check_readiness`).
+ReadinessCheck = Callable[[], Awaitable[Readiness]]
+
+
+async def get_readiness_check(state: AppStateDep) -> ReadinessCheck:
+    # The database is asked off the event loop, with a session of its own and a timeout.
+    return partial(check_readiness, sessions=state.read_sessions, models=state.models)
+
+
 SettingsDep = Annotated[Settings, Depends(app_settings)]
 ModelsDep = Annotated[ModelCache, Depends(get_models)]
 PredictionsDep = Annotated[PredictionService, Depends(get_predictions)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
+QueueRefitDep = Annotated[QueueRefit, Depends(get_queue_refit)]
+ReadinessCheckDep = Annotated[ReadinessCheck, Depends(get_readiness_check)]
 
 
 def page_window(default_limit: int) -> Callable[..., Awaitable[PageWindow]]:

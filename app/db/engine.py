@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 SQLITE_BEGIN_OPTION = "oddsboost_sqlite_begin"
+# Where a session keeps what waits for its commit: (transaction of the work, callback) pairs.
+ON_COMMIT_KEY = "oddsboost_on_commit"
 
 
 def make_engine(database_url: str, **kwargs: Any) -> Engine:
@@ -71,3 +73,49 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+def on_commit(session: Session, callback: Callable[[], None]) -> None:
+    """Call ``callback`` once the work done so far in ``session`` is committed; never if it
+    is rolled back (with its transaction, or with a savepoint around it).
+
+    For what must only count once it is durable, in a service that does not own the
+    transaction: its caller commits (the API's session dependency after the route returns,
+    a command's :func:`session_scope`). The callback runs after the commit, so it must not
+    fail. With no transaction under way there is nothing to wait for: it runs at once.
+    """
+    work = session.get_nested_transaction() or session.get_transaction()
+    if work is None:
+        callback()
+        return
+    waiting: list[tuple[SessionTransaction, Callable[[], None]]] | None = session.info.get(
+        ON_COMMIT_KEY
+    )
+    if waiting is None:
+        waiting = session.info[ON_COMMIT_KEY] = []
+        event.listen(session, "after_commit", _run_waiting)
+        event.listen(session, "after_soft_rollback", _drop_undone)
+    waiting.append((work, callback))
+
+
+def _run_waiting(session: Session) -> None:
+    if session.get_nested_transaction() is not None:
+        return  # a savepoint was released: the work is not durable yet
+    waiting = session.info[ON_COMMIT_KEY]
+    callbacks = [callback for _, callback in waiting]
+    waiting.clear()
+    for callback in callbacks:
+        callback()
+
+
+def _drop_undone(session: Session, rolled_back: SessionTransaction) -> None:
+    waiting = session.info[ON_COMMIT_KEY]
+    waiting[:] = [(work, callback) for work, callback in waiting if not _within(work, rolled_back)]
+
+
+def _within(transaction: SessionTransaction | None, outer: SessionTransaction) -> bool:
+    while transaction is not None:
+        if transaction is outer:
+            return True
+        transaction = transaction.parent
+    return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -10,6 +10,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 RowT = TypeVar("RowT")
+ViewT = TypeVar("ViewT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,10 @@ class Paged(Generic[RowT]):
     total: int
     limit: int
     offset: int
+
+    def map(self, view: Callable[[RowT], ViewT]) -> Paged[ViewT]:
+        """The same page with each row seen through ``view``."""
+        return Paged([view(row) for row in self.items], self.total, self.limit, self.offset)
 
 
 def paginate(session: Session, statement: Select[RowT], window: PageWindow) -> Paged[RowT]:

@@ -35,37 +35,37 @@ def status_of(match: Match, now: dt.datetime) -> MatchStatus:
 
 @dataclass(frozen=True, slots=True)
 class MatchView:
-    """A stored match as the public API shows it, with its status at the time it was read."""
+    """A stored match as the public API shows it: the row, and its status when it was read.
 
-    id: int
-    competition: str
-    season: str
-    kickoff: dt.datetime
-    kickoff_time_known: bool
-    home_team: str
-    away_team: str
-    home_goals: int | None
-    away_goals: int | None
-    result: str | None
+    The answer reads the row's own attributes (its competition's code, its teams' names);
+    only the status, which depends on the time of reading, is decided here.
+    """
+
+    match: Match
     status: MatchStatus
-    external_id: str | None
 
-    @classmethod
-    def of(cls, match: Match, now: dt.datetime) -> MatchView:
-        return cls(
-            id=match.id,
-            competition=match.competition.code,
-            season=match.season,
-            kickoff=match.kickoff,
-            kickoff_time_known=match.kickoff_time_known,
-            home_team=match.home_team.name,
-            away_team=match.away_team.name,
-            home_goals=match.home_goals,
-            away_goals=match.away_goals,
-            result=match.result,
-            status=status_of(match, now),
-            external_id=match.external_id,
-        )
+
+@dataclass(frozen=True, slots=True)
+class MatchDetail(MatchView):
+    """A match with the latest quote of each bookmaker in each phase (pre-match first)."""
+
+    quotes: list[OddsQuote]
+
+
+@dataclass(frozen=True, slots=True)
+class BookmakerSummary:
+    """A bookmaker and the number of quotes stored for it."""
+
+    bookmaker: Bookmaker
+    quotes: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompetitionSummary:
+    """A competition and the number of matches stored in it."""
+
+    competition: Competition
+    matches: int
 
 
 def list_matches(
@@ -76,23 +76,19 @@ def list_matches(
     now: dt.datetime | None = None,
 ) -> Paged[MatchView]:
     """One page of matches and the total number that match the filters."""
-    now = now or utcnow()
+    moment = now or utcnow()
     order = (
         (Match.kickoff.desc(), Match.id.desc()) if filters.descending else (Match.kickoff, Match.id)
     )
     statement = (
-        _filtered(select(Match), filters, now)
+        _filtered(select(Match), filters, moment)
         .options(
             joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
         )
         .order_by(*order)
     )
-    page = paginate(session, statement, window)
-    return Paged(
-        items=[MatchView.of(match, now) for match in page.items],
-        total=page.total,
-        limit=page.limit,
-        offset=page.offset,
+    return paginate(session, statement, window).map(
+        lambda match: MatchView(match, status_of(match, moment))
     )
 
 
@@ -116,9 +112,10 @@ def _filtered(statement: Select[Match], filters: MatchFilter, now: dt.datetime) 
     return statement
 
 
-def get_match(
+def match_detail(
     session: Session, match_id: int, *, now: dt.datetime | None = None
-) -> MatchView | None:
+) -> MatchDetail | None:
+    """One match, its status and the latest quote of each bookmaker in each phase."""
     match = session.scalar(
         select(Match)
         .where(Match.id == match_id)
@@ -126,7 +123,9 @@ def get_match(
             joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
         )
     )
-    return None if match is None else MatchView.of(match, now or utcnow())
+    if match is None:
+        return None
+    return MatchDetail(match, status_of(match, now or utcnow()), latest_quotes(session, match.id))
 
 
 def latest_by_bookmaker_and_phase(quotes: Sequence[OddsQuote]) -> list[OddsQuote]:
@@ -155,7 +154,7 @@ def latest_quotes(session: Session, match_id: int) -> list[OddsQuote]:
     return latest_by_bookmaker_and_phase(quotes)
 
 
-def list_bookmakers(session: Session) -> list[tuple[Bookmaker, int]]:
+def list_bookmakers(session: Session) -> list[BookmakerSummary]:
     """Every bookmaker with the number of quotes stored for it."""
     counts = (
         select(OddsQuote.bookmaker_id, func.count().label("quotes"))
@@ -167,14 +166,15 @@ def list_bookmakers(session: Session) -> list[tuple[Bookmaker, int]]:
         .outerjoin(counts, counts.c.bookmaker_id == Bookmaker.id)
         .order_by(Bookmaker.code)
     ).all()
-    return [(bookmaker, int(count)) for bookmaker, count in rows]
+    return [BookmakerSummary(bookmaker, int(count)) for bookmaker, count in rows]
 
 
-def list_competitions(session: Session) -> list[tuple[Competition, int]]:
+def list_competitions(session: Session) -> list[CompetitionSummary]:
+    """Every competition with the number of matches stored in it."""
     rows = session.execute(
         select(Competition, func.count(Match.id))
         .outerjoin(Match, Match.competition_id == Competition.id)
         .group_by(Competition.id)
         .order_by(Competition.code)
     ).all()
-    return [(competition, int(count)) for competition, count in rows]
+    return [CompetitionSummary(competition, int(count)) for competition, count in rows]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, status
@@ -21,9 +20,7 @@ from app.api.schemas.ingest import (
 from app.domain.odds_api import Event
 from app.domain.records import optional_season
 from app.services import ingest, teams
-from app.services.ingest import IngestReport
 
-log = logging.getLogger(__name__)
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
 
 CSV_BODY: dict[str, Any] = {
@@ -50,14 +47,16 @@ CSV_BODY: dict[str, Any] = {
 @router.post("/odds", response_model=IngestResponse, responses=ADMIN_ERRORS)
 def post_odds(upload: OddsUpload, session: WriteSessionDep) -> IngestResponse:
     """Store quotes, creating missing competitions, teams, matches and bookmakers."""
-    return _answer(ingest.ingest_batch(session, upload.to_batch()), "/admin/odds")
+    report = ingest.ingest_batch(session, upload.to_batch(), source="/admin/odds")
+    return IngestResponse.model_validate(report)
 
 
 @router.post("/results", response_model=IngestResponse, responses=ADMIN_ERRORS)
 def post_results(upload: ResultsUpload, session: WriteSessionDep) -> IngestResponse:
     """Settle matches: the result (1/X/2) follows from the goals. Unknown matches are skipped."""
     items = [result.to_item() for result in upload.results]
-    return _answer(ingest.settle_results(session, items), "/admin/results")
+    report = ingest.settle_results(session, items, source="/admin/results")
+    return IngestResponse.model_validate(report)
 
 
 @router.post(
@@ -82,7 +81,7 @@ async def import_football_data(
     """
     content = await _uploaded_bytes(request)
     report = await run_in_threadpool(ingest.import_football_data, session, content, season=season)
-    return _answer(report, "a football-data.co.uk file")
+    return IngestResponse.model_validate(report)
 
 
 @router.post("/import/the-odds-api", response_model=IngestResponse, responses=ADMIN_ERRORS)
@@ -124,7 +123,7 @@ def import_the_odds_api(
     session: WriteSessionDep,
 ) -> IngestResponse:
     """Import a saved The Odds API response (h2h market; other markets are ignored)."""
-    return _answer(ingest.import_odds_api(session, events), "The Odds API")
+    return IngestResponse.model_validate(ingest.import_odds_api(session, events))
 
 
 @router.post(
@@ -150,10 +149,6 @@ def delete_alias(
     alias: Annotated[str, Path(examples=["Manchester United"])], session: WriteSessionDep
 ) -> None:
     teams.remove_alias(session, alias)
-
-
-def _answer(report: IngestReport, source: str) -> IngestResponse:
-    return IngestResponse.model_validate(ingest.record(report, source=source))
 
 
 async def _uploaded_bytes(request: Request) -> bytes:

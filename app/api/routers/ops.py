@@ -7,9 +7,9 @@ from typing import Any
 from fastapi import APIRouter, Response, status
 from fastapi.responses import JSONResponse
 
-from app.api.deps import AppStateDep, ModelsDep
+from app.api.deps import ModelsDep, ReadinessCheckDep
 from app.metrics import exposition
-from app.services.readiness import NO_MODEL_DETAIL, ModelReadiness, check_readiness
+from app.services.readiness import NO_MODEL_DETAIL, ModelReadiness
 
 router = APIRouter(include_in_schema=False)
 
@@ -29,10 +29,10 @@ def _model_body(model: ModelReadiness) -> dict[str, Any]:
 
 
 @router.get("/ready")
-async def ready(state: AppStateDep) -> JSONResponse:
+async def ready(check_readiness: ReadinessCheckDep) -> JSONResponse:
     """Ready to serve: the database answers and the model state is loaded (503 and the
     cause otherwise)."""
-    readiness = await check_readiness(sessions=state.read_sessions, models=state.models)
+    readiness = await check_readiness()
     problems = readiness.problems
     body = {
         "status": "not ready" if problems else "ready",

@@ -20,6 +20,7 @@ from app.api.schemas.predict import (
     PREDICT_BODY,
     BatchIn,
     BatchOut,
+    ItemErrorOut,
     PredictIn,
     PredictionOut,
 )
@@ -105,8 +106,7 @@ def _check_items(items: list[Any]) -> tuple[list[PredictIn], list[BatchResult]]:
             valid.append(PREDICT_IN.validate_python(raw))
             results.append(BatchResult(index))
         except ValidationError as error:
-            errors = [
-                {"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in error.errors()
-            ]
+            # Where, what and the kind of each error; the echoed input is left out.
+            errors = [ItemErrorOut.model_validate(e) for e in error.errors()]
             results.append(BatchResult(index, status.HTTP_422_UNPROCESSABLE_CONTENT, error=errors))
     return valid, results

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
@@ -14,7 +13,6 @@ from app.api.schemas.matches import (
     CompetitionOut,
     MatchDetailOut,
     MatchOut,
-    QuoteOut,
     TeamOut,
 )
 from app.domain.fields import UtcDateTime
@@ -69,39 +67,20 @@ def get_match(
     match_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[17])], session: SessionDep
 ) -> MatchDetailOut:
     """One match with the latest quote of each bookmaker in each phase."""
-    match = queries.get_match(session, match_id)
+    match = queries.match_detail(session, match_id)
     if match is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no match with id {match_id}")
-    quotes = [
-        QuoteOut(
-            bookmaker=q.bookmaker.code,
-            bookmaker_name=q.bookmaker.name,
-            phase=q.phase,
-            home=q.home,
-            draw=q.draw,
-            away=q.away,
-            captured_at=q.captured_at,
-            received_at=q.received_at,
-        )
-        for q in queries.latest_quotes(session, match.id)
-    ]
-    return MatchDetailOut(**asdict(match), quotes=quotes)
+    return MatchDetailOut.model_validate(match)
 
 
 @router.get("/bookmakers", response_model=list[BookmakerOut], tags=["reference"])
 def list_bookmakers(session: SessionDep) -> list[BookmakerOut]:
-    return [
-        BookmakerOut(code=b.code, name=b.name, quotes=count)
-        for b, count in queries.list_bookmakers(session)
-    ]
+    return [BookmakerOut.model_validate(b) for b in queries.list_bookmakers(session)]
 
 
 @router.get("/competitions", response_model=list[CompetitionOut], tags=["reference"])
 def list_competitions(session: SessionDep) -> list[CompetitionOut]:
-    return [
-        CompetitionOut(code=c.code, name=c.name, matches=count)
-        for c, count in queries.list_competitions(session)
-    ]
+    return [CompetitionOut.model_validate(c) for c in queries.list_competitions(session)]
 
 
 @router.get("/teams", response_model=list[TeamOut], tags=["reference"])
@@ -111,7 +90,4 @@ def list_teams(
         str | None, Query(max_length=TEAM_NAME_MAX_LENGTH, description="Part of a name or alias.")
     ] = None,
 ) -> list[TeamOut]:
-    return [
-        TeamOut(id=t.id, name=t.name, aliases=[a.alias for a in t.aliases])
-        for t in teams.list_teams(session, search=search)
-    ]
+    return [TeamOut.model_validate(t) for t in teams.list_teams(session, search=search)]

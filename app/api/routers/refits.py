@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, status
 
-from app.api.deps import ADMIN_ERRORS, AppStateDep, SessionDep, page_window, require_admin
+from app.api.deps import ADMIN_ERRORS, QueueRefitDep, SessionDep, page_window, require_admin
 from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.refits import RefitAccepted, RefitIn, RefitRunOut
 from app.domain.vocabulary import RunStatus, RunTrigger
@@ -22,19 +22,16 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(requir
     response_model=RefitAccepted,
     responses=ADMIN_ERRORS,
 )
-def post_refit(state: AppStateDep, body: Annotated[RefitIn | None, Body()] = None) -> RefitAccepted:
+def post_refit(
+    queue_refit: QueueRefitDep, body: Annotated[RefitIn | None, Body()] = None
+) -> RefitAccepted:
     """Start a refit in a separate process and answer at once with its run id.
 
     Follow it at ``GET /admin/refits/{id}``. If another refit is running, this one ends as
     ``skipped``.
     """
     try:
-        run_id = refit_runs.queue_refit(
-            state.write_sessions,
-            state.settings,
-            trigger=RunTrigger.API,
-            until=None if body is None else body.until,
-        )
+        run_id = queue_refit(trigger=RunTrigger.API, until=None if body is None else body.until)
     except refit_runs.RefitNotStartedError as error:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(error)) from None
     return RefitAccepted(run_id=run_id, status=RunStatus.QUEUED, detail=f"/admin/refits/{run_id}")

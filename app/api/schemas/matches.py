@@ -1,11 +1,18 @@
-"""Bodies of the public read endpoints: matches with their quotes, and the reference lists."""
+"""Bodies of the public read endpoints: matches with their quotes, and the reference lists.
+
+Each body is read from the attributes of what the read services return (``from_attributes``):
+a match from a ``MatchView`` (the stored row and its status), a quote from the stored row, a
+bookmaker or competition from its summary with a count. A value that lives on a related row
+(a competition's code, a team's name) is reached by its path.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from collections.abc import Iterable
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasPath, BaseModel, BeforeValidator, ConfigDict, Field
 
 from app.domain.records import Outcome
 from app.domain.vocabulary import MatchStatus, Phase
@@ -26,26 +33,36 @@ MATCH_EXAMPLE: dict[str, Any] = {
 }
 
 
+def _of_match(*path: str) -> AliasPath:
+    """Where a field of the answer is read in a ``MatchView``: on its stored match."""
+    return AliasPath("match", *path)
+
+
 class MatchOut(BaseModel):
     model_config = ConfigDict(from_attributes=True, json_schema_extra={"examples": [MATCH_EXAMPLE]})
 
-    id: int
-    competition: str
-    season: str
-    kickoff: dt.datetime
-    kickoff_time_known: bool = Field(description="False when the source gave the date only.")
-    home_team: str
-    away_team: str
-    home_goals: int | None
-    away_goals: int | None
-    result: Outcome | None
+    id: int = Field(validation_alias=_of_match("id"))
+    competition: str = Field(validation_alias=_of_match("competition", "code"))
+    season: str = Field(validation_alias=_of_match("season"))
+    kickoff: dt.datetime = Field(validation_alias=_of_match("kickoff"))
+    kickoff_time_known: bool = Field(
+        validation_alias=_of_match("kickoff_time_known"),
+        description="False when the source gave the date only.",
+    )
+    home_team: str = Field(validation_alias=_of_match("home_team", "name"))
+    away_team: str = Field(validation_alias=_of_match("away_team", "name"))
+    home_goals: int | None = Field(validation_alias=_of_match("home_goals"))
+    away_goals: int | None = Field(validation_alias=_of_match("away_goals"))
+    result: Outcome | None = Field(validation_alias=_of_match("result"))
     status: MatchStatus
-    external_id: str | None
+    external_id: str | None = Field(validation_alias=_of_match("external_id"))
 
 
 class QuoteOut(BaseModel):
-    bookmaker: str
-    bookmaker_name: str
+    model_config = ConfigDict(from_attributes=True)
+
+    bookmaker: str = Field(validation_alias=AliasPath("bookmaker", "code"))
+    bookmaker_name: str = Field(validation_alias=AliasPath("bookmaker", "name"))
     phase: Phase
     home: float
     draw: float
@@ -83,29 +100,38 @@ class MatchDetailOut(MatchOut):
     )
 
 
+def _alias_names(aliases: Iterable[object]) -> list[object]:
+    """A team's alias rows as the names the answer lists (a name given as such stays)."""
+    return [getattr(alias, "alias", alias) for alias in aliases]
+
+
 class TeamOut(BaseModel):
     id: int
     name: str
-    aliases: list[str]
+    aliases: Annotated[list[str], BeforeValidator(_alias_names)]
 
     model_config = ConfigDict(
+        from_attributes=True,
         json_schema_extra={
             "examples": [{"id": 7, "name": "Man United", "aliases": ["Manchester United"]}]
-        }
+        },
     )
 
 
 class CompetitionOut(BaseModel):
-    code: str
-    name: str | None
+    code: str = Field(validation_alias=AliasPath("competition", "code"))
+    name: str | None = Field(validation_alias=AliasPath("competition", "name"))
     matches: int
 
     model_config = ConfigDict(
-        json_schema_extra={"examples": [{"code": "E0", "name": None, "matches": 7600}]}
+        from_attributes=True,
+        json_schema_extra={"examples": [{"code": "E0", "name": None, "matches": 7600}]},
     )
 
 
 class BookmakerOut(BaseModel):
-    code: str = Field(examples=["PS"])
-    name: str = Field(examples=["Pinnacle"])
+    model_config = ConfigDict(from_attributes=True)
+
+    code: str = Field(validation_alias=AliasPath("bookmaker", "code"), examples=["PS"])
+    name: str = Field(validation_alias=AliasPath("bookmaker", "name"), examples=["Pinnacle"])
     quotes: int = Field(description="Number of stored quotes.")

@@ -199,13 +199,25 @@ class PredictionOut(BaseModel):
     consensus: OutcomeValues = Field(description="Plain mean of all de-margined quotes.")
 
 
+class ItemErrorOut(BaseModel):
+    """One reason a batch item is invalid: where in the item, what, and the kind of error."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
 class BatchItemOut(BaseModel):
     """One item of a batch answer, in the order the items were sent."""
 
     index: int
     status: int = Field(description="The HTTP status this item would have had on /predict.")
     prediction: PredictionOut | None = None
-    error: Any = None
+    error: str | list[ItemErrorOut] | None = Field(
+        default=None,
+        description="Why the item has no prediction: its validation errors (422), or what "
+        "/predict would have said (404, 422, 503).",
+    )
 
 
 class BatchOut(BaseModel):

@@ -14,14 +14,22 @@ from app.domain.records import IngestBatch
 from app.services.ingest.bulk import retry_on_conflict
 from app.services.ingest.matches import write_matches
 from app.services.ingest.quotes import write_quotes
-from app.services.ingest.report import IngestReport
+from app.services.ingest.report import IngestReport, record_on_commit
 
 
 def ingest_batch(
-    session: Session, batch: IngestBatch, *, now: dt.datetime | None = None
+    session: Session, batch: IngestBatch, *, source: str, now: dt.datetime | None = None
 ) -> IngestReport:
-    """Write a parsed batch (matches, their results, quotes); idempotent."""
-    moment = now or utcnow()
+    """Write a parsed batch (matches, their results, quotes); idempotent. What it wrote is
+    counted under ``source`` once the caller commits."""
+    report = _write_batch(session, batch, now or utcnow())
+    record_on_commit(session, report, source=source)
+    return report
+
+
+def _write_batch(session: Session, batch: IngestBatch, moment: dt.datetime) -> IngestReport:
+    """The batch's matches, then its quotes, in a savepoint tried again if a concurrent
+    writer inserted the same rows first."""
 
     def work(session: Session) -> IngestReport:
         report = IngestReport(rows_read=batch.rows_read, skipped=list(batch.skipped))
@@ -33,12 +41,18 @@ def ingest_batch(
 
 
 def import_football_data(
-    session: Session, content: bytes, *, season: str | None = None
+    session: Session,
+    content: bytes,
+    *,
+    season: str | None = None,
+    source: str = "a football-data.co.uk file",
 ) -> IngestReport:
     """Parse and store one football-data.co.uk file; FileFormatError if it is not one."""
-    return ingest_batch(session, parse_football_data(content, season=season))
+    return ingest_batch(session, parse_football_data(content, season=season), source=source)
 
 
-def import_odds_api(session: Session, events: list[Event]) -> IngestReport:
+def import_odds_api(
+    session: Session, events: list[Event], *, source: str = "The Odds API"
+) -> IngestReport:
     """Store a validated The Odds API v4 ``/odds`` response."""
-    return ingest_batch(session, parse_events(events))
+    return ingest_batch(session, parse_events(events), source=source)

@@ -1,10 +1,13 @@
-"""What one batch changed."""
+"""What one batch changed, and how it is counted once it is committed."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
 
+from sqlalchemy.orm import Session
+
+from app.db.engine import on_commit
 from app.domain.records import Skipped
 from app.metrics import INGESTED
 
@@ -47,7 +50,17 @@ class IngestReport:
 WRITTEN = ("matches_created", "matches_updated", "quotes_inserted", "quotes_updated", "results_set")
 
 
-def record(report: IngestReport, *, source: str) -> IngestReport:
+def record_on_commit(session: Session, report: IngestReport, *, source: str) -> None:
+    """Count what an ingest from ``source`` wrote (metrics, one log line) when the caller
+    commits it: a batch that is rolled back, or whose commit fails, is never counted.
+
+    The ingest functions never commit (their caller's transaction is the batch), so they
+    cannot count at the moment they return: the API commits after the route has returned.
+    """
+    on_commit(session, lambda: record(report, source=source))
+
+
+def record(report: IngestReport, *, source: str) -> None:
     """Count what an ingest from ``source`` wrote in the metrics, and log one summary line."""
     for kind in WRITTEN:
         INGESTED.labels(kind).inc(getattr(report, kind))
@@ -64,4 +77,3 @@ def record(report: IngestReport, *, source: str) -> IngestReport:
         report.results_set,
         len(report.skipped),
     )
-    return report

@@ -20,7 +20,7 @@ from app.services.ingest.matches import (
     load_matches_by_id,
     load_matches_by_key,
 )
-from app.services.ingest.report import IngestReport
+from app.services.ingest.report import IngestReport, record_on_commit
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +43,14 @@ class ResultItem:
 
 
 def settle_results(
-    session: Session, items: Sequence[ResultItem], *, now: dt.datetime | None = None
+    session: Session,
+    items: Sequence[ResultItem],
+    *,
+    source: str,
+    now: dt.datetime | None = None,
 ) -> IngestReport:
-    """Set the goals (and so the result) of stored matches; unknown matches are skipped."""
+    """Set the goals (and so the result) of stored matches; unknown matches are skipped.
+    What it wrote is counted under ``source`` once the caller commits."""
     now = now or utcnow()
     report = IngestReport(rows_read=len(items))
     named = [(index, item.match) for index, item in enumerate(items) if item.match is not None]
@@ -97,6 +102,7 @@ def settle_results(
             )
         )
         session.execute(statement, list(updates.values()))
+    record_on_commit(session, report, source=source)
     return report
 
 
