@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     JSON,
@@ -32,7 +33,7 @@ from app.domain.records import (
     SEASON_MAX_LENGTH,
     TEAM_NAME_MAX_LENGTH,
 )
-from app.domain.vocabulary import RunStatus, VersionStatus
+from app.domain.vocabulary import Method, Phase, RunStatus, RunTrigger, VersionStatus
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -71,6 +72,40 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         if value.tzinfo is None:
             return value.replace(tzinfo=dt.UTC)
         return value.astimezone(dt.UTC)
+
+
+WordT = TypeVar("WordT", bound=StrEnum)
+
+
+class Word(TypeDecorator[WordT]):
+    """A shared word (a ``StrEnum`` of :mod:`app.domain.vocabulary`) stored as its text and
+    read back as the word.
+
+    Text given instead of the word is stored as given: the database's own check constraints
+    are what refuse a text that is no word.
+    """
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, words: type[WordT], length: int) -> None:
+        super().__init__(length)
+        self.words = words
+        self.length = length
+        self._by_text = {word.value: word for word in words}
+
+    def process_bind_param(self, value: WordT | str | None, _dialect: Dialect) -> str | None:
+        return None if value is None else str(value)
+
+    def process_result_value(self, value: Any, _dialect: Dialect) -> WordT | None:
+        if value is None:
+            return None
+        try:
+            return self._by_text[value]
+        except KeyError:
+            raise ValueError(
+                f"{value!r} read from the database is no {self.words.__name__}"
+            ) from None
 
 
 def utcnow() -> dt.datetime:
@@ -203,7 +238,7 @@ class OddsQuote(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
     bookmaker_id: Mapped[int] = mapped_column(ForeignKey("bookmakers.id"))
-    phase: Mapped[str] = mapped_column(String(8))
+    phase: Mapped[Phase] = mapped_column(Word(Phase, 8))
     home: Mapped[float] = mapped_column(Float)
     draw: Mapped[float] = mapped_column(Float)
     away: Mapped[float] = mapped_column(Float)
@@ -237,8 +272,8 @@ class ModelVersion(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     algorithm: Mapped[str] = mapped_column(String(32))
-    method: Mapped[str] = mapped_column(String(32))
-    phase: Mapped[str] = mapped_column(String(8))
+    method: Mapped[Method] = mapped_column(Word(Method, 32))
+    phase: Mapped[Phase] = mapped_column(Word(Phase, 8))
     rounds: Mapped[int]
     # Exponent a of p ∝ p^a applied to the weighted mix; 1 when not calibrated.
     calibration: Mapped[float] = mapped_column(Float, default=1.0, server_default=text("1.0"))
@@ -279,8 +314,8 @@ class RefitRun(Base):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    trigger: Mapped[str] = mapped_column(String(16))
-    status: Mapped[str] = mapped_column(String(16))
+    trigger: Mapped[RunTrigger] = mapped_column(Word(RunTrigger, 16))
+    status: Mapped[RunStatus] = mapped_column(Word(RunStatus, 16))
     started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     until: Mapped[dt.datetime] = mapped_column(UTCDateTime())

@@ -11,7 +11,6 @@ from sqlalchemy.orm import Session
 from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
 from app.domain.ensemble import Ensemble
 from app.domain.tables import MatchTable, QuoteTable, tables_from_rows
-from app.domain.vocabulary import Method, Phase
 from app.services.pagination import Paged, PageWindow, paginate
 
 
@@ -19,8 +18,8 @@ def ensemble_of(version: ModelVersion) -> Ensemble:
     return Ensemble(
         bookmakers=tuple(str(b["code"]) for b in version.bookmakers),
         weights=np.array([float(b["weight"]) for b in version.bookmakers], dtype=np.float64),
-        method=Method(version.method),
-        phase=Phase(version.phase),
+        method=version.method,
+        phase=version.phase,
         rounds=version.rounds,
         version=version.id,
         fitted_at=version.created_at,

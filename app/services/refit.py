@@ -113,7 +113,7 @@ def _claim_run(factory: sessionmaker[Session], run_id: int, until: dt.datetime) 
         run = session.get(RefitRun, run_id)
         if run is None:
             raise RefitError(f"no refit run {run_id}")
-        if RunStatus(run.status).is_final:
+        if run.status.is_final:
             raise RefitError(f"refit run {run_id} has already finished ({run.status})")
         run.status, run.until = RunStatus.RUNNING, until
         run.host, run.pid = socket.gethostname()[:255], os.getpid()
@@ -199,7 +199,7 @@ def _refit(
         version = ModelVersion(
             created_at=utcnow(),
             algorithm=ALGORITHM,
-            method=str(training.method),
+            method=training.method,
             phase=training.phase,
             rounds=fit.choice.rounds,
             calibration=fit.ensemble.calibration,
