@@ -6,6 +6,7 @@ import datetime as dt
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from pydantic import TypeAdapter
 from sqlalchemy import (
     JSON,
     CheckConstraint,
@@ -33,6 +34,8 @@ from app.domain.records import (
     SEASON_MAX_LENGTH,
     TEAM_NAME_MAX_LENGTH,
 )
+from app.domain.rounds import GridPoint
+from app.domain.version_records import BookmakerWeight, FitReport
 from app.domain.vocabulary import Method, Phase, RunStatus, RunTrigger, VersionStatus
 
 NAMING_CONVENTION = {
@@ -75,6 +78,7 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
 
 
 WordT = TypeVar("WordT", bound=StrEnum)
+RecordT = TypeVar("RecordT")
 
 
 class Word(TypeDecorator[WordT]):
@@ -106,6 +110,33 @@ class Word(TypeDecorator[WordT]):
             raise ValueError(
                 f"{value!r} read from the database is no {self.words.__name__}"
             ) from None
+
+
+class JSONRecord(TypeDecorator[RecordT]):
+    """JSON written from a typed record and read back into it.
+
+    ``record_type`` is a record class or a collection of records (``tuple[GridPoint, ...]``);
+    pydantic writes and reads the JSON, so the records' own JSON names and shapes
+    (:mod:`app.domain.version_records`) are the only ones.
+    """
+
+    impl = JSON
+    cache_ok = True
+
+    def __init__(self, record_type: type[RecordT]) -> None:
+        super().__init__()
+        self.record_type = record_type
+        self._adapter = TypeAdapter(record_type)
+
+    def process_bind_param(self, value: Any, _dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        return self._adapter.dump_python(value, mode="json", by_alias=True, warnings="error")
+
+    def process_result_value(self, value: Any, _dialect: Dialect) -> RecordT | None:
+        if value is None:
+            return None
+        return self._adapter.validate_python(value)
 
 
 def utcnow() -> dt.datetime:
@@ -281,11 +312,13 @@ class ModelVersion(Base):
     window_end: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     n_matches: Mapped[int]
     # [{"code": "PS", "weight": 1.23, "chosen": 17}, ...] in pool order
-    bookmakers: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    bookmakers: Mapped[tuple[BookmakerWeight, ...]] = mapped_column(
+        JSONRecord(tuple[BookmakerWeight, ...])
+    )
     # [{"rounds": 10, "log_loss": 0.97}, ...]
-    rounds_grid: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    rounds_grid: Mapped[tuple[GridPoint, ...]] = mapped_column(JSONRecord(tuple[GridPoint, ...]))
     # {"rows": n, "model": {...}, "consensus": {...}, "bookmakers": {...}, ...}
-    validation: Mapped[dict[str, Any]] = mapped_column(JSON)
+    validation: Mapped[FitReport] = mapped_column(JSONRecord(FitReport))
     is_active: Mapped[bool] = mapped_column(default=False)
     activated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     rejected_reason: Mapped[str | None] = mapped_column(Text)
