@@ -8,7 +8,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from pydantic import ValidationError
-from sqlalchemy import Connection, Engine, insert, inspect
+from sqlalchemy import Connection, Engine, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -18,7 +18,8 @@ from app.db.migrate import (
     head_revision,
     require_current_schema,
 )
-from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, Team
+from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, RefitRun, Team
+from app.domain.vocabulary import Phase, RunStatus, RunTrigger
 from app.settings import Settings
 
 
@@ -105,6 +106,28 @@ def test_quote_constraints_in_the_database(session: Session, change: dict[str, o
     row = _undated_quote(session)
     with pytest.raises(IntegrityError), session.begin_nested():
         session.execute(insert(OddsQuote), [{**row, **change}])
+
+
+def test_shared_words_are_stored_as_their_text_and_read_back_as_words(session: Session) -> None:
+    session.execute(insert(OddsQuote), [_undated_quote(session)])
+    session.add(
+        RefitRun(
+            trigger=RunTrigger.SCHEDULER,
+            status=RunStatus.QUEUED,
+            until=dt.datetime(2018, 8, 10, tzinfo=dt.UTC),
+        )
+    )
+    session.flush()
+    stored = session.execute(
+        text("SELECT q.phase, r.trigger, r.status FROM odds_quotes q, refit_runs r")
+    ).one()
+    assert tuple(stored) == ("pre", "scheduler", "queued")
+    assert all(type(word) is str for word in stored)
+    session.expire_all()
+    assert session.scalars(select(OddsQuote.phase)).one() is Phase.PRE
+    run = session.scalars(select(RefitRun)).one()
+    assert (run.trigger, run.status) == (RunTrigger.SCHEDULER, RunStatus.QUEUED)
+    assert (type(run.trigger), type(run.status)) == (RunTrigger, RunStatus)
 
 
 def test_timestamps_come_back_in_utc(session: Session) -> None:
