@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
 from app.settings import Settings
 from tests.conftest import build_app
-from tests.helpers import count_complete_triples, count_rows
+from tests.helpers import count_complete_triples, count_rows, error_messages
 
 FIXTURES = Path(__file__).parent / "fixtures"
 E0_1819_PRICE_PREFIXES = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
@@ -448,9 +448,46 @@ def test_invalid_price_in_file_is_reported_by_row_and_column(
 def test_season_can_be_given(
     client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
 ) -> None:
-    post_csv(client, admin_headers, season_file("I1_0203").read_bytes(), season="Serie A 02-03")
-    listed = client.get("/matches", params={"season": "Serie A 02-03"}).json()
+    # The file's matches are of 2002/03; the season given names every one of them.
+    post_csv(client, admin_headers, season_file("I1_0203").read_bytes(), season="2003/04")
+    listed = client.get("/matches", params={"season": "2003/04"}).json()
     assert listed["total"] == 306
+
+
+@pytest.mark.parametrize("season", ["banana", "x; DROP", "Serie A 02-03", "2018/20"])
+def test_a_season_that_is_not_one_is_422_and_relabels_nothing(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    season_file: SeasonFile,
+    session: Session,
+    season: str,
+) -> None:
+    response = post_csv(client, admin_headers, season_file("I1_0203").read_bytes(), season=season)
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("query.season: ")
+    assert f"season {season!r} is not YYYY/YY" in message
+    assert count_rows(session, Match) == 0
+
+
+def test_a_season_in_json_follows_the_same_rule(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    response = client.post(
+        "/admin/odds",
+        json={"quotes": [quote(), quote(bookmaker="PS", match={"season": "banana"})]},
+        headers=admin_headers,
+    )
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("body.quotes.1.match.season: ")
+    assert "YYYY/YY (two consecutive years, e.g. 2018/19)" in message
+    assert count_rows(session, Match) == 0
+    calendar = client.post(
+        "/admin/odds", json={"quotes": [quote(match={"season": "2018"})]}, headers=admin_headers
+    )
+    assert calendar.status_code == 200
+    assert session.scalars(select(Match.season)).all() == ["2018"]
 
 
 def test_empty_body_and_non_season_files_are_422(

@@ -167,6 +167,28 @@ def test_a_blank_or_too_long_season_option(
     assert "season is longer than 16 characters" in too_long.stderr
 
 
+@pytest.mark.parametrize("season", ["banana", "x; DROP", "2018/20"])
+def test_a_season_option_that_is_not_a_season_is_a_usage_error(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, season: str
+) -> None:
+    result = oddsboost.run(
+        "import",
+        "football-data",
+        str(season_file("I1_0203")),
+        "--season",
+        season,
+        env=on(migrated_url),
+    )
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"--season: season {season!r} is not YYYY/YY")
+    assert "e.g. 2018/19" in line
+    calendar = import_json(
+        oddsboost, migrated_url, "football-data", str(season_file("I1_0203")), "--season", "2003"
+    )
+    assert calendar["total"]["matches_created"] == 306
+
+
 def test_import_the_odds_api_file(oddsboost: Oddsboost, migrated_url: str, tmp_path: Path) -> None:
     report = import_json(
         oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")

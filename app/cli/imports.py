@@ -61,7 +61,11 @@ def import_football_data(
         list[str], typer.Argument(help="Season files, directories of them, or http(s) URLs.")
     ],
     season: Annotated[
-        str | None, typer.Option(help="Season of every match (e.g. 2018/19); default: derived.")
+        str | None,
+        typer.Option(
+            help="Season of every match: 2018/19 (two consecutive years) or 2019 (a calendar "
+            "year); default: derived."
+        ),
     ] = None,
     show_all: Annotated[bool, typer.Option("--show-all", help="List every skipped item.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,

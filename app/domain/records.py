@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,6 +29,9 @@ JSON_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 # The bookmakers table keeps a display name in a column as wide as a team's name.
 BOOKMAKER_NAME_MAX_LENGTH = TEAM_NAME_MAX_LENGTH
 SEASON_MAX_LENGTH = 16
+# A season: two consecutive years, "2018/19", or one calendar year, "2019" (ASCII digits).
+SEASON_PATTERN = re.compile(r"(?P<start>[0-9]{4})(?:/(?P<end>[0-9]{2}))?")
+SEASON_FORMS = "YYYY/YY (two consecutive years, e.g. 2018/19) or YYYY (a calendar year, e.g. 2019)"
 EXTERNAL_ID_MAX_LENGTH = 100
 # Timestamps outside these years are typing mistakes, and near the ends of Python's range
 # date arithmetic overflows.
@@ -84,7 +88,27 @@ def check_bookmaker_name(value: str, what: str = "bookmaker name") -> str:
 
 
 def check_season(value: str) -> str:
-    return check_text(value, "season", SEASON_MAX_LENGTH)
+    """A season in one of its two forms: ``YYYY/YY``, a season over two consecutive years
+    (2018/19, 1999/00), or ``YYYY``, the calendar year of a league that plays within one.
+
+    Every season a caller or a file gives is checked here, so a typing mistake is refused
+    rather than stored as a new season that relabels matches.
+    """
+    text = check_text(value, "season", SEASON_MAX_LENGTH)
+    form = SEASON_PATTERN.fullmatch(text)
+    if form is None:
+        raise ValueError(f"season {text!r} is not {SEASON_FORMS}")
+    start = int(form["start"])
+    last = start if form["end"] is None else start + 1
+    if form["end"] is not None and int(form["end"]) != last % 100:
+        raise ValueError(
+            f"season {text!r} is not {SEASON_FORMS}: after {start} comes {start}/{last % 100:02d}"
+        )
+    if start < EARLIEST.year or last >= LATEST.year:
+        raise ValueError(
+            f"season {text!r} is not {SEASON_FORMS} in the years {EARLIEST.year}-{LATEST.year - 1}"
+        )
+    return text
 
 
 def optional_season(value: str | None) -> str | None:

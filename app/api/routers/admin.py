@@ -70,7 +70,10 @@ async def import_football_data(
     session: WriteSessionDep,
     season: Annotated[
         str | None,
-        Query(description="Season of every match, e.g. 2018/19; blank or absent: derived."),
+        Query(
+            description="Season of every match: 2018/19 (two consecutive years) or 2019 (a "
+            "calendar year); blank or absent: derived."
+        ),
         AfterValidator(optional_season),
     ] = None,
 ) -> IngestResponse:

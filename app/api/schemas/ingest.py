@@ -35,7 +35,8 @@ class MatchRef(StrictModel):
     external_id: Annotated[str | None, AfterValidator(_optional_external_id)] = None
     season: Annotated[str | None, AfterValidator(optional_season)] = Field(
         default=None,
-        description="Defaults to the August-July season of the kickoff.",
+        description="2018/19 (two consecutive years) or 2019 (a calendar year); defaults "
+        "to the August-July season of the kickoff.",
         examples=["2018/19"],
     )
 
