@@ -909,3 +909,91 @@ def test_blank_season_and_odd_external_ids_in_json(
     )
     assert bad.status_code == 422
     assert bad.json()["detail"][0]["loc"] == ["body", "quotes", 0, "match", "external_id"]
+
+
+# --- look-alike names ------------------------------------------------------------------------
+
+BAYERN_NFC = "Bayern M\u00fcnchen"
+BAYERN_NFD = "Bayern Mu\u0308nchen"
+
+
+def test_a_name_in_either_unicode_form_is_one_team(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    first = quote(match={"competition": "D1", "home_team": BAYERN_NFC, "away_team": "Hertha"})
+    again = quote(match={"competition": "D1", "home_team": BAYERN_NFD, "away_team": "Hertha"})
+    client.post("/admin/odds", json={"quotes": [first]}, headers=admin_headers)
+    report = client.post("/admin/odds", json={"quotes": [again]}, headers=admin_headers).json()
+    assert (report["matches_created"], report["matches_unchanged"]) == (0, 1)
+    assert session.scalars(select(Team.name).order_by(Team.name)).all() == [BAYERN_NFC, "Hertha"]
+
+
+@pytest.mark.parametrize("character", ["\u200b", "\ufeff", "\u202e", "\u2028"])
+def test_an_invisible_character_in_a_json_name_is_422(
+    client: TestClient, admin_headers: dict[str, str], session: Session, character: str
+) -> None:
+    hidden = quote(match={"home_team": f"Man{character}United"})
+    response = client.post("/admin/odds", json={"quotes": [hidden]}, headers=admin_headers)
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("body.quotes.0.match.home_team: ")
+    assert f"U+{ord(character):04X}" in message
+    assert count_rows(session, Team) == 0
+
+
+def test_look_alike_names_in_a_season_file(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    # A byte-order mark at the start of the file is its encoding, not part of a name.
+    content = (
+        "\ufeffDiv,Date,HomeTeam,AwayTeam,FTHG,FTAG,B365H,B365D,B365A\n"
+        f"D1,24/08/2018,{BAYERN_NFC},Hoffenheim,3,1,1.2,7,13\n"
+        f"D1,15/09/2018,Hertha,{BAYERN_NFD},2,0,6,4.5,1.5\n"
+        "D1,22/09/2018,Hertha\u200b,Hoffenheim,1,1,2,3,4\n"
+    ).encode()
+    report = post_csv(client, admin_headers, content).json()
+    assert report["matches_created"] == 2
+    assert [(s["where"], s["field"]) for s in report["skipped"]] == [("row 4", "HomeTeam")]
+    assert "U+200B ZERO WIDTH SPACE" in report["skipped"][0]["reason"]
+    names = session.scalars(select(Team.name).order_by(Team.name)).all()
+    assert names == [BAYERN_NFC, "Hertha", "Hoffenheim"]
+
+
+def test_a_bookmaker_title_in_either_form_and_odds_api_names(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    events = odds_api_events()[1:]
+    # The feed spells the teams decomposed, in the event and in its outcomes alike.
+    events[0]["home_team"] = "Newcastle Unite\u0301d"
+    for bookmaker in events[0]["bookmakers"]:
+        for market in bookmaker["markets"]:
+            for outcome in market["outcomes"]:
+                if outcome["name"] == "Newcastle United":
+                    outcome["name"] = "Newcastle Unite\u0301d"
+    events[0]["bookmakers"][0]["title"] = "Be\u0301tfair"
+    report = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers).json()
+    assert (report["matches_created"], report["quotes_inserted"]) == (1, 1)
+    assert "Newcastle Unit\u00e9d" in session.scalars(select(Team.name)).all()
+    assert session.scalars(select(Bookmaker.name)).all() == ["B\u00e9tfair"]
+
+
+def test_an_alias_in_another_unicode_form_is_the_same_name(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    client.post(
+        "/admin/odds",
+        json={"quotes": [quote(match={"competition": "D1", "home_team": BAYERN_NFC})]},
+        headers=admin_headers,
+    )
+    same = alias(client, admin_headers, BAYERN_NFD, BAYERN_NFC)
+    assert same.status_code == 409
+    assert "already the team's own name" in error_messages(same.json())[0]
+    added = alias(client, admin_headers, "FC Bayern Mu\u0308nchen", BAYERN_NFD)
+    assert added.json()["alias"] == "FC Bayern M\u00fcnchen"
+    assert session.scalars(select(TeamAlias.alias)).all() == ["FC Bayern M\u00fcnchen"]
+    removed = client.delete("/admin/teams/aliases/FC Bayern Mu\u0308nchen", headers=admin_headers)
+    assert removed.status_code == 204
+    assert count_rows(session, TeamAlias) == 0
+    hidden = alias(client, admin_headers, "Bayern\u202e", BAYERN_NFC)
+    assert hidden.status_code == 422
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in error_messages(hidden.json())[0]

@@ -6,9 +6,16 @@ taken from the code's output.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from app.domain.records import check_season, optional_season
+from app.domain.records import (
+    check_bookmaker_name,
+    check_season,
+    check_team_name,
+    optional_season,
+)
 
 # --- seasons -------------------------------------------------------------------------------
 
@@ -63,3 +70,51 @@ def test_a_given_season_is_checked() -> None:
     assert optional_season("2019") == "2019"
     with pytest.raises(ValueError, match="YYYY/YY"):
         optional_season("banana")
+
+
+# --- names ---------------------------------------------------------------------------------
+
+# "München" with the ü as one character (NFC) and as u + combining diaeresis (NFD).
+BAYERN_NFC = "Bayern M\u00fcnchen"
+BAYERN_NFD = "Bayern Mu\u0308nchen"
+
+
+def test_a_name_is_stored_in_its_composed_form() -> None:
+    assert BAYERN_NFC != BAYERN_NFD
+    assert check_team_name(BAYERN_NFD) == BAYERN_NFC
+    assert check_team_name(BAYERN_NFC) == BAYERN_NFC
+    assert check_bookmaker_name("Cafe\u0301 Bets") == "Caf\u00e9 Bets"
+
+
+@pytest.mark.parametrize(
+    ("character", "described"),
+    [
+        ("\u200b", "U+200B ZERO WIDTH SPACE"),
+        ("\ufeff", "U+FEFF ZERO WIDTH NO-BREAK SPACE"),
+        ("\u202e", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("\u2028", "U+2028 LINE SEPARATOR"),
+        ("\u2029", "U+2029 PARAGRAPH SEPARATOR"),
+        ("\u00ad", "U+00AD SOFT HYPHEN"),
+        ("\u200d", "U+200D ZERO WIDTH JOINER"),
+    ],
+)
+def test_invisible_characters_in_a_name_are_refused(character: str, described: str) -> None:
+    for check in (check_team_name, check_bookmaker_name):
+        with pytest.raises(ValueError, match=re.escape(described)) as refused:
+            check(f"Bayern{character}Munich")
+        assert "invisible" in str(refused.value)
+    # At either end too: it is not whitespace to be trimmed (U+2028 is, and goes).
+    if character != "\u2028" and character != "\u2029":
+        with pytest.raises(ValueError, match=re.escape(described)):
+            check_team_name(f"{character}Arsenal")
+
+
+@pytest.mark.parametrize("control", ["\x00", "\x1f", "\x7f", "\x85", "\x9f"])
+def test_control_characters_in_a_name_are_refused(control: str) -> None:
+    with pytest.raises(ValueError, match="team name contains control characters"):
+        check_team_name(f"Man{control}United")
+
+
+def test_visible_characters_of_every_script_are_kept() -> None:
+    for name in ("Atlético Madrid", "Beşiktaş", "Црвена звезда", "浦和レッズ", "O'Higgins"):
+        assert check_team_name(name) == name

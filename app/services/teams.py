@@ -8,7 +8,7 @@ from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from app.db.orm import Match, OddsQuote, Team, TeamAlias, utcnow
-from app.domain.records import check_team_name
+from app.domain.records import check_team_name, normalised
 
 
 class TeamNotFoundError(LookupError):
@@ -34,7 +34,9 @@ def list_teams(session: Session, *, search: str | None = None) -> list[Team]:
     statement = select(Team).options(selectinload(Team.aliases)).order_by(Team.name)
     if search:
         # The search text is literal: LIKE's wildcards in it are escaped.
-        literal = search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        literal = (
+            normalised(search).lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        )
         pattern = f"%{literal}%"
         statement = statement.where(
             or_(
@@ -95,7 +97,7 @@ def add_alias(session: Session, *, alias: str, team: str) -> AliasReport:
 
 
 def remove_alias(session: Session, alias: str) -> None:
-    found = session.scalar(select(TeamAlias).where(TeamAlias.alias == alias.strip()))
+    found = session.scalar(select(TeamAlias).where(TeamAlias.alias == normalised(alias)))
     if found is None:
         raise TeamNotFoundError(f"no alias {alias!r}")
     session.delete(found)
