@@ -997,3 +997,198 @@ def test_an_alias_in_another_unicode_form_is_the_same_name(
     hidden = alias(client, admin_headers, "Bayern\u202e", BAYERN_NFC)
     assert hidden.status_code == 422
     assert "U+202E RIGHT-TO-LEFT OVERRIDE" in error_messages(hidden.json())[0]
+
+
+# --- rescheduled fixtures ----------------------------------------------------------------------
+
+
+def fixture(
+    kickoff: str, *, home: str = "Arsenal", away: str = "Chelsea", **overrides: Any
+) -> dict[str, Any]:
+    """A quote for one fixture of E0 (unless told otherwise) on a given kickoff."""
+    match = {"home_team": home, "away_team": away, "kickoff": kickoff}
+    match.update(overrides.pop("match", {}))
+    return quote(match=match, **overrides)
+
+
+def post_odds(client: TestClient, headers: dict[str, str], *quotes: dict[str, Any]) -> Any:
+    response = client.post("/admin/odds", json={"quotes": list(quotes)}, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_fixture_on_a_new_date_moves_its_match_with_its_quotes(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    moved = post_odds(client, admin_headers, fixture("2019-02-27T19:45:00Z", bookmaker="PS"))
+    assert (moved["matches_created"], moved["matches_updated"]) == (0, 1)
+    assert moved["matches_rescheduled"] == 1
+    match = session.scalars(select(Match)).one()
+    assert match.kickoff == dt.datetime(2019, 2, 27, 19, 45, tzinfo=dt.UTC)
+    assert match.season == "2018/19"
+    detail = client.get(f"/matches/{match.id}").json()
+    assert [q["bookmaker"] for q in detail["quotes"]] == ["B365", "PS"]
+    again = post_odds(client, admin_headers, fixture("2019-02-27T19:45:00Z", bookmaker="PS"))
+    assert (again["matches_unchanged"], again["matches_rescheduled"]) == (1, 0)
+
+
+def test_a_season_file_moves_a_fixture_stored_on_its_first_date(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile, session: Session
+) -> None:
+    # Before the season, Man United v Leicester was announced for 5 August; the file has
+    # it on 10 August 2018, its first row, with the result.
+    post_odds(
+        client,
+        admin_headers,
+        fixture("2018-08-05T15:00:00Z", home="Man United", away="Leicester", bookmaker="BF"),
+    )
+    report = post_csv(client, admin_headers, season_file("E0_1819").read_bytes()).json()
+    assert (report["matches_created"], report["matches_updated"]) == (379, 1)
+    assert report["matches_rescheduled"] == 1
+    assert report["results_set"] == 380
+    assert count_rows(session, Match) == 380
+    match = session.scalars(
+        select(Match)
+        .join(Team, Match.home_team_id == Team.id)
+        .where(Team.name == "Man United")
+        .where(Match.away_team.has(Team.name == "Leicester"))
+    ).one()
+    assert (match.kickoff_date, match.result) == (dt.date(2018, 8, 10), "1")
+    codes = set(
+        session.scalars(
+            select(Bookmaker.code).join(OddsQuote).where(OddsQuote.match_id == match.id)
+        )
+    )
+    assert {"BF", "B365", "PS"} <= codes
+
+
+def test_the_odds_api_moves_a_fixture_stored_by_another_source(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    # Event [1] of the file is Newcastle United v Tottenham Hotspur on 11 August 2018.
+    post_odds(
+        client,
+        admin_headers,
+        fixture("2018-08-04T14:00:00Z", home="Newcastle United", away="Tottenham Hotspur"),
+    )
+    events = odds_api_events()[1:]
+    report = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers).json()
+    assert (report["matches_created"], report["matches_rescheduled"]) == (0, 1)
+    match = session.scalars(select(Match)).one()
+    assert match.kickoff == dt.datetime(2018, 8, 11, 11, 30, tzinfo=dt.UTC)
+    assert match.external_id == "1b4a6f2d0c3e5f7a9b8c7d6e5f4a3b2c"
+    assert count_rows(session, OddsQuote) == 2
+
+
+def test_a_rescheduled_event_counts_as_rescheduled(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    events = odds_api_events()[1:]
+    client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    events[0]["commence_time"] = "2018-08-12T15:00:00Z"
+    report = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers).json()
+    assert (report["matches_updated"], report["matches_rescheduled"]) == (1, 1)
+
+
+def test_a_result_named_on_the_new_date_moves_the_fixture(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    named = {
+        "competition": "E0",
+        "kickoff": "2019-02-27T19:45:00Z",
+        "home_team": "Arsenal",
+        "away_team": "Chelsea",
+    }
+    payload = {"results": [{"match": named, "home_goals": 2, "away_goals": 0}]}
+    report = client.post("/admin/results", json=payload, headers=admin_headers).json()
+    assert report["skipped"] == []
+    assert (report["results_set"], report["matches_updated"], report["matches_rescheduled"]) == (
+        1,
+        1,
+        1,
+    )
+    match = session.scalars(select(Match)).one()
+    assert (match.kickoff, match.result) == (dt.datetime(2019, 2, 27, 19, 45, tzinfo=dt.UTC), "1")
+    again = client.post("/admin/results", json=payload, headers=admin_headers).json()
+    assert (again["matches_unchanged"], again["matches_rescheduled"]) == (1, 0)
+
+
+def test_a_result_on_a_new_date_in_the_future_moves_nothing(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=400)).replace(microsecond=0)
+    named = {"competition": "E0", "kickoff": later.isoformat(), "season": "2018/19"}
+    named |= {"home_team": "Arsenal", "away_team": "Chelsea"}
+    payload = {"results": [{"match": named, "home_goals": 2, "away_goals": 0}]}
+    report = client.post("/admin/results", json=payload, headers=admin_headers).json()
+    assert (report["results_set"], report["matches_rescheduled"]) == (0, 0)
+    assert "in the future" in report["skipped"][0]["reason"]
+    match = session.scalars(select(Match)).one()
+    assert (match.kickoff_date, match.result) == (dt.date(2018, 11, 10), None)
+
+
+def test_a_played_match_is_not_moved_by_a_second_meeting(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    # The Scottish Premiership plays a pair twice at the same home ground in a season: a
+    # settled match has been played, and a fixture on another date is the next meeting.
+    post_odds(client, admin_headers, fixture("2018-09-02T11:00:00Z", match={"competition": "SC0"}))
+    settle = {
+        "results": [
+            {"match_id": session.scalars(select(Match.id)).one(), "home_goals": 1, "away_goals": 0}
+        ]
+    }
+    client.post("/admin/results", json=settle, headers=admin_headers)
+    report = post_odds(
+        client, admin_headers, fixture("2019-03-31T12:00:00Z", match={"competition": "SC0"})
+    )
+    assert (report["matches_created"], report["matches_rescheduled"]) == (1, 0)
+    assert count_rows(session, Match) == 2
+
+
+def test_two_meetings_of_one_pair_are_never_taken_for_a_move(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    scottish = {"competition": "SC0"}
+    # Two meetings in one batch: both are new matches, neither moves the stored one.
+    post_odds(client, admin_headers, fixture("2018-09-02T11:00:00Z", match=scottish))
+    both = post_odds(
+        client,
+        admin_headers,
+        fixture("2018-12-29T12:00:00Z", match=scottish),
+        fixture("2019-03-31T12:00:00Z", match=scottish),
+    )
+    assert (both["matches_created"], both["matches_rescheduled"]) == (2, 0)
+    # Three stored meetings: a fourth date is a fourth match.
+    fourth = post_odds(client, admin_headers, fixture("2019-05-12T12:00:00Z", match=scottish))
+    assert (fourth["matches_created"], fourth["matches_rescheduled"]) == (1, 0)
+    assert count_rows(session, Match) == 4
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # Another competition: a league match and a cup tie of the same pair.
+        ({}, {"competition": "FAC"}),
+        # Another season: the fixture of the next season.
+        ({}, {"kickoff": "2019-09-14T14:00:00Z"}),
+        # The source names two events: two matches.
+        ({"external_id": "evt-1"}, {"external_id": "evt-2"}),
+    ],
+    ids=["competition", "season", "external-id"],
+)
+def test_a_fixture_moves_only_within_its_competition_and_season(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    session: Session,
+    first: dict[str, Any],
+    second: dict[str, Any],
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z", match=first))
+    other = {"kickoff": "2019-02-27T19:45:00Z", **second}
+    report = post_odds(client, admin_headers, fixture(other.pop("kickoff"), match=other))
+    assert (report["matches_created"], report["matches_rescheduled"]) == (1, 0)
+    assert count_rows(session, Match) == 2

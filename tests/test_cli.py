@@ -189,6 +189,30 @@ def test_a_season_option_that_is_not_a_season_is_a_usage_error(
     assert calendar["total"]["matches_created"] == 306
 
 
+def test_a_rescheduled_fixture_is_shown_in_the_summary(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    header = "Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\n"
+    announced, moved = tmp_path / "announced.csv", tmp_path / "moved.csv"
+    announced.write_text(header + "E0,04/08/2018,Man United,Leicester,,\n")
+    moved.write_text(header + "E0,05/08/2018,Man United,Leicester,,\n")
+    import_json(oddsboost, migrated_url, "football-data", str(announced))
+    report = import_json(oddsboost, migrated_url, "football-data", str(moved))
+    assert report["total"]["matches_rescheduled"] == 1
+    assert report["files"][0]["matches_rescheduled"] == 1
+    # The season file has the match on 10 August 2018, its first row.
+    result = oddsboost.run(
+        "import", "football-data", str(season_file("E0_1819")), env=on(migrated_url)
+    )
+    assert result.returncode == 0, result.stderr
+    titles = next(line for line in result.stdout.splitlines() if "rescheduled" in line)
+    cells = next(line for line in result.stdout.splitlines() if "E0_1819.csv" in line)
+    columns = [c.strip() for c in titles.strip("┃│ ").replace("┃", "│").split("│")]
+    values = [c.strip() for c in cells.strip("┃│ ").split("│")]
+    assert dict(zip(columns, values, strict=True))["rescheduled"] == "1"
+    assert dict(zip(columns, values, strict=True))["matches"] == "379/1/0"
+
+
 def test_import_the_odds_api_file(oddsboost: Oddsboost, migrated_url: str, tmp_path: Path) -> None:
     report = import_json(
         oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")

@@ -188,7 +188,7 @@ def _print_summary(
     from rich.table import Table
 
     table = Table(title="import summary", caption="new/updated/unchanged")
-    for name in ("file", "rows", "matches", "quotes", "results", "skipped"):
+    for name in ("file", "rows", "matches", "rescheduled", "quotes", "results", "skipped"):
         table.add_column(name, justify="left" if name == "file" else "right")
     for label, report in per_file:
         if isinstance(report, str):
@@ -214,6 +214,7 @@ def _count_cells(report: IngestReport) -> list[str]:
     return [
         str(report.rows_read),
         f"{report.matches_created}/{report.matches_updated}/{report.matches_unchanged}",
+        str(report.matches_rescheduled),
         f"{report.quotes_inserted}/{report.quotes_updated}/{report.quotes_unchanged}",
         str(report.results_set),
         str(len(report.skipped)),

@@ -216,6 +216,11 @@ class MatchRecord:
         return self.kickoff.date()
 
     @property
+    def season_or_derived(self) -> str:
+        """The season given, else the August-July season of the kickoff."""
+        return self.season or season_of(self.kickoff_date)
+
+    @property
     def identity(self) -> tuple[str, str, str, dt.date]:
         return (self.competition, self.home_team, self.away_team, self.kickoff_date)
 

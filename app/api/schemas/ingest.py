@@ -64,6 +64,7 @@ class MatchRef(StrictModel):
             away_team=self.away_team,
             kickoff=self.kickoff,
             external_id=self.external_id,
+            season=self.season,
         )
 
 
@@ -194,6 +195,11 @@ class IngestResponse(BaseModel):
 
     matches_created: int
     matches_updated: int
+    matches_rescheduled: int = Field(
+        description="Of the updated matches, those moved to another date: by their external "
+        "id, or as the one unplayed meeting of the same home and away team in the same "
+        "competition and season."
+    )
     matches_unchanged: int
     quotes_inserted: int
     quotes_updated: int
