@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
+from app.db.orm import Bookmaker, Match, ModelVersion, OddsQuote, Team, TeamAlias
 from app.settings import Settings
 from tests.conftest import build_app
 from tests.helpers import count_complete_triples, count_rows, error_messages
@@ -1192,3 +1192,99 @@ def test_a_fixture_moves_only_within_its_competition_and_season(
     report = post_odds(client, admin_headers, fixture(other.pop("kickoff"), match=other))
     assert (report["matches_created"], report["matches_rescheduled"]) == (1, 0)
     assert count_rows(session, Match) == 2
+
+
+# --- DELETE /admin/matches/{id} ------------------------------------------------------------------
+
+
+def stored_version(session: Session, start: dt.datetime, end: dt.datetime) -> int:
+    """A model version trained on the matches that kicked off in [start, end)."""
+    version = ModelVersion(
+        algorithm="adaboost.m2",
+        method="power",
+        phase="pre",
+        rounds=5,
+        window_start=start,
+        window_end=end,
+        n_matches=1,
+        bookmakers=[{"code": "B365", "weight": 1.0, "chosen": 5}],
+        rounds_grid=[{"rounds": 5, "log_loss": 1.0}],
+        validation={},
+        project_version="test",
+        fit_seconds=0.1,
+    )
+    session.add(version)
+    session.commit()
+    return version.id
+
+
+def test_deleting_a_match_takes_its_quotes_and_nothing_else(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(
+        client,
+        admin_headers,
+        fixture("2018-11-10T15:00:00Z"),
+        fixture("2018-11-10T15:00:00Z", bookmaker="PS"),
+        fixture("2018-11-11T15:00:00Z", home="Everton", away="Fulham"),
+    )
+    doomed = session.scalars(
+        select(Match.id).where(Match.home_team.has(Team.name == "Arsenal"))
+    ).one()
+    response = client.delete(f"/admin/matches/{doomed}", headers=admin_headers)
+    assert response.status_code == 200, response.text
+    assert response.json() == {
+        "id": doomed,
+        "competition": "E0",
+        "season": "2018/19",
+        "kickoff": "2018-11-10T15:00:00Z",
+        "home_team": "Arsenal",
+        "away_team": "Chelsea",
+        "quotes_deleted": 2,
+        "model_versions": [],
+    }
+    assert client.get(f"/matches/{doomed}").status_code == 404
+    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 1
+    again = client.delete(f"/admin/matches/{doomed}", headers=admin_headers)
+    assert again.status_code == 404
+    assert error_messages(again.json()) == [f"no match with id {doomed}"]
+
+
+def test_a_match_a_model_was_trained_on_needs_force(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    (match_id,) = session.scalars(select(Match.id)).all()
+    version = stored_version(
+        session, dt.datetime(2016, 6, 1, tzinfo=dt.UTC), dt.datetime(2019, 6, 1, tzinfo=dt.UTC)
+    )
+    # A version whose window ended before the kickoff was not trained on it.
+    stored_version(
+        session, dt.datetime(2015, 6, 1, tzinfo=dt.UTC), dt.datetime(2018, 11, 10, tzinfo=dt.UTC)
+    )
+    refused = client.delete(f"/admin/matches/{match_id}", headers=admin_headers)
+    assert refused.status_code == 409
+    (message,) = error_messages(refused.json())
+    assert f"match {match_id} is inside the data window of model version {version}" in message
+    assert "?force=true" in message
+    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 1
+    forced = client.delete(
+        f"/admin/matches/{match_id}", params={"force": "true"}, headers=admin_headers
+    )
+    assert forced.status_code == 200
+    assert forced.json()["model_versions"] == [version]
+    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 0
+
+
+@pytest.mark.parametrize("match_id", ["0", "-1", "abc", "2147483648"])
+def test_deleting_an_id_that_cannot_be_one_is_422(
+    client: TestClient, admin_headers: dict[str, str], match_id: str
+) -> None:
+    response = client.delete(f"/admin/matches/{match_id}", headers=admin_headers)
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("path.match_id: ")
+
+
+def test_deleting_a_match_needs_the_key(client: TestClient) -> None:
+    assert client.delete("/admin/matches/1").status_code == 401

@@ -16,10 +16,12 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import ColumnElement, select
 
-from app.db.engine import make_engine
+from app.db.engine import make_engine, make_session_factory
 from app.db.migrate import current_revision, head_revision
-from app.settings import Settings
+from app.db.orm import Match
+from app.settings import Settings, settings_environment
 from tests.commands import Oddsboost
 from tests.helpers import count_complete_triples, free_port
 from tests.processes import child_environment, running_server
@@ -238,6 +240,63 @@ def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
     assert "no team named 'Nobody FC'" in unknown.stderr
     removed = oddsboost.run("teams", "unalias", "Man Utd", env=on(migrated_url))
     assert removed.returncode == 0
+
+
+# --- matches delete -----------------------------------------------------------------------
+
+
+def match_ids(database_url: str, *conditions: ColumnElement[bool]) -> list[int]:
+    engine = make_engine(database_url)
+    with make_session_factory(engine)() as session:
+        found = list(session.scalars(select(Match.id).where(*conditions).order_by(Match.id)))
+    engine.dispose()
+    return found
+
+
+def test_delete_a_match_a_model_was_trained_on(
+    oddsboost: Oddsboost, refit_settings: Settings
+) -> None:
+    url = refit_settings.database_url
+    environment = settings_environment(refit_settings)
+    # The seeded seasons end in May 2018: a refit until 1 June 2018 trains on all of them.
+    refit = oddsboost.run("refit", "--until", "2018-06-01T00:00:00Z", env=environment)
+    assert refit.returncode == 0, refit.stderr + refit.stdout
+    first, *_ = match_ids(url)
+    refused = oddsboost.run("matches", "delete", str(first), env=environment)
+    assert refused.returncode == 1
+    (line,) = refused.stderr.strip().splitlines()
+    assert f"match {first} is inside the data window of model version 1 (" in line
+    assert line.endswith("pass --force to delete it anyway")
+    assert first in match_ids(url)
+    forced = oddsboost.run("matches", "delete", str(first), "--force", env=environment)
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.startswith(f"deleted match {first} (")
+    assert "model versions trained on it: 1" in forced.stdout
+    assert first not in match_ids(url)
+    gone = oddsboost.run("matches", "delete", str(first), env=environment)
+    assert (gone.returncode, gone.stderr.strip()) == (1, f"no match with id {first}")
+
+
+def test_delete_a_match_outside_every_window(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    import_json(oddsboost, migrated_url, "football-data", str(season_file("I1_0203")))
+    first, *others = match_ids(migrated_url)
+    deleted = oddsboost.run("matches", "delete", str(first), env=on(migrated_url))
+    assert deleted.returncode == 0, deleted.stderr
+    (line,) = deleted.stdout.strip().splitlines()
+    assert line.startswith(f"deleted match {first} (I1 2002/03, ")
+    assert line.endswith(" quotes")
+    assert match_ids(migrated_url) == others
+
+
+@pytest.mark.parametrize("match_id", ["0", "abc", "2147483648"])
+def test_delete_an_id_that_cannot_be_one_is_a_usage_error(
+    oddsboost: Oddsboost, migrated_url: str, match_id: str
+) -> None:
+    result = oddsboost.run("matches", "delete", match_id, env=on(migrated_url))
+    assert result.returncode == 2
+    assert "ID" in result.stderr
 
 
 # --- serve --------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ SEASON_MAX_LENGTH = 16
 SEASON_PATTERN = re.compile(r"(?P<start>[0-9]{4})(?:/(?P<end>[0-9]{2}))?")
 SEASON_FORMS = "YYYY/YY (two consecutive years, e.g. 2018/19) or YYYY (a calendar year, e.g. 2019)"
 EXTERNAL_ID_MAX_LENGTH = 100
+# Largest id or offset accepted: the range of a 32-bit integer column.
+MAX_ID = 2**31 - 1
 # Unicode categories of characters a name must not hold because they cannot be seen: format
 # characters (Cf: zero-width space, byte-order mark, bidirectional overrides, soft hyphen)
 # and line and paragraph separators (Zl, Zp). Control characters (Cc) are refused apart.

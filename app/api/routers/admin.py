@@ -10,6 +10,7 @@ from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
 from app.api.deps import ADMIN_ERRORS, WriteSessionDep, require_admin
+from app.api.schemas.common import MAX_ID
 from app.api.schemas.ingest import (
     AliasIn,
     AliasOut,
@@ -17,9 +18,10 @@ from app.api.schemas.ingest import (
     OddsUpload,
     ResultsUpload,
 )
+from app.api.schemas.matches import DeletedMatchOut
 from app.domain.odds_api import Event
 from app.domain.records import optional_season
-from app.services import ingest, teams
+from app.services import ingest, matches, teams
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
 
@@ -127,6 +129,38 @@ def import_the_odds_api(
 ) -> IngestResponse:
     """Import a saved The Odds API response (h2h market; other markets are ignored)."""
     return IngestResponse.model_validate(ingest.import_odds_api(session, events))
+
+
+@router.delete(
+    "/matches/{match_id}",
+    response_model=DeletedMatchOut,
+    responses={
+        **ADMIN_ERRORS,
+        404: {"description": "No match with that id."},
+        409: {"description": "A stored model version was trained on the match; not deleted."},
+    },
+)
+def delete_match(
+    match_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[17])],
+    session: WriteSessionDep,
+    force: Annotated[
+        bool,
+        Query(
+            description="Delete it even if a stored model version was trained on it (its "
+            "kickoff is inside the version's data window)."
+        ),
+    ] = False,
+) -> DeletedMatchOut:
+    """Delete a match and its quotes: a duplicate, or a match that was never played."""
+    try:
+        deleted = matches.delete_match(session, match_id, force=force)
+    except matches.MatchNotFoundError as error:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(error)) from None
+    except matches.MatchTrainedOnError as error:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"{error}; add ?force=true to delete it anyway"
+        ) from None
+    return DeletedMatchOut.model_validate(deleted)
 
 
 @router.post(
