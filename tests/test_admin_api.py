@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from app.db.orm import Bookmaker, Match, ModelVersion, OddsQuote, Team, TeamAlias
 from app.settings import Settings
 from tests.conftest import build_app
-from tests.helpers import count_complete_triples, count_rows, error_messages
+from tests.helpers import count_complete_triples, count_rows, csv_rows, error_messages
 
 FIXTURES = Path(__file__).parent / "fixtures"
 E0_1819_PRICE_PREFIXES = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
@@ -1288,3 +1288,187 @@ def test_deleting_an_id_that_cannot_be_one_is_422(
 
 def test_deleting_a_match_needs_the_key(client: TestClient) -> None:
     assert client.delete("/admin/matches/1").status_code == 401
+
+
+# --- team merges: preview, confirmation, undo ----------------------------------------------------
+
+
+def team_quotes(path: Path, team: str) -> int:
+    """The complete price triples of a team's rows in a season file, counted with csv."""
+    header, rows = csv_rows(path)
+    home, away = header.index("HomeTeam"), header.index("AwayTeam")
+    prefixes = E0_1819_PRICE_PREFIXES  # the same bookmakers in every 2018/19 file
+    positions = [[header.index(prefix + side) for side in "HDA"] for prefix in prefixes]
+    return sum(
+        all(row[p].strip() and float(row[p]) > 1.0 for p in triple)
+        for row in rows
+        if team in (row[home], row[away])
+        for triple in positions
+    )
+
+
+def matches_of(session: Session, team: str) -> int:
+    session.expire_all()
+    return len(
+        session.scalars(
+            select(Match.id).where(
+                (Match.home_team.has(Team.name == team)) | (Match.away_team.has(Team.name == team))
+            )
+        ).all()
+    )
+
+
+@pytest.fixture
+def two_leagues(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
+) -> tuple[Path, Path]:
+    paths = season_file("E0_1819"), season_file("SP1_1819")
+    for path in paths:
+        assert post_csv(client, admin_headers, path.read_bytes()).status_code == 200
+    return paths
+
+
+def test_merging_teams_of_two_leagues_asks_for_confirmation(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    session: Session,
+    two_leagues: tuple[Path, Path],
+) -> None:
+    getafe_quotes = team_quotes(two_leagues[1], "Getafe")
+    refused = alias(client, admin_headers, "Getafe", "Arsenal")
+    assert refused.status_code == 409
+    (message,) = error_messages(refused.json())
+    assert "2018/19: 'Getafe' in SP1, 'Arsenal' in E0" in message
+    assert 'send "confirm": true' in message
+    preview = refused.json()["preview"]
+    # A 20-team league season: 38 matches each; none of Getafe's has a twin at Arsenal.
+    assert preview == {
+        "merged_team": "Getafe",
+        "team": "Arsenal",
+        "matches_moved": 38,
+        "matches_merged": 0,
+        "quotes_moved_with_matches": getafe_quotes,
+        "quotes_moved": 0,
+        "quotes_dropped": 0,
+        "competitions": [{"competition": "SP1", "season": "2018/19", "matches": 38}],
+        "clashes": [{"season": "2018/19", "merged_team": ["SP1"], "team": ["E0"]}],
+        "needs_confirmation": True,
+    }
+    assert (matches_of(session, "Getafe"), count_rows(session, TeamAlias)) == (38, 0)
+
+    confirmed = client.post(
+        "/admin/teams/aliases",
+        json={"alias": "Getafe", "team": "Arsenal", "confirm": True},
+        headers=admin_headers,
+    )
+    assert confirmed.status_code == 200, confirmed.text
+    merged = confirmed.json()
+    assert (merged["merged_team"], merged["matches_moved"], merged["dry_run"]) == (
+        True,
+        38,
+        False,
+    )
+    assert merged["preview"] == {**preview}
+    assert (matches_of(session, "Getafe"), matches_of(session, "Arsenal")) == (0, 76)
+
+
+@pytest.mark.usefixtures("two_leagues")
+def test_a_dry_run_shows_the_merge_and_changes_nothing(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    response = client.post(
+        "/admin/teams/aliases",
+        json={"alias": "Getafe", "team": "Arsenal", "dry_run": True},
+        headers=admin_headers,
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["dry_run"], body["created"], body["merged_team"]) == (True, False, False)
+    assert body["preview"]["matches_moved"] == 38
+    assert body["preview"]["needs_confirmation"] is True
+    assert (matches_of(session, "Getafe"), count_rows(session, TeamAlias)) == (38, 0)
+
+
+@pytest.mark.usefixtures("two_leagues")
+def test_unalias_undoes_a_merge(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    sp1_match = client.get("/matches", params={"competition": "SP1", "limit": 500}).json()
+    getafe_ids = {
+        m["id"] for m in sp1_match["items"] if "Getafe" in (m["home_team"], m["away_team"])
+    }
+    client.post(
+        "/admin/teams/aliases",
+        json={"alias": "Getafe", "team": "Arsenal", "confirm": True},
+        headers=admin_headers,
+    )
+    undone = client.delete("/admin/teams/aliases/Getafe", headers=admin_headers)
+    assert undone.status_code == 200, undone.text
+    assert undone.json() == {
+        "alias": "Getafe",
+        "team": "Arsenal",
+        "restored_team": True,
+        "matches_moved_back": 38,
+        "not_moved_back": [],
+        "merged_matches": [],
+        "aliases_moved_back": [],
+    }
+    assert (matches_of(session, "Getafe"), matches_of(session, "Arsenal")) == (38, 38)
+    after = client.get("/matches", params={"competition": "SP1", "limit": 500}).json()
+    assert {m["id"] for m in after["items"] if "Getafe" in (m["home_team"], m["away_team"])} == (
+        getafe_ids
+    )
+    assert count_rows(session, TeamAlias) == 0
+    assert client.delete("/admin/teams/aliases/Getafe", headers=admin_headers).status_code == 404
+
+
+def test_unalias_says_which_matches_keep_the_quotes_of_both(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile, session: Session
+) -> None:
+    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
+    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
+    # The Odds API's Man Utd has an alias of its own, which moves with it.
+    assert alias(client, admin_headers, "Man Utd", "Manchester United").status_code == 200
+    moved = alias(client, admin_headers, "Leicester City", "Leicester").json()
+    assert moved["matches_moved"] == 1
+    merged = alias(client, admin_headers, "Manchester United", "Man United").json()
+    assert (merged["matches_merged"], merged["quotes_moved"]) == (1, 2)
+    twin = session.scalars(
+        select(Match.id).where(Match.external_id == "0a3f5e1c9b2d4e6f8a7b6c5d4e3f2a1b")
+    ).one()
+
+    undone = client.delete("/admin/teams/aliases/Manchester United", headers=admin_headers)
+    assert undone.status_code == 200, undone.text
+    body = undone.json()
+    assert (body["restored_team"], body["matches_moved_back"]) == (True, 0)
+    assert body["merged_matches"] == [twin]
+    assert body["aliases_moved_back"] == ["Man Utd"]
+    aliases = {a.alias: a.team.name for a in session.scalars(select(TeamAlias))}
+    assert aliases == {"Man Utd": "Manchester United", "Leicester City": "Leicester"}
+    # The match that had moved to Leicester was then merged away: nothing to move back.
+    gone = client.delete("/admin/teams/aliases/Leicester City", headers=admin_headers).json()
+    assert gone["restored_team"] is True
+    assert gone["matches_moved_back"] == 0
+    assert [item["match_id"] for item in gone["not_moved_back"]] == [None]
+    assert "no longer stored" in gone["not_moved_back"][0]["reason"]
+
+
+def test_an_alias_without_a_merge_is_removed_with_no_content(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
+    assert alias(client, admin_headers, "Man Utd", "Man United").json()["preview"] is None
+    removed = client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers)
+    assert (removed.status_code, removed.content) == (204, b"")
+
+
+def test_a_merge_within_one_competition_needs_no_confirmation(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
+) -> None:
+    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
+    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
+    merged = alias(client, admin_headers, "Manchester United", "Man United")
+    assert merged.status_code == 200
+    preview = merged.json()["preview"]
+    assert (preview["needs_confirmation"], preview["clashes"]) == (False, [])
+    assert preview["competitions"] == [{"competition": "E0", "season": "2018/19", "matches": 1}]

@@ -242,6 +242,66 @@ def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
     assert removed.returncode == 0
 
 
+def test_merging_teams_of_two_leagues_and_undoing_it(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    for name in ("E0_1819", "SP1_1819"):
+        import_json(oddsboost, migrated_url, "football-data", str(season_file(name)))
+    env = on(migrated_url)
+    getafe = match_ids(migrated_url, Match.home_team.has(name="Getafe"))
+    getafe += match_ids(migrated_url, Match.away_team.has(name="Getafe"))
+    assert len(getafe) == 38  # a 20-team league: 19 home and 19 away matches
+
+    refused = oddsboost.run("teams", "alias", "Getafe", "Arsenal", env=env)
+    assert refused.returncode == 1
+    assert "'Getafe' into 'Arsenal' moves 38 matches" in refused.stdout
+    assert "'Getafe' played SP1 2018/19: 38 matches" in refused.stdout
+    assert "2018/19: 'Getafe' in SP1, 'Arsenal' in E0" in refused.stderr
+    assert refused.stderr.strip().endswith("run again with --yes to merge them anyway")
+
+    looked = oddsboost.run("teams", "alias", "Getafe", "Arsenal", "--dry-run", env=env)
+    assert looked.returncode == 0, looked.stderr
+    assert "'Getafe' into 'Arsenal' moves 38 matches" in looked.stdout
+    assert "dry run: nothing was changed" in looked.stdout
+    assert len(match_ids(migrated_url, Match.home_team.has(name="Getafe"))) == 19
+
+    merged = oddsboost.run("teams", "alias", "Getafe", "Arsenal", "--yes", env=env)
+    assert merged.returncode == 0, merged.stderr
+    assert "'Getafe' now maps to 'Arsenal'; merged the team stored under that name" in (
+        merged.stdout
+    )
+    assert match_ids(migrated_url, Match.home_team.has(name="Getafe")) == []
+
+    undone = oddsboost.run("teams", "unalias", "Getafe", env=env)
+    assert undone.returncode == 0, undone.stderr
+    assert "removed alias 'Getafe'" in undone.stdout
+    assert "restored the team 'Getafe': 38 matches moved back" in undone.stdout
+    back = match_ids(migrated_url, Match.home_team.has(name="Getafe"))
+    back += match_ids(migrated_url, Match.away_team.has(name="Getafe"))
+    assert sorted(back) == sorted(getafe)
+
+
+def test_unalias_says_what_stays_merged(
+    oddsboost: Oddsboost, migrated_url: str, tmp_path: Path
+) -> None:
+    env = on(migrated_url)
+    import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+    # The Odds API's first match again, as a season file names its home team.
+    season = tmp_path / "E0.csv"
+    season.write_text(
+        "Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\nE0,10/08/2018,Man United,Leicester City,2,1\n"
+    )
+    import_json(oddsboost, migrated_url, "football-data", str(season))
+    (kept,) = match_ids(migrated_url, Match.home_team.has(name="Man United"))
+    merged = oddsboost.run("teams", "alias", "Manchester United", "Man United", env=env)
+    assert merged.returncode == 0, merged.stderr
+    assert "0 matches moved, 1 merged" in merged.stdout
+    undone = oddsboost.run("teams", "unalias", "Manchester United", env=env)
+    assert undone.returncode == 0, undone.stderr
+    assert "restored the team 'Manchester United': 0 matches moved back" in undone.stdout
+    assert f"match {kept} stays merged: it keeps the quotes of both" in undone.stdout
+
+
 # --- matches delete -----------------------------------------------------------------------
 
 

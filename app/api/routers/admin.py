@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response
 from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
@@ -17,6 +18,7 @@ from app.api.schemas.ingest import (
     IngestResponse,
     OddsUpload,
     ResultsUpload,
+    UnaliasOut,
 )
 from app.api.schemas.matches import DeletedMatchOut
 from app.domain.odds_api import Event
@@ -169,23 +171,41 @@ def delete_match(
     responses={
         **ADMIN_ERRORS,
         404: {"description": "No such team."},
-        409: {"description": "Conflict."},
+        409: {
+            "description": "Conflict; or a merge of two teams that look like two, not done: "
+            'the answer\'s "preview" says what it would change; send "confirm": true.'
+        },
     },
 )
 def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
-    """Map another source's team name to a stored team (merging a duplicate team if one exists)."""
-    return AliasOut.model_validate(teams.add_alias(session, alias=alias.alias, team=alias.team))
+    """Map another source's team name to a stored team (merging a duplicate team if one
+    exists: the answer's ``preview`` says what moved; ``dry_run`` looks first)."""
+    report = teams.add_alias(
+        session, alias=alias.alias, team=alias.team, confirm=alias.confirm, dry_run=alias.dry_run
+    )
+    return AliasOut.model_validate(report)
 
 
 @router.delete(
     "/teams/aliases/{alias}",
     status_code=status.HTTP_204_NO_CONTENT,
-    responses={**ADMIN_ERRORS, 404: {"description": "No such alias."}},
+    response_model=None,
+    responses={
+        **ADMIN_ERRORS,
+        200: {"model": UnaliasOut, "description": "The alias had merged a team: what was undone."},
+        204: {"description": "The alias is removed (it had merged no team)."},
+        404: {"description": "No such alias."},
+    },
 )
 def delete_alias(
     alias: Annotated[str, Path(examples=["Manchester United"])], session: WriteSessionDep
-) -> None:
-    teams.remove_alias(session, alias)
+) -> Response:
+    """Remove an alias. If adding it merged a team, the team is restored with the matches
+    that moved over; matches merged into the other team's keep the quotes of both."""
+    report = teams.remove_alias(session, alias)
+    if not report.restored_team:
+        return Response(status_code=status.HTTP_204_NO_CONTENT)
+    return JSONResponse(UnaliasOut.model_validate(report).model_dump(mode="json"))
 
 
 async def _uploaded_bytes(request: Request) -> bytes:
