@@ -1033,28 +1033,38 @@ def test_a_fixture_on_a_new_date_moves_its_match_with_its_quotes(
     assert (again["matches_unchanged"], again["matches_rescheduled"]) == (1, 0)
 
 
-def test_a_season_file_moves_a_fixture_stored_on_its_first_date(
-    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile, session: Session
+@pytest.mark.parametrize(
+    ("home", "away", "announced", "played"),
+    [
+        # The file's first row; announced for 5 August, before the file's first date.
+        ("Man United", "Leicester", "2018-08-05T15:00:00Z", dt.date(2018, 8, 10)),
+        # Announced for 2 December, a date among the file's other matches.
+        ("Arsenal", "Chelsea", "2018-12-02T16:00:00Z", dt.date(2019, 1, 19)),
+    ],
+)
+def test_a_season_file_moves_a_fixture_stored_on_another_date(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    season_file: SeasonFile,
+    session: Session,
+    home: str,
+    away: str,
+    announced: str,
+    played: dt.date,
 ) -> None:
-    # Before the season, Man United v Leicester was announced for 5 August; the file has
-    # it on 10 August 2018, its first row, with the result.
-    post_odds(
-        client,
-        admin_headers,
-        fixture("2018-08-05T15:00:00Z", home="Man United", away="Leicester", bookmaker="BF"),
-    )
+    post_odds(client, admin_headers, fixture(announced, home=home, away=away, bookmaker="BF"))
     report = post_csv(client, admin_headers, season_file("E0_1819").read_bytes()).json()
     assert (report["matches_created"], report["matches_updated"]) == (379, 1)
     assert report["matches_rescheduled"] == 1
     assert report["results_set"] == 380
     assert count_rows(session, Match) == 380
     match = session.scalars(
-        select(Match)
-        .join(Team, Match.home_team_id == Team.id)
-        .where(Team.name == "Man United")
-        .where(Match.away_team.has(Team.name == "Leicester"))
+        select(Match).where(
+            Match.home_team.has(Team.name == home), Match.away_team.has(Team.name == away)
+        )
     ).one()
-    assert (match.kickoff_date, match.result) == (dt.date(2018, 8, 10), "1")
+    assert match.kickoff_date == played
+    assert match.result is not None
     codes = set(
         session.scalars(
             select(Bookmaker.code).join(OddsQuote).where(OddsQuote.match_id == match.id)

@@ -14,10 +14,10 @@ or one its source gave another external id.
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.orm import Session
@@ -33,6 +33,8 @@ MatchKey = tuple[int, int, int, dt.date]
 # (competition id, season, home team id, away team id): a fixture, played once in a league
 # season (see the module's docstring).
 FixtureKey = tuple[int, str, int, int]
+# Whatever a caller numbers what it names by: a record's key, a request's item index.
+T = TypeVar("T")
 
 
 class StoredMatch(NamedTuple):
@@ -150,11 +152,60 @@ def load_matches_by_fixture(
     return found
 
 
-def fixture_to_move(
+def fixture_of(key: MatchKey, season: str) -> FixtureKey:
+    return (key[0], season, key[1], key[2])
+
+
+@dataclass(frozen=True, slots=True)
+class NamedMatch:
+    """How a record of a batch, or an item of a request, names a match."""
+
+    key: MatchKey
+    season: str
+    external_id: str | None
+
+    @property
+    def fixture(self) -> FixtureKey:
+        return fixture_of(self.key, self.season)
+
+
+def rescheduled_matches(
+    session: Session,
+    named: Mapping[T, NamedMatch],
+    by_key: Mapping[MatchKey, StoredMatch],
+    by_external_id: Mapping[str, StoredMatch],
+) -> dict[T, StoredMatch]:
+    """The stored match each of ``named`` moves to its date (see the module's docstring):
+    where it names no stored match by its key or its external id, its fixture's only stored
+    match, not yet played, not another event of the source and not named by another of
+    ``named``, which must not name the fixture on another date."""
+    dates_of: dict[FixtureKey, set[MatchKey]] = defaultdict(set)
+    for name in named.values():
+        dates_of[name.fixture].add(name.key)
+    taken = {by_key[n.key].id for n in named.values() if n.key in by_key} | {
+        by_external_id[n.external_id].id
+        for n in named.values()
+        if n.external_id is not None and n.external_id in by_external_id
+    }
+    unnamed = {
+        which: name
+        for which, name in named.items()
+        if name.key not in by_key
+        and name.external_id not in by_external_id
+        and len(dates_of[name.fixture]) == 1
+    }
+    candidates = load_matches_by_fixture(session, {name.fixture for name in unnamed.values()})
+    moves: dict[T, StoredMatch] = {}
+    for which, name in unnamed.items():
+        match = _fixture_to_move(candidates.get(name.fixture, ()), name.external_id)
+        if match is not None and match.id not in taken:
+            moves[which] = match
+    return moves
+
+
+def _fixture_to_move(
     candidates: Sequence[StoredMatch], external_id: str | None
 ) -> StoredMatch | None:
-    """The stored match a fixture named on a new date moves, if the rule allows it: the
-    fixture's only stored match, not yet played, and not another event of the source."""
     if len(candidates) != 1:
         return None
     (match,) = candidates
@@ -190,7 +241,15 @@ def write_matches(
     stored = _Stored(
         by_key=by_key,
         by_external_id=by_external_id,
-        rescheduled=_rescheduled(session, incoming, by_key, by_external_id),
+        rescheduled=rescheduled_matches(
+            session,
+            {
+                key: NamedMatch(key, record.season_or_derived, record.external_id)
+                for key, record in incoming.items()
+            },
+            by_key,
+            by_external_id,
+        ),
     )
     writes = _MatchWrites()
     for key, record in incoming.items():
@@ -262,40 +321,6 @@ def _merge_into(first: MatchRecord, later: MatchRecord) -> None:
         value = getattr(later, name)
         if value is not None:
             setattr(first, name, value)
-
-
-def _rescheduled(
-    session: Session,
-    incoming: dict[MatchKey, MatchRecord],
-    by_key: dict[MatchKey, StoredMatch],
-    by_external_id: dict[str, StoredMatch],
-) -> dict[MatchKey, StoredMatch]:
-    """The stored match each record of the batch moves to its date: for a record that names
-    no stored match, the one of its fixture, if the batch has no other record of that
-    fixture (see the module's docstring)."""
-    fixtures = {
-        key: (key[0], record.season_or_derived, key[1], key[2]) for key, record in incoming.items()
-    }
-    records_of = Counter(fixtures.values())
-    named = {m.id for m in by_key.values()} | {
-        by_external_id[r.external_id].id
-        for r in incoming.values()
-        if r.external_id in by_external_id
-    }
-    unnamed = [
-        key
-        for key, record in incoming.items()
-        if key not in by_key
-        and record.external_id not in by_external_id
-        and records_of[fixtures[key]] == 1
-    ]
-    candidates = load_matches_by_fixture(session, {fixtures[key] for key in unnamed})
-    moves: dict[MatchKey, StoredMatch] = {}
-    for key in unnamed:
-        match = fixture_to_move(candidates.get(fixtures[key], ()), incoming[key].external_id)
-        if match is not None and match.id not in named:
-            moves[key] = match
-    return moves
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ A result that names its match on another date than the stored one moves the matc
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,15 +18,14 @@ from app.domain.records import Skipped, result_of, season_of
 from app.services.ingest.bulk import MATCHES, Row, ids_by
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.matches import (
-    FixtureKey,
     MatchKey,
+    NamedMatch,
     StoredMatch,
     date_ranges,
-    fixture_to_move,
     load_matches_by_external_id,
-    load_matches_by_fixture,
     load_matches_by_id,
     load_matches_by_key,
+    rescheduled_matches,
 )
 from app.services.ingest.report import IngestReport, record_on_commit
 
@@ -238,29 +236,20 @@ def _rescheduled(
     by_key: dict[MatchKey, StoredMatch],
     by_external_id: dict[str, StoredMatch],
 ) -> dict[int, StoredMatch]:
-    """The stored match an item names on a new date: its fixture's, if no other item of
-    the request names that fixture (the rule of :mod:`app.services.ingest.matches`)."""
+    """The stored match an item names on a new date (the rule of
+    :func:`app.services.ingest.matches.rescheduled_matches`)."""
     identities = dict(named)
-    fixtures: dict[int, FixtureKey] = {
-        index: (key[0], identities[index].season_or_derived, key[1], key[2])
-        for index, key in keys.items()
-    }
-    # Items naming one match twice name its fixture once.
-    fixture_items = Counter(fixture for fixture, _ in {(fixtures[i], keys[i]) for i in keys})
-    unnamed = [
-        index
-        for index, key in keys.items()
-        if key not in by_key
-        and identities[index].external_id not in by_external_id
-        and fixture_items[fixtures[index]] == 1
-    ]
-    candidates = load_matches_by_fixture(session, {fixtures[index] for index in unnamed})
-    moves: dict[int, StoredMatch] = {}
-    for index in unnamed:
-        match = fixture_to_move(candidates.get(fixtures[index], ()), identities[index].external_id)
-        if match is not None:
-            moves[index] = match
-    return moves
+    return rescheduled_matches(
+        session,
+        {
+            index: NamedMatch(
+                key, identities[index].season_or_derived, identities[index].external_id
+            )
+            for index, key in keys.items()
+        },
+        by_key,
+        by_external_id,
+    )
 
 
 def _named_match(index: int, identity: MatchIdentity, stored: _Named) -> StoredMatch | None:
