@@ -223,10 +223,12 @@ def remove_alias(session: Session, alias: str) -> UnaliasReport:
     found = session.scalar(select(TeamAlias).where(TeamAlias.alias == normalised(alias)))
     if found is None:
         raise TeamNotFoundError(f"no alias {alias!r}")
+    # Read afresh: a match deleted since has its id set to NULL by the database.
     merge = session.scalar(
         select(TeamMerge)
         .where(TeamMerge.alias_id == found.id)
         .options(selectinload(TeamMerge.matches))
+        .execution_options(populate_existing=True)
     )
     report = UnaliasReport(found.alias, found.team.name, restored_team=False)
     if merge is not None:
@@ -486,12 +488,11 @@ def _move_back(
     session: Session, item: TeamMergeMatch, team: Team, restored: Team, now: dt.datetime
 ) -> NotMovedBack | None:
     """Give a moved match back to the restored team; why not, where it cannot."""
-    if item.match_id is None:
+    match = None if item.match_id is None else session.get(Match, item.match_id)
+    if match is None:
         return NotMovedBack(
             None, "no longer stored: deleted, or merged into another match, since the merge"
         )
-    match = session.get(Match, item.match_id)
-    assert match is not None  # the foreign key sets a deleted match's id to NULL
     side = "home_team_id" if item.change == MergeChange.HOME else "away_team_id"
     if getattr(match, side) != team.id:
         return NotMovedBack(match.id, f"its {item.change} team is no longer {team.name!r}")
