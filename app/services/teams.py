@@ -171,7 +171,9 @@ def add_alias(
     existing = session.scalar(select(TeamAlias).where(TeamAlias.alias == alias))
     if existing is not None:
         if existing.team_id == target.id:
-            return AliasReport(alias, target.name, created=False, merged_team=False)
+            return AliasReport(
+                alias, target.name, created=False, merged_team=False, dry_run=dry_run
+            )
         raise AliasConflictError(
             f"{alias!r} is already an alias of {existing.team.name!r}; remove it first"
         )
@@ -239,9 +241,6 @@ def remove_alias(session: Session, alias: str) -> UnaliasReport:
     session.delete(found)
     session.flush()
     return report
-
-
-# --- merging ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,9 +432,6 @@ def _movable_quotes(session: Session, source: Match, target: Match) -> tuple[int
         )
         if (q.bookmaker_id, q.phase, q.captured_at) not in have
     )
-
-
-# --- undoing a merge ----------------------------------------------------------------------
 
 
 def _undo_merge(session: Session, merge: TeamMerge, alias: TeamAlias) -> UnaliasReport:
