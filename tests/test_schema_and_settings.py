@@ -15,8 +15,10 @@ from sqlalchemy.orm import Session
 from app.db.migrate import (
     SchemaNotCurrentError,
     current_revision,
+    downgrade_to,
     head_revision,
     require_current_schema,
+    upgrade_to_head,
 )
 from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, RefitRun, Team
 from app.domain.vocabulary import Phase, RunStatus, RunTrigger
@@ -171,3 +173,20 @@ def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.admin_api_key is not None
     assert settings.admin_api_key.get_secret_value() == "from-env-key-123"
     assert "from-env-key-123" not in repr(settings)
+
+
+def test_the_team_merges_migration_goes_down_and_up(fresh_database_url: str) -> None:
+    from app.db.engine import make_engine
+
+    merge_tables = {"team_merges", "team_merge_matches"}
+    upgrade_to_head(fresh_database_url)
+    engine = make_engine(fresh_database_url)
+    try:
+        assert merge_tables <= set(inspect(engine).get_table_names())
+        downgrade_to(fresh_database_url, "0004")
+        assert current_revision(engine) == "0004"
+        assert not merge_tables & set(inspect(engine).get_table_names())
+        upgrade_to_head(fresh_database_url)
+        assert merge_tables <= set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()

@@ -36,7 +36,7 @@ from app.domain.records import (
 )
 from app.domain.rounds import GridPoint
 from app.domain.version_records import BookmakerWeight, FitReport
-from app.domain.vocabulary import Method, Phase, RunStatus, RunTrigger, VersionStatus
+from app.domain.vocabulary import MergeChange, Method, Phase, RunStatus, RunTrigger, VersionStatus
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -176,6 +176,59 @@ class TeamAlias(Base):
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
 
     team: Mapped[Team] = relationship(back_populates="aliases")
+
+
+class TeamMerge(Base):
+    """A team folded into another when its name became an alias of the other (``alias``):
+    what ``unalias`` needs to restore it.
+
+    The merged team's name (the alias), the aliases it had, which moved with it, and each
+    match the merge changed (:class:`TeamMergeMatch`).
+    """
+
+    __tablename__ = "team_merges"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    alias_id: Mapped[int] = mapped_column(
+        ForeignKey("team_aliases.id", ondelete="CASCADE"), unique=True
+    )
+    team_name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX_LENGTH))
+    # The merged team's own aliases, which now name the team it was merged into.
+    aliases: Mapped[list[str]] = mapped_column(JSON)
+    merged_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    matches: Mapped[list[TeamMergeMatch]] = relationship(
+        back_populates="merge", cascade="all, delete-orphan", order_by="TeamMergeMatch.id"
+    )
+
+
+class TeamMergeMatch(Base):
+    """One match a team merge changed.
+
+    ``change`` is ``home`` or ``away`` for a match that moved over (the merged team played
+    on that side), and ``merged`` for a match that already existed under the other team and
+    took the merged team's match (its quotes, its result where it had none). A match deleted
+    since is NULL.
+    """
+
+    __tablename__ = "team_merge_matches"
+    __table_args__ = (
+        CheckConstraint(
+            "change IN (" + ", ".join(f"'{change}'" for change in MergeChange) + ")",
+            name="change_code",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    merge_id: Mapped[int] = mapped_column(
+        ForeignKey("team_merges.id", ondelete="CASCADE"), index=True
+    )
+    match_id: Mapped[int | None] = mapped_column(
+        ForeignKey("matches.id", ondelete="SET NULL"), index=True
+    )
+    change: Mapped[MergeChange] = mapped_column(Word(MergeChange, 8))
+
+    merge: Mapped[TeamMerge] = relationship(back_populates="matches")
 
 
 class Bookmaker(Base):

@@ -87,3 +87,11 @@ class ModelState(StrEnum):
     UNKNOWN = "unknown"
     NONE = "none"
     LOADED = "loaded"
+
+
+class MergeChange(StrEnum):
+    """What merging one team into another did to a match (so that it can be undone)."""
+
+    HOME = "home"  # the merged team was the home side; the match moved to the other team
+    AWAY = "away"  # likewise, the away side
+    MERGED = "merged"  # the other team had this match: the merged team's one was folded in
