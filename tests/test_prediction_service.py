@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory
 from app.db.orm import Bookmaker, Match, ModelVersion, OddsQuote
-from app.domain.vocabulary import Phase, RunTrigger
+from app.domain.vocabulary import ActivatedBy, Phase, RunTrigger
 from app.services.model_versions import activate
 from app.services.prediction import PredictionAnswer, PredictionService
 from app.services.refit import run_refit
@@ -44,7 +44,7 @@ def activate_version(engine: Engine, version_id: int | None) -> None:
     with make_session_factory(engine).begin() as session:
         version = session.get(ModelVersion, version_id)
         assert version is not None
-        activate(session, version)
+        activate(session, version, by=ActivatedBy.CLI)
 
 
 def quotes_by_phase(engine: Engine, match_id: int, phase: Phase) -> dict[str, Any]:

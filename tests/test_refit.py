@@ -18,10 +18,10 @@ import pytest
 from sqlalchemy import JSON, Engine, bindparam, select, text
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import ModelVersion, RefitRun
+from app.db.orm import ModelActivation, ModelVersion, RefitRun
 from app.domain.scoring import Scores
 from app.domain.version_records import BookmakerWeight, FitReport
-from app.domain.vocabulary import Phase, RunStatus, RunTrigger, VersionStatus
+from app.domain.vocabulary import ActivatedBy, Phase, RunStatus, RunTrigger, VersionStatus
 from app.services import refit as refit_service
 from app.services.locks import refit_lock
 from app.services.model_versions import activate, load_tables
@@ -109,6 +109,22 @@ def test_a_refit_stores_and_activates_a_version(engine: Engine, refit_settings: 
     assert (run.status, run.version_id, run.trigger) == ("succeeded", version.id, "cli")
     assert run.finished_at is not None
     assert run.until == UNTIL
+
+
+def test_a_refit_records_the_activation_of_its_version(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    assert outcome.status == "succeeded", outcome.message
+    with make_session_factory(engine)() as session:
+        (activation,) = session.scalars(select(ModelActivation))
+        version = session.get(ModelVersion, outcome.version_id)
+    assert version is not None
+    assert activation.version_id == outcome.version_id
+    assert activation.activated_by is ActivatedBy.REFIT
+    assert activation.run_id == outcome.run_id
+    assert (activation.previous_version_id, activation.reason) == (None, None)
+    assert activation.activated_at == version.activated_at
 
 
 SCORE_KEYS = ["log_loss", "brier", "rps", "accuracy"]
@@ -318,7 +334,7 @@ def _hand_made_active_version(engine: Engine, code: str, truthful: bool) -> None
         )
         session.add(version)
         session.flush()
-        activate(session, version)
+        activate(session, version, by=ActivatedBy.CLI)
 
 
 def test_a_worse_version_is_rejected_and_kept(engine: Engine, refit_settings: Settings) -> None:

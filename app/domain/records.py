@@ -29,6 +29,8 @@ JSON_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 BOOKMAKER_NAME_MAX_LENGTH = TEAM_NAME_MAX_LENGTH
 SEASON_MAX_LENGTH = 16
 EXTERNAL_ID_MAX_LENGTH = 100
+# Why an operator activated a model version: a sentence, not an essay.
+REASON_MAX_LENGTH = 500
 # Timestamps outside these years are typing mistakes, and near the ends of Python's range
 # date arithmetic overflows.
 EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
@@ -81,6 +83,11 @@ def check_file_code(value: str, what: str = "code") -> str:
 
 def check_bookmaker_name(value: str, what: str = "bookmaker name") -> str:
     return check_text(value, what, BOOKMAKER_NAME_MAX_LENGTH)
+
+
+def check_reason(value: str) -> str:
+    """Why an operator did something (activated a model version), as text of one line."""
+    return check_text(value, "reason", REASON_MAX_LENGTH)
 
 
 def check_season(value: str) -> str:

@@ -28,7 +28,7 @@ from app.domain.ensemble import ALGORITHM
 from app.domain.fitting import FitError, FitOptions, fit_ensemble, methods_to_try
 from app.domain.validation import ActiveVersionComparison, compare_with_active, validation_report
 from app.domain.version_records import fit_report, pool_of
-from app.domain.vocabulary import RunStatus, RunTrigger
+from app.domain.vocabulary import ActivatedBy, RunStatus, RunTrigger
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import activate, active_version, ensemble_of, load_tables
 from app.services.refit_runs import create_run, finish_run
@@ -212,7 +212,7 @@ def _refit(
         session.add(version)
         session.flush()
         if rejected_reason is None:
-            activate(session, version)
+            activate(session, version, by=ActivatedBy.REFIT, run_id=run_id)
             status = RunStatus.SUCCEEDED
             message = (
                 f"version {version.id} is active: {fit.choice.rounds} rounds over "

@@ -11,8 +11,9 @@ from typing import Annotated
 
 from pydantic import AliasPath, BaseModel, ConfigDict, Field
 
-from app.domain.fields import AbsentWhenNone
-from app.domain.vocabulary import Method, Phase, VersionStatus
+from app.api.schemas.common import StrictModel
+from app.domain.fields import AbsentWhenNone, Reason
+from app.domain.vocabulary import ActivatedBy, Method, Phase, VersionStatus
 
 LogLoss = Annotated[float, Field(description="Mean log loss; lower is better.")]
 Brier = Annotated[
@@ -213,3 +214,51 @@ class ModelVersionOut(BaseModel):
     rejected_reason: str | None
     project_version: str
     fit_seconds: float
+
+
+class ActivationOut(RecordOut):
+    """One time a version became the active one."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 4,
+                    "version_id": 2,
+                    "previous_version_id": 3,
+                    "activated_at": "2026-11-22T08:15:00Z",
+                    "by": "api",
+                    "reason": "version 3 over-weights one bookmaker; back to version 2",
+                    "run_id": None,
+                }
+            ]
+        }
+    )
+
+    id: int
+    version_id: int = Field(description="The version that became active.")
+    previous_version_id: int | None = Field(description="The version active until then.")
+    activated_at: dt.datetime
+    by: ActivatedBy = Field(
+        validation_alias="activated_by",
+        description="'refit': promoted by a refit; 'api' or 'cli': activated by an operator.",
+    )
+    reason: str | None = Field(description="Why, as the operator said; null for a refit.")
+    run_id: int | None = Field(description="The refit run that promoted it, for a refit.")
+
+
+class ActivateIn(StrictModel):
+    reason: Reason | None = None
+
+
+class ActivatedOut(RecordOut):
+    """What activating a version did."""
+
+    version: ModelVersionOut = Field(description="The version, now active.")
+    activation: ActivationOut | None = Field(
+        description="The activation recorded; null when the version was already active."
+    )
+    warnings: list[str] = Field(
+        description="How the version differs from what refits fit with the current settings "
+        "(phase, de-margining method), and what follows."
+    )
