@@ -21,7 +21,14 @@ from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import ModelActivation, ModelVersion, RefitRun
 from app.domain.scoring import Scores
 from app.domain.version_records import BookmakerWeight, FitReport
-from app.domain.vocabulary import ActivatedBy, Phase, RunStatus, RunTrigger, VersionStatus
+from app.domain.vocabulary import (
+    ActivatedBy,
+    Method,
+    Phase,
+    RunStatus,
+    RunTrigger,
+    VersionStatus,
+)
 from app.services import refit as refit_service
 from app.services.locks import refit_lock
 from app.services.model_versions import activate, load_tables
@@ -370,6 +377,100 @@ def test_a_better_version_replaces_the_active_one(engine: Engine, refit_settings
     assert comparison is not None
     assert comparison.log_loss is not None
     assert comparison.log_loss > new.validation.model.log_loss
+
+
+def test_a_fit_on_another_phase_is_stored_but_never_promoted(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    # Closing quotes always validate better than pre-match ones: compared on its own quotes,
+    # a closing-odds fit would replace the pre-match model that predictions need.
+    first = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    assert first.status == "succeeded", first.message
+    closing = refit_settings.model_copy(update={"refit_phase": Phase.CLOSING})
+    outcome = run_refit(engine, closing, trigger=RunTrigger.CLI, until=UNTIL)
+    assert outcome.status == "rejected", outcome.message
+    active, stored = versions(engine)
+    assert (active.status, active.phase) == ("active", "pre")
+    assert (stored.status, stored.phase, stored.id) == ("rejected", "closing", outcome.version_id)
+    assert stored.rejected_reason == (
+        f"fitted on closing quotes while the active version {active.id} uses pre-match quotes; "
+        f"activate it with `oddsboost models activate {stored.id}` if that is what you want"
+    )
+    assert outcome.message == f"version {stored.id} rejected: {stored.rejected_reason}"
+    assert runs(engine)[-1].status == "rejected"
+
+
+def test_a_fit_with_another_method_is_stored_but_never_promoted(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    shin = refit_settings.model_copy(update={"demargin_method": Method.SHIN})
+    outcome = run_refit(engine, shin, trigger=RunTrigger.CLI, until=UNTIL)
+    assert outcome.status == "rejected", outcome.message
+    active, stored = versions(engine)
+    assert (active.status, active.method, stored.method) == ("active", "power", "shin")
+    assert stored.rejected_reason is not None
+    assert stored.rejected_reason.startswith(
+        f"odds de-margined with shin while the active version {active.id} uses power; "
+    )
+
+
+def _turncoat(engine: Engine, code: str) -> None:
+    """A bookmaker that quoted every settled match before UNTIL: priced from the actual
+    result, except for the latest SYNTHETIC_QUOTES matches, priced against it.
+
+    The rounds are chosen on the earlier part of the window, where it looks all-knowing;
+    on the latest part, the validation part, a mix that trusts it is far worse than the
+    plain mean of the pool's quotes."""
+    from app.db.orm import Bookmaker, Match, OddsQuote
+
+    factory = make_session_factory(engine, for_writes=True)
+    with session_scope(factory) as session:
+        bookmaker = Bookmaker(code=code, name=code)
+        session.add(bookmaker)
+        session.flush()
+        settled = session.scalars(
+            select(Match)
+            .where(Match.result.is_not(None), Match.kickoff < UNTIL)
+            .order_by(Match.kickoff.desc(), Match.id.desc())
+        )
+        for age, match in enumerate(settled):
+            favourite = {"1": 0, "X": 1, "2": 2}[match.result or "X"]
+            if age < SYNTHETIC_QUOTES:
+                favourite = (favourite + 1) % 3
+            prices = [6.0, 6.0, 6.0]
+            prices[favourite] = 1.3
+            session.add(
+                OddsQuote(
+                    match_id=match.id,
+                    bookmaker_id=bookmaker.id,
+                    phase="pre",
+                    home=prices[0],
+                    draw=prices[1],
+                    away=prices[2],
+                    received_at=dt.datetime.now(dt.UTC),
+                )
+            )
+
+
+def test_a_fit_worse_than_its_own_consensus_is_not_promoted(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    _turncoat(engine, "TURNCOAT")
+    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    assert outcome.status == "rejected", outcome.message
+    (version,) = versions(engine)
+    assert version.status == "rejected"
+    assert "TURNCOAT" in [b.code for b in version.bookmakers]
+    model, consensus = version.validation.model.log_loss, version.validation.consensus.log_loss
+    assert model - consensus > refit_settings.promotion_tolerance
+    assert version.rejected_reason == (
+        f"validation log loss {model:.4f} is worse than the consensus of its own pool's "
+        f"{consensus:.4f} on the same {version.validation.rows} matches by "
+        f"{model - consensus:.4f}, more than the tolerance {refit_settings.promotion_tolerance}; "
+        f"activate it with `oddsboost models activate {version.id}` if that is what you want"
+    )
+    assert runs(engine)[-1].message == f"version {version.id} rejected: {version.rejected_reason}"
 
 
 def test_exactly_one_version_is_active(engine: Engine, refit_settings: Settings) -> None:

@@ -26,7 +26,7 @@ from app.db.engine import make_session_factory
 from app.db.orm import ModelVersion, RefitRun, utcnow
 from app.domain.ensemble import ALGORITHM
 from app.domain.fitting import FitError, FitOptions, fit_ensemble, methods_to_try
-from app.domain.validation import ActiveVersionComparison, compare_with_active, validation_report
+from app.domain.validation import compare_with_active, promotion_refusal, validation_report
 from app.domain.version_records import fit_report, pool_of
 from app.domain.vocabulary import ActivatedBy, RunStatus, RunTrigger
 from app.services.locks import RefitLock, refit_lock
@@ -185,13 +185,10 @@ def _refit(
                 "again."
             )
         current = active_version(session)
-        rejected_reason = None
-        if current is not None:
-            comparison = compare_with_active(
-                ensemble_of(current), matches, quotes, validation, validation_proba
-            )
+        active = None if current is None else ensemble_of(current)
+        if active is not None:
+            comparison = compare_with_active(active, matches, quotes, validation, validation_proba)
             report = replace(report, active_version=comparison)
-            rejected_reason = _promotion_refusal(comparison, settings.promotion_tolerance)
         version = ModelVersion(
             created_at=utcnow(),
             algorithm=ALGORITHM,
@@ -205,13 +202,13 @@ def _refit(
             bookmakers=pool_of(fit.ensemble),
             rounds_grid=tuple(fit.choice.grid),
             validation=fit_report(report, fit, options),
-            rejected_reason=rejected_reason,
             project_version=package.__version__[:32],
             fit_seconds=fit_seconds,
         )
         session.add(version)
         session.flush()
-        if rejected_reason is None:
+        refusal = promotion_refusal(fit.ensemble, report, active, settings.promotion_tolerance)
+        if refusal is None:
             activate(session, version, by=ActivatedBy.REFIT, run_id=run_id)
             status = RunStatus.SUCCEEDED
             message = (
@@ -220,9 +217,13 @@ def _refit(
                 f"{report.model.log_loss:.4f} (consensus {report.consensus.log_loss:.4f})"
             )
         else:
+            version.rejected_reason = (
+                f"{refusal}; activate it with `oddsboost models activate {version.id}` if that "
+                "is what you want"
+            )
             status, message = (
                 RunStatus.REJECTED,
-                f"version {version.id} rejected: {rejected_reason}",
+                f"version {version.id} rejected: {version.rejected_reason}",
             )
         session.execute(
             update(RefitRun)
@@ -243,18 +244,6 @@ def fit_options(settings: Settings) -> FitOptions:
         min_matches=settings.refit_min_matches,
         half_life_days=settings.refit_half_life_days,
         calibrate=settings.refit_calibrate,
-    )
-
-
-def _promotion_refusal(comparison: ActiveVersionComparison, tolerance: float) -> str | None:
-    """Why the new fit may not replace the active version, if it may not."""
-    if comparison.excess <= tolerance:
-        return None
-    return (
-        f"validation log loss {comparison.model_log_loss:.4f} is worse than active "
-        f"version {comparison.id}'s {comparison.log_loss:.4f} on the same "
-        f"{comparison.rows} matches by {comparison.excess:.4f}, more than the tolerance "
-        f"{tolerance}"
     )
 
 
