@@ -473,6 +473,43 @@ def test_a_fit_worse_than_its_own_consensus_is_not_promoted(
     assert runs(engine)[-1].message == f"version {version.id} rejected: {version.rejected_reason}"
 
 
+def test_a_refit_identical_to_the_active_version_stores_no_version(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    first = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    assert first.status == "succeeded", first.message
+    # Ten days later, still before the next season: the same matches, the same fit.
+    for until in (UNTIL, UNTIL + dt.timedelta(days=10)):
+        again = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=until)
+        assert again.status == "succeeded", again.message
+        assert again.message == f"unchanged: identical to active version {first.version_id}"
+        assert again.version_id == first.version_id
+    assert [version.id for version in versions(engine)] == [first.version_id]
+    assert [(run.status, run.version_id) for run in runs(engine)] == [
+        ("succeeded", first.version_id)
+    ] * 3
+    with make_session_factory(engine)() as session:
+        assert len(session.scalars(select(ModelActivation)).all()) == 1
+
+
+def test_a_refit_on_other_matches_or_with_other_weights_is_a_new_version(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    (first,) = versions(engine)
+    # The same matches, but one round only: other weights.
+    one_round = refit_settings.model_copy(update={"refit_rounds_grid": [1]})
+    run_refit(engine, one_round, trigger=RunTrigger.CLI, until=UNTIL)
+    # The last matchday of SP1 2017/18 (20 May 2018) left out: other matches.
+    earlier = dt.datetime(2018, 5, 19, tzinfo=dt.UTC)
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=earlier)
+    first_again, one_round_version, earlier_version = versions(engine)
+    assert first_again.id == first.id
+    assert one_round_version.n_matches == first.n_matches
+    assert one_round_version.rounds == 1 != first.rounds
+    assert earlier_version.n_matches < first.n_matches
+
+
 def test_exactly_one_version_is_active(engine: Engine, refit_settings: Settings) -> None:
     for _ in range(3):
         run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)

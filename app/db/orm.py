@@ -324,6 +324,9 @@ class ModelVersion(Base):
     window_start: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     window_end: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     n_matches: Mapped[int]
+    # Kickoff of the newest match fitted on; with n_matches, what tells a refit on the same
+    # matches. None in versions fitted before it was recorded.
+    newest_kickoff: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     # [{"code": "PS", "weight": 1.23, "chosen": 17}, ...] in pool order
     bookmakers: Mapped[tuple[BookmakerWeight, ...]] = mapped_column(
         JSONRecord(tuple[BookmakerWeight, ...])

@@ -10,6 +10,7 @@ where the bookmaker did not quote.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,13 @@ class TrainingSet:
 
     def __len__(self) -> int:
         return len(self.y)
+
+    @property
+    def newest_kickoff(self) -> dt.datetime | None:
+        """Kickoff of the most recent match (None when there is none)."""
+        if not len(self.kickoff):
+            return None
+        return dt.datetime.fromtimestamp(float(self.kickoff.max()), dt.UTC)
 
     def rows(self, mask: NDArray[np.bool_] | NDArray[np.intp]) -> TrainingSet:
         """The same set restricted to some matches (a boolean mask or indices)."""

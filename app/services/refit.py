@@ -25,7 +25,7 @@ import app as package
 from app.db.engine import make_session_factory
 from app.db.orm import ModelVersion, RefitRun, utcnow
 from app.domain.ensemble import ALGORITHM
-from app.domain.fitting import FitError, FitOptions, fit_ensemble, methods_to_try
+from app.domain.fitting import Fit, FitError, FitOptions, fit_ensemble, methods_to_try
 from app.domain.validation import compare_with_active, promotion_refusal, validation_report
 from app.domain.version_records import fit_report, pool_of
 from app.domain.vocabulary import ActivatedBy, RunStatus, RunTrigger
@@ -186,6 +186,10 @@ def _refit(
             )
         current = active_version(session)
         active = None if current is None else ensemble_of(current)
+        if current is not None and _refitted_alike(current, fit):
+            message = f"unchanged: identical to active version {current.id}"
+            _finish(session, run_id, RunStatus.SUCCEEDED, message, current.id)
+            return RefitOutcome(run_id, RunStatus.SUCCEEDED, message, current.id)
         if active is not None:
             comparison = compare_with_active(active, matches, quotes, validation, validation_proba)
             report = replace(report, active_version=comparison)
@@ -199,6 +203,7 @@ def _refit(
             window_start=start,
             window_end=until,
             n_matches=len(training),
+            newest_kickoff=training.newest_kickoff,
             bookmakers=pool_of(fit.ensemble),
             rounds_grid=tuple(fit.choice.grid),
             validation=fit_report(report, fit, options),
@@ -225,12 +230,29 @@ def _refit(
                 RunStatus.REJECTED,
                 f"version {version.id} rejected: {version.rejected_reason}",
             )
-        session.execute(
-            update(RefitRun)
-            .where(RefitRun.id == run_id)
-            .values(status=status, message=message, version_id=version.id, finished_at=utcnow())
-        )
+        _finish(session, run_id, status, message, version.id)
         return RefitOutcome(run_id, status, message, version.id)
+
+
+def _refitted_alike(current: ModelVersion, fit: Fit) -> bool:
+    """Whether the fit is the active version computed again: fitted on the same matches (as
+    many, up to the same newest one) into the same mix of the same pool."""
+    return (
+        current.n_matches == len(fit.training)
+        and current.newest_kickoff == fit.training.newest_kickoff
+        and ensemble_of(current).same_mix_as(fit.ensemble)
+    )
+
+
+def _finish(
+    session: Session, run_id: int, status: RunStatus, message: str, version_id: int
+) -> None:
+    """Close the run in the transaction that stored what it did."""
+    session.execute(
+        update(RefitRun)
+        .where(RefitRun.id == run_id)
+        .values(status=status, message=message, version_id=version_id, finished_at=utcnow())
+    )
 
 
 def fit_options(settings: Settings) -> FitOptions:

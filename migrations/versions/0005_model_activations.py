@@ -1,7 +1,8 @@
-"""Every activation of a model version, by a refit or an operator.
+"""Every activation of a model version, by a refit or an operator; the newest match a
+version was fitted on.
 
 The versions activated before this revision were all promoted by refits, each once: each
-gets the activation its ``activated_at`` records.
+gets the activation its ``activated_at`` records. Their newest match is not known (NULL).
 
 Revision ID: 0005
 Revises: 0004
@@ -22,6 +23,8 @@ UTC_DATETIME = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("model_versions") as batch:
+        batch.add_column(sa.Column("newest_kickoff", UTC_DATETIME, nullable=True))
     activations = op.create_table(
         "model_activations",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -101,3 +104,5 @@ def _record_past_activations(activations: sa.Table) -> None:
 
 def downgrade() -> None:
     op.drop_table("model_activations")
+    with op.batch_alter_table("model_versions") as batch:
+        batch.drop_column("newest_kickoff")

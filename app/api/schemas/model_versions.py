@@ -129,6 +129,7 @@ class ModelVersionOut(BaseModel):
                     "window_start": "2016-06-01T00:00:00Z",
                     "window_end": "2019-06-01T00:00:00Z",
                     "n_matches": 3198,
+                    "newest_kickoff": "2019-05-26T15:00:00Z",
                     "bookmakers": [
                         {"code": "B365", "weight": 1.87, "chosen": 9},
                         {"code": "PS", "weight": 0.0, "chosen": 0},
@@ -204,6 +205,10 @@ class ModelVersionOut(BaseModel):
     window_start: dt.datetime
     window_end: dt.datetime
     n_matches: int
+    newest_kickoff: dt.datetime | None = Field(
+        description="Kickoff of the newest match fitted on; null for versions fitted before "
+        "it was recorded."
+    )
     bookmakers: list[BookmakerWeightOut] = Field(description="The pool, in order.")
     rounds_grid: list[GridPointOut] = Field(
         description="The validation log loss of each number of rounds tried."
