@@ -87,13 +87,16 @@ def latest_of_groups(
     return result
 
 
-def select_latest_valid(matches: MatchTable, quotes: QuoteTable, phase: Phase) -> NDArray[np.intp]:
-    """Indices of the quotes to use: per (match, bookmaker) the latest of ``phase`` that was
-    valid before kickoff (see :func:`latest_of_groups`); an undated quote is valid."""
+def select_latest_valid(
+    matches: MatchTable, quotes: QuoteTable, phase: Phase | None
+) -> NDArray[np.intp]:
+    """Indices of the quotes to use: per (match, bookmaker) the latest of ``phase`` (None:
+    of any phase) that was valid before kickoff (see :func:`latest_of_groups`); an undated
+    quote is valid."""
     captured = quotes.captured_at
-    valid = (quotes.phase == phase) & (
-        np.isnan(captured) | (captured < matches.kickoff[quotes.match])
-    )
+    valid = np.isnan(captured) | (captured < matches.kickoff[quotes.match])
+    if phase is not None:
+        valid &= quotes.phase == phase
     candidates = np.flatnonzero(valid)
     if candidates.size == 0:
         return candidates
