@@ -8,7 +8,7 @@ import math
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,8 @@ from app.services.refit_runs import create_run
 from app.settings import Settings, settings_environment
 from boosting import AdaBoostM2, StopReason
 from tests.commands import Oddsboost
-from tests.helpers import wait_until
+from tests.conftest import REFIT_SEASONS
+from tests.helpers import csv_rows, wait_until
 from tests.processes import FitGate, Process, child_environment, running
 
 UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
@@ -637,6 +638,51 @@ def test_a_validation_part_too_small_is_refused_with_advice(
     assert "ODDSBOOST_REFIT_VALIDATION_FRACTION" in outcome.message
 
 
+def newest_settled_day(season_file: Callable[[str], Path]) -> dt.date:
+    """The last day with a result in the seeded season files, read from the files."""
+    days = []
+    for name in REFIT_SEASONS:
+        header, rows = csv_rows(season_file(name))
+        date, result = header.index("Date"), header.index("FTR")
+        for row in rows:
+            if row[result].strip():
+                day, month, year = row[date].split("/")
+                days.append(dt.date(int(year) % 100 + 2000, int(month), int(day)))
+    return max(days)
+
+
+def test_a_refit_now_on_data_older_than_its_window_says_what_to_do(
+    engine: Engine,
+    refit_settings: Settings,
+    oddsboost: Oddsboost,
+    season_file: Callable[[str], Path],
+) -> None:
+    newest = newest_settled_day(season_file)
+    advice = (
+        f"the newest settled match is {newest:%Y-%m-%d}, older than the 1095-day window "
+        f"ending today; pass --until {newest + dt.timedelta(days=1):%Y-%m-%d} or widen "
+        "ODDSBOOST_REFIT_WINDOW_DAYS"
+    )
+    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.SCHEDULER)
+    assert outcome.status == "failed"
+    assert outcome.message.startswith(advice), outcome.message
+    result = oddsboost.run("refit", env=settings_environment(refit_settings))
+    assert result.returncode == 1
+    assert advice in result.stdout
+    assert versions(engine) == []
+    # Ending on a day given, it says that day.
+    later = run_refit(
+        engine,
+        refit_settings.model_copy(update={"refit_window_days": 30}),
+        trigger=RunTrigger.CLI,
+        until=UNTIL + dt.timedelta(days=60),
+    )
+    assert later.message.startswith(
+        f"the newest settled match is {newest:%Y-%m-%d}, older than the 30-day window ending "
+        f"on {UNTIL + dt.timedelta(days=60):%Y-%m-%d}; pass --until"
+    ), later.message
+
+
 def scheduler_environment(refit_settings: Settings, **variables: str) -> dict[str, str]:
     """``oddsboost scheduler --run-now`` with a cron that never fires during the test."""
     return child_environment(
@@ -670,6 +716,29 @@ def test_the_scheduler_refits_now_and_stops_on_sigterm(
     assert "SIGTERM received" in output
     with refit_lock(engine) as held:
         assert held.taken
+
+
+@pytest.mark.slow
+def test_the_scheduler_logs_a_failed_refit_as_failed(migrated_url: str, tmp_path: Path) -> None:
+    environment = child_environment(
+        Settings(database_url=migrated_url),
+        ODDSBOOST_REFIT_CRON="0 3 1 1 *",
+        ODDSBOOST_LOG_FORMAT="json",
+    )
+    # An empty database: the refit fails for want of matches.
+    with running(SCHEDULER, environment, tmp_path / "scheduler.log") as process:
+        wait_until(
+            lambda: "scheduled refit run 1" in process.output(),
+            "the scheduled refit finished",
+            alive=process.popen,
+        )
+        process.send_signal(signal.SIGTERM)
+        assert process.wait() == 0
+    lines = [json.loads(line) for line in process.output().splitlines() if line.startswith("{")]
+    (job,) = [line for line in lines if "scheduled refit run 1" in line["message"]]
+    assert job["level"] == "ERROR"
+    assert job["message"].startswith("scheduled refit run 1 failed: ")
+    assert not [line for line in lines if "executed successfully" in line["message"]]
 
 
 def received_sigterm(process: Process) -> bool:

@@ -153,6 +153,16 @@ def list_versions(session: Session, window: PageWindow) -> Paged[ModelVersion]:
     return paginate(session, select(ModelVersion).order_by(ModelVersion.id.desc()), window)
 
 
+def newest_settled_kickoff(session: Session, *, before: dt.datetime) -> dt.datetime | None:
+    """Kickoff of the newest settled match before ``before`` (None: there is none)."""
+    return session.scalar(
+        select(Match.kickoff)
+        .where(Match.is_settled, Match.kickoff < before)
+        .order_by(Match.kickoff.desc())
+        .limit(1)
+    )
+
+
 # A quote row as :func:`app.domain.tables.tables_from_rows` reads it.
 QUOTE_COLUMNS = (
     OddsQuote.match_id,

@@ -30,7 +30,13 @@ from app.domain.validation import compare_with_active, promotion_refusal, valida
 from app.domain.version_records import fit_report, pool_of
 from app.domain.vocabulary import ActivatedBy, RunStatus, RunTrigger
 from app.services.locks import RefitLock, refit_lock
-from app.services.model_versions import activate, active_version, ensemble_of, load_tables
+from app.services.model_versions import (
+    activate,
+    active_version,
+    ensemble_of,
+    load_tables,
+    newest_settled_kickoff,
+)
 from app.services.refit_runs import create_run, finish_run
 from app.settings import Settings
 
@@ -67,6 +73,7 @@ def run_refit(
 ) -> RefitOutcome:
     """Refit once. A failed fit does not raise: the run records it. Raises ``RefitError``
     only when ``run_id`` names a run that cannot be carried out (unknown or finished)."""
+    ends_now = until is None
     until = until or utcnow()
     factory = make_session_factory(engine, for_writes=True)
     if run_id is None:
@@ -82,7 +89,13 @@ def run_refit(
         _abandon_stale_runs(factory, run_id)
         try:
             outcome = _refit(
-                factory, settings, run_id=run_id, until=until, should_stop=should_stop, lock=lock
+                factory,
+                settings,
+                run_id=run_id,
+                until=until,
+                ends_now=ends_now,
+                should_stop=should_stop,
+                lock=lock,
             )
         except RefitCancelledError:
             message = "stopped by a shutdown before it finished; the active model is unchanged"
@@ -155,6 +168,7 @@ def _refit(
     *,
     run_id: int,
     until: dt.datetime,
+    ends_now: bool,
     should_stop: Callable[[], bool],
     lock: RefitLock,
 ) -> RefitOutcome:
@@ -167,6 +181,16 @@ def _refit(
     try:
         fit = fit_ensemble(matches, quotes, end=until.timestamp(), options=options)
     except FitError as error:
+        with factory() as session:
+            newest = newest_settled_kickoff(session, before=until)
+        if newest is not None and newest < start:
+            ending = "today" if ends_now else f"on {until:%Y-%m-%d}"
+            raise RefitError(
+                f"the newest settled match is {newest:%Y-%m-%d}, older than the "
+                f"{settings.refit_window_days}-day window ending {ending}; pass --until "
+                f"{newest + dt.timedelta(days=1):%Y-%m-%d} or widen ODDSBOOST_REFIT_WINDOW_DAYS "
+                '(through the API: POST /admin/refit with that "until")'
+            ) from None
         raise RefitError(
             f"{error} between {start:%Y-%m-%d} and {until:%Y-%m-%d}. Import more seasons "
             "(`oddsboost import football-data ...`), widen ODDSBOOST_REFIT_WINDOW_DAYS, or lower "
