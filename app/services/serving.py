@@ -162,11 +162,11 @@ def _of_any_phase(
     found: dict[int, QuotedMatch] = {}
     for row in rows:
         positions = chosen.get(row[0], [])
-        # None of them is of ``phase``: with two phases, all are of the other one.
-        used = StoredQuotes(Phase(quotes.phase[positions[0]]), fallback=True) if positions else None
-        found[row[0]] = QuotedMatch(
-            _info(row), _odds(quotes, positions), used or StoredQuotes(phase)
-        )
+        stored = StoredQuotes(phase)  # with no quote at all, the prediction is refused
+        if positions:
+            # None of them is of ``phase``: with two phases, all are of the other one.
+            stored = StoredQuotes(Phase(quotes.phase[positions[0]]), fallback=True)
+        found[row[0]] = QuotedMatch(_info(row), _odds(quotes, positions), stored)
     return found
 
 
