@@ -161,6 +161,10 @@ def logging_config(settings: Settings) -> dict[str, Any]:
             "uvicorn.access": {"handlers": [], "propagate": False, "level": "WARNING"},
             "uvicorn": {"handlers": [], "propagate": True, "level": level},
             "uvicorn.error": {"handlers": [], "propagate": True, "level": level},
+            # The scheduler writes its own line per job, with how the refit ended; the
+            # executor's "Running job" and "executed successfully" would tell a failed refit
+            # as a success. Its errors (a job that raised) still pass.
+            "apscheduler.executors": {"level": "WARNING"},
             "sqlalchemy": {"level": "WARNING"},
             "alembic": {"level": "WARNING"},
         },

@@ -77,6 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(predict.router)
     app.include_router(models.router)
+    app.include_router(models.admin_router)
     app.include_router(public.router)
     app.include_router(admin.router)
     app.include_router(refits.router)

@@ -121,8 +121,9 @@ class Settings(BaseSettings):
     promotion_tolerance: float = Field(
         default=0.002,
         ge=0,
-        description="A new version is rejected if its validation log loss is worse than the "
-        "active version's on the same matches by more than this.",
+        description="A new version is rejected if its validation log loss is worse than its "
+        "own pool's consensus, or than the active version's on the same matches, by more than "
+        "this.",
     )
     refit_cron: str = Field(
         default="0 3 * * *", description="When `oddsboost scheduler` refits (cron, UTC)."

@@ -18,12 +18,14 @@ import httpx
 import pytest
 from sqlalchemy import ColumnElement, select
 
-from app.db.engine import make_engine, make_session_factory
+from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import current_revision, head_revision
-from app.db.orm import Match
+from app.db.orm import Match, ModelVersion
+from app.domain.vocabulary import ActivatedBy, Phase
+from app.services.model_versions import activate
 from app.settings import Settings, settings_environment
 from tests.commands import Oddsboost
-from tests.helpers import count_complete_triples, free_port
+from tests.helpers import count_complete_triples, free_port, hand_made_version
 from tests.processes import child_environment, running_server
 
 SeasonFile = Callable[[str], Path]
@@ -357,6 +359,92 @@ def test_delete_an_id_that_cannot_be_one_is_a_usage_error(
     result = oddsboost.run("matches", "delete", match_id, env=on(migrated_url))
     assert result.returncode == 2
     assert "ID" in result.stderr
+
+
+# --- models -------------------------------------------------------------------------------
+
+
+def table_cells(printed: str) -> list[list[str]]:
+    """The cells of each body row of a table the command printed."""
+    return [
+        [cell.strip() for cell in line.split("│")[1:-1]]
+        for line in printed.splitlines()
+        if line.startswith("│")
+    ]
+
+
+def store_versions(database_url: str, *versions: ModelVersion) -> list[int]:
+    """Commit hand-made versions; the last one active, as the refit that made it left it."""
+    engine = make_engine(database_url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        session.add_all(versions)
+        session.flush()
+        activate(session, versions[-1], by=ActivatedBy.REFIT)
+        ids = [version.id for version in versions]
+    engine.dispose()
+    return ids
+
+
+def test_models_list_and_activate_roll_back_and_forward(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    empty = oddsboost.run("models", "list", env=on(migrated_url))
+    assert empty.returncode == 0, empty.stderr
+    assert "no model version yet: run `oddsboost refit`" in empty.stdout
+    first, second = store_versions(
+        migrated_url, hand_made_version(), hand_made_version(weights={"PS": 1.0})
+    )
+    listed = oddsboost.run("models", "list", env=on(migrated_url))
+    assert listed.returncode == 0, listed.stderr
+    assert [row[:4] for row in table_cells(listed.stdout)] == [
+        [str(second), "active", "pre", "power"],
+        [str(first), "retired", "pre", "power"],
+    ]
+
+    back = oddsboost.run(
+        "models",
+        "activate",
+        str(first),
+        "--reason",
+        "back to the pool of two",
+        env=on(migrated_url),
+    )
+    assert back.returncode == 0, back.stderr
+    assert f"version {first} is active, in place of version {second}" in back.stdout
+    assert "warning" not in back.stderr
+    again = oddsboost.run("models", "activate", str(first), env=on(migrated_url))
+    assert again.returncode == 0
+    assert f"version {first} is already the active version" in again.stdout
+    history = oddsboost.run("models", "activations", env=on(migrated_url))
+    assert history.returncode == 0, history.stderr
+    cells = table_cells(history.stdout)
+    assert [cell[1:5] for cell in cells] == [
+        [str(first), str(second), "cli", ""],
+        [str(second), "", "refit", ""],
+    ]
+    assert cells[0][5] == "back to the pool of two"
+
+
+def test_models_activate_warns_and_refuses_what_it_cannot_do(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    (closing,) = store_versions(migrated_url, hand_made_version(phase=Phase.CLOSING))
+    store_versions(migrated_url, hand_made_version())
+    switched = oddsboost.run("models", "activate", str(closing), env=on(migrated_url))
+    assert switched.returncode == 0, switched.stderr
+    assert f"version {closing} was fitted on closing quotes while ODDSBOOST_REFIT_PHASE is pre" in (
+        switched.stderr
+    )
+    unknown = oddsboost.run("models", "activate", "99", env=on(migrated_url))
+    assert unknown.returncode == 1
+    assert "no model version 99" in unknown.stderr
+    for reason, error in (("  ", "reason is empty"), ("a\tb", "reason contains control")):
+        bad = oddsboost.run("models", "activate", "1", "--reason", reason, env=on(migrated_url))
+        assert bad.returncode == 2
+        assert f"--reason: {error}" in bad.stderr
+    not_a_number = oddsboost.run("models", "activate", "first", env=on(migrated_url))
+    assert not_a_number.returncode == 2
+    assert "Traceback" not in unknown.stderr + not_a_number.stderr
 
 
 # --- serve --------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from app.settings import Settings, settings_environment
 from app.state import app_state
 from tests.commands import Oddsboost
 from tests.conftest import ADMIN_KEY
-from tests.helpers import wait_until
+from tests.helpers import error_messages, wait_until
 from tests.processes import child_environment, running_server
 
 UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
@@ -137,6 +137,7 @@ def test_prediction_by_match_id_uses_the_stored_quotes(
     ]
     body = client.post("/predict", json={"match_id": match["id"]}).json()
     assert body["match"]["id"] == match["id"]
+    assert body["quotes"] == {"phase": "pre", "fallback": False}
     assert body["match"]["home_team"] == match["home_team"]
     assert [body["probabilities"][k] for k in ("home", "draw", "away")] == pytest.approx(
         hand_mix(pre, weights), abs=1e-9
@@ -144,6 +145,61 @@ def test_prediction_by_match_id_uses_the_stored_quotes(
     assert sorted(b["code"] for b in body["bookmakers"]) == sorted(
         q["bookmaker"] for q in pre if q["bookmaker"] in weights
     )
+
+
+def closing_only_match(
+    client: TestClient, quotes: list[tuple[str, tuple[float, float, float], str | None]]
+) -> int:
+    """An upcoming match whose only quotes are closing ones (bookmaker, prices, captured_at)."""
+    match = {
+        "competition": "E0",
+        "kickoff": "2030-01-05T15:00:00Z",
+        "home_team": "Arsenal",
+        "away_team": "Chelsea",
+    }
+    items = [
+        {"match": match, "bookmaker": code, "home": home, "draw": draw, "away": away}
+        | {"phase": "closing", "captured_at": captured_at}
+        for code, (home, draw, away), captured_at in quotes
+    ]
+    stored = client.post("/admin/odds", json={"quotes": items}, headers={"X-API-Key": ADMIN_KEY})
+    assert stored.status_code == 200, stored.text
+    upcoming = client.get("/matches", params={"status": "upcoming"}).json()["items"]
+    match_id: int = next(m["id"] for m in upcoming if m["home_team"] == "Arsenal")
+    return match_id
+
+
+def test_a_match_without_quotes_of_the_models_phase_is_predicted_from_its_latest_ones(
+    client: TestClient, fitted: dict[str, Any]
+) -> None:
+    weights = {b["code"]: b["weight"] for b in fitted["bookmakers"]}
+    assert fitted["phase"] == "pre"
+    match_id = closing_only_match(
+        client,
+        [
+            ("B365", (2.5, 3.3, 2.9), "2030-01-04T12:00:00Z"),
+            ("B365", (2.2, 3.4, 3.3), "2030-01-05T14:55:00Z"),  # the latest before kickoff
+            ("B365", (9.0, 5.0, 1.2), "2030-01-05T15:20:00Z"),  # in play: never used
+            ("WH", (2.3, 3.3, 3.2), None),  # undated
+        ],
+    )
+    response = client.post("/predict", json={"match_id": match_id})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["quotes"] == {"phase": "closing", "fallback": True}
+    assert body["model"]["phase"] == "pre"
+    used = [
+        {"bookmaker": "B365", "home": 2.2, "draw": 3.4, "away": 3.3},
+        {"bookmaker": "WH", "home": 2.3, "draw": 3.3, "away": 3.2},
+    ]
+    assert [body["probabilities"][k] for k in ("home", "draw", "away")] == pytest.approx(
+        hand_mix(used, weights), abs=1e-9
+    )
+    assert [b["code"] for b in body["bookmakers"]] == ["B365", "WH"]
+    batch = client.post("/predict/batch", json={"items": [{"match_id": match_id}, INLINE]})
+    first, inline = batch.json()["results"]
+    assert first["prediction"] == body
+    assert inline["prediction"]["quotes"] is None  # the sender's odds
 
 
 def test_only_bookmakers_outside_the_pool_give_the_labelled_consensus(
@@ -197,7 +253,7 @@ def test_errors(client: TestClient) -> None:
         assert loose.json()["detail"][0]["loc"] == ["body", "match_id"]
     text_price = [{"bookmaker": "B365", "home": "2.1", "draw": 3.4, "away": 3.6}]
     assert client.post("/predict", json={"odds": text_price}).status_code == 422
-    # A match with no quote at all.
+    # A match with no usable quote: its only one was captured after kickoff.
     future = {
         "quotes": [
             {
@@ -212,6 +268,7 @@ def test_errors(client: TestClient) -> None:
                 "draw": 3.0,
                 "away": 4.0,
                 "phase": "closing",
+                "captured_at": "2030-01-01T15:30:00Z",
             }
         ]
     }
@@ -219,7 +276,9 @@ def test_errors(client: TestClient) -> None:
     future_id = client.get("/matches", params={"status": "upcoming"}).json()["items"][0]["id"]
     no_quote = client.post("/predict", json={"match_id": future_id})
     assert no_quote.status_code == 422
-    assert "no usable quote: no pre quote captured before kickoff" in no_quote.json()["detail"]
+    assert error_messages(no_quote.json()) == [
+        f"match {future_id} has no usable quote: no quote of any phase captured before kickoff"
+    ]
 
 
 @pytest.mark.usefixtures("fitted")

@@ -21,6 +21,7 @@ from app.domain.records import (
     JSON_CODE_PATTERN,
     as_utc,
     check_price,
+    check_reason,
     check_team_name,
 )
 
@@ -41,6 +42,16 @@ TeamName = Annotated[
     AfterValidator(check_team_name),
     Field(description="Trimmed; 1-100 characters; stored verbatim.", examples=["Man United"]),
 ]
+
+Reason = Annotated[
+    str,
+    AfterValidator(check_reason),
+    Field(
+        description="Trimmed; 1-500 characters, no control characters.",
+        examples=["version 7 over-weights one bookmaker; back to version 6"],
+    ),
+]
+"""Why an operator did something, in their words."""
 
 Code = Annotated[
     str,

@@ -18,7 +18,7 @@ from app.domain.ensemble import Ensemble
 from app.domain.few_quotes import Triple
 from app.domain.odds import demargin
 from app.domain.records import OUTCOMES
-from app.domain.vocabulary import Basis, Method
+from app.domain.vocabulary import Basis, Method, Phase
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +42,23 @@ class MatchInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredQuotes:
+    """Which of a stored match's quotes a prediction reads: the model's phase, or, when the
+    match has no quote of it captured before kickoff (``fallback``), the latest quote of each
+    bookmaker captured before kickoff whatever its phase, here ``phase``."""
+
+    phase: Phase
+    fallback: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class QuotedMatch:
-    """A match with the quotes to predict it from."""
+    """A match with the quotes to predict it from, and which they are when the match is a
+    stored one (None: quotes the sender gave)."""
 
     info: MatchInfo
     odds: Sequence[QuotedOdds]
+    stored: StoredQuotes | None = None
 
 
 @dataclass(frozen=True, slots=True)

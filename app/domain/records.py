@@ -40,6 +40,8 @@ MAX_ID = 2**31 - 1
 # characters (Cf: zero-width space, byte-order mark, bidirectional overrides, soft hyphen)
 # and line and paragraph separators (Zl, Zp). Control characters (Cc) are refused apart.
 INVISIBLE = frozenset({"Cf", "Zl", "Zp"})
+# Why an operator activated a model version: a sentence, not an essay.
+REASON_MAX_LENGTH = 500
 # Timestamps outside these years are typing mistakes, and near the ends of Python's range
 # date arithmetic overflows.
 EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
@@ -118,6 +120,11 @@ def check_file_code(value: str, what: str = "code") -> str:
 
 def check_bookmaker_name(value: str, what: str = "bookmaker name") -> str:
     return check_text(value, what, BOOKMAKER_NAME_MAX_LENGTH)
+
+
+def check_reason(value: str) -> str:
+    """Why an operator did something (activated a model version), as text of one line."""
+    return check_text(value, "reason", REASON_MAX_LENGTH)
 
 
 def check_season(value: str) -> str:

@@ -22,7 +22,13 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.domain.ensemble import Ensemble
-from app.domain.prediction import MatchInfo, MatchPrediction, QuotedMatch, predict_matches
+from app.domain.prediction import (
+    MatchInfo,
+    MatchPrediction,
+    QuotedMatch,
+    StoredQuotes,
+    predict_matches,
+)
 from app.domain.vocabulary import Method, Phase
 from app.metrics import count_prediction
 from app.services.serving import ModelCache, stored_matches
@@ -53,8 +59,8 @@ class Refusal:
 
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class PredictionAnswer:
-    """One prediction, with the match it is for and the model version that made it (None
-    before the first fit).
+    """One prediction, with the match it is for, the model version that made it (None
+    before the first fit) and, for a stored match, which of its quotes it read.
 
     An answer is never changed once made: the same one is served again from the cache, and
     whoever writes it out may keep what it wrote beside it (it can be weakly referenced).
@@ -63,6 +69,7 @@ class PredictionAnswer:
     match: MatchInfo
     prediction: MatchPrediction
     model: Ensemble | None
+    quotes: StoredQuotes | None = None  # which stored quotes; None: the sender's
 
 
 Answer = PredictionAnswer | Refusal
@@ -153,7 +160,7 @@ class PredictionService:
         pending: list[tuple[int, QuotedMatch]] = []
         for index, request in enumerate(requests):
             if results[index] is None:
-                match_or_refusal = _quoted_match(request, stored, snapshot.phase)
+                match_or_refusal = _quoted_match(request, stored)
                 if isinstance(match_or_refusal, Refusal):
                     results[index] = match_or_refusal
                 else:
@@ -219,7 +226,7 @@ class PredictionService:
 
 
 def _quoted_match(
-    request: PredictionRequest, stored: dict[int, QuotedMatch] | None, phase: Phase
+    request: PredictionRequest, stored: dict[int, QuotedMatch] | None
 ) -> QuotedMatch | Refusal:
     """The match to predict, or why there is none."""
     if not isinstance(request, int):
@@ -232,7 +239,7 @@ def _quoted_match(
     if not match.odds:
         return Refusal(
             Unanswerable.NO_USABLE_QUOTE,
-            f"match {request} has no usable quote: no {phase} quote captured before kickoff",
+            f"match {request} has no usable quote: no quote of any phase captured before kickoff",
         )
     return match
 
@@ -240,6 +247,6 @@ def _quoted_match(
 def _predict(matches: list[QuotedMatch], snapshot: _Snapshot) -> list[PredictionAnswer]:
     predictions = predict_matches([m.odds for m in matches], snapshot.ensemble, snapshot.method)
     return [
-        PredictionAnswer(match.info, prediction, snapshot.ensemble)
+        PredictionAnswer(match.info, prediction, snapshot.ensemble, match.stored)
         for match, prediction in zip(matches, predictions, strict=True)
     ]

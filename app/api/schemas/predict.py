@@ -184,12 +184,28 @@ OUTSIDE_POOL_NOTE = (
 )
 
 
+class QuotesOut(BaseModel):
+    """Which of a stored match's quotes the prediction read."""
+
+    phase: Phase = Field(description="The phase of the quotes read.")
+    fallback: bool = Field(
+        description="false: the latest quote of each bookmaker in the model's phase captured "
+        "before kickoff. true: the match has no quote of the model's phase captured before "
+        "kickoff, so the latest quote of each bookmaker captured before kickoff, whatever its "
+        "phase."
+    )
+
+
 class PredictionOut(BaseModel):
     match: MatchSummary
     probabilities: OutcomeValues = Field(description="Sum to 1.")
     outcome: Literal["1", "X", "2"] = Field(description="The most probable outcome.")
     fair_odds: OutcomeValues = Field(description="1 / probability.")
     model: ModelRef | None = Field(description="The model version used; null before the first fit.")
+    quotes: QuotesOut | None = Field(
+        description="For a stored match (match_id), which of its quotes were read; null for "
+        "an inline match, whose odds are the ones sent."
+    )
     basis: Basis = Field(
         description="'model': the weighted ensemble; 'consensus': the plain mean of the quotes."
     )
