@@ -10,6 +10,7 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from scipy.optimize import brentq
 from app.db.engine import make_engine
 from app.domain.vocabulary import RunTrigger
 from app.main import create_app
+from app.services import prediction
 from app.services.refit import run_refit
 from app.settings import Settings, settings_environment
 from app.state import app_state
@@ -76,6 +78,19 @@ def fitted(refit_settings: Settings, client: TestClient) -> dict[str, Any]:
     app_state(client.app_state).models.refresh()
     version: dict[str, Any] = client.get("/models/active").json()
     return version
+
+
+class FakeClock:
+    """Stands in for ``time.monotonic``: time passes only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 def test_before_any_model_the_answer_is_the_labelled_consensus(client: TestClient) -> None:
@@ -327,9 +342,14 @@ def b365_probabilities(answer: dict[str, Any]) -> dict[str, float]:
     return probabilities
 
 
-def test_answers_by_id_are_reused_for_the_cache_time(refit_settings: Settings) -> None:
+def test_answers_by_id_are_reused_for_the_cache_time(
+    refit_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     headers = {"X-API-Key": ADMIN_KEY}
-    # Within the cache time (here longer than the test can take) the answer is reused.
+    # The answers' cache tells the time by this clock: it moves only when the test moves it.
+    clock = FakeClock()
+    monkeypatch.setattr(prediction, "AnswerCache", partial(prediction.AnswerCache, clock=clock))
+    # Within the cache time the answer is reused.
     lasting = refit_settings.model_copy(update={"predict_cache_seconds": 3600})
     with TestClient(create_app(lasting)) as client:
         match = client.get("/matches", params={"limit": 1}).json()["items"][0]
@@ -346,16 +366,14 @@ def test_answers_by_id_are_reused_for_the_cache_time(refit_settings: Settings) -
         )
         newest = newer_quote(match, (10.0, 6.0, 1.15), "2015-08-02T12:00:00Z")
         client.post("/admin/odds", json=newest, headers=headers)
+        clock.advance(0.4)
+        assert client.post("/predict", json={"match_id": match["id"]}).json() == cached
         expected = dict(
             zip(("home", "draw", "away"), power_probabilities(10.0, 6.0, 1.15), strict=True)
         )
-        wait_until(
-            lambda: (
-                b365_probabilities(client.post("/predict", json={"match_id": match["id"]}).json())
-                == pytest.approx(expected)
-            ),
-            "the cached answer expired",
-        )
+        clock.advance(0.2)
+        answer = client.post("/predict", json={"match_id": match["id"]}).json()
+        assert b365_probabilities(answer) == pytest.approx(expected)
     uncached = refit_settings.model_copy(update={"predict_cache_seconds": 0})
     with TestClient(create_app(uncached)) as client:
         match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
