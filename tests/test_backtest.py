@@ -22,6 +22,7 @@ from app.domain.tables import QuoteTable, restrict, tables_from_batches
 from app.domain.training import build_training_set
 from app.domain.vocabulary import Method
 from app.services.backtest import evaluate
+from app.settings import Settings
 from boosting import SAMME, AdaBoostM1, AdaBoostMH, FixedPool, label_scores, most_probable_class
 from tests.commands import CommandResult, Oddsboost
 from tests.helpers import csv_rows
@@ -391,9 +392,10 @@ def test_the_report_does_not_depend_on_the_hash_seed(
 
 
 def test_the_command_on_files_and_on_the_database_gives_the_same_figures(
-    oddsboost: Oddsboost, season_file: SeasonFile, seeded_url: str, tmp_path: Path
+    oddsboost: Oddsboost, season_file: SeasonFile, seeded_settings: Settings, tmp_path: Path
 ) -> None:
-    # seeded_url holds E0 and SP1 2015/16-2017/18: test 2017/18 on two training seasons.
+    # The seeded database holds E0 and SP1 2015/16-2017/18: test 2017/18 on two training
+    # seasons.
     files = [
         str(season_file(name))
         for name in ("E0_1516", "E0_1617", "E0_1718", "SP1_1516", "SP1_1617", "SP1_1718")
@@ -408,7 +410,7 @@ def test_the_command_on_files_and_on_the_database_gives_the_same_figures(
         *common,
         "--output",
         str(tmp_path / "db"),
-        env={"ODDSBOOST_DATABASE_URL": seeded_url},
+        env={"ODDSBOOST_DATABASE_URL": seeded_settings.database_url},
     )
     assert from_database.returncode == 0, from_database.stderr
     first = json.loads((tmp_path / "files" / "report.json").read_text())

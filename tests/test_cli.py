@@ -542,6 +542,7 @@ def imported_modules(result: subprocess.CompletedProcess[str]) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings_port", [False, True], ids=["url", "port-from-settings"])
 def test_the_health_check_imports_nothing_heavy(settings_port: bool) -> None:
     """``python -m app health`` in a process of its own: what it imports is the point."""

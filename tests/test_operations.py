@@ -6,6 +6,7 @@ import http.client
 import io
 import json
 import logging
+import math
 import re
 import signal
 import socket
@@ -33,28 +34,22 @@ from tests.test_admin_api import quote
 INLINE = {"odds": [{"bookmaker": "B365", "home": 2.1, "draw": 3.4, "away": 3.6}]}
 
 
-@pytest.fixture
-def real(refit_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(refit_settings)) as client:
-        yield client
-
-
 # --- health and readiness ----------------------------------------------------------------
 
 
-def test_health_never_touches_the_database(real: TestClient) -> None:
+def test_health_never_touches_the_database(seeded_client: TestClient) -> None:
     statements: list[str] = []
-    engine = app_state(real.app_state).engine
+    engine = app_state(seeded_client.app_state).engine
     event.listen(engine, "before_cursor_execute", lambda *a: statements.append(str(a[2])))
     for _ in range(3):
-        response = real.get("/health")
+        response = seeded_client.get("/health")
         assert response.status_code == 200
         assert response.json() == {"status": "ok"}
     assert statements == []
 
 
-def test_ready_without_a_model_is_ready_and_says_so(real: TestClient) -> None:
-    response = real.get("/ready")
+def test_ready_without_a_model_is_ready_and_says_so(seeded_client: TestClient) -> None:
+    response = seeded_client.get("/ready")
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ready"
@@ -68,17 +63,9 @@ def test_ready_without_a_model_is_ready_and_says_so(real: TestClient) -> None:
     }
 
 
-def test_ready_with_a_model(real: TestClient, refit_settings: Settings) -> None:
-    from app.db.engine import make_engine
-    from app.services.refit import run_refit
-    from tests.test_refit import UNTIL
-
-    engine = make_engine(refit_settings.database_url)
-    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
-    engine.dispose()
-    app_state(real.app_state).models.refresh()
-    assert real.get("/ready").json()["model"] == {"state": "loaded", "version": 1}
-    assert real.get("/ready").json() == {
+def test_ready_with_a_model(fitted_client: TestClient) -> None:
+    assert fitted_client.get("/ready").json()["model"] == {"state": "loaded", "version": 1}
+    assert fitted_client.get("/ready").json() == {
         "status": "ready",
         "database": "ok",
         "model": {"state": "loaded", "version": 1},
@@ -86,13 +73,13 @@ def test_ready_with_a_model(real: TestClient, refit_settings: Settings) -> None:
 
 
 def test_not_ready_when_the_database_does_not_answer(
-    real: TestClient, monkeypatch: pytest.MonkeyPatch
+    seeded_client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def unreachable(_sessions: Any) -> None:
         raise OperationalError("SELECT 1", {}, Exception("connection refused"))
 
     monkeypatch.setattr(readiness, "ping_database", unreachable)
-    response = real.get("/ready")
+    response = seeded_client.get("/ready")
     assert response.status_code == 503
     body = response.json()
     assert body["status"] == "not ready"
@@ -104,12 +91,12 @@ def test_not_ready_when_the_database_does_not_answer(
         "model": {"state": "none", "detail": readiness.NO_MODEL_DETAIL},
         "problems": {"database": problem},
     }
-    assert real.get("/health").status_code == 200  # alive all the same
+    assert seeded_client.get("/health").status_code == 200  # alive all the same
 
 
-def test_not_ready_until_the_model_state_is_read(real: TestClient) -> None:
-    app_state(real.app_state).models.loaded = False
-    response = real.get("/ready")
+def test_not_ready_until_the_model_state_is_read(seeded_client: TestClient) -> None:
+    app_state(seeded_client.app_state).models.loaded = False
+    response = seeded_client.get("/ready")
     assert response.status_code == 503
     assert "has not been read" in response.json()["problems"]["model"]
     assert response.json() == {
@@ -120,8 +107,8 @@ def test_not_ready_until_the_model_state_is_read(real: TestClient) -> None:
     }
 
 
-def test_probes_are_not_in_the_api_docs(real: TestClient) -> None:
-    paths = real.get("/openapi.json").json()["paths"]
+def test_probes_are_not_in_the_api_docs(seeded_client: TestClient) -> None:
+    paths = seeded_client.get("/openapi.json").json()["paths"]
     assert not {"/health", "/ready", "/metrics"} & set(paths)
 
 
@@ -142,20 +129,20 @@ def sample(text: str, name: str, **labels: str) -> float:
     raise AssertionError(f"no sample {name}{labels}")
 
 
-def test_metrics_after_some_requests(real: TestClient) -> None:
-    before = real.get("/metrics").text
+def test_metrics_after_some_requests(seeded_client: TestClient) -> None:
+    before = seeded_client.get("/metrics").text
     start = (
         sample(before, "oddsboost_http_requests_total", route="/predict", status="200")
         if 'route="/predict"' in before
         else 0.0
     )
     for _ in range(3):
-        real.post("/predict", json=INLINE)
-    match_id = real.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
-    real.get(f"/matches/{match_id}")
-    real.get("/matches/999999")
-    real.post("/admin/odds", json={"quotes": [quote()]}, headers={"X-API-Key": ADMIN_KEY})
-    response = real.get("/metrics")
+        seeded_client.post("/predict", json=INLINE)
+    match_id = seeded_client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
+    seeded_client.get(f"/matches/{match_id}")
+    seeded_client.get("/matches/999999")
+    seeded_client.post("/admin/odds", json={"quotes": [quote()]}, headers={"X-API-Key": ADMIN_KEY})
+    response = seeded_client.get("/metrics")
     assert response.headers["content-type"].startswith("text/plain")
     text = response.text
     assert (
@@ -178,18 +165,19 @@ def test_metrics_after_some_requests(real: TestClient) -> None:
     assert sample(text, "oddsboost_active_model_version") == 0.0
 
 
-def test_refit_metrics(real: TestClient, refit_settings: Settings) -> None:
+def test_refit_metrics(refit_settings: Settings) -> None:
     from app.db.engine import make_engine
     from app.services.refit import run_refit
     from tests.test_refit import UNTIL
 
     engine = make_engine(refit_settings.database_url)
-    before_refits = time.time()
-    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
-    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=dt_early())
-    engine.dispose()
-    app_state(real.app_state).models.refresh()
-    text = real.get("/metrics").text
+    with TestClient(create_app(refit_settings)) as client:
+        before_refits = time.time()
+        run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+        run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=dt_early())
+        engine.dispose()
+        app_state(client.app_state).models.refresh()
+        text = client.get("/metrics").text
     since_before_refits = time.time() - before_refits
     assert sample(text, "oddsboost_active_model_version") == 1.0
     assert sample(text, "oddsboost_refit_runs_total", status="succeeded") == 1.0
@@ -232,17 +220,17 @@ def test_metrics_add_up_across_workers(refit_settings: Settings, tmp_path: Path)
 # --- request ids and logs --------------------------------------------------------------------
 
 
-def test_every_answer_carries_a_request_id(real: TestClient) -> None:
-    generated = real.get("/health").headers["X-Request-ID"]
+def test_every_answer_carries_a_request_id(seeded_client: TestClient) -> None:
+    generated = seeded_client.get("/health").headers["X-Request-ID"]
     assert re.fullmatch(r"[0-9a-f]{32}", generated)
-    assert real.get("/health").headers["X-Request-ID"] != generated
+    assert seeded_client.get("/health").headers["X-Request-ID"] != generated
     assert (
-        real.get("/health", headers={"X-Request-ID": "dash-42.a"}).headers["X-Request-ID"]
+        seeded_client.get("/health", headers={"X-Request-ID": "dash-42.a"}).headers["X-Request-ID"]
         == "dash-42.a"
     )
-    odd = real.get("/health", headers={"X-Request-ID": "x" * 200}).headers["X-Request-ID"]
+    odd = seeded_client.get("/health", headers={"X-Request-ID": "x" * 200}).headers["X-Request-ID"]
     assert re.fullmatch(r"[0-9a-f]{32}", odd)
-    assert real.get("/nowhere").headers["X-Request-ID"]  # errors too
+    assert seeded_client.get("/nowhere").headers["X-Request-ID"]  # errors too
 
 
 @pytest.mark.slow
@@ -270,7 +258,10 @@ def test_request_lines_are_json_with_the_request_id_and_no_secrets(
     assert traced[0]["method"] == "POST"
     assert traced[0]["route"] == "/predict"
     assert traced[0]["status"] == 200
-    assert traced[0]["duration_ms"] > 0
+    duration_ms = traced[0]["duration_ms"]
+    assert isinstance(duration_ms, int | float)
+    assert math.isfinite(duration_ms)
+    assert duration_ms >= 0
     assert {line["status"] for line in requests} >= {200, 403, 422}
     ingest = [line for line in lines if line["message"].startswith("ingest from /admin/odds")]
     assert ingest
@@ -307,10 +298,12 @@ def test_secrets_are_redacted_from_any_log_line() -> None:
 # --- limits -----------------------------------------------------------------------------------
 
 
-def test_bodies_over_the_limit_are_refused(real: TestClient, refit_settings: Settings) -> None:
+def test_bodies_over_the_limit_are_refused(
+    seeded_client: TestClient, seeded_settings: Settings
+) -> None:
     headers = {"X-API-Key": ADMIN_KEY, "Content-Type": "application/json"}
-    big = b'{"quotes": [' + b" " * (refit_settings.body_limit_bytes + 10) + b"]}"
-    response = real.post("/admin/odds", content=big, headers=headers)
+    big = b'{"quotes": [' + b" " * (seeded_settings.body_limit_bytes + 10) + b"]}"
+    response = seeded_client.post("/admin/odds", content=big, headers=headers)
     assert response.status_code == 413
     assert "at most 1048576 bytes (1.0 MiB)" in response.json()["detail"]
 
@@ -320,24 +313,25 @@ def test_bodies_over_the_limit_are_refused(real: TestClient, refit_settings: Set
             yield b" " * 32_768
         yield b"]}"
 
-    streamed = real.post("/admin/odds", content=chunks(), headers=headers)
+    streamed = seeded_client.post("/admin/odds", content=chunks(), headers=headers)
     assert streamed.status_code == 413
     assert "request body too large" in streamed.json()["detail"]
-    assert real.post("/predict", content=big, headers=headers).status_code == 413
+    assert seeded_client.post("/predict", content=big, headers=headers).status_code == 413
 
 
-def test_imports_may_be_larger(real: TestClient, season_file: Any) -> None:
+def test_imports_may_be_larger(seeded_client: TestClient, season_file: Any) -> None:
     headers = {"X-API-Key": ADMIN_KEY, "Content-Type": "text/csv"}
     # A real season file, padded with blank all-comma rows to 3 MiB.
     content = season_file("I1_0203").read_bytes()
     padded = content + b",,,,,,,,\n" * ((3 * 1024 * 1024 - len(content)) // 9 + 1)
     assert len(padded) > 3 * 1024 * 1024
-    response = real.post("/admin/import/football-data", content=padded, headers=headers)
+    response = seeded_client.post("/admin/import/football-data", content=padded, headers=headers)
     assert response.status_code == 200
     assert response.json()["matches_created"] == 306
     huge = padded * 4
     assert (
-        real.post("/admin/import/football-data", content=huge, headers=headers).status_code == 413
+        seeded_client.post("/admin/import/football-data", content=huge, headers=headers).status_code
+        == 413
     )
 
 
@@ -355,13 +349,13 @@ def preflight(client: TestClient, origin: str) -> Any:
     )
 
 
-def test_no_browser_origin_is_allowed_by_default(real: TestClient) -> None:
-    response = preflight(real, "https://dashboard.example")
+def test_no_browser_origin_is_allowed_by_default(seeded_client: TestClient) -> None:
+    response = preflight(seeded_client, "https://dashboard.example")
     assert "access-control-allow-origin" not in response.headers
 
 
-def test_configured_origins_pass_preflight(refit_settings: Settings) -> None:
-    allowed = refit_settings.model_copy(
+def test_configured_origins_pass_preflight(seeded_settings: Settings) -> None:
+    allowed = seeded_settings.model_copy(
         update={"cors_allow_origins": ["https://dashboard.example"]}
     )
     with TestClient(create_app(allowed)) as client:
@@ -425,9 +419,9 @@ def test_requests_in_flight_finish_on_sigterm(refit_settings: Settings, tmp_path
 # --- the API docs -------------------------------------------------------------------------------
 
 
-def test_every_operation_in_the_docs_has_an_example(real: TestClient) -> None:
-    assert real.get("/docs").status_code == 200
-    schema = real.get("/openapi.json").json()
+def test_every_operation_in_the_docs_has_an_example(seeded_client: TestClient) -> None:
+    assert seeded_client.get("/docs").status_code == 200
+    schema = seeded_client.get("/openapi.json").json()
     text_of_components = json.dumps(schema.get("components", {}))
 
     def has_example(node: Any, seen: frozenset[str] = frozenset()) -> bool:

@@ -7,7 +7,6 @@ import json
 import math
 import os
 import signal
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import fields
 from pathlib import Path
@@ -37,11 +36,11 @@ from app.services.refit_runs import create_run
 from app.settings import Settings, settings_environment
 from boosting import AdaBoostM2, StopReason
 from tests.commands import Oddsboost
-from tests.conftest import REFIT_SEASONS
+from tests.conftest import REFIT_SEASONS, REFIT_UNTIL
 from tests.helpers import csv_rows, wait_until
 from tests.processes import FitGate, Process, child_environment, running
 
-UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
+UNTIL = REFIT_UNTIL
 REFIT = ["refit", "--until", UNTIL.isoformat()]
 
 
@@ -779,6 +778,11 @@ def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
     for name, value in fit_gate.environment().items():
         monkeypatch.setenv(name, value)  # the refit process inherits this environment
     with TestClient(create_app(refit_settings)) as client:
+
+        def refit_run(run_id: int) -> dict[str, Any]:
+            run: dict[str, Any] = client.get(f"/admin/refits/{run_id}", headers=headers).json()
+            return run
+
         accepted = client.post("/admin/refit", json={"until": UNTIL.isoformat()}, headers=headers)
         assert accepted.status_code == 202
         run_id = accepted.json()["run_id"]
@@ -795,13 +799,11 @@ def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
         )
         assert client.get("/models/active").status_code == 404
         fit_gate.release()
-        deadline = time.monotonic() + 300
-        while True:
-            run = client.get(f"/admin/refits/{run_id}", headers=headers).json()
-            if run["status"] not in ("queued", "running"):
-                break
-            assert time.monotonic() < deadline, run
-            time.sleep(0.2)
+        wait_until(
+            lambda: refit_run(run_id)["status"] not in ("queued", "running"),
+            "the refit finished",
+        )
+        run = refit_run(run_id)
         assert run["status"] == "succeeded", run
         assert run["trigger"] == "api"
         engine = make_engine(refit_settings.database_url)
@@ -830,12 +832,12 @@ def test_stale_running_runs_are_closed_by_the_next_refit(
 
 
 def test_settings_environment_round_trips(
-    refit_settings: Settings, monkeypatch: pytest.MonkeyPatch
+    seeded_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for key, value in settings_environment(refit_settings).items():
+    for key, value in settings_environment(seeded_settings).items():
         monkeypatch.setenv(key, value)
     rebuilt = Settings()
-    assert rebuilt.refit_rounds_grid == refit_settings.refit_rounds_grid
-    assert rebuilt.database_url == refit_settings.database_url
-    assert "ODDSBOOST_ADMIN_API_KEY" not in settings_environment(refit_settings)
-    assert np.isclose(rebuilt.model_refresh_seconds, refit_settings.model_refresh_seconds)
+    assert rebuilt.refit_rounds_grid == seeded_settings.refit_rounds_grid
+    assert rebuilt.database_url == seeded_settings.database_url
+    assert "ODDSBOOST_ADMIN_API_KEY" not in settings_environment(seeded_settings)
+    assert np.isclose(rebuilt.model_refresh_seconds, seeded_settings.model_refresh_seconds)

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Generic, TypeVar
@@ -83,19 +83,26 @@ DATABASE_DOWN = Refusal(
 
 
 class AnswerCache(Generic[ValueT]):
-    """Recent answers of one process, each kept for ``ttl`` seconds (least recently used
-    entries go first when full). Used from the event loop only, so it needs no lock."""
+    """Recent answers of one process, each kept for ``ttl`` seconds of ``clock`` (least
+    recently used entries go first when full). Used from the event loop only, so it needs no
+    lock."""
 
-    def __init__(self, ttl: float, max_entries: int = 10_000) -> None:
+    def __init__(
+        self,
+        ttl: float,
+        max_entries: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.ttl = ttl
         self.max_entries = max_entries
+        self._clock = clock
         self._entries: OrderedDict[Hashable, tuple[float, ValueT]] = OrderedDict()
 
     def get(self, key: Hashable) -> ValueT | None:
         entry = self._entries.get(key)
         if entry is None:
             return None
-        if entry[0] < time.monotonic():
+        if entry[0] < self._clock():
             del self._entries[key]
             return None
         self._entries.move_to_end(key)
@@ -104,7 +111,7 @@ class AnswerCache(Generic[ValueT]):
     def put(self, key: Hashable, value: ValueT) -> None:
         if self.ttl <= 0:
             return
-        self._entries[key] = (time.monotonic() + self.ttl, value)
+        self._entries[key] = (self._clock() + self.ttl, value)
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_entries:
             self._entries.popitem(last=False)
