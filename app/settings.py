@@ -15,12 +15,17 @@ from app.domain.vocabulary import Method, Phase
 
 # Keys that look like a value copied from an example file rather than a real secret.
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})
+# Shortest admin key accepted outside development: a guessable key is no key.
+ADMIN_KEY_MIN_LENGTH = 16
 
 
 class Settings(BaseSettings):
     """Every setting of the service; the README's configuration table mirrors this class."""
 
-    model_config = SettingsConfigDict(env_prefix="ODDSBOOST_", env_file=None, extra="ignore")
+    # A refused value is never repeated in the error: it may be a key or hold a password.
+    model_config = SettingsConfigDict(
+        env_prefix="ODDSBOOST_", env_file=None, extra="ignore", hide_input_in_errors=True
+    )
 
     environment: Literal["development", "production"] = Field(
         default="production",
@@ -170,16 +175,28 @@ class Settings(BaseSettings):
         return url
 
     @model_validator(mode="after")
-    def _refuse_placeholder_admin_key(self) -> Settings:
-        key = self.admin_api_key
-        if (
-            key is not None
-            and self.environment != "development"
-            and key.get_secret_value().strip().lower() in PLACEHOLDER_ADMIN_KEYS
-        ):
+    def _refuse_unusable_admin_key(self) -> Settings:
+        if self.admin_api_key is None:
+            return self
+        key = self.admin_api_key.get_secret_value()
+        if not (key.isascii() and key.isprintable() and key == key.strip()):
+            # A header value arrives as Latin-1 bytes, trimmed: such a key could never match.
+            raise ValueError(
+                "ODDSBOOST_ADMIN_API_KEY must be printable ASCII with no space at either end, "
+                "or no client could send it in the X-API-Key header"
+            )
+        if self.environment == "development":
+            return self
+        if key.strip().lower() in PLACEHOLDER_ADMIN_KEYS:
             raise ValueError(
                 "ODDSBOOST_ADMIN_API_KEY is a placeholder; set a real secret "
                 "(or ODDSBOOST_ENVIRONMENT=development for local experiments)"
+            )
+        if len(key) < ADMIN_KEY_MIN_LENGTH:
+            raise ValueError(
+                f"ODDSBOOST_ADMIN_API_KEY must have at least {ADMIN_KEY_MIN_LENGTH} characters "
+                "outside development; make one with "
+                "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
             )
         return self
 

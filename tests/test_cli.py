@@ -202,7 +202,7 @@ def test_serve_migrates_then_serves_over_http(
     fresh_database_url: str, season_file: SeasonFile, tmp_path: Path
 ) -> None:
     """End to end: the installed command migrates an empty database, then two workers serve."""
-    settings = Settings(database_url=fresh_database_url, admin_api_key="cli-test-key-42")
+    settings = Settings(database_url=fresh_database_url, admin_api_key="cli-test-key-4242")
     with running_server(
         child_environment(settings), tmp_path / "serve.log", "--workers", "2"
     ) as server:
@@ -212,7 +212,7 @@ def test_serve_migrates_then_serves_over_http(
         response = httpx.post(
             f"{server.base_url}/admin/import/football-data",
             content=season_file("I1_0203").read_bytes(),
-            headers={"X-API-Key": "cli-test-key-42", "Content-Type": "text/csv"},
+            headers={"X-API-Key": "cli-test-key-4242", "Content-Type": "text/csv"},
             timeout=60,
         )
         assert response.status_code == 200, response.text
@@ -232,6 +232,19 @@ def test_serve_without_migrating_refuses_an_empty_database(
     )
     assert result.returncode != 0
     assert "run `oddsboost migrate`" in result.stdout + result.stderr
+
+
+def test_serve_refuses_a_weak_admin_key_without_repeating_it(oddsboost: Oddsboost) -> None:
+    result = oddsboost.run(
+        "serve",
+        "--port",
+        str(free_port()),
+        env={"ODDSBOOST_ADMIN_API_KEY": "weak-key-1", "ODDSBOOST_DATABASE_URL": "sqlite://"},
+    )
+    assert result.returncode == 2
+    assert "configuration error" in result.stderr
+    assert "at least 16 characters" in result.stderr
+    assert "weak-key-1" not in result.stdout + result.stderr
 
 
 # --- health -------------------------------------------------------------------------------
