@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
 from app.settings import Settings
 from tests.conftest import build_app
-from tests.helpers import count_complete_triples, count_rows
+from tests.helpers import count_complete_triples, count_rows, error_messages
 
 FIXTURES = Path(__file__).parent / "fixtures"
 E0_1819_PRICE_PREFIXES = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
@@ -652,6 +652,20 @@ def test_alias_errors(client: TestClient, admin_headers: dict[str, str], session
     assert client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers).status_code == 204
     assert client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers).status_code == 404
     assert count_rows(session, TeamAlias) == 0
+
+
+@pytest.mark.parametrize("sent_as", ["AC%2FDC%20United", "AC/DC United"])
+def test_an_alias_with_a_slash_is_deleted_over_the_api(
+    client: TestClient, admin_headers: dict[str, str], session: Session, sent_as: str
+) -> None:
+    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
+    assert alias(client, admin_headers, "AC/DC United", "Man United").status_code == 200
+    path = f"/admin/teams/aliases/{sent_as}"
+    assert client.delete(path, headers=admin_headers).status_code == 204
+    assert count_rows(session, TeamAlias) == 0
+    gone = client.delete(path, headers=admin_headers)
+    assert gone.status_code == 404
+    assert error_messages(gone.json()) == ["no alias 'AC/DC United'"]
 
 
 def test_prices_of_ignored_markets_are_not_checked(

@@ -140,8 +140,9 @@ def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
     return AliasOut.model_validate(teams.add_alias(session, alias=alias.alias, team=alias.team))
 
 
+# A path parameter: a team's name may hold a "/" ("AC/DC United"), sent as is or as %2F.
 @router.delete(
-    "/teams/aliases/{alias}",
+    "/teams/aliases/{alias:path}",
     status_code=status.HTTP_204_NO_CONTENT,
     responses={**ADMIN_ERRORS, 404: {"description": "No such alias."}},
 )
