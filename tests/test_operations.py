@@ -222,6 +222,12 @@ def test_every_answer_carries_a_request_id(real: TestClient) -> None:
     assert real.get("/nowhere").headers["X-Request-ID"]  # errors too
 
 
+@pytest.mark.parametrize("given", [ADMIN_KEY, f"trace-{ADMIN_KEY}-1"])
+def test_a_request_id_holding_the_admin_key_is_replaced(client: TestClient, given: str) -> None:
+    echoed = client.get("/health", headers={"X-Request-ID": given}).headers["X-Request-ID"]
+    assert re.fullmatch(r"[0-9a-f]{32}", echoed)
+
+
 @pytest.mark.slow
 def test_request_lines_are_json_with_the_request_id_and_no_secrets(
     refit_settings: Settings, tmp_path: Path
@@ -238,6 +244,7 @@ def test_request_lines_are_json_with_the_request_id_and_no_secrets(
             "/admin/odds", json={"quotes": [quote()]}, headers={"X-API-Key": "not-" + ADMIN_KEY}
         )
         client.post("/predict", content=b"{broken", headers={"Content-Type": "application/json"})
+        client.get(f"/{ADMIN_KEY}", headers={"X-Request-ID": ADMIN_KEY})
     logs = server.output()
     assert ADMIN_KEY not in logs
     lines = [json.loads(line) for line in logs.splitlines() if line.startswith("{")]

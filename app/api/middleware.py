@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from secrets import token_hex
 
 from fastapi import HTTPException, status
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -41,19 +41,30 @@ def header(scope: Scope, name: bytes) -> str | None:
 
 
 class RequestMiddleware:
-    """Gives every request an id (the caller's X-Request-ID if it is plain, else a new
-    one), returns it as X-Request-ID, writes one log line per request, and counts the
-    request by method, route template (never the raw path) and status."""
+    """Gives every request an id (the caller's X-Request-ID if it is plain and holds none of
+    ``secrets``, else a new one), returns it as X-Request-ID, writes one log line per
+    request, and counts the request by method, route template (never the raw path) and
+    status."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, secrets: Sequence[str] = ()) -> None:
         self.app = app
+        self.secrets = [secret for secret in secrets if secret]
+
+    def _request_id(self, scope: Scope) -> str:
+        given = header(scope, _REQUEST_ID_KEY)
+        if (
+            given
+            and _CLIENT_ID.match(given)
+            and not any(secret in given for secret in self.secrets)
+        ):
+            return given
+        return token_hex(16)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = header(scope, _REQUEST_ID_KEY)
-        request_id = given if given and _CLIENT_ID.match(given) else secrets.token_hex(16)
+        request_id = self._request_id(scope)
         encoded_id = request_id.encode("latin-1")
         token = REQUEST_ID.set(request_id)
         status_code = 500
