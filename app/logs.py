@@ -164,19 +164,28 @@ def secrets_of(settings: Settings) -> list[str]:
     return secrets
 
 
-def logging_config(settings: Settings) -> dict[str, Any]:
-    """A ``logging.config.dictConfig`` dictionary (also handed to uvicorn for its workers)."""
-    use_json = settings.log_format == "json" or (
-        settings.log_format == "auto" and settings.environment != "development"
-    )
-    formatter: dict[str, Any]
-    if use_json:
-        formatter = {"()": JsonLineFormatter}
-    else:
-        formatter = {
-            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
-        }
+def _formatter(settings: Settings, *, command: bool) -> dict[str, Any]:
+    if settings.log_format == "json" or (
+        settings.log_format == "auto" and settings.environment != "development" and not command
+    ):
+        return {"()": JsonLineFormatter}
+    if command:
+        return {"format": "%(levelname)s %(name)s: %(message)s"}
+    return {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
+
+
+def logging_config(settings: Settings, *, command: bool = False) -> dict[str, Any]:
+    """A ``logging.config.dictConfig`` dictionary (also handed to uvicorn for its workers).
+
+    ``command`` configures a command a person runs, whose own output is on stdout: its log
+    lines go to stderr as text (JSON only if ``log_format`` says so), warnings and errors
+    only, so they do not bury what the command prints. The server, the scheduler and the
+    refits they start write the configured lines.
+    """
+    formatter = _formatter(settings, command=command)
     level = settings.log_level.upper()
+    if command:
+        level = max(level, "WARNING", key=logging.getLevelName)
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -205,5 +214,5 @@ def logging_config(settings: Settings) -> dict[str, Any]:
     }
 
 
-def configure_logging(settings: Settings) -> None:
-    logging.config.dictConfig(logging_config(settings))
+def configure_logging(settings: Settings, *, command: bool = False) -> None:
+    logging.config.dictConfig(logging_config(settings, command=command))

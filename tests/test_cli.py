@@ -194,6 +194,30 @@ def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
     assert removed.returncode == 0
 
 
+def test_a_command_writes_log_lines_as_text_apart_from_its_output(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    # An empty database: the refit fails at once, and warns in its log.
+    result = oddsboost.run("refit", env=on(migrated_url))
+    assert result.returncode == 1
+    assert result.stdout.startswith("refit run 1 failed: only 0 settled matches")
+    logged = result.stderr.splitlines()
+    assert not [line for line in logged if line.lstrip().startswith("{")]
+    assert any("WARNING" in line and "refit 1 failed" in line for line in logged), logged
+
+
+def test_a_merge_counts_in_the_singular_and_the_plural(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+    # Tottenham's one match (against Newcastle) moves over to Leicester.
+    merged = oddsboost.run(
+        "teams", "alias", "Tottenham Hotspur", "Leicester City", env=on(migrated_url)
+    )
+    assert merged.returncode == 0, merged.stderr
+    assert "1 match moved, 0 merged, 0 quotes moved" in merged.stdout
+
+
 # --- serve --------------------------------------------------------------------------------
 
 
@@ -263,6 +287,23 @@ def answering(status: int) -> type[http.server.BaseHTTPRequestHandler]:
 def test_health_is_ok_when_the_service_answers(oddsboost: Oddsboost) -> None:
     with http_server(answering(200)) as base:
         result = oddsboost.run("health", "--url", f"{base}/health")
+    assert result.returncode == 0, result.stderr
+    assert f"{base}/health: ok" in result.stdout
+
+
+class HealthOnly(http.server.BaseHTTPRequestHandler):
+    """A service that answers /health and nothing else."""
+
+    def do_GET(self) -> None:
+        self.send_response(200 if self.path == "/health" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.mark.parametrize("suffix", ["", "/", "/health"])
+def test_health_takes_the_base_url_or_the_health_url(oddsboost: Oddsboost, suffix: str) -> None:
+    with http_server(HealthOnly) as base:
+        result = oddsboost.run("health", "--url", base + suffix)
     assert result.returncode == 0, result.stderr
     assert f"{base}/health: ok" in result.stdout
 

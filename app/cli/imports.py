@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output
+from app.cli.common import console, load_settings, log_as_a_command, open_database, output
 from app.services.season_files import csv_files_under
 
 if TYPE_CHECKING:
@@ -78,6 +78,7 @@ def import_football_data(
     from app.services.ingest import IngestReport
 
     settings = load_settings()
+    log_as_a_command(settings)
     try:
         season = optional_season(season)
     except ValueError as error:
@@ -135,6 +136,7 @@ def import_the_odds_api(
     from app.services import ingest
 
     settings = load_settings()
+    log_as_a_command(settings)
     try:
         events = EVENTS.validate_json(path.read_bytes())
     except OSError as error:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output
+from app.cli.common import console, load_settings, log_as_a_command, open_database, output
 
 teams_cli = typer.Typer(
     help="Team aliases: other sources' names for stored teams.", no_args_is_help=True
@@ -22,9 +22,11 @@ def add_alias(
 ) -> None:
     """Map ALIAS to TEAM for every ingest; a team already stored as ALIAS is merged into TEAM."""
     from app.db.engine import session_scope
+    from app.domain.wording import counted
     from app.services import teams
 
     settings = load_settings()
+    log_as_a_command(settings)
     engine, factory = open_database(settings)
     try:
         with session_scope(factory) as session:
@@ -39,8 +41,8 @@ def add_alias(
     elif report.merged_team:
         output.print(
             f"{report.alias!r} now maps to {report.team!r}; merged the team stored under that "
-            f"name: {report.matches_moved} matches moved, {report.matches_merged} merged, "
-            f"{report.quotes_moved} quotes moved"
+            f"name: {counted(report.matches_moved, 'match')} moved, "
+            f"{report.matches_merged} merged, {counted(report.quotes_moved, 'quote')} moved"
         )
     else:
         output.print(f"{report.alias!r} now maps to {report.team!r}")
@@ -53,6 +55,7 @@ def remove_alias(alias: Annotated[str, typer.Argument(help="The alias to remove.
     from app.services import teams
 
     settings = load_settings()
+    log_as_a_command(settings)
     engine, factory = open_database(settings)
     try:
         with session_scope(factory) as session:

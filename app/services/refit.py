@@ -33,6 +33,7 @@ from app.domain.validation import (
     validation_report,
 )
 from app.domain.vocabulary import RunStatus, RunTrigger
+from app.domain.wording import counted
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import activate, active_version, ensemble_of, load_tables
 from app.services.refit_runs import create_run, finish_run
@@ -219,8 +220,8 @@ def _refit(
             activate(session, version)
             status = RunStatus.SUCCEEDED
             message = (
-                f"version {version.id} is active: {fit.choice.rounds} rounds over "
-                f"{len(training)} matches, validation log loss "
+                f"version {version.id} is active: {counted(fit.choice.rounds, 'round')} "
+                f"over {counted(len(training), 'match')}, validation log loss "
                 f"{report.model.log_loss:.4f} (consensus {report.consensus.log_loss:.4f})"
             )
         else:
@@ -257,7 +258,7 @@ def _promotion_refusal(comparison: ActiveVersionComparison, tolerance: float) ->
     return (
         f"validation log loss {comparison.model_log_loss:.4f} is worse than active "
         f"version {comparison.id}'s {comparison.log_loss:.4f} on the same "
-        f"{comparison.rows} matches by {comparison.excess:.4f}, more than the tolerance "
+        f"{counted(comparison.rows, 'match')} by {comparison.excess:.4f}, more than the tolerance "
         f"{tolerance}"
     )
 

@@ -24,6 +24,7 @@ from app.api.schemas.predict import (
     PredictIn,
     PredictionOut,
 )
+from app.domain.wording import counted
 from app.services.prediction import ON_LOOP_MAX, Refusal, Unanswerable
 
 router = APIRouter(tags=["predict"])
@@ -79,7 +80,8 @@ async def predict_batch(
     if len(batch.items) > settings.predict_batch_max:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"at most {settings.predict_batch_max} items per batch, got {len(batch.items)}",
+            f"at most {counted(settings.predict_batch_max, 'item')} per batch, "
+            f"got {len(batch.items)}",
         )
     if len(batch.items) > ON_LOOP_MAX:
         valid, results = await run_in_threadpool(_check_items, batch.items)
