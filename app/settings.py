@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from enum import Enum
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -205,6 +205,14 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """Settings of this process, read once from the environment."""
     return Settings()
+
+
+# The variables of the secret settings (the admin key), which no child process is given.
+SECRET_VARIABLES = frozenset(
+    f"ODDSBOOST_{name.upper()}"
+    for name, field in Settings.model_fields.items()
+    if SecretStr in (field.annotation, *get_args(field.annotation))
+)
 
 
 def settings_environment(settings: Settings) -> dict[str, str]:

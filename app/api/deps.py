@@ -87,10 +87,12 @@ def get_write_session(state: AppStateDep) -> Iterator[Session]:
 
 
 class QueueRefit(Protocol):
-    """Queue a refit run and start its process; returns the run's id (see
+    """Queue a refit run and start its process, or find the run already under way (see
     :func:`app.services.refit_runs.queue_refit`)."""
 
-    def __call__(self, *, trigger: RunTrigger, until: dt.datetime | None = None) -> int: ...
+    def __call__(
+        self, *, trigger: RunTrigger, until: dt.datetime | None = None
+    ) -> refit_runs.QueuedRefit: ...
 
 
 async def get_queue_refit(state: AppStateDep) -> QueueRefit:

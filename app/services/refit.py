@@ -36,13 +36,10 @@ from app.domain.vocabulary import RunStatus, RunTrigger
 from app.domain.wording import counted
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import activate, active_version, ensemble_of, load_tables
-from app.services.refit_runs import create_run, finish_run
+from app.services.refit_runs import QUEUED_GRACE, create_run, finish_run
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
-
-# A queued run is claimed by its process within seconds; after this it never will be.
-QUEUED_GRACE = dt.timedelta(minutes=5)
 
 
 class RefitError(RuntimeError):
