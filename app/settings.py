@@ -71,6 +71,13 @@ class Settings(BaseSettings):
         gt=0,
         description="On SIGTERM, how long `oddsboost serve` lets in-flight requests finish.",
     )
+    sqlite_busy_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="On SQLite, how long a write waits while another one holds the database "
+        "before it gives up (HTTP 503 with Retry-After).",
+    )
     http_timeout_seconds: float = Field(
         default=30.0, gt=0, description="Timeout when `import` fetches a file over HTTP."
     )

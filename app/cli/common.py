@@ -55,7 +55,9 @@ def open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
     from app.db.engine import make_engine, make_session_factory
     from app.db.migrate import SchemaNotCurrentError, require_current_schema
 
-    engine = make_engine(settings.database_url)
+    engine = make_engine(
+        settings.database_url, sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds
+    )
     try:
         require_current_schema(engine)
     except SchemaNotCurrentError as error:
