@@ -822,6 +822,48 @@ def test_out_of_range_ids_are_422(
     assert response.status_code == 422
 
 
+def season_file_with_bookmakers(count: int) -> bytes:
+    """One match priced by ``count`` bookmakers, pre-match and closing."""
+    codes = [f"BK{i}" for i in range(count)]
+    prices = [f"{p}{side}" for code in codes for p in (code, f"{code}C") for side in "HDA"]
+    header = ",".join(["Div", "Date", "HomeTeam", "AwayTeam", *prices])
+    row = ",".join(["E0", "01/03/2019", "A", "B", *["2.5"] * len(prices)])
+    return f"{header}\n{row}\n".encode()
+
+
+def test_a_file_may_name_at_most_a_hundred_bookmakers(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    refused = post_csv(client, admin_headers, season_file_with_bookmakers(101))
+    assert refused.status_code == 422
+    assert error_messages(refused.json()) == [
+        "101 bookmakers in one import; at most 100 are accepted"
+    ]
+    assert count_rows(session, Bookmaker) == 0
+    accepted = post_csv(client, admin_headers, season_file_with_bookmakers(100)).json()
+    assert accepted["quotes_inserted"] == 200
+    assert count_rows(session, Bookmaker) == 100
+
+
+def test_a_request_may_name_at_most_a_hundred_bookmakers(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    quotes = [quote(bookmaker=f"BK{i}") for i in range(101)]
+    refused = client.post("/admin/odds", json={"quotes": quotes}, headers=admin_headers)
+    assert refused.status_code == 422
+    assert error_messages(refused.json()) == [
+        "101 bookmakers in one import; at most 100 are accepted"
+    ]
+    assert count_rows(session, Bookmaker) == 0
+    events = odds_api_events()
+    events[0]["bookmakers"] = [
+        {**events[0]["bookmakers"][0], "key": f"book{i}", "title": f"Book {i}"} for i in range(101)
+    ]
+    response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    assert response.status_code == 422
+    assert count_rows(session, Bookmaker) == 0
+
+
 def test_odd_season_files_are_reported_row_by_row(
     client: TestClient, admin_headers: dict[str, str]
 ) -> None:

@@ -23,6 +23,7 @@ from app.settings import Settings
 from tests.commands import Oddsboost
 from tests.helpers import count_complete_triples, free_port
 from tests.processes import child_environment, running_server
+from tests.test_admin_api import season_file_with_bookmakers
 
 SeasonFile = Callable[[str], Path]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -135,6 +136,17 @@ def test_a_bad_file_fails_alone(
     # The good file was imported in its own transaction.
     report = import_json(oddsboost, migrated_url, "football-data", str(season_file("I1_0203")))
     assert report["total"]["matches_unchanged"] == 306
+
+
+def test_a_file_naming_too_many_bookmakers_fails_alone(
+    oddsboost: Oddsboost, migrated_url: str, tmp_path: Path
+) -> None:
+    crowded = tmp_path / "crowded.csv"
+    crowded.write_bytes(season_file_with_bookmakers(101))
+    result = oddsboost.run("import", "football-data", str(crowded), env=on(migrated_url))
+    assert result.returncode == 1
+    assert "101 bookmakers in one import; at most 100 are accepted" in result.stdout
+    assert "Traceback" not in result.stderr
 
 
 def test_a_broken_file_in_a_directory_does_not_stop_the_others(

@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from app.domain.football_data import FileFormatError
+from app.domain.records import TooManyBookmakersError
 from app.services.busy import DatabaseBusyError
 from app.services.teams import AliasConflictError, TeamNotFoundError
 
@@ -52,5 +53,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(DatabaseBusyError, _busy)
     app.add_exception_handler(FileFormatError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT))
+    app.add_exception_handler(
+        TooManyBookmakersError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT)
+    )
     app.add_exception_handler(TeamNotFoundError, _handler(status.HTTP_404_NOT_FOUND))
     app.add_exception_handler(AliasConflictError, _handler(status.HTTP_409_CONFLICT))

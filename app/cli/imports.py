@@ -73,7 +73,7 @@ def import_football_data(
 
     from app.db.engine import session_scope
     from app.domain.football_data import FileFormatError
-    from app.domain.records import optional_season
+    from app.domain.records import TooManyBookmakersError, optional_season
     from app.services import ingest
     from app.services.ingest import IngestReport
 
@@ -107,7 +107,13 @@ def import_football_data(
                 content = _read(source, client)
                 with session_scope(factory) as session:
                     report = ingest.import_football_data(session, content, season=season)
-            except (OSError, httpx.HTTPError, FileFormatError, SQLAlchemyError) as error:
+            except (
+                OSError,
+                httpx.HTTPError,
+                FileFormatError,
+                TooManyBookmakersError,
+                SQLAlchemyError,
+            ) as error:
                 per_file.append((source.label, f"{type(error).__name__}: {error}"))
             else:
                 total.add(report)
@@ -133,6 +139,7 @@ def import_the_odds_api(
 
     from app.db.engine import session_scope
     from app.domain.odds_api import EVENTS
+    from app.domain.records import TooManyBookmakersError
     from app.services import ingest
 
     settings = load_settings()
@@ -149,9 +156,14 @@ def import_the_odds_api(
             console.print(f"  {where or '(document)'}: {problem['msg']}")
         raise typer.Exit(1) from None
     engine, factory = open_database(settings)
-    with session_scope(factory) as session:
-        report = ingest.import_odds_api(session, events)
-    engine.dispose()
+    try:
+        with session_scope(factory) as session:
+            report = ingest.import_odds_api(session, events)
+    except TooManyBookmakersError as error:
+        console.print(f"[red]{path}: {error}; nothing imported[/red]")
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
     if as_json:
         output.print_json(json.dumps(_json_report([(str(path), report)], report)))
     else:

@@ -32,6 +32,7 @@ from app.domain.records import (
     MatchRecord,
     QuoteRecord,
     Skipped,
+    check_bookmaker_count,
     check_file_code,
     check_price,
     check_season,
@@ -263,6 +264,7 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
     layout = _detect_layout(header)
     cell = _cell_reader(header, layout)
     price_columns = find_price_columns(header)
+    check_bookmaker_count(column.code for column in price_columns)  # before reading any row
     batch = IngestBatch(bookmaker_names=bookmaker_display_names(price_columns))
     first_row_of: dict[tuple[str, str, str, dt.date], int] = {}
     for row_number, row in enumerate(rows, start=2):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,11 +29,29 @@ JSON_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 # The bookmakers table keeps a display name in a column as wide as a team's name.
 BOOKMAKER_NAME_MAX_LENGTH = TEAM_NAME_MAX_LENGTH
 SEASON_MAX_LENGTH = 16
+# Most bookmakers one import may name: football-data.co.uk files name about ten, The Odds
+# API a few dozen. Each new code becomes a bookmaker row, so a header of 99,000 columns
+# must not become 33,000 of them.
+BOOKMAKERS_PER_IMPORT_MAX = 100
 EXTERNAL_ID_MAX_LENGTH = 100
 # Timestamps outside these years are typing mistakes, and near the ends of Python's range
 # date arithmetic overflows.
 EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
 LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
+
+
+class TooManyBookmakersError(ValueError):
+    """A document names more bookmakers than one import takes; nothing was written."""
+
+
+def check_bookmaker_count(codes: Iterable[str]) -> None:
+    """Refuse a document whose quotes name more than :data:`BOOKMAKERS_PER_IMPORT_MAX`
+    distinct bookmakers."""
+    count = len(set(codes))
+    if count > BOOKMAKERS_PER_IMPORT_MAX:
+        raise TooManyBookmakersError(
+            f"{count} bookmakers in one import; at most {BOOKMAKERS_PER_IMPORT_MAX} are accepted"
+        )
 
 
 def check_price(value: float) -> float:
