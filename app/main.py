@@ -13,7 +13,12 @@ from sqlalchemy.exc import SQLAlchemyError
 
 import app as package
 from app.api.errors import install_error_handlers
-from app.api.middleware import REQUEST_ID_HEADER, BodyLimitMiddleware, RequestMiddleware
+from app.api.middleware import (
+    REQUEST_ID_HEADER,
+    BodyLimitMiddleware,
+    NulCharacterMiddleware,
+    RequestMiddleware,
+)
 from app.api.routers import admin, models, ops, predict, public, refits
 from app.logs import secrets_of
 from app.services.serving import ModelCache
@@ -89,6 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_limit=settings.body_limit_bytes,
         limits={"/admin/import/": settings.import_body_limit_bytes},
     )
+    app.add_middleware(NulCharacterMiddleware)
     if settings.cors_allow_origins:
         app.add_middleware(
             CORSMiddleware,

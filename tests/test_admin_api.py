@@ -791,6 +791,40 @@ def test_values_the_database_could_not_hold_are_422(
     assert response.status_code == 422, response.text
 
 
+def test_a_nul_character_anywhere_in_an_admin_request_is_422(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    nul = "a\x00b"
+    bodies: list[tuple[str, Any]] = [
+        ("/admin/odds", {"quotes": [quote(match={"external_id": nul})]}),
+        ("/admin/odds", {"quotes": [quote(match={"season": nul})]}),
+        ("/admin/odds", {"quotes": [quote(bookmaker=nul)]}),
+        ("/admin/teams/aliases", {"alias": nul, "team": "Man United"}),
+    ]
+    events = odds_api_events()
+    events[0]["bookmakers"][0]["title"] = nul
+    bodies.append(("/admin/import/the-odds-api", events))
+    events = odds_api_events()
+    events[0]["id"] = nul
+    bodies.append(("/admin/import/the-odds-api", events))
+    for path, body in bodies:
+        response = client.post(path, json=body, headers=admin_headers)
+        assert response.status_code == 422, (path, response.text)
+    season = post_csv(client, admin_headers, b"Div,Date,HomeTeam,AwayTeam\n", season="a\x00b")
+    assert season.status_code == 422
+    header = post_csv(
+        client,
+        admin_headers,
+        b"Div,Date,HomeTeam,AwayTeam,X\x00H,X\x00D,X\x00A\nE0,01/03/2019,A,B,2,3,4\n",
+    )
+    assert header.status_code == 422
+    assert "control characters" in error_messages(header.json())[0]
+    alias_path = client.delete("/admin/teams/aliases/a%00b", headers=admin_headers)
+    assert alias_path.status_code == 422
+    assert count_rows(session, Match) == 0
+    assert count_rows(session, Bookmaker) == 0
+
+
 def test_lone_surrogate_in_a_name_is_422(client: TestClient, admin_headers: dict[str, str]) -> None:
     body = json.dumps({"quotes": [quote()]}).replace('"Leicester"', '"Leicester \\ud800"')
     response = client.post(

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.services.ingest import import_football_data
-from tests.helpers import count_complete_triples, csv_rows
+from tests.helpers import count_complete_triples, csv_rows, error_messages
 
 SeasonFile = Callable[[str], Path]
 
@@ -189,3 +189,24 @@ def test_bookmakers_come_in_pages_like_matches(client: TestClient) -> None:
     assert [b["code"] for b in rest["items"]] == codes[4:]
     assert client.get("/bookmakers", params={"limit": 501}).status_code == 422
     assert client.get("/bookmakers", params={"offset": -1}).status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "where"),
+    [
+        ("/matches", {"competition": "\x00"}, "query.competition"),
+        ("/matches", {"season": "a\x00b"}, "query.season"),
+        ("/teams", {"search": "\x00"}, "query.search"),
+        ("/bookmakers", {"unused\x00": "1"}, "query.unused\x00"),
+        ("/matches/%00", {}, "path"),
+    ],
+)
+def test_a_nul_character_in_a_query_or_path_is_422(
+    client: TestClient, path: str, params: dict[str, str], where: str
+) -> None:
+    # PostgreSQL cannot hold a NUL in text: it is refused where it comes in, on every backend.
+    response = client.get(path, params=params)
+    assert response.status_code == 422, response.text
+    (message,) = error_messages(response.json())
+    assert message.startswith(f"{where}: ")
+    assert "NUL" in message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request, status
@@ -15,22 +16,26 @@ from app.services.busy import DatabaseBusyError
 from app.services.teams import AliasConflictError, TeamNotFoundError
 
 
-def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, RequestValidationError)
-    # Keep location, message and type; drop the echoed input, which for a list that is too
-    # long would be the whole request body.
-    errors: list[dict[str, Any]] = [
+def validation_error_response(errors: Sequence[Mapping[str, Any]]) -> JSONResponse:
+    """The 422 answer of invalid input: each error's location, message and type."""
+    # The echoed input is dropped: for a list that is too long it would be the whole body.
+    kept: list[dict[str, Any]] = [
         {
             "loc": list(error.get("loc", ())),
             "msg": error.get("msg", ""),
             "type": error.get("type", ""),
         }
-        for error in exc.errors()
+        for error in errors
     ]
     return JSONResponse(
         status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
-        content=jsonable_encoder({"detail": errors}),
+        content=jsonable_encoder({"detail": kept}),
     )
+
+
+def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return validation_error_response(exc.errors())
 
 
 def _handler(code: int) -> Any:

@@ -1,6 +1,7 @@
-"""ASGI middleware: request ids, request logs and metrics, and request body limits.
+"""ASGI middleware: request ids, request logs and metrics, request body limits, and NUL
+characters refused in paths and queries.
 
-Both run on every request, /predict included, so each does its per-request work with the
+Each runs on every request, /predict included, so each does its per-request work with the
 raw ASGI scope and keeps what does not change between requests (messages, labelled metric
 children) from one request to the next.
 """
@@ -13,10 +14,13 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from secrets import token_hex
+from typing import Any
+from urllib.parse import parse_qsl
 
 from fastapi import HTTPException, status
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.errors import validation_error_response
 from app.logs import REQUEST_ID
 from app.metrics import observe_request
 
@@ -108,6 +112,43 @@ def _log_request(path: str, method: str, template: str, status_code: int, elapse
             "duration_ms": round(elapsed * 1000, 2),
         },
     )
+
+
+class NulCharacterMiddleware:
+    """Refuses a path or query parameter holding a NUL character with 422, as invalid input.
+
+    No text the service stores or looks up may hold one (PostgreSQL's text cannot), so it
+    is refused where it comes in, on every backend. Bodies are checked by their fields:
+    every text field of a JSON body refuses control characters, NUL among them, and so
+    does every cell of a season file that is stored.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            errors = _nul_errors(scope)
+            if errors:
+                await validation_error_response(errors)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+_NUL_MESSAGE = "Value error, must not contain a NUL character (\\x00)"
+
+
+def _nul_errors(scope: Scope) -> list[dict[str, Any]]:
+    """Where a request's path and query parameters hold a NUL character (sent as %00)."""
+    errors: list[dict[str, Any]] = []
+    if "\x00" in scope["path"]:
+        errors.append({"loc": ["path"], "msg": _NUL_MESSAGE, "type": "value_error"})
+    query: bytes = scope.get("query_string", b"")
+    if b"%00" in query:
+        for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+            if "\x00" in name or "\x00" in value:
+                errors.append({"loc": ["query", name], "msg": _NUL_MESSAGE, "type": "value_error"})
+    return errors
 
 
 def _size(limit: int) -> str:

@@ -160,6 +160,10 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
         bookmaker = prefix[:-1] if closing else prefix
         if bookmaker in AGGREGATE_PREFIXES or not bookmaker or len(bookmaker) > CODE_MAX_LENGTH:
             continue
+        try:
+            check_file_code(bookmaker, "its bookmaker code")
+        except ValueError as error:
+            raise FileFormatError(f"header column {prefix + 'H'!r}: {error}") from None
         code = KNOWN_BOOKMAKERS.get(bookmaker, (bookmaker, bookmaker))[0]
         names = (f"{prefix}H", f"{prefix}D", f"{prefix}A")
         found.append(
