@@ -150,6 +150,13 @@ class Settings(BaseSettings):
         description="Each worker reuses an answer by match_id for this long, so quotes "
         "stored meanwhile show up after at most this delay; 0 turns the cache off.",
     )
+    admin_items_max: int = Field(
+        default=10_000,
+        ge=1,
+        le=10_000,
+        description="Most items in one admin JSON request: the quotes of /admin/odds, the "
+        "results of /admin/results, the events of /admin/import/the-odds-api.",
+    )
     predict_batch_max: int = Field(
         default=1000, ge=1, le=10_000, description="Most items accepted by POST /predict/batch."
     )

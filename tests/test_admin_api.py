@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
 from app.settings import Settings
-from tests.conftest import build_app
+from tests.conftest import ADMIN_KEY, build_app
 from tests.helpers import count_complete_triples, count_rows, error_messages
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -538,6 +538,55 @@ def test_the_odds_api_keys_are_codes_sent_as_json(
     (error,) = response.json()["detail"]
     assert (error["loc"], "pattern" in error["msg"]) == (["body", 1, "sport_key"], True)
     assert count_rows(session, Match) == 0
+
+
+def test_every_admin_list_takes_at_most_the_configured_number_of_items(
+    database_url: str, session: Session, admin_headers: dict[str, str]
+) -> None:
+    one_item = Settings(database_url=database_url, admin_api_key=ADMIN_KEY, admin_items_max=1)
+    results = [{"match_id": 1, "home_goals": 1, "away_goals": 0}] * 2
+    with TestClient(build_app(one_item, session)) as client:
+        for path, body in (
+            ("/admin/import/the-odds-api", odds_api_events()),
+            ("/admin/odds", {"quotes": [quote(), quote(bookmaker="PS")]}),
+            ("/admin/results", {"results": results}),
+        ):
+            response = client.post(path, json=body, headers=admin_headers)
+            assert response.status_code == 422, path
+            assert error_messages(response.json()) == ["at most 1 item per request, got 2"]
+        assert (
+            client.post(
+                "/admin/import/the-odds-api", json=odds_api_events()[:1], headers=admin_headers
+            ).json()["matches_created"]
+            == 1
+        )
+
+
+def test_a_flood_of_empty_events_is_refused_in_few_words(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    flood = client.post("/admin/import/the-odds-api", json=[{}] * 20_000, headers=admin_headers)
+    assert flood.status_code == 422
+    assert len(flood.content) < 1_000
+    (message,) = error_messages(flood.json())
+    assert "at most 10000 items" in message
+    # Under the cap, each empty event lacks five fields: the answer lists the first hundred.
+    many = client.post("/admin/import/the-odds-api", json=[{}] * 1_000, headers=admin_headers)
+    assert many.status_code == 422
+    messages = error_messages(many.json())
+    assert len(messages) == 101
+    assert messages[0] == "body.0.id: Field required"
+    assert messages[-1] == "4900 more errors not shown"
+
+
+def test_a_report_lists_the_first_hundred_skipped_items_and_counts_them_all(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    rows = "".join(f"E0,{day % 28 + 1:02d}/13/2019,A{day},B{day}\n" for day in range(250))
+    report = post_csv(client, admin_headers, ("Div,Date,HomeTeam,AwayTeam\n" + rows).encode())
+    body = report.json()
+    assert (body["rows_read"], body["skipped_total"], len(body["skipped"])) == (250, 250, 100)
+    assert [s["where"] for s in body["skipped"]] == [f"row {n}" for n in range(2, 102)]
 
 
 def test_a_rescheduled_event_moves_its_match(

@@ -194,6 +194,17 @@ def test_import_the_odds_api_file(oddsboost: Oddsboost, migrated_url: str, tmp_p
     assert "[0].bookmakers[0].markets[0].h2h.outcomes[0].price" in result.stderr
 
 
+def test_an_odds_api_file_with_many_errors_shows_some_and_counts_the_rest(
+    oddsboost: Oddsboost, migrated_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "empty-events.json"
+    path.write_text(json.dumps([{}] * 30))  # five fields missing in each: 150 errors
+    result = oddsboost.run("import", "the-odds-api", str(path), env=on(migrated_url))
+    assert result.returncode == 1
+    assert result.stderr.count(": Field required") == 20
+    assert "... and 130 more" in result.stderr
+
+
 def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
     import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
     added = oddsboost.run("teams", "alias", "Man Utd", "Manchester United", env=on(migrated_url))

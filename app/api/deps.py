@@ -20,6 +20,7 @@ from fastapi.security import APIKeyHeader
 
 from app.api.schemas.common import MAX_ID
 from app.domain.vocabulary import RunTrigger
+from app.domain.wording import counted
 from app.services import refit_runs
 from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
@@ -136,6 +137,15 @@ def page_window(default_limit: int) -> Callable[..., Awaitable[PageWindow]]:
         return PageWindow(limit, offset)
 
     return window
+
+
+def check_item_count(count: int, limit: int, *, per: str = "request") -> None:
+    """Refuse a list of more than ``limit`` items (422), once its body is read."""
+    if count > limit:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"at most {counted(limit, 'item')} per {per}, got {count}",
+        )
 
 
 def require_admin(

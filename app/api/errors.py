@@ -10,26 +10,39 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from app.api.schemas.common import ERRORS_SHOWN
 from app.domain.football_data import FileFormatError
 from app.domain.records import TooManyBookmakersError
+from app.domain.wording import counted
 from app.services.busy import DatabaseBusyError
 from app.services.teams import AliasConflictError, TeamNotFoundError
 
 
-def validation_error_response(errors: Sequence[Mapping[str, Any]]) -> JSONResponse:
-    """The 422 answer of invalid input: each error's location, message and type."""
-    # The echoed input is dropped: for a list that is too long it would be the whole body.
-    kept: list[dict[str, Any]] = [
+def shown_errors(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each error's location, message and type, the first :data:`ERRORS_SHOWN` of them, and
+    then, if there were more, one that says how many more were left out.
+
+    The echoed input is dropped: for a list that is too long it would be the whole body.
+    """
+    shown: list[dict[str, Any]] = [
         {
             "loc": list(error.get("loc", ())),
             "msg": error.get("msg", ""),
             "type": error.get("type", ""),
         }
-        for error in errors
+        for error in errors[:ERRORS_SHOWN]
     ]
+    if len(errors) > ERRORS_SHOWN:
+        more = counted(len(errors) - ERRORS_SHOWN, "more error")
+        shown.append({"loc": [], "msg": f"{more} not shown", "type": "too_many_errors"})
+    return shown
+
+
+def validation_error_response(errors: Sequence[Mapping[str, Any]]) -> JSONResponse:
+    """The 422 answer of invalid input: where each error is and what it says."""
     return JSONResponse(
         status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
-        content=jsonable_encoder({"detail": kept}),
+        content=jsonable_encoder({"detail": shown_errors(errors)}),
     )
 
 

@@ -151,9 +151,12 @@ def import_the_odds_api(
         raise typer.Exit(1) from None
     except ValidationError as error:
         console.print(f"[red]{path} is not a valid The Odds API response; nothing imported:[/red]")
-        for problem in error.errors()[:SKIPPED_SHOWN]:
+        problems = error.errors()
+        for problem in problems[:SKIPPED_SHOWN]:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem["loc"])
             console.print(f"  {where or '(document)'}: {problem['msg']}")
+        if len(problems) > SKIPPED_SHOWN:
+            console.print(f"  ... and {len(problems) - SKIPPED_SHOWN} more")
         raise typer.Exit(1) from None
     engine, factory = open_database(settings)
     try:

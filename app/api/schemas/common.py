@@ -8,6 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from app.services.pagination import Paged
 
+# An answer lists at most this many errors (or skipped items), then says how many more.
+ERRORS_SHOWN = 100
+
 # Largest id or offset accepted: the range of a 32-bit integer column.
 MAX_ID = 2**31 - 1
 
