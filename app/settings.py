@@ -61,6 +61,29 @@ class Settings(BaseSettings):
         ge=1024,
         description="Largest body of the /admin/import/ endpoints (bytes).",
     )
+    header_limit_bytes: int = Field(
+        default=16 * 1024,
+        ge=1024,
+        le=1024 * 1024,
+        description="Largest request line and headers accepted (bytes), counted as they "
+        "arrive; more is answered 431 and the connection closed.",
+    )
+    header_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="A request's line and headers must arrive within this many seconds of "
+        "its first byte (or of the connection opening); otherwise 408 and the connection is "
+        "closed. An idle kept-alive connection is closed after uvicorn's 5 s.",
+    )
+    body_timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="A request's body must arrive within this many seconds of its headers "
+        "(time the server itself takes before reading it does not count); otherwise 408 and "
+        "the connection is closed.",
+    )
     cors_allow_origins: list[str] = Field(
         default=[],
         description="Browser origins allowed to call the API (JSON list, e.g. "

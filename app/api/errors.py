@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request, status
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.requests import ClientDisconnect
 
 from app.api.schemas.common import ERRORS_SHOWN
 from app.domain.football_data import FileFormatError
@@ -67,8 +68,17 @@ def _busy(_request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+def _client_gone(_request: Request, _exc: Exception) -> JSONResponse:
+    # Nobody receives this answer; it gives the request's log line a status, not a traceback.
+    return JSONResponse(
+        status_code=status.HTTP_400_BAD_REQUEST,
+        content={"detail": "the connection closed before the request body was complete"},
+    )
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(ClientDisconnect, _client_gone)
     app.add_exception_handler(DatabaseBusyError, _busy)
     app.add_exception_handler(FileFormatError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT))
     app.add_exception_handler(

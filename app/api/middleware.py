@@ -207,8 +207,13 @@ def _too_large(limit: int) -> str:
     return f"request body too large: at most {limit} bytes ({_size(limit)}) here"
 
 
+def error_body(detail: str) -> bytes:
+    """The JSON body of an error answered before the application runs."""
+    return json.dumps({"detail": detail}).encode()
+
+
 async def _refuse(send: Send, limit: int) -> None:
-    body = json.dumps({"detail": _too_large(limit)}).encode()
+    body = error_body(_too_large(limit))
     await send(
         {
             "type": "http.response.start",

@@ -44,6 +44,9 @@ def serve(
     uvicorn.run(
         "app.main:create_app",
         factory=True,
+        # uvicorn's httptools protocol with a cap on header size and deadlines on receiving
+        # a request; named, as the app is, for the workers to import.
+        http="app.http_protocol:LimitedHttpProtocol",
         host=host or settings.host,
         port=port or settings.port,
         workers=worker_count,
