@@ -153,7 +153,9 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
         for name in index
         if name.endswith("H") and f"{name[:-1]}D" in index and f"{name[:-1]}A" in index
     ]
-    pre_prefixes = {p for p in prefixes if not _is_closing(p, prefixes)}
+    # A set: a header of many thousand columns is looked up in once per column.
+    every_prefix = frozenset(prefixes)
+    pre_prefixes = {p for p in prefixes if not _is_closing(p, every_prefix)}
     found: list[PriceColumns] = []
     for prefix in prefixes:
         closing = prefix not in pre_prefixes
@@ -179,7 +181,7 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
     return found
 
 
-def _is_closing(prefix: str, prefixes: Iterable[str]) -> bool:
+def _is_closing(prefix: str, prefixes: frozenset[str]) -> bool:
     # "PSC" (PSCH/PSCD/PSCA) is Pinnacle closing, but "VC" (VCH/VCD/VCA) is VC Bet
     # pre-match: a trailing C means closing only when what precedes it is a bookmaker.
     if not prefix.endswith("C") or len(prefix) < 2:
