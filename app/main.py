@@ -13,8 +13,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 import app as package
 from app.api.errors import install_error_handlers
-from app.api.middleware import REQUEST_ID_HEADER, BodyLimitMiddleware, RequestMiddleware
+from app.api.middleware import (
+    REQUEST_ID_HEADER,
+    BodyLimitMiddleware,
+    NulCharacterMiddleware,
+    RequestMiddleware,
+)
 from app.api.routers import admin, models, ops, predict, public, refits
+from app.logs import secrets_of
 from app.services.serving import ModelCache
 from app.settings import Settings, get_settings
 from app.state import AppState, LifespanState
@@ -89,6 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_limit=settings.body_limit_bytes,
         limits={"/admin/import/": settings.import_body_limit_bytes},
     )
+    app.add_middleware(NulCharacterMiddleware)
     if settings.cors_allow_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -98,5 +105,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             expose_headers=[REQUEST_ID_HEADER],
             max_age=600,
         )
-    app.add_middleware(RequestMiddleware)
+    app.add_middleware(RequestMiddleware, secrets=secrets_of(settings))
     return app

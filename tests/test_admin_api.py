@@ -23,7 +23,7 @@ from app.domain.vocabulary import ActivatedBy, Method, Phase
 from app.services.model_versions import activate
 from app.settings import Settings
 from boosting import StopReason
-from tests.conftest import build_app
+from tests.conftest import ADMIN_KEY, build_app
 from tests.helpers import (
     count_complete_triples,
     count_rows,
@@ -590,6 +590,55 @@ def test_the_odds_api_keys_are_codes_sent_as_json(
     assert count_rows(session, Match) == 0
 
 
+def test_every_admin_list_takes_at_most_the_configured_number_of_items(
+    database_url: str, session: Session, admin_headers: dict[str, str]
+) -> None:
+    one_item = Settings(database_url=database_url, admin_api_key=ADMIN_KEY, admin_items_max=1)
+    results = [{"match_id": 1, "home_goals": 1, "away_goals": 0}] * 2
+    with TestClient(build_app(one_item, session)) as client:
+        for path, body in (
+            ("/admin/import/the-odds-api", odds_api_events()),
+            ("/admin/odds", {"quotes": [quote(), quote(bookmaker="PS")]}),
+            ("/admin/results", {"results": results}),
+        ):
+            response = client.post(path, json=body, headers=admin_headers)
+            assert response.status_code == 422, path
+            assert error_messages(response.json()) == ["at most 1 item per request, got 2"]
+        assert (
+            client.post(
+                "/admin/import/the-odds-api", json=odds_api_events()[:1], headers=admin_headers
+            ).json()["matches_created"]
+            == 1
+        )
+
+
+def test_a_flood_of_empty_events_is_refused_in_few_words(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    flood = client.post("/admin/import/the-odds-api", json=[{}] * 20_000, headers=admin_headers)
+    assert flood.status_code == 422
+    assert len(flood.content) < 1_000
+    (message,) = error_messages(flood.json())
+    assert "at most 10000 items" in message
+    # Under the cap, each empty event lacks five fields: the answer lists the first hundred.
+    many = client.post("/admin/import/the-odds-api", json=[{}] * 1_000, headers=admin_headers)
+    assert many.status_code == 422
+    messages = error_messages(many.json())
+    assert len(messages) == 101
+    assert messages[0] == "body.0.id: Field required"
+    assert messages[-1] == "4900 more errors not shown"
+
+
+def test_a_report_lists_the_first_hundred_skipped_items_and_counts_them_all(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    rows = "".join(f"E0,{day % 28 + 1:02d}/13/2019,A{day},B{day}\n" for day in range(250))
+    report = post_csv(client, admin_headers, ("Div,Date,HomeTeam,AwayTeam\n" + rows).encode())
+    body = report.json()
+    assert (body["rows_read"], body["skipped_total"], len(body["skipped"])) == (250, 250, 100)
+    assert [s["where"] for s in body["skipped"]] == [f"row {n}" for n in range(2, 102)]
+
+
 def test_a_rescheduled_event_moves_its_match(
     client: TestClient, admin_headers: dict[str, str], session: Session
 ) -> None:
@@ -702,6 +751,20 @@ def test_alias_errors(client: TestClient, admin_headers: dict[str, str], session
     assert client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers).status_code == 204
     assert client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers).status_code == 404
     assert count_rows(session, TeamAlias) == 0
+
+
+@pytest.mark.parametrize("sent_as", ["AC%2FDC%20United", "AC/DC United"])
+def test_an_alias_with_a_slash_is_deleted_over_the_api(
+    client: TestClient, admin_headers: dict[str, str], session: Session, sent_as: str
+) -> None:
+    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
+    assert alias(client, admin_headers, "AC/DC United", "Man United").status_code == 200
+    path = f"/admin/teams/aliases/{sent_as}"
+    assert client.delete(path, headers=admin_headers).status_code == 204
+    assert count_rows(session, TeamAlias) == 0
+    gone = client.delete(path, headers=admin_headers)
+    assert gone.status_code == 404
+    assert error_messages(gone.json()) == ["no alias 'AC/DC United'"]
 
 
 def test_prices_of_ignored_markets_are_not_checked(
@@ -827,6 +890,40 @@ def test_values_the_database_could_not_hold_are_422(
     assert response.status_code == 422, response.text
 
 
+def test_a_nul_character_anywhere_in_an_admin_request_is_422(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    nul = "a\x00b"
+    bodies: list[tuple[str, Any]] = [
+        ("/admin/odds", {"quotes": [quote(match={"external_id": nul})]}),
+        ("/admin/odds", {"quotes": [quote(match={"season": nul})]}),
+        ("/admin/odds", {"quotes": [quote(bookmaker=nul)]}),
+        ("/admin/teams/aliases", {"alias": nul, "team": "Man United"}),
+    ]
+    events = odds_api_events()
+    events[0]["bookmakers"][0]["title"] = nul
+    bodies.append(("/admin/import/the-odds-api", events))
+    events = odds_api_events()
+    events[0]["id"] = nul
+    bodies.append(("/admin/import/the-odds-api", events))
+    for path, body in bodies:
+        response = client.post(path, json=body, headers=admin_headers)
+        assert response.status_code == 422, (path, response.text)
+    season = post_csv(client, admin_headers, b"Div,Date,HomeTeam,AwayTeam\n", season="a\x00b")
+    assert season.status_code == 422
+    header = post_csv(
+        client,
+        admin_headers,
+        b"Div,Date,HomeTeam,AwayTeam,X\x00H,X\x00D,X\x00A\nE0,01/03/2019,A,B,2,3,4\n",
+    )
+    assert header.status_code == 422
+    assert "control characters" in error_messages(header.json())[0]
+    alias_path = client.delete("/admin/teams/aliases/a%00b", headers=admin_headers)
+    assert alias_path.status_code == 422
+    assert count_rows(session, Match) == 0
+    assert count_rows(session, Bookmaker) == 0
+
+
 def test_lone_surrogate_in_a_name_is_422(client: TestClient, admin_headers: dict[str, str]) -> None:
     body = json.dumps({"quotes": [quote()]}).replace('"Leicester"', '"Leicester \\ud800"')
     response = client.post(
@@ -856,6 +953,48 @@ def test_out_of_range_ids_are_422(
         headers={**admin_headers, "Content-Type": "application/json"},
     )
     assert response.status_code == 422
+
+
+def season_file_with_bookmakers(count: int) -> bytes:
+    """One match priced by ``count`` bookmakers, pre-match and closing."""
+    codes = [f"BK{i}" for i in range(count)]
+    prices = [f"{p}{side}" for code in codes for p in (code, f"{code}C") for side in "HDA"]
+    header = ",".join(["Div", "Date", "HomeTeam", "AwayTeam", *prices])
+    row = ",".join(["E0", "01/03/2019", "A", "B", *["2.5"] * len(prices)])
+    return f"{header}\n{row}\n".encode()
+
+
+def test_a_file_may_name_at_most_a_hundred_bookmakers(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    refused = post_csv(client, admin_headers, season_file_with_bookmakers(101))
+    assert refused.status_code == 422
+    assert error_messages(refused.json()) == [
+        "101 bookmakers in one import; at most 100 are accepted"
+    ]
+    assert count_rows(session, Bookmaker) == 0
+    accepted = post_csv(client, admin_headers, season_file_with_bookmakers(100)).json()
+    assert accepted["quotes_inserted"] == 200
+    assert count_rows(session, Bookmaker) == 100
+
+
+def test_a_request_may_name_at_most_a_hundred_bookmakers(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    quotes = [quote(bookmaker=f"BK{i}") for i in range(101)]
+    refused = client.post("/admin/odds", json={"quotes": quotes}, headers=admin_headers)
+    assert refused.status_code == 422
+    assert error_messages(refused.json()) == [
+        "101 bookmakers in one import; at most 100 are accepted"
+    ]
+    assert count_rows(session, Bookmaker) == 0
+    events = odds_api_events()
+    events[0]["bookmakers"] = [
+        {**events[0]["bookmakers"][0], "key": f"book{i}", "title": f"Book {i}"} for i in range(101)
+    ]
+    response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    assert response.status_code == 422
+    assert count_rows(session, Bookmaker) == 0
 
 
 def test_odd_season_files_are_reported_row_by_row(

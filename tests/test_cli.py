@@ -27,6 +27,7 @@ from app.settings import Settings, settings_environment
 from tests.commands import Oddsboost
 from tests.helpers import count_complete_triples, free_port, hand_made_version
 from tests.processes import child_environment, running_server
+from tests.test_admin_api import season_file_with_bookmakers
 
 SeasonFile = Callable[[str], Path]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -141,6 +142,17 @@ def test_a_bad_file_fails_alone(
     assert report["total"]["matches_unchanged"] == 306
 
 
+def test_a_file_naming_too_many_bookmakers_fails_alone(
+    oddsboost: Oddsboost, migrated_url: str, tmp_path: Path
+) -> None:
+    crowded = tmp_path / "crowded.csv"
+    crowded.write_bytes(season_file_with_bookmakers(101))
+    result = oddsboost.run("import", "football-data", str(crowded), env=on(migrated_url))
+    assert result.returncode == 1
+    assert "101 bookmakers in one import; at most 100 are accepted" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
 def test_a_broken_file_in_a_directory_does_not_stop_the_others(
     oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
 ) -> None:
@@ -230,6 +242,17 @@ def test_import_the_odds_api_file(oddsboost: Oddsboost, migrated_url: str, tmp_p
     result = oddsboost.run("import", "the-odds-api", str(path), env=on(migrated_url))
     assert result.returncode == 1
     assert "[0].bookmakers[0].markets[0].h2h.outcomes[0].price" in result.stderr
+
+
+def test_an_odds_api_file_with_many_errors_shows_some_and_counts_the_rest(
+    oddsboost: Oddsboost, migrated_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "empty-events.json"
+    path.write_text(json.dumps([{}] * 30))  # five fields missing in each: 150 errors
+    result = oddsboost.run("import", "the-odds-api", str(path), env=on(migrated_url))
+    assert result.returncode == 1
+    assert result.stderr.count(": Field required") == 20
+    assert "... and 130 more" in result.stderr
 
 
 def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
@@ -447,6 +470,30 @@ def test_models_activate_warns_and_refuses_what_it_cannot_do(
     assert "Traceback" not in unknown.stderr + not_a_number.stderr
 
 
+def test_a_command_writes_log_lines_as_text_apart_from_its_output(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    # An empty database: the refit fails at once, and warns in its log.
+    result = oddsboost.run("refit", env=on(migrated_url))
+    assert result.returncode == 1
+    assert result.stdout.startswith("refit run 1 failed: only 0 settled matches")
+    logged = result.stderr.splitlines()
+    assert not [line for line in logged if line.lstrip().startswith("{")]
+    assert any("WARNING" in line and "refit 1 failed" in line for line in logged), logged
+
+
+def test_a_merge_counts_in_the_singular_and_the_plural(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+    # Tottenham's one match (against Newcastle) moves over to Leicester.
+    merged = oddsboost.run(
+        "teams", "alias", "Tottenham Hotspur", "Leicester City", env=on(migrated_url)
+    )
+    assert merged.returncode == 0, merged.stderr
+    assert "1 match moved, 0 merged, 0 quotes moved" in merged.stdout
+
+
 # --- serve --------------------------------------------------------------------------------
 
 
@@ -455,7 +502,7 @@ def test_serve_migrates_then_serves_over_http(
     fresh_database_url: str, season_file: SeasonFile, tmp_path: Path
 ) -> None:
     """End to end: the installed command migrates an empty database, then two workers serve."""
-    settings = Settings(database_url=fresh_database_url, admin_api_key="cli-test-key-42")
+    settings = Settings(database_url=fresh_database_url, admin_api_key="cli-test-key-4242")
     with running_server(
         child_environment(settings), tmp_path / "serve.log", "--workers", "2"
     ) as server:
@@ -465,7 +512,7 @@ def test_serve_migrates_then_serves_over_http(
         response = httpx.post(
             f"{server.base_url}/admin/import/football-data",
             content=season_file("I1_0203").read_bytes(),
-            headers={"X-API-Key": "cli-test-key-42", "Content-Type": "text/csv"},
+            headers={"X-API-Key": "cli-test-key-4242", "Content-Type": "text/csv"},
             timeout=60,
         )
         assert response.status_code == 200, response.text
@@ -487,6 +534,19 @@ def test_serve_without_migrating_refuses_an_empty_database(
     assert "run `oddsboost migrate`" in result.stdout + result.stderr
 
 
+def test_serve_refuses_a_weak_admin_key_without_repeating_it(oddsboost: Oddsboost) -> None:
+    result = oddsboost.run(
+        "serve",
+        "--port",
+        str(free_port()),
+        env={"ODDSBOOST_ADMIN_API_KEY": "weak-key-1", "ODDSBOOST_DATABASE_URL": "sqlite://"},
+    )
+    assert result.returncode == 2
+    assert "configuration error" in result.stderr
+    assert "at least 16 characters" in result.stderr
+    assert "weak-key-1" not in result.stdout + result.stderr
+
+
 # --- health -------------------------------------------------------------------------------
 
 
@@ -503,6 +563,23 @@ def answering(status: int) -> type[http.server.BaseHTTPRequestHandler]:
 def test_health_is_ok_when_the_service_answers(oddsboost: Oddsboost) -> None:
     with http_server(answering(200)) as base:
         result = oddsboost.run("health", "--url", f"{base}/health")
+    assert result.returncode == 0, result.stderr
+    assert f"{base}/health: ok" in result.stdout
+
+
+class HealthOnly(http.server.BaseHTTPRequestHandler):
+    """A service that answers /health and nothing else."""
+
+    def do_GET(self) -> None:
+        self.send_response(200 if self.path == "/health" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.mark.parametrize("suffix", ["", "/", "/health"])
+def test_health_takes_the_base_url_or_the_health_url(oddsboost: Oddsboost, suffix: str) -> None:
+    with http_server(HealthOnly) as base:
+        result = oddsboost.run("health", "--url", base + suffix)
     assert result.returncode == 0, result.stderr
     assert f"{base}/health: ok" in result.stdout
 

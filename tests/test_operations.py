@@ -233,6 +233,12 @@ def test_every_answer_carries_a_request_id(seeded_client: TestClient) -> None:
     assert seeded_client.get("/nowhere").headers["X-Request-ID"]  # errors too
 
 
+@pytest.mark.parametrize("given", [ADMIN_KEY, f"trace-{ADMIN_KEY}-1"])
+def test_a_request_id_holding_the_admin_key_is_replaced(client: TestClient, given: str) -> None:
+    echoed = client.get("/health", headers={"X-Request-ID": given}).headers["X-Request-ID"]
+    assert re.fullmatch(r"[0-9a-f]{32}", echoed)
+
+
 @pytest.mark.slow
 def test_request_lines_are_json_with_the_request_id_and_no_secrets(
     refit_settings: Settings, tmp_path: Path
@@ -249,6 +255,7 @@ def test_request_lines_are_json_with_the_request_id_and_no_secrets(
             "/admin/odds", json={"quotes": [quote()]}, headers={"X-API-Key": "not-" + ADMIN_KEY}
         )
         client.post("/predict", content=b"{broken", headers={"Content-Type": "application/json"})
+        client.get(f"/{ADMIN_KEY}", headers={"X-Request-ID": ADMIN_KEY})
     logs = server.output()
     assert ADMIN_KEY not in logs
     lines = [json.loads(line) for line in logs.splitlines() if line.startswith("{")]
@@ -333,6 +340,97 @@ def test_imports_may_be_larger(seeded_client: TestClient, season_file: Any) -> N
         seeded_client.post("/admin/import/football-data", content=huge, headers=headers).status_code
         == 413
     )
+
+
+# How long a test waits for the server to close a connection: far more than the one-second
+# timeouts it is given, so a busy machine cannot fail the test; a server that never closes
+# the connection does.
+CLOSE_WAIT_SECONDS = 30.0
+
+
+def connect(port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=CLOSE_WAIT_SECONDS)
+
+
+def until_closed(connection: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (a timeout fails)."""
+    received = b""
+    while chunk := connection.recv(65536):
+        received += chunk
+    return received
+
+
+def answer_of(received: bytes) -> tuple[int, dict[str, Any]]:
+    head, _, body = received.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+@pytest.fixture
+def strict_settings(migrated_url: str) -> Settings:
+    return Settings(
+        database_url=migrated_url,
+        header_limit_bytes=8192,
+        header_timeout_seconds=1,
+        body_timeout_seconds=1,
+    )
+
+
+@pytest.mark.slow
+def test_headers_over_the_limit_are_refused_with_431(
+    strict_settings: Settings, tmp_path: Path
+) -> None:
+    with running_server(child_environment(strict_settings), tmp_path / "server.log") as server:
+        # One endless header, never finished: refused as the bytes pile up.
+        with connect(server.port) as endless:
+            endless.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 1_000_000)
+            status, body = answer_of(until_closed(endless))
+        assert status == 431
+        assert "at most 8192 bytes" in body["detail"]
+        # Many headers, each small, sent at once with the end of the request.
+        many = "".join(f"X-Part-{i}: {'b' * 500}\r\n" for i in range(20))
+        with connect(server.port) as crowded:
+            crowded.sendall(f"GET /health HTTP/1.1\r\nHost: x\r\n{many}\r\n".encode())
+            assert answer_of(until_closed(crowded))[0] == 431
+        # Under the limit, served as ever.
+        assert httpx.get(f"{server.base_url}/health", headers={"X-Some": "c" * 6000}).is_success
+    assert "431" in server.output()
+
+
+@pytest.mark.slow
+def test_silent_and_slow_clients_are_cut_off(strict_settings: Settings, tmp_path: Path) -> None:
+    with running_server(child_environment(strict_settings), tmp_path / "server.log") as server:
+        with connect(server.port) as silent:  # connects and sends nothing: closed, no answer
+            assert until_closed(silent) == b""
+        with connect(server.port) as half:  # the headers never end
+            half.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+            status, body = answer_of(until_closed(half))
+            assert (status, body["detail"]) == (
+                408,
+                "request headers not complete within 1 s",
+            )
+        with connect(server.port) as trickle:  # a byte at a time, never quite stopping
+            trickle.settimeout(0.1)
+            trickle.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            started, received = time.monotonic(), None
+            while received is None and time.monotonic() - started < CLOSE_WAIT_SECONDS:
+                try:
+                    received = trickle.recv(65536)
+                except TimeoutError:
+                    trickle.sendall(b"s")
+            assert received is not None, "the trickling connection was never closed"
+            assert received.startswith(b"HTTP/1.1 408 ")
+        with connect(server.port) as unfinished:  # the body never ends
+            unfinished.sendall(
+                b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 100\r\n\r\n{"odds": '
+            )
+            status, body = answer_of(until_closed(unfinished))
+            assert (status, body["detail"]) == (408, "request body not complete within 1 s")
+        # A client that keeps up is served, on a connection kept alive between requests.
+        with httpx.Client(base_url=server.base_url) as client:
+            for _ in range(3):
+                assert client.post("/predict", json=INLINE).status_code == 200
+    assert "Traceback" not in server.output()
 
 
 # --- CORS -------------------------------------------------------------------------------------

@@ -327,6 +327,22 @@ def test_batch_keeps_order_and_isolates_errors(client: TestClient) -> None:
     assert results[1]["error"][0]["loc"] == ["odds", 0]
 
 
+def test_a_batch_item_lists_at_most_a_hundred_errors(client: TestClient) -> None:
+    # Each of the 100 quotes has three prices that are not numbers: 300 errors.
+    wrong = {
+        "odds": [{"bookmaker": f"B{i}", "home": "x", "draw": "x", "away": "x"} for i in range(100)]
+    }
+    (result,) = client.post("/predict/batch", json={"items": [wrong]}).json()["results"]
+    assert result["status"] == 422
+    assert len(result["error"]) == 101
+    assert result["error"][0]["loc"] == ["odds", 0, "home"]
+    assert result["error"][-1] == {
+        "loc": [],
+        "msg": "200 more errors not shown",
+        "type": "too_many_errors",
+    }
+
+
 def test_batch_size_limit(seeded_settings: Settings) -> None:
     small = seeded_settings.model_copy(update={"predict_batch_max": 2})
     with TestClient(create_app(small)) as client:

@@ -820,6 +820,78 @@ def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
         assert client.post("/admin/refit", headers={"X-API-Key": "wrong"}).status_code == 403
 
 
+def environment_of(pid: int) -> dict[str, str]:
+    """The environment a running process was started with."""
+    variables = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(v.decode().split("=", 1) for v in variables if b"=" in v)
+
+
+def wait_for_the_end(client: Any, run_id: int, headers: dict[str, str]) -> dict[str, Any]:
+    def finished() -> bool:
+        status = client.get(f"/admin/refits/{run_id}", headers=headers).json()["status"]
+        return status not in ("queued", "running")
+
+    wait_until(finished, f"refit run {run_id} finished", seconds=300)
+    run: dict[str, Any] = client.get(f"/admin/refits/{run_id}", headers=headers).json()
+    return run
+
+
+@pytest.mark.slow
+def test_a_refit_asked_for_while_one_is_under_way_is_answered_with_that_one(
+    refit_settings: Settings, fit_gate: FitGate, monkeypatch: pytest.MonkeyPatch, engine: Engine
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    from tests.conftest import ADMIN_KEY
+
+    headers = {"X-API-Key": ADMIN_KEY}
+    for name, value in fit_gate.environment().items():
+        monkeypatch.setenv(name, value)  # the refit process inherits this environment
+    monkeypatch.setenv("ODDSBOOST_ADMIN_API_KEY", ADMIN_KEY)  # as a server is configured
+    # A run queued long ago whose process never started does not hold up a new one.
+    factory = make_session_factory(engine, for_writes=True)
+    forgotten = create_run(factory, trigger=RunTrigger.API, until=UNTIL)
+    with session_scope(factory) as session:
+        stored = session.get(RefitRun, forgotten)
+        assert stored is not None
+        stored.started_at -= dt.timedelta(hours=1)
+    with TestClient(create_app(refit_settings)) as client:
+        first = client.post("/admin/refit", json={"until": UNTIL.isoformat()}, headers=headers)
+        assert first.status_code == 202
+        run_id = first.json()["run_id"]
+        assert run_id != forgotten
+        for _ in range(5):
+            again = client.post("/admin/refit", headers=headers)
+            assert again.status_code == 200
+            assert again.json()["run_id"] == run_id
+        fit_gate.wait_until_reached()
+        running_now = client.post("/admin/refit", headers=headers)
+        assert (running_now.status_code, running_now.json()) == (
+            200,
+            {
+                "run_id": run_id,
+                "status": "running",
+                "detail": f"/admin/refits/{run_id}",
+                "message": f"refit run {run_id} is already running; no new run was started",
+            },
+        )
+        (pid,) = [run.pid for run in runs(engine) if run.id == run_id]
+        assert pid is not None
+        child = environment_of(pid)
+        assert child["ODDSBOOST_DATABASE_URL"] == refit_settings.database_url
+        assert "ODDSBOOST_ADMIN_API_KEY" not in child
+        assert ADMIN_KEY not in "\0".join(child.values())
+        fit_gate.release()
+        assert wait_for_the_end(client, run_id, headers)["status"] == "succeeded"
+        assert [run.id for run in runs(engine)] == [forgotten, run_id]
+        # Once it is over, the next request starts a run of its own.
+        after = client.post("/admin/refit", json={"until": UNTIL.isoformat()}, headers=headers)
+        assert after.status_code == 202
+        assert after.json()["run_id"] > run_id
+        wait_for_the_end(client, after.json()["run_id"], headers)
+
+
 def test_stale_running_runs_are_closed_by_the_next_refit(
     engine: Engine, refit_settings: Settings
 ) -> None:

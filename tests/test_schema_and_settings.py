@@ -276,3 +276,27 @@ def test_the_team_merges_migration_goes_down_and_up(fresh_database_url: str) -> 
         assert merge_tables <= set(inspect(engine).get_table_names())
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("key", ["x", "1234", "test", "changeme123", "fifteen-chars-x"])
+def test_short_admin_keys_are_refused_outside_development(key: str) -> None:
+    with pytest.raises(ValidationError, match="at least 16 characters"):
+        Settings(admin_api_key=key)
+    assert Settings(admin_api_key=key, environment="development").admin_api_key is not None
+    assert Settings(admin_api_key=key + "y" * (16 - len(key))).admin_api_key is not None
+
+
+@pytest.mark.parametrize(
+    "key", ["clé-secrète-de-vingt-caractères", "tab\tinside-a-long-key", " leading-space-long-key"]
+)
+def test_an_admin_key_no_header_can_carry_is_refused_everywhere(key: str) -> None:
+    # A header value arrives as Latin-1 bytes and is trimmed: such a key never matches.
+    for environment in ("production", "development"):
+        with pytest.raises(ValidationError, match="printable ASCII"):
+            Settings(admin_api_key=key, environment=environment)
+
+
+def test_a_refused_admin_key_is_not_repeated_in_the_message() -> None:
+    with pytest.raises(ValidationError) as refused:
+        Settings(admin_api_key="short-key-7")
+    assert "short-key-7" not in str(refused.value)

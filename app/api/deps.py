@@ -20,6 +20,7 @@ from fastapi.security import APIKeyHeader
 
 from app.api.schemas.common import MAX_ID
 from app.domain.vocabulary import RunTrigger
+from app.domain.wording import counted
 from app.services import refit_runs
 from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
@@ -87,10 +88,12 @@ def get_write_session(state: AppStateDep) -> Iterator[Session]:
 
 
 class QueueRefit(Protocol):
-    """Queue a refit run and start its process; returns the run's id (see
+    """Queue a refit run and start its process, or find the run already under way (see
     :func:`app.services.refit_runs.queue_refit`)."""
 
-    def __call__(self, *, trigger: RunTrigger, until: dt.datetime | None = None) -> int: ...
+    def __call__(
+        self, *, trigger: RunTrigger, until: dt.datetime | None = None
+    ) -> refit_runs.QueuedRefit: ...
 
 
 async def get_queue_refit(state: AppStateDep) -> QueueRefit:
@@ -134,6 +137,15 @@ def page_window(default_limit: int) -> Callable[..., Awaitable[PageWindow]]:
         return PageWindow(limit, offset)
 
     return window
+
+
+def check_item_count(count: int, limit: int, *, per: str = "request") -> None:
+    """Refuse a list of more than ``limit`` items (422), once its body is read."""
+    if count > limit:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"at most {counted(limit, 'item')} per {per}, got {count}",
+        )
 
 
 def require_admin(

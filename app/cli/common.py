@@ -39,6 +39,15 @@ def load_settings() -> Settings:
         raise typer.Exit(2) from None
 
 
+def log_as_a_command(settings: Settings) -> None:
+    """Log lines of what a command a person runs calls go to stderr as text, warnings and
+    errors only: the command's own output stays on stdout, its messages on stderr, unburied.
+    (The server, the scheduler and the refits they start log as configured.)"""
+    from app.logs import configure_logging
+
+    configure_logging(settings, command=True)
+
+
 def open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
     """An engine on a reachable database at the current schema, or a clear exit."""
     from sqlalchemy.exc import OperationalError
@@ -46,7 +55,9 @@ def open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
     from app.db.engine import make_engine, make_session_factory
     from app.db.migrate import SchemaNotCurrentError, require_current_schema
 
-    engine = make_engine(settings.database_url)
+    engine = make_engine(
+        settings.database_url, sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds
+    )
     try:
         require_current_schema(engine)
     except SchemaNotCurrentError as error:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output
+from app.cli.common import console, load_settings, log_as_a_command, open_database, output
 from app.services.season_files import csv_files_under
 
 if TYPE_CHECKING:
@@ -77,11 +77,12 @@ def import_football_data(
 
     from app.db.engine import session_scope
     from app.domain.football_data import FileFormatError
-    from app.domain.records import optional_season
+    from app.domain.records import TooManyBookmakersError, optional_season
     from app.services import ingest
     from app.services.ingest import IngestReport
 
     settings = load_settings()
+    log_as_a_command(settings)
     try:
         season = optional_season(season)
     except ValueError as error:
@@ -110,7 +111,13 @@ def import_football_data(
                 content = _read(source, client)
                 with session_scope(factory) as session:
                     report = ingest.import_football_data(session, content, season=season)
-            except (OSError, httpx.HTTPError, FileFormatError, SQLAlchemyError) as error:
+            except (
+                OSError,
+                httpx.HTTPError,
+                FileFormatError,
+                TooManyBookmakersError,
+                SQLAlchemyError,
+            ) as error:
                 per_file.append((source.label, f"{type(error).__name__}: {error}"))
             else:
                 total.add(report)
@@ -136,9 +143,11 @@ def import_the_odds_api(
 
     from app.db.engine import session_scope
     from app.domain.odds_api import EVENTS
+    from app.domain.records import TooManyBookmakersError
     from app.services import ingest
 
     settings = load_settings()
+    log_as_a_command(settings)
     try:
         events = EVENTS.validate_json(path.read_bytes())
     except OSError as error:
@@ -146,14 +155,22 @@ def import_the_odds_api(
         raise typer.Exit(1) from None
     except ValidationError as error:
         console.print(f"[red]{path} is not a valid The Odds API response; nothing imported:[/red]")
-        for problem in error.errors()[:SKIPPED_SHOWN]:
+        problems = error.errors()
+        for problem in problems[:SKIPPED_SHOWN]:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem["loc"])
             console.print(f"  {where or '(document)'}: {problem['msg']}")
+        if len(problems) > SKIPPED_SHOWN:
+            console.print(f"  ... and {len(problems) - SKIPPED_SHOWN} more")
         raise typer.Exit(1) from None
     engine, factory = open_database(settings)
-    with session_scope(factory) as session:
-        report = ingest.import_odds_api(session, events)
-    engine.dispose()
+    try:
+        with session_scope(factory) as session:
+            report = ingest.import_odds_api(session, events)
+    except TooManyBookmakersError as error:
+        console.print(f"[red]{path}: {error}; nothing imported[/red]")
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
     if as_json:
         output.print_json(json.dumps(_json_report([(str(path), report)], report)))
     else:

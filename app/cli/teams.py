@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output
+from app.cli.common import console, load_settings, log_as_a_command, open_database, output
 
 if TYPE_CHECKING:
     from app.services.teams import MergePreview, UnaliasReport
@@ -37,9 +37,11 @@ def add_alias(
     """Map ALIAS to TEAM for every ingest; a team already stored as ALIAS is merged into TEAM
     (what moves is shown first)."""
     from app.db.engine import session_scope
+    from app.domain.wording import counted
     from app.services import teams
 
     settings = load_settings()
+    log_as_a_command(settings)
     engine, factory = open_database(settings)
     try:
         with session_scope(factory) as session:
@@ -62,8 +64,8 @@ def add_alias(
     elif report.merged_team:
         output.print(
             f"{report.alias!r} now maps to {report.team!r}; merged the team stored under that "
-            f"name: {report.matches_moved} matches moved, {report.matches_merged} merged, "
-            f"{report.quotes_moved} quotes moved",
+            f"name: {counted(report.matches_moved, 'match')} moved, "
+            f"{report.matches_merged} merged, {counted(report.quotes_moved, 'quote')} moved",
             soft_wrap=True,
             markup=False,
         )
@@ -79,6 +81,7 @@ def remove_alias(alias: Annotated[str, typer.Argument(help="The alias to remove.
     from app.services import teams
 
     settings = load_settings()
+    log_as_a_command(settings)
     engine, factory = open_database(settings)
     try:
         with session_scope(factory) as session:

@@ -32,6 +32,7 @@ from app.domain.records import (
     MatchRecord,
     QuoteRecord,
     Skipped,
+    check_bookmaker_count,
     check_file_code,
     check_price,
     check_season,
@@ -152,13 +153,19 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
         for name in index
         if name.endswith("H") and f"{name[:-1]}D" in index and f"{name[:-1]}A" in index
     ]
-    pre_prefixes = {p for p in prefixes if not _is_closing(p, prefixes)}
+    # A set: a header of many thousand columns is looked up in once per column.
+    every_prefix = frozenset(prefixes)
+    pre_prefixes = {p for p in prefixes if not _is_closing(p, every_prefix)}
     found: list[PriceColumns] = []
     for prefix in prefixes:
         closing = prefix not in pre_prefixes
         bookmaker = prefix[:-1] if closing else prefix
         if bookmaker in AGGREGATE_PREFIXES or not bookmaker or len(bookmaker) > CODE_MAX_LENGTH:
             continue
+        try:
+            check_file_code(bookmaker, "its bookmaker code")
+        except ValueError as error:
+            raise FileFormatError(f"header column {prefix + 'H'!r}: {error}") from None
         code = KNOWN_BOOKMAKERS.get(bookmaker, (bookmaker, bookmaker))[0]
         names = (f"{prefix}H", f"{prefix}D", f"{prefix}A")
         found.append(
@@ -174,7 +181,7 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
     return found
 
 
-def _is_closing(prefix: str, prefixes: Iterable[str]) -> bool:
+def _is_closing(prefix: str, prefixes: frozenset[str]) -> bool:
     # "PSC" (PSCH/PSCD/PSCA) is Pinnacle closing, but "VC" (VCH/VCD/VCA) is VC Bet
     # pre-match: a trailing C means closing only when what precedes it is a bookmaker.
     if not prefix.endswith("C") or len(prefix) < 2:
@@ -269,6 +276,7 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
     layout = _detect_layout(header)
     cell = _cell_reader(header, layout)
     price_columns = find_price_columns(header)
+    check_bookmaker_count(column.code for column in price_columns)  # before reading any row
     batch = IngestBatch(bookmaker_names=bookmaker_display_names(price_columns))
     first_row_of: dict[tuple[str, str, str, dt.date], int] = {}
     for row_number, row in enumerate(rows, start=2):

@@ -10,6 +10,7 @@ import datetime as dt
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -33,6 +34,11 @@ SEASON_MAX_LENGTH = 16
 # A season: two consecutive years, "2018/19", or one calendar year, "2019" (ASCII digits).
 SEASON_PATTERN = re.compile(r"(?P<start>[0-9]{4})(?:/(?P<end>[0-9]{2}))?")
 SEASON_FORMS = "YYYY/YY (two consecutive years, e.g. 2018/19) or YYYY (a calendar year, e.g. 2019)"
+
+# Most bookmakers one import may name: football-data.co.uk files name about ten, The Odds
+# API a few dozen. Each new code becomes a bookmaker row, so a header of 99,000 columns
+# must not become 33,000 of them.
+BOOKMAKERS_PER_IMPORT_MAX = 100
 EXTERNAL_ID_MAX_LENGTH = 100
 # Largest id or offset accepted: the range of a 32-bit integer column.
 MAX_ID = 2**31 - 1
@@ -46,6 +52,20 @@ REASON_MAX_LENGTH = 500
 # date arithmetic overflows.
 EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
 LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
+
+
+class TooManyBookmakersError(ValueError):
+    """A document names more bookmakers than one import takes; nothing was written."""
+
+
+def check_bookmaker_count(codes: Iterable[str]) -> None:
+    """Refuse a document whose quotes name more than :data:`BOOKMAKERS_PER_IMPORT_MAX`
+    distinct bookmakers."""
+    count = len(set(codes))
+    if count > BOOKMAKERS_PER_IMPORT_MAX:
+        raise TooManyBookmakersError(
+            f"{count} bookmakers in one import; at most {BOOKMAKERS_PER_IMPORT_MAX} are accepted"
+        )
 
 
 def check_price(value: float) -> float:

@@ -21,6 +21,7 @@ from app.domain.fields import AbsentWhenNone
 from app.domain.scoring import Scores, scores
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.training import TrainingSet, build_training_set
+from app.domain.wording import counted
 from boosting import log_loss
 
 
@@ -158,16 +159,16 @@ def promotion_refusal(
     if model - consensus > tolerance:
         return (
             f"validation log loss {model:.4f} is worse than the consensus of its own pool's "
-            f"{consensus:.4f} on the same {report.rows} matches by {model - consensus:.4f}, "
-            f"more than the tolerance {tolerance}"
+            f"{consensus:.4f} on the same {counted(report.rows, 'match')} by "
+            f"{model - consensus:.4f}, more than the tolerance {tolerance}"
         )
     comparison = report.active_version
     if comparison is not None and comparison.excess > tolerance:
         return (
             f"validation log loss {comparison.model_log_loss:.4f} is worse than active "
             f"version {comparison.id}'s {comparison.log_loss:.4f} on the same "
-            f"{comparison.rows} matches by {comparison.excess:.4f}, more than the tolerance "
-            f"{tolerance}"
+            f"{counted(comparison.rows, 'match')} by {comparison.excess:.4f}, more than the "
+            f"tolerance {tolerance}"
         )
     return None
 

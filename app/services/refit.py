@@ -29,6 +29,7 @@ from app.domain.fitting import Fit, FitError, FitOptions, fit_ensemble, methods_
 from app.domain.validation import compare_with_active, promotion_refusal, validation_report
 from app.domain.version_records import fit_report, pool_of
 from app.domain.vocabulary import ActivatedBy, RunStatus, RunTrigger
+from app.domain.wording import counted
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import (
     activate,
@@ -37,13 +38,10 @@ from app.services.model_versions import (
     load_tables,
     newest_settled_kickoff,
 )
-from app.services.refit_runs import create_run, finish_run
+from app.services.refit_runs import QUEUED_GRACE, create_run, finish_run
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
-
-# A queued run is claimed by its process within seconds; after this it never will be.
-QUEUED_GRACE = dt.timedelta(minutes=5)
 
 
 class RefitError(RuntimeError):
@@ -241,8 +239,8 @@ def _refit(
             activate(session, version, by=ActivatedBy.REFIT, run_id=run_id)
             status = RunStatus.SUCCEEDED
             message = (
-                f"version {version.id} is active: {fit.choice.rounds} rounds over "
-                f"{len(training)} matches, validation log loss "
+                f"version {version.id} is active: {counted(fit.choice.rounds, 'round')} "
+                f"over {counted(len(training), 'match')}, validation log loss "
                 f"{report.model.log_loss:.4f} (consensus {report.consensus.log_loss:.4f})"
             )
         else:

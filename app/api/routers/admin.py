@@ -7,12 +7,19 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 from starlette.datastructures import UploadFile
 
-from app.api.deps import ADMIN_ERRORS, WriteSessionDep, require_admin
+from app.api.deps import (
+    ADMIN_ERRORS,
+    SettingsDep,
+    WriteSessionDep,
+    check_item_count,
+    require_admin,
+)
 from app.api.schemas.common import MAX_ID
 from app.api.schemas.ingest import (
+    MAX_ITEMS_PER_REQUEST,
     AliasIn,
     AliasOut,
     IngestResponse,
@@ -49,15 +56,21 @@ CSV_BODY: dict[str, Any] = {
 
 
 @router.post("/odds", response_model=IngestResponse, responses=ADMIN_ERRORS)
-def post_odds(upload: OddsUpload, session: WriteSessionDep) -> IngestResponse:
+def post_odds(
+    upload: OddsUpload, session: WriteSessionDep, settings: SettingsDep
+) -> IngestResponse:
     """Store quotes, creating missing competitions, teams, matches and bookmakers."""
+    check_item_count(len(upload.quotes), settings.admin_items_max)
     report = ingest.ingest_batch(session, upload.to_batch(), source="/admin/odds")
     return IngestResponse.model_validate(report)
 
 
 @router.post("/results", response_model=IngestResponse, responses=ADMIN_ERRORS)
-def post_results(upload: ResultsUpload, session: WriteSessionDep) -> IngestResponse:
+def post_results(
+    upload: ResultsUpload, session: WriteSessionDep, settings: SettingsDep
+) -> IngestResponse:
     """Settle matches: the result (1/X/2) follows from the goals. Unknown matches are skipped."""
+    check_item_count(len(upload.results), settings.admin_items_max)
     items = [result.to_item() for result in upload.results]
     report = ingest.settle_results(session, items, source="/admin/results")
     return IngestResponse.model_validate(report)
@@ -95,6 +108,7 @@ async def import_football_data(
 def import_the_odds_api(
     events: Annotated[
         list[Event],
+        Field(max_length=MAX_ITEMS_PER_REQUEST),
         Body(
             description="The JSON list returned by The Odds API v4 /odds with markets=h2h.",
             examples=[
@@ -128,8 +142,10 @@ def import_the_odds_api(
         ),
     ],
     session: WriteSessionDep,
+    settings: SettingsDep,
 ) -> IngestResponse:
     """Import a saved The Odds API response (h2h market; other markets are ignored)."""
+    check_item_count(len(events), settings.admin_items_max)
     return IngestResponse.model_validate(ingest.import_odds_api(session, events))
 
 
@@ -186,8 +202,9 @@ def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
     return AliasOut.model_validate(report)
 
 
+# A path parameter: a team's name may hold a "/" ("AC/DC United"), sent as is or as %2F.
 @router.delete(
-    "/teams/aliases/{alias}",
+    "/teams/aliases/{alias:path}",
     status_code=status.HTTP_204_NO_CONTENT,
     response_model=None,
     responses={

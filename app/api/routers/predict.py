@@ -15,7 +15,8 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
 from app.api.answers import BatchResult, batch_json, prediction_json
-from app.api.deps import PredictionsDep, SettingsDep
+from app.api.deps import PredictionsDep, SettingsDep, check_item_count
+from app.api.errors import shown_errors
 from app.api.schemas.predict import (
     PREDICT_BODY,
     BatchIn,
@@ -76,11 +77,7 @@ async def predict_batch(
     batch: BatchIn, settings: SettingsDep, predictions: PredictionsDep
 ) -> Response:
     """Many predictions, answered in order; one item's error does not fail the others."""
-    if len(batch.items) > settings.predict_batch_max:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"at most {settings.predict_batch_max} items per batch, got {len(batch.items)}",
-        )
+    check_item_count(len(batch.items), settings.predict_batch_max, per="batch")
     if len(batch.items) > ON_LOOP_MAX:
         valid, results = await run_in_threadpool(_check_items, batch.items)
     else:
@@ -106,7 +103,7 @@ def _check_items(items: list[Any]) -> tuple[list[PredictIn], list[BatchResult]]:
             valid.append(PREDICT_IN.validate_python(raw))
             results.append(BatchResult(index))
         except ValidationError as error:
-            # Where, what and the kind of each error; the echoed input is left out.
-            errors = [ItemErrorOut.model_validate(e) for e in error.errors()]
+            # Where, what and the kind of each error, at most a hundred of them.
+            errors = [ItemErrorOut.model_validate(e) for e in shown_errors(error.errors())]
             results.append(BatchResult(index, status.HTTP_422_UNPROCESSABLE_CONTENT, error=errors))
     return valid, results

@@ -88,9 +88,12 @@ def get_match(
     return MatchDetailOut.model_validate(match)
 
 
-@router.get("/bookmakers", response_model=list[BookmakerOut], tags=["reference"])
-def list_bookmakers(session: SessionDep) -> list[BookmakerOut]:
-    return [BookmakerOut.model_validate(b) for b in queries.list_bookmakers(session)]
+@router.get("/bookmakers", response_model=Page[BookmakerOut], tags=["reference"])
+def list_bookmakers(
+    session: SessionDep, page: Annotated[PageWindow, Depends(page_window(100))]
+) -> Page[BookmakerOut]:
+    """Bookmakers by code with their numbers of quotes, paginated as ``/matches`` is."""
+    return Page[BookmakerOut].of(queries.list_bookmakers(session, page))
 
 
 @router.get("/competitions", response_model=list[CompetitionOut], tags=["reference"])

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Response, status
 
 from app.api.deps import ADMIN_ERRORS, QueueRefitDep, SessionDep, page_window, require_admin
 from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.refits import RefitAccepted, RefitIn, RefitRunOut
-from app.domain.vocabulary import RunStatus, RunTrigger
+from app.domain.vocabulary import RunTrigger
 from app.services import refit_runs
 from app.services.pagination import PageWindow
 
@@ -20,21 +20,32 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(requir
     "/refit",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=RefitAccepted,
-    responses=ADMIN_ERRORS,
+    response_model_exclude_none=True,
+    responses={
+        **ADMIN_ERRORS,
+        200: {
+            "description": "A refit was already queued or running: that run, and no new one.",
+            "model": RefitAccepted,
+        },
+    },
 )
 def post_refit(
-    queue_refit: QueueRefitDep, body: Annotated[RefitIn | None, Body()] = None
+    queue_refit: QueueRefitDep,
+    response: Response,
+    body: Annotated[RefitIn | None, Body()] = None,
 ) -> RefitAccepted:
-    """Start a refit in a separate process and answer at once with its run id.
+    """Start a refit in a separate process and answer at once with its run id (202).
 
-    Follow it at ``GET /admin/refits/{id}``. If another refit is running, this one ends as
-    ``skipped``.
+    While a refit is queued or running, answer with that run instead (200) and start none.
+    Follow it at ``GET /admin/refits/{id}``.
     """
     try:
-        run_id = queue_refit(trigger=RunTrigger.API, until=None if body is None else body.until)
+        queued = queue_refit(trigger=RunTrigger.API, until=None if body is None else body.until)
     except refit_runs.RefitNotStartedError as error:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(error)) from None
-    return RefitAccepted(run_id=run_id, status=RunStatus.QUEUED, detail=f"/admin/refits/{run_id}")
+    if not queued.started:
+        response.status_code = status.HTTP_200_OK
+    return RefitAccepted.of(queued)
 
 
 @router.get("/refits", response_model=Page[RefitRunOut], responses=ADMIN_ERRORS)

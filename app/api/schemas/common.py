@@ -9,7 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, Strict
 from app.domain.records import MAX_ID
 from app.services.pagination import Paged
 
-__all__ = ["MAX_ID", "MatchId", "Page", "StrictModel"]
+# An answer lists at most this many errors (or skipped items), then says how many more.
+ERRORS_SHOWN = 100
+
+__all__ = ["ERRORS_SHOWN", "MAX_ID", "MatchId", "Page", "StrictModel"]
 
 # A JSON integer only: "3", true or 3.0 are a client's mistake, not match 3 or match 1.
 MatchId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]

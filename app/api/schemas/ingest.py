@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasPath,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    model_validator,
+)
 
-from app.api.schemas.common import MatchId, StrictModel
+from app.api.schemas.common import ERRORS_SHOWN, MatchId, StrictModel
 from app.domain.fields import Code, Price, TeamName, UtcDateTime
 from app.domain.records import (
     IngestBatch,
@@ -188,6 +198,10 @@ class SkippedOut(BaseModel):
     reason: str = Field(examples=["price 0 must be greater than 1.0 (decimal odds)"])
 
 
+def _first_shown(skipped: Sequence[object]) -> Sequence[object]:
+    return skipped[:ERRORS_SHOWN]
+
+
 class IngestResponse(BaseModel):
     """What an ingest changed. Sending the same payload again gives only "unchanged" counts."""
 
@@ -206,7 +220,13 @@ class IngestResponse(BaseModel):
     quotes_unchanged: int
     results_set: int
     rows_read: int
-    skipped: list[SkippedOut]
+    skipped: Annotated[list[SkippedOut], BeforeValidator(_first_shown)] = Field(
+        description=f"The first {ERRORS_SHOWN} items skipped, in the order of the input, "
+        "each with its reason."
+    )
+    skipped_total: Annotated[int, BeforeValidator(len)] = Field(
+        validation_alias=AliasPath("skipped"), description="How many items were skipped in all."
+    )
 
 
 class AliasIn(StrictModel):

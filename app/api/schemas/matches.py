@@ -134,7 +134,11 @@ class BookmakerOut(BaseModel):
 
     code: str = Field(validation_alias=AliasPath("bookmaker", "code"), examples=["PS"])
     name: str = Field(validation_alias=AliasPath("bookmaker", "name"), examples=["Pinnacle"])
-    quotes: int = Field(description="Number of stored quotes.")
+    quotes: int = Field(description="Number of stored quotes, in all phases.", examples=[1520])
+    quotes_by_phase: dict[Phase, int] = Field(
+        description="Number of stored quotes of each phase: pre-match and closing.",
+        examples=[{"pre": 760, "closing": 760}],
+    )
 
 
 class DeletedMatchOut(BaseModel):

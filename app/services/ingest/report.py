@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.db.engine import on_commit
 from app.domain.records import Skipped
+from app.domain.wording import counted
 from app.metrics import INGESTED
 
 log = logging.getLogger(__name__)
@@ -75,16 +76,16 @@ def record(report: IngestReport, *, source: str) -> None:
     for kind in WRITTEN:
         INGESTED.labels(kind).inc(getattr(report, kind))
     log.info(
-        "ingest from %s: %d matches created, %d updated (%d rescheduled), %d unchanged; "
-        "%d quotes inserted, %d updated, %d unchanged; %d results set; %d skipped",
+        "ingest from %s: %s created, %d updated (%d rescheduled), %d unchanged; %s inserted, "
+        "%d updated, %d unchanged; %s set; %d skipped",
         source,
-        report.matches_created,
+        counted(report.matches_created, "match"),
         report.matches_updated,
         report.matches_rescheduled,
         report.matches_unchanged,
-        report.quotes_inserted,
+        counted(report.quotes_inserted, "quote"),
         report.quotes_updated,
         report.quotes_unchanged,
-        report.results_set,
+        counted(report.results_set, "result"),
         len(report.skipped),
     )
