@@ -316,3 +316,88 @@ def test_parse_kickoff_rejects_bad_times() -> None:
 )
 def test_normalise_season(text: str, expected: str) -> None:
     assert normalise_season(text) == expected
+
+
+# --- the header variants football-data.co.uk has used -------------------------------------
+
+# The first rows of the Greek G1 2000/01 file as the site published it (header and rows
+# byte for byte): its team columns are HT and AT.
+G1_0001_HEAD = (
+    b"Div,Date,HT,AT,FTHG,FTAG,FTR,HTHG,HTAG,HTR,GBH,GBD,GBA,IWH,IWD,IWA\n"
+    b"G1,16/09/00,Olympiakos,Eth Asteras,6,0,H,2,0,H,,,,,,\n"
+    b"G1,03/02/01,Olympiakos,OFI,5,0,H,3,0,H,1.08,6.5,13.2,,,\n"
+    b"G1,10/02/01,Aris,Panathinaikos,1,0,H,1,0,H,3.8,3.1,1.7,3.1,3,1.9\n"
+)
+
+
+def renamed(content: bytes, names: dict[str, str]) -> bytes:
+    """A season file whose header names some columns as another layout does."""
+    header, newline, rest = content.partition(b"\n")
+    columns = [names.get(name, name) for name in header.decode("ascii").split(",")]
+    return ",".join(columns).encode("ascii") + newline + rest
+
+
+def test_greek_files_name_their_teams_ht_and_at() -> None:
+    batch = parse_football_data(G1_0001_HEAD)
+    assert [(m.competition, m.home_team, m.away_team) for m in batch.matches] == [
+        ("G1", "Olympiakos", "Eth Asteras"),
+        ("G1", "Olympiakos", "OFI"),
+        ("G1", "Aris", "Panathinaikos"),
+    ]
+    assert [(m.home_goals, m.away_goals) for m in batch.matches] == [(6, 0), (5, 0), (1, 0)]
+    assert {m.season for m in batch.matches} == {"2000/01"}
+    assert [(q.match, q.bookmaker, q.home, q.draw, q.away) for q in batch.quotes] == [
+        (1, "GB", 1.08, 6.5, 13.2),
+        (2, "GB", 3.8, 3.1, 1.7),
+        (2, "IW", 3.1, 3.0, 1.9),
+    ]
+    assert batch.skipped == []
+
+
+def test_a_whole_season_with_ht_and_at_reads_as_with_hometeam_and_awayteam(
+    season_file: SeasonFile,
+) -> None:
+    # E0 2000/01, the same era as the Greek files, with its team columns named as theirs.
+    content = season_file("E0_0001").read_bytes()
+    greek = parse_football_data(renamed(content, {"HomeTeam": "HT", "AwayTeam": "AT"}))
+    assert len(greek.matches) == 380
+    assert greek.matches[0].home_team == "Charlton"  # the file's first row
+    assert greek.matches[0].away_team == "Man City"
+    plain = parse_football_data(content)
+    assert [(m.identity, m.home_goals, m.away_goals) for m in greek.matches] == [
+        (m.identity, m.home_goals, m.away_goals) for m in plain.matches
+    ]
+    assert len(greek.quotes) == len(plain.quotes)
+
+
+def test_goals_and_result_named_either_way_in_either_layout(season_file: SeasonFile) -> None:
+    content = season_file("E0_1819").read_bytes()
+    short = parse_football_data(renamed(content, {"FTHG": "HG", "FTAG": "AG", "FTR": "Res"}))
+    first = short.matches[0]  # Man United 2-1 Leicester
+    assert (first.home_goals, first.away_goals) == (2, 1)
+    assert sum(m.is_settled for m in short.matches) == 380
+    extra = (
+        b"Country,League,Season,Date,Time,Home,Away,FTHG,FTAG,FTR,PH,PD,PA\n"
+        b"Brazil,Serie A,2012,19/05/2012,22:30,Palmeiras,Portuguesa,1,1,D,1.75,3.86,5.25\n"
+    )
+    (match,) = parse_football_data(extra).matches
+    assert (match.home_goals, match.away_goals) == (1, 1)
+
+
+def test_a_result_letter_that_contradicts_the_goals_leaves_the_result_unset() -> None:
+    content = (
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\n"
+        b"Brazil,Serie A,2012,19/05/2012,22:30,Palmeiras,Portuguesa,1,1,D,1.75,3.86,5.25\n"
+        b"Brazil,Serie A,2012,20/05/2012,16:00,Santos,Vasco,1,0,A,1.9,3.4,4.2\n"
+    )
+    batch = parse_football_data(content)
+    assert [(s.where, s.field) for s in batch.skipped] == [("row 3", "Res")]
+    assert "'A'" in batch.skipped[0].reason
+    assert "1-0" in batch.skipped[0].reason
+    assert [m.result for m in batch.matches] == ["X", None]
+    assert len(batch.quotes) == 2  # the match and its odds are still imported
+
+
+def test_a_header_without_team_columns_names_every_spelling() -> None:
+    with pytest.raises(FileFormatError, match="lacks 'HomeTeam' \\(or 'Home', 'HT'\\)"):
+        parse_football_data(b"Div,Date,Team,AwayTeam\nE0,10/08/2018,A,B\n")

@@ -6,7 +6,10 @@ than the header; blank all-comma rows; ``dd/mm/yy`` and ``dd/mm/yyyy`` dates; an
 ``Time`` column (UK local time); every bookmaker that has ``<P>H,<P>D,<P>A`` columns (phase
 ``pre``) and ``<P>CH,<P>CD,<P>CA`` columns (phase ``closing``). Market aggregates (``Max``,
 ``Avg``, ``BbMx``, ``BbAv``) are not bookmakers. The "new leagues" layout (``Country,
-League, Season, Home, Away, HG, AG, Res``) is read as well.
+League, Season, Home, Away, HG, AG, Res``) is read as well, and every spelling of a column
+the site has used in either layout (:data:`HEADER_NAMES`): ``HT``/``AT`` for the teams in
+the Greek files of 2000/01 to 2004/05, ``HG``/``AG`` or ``FTHG``/``FTAG`` for the goals,
+``Res`` or ``FTR`` for the result letter, which must agree with the goals.
 
 Row numbers in messages count the header as row 1, as a spreadsheet shows them.
 """
@@ -18,7 +21,7 @@ import datetime as dt
 import io
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from zoneinfo import ZoneInfo
@@ -37,6 +40,7 @@ from app.domain.records import (
     check_season,
     check_team_name,
     optional_season,
+    result_of,
     season_of,
 )
 from app.domain.vocabulary import Phase
@@ -72,27 +76,27 @@ KNOWN_BOOKMAKERS: dict[str, tuple[str, str]] = {
     "CL": ("CL", "Coral"),
 }
 
-# The two layouts football-data.co.uk publishes, as (our field -> header name).
-MAIN_LAYOUT = {
-    "competition": "Div",
-    "date": "Date",
-    "time": "Time",
-    "home_team": "HomeTeam",
-    "away_team": "AwayTeam",
-    "home_goals": "FTHG",
-    "away_goals": "FTAG",
+# Our fields and the header names football-data.co.uk has used for each, in the order they
+# are looked for (https://www.football-data.co.uk/notes.txt: "FTHG and HG", "FTR and Res";
+# the extra leagues write Home and Away; the Greek files of 2000/01 to 2004/05, HT and AT).
+HEADER_NAMES: dict[str, tuple[str, ...]] = {
+    "date": ("Date",),
+    "time": ("Time",),
+    "home_team": ("HomeTeam", "Home", "HT"),
+    "away_team": ("AwayTeam", "Away", "AT"),
+    "home_goals": ("FTHG", "HG"),
+    "away_goals": ("FTAG", "AG"),
+    "result": ("FTR", "Res"),
+    "season": ("Season",),
+    "country": ("Country",),
 }
-NEW_LEAGUES_LAYOUT = {
-    "competition": "League",
-    "country": "Country",
-    "season": "Season",
-    "date": "Date",
-    "time": "Time",
-    "home_team": "Home",
-    "away_team": "Away",
-    "home_goals": "HG",
-    "away_goals": "AG",
-}
+REQUIRED_FIELDS = ("date", "home_team", "away_team")
+# The main layout names a match's competition in its Div column; the extra leagues' layout
+# by Country (and League).
+MAIN_COMPETITION = "Div"
+EXTRA_COMPETITION = "League"
+# A full-time result letter, and the outcome it stands for.
+RESULT_LETTERS = {"H": "1", "D": "X", "A": "2"}
 # Competition codes football-data.co.uk uses for the "new leagues" files, by country.
 NEW_LEAGUE_CODES = {
     "Argentina": "ARG",
@@ -112,8 +116,6 @@ NEW_LEAGUE_CODES = {
     "Switzerland": "SWZ",
     "USA": "USA",
 }
-
-CellReader = Callable[[list[str], str], str]
 
 _TIME_PATTERN = re.compile(r"^(\d{1,2})[:.](\d{2})$")
 
@@ -260,18 +262,17 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
     """
     season = optional_season(season)
     header, rows = _read_csv(data)
-    layout = _detect_layout(header)
-    cell = _cell_reader(header, layout)
+    columns = Columns.of(header)
     price_columns = find_price_columns(header)
     batch = IngestBatch(bookmaker_names=bookmaker_display_names(price_columns))
     first_row_of: dict[tuple[str, str, str, dt.date], int] = {}
     for row_number, row in enumerate(rows, start=2):
-        if not cell(row, "competition") and not cell(row, "date"):
+        if not columns.cell(row, "competition") and not columns.cell(row, "date"):
             continue  # blank or all-comma row
         batch.rows_read += 1
         where = f"row {row_number}"
-        record = _parse_match(row, where, cell, batch.skipped)
-        if record is None or not _set_season(record, row, cell, season, batch.skipped):
+        record = _parse_match(row, where, columns, batch.skipped)
+        if record is None or not _set_season(record, row, columns, season, batch.skipped):
             continue
         earlier = first_row_of.get(record.identity)
         if earlier is not None:
@@ -286,7 +287,7 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
             quote = _parse_quote(row, price, match_index, where, batch.skipped)
             if quote is not None:
                 batch.quotes.append(quote)
-    if season is None and "season" not in layout:
+    if season is None and "season" not in columns.position:
         _assign_file_seasons(batch.matches)
     return batch
 
@@ -305,83 +306,104 @@ def _read_csv(data: bytes) -> tuple[list[str], list[list[str]]]:
     return header, rows[1:]
 
 
-def _cell_reader(header: list[str], layout: dict[str, str]) -> CellReader:
-    """Reads one of our fields from a row: the trimmed cell, or "" if the row lacks it."""
-    index = {name: i for i, name in enumerate(header) if name}
-    columns = {field: index.get(name) for field, name in layout.items()}
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """Where a file keeps each of our fields: its position, and the header name it goes by
+    in this file (which messages name)."""
 
-    def cell(row: list[str], field: str) -> str:
-        position = columns.get(field)
+    position: dict[str, int]
+    name: dict[str, str]
+
+    @classmethod
+    def of(cls, header: Sequence[str]) -> Columns:
+        """The columns of a season file's header, or :class:`FileFormatError` naming what
+        it lacks."""
+        index = {name: i for i, name in enumerate(header) if name}
+        names = {
+            "competition": MAIN_COMPETITION if MAIN_COMPETITION in index else EXTRA_COMPETITION
+        }
+        for field, spellings in HEADER_NAMES.items():
+            found = next((name for name in spellings if name in index), None)
+            if found is not None:
+                names[field] = found
+        missing = [
+            _spellings(field)
+            for field in ("competition", *REQUIRED_FIELDS)
+            if names.get(field) not in index
+        ]
+        if missing:
+            raise FileFormatError(
+                "not a football-data.co.uk file: the header lacks " + ", ".join(missing)
+            )
+        return cls({field: index[name] for field, name in names.items()}, names)
+
+    def cell(self, row: list[str], field: str) -> str:
+        """The trimmed cell of one of our fields, or "" if the file or the row lacks it."""
+        position = self.position.get(field)
         if position is None or position >= len(row):
             return ""
         return row[position].strip()
 
-    return cell
+
+def _spellings(field: str) -> str:
+    """How a header may name a field: "'HomeTeam' (or 'Home', 'HT')"."""
+    first, *others = (
+        (MAIN_COMPETITION, EXTRA_COMPETITION) if field == "competition" else HEADER_NAMES[field]
+    )
+    alternatives = f" (or {', '.join(repr(name) for name in others)})" if others else ""
+    return repr(first) + alternatives
 
 
 def _set_season(
     record: MatchRecord,
     row: list[str],
-    cell: CellReader,
+    columns: Columns,
     season: str | None,
     skipped: list[Skipped],
 ) -> bool:
     """The season given for the file, else the row's own; False if the row's is invalid."""
     if season is not None:
         record.season = season
-    elif cell(row, "season"):
+    elif columns.cell(row, "season"):
         try:
-            record.season = check_season(normalise_season(cell(row, "season")))
+            record.season = check_season(normalise_season(columns.cell(row, "season")))
         except ValueError as error:
-            skipped.append(Skipped(record.where, str(error), "Season"))
+            skipped.append(Skipped(record.where, str(error), columns.name["season"]))
             return False
     return True
-
-
-def _detect_layout(header: list[str]) -> dict[str, str]:
-    present = set(header)
-    for layout in (MAIN_LAYOUT, NEW_LEAGUES_LAYOUT):
-        required = {layout[f] for f in ("competition", "date", "home_team", "away_team")}
-        if required <= present:
-            return layout
-    missing = sorted(
-        {MAIN_LAYOUT[f] for f in ("competition", "date", "home_team", "away_team")} - present
-    )
-    raise FileFormatError(
-        "not a football-data.co.uk file: the header lacks "
-        + ", ".join(repr(name) for name in missing)
-    )
 
 
 def _parse_match(
     row: list[str],
     where: str,
-    cell: CellReader,
+    columns: Columns,
     skipped: list[Skipped],
 ) -> MatchRecord | None:
-    competition = cell(row, "competition")
-    country = cell(row, "country")
+    competition = columns.cell(row, "competition")
+    country = columns.cell(row, "country")
     if country:
         competition = NEW_LEAGUE_CODES.get(country, country)
     try:
         competition = check_file_code(competition, "competition")
     except ValueError as error:
-        skipped.append(Skipped(where, str(error), "Country" if country else "Div"))
+        field = "country" if country else "competition"
+        skipped.append(Skipped(where, str(error), columns.name[field]))
         return None
     try:
-        kickoff, time_known = parse_kickoff(cell(row, "date"), cell(row, "time"))
+        kickoff, time_known = parse_kickoff(columns.cell(row, "date"), columns.cell(row, "time"))
     except ValueError as error:
-        skipped.append(Skipped(where, str(error), "Date"))
+        skipped.append(Skipped(where, str(error), columns.name["date"]))
         return None
     teams: list[str] = []
-    for field, column in (("home_team", "HomeTeam"), ("away_team", "AwayTeam")):
+    for field in ("home_team", "away_team"):
         try:
-            teams.append(check_team_name(cell(row, field)))
+            teams.append(check_team_name(columns.cell(row, field)))
         except ValueError as error:
-            skipped.append(Skipped(where, str(error), column))
+            skipped.append(Skipped(where, str(error), columns.name[field]))
             return None
     if teams[0] == teams[1]:
-        skipped.append(Skipped(where, f"home and away team are both {teams[0]!r}", "AwayTeam"))
+        reason = f"home and away team are both {teams[0]!r}"
+        skipped.append(Skipped(where, reason, columns.name["away_team"]))
         return None
     record = MatchRecord(
         competition=competition,
@@ -391,13 +413,30 @@ def _parse_match(
         kickoff_time_known=time_known,
         where=where,
     )
-    home_goals, away_goals = cell(row, "home_goals"), cell(row, "away_goals")
-    if home_goals and away_goals:
-        try:
-            record.home_goals, record.away_goals = parse_goals(home_goals), parse_goals(away_goals)
-        except ValueError as error:
-            skipped.append(Skipped(where, f"result not set: {error}", "FTHG/FTAG"))
+    _set_result(record, row, columns, skipped)
     return record
+
+
+def _set_result(
+    record: MatchRecord, row: list[str], columns: Columns, skipped: list[Skipped]
+) -> None:
+    """The full-time goals, when both are given and agree with the result letter if any."""
+    home_goals, away_goals = columns.cell(row, "home_goals"), columns.cell(row, "away_goals")
+    if not (home_goals and away_goals):
+        return
+    where = record.where
+    try:
+        goals = parse_goals(home_goals), parse_goals(away_goals)
+    except ValueError as error:
+        field = f"{columns.name['home_goals']}/{columns.name['away_goals']}"
+        skipped.append(Skipped(where, f"result not set: {error}", field))
+        return
+    letter = columns.cell(row, "result")
+    if letter and RESULT_LETTERS.get(letter.upper()) != result_of(*goals):
+        reason = f"result not set: the result is {letter!r} but the goals are {goals[0]}-{goals[1]}"
+        skipped.append(Skipped(where, reason, columns.name["result"]))
+        return
+    record.home_goals, record.away_goals = goals
 
 
 def _parse_quote(
