@@ -18,6 +18,7 @@ from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
 from app.settings import Settings
 from tests.conftest import build_app
 from tests.helpers import count_complete_triples, count_rows
+from tests.test_football_data_parser import EXTRA_FIXTURES, MAIN_FIXTURES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 E0_1819_PRICE_PREFIXES = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
@@ -451,6 +452,26 @@ def test_season_can_be_given(
     post_csv(client, admin_headers, season_file("I1_0203").read_bytes(), season="Serie A 02-03")
     listed = client.get("/matches", params={"season": "Serie A 02-03"}).json()
     assert listed["total"] == 306
+
+
+def test_fixture_files_import_as_upcoming_matches_in_each_league_s_season(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    main = post_csv(client, admin_headers, MAIN_FIXTURES).json()
+    extra = post_csv(client, admin_headers, EXTRA_FIXTURES).json()
+    assert (main["matches_created"], main["quotes_inserted"], main["results_set"]) == (3, 3, 0)
+    assert (extra["matches_created"], extra["quotes_inserted"], extra["results_set"]) == (4, 1, 0)
+    items = client.get("/matches", params={"limit": 10}).json()["items"]
+    assert {(m["competition"], m["season"], m["result"]) for m in items} == {
+        ("E0", "2026/27", None),
+        ("SP1", "2026/27", None),
+        ("SC0", "2026/27", None),
+        ("BRA", "2026", None),
+        ("NOR", "2026", None),
+        ("AUT", "2026/27", None),
+        ("MEX", "2026/27", None),
+    }
+    assert client.get("/matches", params={"status": "settled"}).json()["total"] == 0
 
 
 def test_empty_body_and_non_season_files_are_422(

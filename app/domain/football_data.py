@@ -21,7 +21,7 @@ import datetime as dt
 import io
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from zoneinfo import ZoneInfo
@@ -35,6 +35,7 @@ from app.domain.records import (
     MatchRecord,
     QuoteRecord,
     Skipped,
+    calendar_season,
     check_file_code,
     check_price,
     check_season,
@@ -116,6 +117,10 @@ NEW_LEAGUE_CODES = {
     "Switzerland": "SWZ",
     "USA": "USA",
 }
+# The extra leagues that play from July to June, as the Season column of their files names
+# them ("2016/2017"; Japan's J1 from 2026/27 on). The others play within a calendar year
+# ("2016"), and so does a league of a country without a code of ours.
+JULY_TO_JUNE_LEAGUES = frozenset({"AUT", "DNK", "JPN", "MEX", "POL", "ROU", "RUS", "SWZ"})
 
 _TIME_PATTERN = re.compile(r"^(\d{1,2})[:.](\d{2})$")
 
@@ -256,9 +261,11 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
     """Parse one football-data.co.uk CSV file into an :class:`IngestBatch`.
 
     ``season`` overrides the season of every match (blank means not given). Otherwise the
-    main layout's season is, for each competition in the file, the August-July season
-    holding most of its matches (so a season that runs late, as 2019/20 did, stays one
-    season), and the new-leagues layout uses its ``Season`` column.
+    new-leagues layout uses its ``Season`` column, and a match without one (every match of
+    the main layout, of ``fixtures.csv`` and of ``new_league_fixtures.csv``) takes, for each
+    competition in the file, the season holding most of its matches (so a season that runs
+    late, as 2019/20 did, stays one season): August to July for the main leagues, July to
+    June or the calendar year for the extra ones (:data:`JULY_TO_JUNE_LEAGUES`).
     """
     season = optional_season(season)
     header, rows = _read_csv(data)
@@ -287,8 +294,9 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
             quote = _parse_quote(row, price, match_index, where, batch.skipped)
             if quote is not None:
                 batch.quotes.append(quote)
-    if season is None and "season" not in columns.position:
-        _assign_file_seasons(batch.matches)
+    if season is None:
+        undated = [match for match in batch.matches if match.season is None]
+        _assign_file_seasons(undated, extra_leagues=columns.extra_leagues)
     return batch
 
 
@@ -336,6 +344,11 @@ class Columns:
                 "not a football-data.co.uk file: the header lacks " + ", ".join(missing)
             )
         return cls({field: index[name] for field, name in names.items()}, names)
+
+    @property
+    def extra_leagues(self) -> bool:
+        """The extra leagues' layout (Country, League), not the main one (Div)."""
+        return self.name["competition"] == EXTRA_COMPETITION
 
     def cell(self, row: list[str], field: str) -> str:
         """The trimmed cell of one of our fields, or "" if the file or the row lacks it."""
@@ -476,13 +489,24 @@ def _parse_quote(
     return None  # pragma: no cover - one of the cells failed above
 
 
-def _assign_file_seasons(matches: list[MatchRecord]) -> None:
-    # A file is one season, but leagues start in July or finish in August: the
-    # season holding most of a competition's matches names all of them (ties
-    # go to the earlier season).
+def _season_rule(competition: str, *, extra_league: bool) -> Callable[[dt.date], str]:
+    """How a competition's season is named from a date: August to July for the main
+    leagues, July to June or the calendar year for the extra ones."""
+    if not extra_league:
+        return season_of
+    if competition in JULY_TO_JUNE_LEAGUES:
+        return lambda day: season_of(day, first_month=7)
+    return calendar_season
+
+
+def _assign_file_seasons(matches: list[MatchRecord], *, extra_leagues: bool) -> None:
+    # A file is one season of each competition, but leagues start early or finish late:
+    # the season holding most of a competition's matches names all of them (ties go to the
+    # earlier season).
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for match in matches:
-        counts[match.competition][season_of(match.kickoff_date)] += 1
+        name = _season_rule(match.competition, extra_league=extra_leagues)
+        counts[match.competition][name(match.kickoff_date)] += 1
     label = {
         competition: min(seasons, key=lambda season: (-seasons[season], season))
         for competition, seasons in counts.items()
