@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from app.db.engine import make_engine
-from app.db.migrate import current_revision, head_revision
+from app.db.migrate import current_revision, downgrade_to, head_revision
 from app.settings import Settings
 from tests.commands import Oddsboost
 from tests.helpers import count_complete_triples, free_port
@@ -54,15 +54,58 @@ def test_migrate(oddsboost: Oddsboost, fresh_database_url: str) -> None:
     engine.dispose()
 
 
-def test_import_into_an_unmigrated_database_says_what_to_do(
+def revision_of(database_url: str) -> str | None:
+    engine = make_engine(database_url)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+def test_import_into_a_new_database_creates_the_schema_first(
     oddsboost: Oddsboost, fresh_database_url: str, season_file: SeasonFile
 ) -> None:
+    """The README's import works as written on a new machine: no `migrate` needed first."""
     result = oddsboost.run(
-        "import", "football-data", str(season_file("E0_1819")), env=on(fresh_database_url)
+        "import", "football-data", str(season_file("I1_0203")), "--json", env=on(fresh_database_url)
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["total"]["matches_created"] == 306
+    said = [line for line in result.stderr.splitlines() if "newest schema" in line]
+    assert said == [f"the database had no tables: created the newest schema ({head_revision()})"]
+    assert revision_of(fresh_database_url) == head_revision()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("import", "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")),
+        ("teams", "alias", "Man Utd", "Manchester United"),
+        ("teams", "unalias", "Man Utd"),
+        ("refit",),
+    ],
+    ids=["import the-odds-api", "teams alias", "teams unalias", "refit"],
+)
+def test_every_command_that_writes_creates_the_schema_of_an_empty_database(
+    oddsboost: Oddsboost, fresh_database_url: str, command: tuple[str, ...]
+) -> None:
+    result = oddsboost.run(*command, env=on(fresh_database_url))
+    assert "created the newest schema" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert revision_of(fresh_database_url) == head_revision()
+
+
+def test_an_outdated_database_with_tables_is_left_for_migrate(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    downgrade_to(migrated_url, "0003")
+    result = oddsboost.run(
+        "import", "football-data", str(season_file("E0_1819")), env=on(migrated_url)
     )
     assert result.returncode == 1
     assert "run `oddsboost migrate`" in result.stderr
     assert "Traceback" not in result.stderr
+    assert revision_of(migrated_url) == "0003"
 
 
 @pytest.mark.slow

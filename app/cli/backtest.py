@@ -141,7 +141,7 @@ def _read_tables(sources: list[Path], *, database: bool) -> tuple[MatchTable, Qu
     from app.services.season_files import csv_files
 
     if database:
-        engine, factory = open_database(load_settings())
+        engine, factory = open_database(load_settings(), writes=False)
         with factory() as session:
             matches, quotes = backtest.tables_from_database(session)
         engine.dispose()

@@ -39,15 +39,30 @@ def load_settings() -> Settings:
         raise typer.Exit(2) from None
 
 
-def open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
-    """An engine on a reachable database at the current schema, or a clear exit."""
+def open_database(settings: Settings, *, writes: bool) -> tuple[Engine, sessionmaker[Session]]:
+    """An engine on a reachable database at the current schema, or a clear exit.
+
+    A command that ``writes`` first brings an empty database (no tables at all) to the
+    newest schema, as ``serve`` does, and says so on stderr. A database with tables at
+    another revision is refused: ``oddsboost migrate`` upgrades it.
+    """
     from sqlalchemy.exc import OperationalError
 
     from app.db.engine import make_engine, make_session_factory
-    from app.db.migrate import SchemaNotCurrentError, require_current_schema
+    from app.db.migrate import (
+        SchemaNotCurrentError,
+        create_schema_if_empty,
+        head_revision,
+        require_current_schema,
+    )
 
     engine = make_engine(settings.database_url)
     try:
+        if writes and create_schema_if_empty(engine, settings.database_url):
+            console.print(
+                f"the database had no tables: created the newest schema ({head_revision()})",
+                markup=False,
+            )
         require_current_schema(engine)
     except SchemaNotCurrentError as error:
         console.print(f"[red]{error}[/red]")

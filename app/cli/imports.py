@@ -83,7 +83,7 @@ def import_football_data(
     except ValueError as error:
         console.print(f"[red]--season: {error}[/red]")
         raise typer.Exit(2) from None
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     expanded = list(_expand(sources))
     total = IngestReport()
     per_file: list[tuple[str, IngestReport | str]] = []
@@ -146,7 +146,7 @@ def import_the_odds_api(
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem["loc"])
             console.print(f"  {where or '(document)'}: {problem['msg']}")
         raise typer.Exit(1) from None
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     with session_scope(factory) as session:
         report = ingest.import_odds_api(session, events)
     engine.dispose()

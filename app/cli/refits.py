@@ -39,7 +39,7 @@ def refit_command(
     settings = load_settings()
     configure_logging(settings)
     moment = _parse_until(until)
-    engine, _factory = open_database(settings)
+    engine, _factory = open_database(settings, writes=True)
     try:
         outcome = refit.run_refit(
             engine,
@@ -69,7 +69,7 @@ def scheduler_command(
 
     settings = load_settings()
     configure_logging(settings)
-    engine, _factory = open_database(settings)
+    engine, _factory = open_database(settings, writes=True)
     try:
         scheduling.run_scheduler(engine, settings, run_now=run_now)
     finally:

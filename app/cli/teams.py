@@ -25,7 +25,7 @@ def add_alias(
     from app.services import teams
 
     settings = load_settings()
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     try:
         with session_scope(factory) as session:
             report = teams.add_alias(session, alias=alias, team=team)
@@ -53,7 +53,7 @@ def remove_alias(alias: Annotated[str, typer.Argument(help="The alias to remove.
     from app.services import teams
 
     settings = load_settings()
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     try:
         with session_scope(factory) as session:
             teams.remove_alias(session, alias)
