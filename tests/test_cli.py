@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy.engine import make_url
 
 from app.db.engine import make_engine
 from app.db.migrate import current_revision, downgrade_to, head_revision
@@ -235,6 +236,67 @@ def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
     assert "no team named 'Nobody FC'" in unknown.stderr
     removed = oddsboost.run("teams", "unalias", "Man Utd", env=on(migrated_url))
     assert removed.returncode == 0
+
+
+# --- a database that cannot be used -----------------------------------------------------
+
+PASSWORD = "s3cret-Pa55"
+
+
+def unusable_urls(database_url: str, tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """Database URLs that cannot work, with the URL as a message may show it (password
+    hidden) and what the message must say."""
+    url = make_url(database_url)
+    if url.get_backend_name() == "postgresql":
+        # The server under test, a database it does not have.
+        missing = url.set(database="oddsboost_no_such_database", password=PASSWORD)
+        unreachable = (missing.render_as_string(hide_password=False), "does not exist")
+    else:
+        # Nothing listens on a free port.
+        unreachable = (
+            f"postgresql+psycopg://oddsboost:{PASSWORD}@127.0.0.1:{free_port()}/oddsboost",
+            "refused",
+        )
+    return {
+        "postgresql": (unreachable[0], unreachable[1]),
+        "sqlite in a missing folder": (
+            f"sqlite:///{tmp_path}/no-such-folder/oddsboost.db",
+            "no-such-folder does not exist",
+        ),
+        "mysql": (f"mysql://oddsboost:{PASSWORD}@localhost/oddsboost", "not supported"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "sqlite in a missing folder", "mysql"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("migrate",),
+        ("serve", "--port", "0"),
+        ("serve", "--no-migrate", "--port", "0"),
+        ("import", "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")),
+        ("teams", "unalias", "Man Utd"),
+        ("refit",),
+        ("backtest", "--database"),
+    ],
+    ids=lambda command: " ".join(command[:2]),
+)
+def test_a_database_that_cannot_be_used_is_one_line(
+    oddsboost: Oddsboost,
+    database_url: str,
+    tmp_path: Path,
+    kind: str,
+    command: tuple[str, ...],
+) -> None:
+    url, reason = unusable_urls(database_url, tmp_path)[kind]
+    result = oddsboost.run(*command, env=on(url))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert make_url(url).render_as_string(hide_password=True) in lines[0]
+    assert reason in lines[0]
+    assert PASSWORD not in result.stdout + result.stderr
 
 
 # --- serve --------------------------------------------------------------------------------

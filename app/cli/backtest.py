@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output, split_list
+from app.cli.common import console, fail, load_settings, open_database, output, split_list
 from app.domain import defaults
 from app.domain.vocabulary import Method, Phase
 
@@ -109,9 +109,9 @@ def backtest_command(
             compare_algorithms=compare_algorithms,
         )
     except ValueError as error:
-        _fail(str(error), code=2)
+        fail(str(error), code=2)
     if database == bool(sources):
-        _fail("give season files or folders, or --database (not both)", code=2)
+        fail("give season files or folders, or --database (not both)", code=2)
     matches, quotes, source = _read_tables(sources or [], database=database)
     wanted_leagues = split_list(leagues)
     try:
@@ -119,7 +119,7 @@ def backtest_command(
             matches, quotes, leagues=wanted_leagues, bookmakers=split_list(bookmakers)
         )
     except backtest.UnknownNameError as error:
-        _fail(str(error), code=2)
+        fail(str(error), code=2)
     matches, quotes = backtest.only_leagues(matches, quotes, wanted_leagues)
     if wanted_leagues:
         source += f" ({', '.join(wanted_leagues)})"
@@ -127,11 +127,6 @@ def backtest_command(
     written = write_report(evaluation, report_dir)
     _print_overall(evaluation.summary.overall)
     output.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
-
-
-def _fail(message: str, *, code: int) -> NoReturn:
-    console.print(f"[red]{message}[/red]")
-    raise typer.Exit(code)
 
 
 def _read_tables(sources: list[Path], *, database: bool) -> tuple[MatchTable, QuoteTable, str]:
@@ -150,7 +145,7 @@ def _read_tables(sources: list[Path], *, database: bool) -> tuple[MatchTable, Qu
         files = csv_files(sources)
         matches, quotes = backtest.tables_from_files(files)
     except (OSError, FileFormatError) as error:
-        _fail(str(error), code=1)
+        fail(str(error), code=1)
     return matches, quotes, f"{len(files)} football-data.co.uk files"
 
 
@@ -186,7 +181,7 @@ def _evaluate(
                 progress=step,
             )
         except ValueError as error:
-            _fail(str(error), code=1)
+            fail(str(error), code=1)
 
 
 def _print_overall(whole: OverallSummary) -> None:
