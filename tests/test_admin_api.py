@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
 from app.settings import Settings
 from tests.conftest import build_app
-from tests.helpers import count_complete_triples, count_rows
+from tests.helpers import count_complete_triples, count_rows, error_messages
 from tests.test_football_data_parser import EXTRA_FIXTURES, MAIN_FIXTURES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -487,6 +487,19 @@ def test_empty_body_and_non_season_files_are_422(
         "/admin/import/football-data", data={"note": "x"}, files={}, headers=admin_headers
     )
     assert form.status_code == 422
+
+
+def test_a_json_body_sent_as_a_season_file_names_the_right_endpoint(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    response = client.post(
+        "/admin/import/football-data",
+        content=(FIXTURES / "the_odds_api_epl.json").read_bytes(),
+        headers={**admin_headers, "Content-Type": "application/json"},
+    )
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert "/admin/import/the-odds-api" in message
 
 
 # --- POST /admin/import/the-odds-api -------------------------------------------------------

@@ -165,6 +165,13 @@ def test_import_from_a_url(
         assert "404" in missing.stdout
 
 
+class QuietFiles(http.server.SimpleHTTPRequestHandler):
+    """Serves a folder's files without a line on stderr for each request."""
+
+    def log_message(self, *_args: Any) -> None:
+        return
+
+
 def test_a_bad_file_fails_alone(
     oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
 ) -> None:
@@ -224,6 +231,57 @@ def test_import_the_odds_api_file(oddsboost: Oddsboost, migrated_url: str, tmp_p
     result = oddsboost.run("import", "the-odds-api", str(path), env=on(migrated_url))
     assert result.returncode == 1
     assert "[0].bookmakers[0].markets[0].h2h.outcomes[0].price" in result.stderr
+
+
+def test_a_file_given_to_the_other_importer_names_the_right_command(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    response = str(FIXTURES / "the_odds_api_epl.json")
+    as_season = oddsboost.run("import", "football-data", response, env=on(migrated_url))
+    assert as_season.returncode == 1
+    assert "oddsboost import the-odds-api" in as_season.stdout
+    as_response = oddsboost.run(
+        "import", "the-odds-api", str(season_file("E0_1819")), env=on(migrated_url)
+    )
+    assert as_response.returncode == 1
+    assert "Traceback" not in as_response.stderr
+    assert "oddsboost import football-data" in as_response.stderr
+
+
+def test_import_the_odds_api_from_a_url(oddsboost: Oddsboost, migrated_url: str) -> None:
+    handler = functools.partial(QuietFiles, directory=str(FIXTURES))
+    with http_server(handler) as base:
+        report = import_json(
+            oddsboost, migrated_url, "the-odds-api", f"{base}/the_odds_api_epl.json"
+        )
+        assert report["total"]["matches_created"] == 2
+        assert report["total"]["quotes_inserted"] == 3
+        missing = oddsboost.run(
+            "import", "the-odds-api", f"{base}/no-such-response.json", env=on(migrated_url)
+        )
+    assert missing.returncode == 1
+    lines = missing.stderr.strip().splitlines()
+    assert len(lines) == 1, missing.stderr
+    assert f"{base}/no-such-response.json" in lines[0]
+    assert "HTTP 404" in lines[0]
+    unreachable = f"http://127.0.0.1:{free_port()}/odds.json"
+    refused = oddsboost.run("import", "the-odds-api", unreachable, env=on(migrated_url))
+    assert refused.returncode == 1
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert unreachable in refused.stderr
+
+
+def test_a_season_file_url_that_fails_is_one_line(
+    oddsboost: Oddsboost, migrated_url: str, data_dir: Path
+) -> None:
+    handler = functools.partial(QuietFiles, directory=str(data_dir / "football-data"))
+    with http_server(handler) as base:
+        missing = oddsboost.run(
+            "import", "football-data", f"{base}/XX_9999.csv", env=on(migrated_url)
+        )
+    assert missing.returncode == 1
+    failed = [line for line in missing.stdout.splitlines() if "XX_9999.csv:" in line]
+    assert failed == [f"failed {base}/XX_9999.csv: HTTP 404 File not found (nothing imported)"]
 
 
 def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:

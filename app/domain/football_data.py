@@ -302,8 +302,15 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
 
 def _read_csv(data: bytes) -> tuple[list[str], list[list[str]]]:
     """The header (trimmed, trailing empty names dropped) and the rows after it."""
+    text = decode(data)
+    if text.lstrip().startswith(("[", "{")):
+        raise FileFormatError(
+            "not a football-data.co.uk file: this is JSON, not CSV; a saved The Odds API "
+            "response is imported by `oddsboost import the-odds-api` or POST "
+            "/admin/import/the-odds-api"
+        )
     try:
-        rows = list(csv.reader(io.StringIO(decode(data), newline="")))
+        rows = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as error:
         raise FileFormatError(f"not a readable CSV file: {error}") from None
     if not rows:

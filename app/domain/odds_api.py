@@ -134,6 +134,23 @@ class Event(BaseModel):
 EVENTS = TypeAdapter(list[Event])
 
 
+class ResponseFormatError(ValueError):
+    """The document is not The Odds API's JSON at all (nothing was imported)."""
+
+
+def read_events(content: bytes) -> list[Event]:
+    """The events of a saved ``/odds`` response, checked field by field (pydantic's
+    ``ValidationError`` says where); :class:`ResponseFormatError` for a CSV file."""
+    head = content.lstrip()[:1]
+    first_line = content.lstrip().split(b"\n", 1)[0]
+    if head not in (b"[", b"{") and b"," in first_line:
+        raise ResponseFormatError(
+            "this is a CSV file, not The Odds API's JSON; a football-data.co.uk season file "
+            "is imported by `oddsboost import football-data` or POST /admin/import/football-data"
+        )
+    return EVENTS.validate_json(content)
+
+
 def bookmaker_code(key: str) -> str:
     return BOOKMAKER_CODES.get(key, key.upper())
 
