@@ -17,6 +17,7 @@ from app.domain.football_data import (
     FileFormatError,
     decode,
     find_price_columns,
+    leading_competitions,
     normalise_season,
     parse_date,
     parse_football_data,
@@ -507,3 +508,17 @@ def test_a_july_fixture_of_a_league_starting_in_july_belongs_to_the_new_season()
     )
     seasons = {m.competition: m.season for m in parse_football_data(content).matches}
     assert seasons == {"SWZ": "2026/27", "SWE": "2026"}
+
+
+def test_the_leagues_a_file_starts_with_are_read_from_its_first_bytes(
+    season_file: SeasonFile,
+) -> None:
+    content = season_file("SP1_1819").read_bytes()
+    cut = content[:5000]
+    assert not cut.endswith(b"\n")  # a row is cut short, and left out
+    assert leading_competitions(cut) == {"SP1"}
+    assert leading_competitions(MAIN_FIXTURES) == {"E0", "SP1", "SC0"}
+    assert leading_competitions(EXTRA_FIXTURES) == {"BRA", "NOR", "AUT", "MEX"}
+    assert leading_competitions(content.split(b"\n", 1)[0]) == frozenset()  # the header alone
+    with pytest.raises(FileFormatError, match="lacks 'Div'"):
+        leading_competitions(b"name,age\nann,3\n")

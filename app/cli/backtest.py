@@ -112,8 +112,8 @@ def backtest_command(
         fail(str(error), code=2)
     if database == bool(sources):
         fail("give season files or folders, or --database (not both)", code=2)
-    matches, quotes, source = _read_tables(sources or [], database=database)
     wanted_leagues = split_list(leagues)
+    matches, quotes, source = _read_tables(sources or [], database=database, leagues=wanted_leagues)
     try:
         backtest.check_names(
             matches, quotes, leagues=wanted_leagues, bookmakers=split_list(bookmakers)
@@ -129,11 +129,13 @@ def backtest_command(
     output.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
 
 
-def _read_tables(sources: list[Path], *, database: bool) -> tuple[MatchTable, QuoteTable, str]:
-    """The tables of the season files or of the configured database, and what they are."""
-    from app.domain.football_data import FileFormatError
+def _read_tables(
+    sources: list[Path], *, database: bool, leagues: tuple[str, ...] | None
+) -> tuple[MatchTable, QuoteTable, str]:
+    """The tables of the season files (of ``leagues``: the files of others are not parsed)
+    or of the configured database, and what they are."""
     from app.services import backtest
-    from app.services.season_files import csv_files
+    from app.services.season_files import SeasonFileError, csv_files
 
     if database:
         engine, factory = open_database(load_settings(), writes=False)
@@ -143,8 +145,10 @@ def _read_tables(sources: list[Path], *, database: bool) -> tuple[MatchTable, Qu
         return matches, quotes, "the configured database"
     try:
         files = csv_files(sources)
-        matches, quotes = backtest.tables_from_files(files)
-    except (OSError, FileFormatError) as error:
+        matches, quotes = backtest.tables_from_files(files, leagues=leagues)
+    except backtest.UnknownNameError as error:
+        fail(str(error), code=2)
+    except (OSError, SeasonFileError) as error:
         fail(str(error), code=1)
     return matches, quotes, f"{len(files)} football-data.co.uk files"
 

@@ -399,14 +399,10 @@ def _parse_match(
     columns: Columns,
     skipped: list[Skipped],
 ) -> MatchRecord | None:
-    competition = columns.cell(row, "competition")
-    country = columns.cell(row, "country")
-    if country:
-        competition = NEW_LEAGUE_CODES.get(country, country)
     try:
-        competition = check_file_code(competition, "competition")
+        competition = check_file_code(_competition(row, columns), "competition")
     except ValueError as error:
-        field = "country" if country else "competition"
+        field = "country" if columns.cell(row, "country") else "competition"
         skipped.append(Skipped(where, str(error), columns.name[field]))
         return None
     try:
@@ -435,6 +431,24 @@ def _parse_match(
     )
     _set_result(record, row, columns, skipped)
     return record
+
+
+def _competition(row: list[str], columns: Columns) -> str:
+    """A row's competition as the file names it: its Div, or the code of its country."""
+    country = columns.cell(row, "country")
+    if country:
+        return NEW_LEAGUE_CODES.get(country, country)
+    return columns.cell(row, "competition")
+
+
+def leading_competitions(head: bytes) -> frozenset[str]:
+    """The competitions of the rows a season file starts with, from its first bytes
+    (``head``; a line they cut short is left out): enough to tell a file's league without
+    reading it all. :class:`FileFormatError` if the header is not a season file's."""
+    complete = head[: head.rfind(b"\n") + 1] or head
+    header, rows = _read_csv(complete)
+    columns = Columns.of(header)
+    return frozenset(filter(None, (_competition(row, columns) for row in rows)))
 
 
 def _set_result(
