@@ -27,7 +27,7 @@ from app.settings import Settings, settings_environment
 from app.state import app_state
 from tests.commands import Oddsboost
 from tests.conftest import ADMIN_KEY
-from tests.helpers import wait_until
+from tests.helpers import error_messages, wait_until
 from tests.processes import child_environment, running_server
 
 UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
@@ -120,6 +120,32 @@ def test_inline_prediction_is_the_weighted_mix(client: TestClient, fitted: dict[
         {"code": "NOT_IN_POOL", "reason": "not in the model's pool of bookmakers"}
     ]
     assert {b["code"]: b["weight"] for b in body["bookmakers"]} == pytest.approx(weights)
+
+
+def test_bookmakers_are_named_by_code_or_listed_name_in_any_letter_case(
+    client: TestClient, fitted: dict[str, Any]
+) -> None:
+    listed = {b["code"]: b["name"] for b in client.get("/bookmakers").json()}
+    assert (listed["PS"], listed["WH"]) == ("Pinnacle", "William Hill")
+    spellings = ["b365", listed["PS"].upper(), listed["WH"].lower()]
+    spelled = [
+        {**quote, "bookmaker": name} for quote, name in zip(INLINE["odds"], spellings, strict=True)
+    ]
+    body = client.post("/predict", json={**INLINE, "odds": spelled}).json()
+    as_coded = client.post("/predict", json=INLINE).json()
+    assert [b["code"] for b in body["bookmakers"]] == ["B365", "PS", "WH"]
+    assert body["ignored_bookmakers"] == []
+    assert body["probabilities"] == as_coded["probabilities"]
+    assert body["bookmakers"] == as_coded["bookmakers"]
+    weights = {b["code"]: b["weight"] for b in fitted["bookmakers"]}
+    assert [b["weight"] for b in body["bookmakers"]] == pytest.approx(
+        [weights["B365"], weights["PS"], weights["WH"]]
+    )
+    # One bookmaker named twice, however it is spelled, is refused.
+    twice = [INLINE["odds"][0], {**INLINE["odds"][1], "bookmaker": "Bet365"}]
+    response = client.post("/predict", json={"odds": twice})
+    assert response.status_code == 422
+    assert any("more than once" in message for message in error_messages(response.json()))
 
 
 def test_prediction_by_match_id_uses_the_stored_quotes(

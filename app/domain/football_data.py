@@ -76,6 +76,8 @@ KNOWN_BOOKMAKERS: dict[str, tuple[str, str]] = {
     "BV": ("BV", "BetVictor"),
     "CL": ("CL", "Coral"),
 }
+# Code stored in the service -> display name.
+BOOKMAKER_NAMES = dict(KNOWN_BOOKMAKERS.values())
 
 # Our fields and the header names football-data.co.uk has used for each, in the order they
 # are looked for (https://www.football-data.co.uk/notes.txt: "FTHG and HG", "FTR and Res";
@@ -191,8 +193,20 @@ def _is_closing(prefix: str, prefixes: Iterable[str]) -> bool:
 
 
 def bookmaker_display_names(columns: Iterable[PriceColumns]) -> dict[str, str]:
-    known = dict(KNOWN_BOOKMAKERS.values())
-    return {column.code: known.get(column.code, column.code) for column in columns}
+    return {column.code: BOOKMAKER_NAMES.get(column.code, column.code) for column in columns}
+
+
+def bookmaker_spellings(codes: Iterable[str]) -> dict[str, str]:
+    """How a request may name each of ``codes``: the code or its display name (as the
+    bookmakers table lists the ones imported from season files), in any letter case;
+    keyed by the spelling's casefold. A spelling two codes share names neither."""
+    spellings: dict[str, str] = {}
+    shared: set[str] = set()
+    for code in codes:
+        for spelling in {code.casefold(), BOOKMAKER_NAMES.get(code, code).casefold()}:
+            if spellings.setdefault(spelling, code) != code:
+                shared.add(spelling)
+    return {spelling: code for spelling, code in spellings.items() if spelling not in shared}
 
 
 @lru_cache(maxsize=4096)

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, Strict, model_validator
 
 from app.api.schemas.common import MatchId, StrictModel
-from app.domain.fields import Code, TeamName, UtcDateTime
+from app.domain.fields import BookmakerReference, Code, TeamName, UtcDateTime
+from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
 from app.domain.records import PRICE_MAX, check_price
 from app.domain.vocabulary import Basis, Method, Phase
@@ -22,8 +23,12 @@ StrictFloat = Annotated[float, Strict()]
 BATCH_ITEMS_CAP = 10_000
 
 
+# Every known bookmaker's spellings, to tell when a request names one bookmaker twice.
+KNOWN_SPELLINGS = bookmaker_spellings(BOOKMAKER_NAMES)
+
+
 class OddsIn(StrictModel):
-    bookmaker: Code
+    bookmaker: BookmakerReference
     home: StrictFloat
     draw: StrictFloat
     away: StrictFloat
@@ -91,10 +96,17 @@ class PredictIn(StrictModel):
             return self
         if self.odds is None:
             raise ValueError("give 'match_id' or 'odds'")
-        codes = [odds.bookmaker for odds in self.odds]
-        if len(set(codes)) < len(codes):
-            repeated = sorted({code for code in codes if codes.count(code) > 1})
-            raise ValueError(f"bookmaker {repeated[0]!r} appears more than once in 'odds'")
+        named: dict[str, str] = {}
+        for odds in self.odds:
+            spelling = odds.bookmaker.casefold()
+            bookmaker = KNOWN_SPELLINGS.get(spelling, spelling)
+            earlier = named.get(bookmaker)
+            if earlier is not None:
+                also = "" if earlier == odds.bookmaker else f" (also as {earlier!r})"
+                raise ValueError(
+                    f"bookmaker {odds.bookmaker!r} appears more than once in 'odds'{also}"
+                )
+            named[bookmaker] = odds.bookmaker
         if self.home_team is not None and self.home_team == self.away_team:
             raise ValueError("home_team and away_team must differ")
         return self
