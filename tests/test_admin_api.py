@@ -539,6 +539,35 @@ def test_import_the_odds_api(
     assert (again["matches_unchanged"], again["quotes_unchanged"]) == (2, 3)
 
 
+def test_a_quote_no_bookmaker_would_offer_is_skipped_at_every_ingest(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
+) -> None:
+    events = odds_api_events()
+    for outcome in events[0]["bookmakers"][0]["markets"][0]["outcomes"]:
+        outcome["price"] = 1.01
+    odds_api = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    assert odds_api.status_code == 200
+    skipped = {(s["where"], s["field"]): s["reason"] for s in odds_api.json()["skipped"]}
+    assert "overround +1.970" in skipped[("[0].bookmakers[0]", "outcomes")]
+    assert odds_api.json()["quotes_inserted"] == 2
+    posted = client.post(
+        "/admin/odds",
+        json={"quotes": [quote(home=10.0, draw=10.0, away=10.0), quote(bookmaker="WH")]},
+        headers=admin_headers,
+    )
+    assert posted.status_code == 200
+    assert [(s["where"], s["field"]) for s in posted.json()["skipped"]] == [
+        ("quotes[0]", "home/draw/away")
+    ]
+    assert "overround -0.700" in posted.json()["skipped"][0]["reason"]
+    assert posted.json()["quotes_inserted"] == 1
+    # The first row of E0 2018/19 with Bet365's prices all at 1.01.
+    content = season_file("E0_1819").read_bytes().replace(b",1.57,3.9,7.5,", b",1.01,1.01,1.01,", 1)
+    report = post_csv(client, admin_headers, content).json()
+    assert [(s["where"], s["field"]) for s in report["skipped"]] == [("row 2", "B365H/B365D/B365A")]
+    assert report["rows_read"] == 380
+
+
 def test_the_odds_api_payload_is_validated_strictly(
     client: TestClient, admin_headers: dict[str, str], session: Session
 ) -> None:
@@ -753,7 +782,7 @@ def test_an_external_id_of_another_stored_match_is_refused(
         headers=admin_headers,
     )
     other = quote(
-        match={"home_team": "Arsenal", "away_team": "Chelsea", "external_id": "evt-1"}, home=2.2
+        match={"home_team": "Arsenal", "away_team": "Chelsea", "external_id": "evt-1"}, home=1.6
     )
     report = client.post("/admin/odds", json={"quotes": [other]}, headers=admin_headers).json()
     assert report["quotes_inserted"] == 0

@@ -122,6 +122,8 @@ def test_import_every_season_file(oddsboost: Oddsboost, migrated_url: str, data_
         ("row 532", "B365H"),  # E1_1213: price 0
         ("row 348", "B365H"),  # E1_1819: price 0
         ("row 91", "VCD"),  # I1_0708: blank draw price
+        ("row 304", "WHH/WHD/WHA"),  # D1_1112: a draw at 1.02, overround +0.730
+        ("row 56", "SBH/SBD/SBA"),  # E1_0910: a draw at 1.2, overround +0.620
     }
     again = import_json(
         oddsboost, migrated_url, "football-data", str(data_dir / "football-data" / "E0_1819.csv")

@@ -522,3 +522,24 @@ def test_the_leagues_a_file_starts_with_are_read_from_its_first_bytes(
     assert leading_competitions(content.split(b"\n", 1)[0]) == frozenset()  # the header alone
     with pytest.raises(FileFormatError, match="lacks 'Div'"):
         leading_competitions(b"name,age\nann,3\n")
+
+
+@pytest.mark.parametrize(
+    ("name", "row", "prefix", "shown"),
+    [
+        # Home 2.4, draw 1.02, away 3.0: 1/2.4 + 1/1.02 + 1/3 - 1 = +0.730.
+        ("D1_1112", "row 304", "WH", "+0.730"),
+        # Home 2.4, draw 1.2, away 2.7: 1/2.4 + 1/1.2 + 1/2.7 - 1 = +0.620.
+        ("E1_0910", "row 56", "SB", "+0.620"),
+    ],
+)
+def test_a_quote_whose_overround_no_book_has_is_skipped_with_its_columns(
+    season_file: SeasonFile, name: str, row: str, prefix: str, shown: str
+) -> None:
+    path = season_file(name)
+    batch = parse_football_data(path.read_bytes())
+    assert [(s.where, s.field) for s in batch.skipped] == [(row, f"{prefix}H/{prefix}D/{prefix}A")]
+    assert f"overround {shown}" in batch.skipped[0].reason
+    assert (
+        sum(q.bookmaker == prefix for q in batch.quotes) == count_complete_triples(path, prefix) - 1
+    )

@@ -249,6 +249,21 @@ def test_errors(client: TestClient) -> None:
 
 
 @pytest.mark.usefixtures("fitted")
+@pytest.mark.parametrize(("price", "shown"), [(1.01, "+1.970"), (10.0, "-0.700")])
+def test_a_quote_no_bookmaker_would_offer_is_refused(
+    client: TestClient, price: float, shown: str
+) -> None:
+    absurd = {"bookmaker": "WH", "home": price, "draw": price, "away": price}
+    response = client.post("/predict", json={"odds": [*INLINE["odds"][:2], absurd]})
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("body.odds.2: ")
+    assert f"bookmaker 'WH': overround {shown} is outside -0.05 to +0.50" in message
+    batch = client.post("/predict/batch", json={"items": [{"odds": [absurd]}, INLINE]}).json()
+    assert [r["status"] for r in batch["results"]] == [422, 200]
+
+
+@pytest.mark.usefixtures("fitted")
 def test_batch_keeps_order_and_isolates_errors(client: TestClient) -> None:
     match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
     items = [

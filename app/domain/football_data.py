@@ -37,6 +37,7 @@ from app.domain.records import (
     Skipped,
     calendar_season,
     check_file_code,
+    check_overround,
     check_price,
     check_season,
     check_team_name,
@@ -508,6 +509,11 @@ def _parse_quote(
         pass
     else:
         if 1.0 < home <= PRICE_MAX and 1.0 < draw <= PRICE_MAX and 1.0 < away <= PRICE_MAX:
+            try:
+                check_overround(home, draw, away)
+            except ValueError as error:
+                skipped.append(Skipped(where, str(error), "/".join(columns.names)))
+                return None
             return QuoteRecord(
                 match_index, columns.code, columns.phase, home, draw, away, None, where
             )

@@ -27,6 +27,7 @@ from app.domain.records import (
     Skipped,
     check_bookmaker_name,
     check_external_id,
+    check_overround,
 )
 from app.domain.vocabulary import Phase
 
@@ -203,6 +204,12 @@ def parse_events(events: list[Event]) -> IngestBatch:
                     )
                 )
                 continue
+            home, draw, away = (prices[name] for name in expected)
+            try:
+                check_overround(home, draw, away)
+            except ValueError as error:
+                batch.skipped.append(Skipped(bookmaker_where, str(error), "outcomes"))
+                continue
             code = bookmaker_code(bookmaker.key)
             batch.bookmaker_names.setdefault(code, bookmaker.title)
             batch.quotes.append(
@@ -210,9 +217,9 @@ def parse_events(events: list[Event]) -> IngestBatch:
                     match=match_index,
                     bookmaker=code,
                     phase=Phase.PRE,
-                    home=prices[event.home_team],
-                    draw=prices[DRAW_OUTCOME],
-                    away=prices[event.away_team],
+                    home=home,
+                    draw=draw,
+                    away=away,
                     captured_at=captured_at,
                     where=bookmaker_where,
                 )

@@ -19,6 +19,11 @@ OUTCOMES: tuple[Outcome, ...] = ("1", "X", "2")
 OUTCOME_INDEX: dict[str, int] = {outcome: index for index, outcome in enumerate(OUTCOMES)}
 
 PRICE_MAX = 1000.0
+# The overround of a book, Σ 1/price − 1, is the bookmaker's margin. Over the 354,894 quotes
+# of the 110 season files it runs from -0.033 to +0.371, but for two typing mistakes (+0.620
+# and +0.730: a draw at 1.2 and at 1.02). A book outside these bounds is a mistake.
+OVERROUND_MIN = -0.05
+OVERROUND_MAX = 0.5
 TEAM_NAME_MAX_LENGTH = 100
 CODE_MAX_LENGTH = 64
 # A competition or bookmaker code sent as JSON (the admin API, prediction requests, The Odds
@@ -44,6 +49,17 @@ def check_price(value: float) -> float:
     if value > PRICE_MAX:
         raise ValueError(f"price {value:g} is above the maximum of {PRICE_MAX:g}")
     return value
+
+
+def check_overround(home: float, draw: float, away: float) -> None:
+    """A book of three valid prices a bookmaker could offer: its overround, Σ 1/price − 1,
+    within [OVERROUND_MIN, OVERROUND_MAX]. Raises ``ValueError`` with the overround."""
+    overround = 1.0 / home + 1.0 / draw + 1.0 / away - 1.0
+    if not OVERROUND_MIN <= overround <= OVERROUND_MAX:
+        raise ValueError(
+            f"overround {overround:+.3f} is outside {OVERROUND_MIN:+.2f} to "
+            f"{OVERROUND_MAX:+.2f} (the sum of 1/price less 1): not a bookmaker's prices"
+        )
 
 
 def check_text(value: str, what: str, max_length: int) -> str:

@@ -12,7 +12,7 @@ from app.api.schemas.common import MatchId, StrictModel
 from app.domain.fields import BookmakerReference, Code, TeamName, UtcDateTime
 from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
-from app.domain.records import PRICE_MAX, check_price
+from app.domain.records import PRICE_MAX, check_overround, check_price
 from app.domain.vocabulary import Basis, Method, Phase
 from app.services.prediction import PredictionRequest
 
@@ -35,17 +35,20 @@ class OddsIn(StrictModel):
 
     @model_validator(mode="after")
     def _valid_prices(self) -> OddsIn:
-        if (
+        if not (
             1.0 < self.home <= PRICE_MAX
             and 1.0 < self.draw <= PRICE_MAX
             and 1.0 < self.away <= PRICE_MAX
-        ):
-            return self  # the usual case, decided without a call per price (NaN fails it)
-        for name in ("home", "draw", "away"):
-            try:
-                check_price(getattr(self, name))
-            except ValueError as error:
-                raise ValueError(f"bookmaker {self.bookmaker!r}, {name}: {error}") from None
+        ):  # decided without a call per price in the usual case (NaN fails it)
+            for name in ("home", "draw", "away"):
+                try:
+                    check_price(getattr(self, name))
+                except ValueError as error:
+                    raise ValueError(f"bookmaker {self.bookmaker!r}, {name}: {error}") from None
+        try:
+            check_overround(self.home, self.draw, self.away)
+        except ValueError as error:
+            raise ValueError(f"bookmaker {self.bookmaker!r}: {error}") from None
         return self
 
 
