@@ -172,11 +172,6 @@ class _Pool:
         }
         return cls(ensemble.bookmakers, column, spelled, [float(w) for w in ensemble.weights])
 
-    def index(self, bookmaker: str) -> int | None:
-        """The column of the bookmaker a quote names, however spelled; None outside."""
-        found = self.column.get(bookmaker)
-        return self.spelled.get(bookmaker.casefold()) if found is None else found
-
 
 class _LastPool:
     """The pool of the ensemble used last: the same model answers request after request,
@@ -218,7 +213,9 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
     ignored: list[IgnoredBookmaker] = []
     columns: list[int] = []
     for quote, row in zip(odds, rows, strict=True):
-        index = pool.index(quote.bookmaker)
+        index = pool.column.get(quote.bookmaker)
+        if index is None:
+            index = pool.spelled.get(quote.bookmaker.casefold())
         if index is None:
             ignored.append(
                 IgnoredBookmaker(quote.bookmaker, "not in the model's pool of bookmakers")

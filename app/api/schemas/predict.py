@@ -4,7 +4,7 @@ writes the answers in these shapes)."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NoReturn
 
 from pydantic import BaseModel, Field, Strict, model_validator
 
@@ -12,7 +12,13 @@ from app.api.schemas.common import MatchId, StrictModel
 from app.domain.fields import BookmakerReference, Code, TeamName, UtcDateTime
 from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
-from app.domain.records import PRICE_MAX, check_overround, check_price
+from app.domain.records import (
+    OVERROUND_MAX,
+    OVERROUND_MIN,
+    PRICE_MAX,
+    check_overround,
+    check_price,
+)
 from app.domain.vocabulary import Basis, Method, Phase
 from app.services.prediction import PredictionRequest
 
@@ -35,18 +41,21 @@ class OddsIn(StrictModel):
 
     @model_validator(mode="after")
     def _valid_prices(self) -> OddsIn:
-        if not (
-            1.0 < self.home <= PRICE_MAX
-            and 1.0 < self.draw <= PRICE_MAX
-            and 1.0 < self.away <= PRICE_MAX
-        ):  # decided without a call per price in the usual case (NaN fails it)
-            for name in ("home", "draw", "away"):
-                try:
-                    check_price(getattr(self, name))
-                except ValueError as error:
-                    raise ValueError(f"bookmaker {self.bookmaker!r}, {name}: {error}") from None
+        home, draw, away = self.home, self.draw, self.away
+        if (
+            1.0 < home <= PRICE_MAX
+            and 1.0 < draw <= PRICE_MAX
+            and 1.0 < away <= PRICE_MAX
+            and OVERROUND_MIN <= 1.0 / home + 1.0 / draw + 1.0 / away - 1.0 <= OVERROUND_MAX
+        ):
+            return self  # the usual case, decided without a call per check (NaN fails it)
+        for name in ("home", "draw", "away"):
+            try:
+                check_price(getattr(self, name))
+            except ValueError as error:
+                raise ValueError(f"bookmaker {self.bookmaker!r}, {name}: {error}") from None
         try:
-            check_overround(self.home, self.draw, self.away)
+            check_overround(home, draw, away)
         except ValueError as error:
             raise ValueError(f"bookmaker {self.bookmaker!r}: {error}") from None
         return self
@@ -99,20 +108,26 @@ class PredictIn(StrictModel):
             return self
         if self.odds is None:
             raise ValueError("give 'match_id' or 'odds'")
-        named: dict[str, str] = {}
-        for odds in self.odds:
-            spelling = odds.bookmaker.casefold()
-            bookmaker = KNOWN_SPELLINGS.get(spelling, spelling)
-            earlier = named.get(bookmaker)
-            if earlier is not None:
-                also = "" if earlier == odds.bookmaker else f" (also as {earlier!r})"
-                raise ValueError(
-                    f"bookmaker {odds.bookmaker!r} appears more than once in 'odds'{also}"
-                )
-            named[bookmaker] = odds.bookmaker
+        names = [odds.bookmaker for odds in self.odds]
+        bookmakers = [KNOWN_SPELLINGS.get(n.casefold(), n.casefold()) for n in names]
+        if len(set(bookmakers)) < len(bookmakers):
+            _refuse_repeated_bookmaker(names, bookmakers)
         if self.home_team is not None and self.home_team == self.away_team:
             raise ValueError("home_team and away_team must differ")
         return self
+
+
+def _refuse_repeated_bookmaker(names: list[str], bookmakers: list[str]) -> NoReturn:
+    """Say which bookmaker of ``odds`` is named twice, and how (``bookmakers``: the one
+    each name means)."""
+    first: dict[str, str] = {}
+    for name, bookmaker in zip(names, bookmakers, strict=True):
+        earlier = first.get(bookmaker)
+        if earlier is not None:
+            also = "" if earlier == name else f" (also as {earlier!r})"
+            raise ValueError(f"bookmaker {name!r} appears more than once in 'odds'{also}")
+        first[bookmaker] = name
+    raise AssertionError("a bookmaker is repeated")  # pragma: no cover
 
 
 def _inlined_schema(model: type[BaseModel]) -> dict[str, Any]:
