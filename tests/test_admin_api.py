@@ -14,10 +14,14 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
+from app.db.orm import Bookmaker, Match, ModelVersion, OddsQuote, Team, TeamAlias
+from app.domain.rounds import GridPoint
+from app.domain.scoring import Scores
+from app.domain.version_records import BookmakerWeight, FitReport
 from app.settings import Settings
+from boosting import StopReason
 from tests.conftest import build_app
-from tests.helpers import count_complete_triples, count_rows, error_messages
+from tests.helpers import count_complete_triples, count_rows, csv_rows, error_messages
 from tests.test_football_data_parser import EXTRA_FIXTURES, MAIN_FIXTURES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -449,8 +453,9 @@ def test_invalid_price_in_file_is_reported_by_row_and_column(
 def test_season_can_be_given(
     client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
 ) -> None:
-    post_csv(client, admin_headers, season_file("I1_0203").read_bytes(), season="Serie A 02-03")
-    listed = client.get("/matches", params={"season": "Serie A 02-03"}).json()
+    # The file's matches are of 2002/03; the season given names every one of them.
+    post_csv(client, admin_headers, season_file("I1_0203").read_bytes(), season="2003/04")
+    listed = client.get("/matches", params={"season": "2003/04"}).json()
     assert listed["total"] == 306
 
 
@@ -472,6 +477,42 @@ def test_fixture_files_import_as_upcoming_matches_in_each_league_s_season(
         ("MEX", "2026/27", None),
     }
     assert client.get("/matches", params={"status": "settled"}).json()["total"] == 0
+
+
+@pytest.mark.parametrize("season", ["banana", "x; DROP", "Serie A 02-03", "2018/20"])
+def test_a_season_that_is_not_one_is_422_and_relabels_nothing(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    season_file: SeasonFile,
+    session: Session,
+    season: str,
+) -> None:
+    response = post_csv(client, admin_headers, season_file("I1_0203").read_bytes(), season=season)
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("query.season: ")
+    assert f"season {season!r} is not YYYY/YY" in message
+    assert count_rows(session, Match) == 0
+
+
+def test_a_season_in_json_follows_the_same_rule(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    response = client.post(
+        "/admin/odds",
+        json={"quotes": [quote(), quote(bookmaker="PS", match={"season": "banana"})]},
+        headers=admin_headers,
+    )
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("body.quotes.1.match.season: ")
+    assert "YYYY/YY (two consecutive years, e.g. 2018/19)" in message
+    assert count_rows(session, Match) == 0
+    calendar = client.post(
+        "/admin/odds", json={"quotes": [quote(match={"season": "2018"})]}, headers=admin_headers
+    )
+    assert calendar.status_code == 200
+    assert session.scalars(select(Match.season)).all() == ["2018"]
 
 
 def test_empty_body_and_non_season_files_are_422(
@@ -935,3 +976,588 @@ def test_blank_season_and_odd_external_ids_in_json(
     )
     assert bad.status_code == 422
     assert bad.json()["detail"][0]["loc"] == ["body", "quotes", 0, "match", "external_id"]
+
+
+# --- look-alike names ------------------------------------------------------------------------
+
+BAYERN_NFC = "Bayern M\u00fcnchen"
+BAYERN_NFD = "Bayern Mu\u0308nchen"
+
+
+def test_a_name_in_either_unicode_form_is_one_team(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    first = quote(match={"competition": "D1", "home_team": BAYERN_NFC, "away_team": "Hertha"})
+    again = quote(match={"competition": "D1", "home_team": BAYERN_NFD, "away_team": "Hertha"})
+    client.post("/admin/odds", json={"quotes": [first]}, headers=admin_headers)
+    report = client.post("/admin/odds", json={"quotes": [again]}, headers=admin_headers).json()
+    assert (report["matches_created"], report["matches_unchanged"]) == (0, 1)
+    assert session.scalars(select(Team.name).order_by(Team.name)).all() == [BAYERN_NFC, "Hertha"]
+
+
+@pytest.mark.parametrize("character", ["\u200b", "\ufeff", "\u202e", "\u2028"])
+def test_an_invisible_character_in_a_json_name_is_422(
+    client: TestClient, admin_headers: dict[str, str], session: Session, character: str
+) -> None:
+    hidden = quote(match={"home_team": f"Man{character}United"})
+    response = client.post("/admin/odds", json={"quotes": [hidden]}, headers=admin_headers)
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("body.quotes.0.match.home_team: ")
+    assert f"U+{ord(character):04X}" in message
+    assert count_rows(session, Team) == 0
+
+
+def test_look_alike_names_in_a_season_file(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    # A byte-order mark at the start of the file is its encoding, not part of a name.
+    content = (
+        "\ufeffDiv,Date,HomeTeam,AwayTeam,FTHG,FTAG,B365H,B365D,B365A\n"
+        f"D1,24/08/2018,{BAYERN_NFC},Hoffenheim,3,1,1.2,7,13\n"
+        f"D1,15/09/2018,Hertha,{BAYERN_NFD},2,0,6,4.5,1.5\n"
+        "D1,22/09/2018,Hertha\u200b,Hoffenheim,1,1,2,3,4\n"
+    ).encode()
+    report = post_csv(client, admin_headers, content).json()
+    assert report["matches_created"] == 2
+    assert [(s["where"], s["field"]) for s in report["skipped"]] == [("row 4", "HomeTeam")]
+    assert "U+200B ZERO WIDTH SPACE" in report["skipped"][0]["reason"]
+    names = session.scalars(select(Team.name).order_by(Team.name)).all()
+    assert names == [BAYERN_NFC, "Hertha", "Hoffenheim"]
+
+
+def test_a_bookmaker_title_in_either_form_and_odds_api_names(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    events = odds_api_events()[1:]
+    # The feed spells the teams decomposed, in the event and in its outcomes alike.
+    events[0]["home_team"] = "Newcastle Unite\u0301d"
+    for bookmaker in events[0]["bookmakers"]:
+        for market in bookmaker["markets"]:
+            for outcome in market["outcomes"]:
+                if outcome["name"] == "Newcastle United":
+                    outcome["name"] = "Newcastle Unite\u0301d"
+    events[0]["bookmakers"][0]["title"] = "Be\u0301tfair"
+    report = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers).json()
+    assert (report["matches_created"], report["quotes_inserted"]) == (1, 1)
+    assert "Newcastle Unit\u00e9d" in session.scalars(select(Team.name)).all()
+    assert session.scalars(select(Bookmaker.name)).all() == ["B\u00e9tfair"]
+
+
+def test_an_alias_in_another_unicode_form_is_the_same_name(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    client.post(
+        "/admin/odds",
+        json={"quotes": [quote(match={"competition": "D1", "home_team": BAYERN_NFC})]},
+        headers=admin_headers,
+    )
+    same = alias(client, admin_headers, BAYERN_NFD, BAYERN_NFC)
+    assert same.status_code == 409
+    assert "already the team's own name" in error_messages(same.json())[0]
+    added = alias(client, admin_headers, "FC Bayern Mu\u0308nchen", BAYERN_NFD)
+    assert added.json()["alias"] == "FC Bayern M\u00fcnchen"
+    assert session.scalars(select(TeamAlias.alias)).all() == ["FC Bayern M\u00fcnchen"]
+    removed = client.delete("/admin/teams/aliases/FC Bayern Mu\u0308nchen", headers=admin_headers)
+    assert removed.status_code == 204
+    assert count_rows(session, TeamAlias) == 0
+    hidden = alias(client, admin_headers, "Bayern\u202e", BAYERN_NFC)
+    assert hidden.status_code == 422
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in error_messages(hidden.json())[0]
+
+
+# --- rescheduled fixtures ----------------------------------------------------------------------
+
+
+def fixture(
+    kickoff: str, *, home: str = "Arsenal", away: str = "Chelsea", **overrides: Any
+) -> dict[str, Any]:
+    """A quote for one fixture of E0 (unless told otherwise) on a given kickoff."""
+    match = {"home_team": home, "away_team": away, "kickoff": kickoff}
+    match.update(overrides.pop("match", {}))
+    return quote(match=match, **overrides)
+
+
+def post_odds(client: TestClient, headers: dict[str, str], *quotes: dict[str, Any]) -> Any:
+    response = client.post("/admin/odds", json={"quotes": list(quotes)}, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_fixture_on_a_new_date_moves_its_match_with_its_quotes(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    moved = post_odds(client, admin_headers, fixture("2019-02-27T19:45:00Z", bookmaker="PS"))
+    assert (moved["matches_created"], moved["matches_updated"]) == (0, 1)
+    assert moved["matches_rescheduled"] == 1
+    match = session.scalars(select(Match)).one()
+    assert match.kickoff == dt.datetime(2019, 2, 27, 19, 45, tzinfo=dt.UTC)
+    assert match.season == "2018/19"
+    detail = client.get(f"/matches/{match.id}").json()
+    assert [q["bookmaker"] for q in detail["quotes"]] == ["B365", "PS"]
+    again = post_odds(client, admin_headers, fixture("2019-02-27T19:45:00Z", bookmaker="PS"))
+    assert (again["matches_unchanged"], again["matches_rescheduled"]) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    ("home", "away", "announced", "played"),
+    [
+        # The file's first row; announced for 5 August, before the file's first date.
+        ("Man United", "Leicester", "2018-08-05T15:00:00Z", dt.date(2018, 8, 10)),
+        # Announced for 2 December, a date among the file's other matches.
+        ("Arsenal", "Chelsea", "2018-12-02T16:00:00Z", dt.date(2019, 1, 19)),
+    ],
+)
+def test_a_season_file_moves_a_fixture_stored_on_another_date(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    season_file: SeasonFile,
+    session: Session,
+    home: str,
+    away: str,
+    announced: str,
+    played: dt.date,
+) -> None:
+    post_odds(client, admin_headers, fixture(announced, home=home, away=away, bookmaker="BF"))
+    report = post_csv(client, admin_headers, season_file("E0_1819").read_bytes()).json()
+    assert (report["matches_created"], report["matches_updated"]) == (379, 1)
+    assert report["matches_rescheduled"] == 1
+    assert report["results_set"] == 380
+    assert count_rows(session, Match) == 380
+    match = session.scalars(
+        select(Match).where(
+            Match.home_team.has(Team.name == home), Match.away_team.has(Team.name == away)
+        )
+    ).one()
+    assert match.kickoff_date == played
+    assert match.result is not None
+    codes = set(
+        session.scalars(
+            select(Bookmaker.code).join(OddsQuote).where(OddsQuote.match_id == match.id)
+        )
+    )
+    assert {"BF", "B365", "PS"} <= codes
+
+
+def test_the_odds_api_moves_a_fixture_stored_by_another_source(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    # Event [1] of the file is Newcastle United v Tottenham Hotspur on 11 August 2018.
+    post_odds(
+        client,
+        admin_headers,
+        fixture("2018-08-04T14:00:00Z", home="Newcastle United", away="Tottenham Hotspur"),
+    )
+    events = odds_api_events()[1:]
+    report = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers).json()
+    assert (report["matches_created"], report["matches_rescheduled"]) == (0, 1)
+    match = session.scalars(select(Match)).one()
+    assert match.kickoff == dt.datetime(2018, 8, 11, 11, 30, tzinfo=dt.UTC)
+    assert match.external_id == "1b4a6f2d0c3e5f7a9b8c7d6e5f4a3b2c"
+    assert count_rows(session, OddsQuote) == 2
+
+
+def test_a_rescheduled_event_counts_as_rescheduled(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    events = odds_api_events()[1:]
+    client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    events[0]["commence_time"] = "2018-08-12T15:00:00Z"
+    report = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers).json()
+    assert (report["matches_updated"], report["matches_rescheduled"]) == (1, 1)
+
+
+def test_a_result_named_on_the_new_date_moves_the_fixture(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    named = {
+        "competition": "E0",
+        "kickoff": "2019-02-27T19:45:00Z",
+        "home_team": "Arsenal",
+        "away_team": "Chelsea",
+    }
+    payload = {"results": [{"match": named, "home_goals": 2, "away_goals": 0}]}
+    report = client.post("/admin/results", json=payload, headers=admin_headers).json()
+    assert report["skipped"] == []
+    assert (report["results_set"], report["matches_updated"], report["matches_rescheduled"]) == (
+        1,
+        1,
+        1,
+    )
+    match = session.scalars(select(Match)).one()
+    assert (match.kickoff, match.result) == (dt.datetime(2019, 2, 27, 19, 45, tzinfo=dt.UTC), "1")
+    again = client.post("/admin/results", json=payload, headers=admin_headers).json()
+    assert (again["matches_unchanged"], again["matches_rescheduled"]) == (1, 0)
+
+
+def test_a_result_on_a_new_date_in_the_future_moves_nothing(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=400)).replace(microsecond=0)
+    named = {"competition": "E0", "kickoff": later.isoformat(), "season": "2018/19"}
+    named |= {"home_team": "Arsenal", "away_team": "Chelsea"}
+    payload = {"results": [{"match": named, "home_goals": 2, "away_goals": 0}]}
+    report = client.post("/admin/results", json=payload, headers=admin_headers).json()
+    assert (report["results_set"], report["matches_rescheduled"]) == (0, 0)
+    assert "in the future" in report["skipped"][0]["reason"]
+    match = session.scalars(select(Match)).one()
+    assert (match.kickoff_date, match.result) == (dt.date(2018, 11, 10), None)
+
+
+def test_a_played_match_is_not_moved_by_a_second_meeting(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    # The Scottish Premiership plays a pair twice at the same home ground in a season: a
+    # settled match has been played, and a fixture on another date is the next meeting.
+    post_odds(client, admin_headers, fixture("2018-09-02T11:00:00Z", match={"competition": "SC0"}))
+    settle = {
+        "results": [
+            {"match_id": session.scalars(select(Match.id)).one(), "home_goals": 1, "away_goals": 0}
+        ]
+    }
+    client.post("/admin/results", json=settle, headers=admin_headers)
+    report = post_odds(
+        client, admin_headers, fixture("2019-03-31T12:00:00Z", match={"competition": "SC0"})
+    )
+    assert (report["matches_created"], report["matches_rescheduled"]) == (1, 0)
+    assert count_rows(session, Match) == 2
+
+
+def test_two_meetings_of_one_pair_are_never_taken_for_a_move(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    scottish = {"competition": "SC0"}
+    # Two meetings in one batch: both are new matches, neither moves the stored one.
+    post_odds(client, admin_headers, fixture("2018-09-02T11:00:00Z", match=scottish))
+    both = post_odds(
+        client,
+        admin_headers,
+        fixture("2018-12-29T12:00:00Z", match=scottish),
+        fixture("2019-03-31T12:00:00Z", match=scottish),
+    )
+    assert (both["matches_created"], both["matches_rescheduled"]) == (2, 0)
+    # Three stored meetings: a fourth date is a fourth match.
+    fourth = post_odds(client, admin_headers, fixture("2019-05-12T12:00:00Z", match=scottish))
+    assert (fourth["matches_created"], fourth["matches_rescheduled"]) == (1, 0)
+    assert count_rows(session, Match) == 4
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # Another competition: a league match and a cup tie of the same pair.
+        ({}, {"competition": "FAC"}),
+        # Another season: the fixture of the next season.
+        ({}, {"kickoff": "2019-09-14T14:00:00Z"}),
+        # The source names two events: two matches.
+        ({"external_id": "evt-1"}, {"external_id": "evt-2"}),
+    ],
+    ids=["competition", "season", "external-id"],
+)
+def test_a_fixture_moves_only_within_its_competition_and_season(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    session: Session,
+    first: dict[str, Any],
+    second: dict[str, Any],
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z", match=first))
+    other = {"kickoff": "2019-02-27T19:45:00Z", **second}
+    report = post_odds(client, admin_headers, fixture(other.pop("kickoff"), match=other))
+    assert (report["matches_created"], report["matches_rescheduled"]) == (1, 0)
+    assert count_rows(session, Match) == 2
+
+
+# --- DELETE /admin/matches/{id} ------------------------------------------------------------------
+
+
+UNSCORED = Scores(log_loss=1.0, brier=0.6, rps=0.2, accuracy=0.5)
+
+
+def stored_version(session: Session, start: dt.datetime, end: dt.datetime) -> int:
+    """A model version trained on the matches that kicked off in [start, end)."""
+    version = ModelVersion(
+        algorithm="adaboost.m2",
+        method="power",
+        phase="pre",
+        rounds=5,
+        window_start=start,
+        window_end=end,
+        n_matches=1,
+        bookmakers=(BookmakerWeight("B365", 1.0, selection_count=5),),
+        rounds_grid=(GridPoint(rounds=5, log_loss=1.0),),
+        validation=FitReport(
+            rows=0,
+            model=UNSCORED,
+            consensus=UNSCORED,
+            bookmakers={},
+            fit_rows=0,
+            dropped={},
+            stop_reason=StopReason.MAX_ROUNDS,
+            rounds_run=5,
+        ),
+        project_version="test",
+        fit_seconds=0.1,
+    )
+    session.add(version)
+    session.commit()
+    return version.id
+
+
+def test_deleting_a_match_takes_its_quotes_and_nothing_else(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(
+        client,
+        admin_headers,
+        fixture("2018-11-10T15:00:00Z"),
+        fixture("2018-11-10T15:00:00Z", bookmaker="PS"),
+        fixture("2018-11-11T15:00:00Z", home="Everton", away="Fulham"),
+    )
+    doomed = session.scalars(
+        select(Match.id).where(Match.home_team.has(Team.name == "Arsenal"))
+    ).one()
+    response = client.delete(f"/admin/matches/{doomed}", headers=admin_headers)
+    assert response.status_code == 200, response.text
+    assert response.json() == {
+        "id": doomed,
+        "competition": "E0",
+        "season": "2018/19",
+        "kickoff": "2018-11-10T15:00:00Z",
+        "home_team": "Arsenal",
+        "away_team": "Chelsea",
+        "quotes_deleted": 2,
+        "model_versions": [],
+    }
+    assert client.get(f"/matches/{doomed}").status_code == 404
+    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 1
+    again = client.delete(f"/admin/matches/{doomed}", headers=admin_headers)
+    assert again.status_code == 404
+    assert error_messages(again.json()) == [f"no match with id {doomed}"]
+
+
+def test_a_match_a_model_was_trained_on_needs_force(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    (match_id,) = session.scalars(select(Match.id)).all()
+    version = stored_version(
+        session, dt.datetime(2016, 6, 1, tzinfo=dt.UTC), dt.datetime(2019, 6, 1, tzinfo=dt.UTC)
+    )
+    # A version whose window ended before the kickoff was not trained on it.
+    stored_version(
+        session, dt.datetime(2015, 6, 1, tzinfo=dt.UTC), dt.datetime(2018, 11, 10, tzinfo=dt.UTC)
+    )
+    refused = client.delete(f"/admin/matches/{match_id}", headers=admin_headers)
+    assert refused.status_code == 409
+    (message,) = error_messages(refused.json())
+    assert f"match {match_id} is inside the data window of model version {version}" in message
+    assert "?force=true" in message
+    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 1
+    forced = client.delete(
+        f"/admin/matches/{match_id}", params={"force": "true"}, headers=admin_headers
+    )
+    assert forced.status_code == 200
+    assert forced.json()["model_versions"] == [version]
+    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 0
+
+
+@pytest.mark.parametrize("match_id", ["0", "-1", "abc", "2147483648"])
+def test_deleting_an_id_that_cannot_be_one_is_422(
+    client: TestClient, admin_headers: dict[str, str], match_id: str
+) -> None:
+    response = client.delete(f"/admin/matches/{match_id}", headers=admin_headers)
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("path.match_id: ")
+
+
+def test_deleting_a_match_needs_the_key(client: TestClient) -> None:
+    assert client.delete("/admin/matches/1").status_code == 401
+
+
+# --- team merges: preview, confirmation, undo ----------------------------------------------------
+
+
+def team_quotes(path: Path, team: str) -> int:
+    """The complete price triples of a team's rows in a season file, counted with csv."""
+    header, rows = csv_rows(path)
+    home, away = header.index("HomeTeam"), header.index("AwayTeam")
+    prefixes = E0_1819_PRICE_PREFIXES  # the same bookmakers in every 2018/19 file
+    positions = [[header.index(prefix + side) for side in "HDA"] for prefix in prefixes]
+    return sum(
+        all(row[p].strip() and float(row[p]) > 1.0 for p in triple)
+        for row in rows
+        if team in (row[home], row[away])
+        for triple in positions
+    )
+
+
+def matches_of(session: Session, team: str) -> int:
+    session.expire_all()
+    return len(
+        session.scalars(
+            select(Match.id).where(
+                (Match.home_team.has(Team.name == team)) | (Match.away_team.has(Team.name == team))
+            )
+        ).all()
+    )
+
+
+@pytest.fixture
+def two_leagues(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
+) -> tuple[Path, Path]:
+    paths = season_file("E0_1819"), season_file("SP1_1819")
+    for path in paths:
+        assert post_csv(client, admin_headers, path.read_bytes()).status_code == 200
+    return paths
+
+
+def test_merging_teams_of_two_leagues_asks_for_confirmation(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    session: Session,
+    two_leagues: tuple[Path, Path],
+) -> None:
+    getafe_quotes = team_quotes(two_leagues[1], "Getafe")
+    refused = alias(client, admin_headers, "Getafe", "Arsenal")
+    assert refused.status_code == 409
+    (message,) = error_messages(refused.json())
+    assert "2018/19: 'Getafe' in SP1, 'Arsenal' in E0" in message
+    assert 'send "confirm": true' in message
+    preview = refused.json()["preview"]
+    # A 20-team league season: 38 matches each; none of Getafe's has a twin at Arsenal.
+    assert preview == {
+        "merged_team": "Getafe",
+        "team": "Arsenal",
+        "matches_moved": 38,
+        "matches_merged": 0,
+        "quotes_moved_with_matches": getafe_quotes,
+        "quotes_moved": 0,
+        "quotes_dropped": 0,
+        "competitions": [{"competition": "SP1", "season": "2018/19", "matches": 38}],
+        "clashes": [{"season": "2018/19", "merged_team": ["SP1"], "team": ["E0"]}],
+        "needs_confirmation": True,
+    }
+    assert (matches_of(session, "Getafe"), count_rows(session, TeamAlias)) == (38, 0)
+
+    confirmed = client.post(
+        "/admin/teams/aliases",
+        json={"alias": "Getafe", "team": "Arsenal", "confirm": True},
+        headers=admin_headers,
+    )
+    assert confirmed.status_code == 200, confirmed.text
+    merged = confirmed.json()
+    assert (merged["merged_team"], merged["matches_moved"], merged["dry_run"]) == (
+        True,
+        38,
+        False,
+    )
+    assert merged["preview"] == {**preview}
+    assert (matches_of(session, "Getafe"), matches_of(session, "Arsenal")) == (0, 76)
+
+
+@pytest.mark.usefixtures("two_leagues")
+def test_a_dry_run_shows_the_merge_and_changes_nothing(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    response = client.post(
+        "/admin/teams/aliases",
+        json={"alias": "Getafe", "team": "Arsenal", "dry_run": True},
+        headers=admin_headers,
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["dry_run"], body["created"], body["merged_team"]) == (True, False, False)
+    assert body["preview"]["matches_moved"] == 38
+    assert body["preview"]["needs_confirmation"] is True
+    assert (matches_of(session, "Getafe"), count_rows(session, TeamAlias)) == (38, 0)
+
+
+@pytest.mark.usefixtures("two_leagues")
+def test_unalias_undoes_a_merge(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    sp1_match = client.get("/matches", params={"competition": "SP1", "limit": 500}).json()
+    getafe_ids = {
+        m["id"] for m in sp1_match["items"] if "Getafe" in (m["home_team"], m["away_team"])
+    }
+    client.post(
+        "/admin/teams/aliases",
+        json={"alias": "Getafe", "team": "Arsenal", "confirm": True},
+        headers=admin_headers,
+    )
+    undone = client.delete("/admin/teams/aliases/Getafe", headers=admin_headers)
+    assert undone.status_code == 200, undone.text
+    assert undone.json() == {
+        "alias": "Getafe",
+        "team": "Arsenal",
+        "restored_team": True,
+        "matches_moved_back": 38,
+        "not_moved_back": [],
+        "merged_matches": [],
+        "aliases_moved_back": [],
+    }
+    assert (matches_of(session, "Getafe"), matches_of(session, "Arsenal")) == (38, 38)
+    after = client.get("/matches", params={"competition": "SP1", "limit": 500}).json()
+    assert {m["id"] for m in after["items"] if "Getafe" in (m["home_team"], m["away_team"])} == (
+        getafe_ids
+    )
+    assert count_rows(session, TeamAlias) == 0
+    assert client.delete("/admin/teams/aliases/Getafe", headers=admin_headers).status_code == 404
+
+
+def test_unalias_says_which_matches_keep_the_quotes_of_both(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile, session: Session
+) -> None:
+    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
+    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
+    # The Odds API's Man Utd has an alias of its own, which moves with it.
+    assert alias(client, admin_headers, "Man Utd", "Manchester United").status_code == 200
+    moved = alias(client, admin_headers, "Leicester City", "Leicester").json()
+    assert moved["matches_moved"] == 1
+    merged = alias(client, admin_headers, "Manchester United", "Man United").json()
+    assert (merged["matches_merged"], merged["quotes_moved"]) == (1, 2)
+    twin = session.scalars(
+        select(Match.id).where(Match.external_id == "0a3f5e1c9b2d4e6f8a7b6c5d4e3f2a1b")
+    ).one()
+
+    undone = client.delete("/admin/teams/aliases/Manchester United", headers=admin_headers)
+    assert undone.status_code == 200, undone.text
+    body = undone.json()
+    assert (body["restored_team"], body["matches_moved_back"]) == (True, 0)
+    assert body["merged_matches"] == [twin]
+    assert body["aliases_moved_back"] == ["Man Utd"]
+    aliases = {a.alias: a.team.name for a in session.scalars(select(TeamAlias))}
+    assert aliases == {"Man Utd": "Manchester United", "Leicester City": "Leicester"}
+    # The match that had moved to Leicester was then merged away: nothing to move back.
+    gone = client.delete("/admin/teams/aliases/Leicester City", headers=admin_headers).json()
+    assert gone["restored_team"] is True
+    assert gone["matches_moved_back"] == 0
+    assert [item["match_id"] for item in gone["not_moved_back"]] == [None]
+    assert "no longer stored" in gone["not_moved_back"][0]["reason"]
+
+
+def test_an_alias_without_a_merge_is_removed_with_no_content(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
+    assert alias(client, admin_headers, "Man Utd", "Man United").json()["preview"] is None
+    removed = client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers)
+    assert (removed.status_code, removed.content) == (204, b"")
+
+
+def test_a_merge_within_one_competition_needs_no_confirmation(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
+) -> None:
+    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
+    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
+    merged = alias(client, admin_headers, "Manchester United", "Man United")
+    assert merged.status_code == 200
+    preview = merged.json()["preview"]
+    assert (preview["needs_confirmation"], preview["clashes"]) == (False, [])
+    assert preview["competitions"] == [{"competition": "E0", "season": "2018/19", "matches": 1}]

@@ -16,11 +16,13 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.engine import make_url
 
-from app.db.engine import make_engine
+from app.db.engine import make_engine, make_session_factory
 from app.db.migrate import current_revision, downgrade_to, head_revision
-from app.settings import Settings
+from app.db.orm import Match
+from app.settings import Settings, settings_environment
 from tests.commands import Oddsboost
 from tests.helpers import count_complete_triples, free_port
 from tests.processes import child_environment, running_server
@@ -83,9 +85,10 @@ def test_import_into_a_new_database_creates_the_schema_first(
         ("import", "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")),
         ("teams", "alias", "Man Utd", "Manchester United"),
         ("teams", "unalias", "Man Utd"),
+        ("matches", "delete", "1"),
         ("refit",),
     ],
-    ids=["import the-odds-api", "teams alias", "teams unalias", "refit"],
+    ids=["import the-odds-api", "teams alias", "teams unalias", "matches delete", "refit"],
 )
 def test_every_command_that_writes_creates_the_schema_of_an_empty_database(
     oddsboost: Oddsboost, fresh_database_url: str, command: tuple[str, ...]
@@ -220,6 +223,52 @@ def test_a_blank_or_too_long_season_option(
     assert "season is longer than 16 characters" in too_long.stderr
 
 
+@pytest.mark.parametrize("season", ["banana", "x; DROP", "2018/20"])
+def test_a_season_option_that_is_not_a_season_is_a_usage_error(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, season: str
+) -> None:
+    result = oddsboost.run(
+        "import",
+        "football-data",
+        str(season_file("I1_0203")),
+        "--season",
+        season,
+        env=on(migrated_url),
+    )
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"--season: season {season!r} is not YYYY/YY")
+    assert "e.g. 2018/19" in line
+    calendar = import_json(
+        oddsboost, migrated_url, "football-data", str(season_file("I1_0203")), "--season", "2003"
+    )
+    assert calendar["total"]["matches_created"] == 306
+
+
+def test_a_rescheduled_fixture_is_shown_in_the_summary(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    header = "Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\n"
+    announced, moved = tmp_path / "announced.csv", tmp_path / "moved.csv"
+    announced.write_text(header + "E0,04/08/2018,Man United,Leicester,,\n")
+    moved.write_text(header + "E0,05/08/2018,Man United,Leicester,,\n")
+    import_json(oddsboost, migrated_url, "football-data", str(announced))
+    report = import_json(oddsboost, migrated_url, "football-data", str(moved))
+    assert report["total"]["matches_rescheduled"] == 1
+    assert report["files"][0]["matches_rescheduled"] == 1
+    # The season file has the match on 10 August 2018, its first row.
+    result = oddsboost.run(
+        "import", "football-data", str(season_file("E0_1819")), env=on(migrated_url)
+    )
+    assert result.returncode == 0, result.stderr
+    titles = next(line for line in result.stdout.splitlines() if "rescheduled" in line)
+    cells = next(line for line in result.stdout.splitlines() if "E0_1819.csv" in line)
+    columns = [c.strip() for c in titles.strip("┃│ ").replace("┃", "│").split("│")]
+    values = [c.strip() for c in cells.strip("┃│ ").split("│")]
+    assert dict(zip(columns, values, strict=True))["rescheduled"] == "1"
+    assert dict(zip(columns, values, strict=True))["matches"] == "379/1/0"
+
+
 def test_import_the_odds_api_file(oddsboost: Oddsboost, migrated_url: str, tmp_path: Path) -> None:
     report = import_json(
         oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")
@@ -336,6 +385,7 @@ def unusable_urls(database_url: str, tmp_path: Path) -> dict[str, tuple[str, str
         ("serve", "--no-migrate", "--port", "0"),
         ("import", "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")),
         ("teams", "unalias", "Man Utd"),
+        ("matches", "delete", "1"),
         ("refit",),
         ("backtest", "--database"),
     ],
@@ -357,6 +407,123 @@ def test_a_database_that_cannot_be_used_is_one_line(
     assert make_url(url).render_as_string(hide_password=True) in lines[0]
     assert reason in lines[0]
     assert PASSWORD not in result.stdout + result.stderr
+
+
+def test_merging_teams_of_two_leagues_and_undoing_it(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    for name in ("E0_1819", "SP1_1819"):
+        import_json(oddsboost, migrated_url, "football-data", str(season_file(name)))
+    env = on(migrated_url)
+    getafe = match_ids(migrated_url, Match.home_team.has(name="Getafe"))
+    getafe += match_ids(migrated_url, Match.away_team.has(name="Getafe"))
+    assert len(getafe) == 38  # a 20-team league: 19 home and 19 away matches
+
+    refused = oddsboost.run("teams", "alias", "Getafe", "Arsenal", env=env)
+    assert refused.returncode == 1
+    assert "'Getafe' into 'Arsenal' moves 38 matches" in refused.stdout
+    assert "'Getafe' played SP1 2018/19: 38 matches" in refused.stdout
+    assert "2018/19: 'Getafe' in SP1, 'Arsenal' in E0" in refused.stderr
+    assert refused.stderr.strip().endswith("run again with --yes to merge them anyway")
+
+    looked = oddsboost.run("teams", "alias", "Getafe", "Arsenal", "--dry-run", env=env)
+    assert looked.returncode == 0, looked.stderr
+    assert "'Getafe' into 'Arsenal' moves 38 matches" in looked.stdout
+    assert "dry run: nothing was changed" in looked.stdout
+    assert len(match_ids(migrated_url, Match.home_team.has(name="Getafe"))) == 19
+
+    merged = oddsboost.run("teams", "alias", "Getafe", "Arsenal", "--yes", env=env)
+    assert merged.returncode == 0, merged.stderr
+    assert "'Getafe' now maps to 'Arsenal'; merged the team stored under that name" in (
+        merged.stdout
+    )
+    assert match_ids(migrated_url, Match.home_team.has(name="Getafe")) == []
+
+    undone = oddsboost.run("teams", "unalias", "Getafe", env=env)
+    assert undone.returncode == 0, undone.stderr
+    assert "removed alias 'Getafe'" in undone.stdout
+    assert "restored the team 'Getafe': 38 matches moved back" in undone.stdout
+    back = match_ids(migrated_url, Match.home_team.has(name="Getafe"))
+    back += match_ids(migrated_url, Match.away_team.has(name="Getafe"))
+    assert sorted(back) == sorted(getafe)
+
+
+def test_unalias_says_what_stays_merged(
+    oddsboost: Oddsboost, migrated_url: str, tmp_path: Path
+) -> None:
+    env = on(migrated_url)
+    import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+    # The Odds API's first match again, as a season file names its home team.
+    season = tmp_path / "E0.csv"
+    season.write_text(
+        "Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\nE0,10/08/2018,Man United,Leicester City,2,1\n"
+    )
+    import_json(oddsboost, migrated_url, "football-data", str(season))
+    (kept,) = match_ids(migrated_url, Match.home_team.has(name="Man United"))
+    merged = oddsboost.run("teams", "alias", "Manchester United", "Man United", env=env)
+    assert merged.returncode == 0, merged.stderr
+    assert "0 matches moved, 1 merged" in merged.stdout
+    undone = oddsboost.run("teams", "unalias", "Manchester United", env=env)
+    assert undone.returncode == 0, undone.stderr
+    assert "restored the team 'Manchester United': 0 matches moved back" in undone.stdout
+    assert f"match {kept} stays merged: it keeps the quotes of both" in undone.stdout
+
+
+# --- matches delete -----------------------------------------------------------------------
+
+
+def match_ids(database_url: str, *conditions: ColumnElement[bool]) -> list[int]:
+    engine = make_engine(database_url)
+    with make_session_factory(engine)() as session:
+        found = list(session.scalars(select(Match.id).where(*conditions).order_by(Match.id)))
+    engine.dispose()
+    return found
+
+
+def test_delete_a_match_a_model_was_trained_on(
+    oddsboost: Oddsboost, refit_settings: Settings
+) -> None:
+    url = refit_settings.database_url
+    environment = settings_environment(refit_settings)
+    # The seeded seasons end in May 2018: a refit until 1 June 2018 trains on all of them.
+    refit = oddsboost.run("refit", "--until", "2018-06-01T00:00:00Z", env=environment)
+    assert refit.returncode == 0, refit.stderr + refit.stdout
+    first, *_ = match_ids(url)
+    refused = oddsboost.run("matches", "delete", str(first), env=environment)
+    assert refused.returncode == 1
+    (line,) = refused.stderr.strip().splitlines()
+    assert f"match {first} is inside the data window of model version 1 (" in line
+    assert line.endswith("pass --force to delete it anyway")
+    assert first in match_ids(url)
+    forced = oddsboost.run("matches", "delete", str(first), "--force", env=environment)
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.startswith(f"deleted match {first} (")
+    assert "model versions trained on it: 1" in forced.stdout
+    assert first not in match_ids(url)
+    gone = oddsboost.run("matches", "delete", str(first), env=environment)
+    assert (gone.returncode, gone.stderr.strip()) == (1, f"no match with id {first}")
+
+
+def test_delete_a_match_outside_every_window(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    import_json(oddsboost, migrated_url, "football-data", str(season_file("I1_0203")))
+    first, *others = match_ids(migrated_url)
+    deleted = oddsboost.run("matches", "delete", str(first), env=on(migrated_url))
+    assert deleted.returncode == 0, deleted.stderr
+    (line,) = deleted.stdout.strip().splitlines()
+    assert line.startswith(f"deleted match {first} (I1 2002/03, ")
+    assert line.endswith(" quotes")
+    assert match_ids(migrated_url) == others
+
+
+@pytest.mark.parametrize("match_id", ["0", "abc", "2147483648"])
+def test_delete_an_id_that_cannot_be_one_is_a_usage_error(
+    oddsboost: Oddsboost, migrated_url: str, match_id: str
+) -> None:
+    result = oddsboost.run("matches", "delete", match_id, env=on(migrated_url))
+    assert result.returncode == 2
+    assert "ID" in result.stderr
 
 
 # --- serve --------------------------------------------------------------------------------

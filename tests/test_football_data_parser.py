@@ -219,6 +219,19 @@ def test_new_leagues_layout() -> None:
     assert [(q.bookmaker, q.home) for q in batch.quotes] == [("PS", 1.75)]
 
 
+def test_a_season_column_that_is_not_a_season_skips_its_row() -> None:
+    content = (
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\n"
+        b"Norway,Eliteserien,2019,31/03/2019,17:00,Brann,Viking,1,0,H,2.1,3.4,3.5\n"
+        b"Norway,Eliteserien,banana,07/04/2019,17:00,Viking,Brann,1,1,D,2.1,3.4,3.5\n"
+        b"Norway,Eliteserien,2019/2021,14/04/2019,17:00,Molde,Brann,2,0,H,1.5,4.0,6.0\n"
+    )
+    batch = parse_football_data(content)
+    assert [(m.home_team, m.season) for m in batch.matches] == [("Brann", "2019")]
+    assert [(s.where, s.field) for s in batch.skipped] == [("row 3", "Season"), ("row 4", "Season")]
+    assert "season 'banana' is not YYYY/YY" in batch.skipped[0].reason
+
+
 def test_a_country_without_a_code_of_ours_is_the_competition_as_spelled() -> None:
     # Looser than a code sent as JSON: a season file's codes are kept as the file writes them.
     content = (
@@ -237,8 +250,10 @@ def test_season_spans_the_file_not_each_date() -> None:
         b"E0,02/08/2020,Arsenal,Chelsea,2,1\n"
     )
     assert {m.season for m in parse_football_data(content).matches} == {"2019/20"}
-    given = parse_football_data(content, season="2019-20 extended")
-    assert {m.season for m in given.matches} == {"2019-20 extended"}
+    given = parse_football_data(content, season="2020/21")
+    assert {m.season for m in given.matches} == {"2020/21"}
+    with pytest.raises(ValueError, match="season '2019-20 extended' is not YYYY/YY"):
+        parse_football_data(content, season="2019-20 extended")
 
 
 def test_season_is_the_one_holding_most_matches() -> None:

@@ -61,6 +61,11 @@ def test_ready_without_a_model_is_ready_and_says_so(real: TestClient) -> None:
     assert body["database"] == "ok"
     assert body["model"]["state"] == "none"
     assert "no model fitted yet" in body["model"]["detail"]
+    assert body == {
+        "status": "ready",
+        "database": "ok",
+        "model": {"state": "none", "detail": readiness.NO_MODEL_DETAIL},
+    }
 
 
 def test_ready_with_a_model(real: TestClient, refit_settings: Settings) -> None:
@@ -73,6 +78,11 @@ def test_ready_with_a_model(real: TestClient, refit_settings: Settings) -> None:
     engine.dispose()
     app_state(real.app_state).models.refresh()
     assert real.get("/ready").json()["model"] == {"state": "loaded", "version": 1}
+    assert real.get("/ready").json() == {
+        "status": "ready",
+        "database": "ok",
+        "model": {"state": "loaded", "version": 1},
+    }
 
 
 def test_not_ready_when_the_database_does_not_answer(
@@ -87,6 +97,13 @@ def test_not_ready_when_the_database_does_not_answer(
     body = response.json()
     assert body["status"] == "not ready"
     assert "not reachable" in body["problems"]["database"]
+    problem = "the database is not reachable: OperationalError"
+    assert body == {
+        "status": "not ready",
+        "database": problem,
+        "model": {"state": "none", "detail": readiness.NO_MODEL_DETAIL},
+        "problems": {"database": problem},
+    }
     assert real.get("/health").status_code == 200  # alive all the same
 
 
@@ -95,6 +112,12 @@ def test_not_ready_until_the_model_state_is_read(real: TestClient) -> None:
     response = real.get("/ready")
     assert response.status_code == 503
     assert "has not been read" in response.json()["problems"]["model"]
+    assert response.json() == {
+        "status": "not ready",
+        "database": "ok",
+        "model": {"state": "unknown"},
+        "problems": {"model": readiness.MODEL_NOT_READ},
+    }
 
 
 def test_probes_are_not_in_the_api_docs(real: TestClient) -> None:

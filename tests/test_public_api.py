@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.services.ingest import import_football_data
-from tests.helpers import count_complete_triples, csv_rows
+from tests.helpers import count_complete_triples, csv_rows, error_messages
 
 SeasonFile = Callable[[str], Path]
 
@@ -171,3 +171,20 @@ def test_a_competition_filter_takes_every_code_the_database_holds(client: TestCl
     assert answer.status_code == 200
     assert answer.json()["total"] == 0
     assert client.get("/matches", params={"competition": longest + "X"}).status_code == 422
+
+
+@pytest.mark.parametrize("season", ["banana", "x; DROP", "2018/2019", "18/19"])
+def test_a_season_filter_that_is_not_a_season_is_422(client: TestClient, season: str) -> None:
+    response = client.get("/matches", params={"season": season})
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("query.season: ")
+    assert "YYYY/YY (two consecutive years, e.g. 2018/19) or YYYY (a calendar year" in message
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_a_season_filter_in_either_form(client: TestClient) -> None:
+    assert client.get("/matches", params={"season": "2018/19"}).json()["total"] == 760
+    assert client.get("/matches", params={"season": "2018"}).json()["total"] == 0
+    # Blank means not given, as it does for an import.
+    assert client.get("/matches", params={"season": " "}).json()["total"] == 760

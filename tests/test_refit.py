@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import os
 import signal
 import time
 from collections.abc import Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import JSON, Engine, bindparam, select, text
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import ModelVersion, RefitRun
+from app.domain.scoring import Scores
+from app.domain.version_records import BookmakerWeight, FitReport
 from app.domain.vocabulary import Phase, RunStatus, RunTrigger, VersionStatus
 from app.services import refit as refit_service
 from app.services.locks import refit_lock
@@ -24,7 +28,7 @@ from app.services.model_versions import activate, load_tables
 from app.services.refit import run_refit
 from app.services.refit_runs import create_run
 from app.settings import Settings, settings_environment
-from boosting import AdaBoostM2
+from boosting import AdaBoostM2, StopReason
 from tests.commands import Oddsboost
 from tests.helpers import wait_until
 from tests.processes import FitGate, Process, child_environment, running
@@ -50,6 +54,20 @@ def runs(engine: Engine) -> list[RefitRun]:
         return list(session.scalars(select(RefitRun).order_by(RefitRun.id)))
 
 
+def stored_json(engine: Engine, version_id: int) -> dict[str, Any]:
+    """A version's JSON columns as the database holds them, read past the ORM's records."""
+    with engine.connect() as connection:
+        row = connection.execute(
+            text("SELECT bookmakers, rounds_grid, validation FROM model_versions WHERE id = :id"),
+            {"id": version_id},
+        ).one()
+    # SQLite gives the JSON text, PostgreSQL the parsed value.
+    return {
+        column: json.loads(value) if isinstance(value, str) else value
+        for column, value in zip(("bookmakers", "rounds_grid", "validation"), row, strict=True)
+    }
+
+
 def test_a_refit_stores_and_activates_a_version(engine: Engine, refit_settings: Settings) -> None:
     outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     assert outcome.status == "succeeded", outcome.message
@@ -59,32 +77,126 @@ def test_a_refit_stores_and_activates_a_version(engine: Engine, refit_settings: 
     assert version.algorithm == "adaboost.m2"
     assert (version.method, version.phase) == ("power", "pre")
     assert version.rounds in refit_settings.refit_rounds_grid
-    assert [g["rounds"] for g in version.rounds_grid] == refit_settings.refit_rounds_grid
-    best = min(version.rounds_grid, key=lambda g: (g["log_loss"], g["rounds"]))
-    assert best["rounds"] == version.rounds
+    assert [g.rounds for g in version.rounds_grid] == refit_settings.refit_rounds_grid
+    best = min(version.rounds_grid, key=lambda g: (g.log_loss, g.rounds))
+    assert best.rounds == version.rounds
     # Three seasons of two leagues: 2 x 3 x 380 matches, all before 1 June 2018.
     assert version.n_matches == 2280
     assert version.window_end == UNTIL
     assert version.window_start == UNTIL - dt.timedelta(days=refit_settings.refit_window_days)
-    codes = [b["code"] for b in version.bookmakers]
+    codes = [b.code for b in version.bookmakers]
     assert codes == sorted(codes)
     assert {"B365", "PS", "WH"} <= set(codes)
     for bookmaker in version.bookmakers:
-        assert math.isfinite(bookmaker["weight"])
-        assert bookmaker["weight"] >= 0
-    assert sum(b["chosen"] for b in version.bookmakers) == version.validation["rounds_run"]
+        assert math.isfinite(bookmaker.weight)
+        assert bookmaker.weight >= 0
+    assert sum(b.selection_count for b in version.bookmakers) == version.validation.rounds_run
     validation = version.validation
-    assert validation["rows"] == round(2280 * 0.2)
-    assert validation["fit_rows"] == 2280 - validation["rows"]
-    for forecast in (validation["model"], validation["consensus"]):
-        assert set(forecast) == {"log_loss", "brier", "rps", "accuracy"}
-        assert 0.8 < forecast["log_loss"] < 1.2
-    assert set(validation["bookmakers"]) == set(codes)
-    assert "active_version" not in validation  # nothing to compare with yet
+    assert validation.rows == round(2280 * 0.2)
+    assert validation.fit_rows == 2280 - validation.rows
+    for forecast in (validation.model, validation.consensus):
+        assert {field.name for field in fields(forecast)} == {
+            "log_loss",
+            "brier",
+            "rps",
+            "accuracy",
+        }
+        assert 0.8 < forecast.log_loss < 1.2
+    assert set(validation.bookmakers) == set(codes)
+    assert validation.active_version is None  # nothing to compare with yet
+    assert "active_version" not in stored_json(engine, version.id)["validation"]
     (run,) = runs(engine)
     assert (run.status, run.version_id, run.trigger) == ("succeeded", version.id, "cli")
     assert run.finished_at is not None
     assert run.until == UNTIL
+
+
+SCORE_KEYS = ["log_loss", "brier", "rps", "accuracy"]
+
+
+def test_a_version_stores_its_records_as_the_json_it_always_stored(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    (version,) = versions(engine)
+    stored = stored_json(engine, version.id)
+    assert stored["bookmakers"] == [
+        {"code": b.code, "weight": b.weight, "chosen": b.selection_count}
+        for b in version.bookmakers
+    ]
+    assert [list(b) for b in stored["bookmakers"]] == [["code", "weight", "chosen"]] * len(
+        version.bookmakers
+    )
+    assert stored["rounds_grid"] == [
+        {"rounds": g.rounds, "log_loss": g.log_loss} for g in version.rounds_grid
+    ]
+    assert all(type(g["rounds"]) is int for g in stored["rounds_grid"])
+    validation = stored["validation"]
+    assert list(validation) == [
+        "rows",
+        "model",
+        "consensus",
+        "bookmakers",
+        "fit_rows",
+        "dropped",
+        "stop_reason",
+        "rounds_run",
+        "options",
+        "method_scores",
+    ]
+    assert list(validation["model"]) == list(validation["consensus"]) == SCORE_KEYS
+    assert validation["model"]["log_loss"] == version.validation.model.log_loss
+    for code, entry in validation["bookmakers"].items():
+        assert list(entry) == ["rows", *SCORE_KEYS, "model_log_loss"]
+        assert entry["brier"] == version.validation.bookmakers[code].scores.brier
+    assert validation["stop_reason"] == version.validation.stop_reason
+    assert validation["stop_reason"] in set(StopReason)
+    assert validation["options"] == {
+        "rounds_grid": refit_settings.refit_rounds_grid,
+        "validation_fraction": refit_settings.refit_validation_fraction,
+        "phase": "pre",
+        "methods": ["power"],
+        "bookmakers": None,
+        "min_quotes": refit_settings.refit_min_quotes,
+        "half_life_days": None,
+        "calibrate": False,
+    }
+    assert validation["method_scores"] == {"power": validation["model"]["log_loss"]}
+
+
+def test_versions_of_the_first_refits_read_and_are_served_as_stored(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    (version,) = versions(engine)
+    stored = stored_json(engine, version.id)
+    # The first refits recorded neither the fitting options nor the score of each method.
+    first = {
+        key: value
+        for key, value in stored["validation"].items()
+        if key not in ("options", "method_scores")
+    }
+    with engine.begin() as connection:
+        connection.execute(
+            text("UPDATE model_versions SET validation = :validation WHERE id = :id").bindparams(
+                bindparam("validation", type_=JSON)
+            ),
+            {"validation": first, "id": version.id},
+        )
+    (read,) = versions(engine)
+    assert (read.validation.options, read.validation.method_scores) == (None, None)
+    assert read.validation.rounds_run == version.validation.rounds_run
+    with TestClient(create_app(refit_settings)) as client:
+        served = client.get(f"/models/{version.id}").json()
+    # The same keys in the same order, and the same values with the same JSON types.
+    assert json.dumps(served["validation"]) == json.dumps(first)
+    assert json.dumps(served["bookmakers"]) == json.dumps(stored["bookmakers"])
+    assert json.dumps(served["rounds_grid"]) == json.dumps(stored["rounds_grid"])
+    assert stored_json(engine, version.id)["validation"] == first  # reading changed nothing
 
 
 def test_the_stored_weights_are_a_refit_on_the_whole_window(
@@ -98,8 +210,8 @@ def test_the_stored_weights_are_a_refit_on_the_whole_window(
         matches, quotes = load_tables(session, start=version.window_start, end=version.window_end)
     training = build_training_set(matches, quotes, phase=Phase.PRE, method="power", min_quotes=100)
     expected = AdaBoostM2(n_rounds=version.rounds).fit(training.H, training.y)
-    assert [b["code"] for b in version.bookmakers] == list(training.bookmakers)
-    assert [b["weight"] for b in version.bookmakers] == pytest.approx(
+    assert [b.code for b in version.bookmakers] == list(training.bookmakers)
+    assert [b.weight for b in version.bookmakers] == pytest.approx(
         expected.hypothesis_weights_.tolist()
     )
 
@@ -141,6 +253,17 @@ def test_a_failing_fit_leaves_the_active_model(
 
 
 SYNTHETIC_QUOTES = 600  # the latest matches: more than the 456 validation matches
+HAND_MADE_SCORES = Scores(log_loss=1.0, brier=0.6, rps=0.2, accuracy=0.5)
+HAND_MADE_VALIDATION = FitReport(
+    rows=0,
+    model=HAND_MADE_SCORES,
+    consensus=HAND_MADE_SCORES,
+    bookmakers={},
+    fit_rows=0,
+    dropped={},
+    stop_reason=StopReason.MAX_ROUNDS,
+    rounds_run=1,
+)
 
 
 def _hand_made_active_version(engine: Engine, code: str, truthful: bool) -> None:
@@ -187,9 +310,9 @@ def _hand_made_active_version(engine: Engine, code: str, truthful: bool) -> None
             window_start=UNTIL - dt.timedelta(days=1095),
             window_end=UNTIL,
             n_matches=1,
-            bookmakers=[{"code": code, "weight": 1.0, "chosen": 1}],
-            rounds_grid=[],
-            validation={},
+            bookmakers=(BookmakerWeight(code, 1.0, selection_count=1),),
+            rounds_grid=(),
+            validation=HAND_MADE_VALIDATION,
             project_version="test",
             fit_seconds=0.0,
         )
@@ -210,10 +333,13 @@ def test_a_worse_version_is_rejected_and_kept(engine: Engine, refit_settings: Se
     assert rejected.status == "rejected"
     assert rejected.rejected_reason is not None
     assert "worse than active version" in rejected.rejected_reason
-    comparison = rejected.validation["active_version"]
-    assert comparison["id"] == active.id
-    assert comparison["rows"] == rejected.validation["rows"]
-    assert comparison["log_loss"] < comparison["model_log_loss"]
+    comparison = rejected.validation.active_version
+    assert comparison is not None
+    assert comparison.id == active.id
+    assert comparison.rows == rejected.validation.rows
+    assert comparison.log_loss is not None
+    assert comparison.model_log_loss is not None
+    assert comparison.log_loss < comparison.model_log_loss
     assert runs(engine)[-1].status == "rejected"
 
 
@@ -224,7 +350,10 @@ def test_a_better_version_replaces_the_active_one(engine: Engine, refit_settings
     assert outcome.status == "succeeded", outcome.message
     old, new = versions(engine)
     assert (old.status, new.status) == ("retired", "active")
-    assert new.validation["active_version"]["log_loss"] > new.validation["model"]["log_loss"]
+    comparison = new.validation.active_version
+    assert comparison is not None
+    assert comparison.log_loss is not None
+    assert comparison.log_loss > new.validation.model.log_loss
 
 
 def test_exactly_one_version_is_active(engine: Engine, refit_settings: Settings) -> None:

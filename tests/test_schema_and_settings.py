@@ -8,17 +8,20 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from pydantic import ValidationError
-from sqlalchemy import Connection, Engine, insert, inspect
+from sqlalchemy import Connection, Engine, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db.migrate import (
     SchemaNotCurrentError,
     current_revision,
+    downgrade_to,
     head_revision,
     require_current_schema,
+    upgrade_to_head,
 )
-from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, Team
+from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, RefitRun, Team
+from app.domain.vocabulary import Phase, RunStatus, RunTrigger
 from app.settings import Settings
 
 
@@ -107,6 +110,28 @@ def test_quote_constraints_in_the_database(session: Session, change: dict[str, o
         session.execute(insert(OddsQuote), [{**row, **change}])
 
 
+def test_shared_words_are_stored_as_their_text_and_read_back_as_words(session: Session) -> None:
+    session.execute(insert(OddsQuote), [_undated_quote(session)])
+    session.add(
+        RefitRun(
+            trigger=RunTrigger.SCHEDULER,
+            status=RunStatus.QUEUED,
+            until=dt.datetime(2018, 8, 10, tzinfo=dt.UTC),
+        )
+    )
+    session.flush()
+    stored = session.execute(
+        text("SELECT q.phase, r.trigger, r.status FROM odds_quotes q, refit_runs r")
+    ).one()
+    assert tuple(stored) == ("pre", "scheduler", "queued")
+    assert all(type(word) is str for word in stored)
+    session.expire_all()
+    assert session.scalars(select(OddsQuote.phase)).one() is Phase.PRE
+    run = session.scalars(select(RefitRun)).one()
+    assert (run.trigger, run.status) == (RunTrigger.SCHEDULER, RunStatus.QUEUED)
+    assert (type(run.trigger), type(run.status)) == (RunTrigger, RunStatus)
+
+
 def test_timestamps_come_back_in_utc(session: Session) -> None:
     match_id, _ = _one_match(session)
     session.expire_all()
@@ -148,3 +173,20 @@ def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.admin_api_key is not None
     assert settings.admin_api_key.get_secret_value() == "from-env-key-123"
     assert "from-env-key-123" not in repr(settings)
+
+
+def test_the_team_merges_migration_goes_down_and_up(fresh_database_url: str) -> None:
+    from app.db.engine import make_engine
+
+    merge_tables = {"team_merges", "team_merge_matches"}
+    upgrade_to_head(fresh_database_url)
+    engine = make_engine(fresh_database_url)
+    try:
+        assert merge_tables <= set(inspect(engine).get_table_names())
+        downgrade_to(fresh_database_url, "0004")
+        assert current_revision(engine) == "0004"
+        assert not merge_tables & set(inspect(engine).get_table_names())
+        upgrade_to_head(fresh_database_url)
+        assert merge_tables <= set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()

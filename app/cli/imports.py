@@ -74,7 +74,11 @@ def import_football_data(
         list[str], typer.Argument(help="Season files, directories of them, or http(s) URLs.")
     ],
     season: Annotated[
-        str | None, typer.Option(help="Season of every match (e.g. 2018/19); default: derived.")
+        str | None,
+        typer.Option(
+            help="Season of every match: 2018/19 (two consecutive years) or 2019 (a calendar "
+            "year); default: derived."
+        ),
     ] = None,
     show_all: Annotated[bool, typer.Option("--show-all", help="List every skipped item.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -208,7 +212,7 @@ def _print_summary(
     from rich.table import Table
 
     table = Table(title="import summary", caption="new/updated/unchanged")
-    for name in ("file", "rows", "matches", "quotes", "results", "skipped"):
+    for name in ("file", "rows", "matches", "rescheduled", "quotes", "results", "skipped"):
         table.add_column(name, justify="left" if name == "file" else "right")
     for label, report in per_file:
         if isinstance(report, str):
@@ -234,6 +238,7 @@ def _count_cells(report: IngestReport) -> list[str]:
     return [
         str(report.rows_read),
         f"{report.matches_created}/{report.matches_updated}/{report.matches_unchanged}",
+        str(report.matches_rescheduled),
         f"{report.quotes_inserted}/{report.quotes_updated}/{report.quotes_unchanged}",
         str(report.results_set),
         str(len(report.skipped)),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
+from pydantic import TypeAdapter
 from sqlalchemy import (
     JSON,
     CheckConstraint,
@@ -32,7 +34,9 @@ from app.domain.records import (
     SEASON_MAX_LENGTH,
     TEAM_NAME_MAX_LENGTH,
 )
-from app.domain.vocabulary import RunStatus, VersionStatus
+from app.domain.rounds import GridPoint
+from app.domain.version_records import BookmakerWeight, FitReport
+from app.domain.vocabulary import MergeChange, Method, Phase, RunStatus, RunTrigger, VersionStatus
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -73,6 +77,68 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         return value.astimezone(dt.UTC)
 
 
+WordT = TypeVar("WordT", bound=StrEnum)
+RecordT = TypeVar("RecordT")
+
+
+class Word(TypeDecorator[WordT]):
+    """A shared word (a ``StrEnum`` of :mod:`app.domain.vocabulary`) stored as its text and
+    read back as the word.
+
+    Text given instead of the word is stored as given: the database's own check constraints
+    are what refuse a text that is no word.
+    """
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, words: type[WordT], length: int) -> None:
+        super().__init__(length)
+        self.words = words
+        self.length = length
+        self._by_text = {word.value: word for word in words}
+
+    def process_bind_param(self, value: WordT | str | None, _dialect: Dialect) -> str | None:
+        return None if value is None else str(value)
+
+    def process_result_value(self, value: Any, _dialect: Dialect) -> WordT | None:
+        if value is None:
+            return None
+        try:
+            return self._by_text[value]
+        except KeyError:
+            raise ValueError(
+                f"{value!r} read from the database is no {self.words.__name__}"
+            ) from None
+
+
+class JSONRecord(TypeDecorator[RecordT]):
+    """JSON written from a typed record and read back into it.
+
+    ``record_type`` is a record class or a collection of records (``tuple[GridPoint, ...]``);
+    pydantic writes and reads the JSON, so the records' own JSON names and shapes
+    (:mod:`app.domain.version_records`) are the only ones.
+    """
+
+    impl = JSON
+    cache_ok = True
+
+    def __init__(self, record_type: type[RecordT]) -> None:
+        super().__init__()
+        self.record_type = record_type
+        self._adapter = TypeAdapter(record_type)
+
+    def process_bind_param(self, value: Any, _dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        return self._adapter.dump_python(value, mode="json", by_alias=True, warnings="error")
+
+    def process_result_value(self, value: Any, _dialect: Dialect) -> RecordT | None:
+        if value is None:
+            return None
+        return self._adapter.validate_python(value)
+
+
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -110,6 +176,59 @@ class TeamAlias(Base):
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
 
     team: Mapped[Team] = relationship(back_populates="aliases")
+
+
+class TeamMerge(Base):
+    """A team folded into another when its name became an alias of the other (``alias``):
+    what ``unalias`` needs to restore it.
+
+    The merged team's name (the alias), the aliases it had, which moved with it, and each
+    match the merge changed (:class:`TeamMergeMatch`).
+    """
+
+    __tablename__ = "team_merges"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    alias_id: Mapped[int] = mapped_column(
+        ForeignKey("team_aliases.id", ondelete="CASCADE"), unique=True
+    )
+    team_name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX_LENGTH))
+    # The merged team's own aliases, which now name the team it was merged into.
+    aliases: Mapped[list[str]] = mapped_column(JSON)
+    merged_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    matches: Mapped[list[TeamMergeMatch]] = relationship(
+        back_populates="merge", cascade="all, delete-orphan", order_by="TeamMergeMatch.id"
+    )
+
+
+class TeamMergeMatch(Base):
+    """One match a team merge changed.
+
+    ``change`` is ``home`` or ``away`` for a match that moved over (the merged team played
+    on that side), and ``merged`` for a match that already existed under the other team and
+    took the merged team's match (its quotes, its result where it had none). A match deleted
+    since is NULL.
+    """
+
+    __tablename__ = "team_merge_matches"
+    __table_args__ = (
+        CheckConstraint(
+            "change IN (" + ", ".join(f"'{change}'" for change in MergeChange) + ")",
+            name="change_code",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    merge_id: Mapped[int] = mapped_column(
+        ForeignKey("team_merges.id", ondelete="CASCADE"), index=True
+    )
+    match_id: Mapped[int | None] = mapped_column(
+        ForeignKey("matches.id", ondelete="SET NULL"), index=True
+    )
+    change: Mapped[MergeChange] = mapped_column(Word(MergeChange, 8))
+
+    merge: Mapped[TeamMerge] = relationship(back_populates="matches")
 
 
 class Bookmaker(Base):
@@ -208,7 +327,7 @@ class OddsQuote(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
     bookmaker_id: Mapped[int] = mapped_column(ForeignKey("bookmakers.id"))
-    phase: Mapped[str] = mapped_column(String(8))
+    phase: Mapped[Phase] = mapped_column(Word(Phase, 8))
     home: Mapped[float] = mapped_column(Float)
     draw: Mapped[float] = mapped_column(Float)
     away: Mapped[float] = mapped_column(Float)
@@ -242,8 +361,8 @@ class ModelVersion(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     algorithm: Mapped[str] = mapped_column(String(32))
-    method: Mapped[str] = mapped_column(String(32))
-    phase: Mapped[str] = mapped_column(String(8))
+    method: Mapped[Method] = mapped_column(Word(Method, 32))
+    phase: Mapped[Phase] = mapped_column(Word(Phase, 8))
     rounds: Mapped[int]
     # Exponent a of p ∝ p^a applied to the weighted mix; 1 when not calibrated.
     calibration: Mapped[float] = mapped_column(Float, default=1.0, server_default=text("1.0"))
@@ -251,11 +370,13 @@ class ModelVersion(Base):
     window_end: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     n_matches: Mapped[int]
     # [{"code": "PS", "weight": 1.23, "chosen": 17}, ...] in pool order
-    bookmakers: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    bookmakers: Mapped[tuple[BookmakerWeight, ...]] = mapped_column(
+        JSONRecord(tuple[BookmakerWeight, ...])
+    )
     # [{"rounds": 10, "log_loss": 0.97}, ...]
-    rounds_grid: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    rounds_grid: Mapped[tuple[GridPoint, ...]] = mapped_column(JSONRecord(tuple[GridPoint, ...]))
     # {"rows": n, "model": {...}, "consensus": {...}, "bookmakers": {...}, ...}
-    validation: Mapped[dict[str, Any]] = mapped_column(JSON)
+    validation: Mapped[FitReport] = mapped_column(JSONRecord(FitReport))
     is_active: Mapped[bool] = mapped_column(default=False)
     activated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     rejected_reason: Mapped[str | None] = mapped_column(Text)
@@ -284,8 +405,8 @@ class RefitRun(Base):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    trigger: Mapped[str] = mapped_column(String(16))
-    status: Mapped[str] = mapped_column(String(16))
+    trigger: Mapped[RunTrigger] = mapped_column(Word(RunTrigger, 16))
+    status: Mapped[RunStatus] = mapped_column(Word(RunStatus, 16))
     started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     until: Mapped[dt.datetime] = mapped_column(UTCDateTime())

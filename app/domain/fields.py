@@ -1,5 +1,6 @@
 """Field types of every input read with pydantic (the HTTP API, The Odds API): one home for
-what a price, a team name, a code and a timestamp accept.
+what a price, a team name, a code and a timestamp accept; and how JSON written with pydantic
+leaves out what is absent.
 
 A price, a team name and a timestamp are checked by the function of :mod:`app.domain.records`
 the file parsers call, so a value refused here is refused there with the same message. A
@@ -11,7 +12,7 @@ file's code is taken as the file spells it (``check_file_code``); both rules liv
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from pydantic import AfterValidator, Field, Strict, StringConstraints
 
@@ -23,6 +24,8 @@ from app.domain.records import (
     check_price,
     check_team_name,
 )
+
+T = TypeVar("T")
 
 DecimalPrice = Annotated[
     float,
@@ -73,3 +76,12 @@ UtcDateTime = Annotated[
     AfterValidator(as_utc),
     Field(description="ISO 8601; a timestamp without an offset is taken as UTC."),
 ]
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+AbsentWhenNone = Annotated[T | None, Field(exclude_if=_is_none)]
+"""A field whose key is left out of the JSON when it holds nothing (rather than written as
+null): JSON written before the field existed, or with nothing to say, keeps its shape."""

@@ -260,11 +260,17 @@ def parse_price(text: str) -> float:
 
 
 def normalise_season(text: str) -> str:
-    """'2012/2013', '2012-13' or '1213' -> '2012/13'; a single year ('2012') is kept."""
+    """'2012/2013', '2012-13' or '1213' -> '2012/13'; a single year ('2012') is kept.
+
+    Only the spelling changes: years that do not follow each other ('2012/2015') are kept as
+    written, and :func:`app.domain.records.check_season` refuses them.
+    """
     text = text.strip()
-    match = re.fullmatch(r"(\d{4})\s*[/-]\s*(\d{2}|\d{4})", text)
+    match = re.fullmatch(r"([0-9]{4})\s*[/-]\s*([0-9]{2}|[0-9]{4})", text)
     if match:
-        start = int(match.group(1))
+        start, end = int(match.group(1)), match.group(2)
+        if int(end) != ((start + 1) % 100 if len(end) == 2 else start + 1):
+            return text
         return f"{start}/{(start + 1) % 100:02d}"
     if re.fullmatch(r"\d{4}", text) and not text.startswith(("19", "20")):
         start = 2000 + int(text[:2])

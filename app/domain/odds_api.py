@@ -28,6 +28,7 @@ from app.domain.records import (
     check_bookmaker_name,
     check_external_id,
     check_overround,
+    normalised,
 )
 from app.domain.vocabulary import Phase
 
@@ -78,7 +79,8 @@ BookmakerKey = Annotated[Code, Field(examples=["pinnacle"])]
 class Outcome(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    name: str
+    # Composed as the event's team names are, so the two spellings find each other.
+    name: Annotated[str, AfterValidator(normalised)]
     # Read as the feed sends it: a number, or a number written as text.
     price: DecimalPrice
 

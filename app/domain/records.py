@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -33,7 +35,16 @@ JSON_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 # The bookmakers table keeps a display name in a column as wide as a team's name.
 BOOKMAKER_NAME_MAX_LENGTH = TEAM_NAME_MAX_LENGTH
 SEASON_MAX_LENGTH = 16
+# A season: two consecutive years, "2018/19", or one calendar year, "2019" (ASCII digits).
+SEASON_PATTERN = re.compile(r"(?P<start>[0-9]{4})(?:/(?P<end>[0-9]{2}))?")
+SEASON_FORMS = "YYYY/YY (two consecutive years, e.g. 2018/19) or YYYY (a calendar year, e.g. 2019)"
 EXTERNAL_ID_MAX_LENGTH = 100
+# Largest id or offset accepted: the range of a 32-bit integer column.
+MAX_ID = 2**31 - 1
+# Unicode categories of characters a name must not hold because they cannot be seen: format
+# characters (Cf: zero-width space, byte-order mark, bidirectional overrides, soft hyphen)
+# and line and paragraph separators (Zl, Zp). Control characters (Cc) are refused apart.
+INVISIBLE = frozenset({"Cf", "Zl", "Zp"})
 # Timestamps outside these years are typing mistakes, and near the ends of Python's range
 # date arithmetic overflows.
 EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
@@ -62,23 +73,49 @@ def check_overround(home: float, draw: float, away: float) -> None:
         )
 
 
-def check_text(value: str, what: str, max_length: int) -> str:
-    """Trim and check a name or code: 1..max_length characters, no control characters.
+def normalised(value: str) -> str:
+    """Text trimmed and in Unicode's composed form (NFC), as every name is stored.
 
-    The characters themselves are kept verbatim (quotes, apostrophes, SQL, accents).
+    "München" typed as u + a combining diaeresis and as the one character ü is one name.
+    A name a caller looks up (an alias to remove, a search) goes through here too.
     """
-    text = value.strip()
+    return unicodedata.normalize("NFC", value.strip())
+
+
+def check_text(value: str, what: str, max_length: int) -> str:
+    """Trim, compose (NFC) and check a name or code: 1..max_length characters, no control
+    characters and no invisible ones.
+
+    The visible characters are kept verbatim (quotes, apostrophes, SQL, accents). Invisible
+    ones (format characters such as a zero-width space, a byte-order mark or a right-to-left
+    override, and line or paragraph separators) are refused: they would make a second name
+    that looks the same as the first.
+    """
+    text = normalised(value)
     if not text:
         raise ValueError(f"{what} is empty")
     if len(text) > max_length:
         raise ValueError(f"{what} is longer than {max_length} characters")
-    if any(ord(character) < 32 or ord(character) == 127 for character in text):
+    categories = [unicodedata.category(character) for character in text]
+    if "Cc" in categories:
         raise ValueError(f"{what} contains control characters")
+    invisible = next((c for c, cat in zip(text, categories, strict=True) if cat in INVISIBLE), None)
+    if invisible is not None:
+        raise ValueError(
+            f"{what} contains the invisible character {describe_character(invisible)}; "
+            "type the name without it"
+        )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise ValueError(f"{what} is not valid Unicode text (lone surrogate)") from None
     return text
+
+
+def describe_character(character: str) -> str:
+    """``U+200B ZERO WIDTH SPACE``: a character named so that a reader can find it."""
+    name = unicodedata.name(character, "")
+    return f"U+{ord(character):04X} {name}".rstrip()
 
 
 def check_team_name(value: str) -> str:
@@ -100,7 +137,27 @@ def check_bookmaker_name(value: str, what: str = "bookmaker name") -> str:
 
 
 def check_season(value: str) -> str:
-    return check_text(value, "season", SEASON_MAX_LENGTH)
+    """A season in one of its two forms: ``YYYY/YY``, a season over two consecutive years
+    (2018/19, 1999/00), or ``YYYY``, the calendar year of a league that plays within one.
+
+    Every season a caller or a file gives is checked here, so a typing mistake is refused
+    rather than stored as a new season that relabels matches.
+    """
+    text = check_text(value, "season", SEASON_MAX_LENGTH)
+    form = SEASON_PATTERN.fullmatch(text)
+    if form is None:
+        raise ValueError(f"season {text!r} is not {SEASON_FORMS}")
+    start = int(form["start"])
+    last = start if form["end"] is None else start + 1
+    if form["end"] is not None and int(form["end"]) != last % 100:
+        raise ValueError(
+            f"season {text!r} is not {SEASON_FORMS}: after {start} comes {start}/{last % 100:02d}"
+        )
+    if start < EARLIEST.year or last >= LATEST.year:
+        raise ValueError(
+            f"season {text!r} is not {SEASON_FORMS} in the years {EARLIEST.year}-{LATEST.year - 1}"
+        )
+    return text
 
 
 def optional_season(value: str | None) -> str | None:
@@ -184,6 +241,11 @@ class MatchRecord:
     @property
     def kickoff_date(self) -> dt.date:
         return self.kickoff.date()
+
+    @property
+    def season_or_derived(self) -> str:
+        """The season given, else the August-July season of the kickoff."""
+        return self.season or season_of(self.kickoff_date)
 
     @property
     def identity(self) -> tuple[str, str, str, dt.date]:

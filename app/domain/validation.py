@@ -1,16 +1,23 @@
 """How a fit did on the held-out part of its training window: against the consensus, each
 bookmaker and the active version. (The number of rounds is chosen on the same part:
 :mod:`app.domain.rounds`.)
+
+A model version stores the report as JSON (:mod:`app.domain.version_records`); pydantic
+writes and reads it from these records, with the hooks below where the JSON is shaped
+otherwise than the record.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from app.domain.ensemble import Ensemble
+from app.domain.fields import AbsentWhenNone
 from app.domain.scoring import Scores, scores
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.training import TrainingSet, build_training_set
@@ -25,8 +32,22 @@ class BookmakerValidation:
     scores: Scores
     model_log_loss: float
 
-    def to_json(self) -> dict[str, float]:
-        return {"rows": self.rows, **asdict(self.scores), "model_log_loss": self.model_log_loss}
+    # In JSON the scores sit beside the rows: {"rows", "log_loss", ..., "model_log_loss"}.
+    @model_serializer(mode="wrap")
+    def _scores_inline(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = write(self)
+        return {"rows": data["rows"], **data["scores"], "model_log_loss": data["model_log_loss"]}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scores_nested(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "scores" in data:
+            return data
+        score_names = [score.name for score in fields(Scores)]
+        return {
+            **{key: value for key, value in data.items() if key not in score_names},
+            "scores": {name: data[name] for name in score_names if name in data},
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +75,8 @@ class ValidationReport:
     model: Scores
     consensus: Scores
     bookmakers: dict[str, BookmakerValidation]
-    active_version: ActiveVersionComparison | None = None
-
-    def to_json(self) -> dict[str, object]:
-        """As a model version stores it (and the API serves it)."""
-        data: dict[str, object] = {
-            "rows": self.rows,
-            "model": asdict(self.model),
-            "consensus": asdict(self.consensus),
-            "bookmakers": {code: entry.to_json() for code, entry in self.bookmakers.items()},
-        }
-        if self.active_version is not None:
-            data["active_version"] = asdict(self.active_version)
-        return data
+    # None (and no key in JSON) when no version was active.
+    active_version: AbsentWhenNone[ActiveVersionComparison] = None
 
 
 def validation_report(

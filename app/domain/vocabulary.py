@@ -1,4 +1,5 @@
-"""Words the whole service shares: a quote's phase, de-margining methods, refit and version states.
+"""Words the whole service shares: a quote's phase, de-margining methods, refit and version states,
+readiness.
 
 They are ``StrEnum``s, so they compare equal to, serialise as and are stored as their plain
 text values (``Phase.PRE == "pre"``), which keeps the database and the API unchanged.
@@ -70,3 +71,27 @@ class VersionStatus(StrEnum):
     ACTIVE = "active"
     RETIRED = "retired"
     REJECTED = "rejected"
+
+
+class ReadyStatus(StrEnum):
+    """Whether the process is ready to serve (``/ready``)."""
+
+    READY = "ready"
+    NOT_READY = "not ready"
+
+
+class ModelState(StrEnum):
+    """What the process knows of the active model: never read yet, read and none fitted yet,
+    or a version loaded."""
+
+    UNKNOWN = "unknown"
+    NONE = "none"
+    LOADED = "loaded"
+
+
+class MergeChange(StrEnum):
+    """What merging one team into another did to a match (so that it can be undone)."""
+
+    HOME = "home"  # the merged team was the home side; the match moved to the other team
+    AWAY = "away"  # likewise, the away side
+    MERGED = "merged"  # the other team had this match: the merged team's one was folded in

@@ -11,21 +11,21 @@ from sqlalchemy.orm import Session
 from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
 from app.domain.ensemble import Ensemble
 from app.domain.tables import MatchTable, QuoteTable, tables_from_rows
-from app.domain.vocabulary import Method, Phase
 from app.services.pagination import Paged, PageWindow, paginate
 
 
 def ensemble_of(version: ModelVersion) -> Ensemble:
+    pool = version.bookmakers
     return Ensemble(
-        bookmakers=tuple(str(b["code"]) for b in version.bookmakers),
-        weights=np.array([float(b["weight"]) for b in version.bookmakers], dtype=np.float64),
-        method=Method(version.method),
-        phase=Phase(version.phase),
+        bookmakers=tuple(bookmaker.code for bookmaker in pool),
+        weights=np.array([bookmaker.weight for bookmaker in pool], dtype=np.float64),
+        method=version.method,
+        phase=version.phase,
         rounds=version.rounds,
         version=version.id,
         fitted_at=version.created_at,
         algorithm=version.algorithm,
-        selection_counts=tuple(int(b["chosen"]) for b in version.bookmakers),
+        selection_counts=tuple(bookmaker.selection_count for bookmaker in pool),
         calibration=version.calibration,
     )
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Literal
 
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.domain.vocabulary import ModelState, ReadyStatus
 from app.services.serving import ModelCache
 
 # Readiness gives up on a database that does not answer within this many seconds.
@@ -24,10 +24,15 @@ MODEL_NOT_READ = "the active model has not been read from the database yet"
 
 @dataclass(frozen=True, slots=True)
 class ModelReadiness:
-    """``unknown``: never read; ``none``: read, nothing fitted yet; ``loaded``: a version."""
+    """What the model cache knows, and the version when one is loaded."""
 
-    state: Literal["unknown", "none", "loaded"]
+    state: ModelState
     version: int | None = None
+
+    @property
+    def detail(self) -> str | None:
+        """What a ready process without a model should say about its predictions."""
+        return NO_MODEL_DETAIL if self.state is ModelState.NONE else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +46,18 @@ class Readiness:
         found: dict[str, str] = {}
         if self.database_problem is not None:
             found["database"] = self.database_problem
-        if self.model.state == "unknown":
+        if self.model.state is ModelState.UNKNOWN:
             found["model"] = MODEL_NOT_READ
         return found
+
+    @property
+    def status(self) -> ReadyStatus:
+        return ReadyStatus.NOT_READY if self.problems else ReadyStatus.READY
+
+    @property
+    def database(self) -> str:
+        """``ok``, or why the database is not usable."""
+        return self.database_problem or "ok"
 
 
 def ping_database(sessions: sessionmaker[Session]) -> None:
@@ -68,9 +82,9 @@ async def check_readiness(
         database_problem = f"the database is not reachable: {type(error).__name__}"
     ensemble = models.ensemble
     if not models.loaded:
-        model = ModelReadiness("unknown")
+        model = ModelReadiness(ModelState.UNKNOWN)
     elif ensemble is None:
-        model = ModelReadiness("none")
+        model = ModelReadiness(ModelState.NONE)
     else:
-        model = ModelReadiness("loaded", ensemble.version)
+        model = ModelReadiness(ModelState.LOADED, ensemble.version)
     return Readiness(database_problem, model)

@@ -16,7 +16,7 @@ import os
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from sqlalchemy import Engine, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -24,14 +24,10 @@ from sqlalchemy.orm import Session, sessionmaker
 import app as package
 from app.db.engine import make_session_factory
 from app.db.orm import ModelVersion, RefitRun, utcnow
-from app.domain.ensemble import ALGORITHM, Ensemble
-from app.domain.fitting import Fit, FitError, FitOptions, fit_ensemble, methods_to_try
-from app.domain.validation import (
-    ActiveVersionComparison,
-    ValidationReport,
-    compare_with_active,
-    validation_report,
-)
+from app.domain.ensemble import ALGORITHM
+from app.domain.fitting import FitError, FitOptions, fit_ensemble, methods_to_try
+from app.domain.validation import ActiveVersionComparison, compare_with_active, validation_report
+from app.domain.version_records import fit_report, pool_of
 from app.domain.vocabulary import RunStatus, RunTrigger
 from app.services.locks import RefitLock, refit_lock
 from app.services.model_versions import activate, active_version, ensemble_of, load_tables
@@ -113,7 +109,7 @@ def _claim_run(factory: sessionmaker[Session], run_id: int, until: dt.datetime) 
         run = session.get(RefitRun, run_id)
         if run is None:
             raise RefitError(f"no refit run {run_id}")
-        if RunStatus(run.status).is_final:
+        if run.status.is_final:
             raise RefitError(f"refit run {run_id} has already finished ({run.status})")
         run.status, run.until = RunStatus.RUNNING, until
         run.host, run.pid = socket.gethostname()[:255], os.getpid()
@@ -199,16 +195,16 @@ def _refit(
         version = ModelVersion(
             created_at=utcnow(),
             algorithm=ALGORITHM,
-            method=str(training.method),
+            method=training.method,
             phase=training.phase,
             rounds=fit.choice.rounds,
             calibration=fit.ensemble.calibration,
             window_start=start,
             window_end=until,
             n_matches=len(training),
-            bookmakers=_stored_bookmakers(fit.ensemble),
-            rounds_grid=[asdict(point) for point in fit.choice.grid],
-            validation=_stored_validation(report, fit, options),
+            bookmakers=pool_of(fit.ensemble),
+            rounds_grid=tuple(fit.choice.grid),
+            validation=fit_report(report, fit, options),
             rejected_reason=rejected_reason,
             project_version=package.__version__[:32],
             fit_seconds=fit_seconds,
@@ -260,31 +256,6 @@ def _promotion_refusal(comparison: ActiveVersionComparison, tolerance: float) ->
         f"{comparison.rows} matches by {comparison.excess:.4f}, more than the tolerance "
         f"{tolerance}"
     )
-
-
-def _stored_bookmakers(ensemble: Ensemble) -> list[dict[str, object]]:
-    """The pool as a model version stores it (and the API serves it), in pool order."""
-    return [
-        {"code": code, "weight": float(weight), "chosen": count}
-        for code, weight, count in zip(
-            ensemble.bookmakers, ensemble.weights, ensemble.selection_counts, strict=True
-        )
-    ]
-
-
-def _stored_validation(
-    report: ValidationReport, fit: Fit, options: FitOptions
-) -> dict[str, object]:
-    """The validation figures as a model version stores them (and the API serves them)."""
-    return {
-        **report.to_json(),
-        "fit_rows": fit.fit_rows,
-        "dropped": fit.training.dropped,
-        "stop_reason": str(fit.model.stop_reason_),
-        "rounds_run": fit.model.n_rounds_,
-        "options": options.to_json(),
-        "method_scores": fit.method_scores,
-    }
 
 
 def _check(should_stop: Callable[[], bool]) -> None:

@@ -26,10 +26,10 @@ log = logging.getLogger(__name__)
 class RefitStats:
     """What the metrics say about refits, read with the model."""
 
-    runs_by_status: dict[str, int] = field(default_factory=dict)
+    runs_by_status: dict[RunStatus, int] = field(default_factory=dict)
     last_success_at: float | None = None  # POSIX seconds
     last_duration_seconds: float | None = None
-    last_status: str | None = None
+    last_status: RunStatus | None = None
 
 
 def refit_stats(session: Session) -> RefitStats:
@@ -49,12 +49,12 @@ def refit_stats(session: Session) -> RefitStats:
     if last_success is not None and last_success.tzinfo is None:
         last_success = last_success.replace(tzinfo=dt.UTC)
     return RefitStats(
-        runs_by_status={str(status): int(count) for status, count in counts.items()},
+        runs_by_status={status: int(count) for status, count in counts.items()},
         last_success_at=None if last_success is None else last_success.timestamp(),
         last_duration_seconds=None
         if last is None
         else (last.finished_at - last.started_at).total_seconds(),
-        last_status=None if last is None else str(last.status),
+        last_status=None if last is None else last.status,
     )
 
 

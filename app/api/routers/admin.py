@@ -6,20 +6,24 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response
 from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
 from app.api.deps import ADMIN_ERRORS, WriteSessionDep, require_admin
+from app.api.schemas.common import MAX_ID
 from app.api.schemas.ingest import (
     AliasIn,
     AliasOut,
     IngestResponse,
     OddsUpload,
     ResultsUpload,
+    UnaliasOut,
 )
+from app.api.schemas.matches import DeletedMatchOut
 from app.domain.odds_api import Event
 from app.domain.records import optional_season
-from app.services import ingest, teams
+from app.services import ingest, matches, teams
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
 
@@ -70,7 +74,10 @@ async def import_football_data(
     session: WriteSessionDep,
     season: Annotated[
         str | None,
-        Query(description="Season of every match, e.g. 2018/19; blank or absent: derived."),
+        Query(
+            description="Season of every match: 2018/19 (two consecutive years) or 2019 (a "
+            "calendar year); blank or absent: derived."
+        ),
         AfterValidator(optional_season),
     ] = None,
 ) -> IngestResponse:
@@ -126,29 +133,79 @@ def import_the_odds_api(
     return IngestResponse.model_validate(ingest.import_odds_api(session, events))
 
 
+@router.delete(
+    "/matches/{match_id}",
+    response_model=DeletedMatchOut,
+    responses={
+        **ADMIN_ERRORS,
+        404: {"description": "No match with that id."},
+        409: {"description": "A stored model version was trained on the match; not deleted."},
+    },
+)
+def delete_match(
+    match_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[17])],
+    session: WriteSessionDep,
+    force: Annotated[
+        bool,
+        Query(
+            description="Delete it even if a stored model version was trained on it (its "
+            "kickoff is inside the version's data window)."
+        ),
+    ] = False,
+) -> DeletedMatchOut:
+    """Delete a match and its quotes: a duplicate, or a match that was never played."""
+    try:
+        deleted = matches.delete_match(session, match_id, force=force)
+    except matches.MatchNotFoundError as error:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(error)) from None
+    except matches.MatchTrainedOnError as error:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"{error}; add ?force=true to delete it anyway"
+        ) from None
+    return DeletedMatchOut.model_validate(deleted)
+
+
 @router.post(
     "/teams/aliases",
     response_model=AliasOut,
     responses={
         **ADMIN_ERRORS,
         404: {"description": "No such team."},
-        409: {"description": "Conflict."},
+        409: {
+            "description": "Conflict; or a merge of two teams that look like two, not done: "
+            'the answer\'s "preview" says what it would change; send "confirm": true.'
+        },
     },
 )
 def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
-    """Map another source's team name to a stored team (merging a duplicate team if one exists)."""
-    return AliasOut.model_validate(teams.add_alias(session, alias=alias.alias, team=alias.team))
+    """Map another source's team name to a stored team (merging a duplicate team if one
+    exists: the answer's ``preview`` says what moved; ``dry_run`` looks first)."""
+    report = teams.add_alias(
+        session, alias=alias.alias, team=alias.team, confirm=alias.confirm, dry_run=alias.dry_run
+    )
+    return AliasOut.model_validate(report)
 
 
 @router.delete(
     "/teams/aliases/{alias}",
     status_code=status.HTTP_204_NO_CONTENT,
-    responses={**ADMIN_ERRORS, 404: {"description": "No such alias."}},
+    response_model=None,
+    responses={
+        **ADMIN_ERRORS,
+        200: {"model": UnaliasOut, "description": "The alias had merged a team: what was undone."},
+        204: {"description": "The alias is removed (it had merged no team)."},
+        404: {"description": "No such alias."},
+    },
 )
 def delete_alias(
     alias: Annotated[str, Path(examples=["Manchester United"])], session: WriteSessionDep
-) -> None:
-    teams.remove_alias(session, alias)
+) -> Response:
+    """Remove an alias. If adding it merged a team, the team is restored with the matches
+    that moved over; matches merged into the other team's keep the quotes of both."""
+    report = teams.remove_alias(session, alias)
+    if not report.restored_team:
+        return Response(status_code=status.HTTP_204_NO_CONTENT)
+    return JSONResponse(UnaliasOut.model_validate(report).model_dump(mode="json"))
 
 
 async def _uploaded_bytes(request: Request) -> bytes:

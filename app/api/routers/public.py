@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
+from pydantic import AfterValidator
 
 from app.api.deps import SessionDep, page_window
 from app.api.schemas.common import MAX_ID, Page
@@ -16,7 +17,12 @@ from app.api.schemas.matches import (
     TeamOut,
 )
 from app.domain.fields import UtcDateTime
-from app.domain.records import CODE_MAX_LENGTH, TEAM_NAME_MAX_LENGTH
+from app.domain.records import (
+    CODE_MAX_LENGTH,
+    SEASON_MAX_LENGTH,
+    TEAM_NAME_MAX_LENGTH,
+    optional_season,
+)
 from app.domain.vocabulary import MatchStatus
 from app.services import queries, teams
 from app.services.pagination import PageWindow
@@ -31,7 +37,16 @@ def list_matches(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
     competition: Annotated[str | None, Query(max_length=CODE_MAX_LENGTH, examples=["E0"])] = None,
-    season: Annotated[str | None, Query(max_length=16, examples=["2018/19"])] = None,
+    season: Annotated[
+        str | None,
+        Query(
+            max_length=SEASON_MAX_LENGTH,
+            description="2018/19 (two consecutive years) or 2019 (a calendar year); blank: "
+            "any season.",
+            examples=["2018/19"],
+        ),
+        AfterValidator(optional_season),
+    ] = None,
     kickoff_from: Annotated[
         UtcDateTime | None,
         Query(alias="from", description="Earliest kickoff (ISO 8601; UTC if naive)."),

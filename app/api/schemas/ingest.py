@@ -37,7 +37,8 @@ class MatchRef(StrictModel):
     external_id: Annotated[str | None, AfterValidator(_optional_external_id)] = None
     season: Annotated[str | None, AfterValidator(optional_season)] = Field(
         default=None,
-        description="Defaults to the August-July season of the kickoff.",
+        description="2018/19 (two consecutive years) or 2019 (a calendar year); defaults "
+        "to the August-July season of the kickoff.",
         examples=["2018/19"],
     )
 
@@ -65,6 +66,7 @@ class MatchRef(StrictModel):
             away_team=self.away_team,
             kickoff=self.kickoff,
             external_id=self.external_id,
+            season=self.season,
         )
 
 
@@ -202,6 +204,11 @@ class IngestResponse(BaseModel):
 
     matches_created: int
     matches_updated: int
+    matches_rescheduled: int = Field(
+        description="Of the updated matches, those moved to another date: by their external "
+        "id, or as the one unplayed meeting of the same home and away team in the same "
+        "competition and season."
+    )
     matches_unchanged: int
     quotes_inserted: int
     quotes_updated: int
@@ -214,6 +221,53 @@ class IngestResponse(BaseModel):
 class AliasIn(StrictModel):
     alias: TeamName = Field(examples=["Manchester United"])
     team: TeamName = Field(examples=["Man United"])
+    confirm: Annotated[bool, Strict()] = Field(
+        default=False,
+        description="Merge a team stored under the alias name even though the two look like "
+        "two teams (in a season both played, they share no competition).",
+    )
+    dry_run: Annotated[bool, Strict()] = Field(
+        default=False, description="Change nothing; answer what adding the alias would do."
+    )
+
+
+class CompetitionSeasonOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    competition: str
+    season: str
+    matches: int
+
+
+class SeasonClashOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    season: str
+    merged_team: list[str] = Field(description="The merged team's competitions that season.")
+    team: list[str] = Field(description="The team's competitions that season.")
+
+
+class MergePreviewOut(BaseModel):
+    """What merging the team stored under the alias name into the team changes."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    merged_team: str
+    team: str
+    matches_moved: int = Field(description="Matches that move over to the team.")
+    matches_merged: int = Field(
+        description="Matches the team already has (same competition, teams and date): merged."
+    )
+    quotes_moved_with_matches: int
+    quotes_moved: int = Field(description="Quotes of merged matches that go to the team's.")
+    quotes_dropped: int = Field(description="Quotes of merged matches the team's already has.")
+    competitions: list[CompetitionSeasonOut] = Field(
+        description="The merged team's matches by competition and season."
+    )
+    clashes: list[SeasonClashOut] = Field(
+        description="Seasons in which both teams played and shared no competition."
+    )
+    needs_confirmation: bool = Field(description='There are clashes: send "confirm": true.')
 
 
 class AliasOut(BaseModel):
@@ -228,3 +282,34 @@ class AliasOut(BaseModel):
     matches_moved: int
     matches_merged: int
     quotes_moved: int
+    preview: MergePreviewOut | None = Field(
+        description="What the merge changed (would change, on a dry run); null when no team "
+        "is stored under the alias name."
+    )
+    dry_run: bool
+
+
+class NotMovedBackOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    match_id: int | None = Field(description="Null when the match is no longer stored.")
+    reason: str
+
+
+class UnaliasOut(BaseModel):
+    """What removing an alias undid of the merge it had made, and what it could not."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    alias: str
+    team: str
+    restored_team: bool = Field(description="The merged team is back under its own name.")
+    matches_moved_back: int
+    not_moved_back: list[NotMovedBackOut]
+    merged_matches: list[int] = Field(
+        description="Matches the merged team's were merged into when the alias was added: "
+        "they keep the quotes (and result) of both and cannot be split again."
+    )
+    aliases_moved_back: list[str] = Field(
+        description="The merged team's own aliases, which name it again."
+    )

@@ -1,19 +1,113 @@
-"""Bodies of the model-version endpoints."""
+"""Bodies of the model-version endpoints.
+
+Each body is read from the attributes of the stored version and of its records
+(:mod:`app.domain.version_records`); the JSON is the one the version stores.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasPath, BaseModel, ConfigDict, Field
 
+from app.domain.fields import AbsentWhenNone
 from app.domain.vocabulary import Method, Phase, VersionStatus
 
+LogLoss = Annotated[float, Field(description="Mean log loss; lower is better.")]
+Brier = Annotated[
+    float, Field(description="Brier score, summed over the three outcomes; lower is better.")
+]
+Rps = Annotated[
+    float,
+    Field(description="Ranked probability score, outcomes ordered 1 < X < 2; lower is better."),
+]
+Accuracy = Annotated[
+    float, Field(description="Share of the matches whose most probable outcome happened.")
+]
 
-class BookmakerWeightOut(BaseModel):
-    code: str
-    weight: float
-    chosen: int = Field(description="Rounds that chose this bookmaker.")
+
+class RecordOut(BaseModel):
+    """A part of a body read from a record's attributes (and, by field name, from JSON)."""
+
+    model_config = ConfigDict(from_attributes=True, validate_by_name=True)
+
+
+class BookmakerWeightOut(RecordOut):
+    code: str = Field(description="The bookmaker's code.")
+    weight: float = Field(description="Its weight in the mix of the pool's probabilities.")
+    chosen: int = Field(
+        validation_alias="selection_count",
+        description="The number of boosting rounds that chose this bookmaker.",
+    )
+
+
+class GridPointOut(RecordOut):
+    rounds: int = Field(description="A number of boosting rounds tried.")
+    log_loss: float = Field(description="The validation log loss with that many rounds.")
+
+
+class ScoresOut(RecordOut):
+    log_loss: LogLoss
+    brier: Brier
+    rps: Rps
+    accuracy: Accuracy
+
+
+class BookmakerValidationOut(RecordOut):
+    rows: int = Field(description="Validation matches this bookmaker quoted.")
+    log_loss: LogLoss = Field(validation_alias=AliasPath("scores", "log_loss"))
+    brier: Brier = Field(validation_alias=AliasPath("scores", "brier"))
+    rps: Rps = Field(validation_alias=AliasPath("scores", "rps"))
+    accuracy: Accuracy = Field(validation_alias=AliasPath("scores", "accuracy"))
+    model_log_loss: float = Field(description="The model's log loss on the same matches.")
+
+
+class ActiveVersionOut(RecordOut):
+    id: int | None = Field(description="The version that was active.")
+    rows: int = Field(description="Validation matches both could predict.")
+    log_loss: float | None = Field(description="Its log loss on them; null when none.")
+    model_log_loss: float | None = Field(description="The new fit's log loss on them.")
+
+
+class FitOptionsOut(RecordOut):
+    rounds_grid: list[int] = Field(description="Numbers of rounds tried.")
+    validation_fraction: float = Field(description="Share of the window held out to validate.")
+    phase: Phase
+    methods: list[Method] = Field(description="De-margining methods tried, the configured first.")
+    bookmakers: list[str] | None = Field(description="A fixed pool; null: by min_quotes.")
+    min_quotes: int = Field(description="Fewest quotes for a bookmaker to join the pool.")
+    half_life_days: float | None = Field(description="Half-life of match weights; null: none.")
+    calibrate: bool = Field(description="Whether a calibration exponent was fitted.")
+
+
+class ValidationOut(RecordOut):
+    rows: int = Field(description="Validation matches: the most recent part of the window.")
+    model: ScoresOut = Field(description="The fitted model on them.")
+    consensus: ScoresOut = Field(description="The mean of the bookmakers' probabilities.")
+    bookmakers: dict[str, BookmakerValidationOut] = Field(
+        description="Each bookmaker of the pool that quoted some of them, by code."
+    )
+    active_version: AbsentWhenNone[ActiveVersionOut] = Field(
+        default=None,
+        description="The version active at the refit on the same matches; absent when none was.",
+    )
+    fit_rows: int = Field(
+        description="Matches fitted on to choose the number of rounds (the rest validated)."
+    )
+    dropped: dict[str, int] = Field(description="Matches of the window left out, by reason.")
+    stop_reason: str = Field(
+        description="Why the final fit stopped: max_rounds, no_better_than_chance or perfect."
+    )
+    rounds_run: int = Field(description="Rounds the final fit kept.")
+    options: AbsentWhenNone[FitOptionsOut] = Field(
+        default=None, description="The fitting options; absent in versions of the first refits."
+    )
+    method_scores: AbsentWhenNone[dict[str, float]] = Field(
+        default=None,
+        description="Validation log loss of each method tried; absent in versions of the first "
+        "refits.",
+    )
 
 
 class ModelVersionOut(BaseModel):
@@ -57,6 +151,37 @@ class ModelVersionOut(BaseModel):
                             "rps": 0.1912,
                             "accuracy": 0.5516,
                         },
+                        "bookmakers": {
+                            "B365": {
+                                "rows": 640,
+                                "log_loss": 0.9402,
+                                "brier": 0.5545,
+                                "rps": 0.1915,
+                                "accuracy": 0.5516,
+                                "model_log_loss": 0.9383,
+                            }
+                        },
+                        "active_version": {
+                            "id": 1,
+                            "rows": 640,
+                            "log_loss": 0.9390,
+                            "model_log_loss": 0.9383,
+                        },
+                        "fit_rows": 2558,
+                        "dropped": {},
+                        "stop_reason": "max_rounds",
+                        "rounds_run": 50,
+                        "options": {
+                            "rounds_grid": [10, 50],
+                            "validation_fraction": 0.2,
+                            "phase": "pre",
+                            "methods": ["power"],
+                            "bookmakers": None,
+                            "min_quotes": 100,
+                            "half_life_days": None,
+                            "calibrate": False,
+                        },
+                        "method_scores": {"power": 0.9383},
                     },
                     "rejected_reason": None,
                     "project_version": "0.1.0",
@@ -78,9 +203,13 @@ class ModelVersionOut(BaseModel):
     window_start: dt.datetime
     window_end: dt.datetime
     n_matches: int
-    bookmakers: list[BookmakerWeightOut]
-    rounds_grid: list[dict[str, float]]
-    validation: dict[str, Any]
+    bookmakers: list[BookmakerWeightOut] = Field(description="The pool, in order.")
+    rounds_grid: list[GridPointOut] = Field(
+        description="The validation log loss of each number of rounds tried."
+    )
+    validation: ValidationOut = Field(
+        description="How the fit did on the held-out, most recent part of its window."
+    )
     rejected_reason: str | None
     project_version: str
     fit_seconds: float

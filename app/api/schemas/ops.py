@@ -1,0 +1,37 @@
+"""The body of the readiness probe, ``/ready`` (not part of the API docs)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.domain.fields import AbsentWhenNone
+from app.domain.vocabulary import ModelState, ReadyStatus
+
+
+def _is_empty(problems: dict[str, str]) -> bool:
+    return not problems
+
+
+class ModelReadinessOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    state: ModelState
+    version: AbsentWhenNone[int] = Field(default=None, description="The loaded version.")
+    detail: AbsentWhenNone[str] = Field(
+        default=None, description="What the predictions are while no model is fitted."
+    )
+
+
+class ReadinessOut(BaseModel):
+    """Read from the attributes of :class:`app.services.readiness.Readiness`."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    status: ReadyStatus
+    database: str = Field(description='"ok", or why the database is not usable.')
+    model: ModelReadinessOut
+    problems: dict[str, str] = Field(
+        default_factory=dict,
+        exclude_if=_is_empty,
+        description="What keeps the process from being ready, by part; absent when ready.",
+    )

@@ -1,0 +1,102 @@
+"""What a model version records beside its settings: the pool of bookmakers with their
+weights, and the report of its fit (the validation report and how the fit went).
+
+The database stores them as JSON and the API serves the same JSON. These records are the one
+form of it: pydantic writes and reads them (``app.db.orm.JSONRecord``), with the JSON names
+given here where they differ from the Python ones. Keys that versions stored before a field
+existed lack are optional, and left out again when absent, so every stored version reads
+back and is served as it was written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field
+
+from app.domain.ensemble import Ensemble
+from app.domain.fields import AbsentWhenNone
+from app.domain.fitting import Fit, FitOptions
+from app.domain.validation import ValidationReport
+from app.domain.vocabulary import Method, Phase
+from boosting import StopReason
+
+
+@dataclass(frozen=True, slots=True)
+class BookmakerWeight:
+    """A bookmaker of a version's pool: its weight, and how many rounds chose it."""
+
+    code: str
+    weight: float
+    # "chosen" in the stored JSON and the API, which clients read.
+    selection_count: Annotated[int, Field(alias="chosen")]
+
+
+def pool_of(ensemble: Ensemble) -> tuple[BookmakerWeight, ...]:
+    """The ensemble's bookmakers with their weights and selection counts, in pool order."""
+    return tuple(
+        BookmakerWeight(code, float(weight), count)
+        for code, weight, count in zip(
+            ensemble.bookmakers, ensemble.weights, ensemble.selection_counts, strict=True
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedOptions:
+    """The fitting options a version records (all of ``FitOptions`` but the gate on the
+    number of matches, which a stored version has passed)."""
+
+    rounds_grid: tuple[int, ...]
+    validation_fraction: float
+    phase: Phase
+    methods: tuple[Method, ...]
+    bookmakers: tuple[str, ...] | None
+    min_quotes: int
+    half_life_days: float | None
+    calibrate: bool
+
+    @classmethod
+    def of(cls, options: FitOptions) -> RecordedOptions:
+        return cls(
+            rounds_grid=options.rounds_grid,
+            validation_fraction=options.validation_fraction,
+            phase=options.phase,
+            methods=options.methods,
+            bookmakers=options.bookmakers,
+            min_quotes=options.min_quotes,
+            half_life_days=options.half_life_days,
+            calibrate=options.calibrate,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitReport(ValidationReport):
+    """The validation report of a fit, and how the fit went: what a version stores as its
+    ``validation``."""
+
+    fit_rows: int  # matches of the window the rounds were chosen on (the rest validated)
+    dropped: dict[str, int]  # matches left out of the window, by reason
+    stop_reason: StopReason
+    rounds_run: int
+    # The versions of the first refits lack these two.
+    options: AbsentWhenNone[RecordedOptions] = None
+    method_scores: AbsentWhenNone[dict[str, float]] = None  # validation log loss by method
+
+
+def fit_report(report: ValidationReport, fit: Fit, options: FitOptions) -> FitReport:
+    """``report`` completed with what ``fit`` and its ``options`` say about the fit."""
+    return FitReport(
+        rows=report.rows,
+        model=report.model,
+        consensus=report.consensus,
+        bookmakers=report.bookmakers,
+        active_version=report.active_version,
+        fit_rows=fit.fit_rows,
+        dropped=fit.training.dropped,
+        stop_reason=fit.model.stop_reason_,
+        rounds_run=fit.model.n_rounds_,
+        options=RecordedOptions.of(options),
+        method_scores=fit.method_scores,
+    )
