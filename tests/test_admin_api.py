@@ -530,6 +530,22 @@ def test_empty_body_and_non_season_files_are_422(
     assert form.status_code == 422
 
 
+def test_an_extra_league_s_fixture_is_the_match_its_results_file_settles(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    """The fixture's season is the one the league's own file names, so the result (played a
+    day late) settles the fixture instead of adding a second match."""
+    post_csv(client, admin_headers, EXTRA_FIXTURES)
+    results = (
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\r\n"
+        b"Brazil,Serie A,2026,30/11/2026,19:00,Flamengo,Santos,2,0,H,1.72,3.6,4.9\r\n"
+    )
+    report = post_csv(client, admin_headers, results).json()
+    assert (report["matches_created"], report["matches_rescheduled"]) == (0, 1)
+    (match,) = client.get("/matches", params={"competition": "BRA"}).json()["items"]
+    assert (match["season"], match["result"], match["kickoff"][:10]) == ("2026", "1", "2026-11-30")
+
+
 def test_a_json_body_sent_as_a_season_file_names_the_right_endpoint(
     client: TestClient, admin_headers: dict[str, str]
 ) -> None:
