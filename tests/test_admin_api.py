@@ -31,6 +31,7 @@ from tests.helpers import (
     error_messages,
     hand_made_version,
 )
+from tests.test_football_data_parser import EXTRA_FIXTURES, MAIN_FIXTURES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 E0_1819_PRICE_PREFIXES = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
@@ -467,6 +468,26 @@ def test_season_can_be_given(
     assert listed["total"] == 306
 
 
+def test_fixture_files_import_as_upcoming_matches_in_each_league_s_season(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    main = post_csv(client, admin_headers, MAIN_FIXTURES).json()
+    extra = post_csv(client, admin_headers, EXTRA_FIXTURES).json()
+    assert (main["matches_created"], main["quotes_inserted"], main["results_set"]) == (3, 3, 0)
+    assert (extra["matches_created"], extra["quotes_inserted"], extra["results_set"]) == (4, 1, 0)
+    items = client.get("/matches", params={"limit": 10}).json()["items"]
+    assert {(m["competition"], m["season"], m["result"]) for m in items} == {
+        ("E0", "2026/27", None),
+        ("SP1", "2026/27", None),
+        ("SC0", "2026/27", None),
+        ("BRA", "2026", None),
+        ("NOR", "2026", None),
+        ("AUT", "2026/27", None),
+        ("MEX", "2026/27", None),
+    }
+    assert client.get("/matches", params={"status": "settled"}).json()["total"] == 0
+
+
 @pytest.mark.parametrize("season", ["banana", "x; DROP", "Serie A 02-03", "2018/20"])
 def test_a_season_that_is_not_one_is_422_and_relabels_nothing(
     client: TestClient,
@@ -518,6 +539,35 @@ def test_empty_body_and_non_season_files_are_422(
     assert form.status_code == 422
 
 
+def test_an_extra_league_s_fixture_is_the_match_its_results_file_settles(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    """The fixture's season is the one the league's own file names, so the result (played a
+    day late) settles the fixture instead of adding a second match."""
+    post_csv(client, admin_headers, EXTRA_FIXTURES)
+    results = (
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\r\n"
+        b"Brazil,Serie A,2026,30/11/2026,19:00,Flamengo,Santos,2,0,H,1.72,3.6,4.9\r\n"
+    )
+    report = post_csv(client, admin_headers, results).json()
+    assert (report["matches_created"], report["matches_rescheduled"]) == (0, 1)
+    (match,) = client.get("/matches", params={"competition": "BRA"}).json()["items"]
+    assert (match["season"], match["result"], match["kickoff"][:10]) == ("2026", "1", "2026-11-30")
+
+
+def test_a_json_body_sent_as_a_season_file_names_the_right_endpoint(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    response = client.post(
+        "/admin/import/football-data",
+        content=(FIXTURES / "the_odds_api_epl.json").read_bytes(),
+        headers={**admin_headers, "Content-Type": "application/json"},
+    )
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert "/admin/import/the-odds-api" in message
+
+
 # --- POST /admin/import/the-odds-api -------------------------------------------------------
 
 
@@ -553,6 +603,35 @@ def test_import_the_odds_api(
         "/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers
     ).json()
     assert (again["matches_unchanged"], again["quotes_unchanged"]) == (2, 3)
+
+
+def test_a_quote_no_bookmaker_would_offer_is_skipped_at_every_ingest(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
+) -> None:
+    events = odds_api_events()
+    for outcome in events[0]["bookmakers"][0]["markets"][0]["outcomes"]:
+        outcome["price"] = 1.01
+    odds_api = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    assert odds_api.status_code == 200
+    skipped = {(s["where"], s["field"]): s["reason"] for s in odds_api.json()["skipped"]}
+    assert "overround +1.970" in skipped[("[0].bookmakers[0]", "outcomes")]
+    assert odds_api.json()["quotes_inserted"] == 2
+    posted = client.post(
+        "/admin/odds",
+        json={"quotes": [quote(home=10.0, draw=10.0, away=10.0), quote(bookmaker="WH")]},
+        headers=admin_headers,
+    )
+    assert posted.status_code == 200
+    assert [(s["where"], s["field"]) for s in posted.json()["skipped"]] == [
+        ("quotes[0]", "home/draw/away")
+    ]
+    assert "overround -0.700" in posted.json()["skipped"][0]["reason"]
+    assert posted.json()["quotes_inserted"] == 1
+    # The first row of E0 2018/19 with Bet365's prices all at 1.01.
+    content = season_file("E0_1819").read_bytes().replace(b",1.57,3.9,7.5,", b",1.01,1.01,1.01,", 1)
+    report = post_csv(client, admin_headers, content).json()
+    assert [(s["where"], s["field"]) for s in report["skipped"]] == [("row 2", "B365H/B365D/B365A")]
+    assert report["rows_read"] == 380
 
 
 def test_the_odds_api_payload_is_validated_strictly(
@@ -832,7 +911,7 @@ def test_an_external_id_of_another_stored_match_is_refused(
         headers=admin_headers,
     )
     other = quote(
-        match={"home_team": "Arsenal", "away_team": "Chelsea", "external_id": "evt-1"}, home=2.2
+        match={"home_team": "Arsenal", "away_team": "Chelsea", "external_id": "evt-1"}, home=1.6
     )
     report = client.post("/admin/odds", json={"quotes": [other]}, headers=admin_headers).json()
     assert report["quotes_inserted"] == 0

@@ -17,9 +17,10 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import ColumnElement, select
+from sqlalchemy.engine import make_url
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.migrate import current_revision, head_revision
+from app.db.migrate import current_revision, downgrade_to, head_revision
 from app.db.orm import Match, ModelVersion
 from app.domain.vocabulary import ActivatedBy, Phase
 from app.services.model_versions import activate
@@ -59,15 +60,59 @@ def test_migrate(oddsboost: Oddsboost, fresh_database_url: str) -> None:
     engine.dispose()
 
 
-def test_import_into_an_unmigrated_database_says_what_to_do(
+def revision_of(database_url: str) -> str | None:
+    engine = make_engine(database_url)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+def test_import_into_a_new_database_creates_the_schema_first(
     oddsboost: Oddsboost, fresh_database_url: str, season_file: SeasonFile
 ) -> None:
+    """The README's import works as written on a new machine: no `migrate` needed first."""
     result = oddsboost.run(
-        "import", "football-data", str(season_file("E0_1819")), env=on(fresh_database_url)
+        "import", "football-data", str(season_file("I1_0203")), "--json", env=on(fresh_database_url)
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["total"]["matches_created"] == 306
+    said = [line for line in result.stderr.splitlines() if "newest schema" in line]
+    assert said == [f"the database had no tables: created the newest schema ({head_revision()})"]
+    assert revision_of(fresh_database_url) == head_revision()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("import", "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")),
+        ("teams", "alias", "Man Utd", "Manchester United"),
+        ("teams", "unalias", "Man Utd"),
+        ("matches", "delete", "1"),
+        ("refit",),
+    ],
+    ids=["import the-odds-api", "teams alias", "teams unalias", "matches delete", "refit"],
+)
+def test_every_command_that_writes_creates_the_schema_of_an_empty_database(
+    oddsboost: Oddsboost, fresh_database_url: str, command: tuple[str, ...]
+) -> None:
+    result = oddsboost.run(*command, env=on(fresh_database_url))
+    assert "created the newest schema" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert revision_of(fresh_database_url) == head_revision()
+
+
+def test_an_outdated_database_with_tables_is_left_for_migrate(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    downgrade_to(migrated_url, "0003")
+    result = oddsboost.run(
+        "import", "football-data", str(season_file("E0_1819")), env=on(migrated_url)
     )
     assert result.returncode == 1
     assert "run `oddsboost migrate`" in result.stderr
     assert "Traceback" not in result.stderr
+    assert revision_of(migrated_url) == "0003"
 
 
 @pytest.mark.slow
@@ -83,6 +128,8 @@ def test_import_every_season_file(oddsboost: Oddsboost, migrated_url: str, data_
         ("row 532", "B365H"),  # E1_1213: price 0
         ("row 348", "B365H"),  # E1_1819: price 0
         ("row 91", "VCD"),  # I1_0708: blank draw price
+        ("row 304", "WHH/WHD/WHA"),  # D1_1112: a draw at 1.02, overround +0.730
+        ("row 56", "SBH/SBD/SBA"),  # E1_0910: a draw at 1.2, overround +0.620
     }
     again = import_json(
         oddsboost, migrated_url, "football-data", str(data_dir / "football-data" / "E0_1819.csv")
@@ -124,6 +171,13 @@ def test_import_from_a_url(
         )
         assert missing.returncode == 1
         assert "404" in missing.stdout
+
+
+class QuietFiles(http.server.SimpleHTTPRequestHandler):
+    """Serves a folder's files without a line on stderr for each request."""
+
+    def log_message(self, *_args: Any) -> None:
+        return
 
 
 def test_a_bad_file_fails_alone(
@@ -255,6 +309,57 @@ def test_an_odds_api_file_with_many_errors_shows_some_and_counts_the_rest(
     assert "... and 130 more" in result.stderr
 
 
+def test_a_file_given_to_the_other_importer_names_the_right_command(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    response = str(FIXTURES / "the_odds_api_epl.json")
+    as_season = oddsboost.run("import", "football-data", response, env=on(migrated_url))
+    assert as_season.returncode == 1
+    assert "oddsboost import the-odds-api" in as_season.stdout
+    as_response = oddsboost.run(
+        "import", "the-odds-api", str(season_file("E0_1819")), env=on(migrated_url)
+    )
+    assert as_response.returncode == 1
+    assert "Traceback" not in as_response.stderr
+    assert "oddsboost import football-data" in as_response.stderr
+
+
+def test_import_the_odds_api_from_a_url(oddsboost: Oddsboost, migrated_url: str) -> None:
+    handler = functools.partial(QuietFiles, directory=str(FIXTURES))
+    with http_server(handler) as base:
+        report = import_json(
+            oddsboost, migrated_url, "the-odds-api", f"{base}/the_odds_api_epl.json"
+        )
+        assert report["total"]["matches_created"] == 2
+        assert report["total"]["quotes_inserted"] == 3
+        missing = oddsboost.run(
+            "import", "the-odds-api", f"{base}/no-such-response.json", env=on(migrated_url)
+        )
+    assert missing.returncode == 1
+    lines = missing.stderr.strip().splitlines()
+    assert len(lines) == 1, missing.stderr
+    assert f"{base}/no-such-response.json" in lines[0]
+    assert "HTTP 404" in lines[0]
+    unreachable = f"http://127.0.0.1:{free_port()}/odds.json"
+    refused = oddsboost.run("import", "the-odds-api", unreachable, env=on(migrated_url))
+    assert refused.returncode == 1
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert unreachable in refused.stderr
+
+
+def test_a_season_file_url_that_fails_is_one_line(
+    oddsboost: Oddsboost, migrated_url: str, data_dir: Path
+) -> None:
+    handler = functools.partial(QuietFiles, directory=str(data_dir / "football-data"))
+    with http_server(handler) as base:
+        missing = oddsboost.run(
+            "import", "football-data", f"{base}/XX_9999.csv", env=on(migrated_url)
+        )
+    assert missing.returncode == 1
+    failed = [line for line in missing.stdout.splitlines() if "XX_9999.csv:" in line]
+    assert failed == [f"failed {base}/XX_9999.csv: HTTP 404 File not found (nothing imported)"]
+
+
 def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
     import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
     added = oddsboost.run("teams", "alias", "Man Utd", "Manchester United", env=on(migrated_url))
@@ -265,6 +370,68 @@ def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
     assert "no team named 'Nobody FC'" in unknown.stderr
     removed = oddsboost.run("teams", "unalias", "Man Utd", env=on(migrated_url))
     assert removed.returncode == 0
+
+
+# --- a database that cannot be used -----------------------------------------------------
+
+PASSWORD = "s3cret-Pa55"
+
+
+def unusable_urls(database_url: str, tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """Database URLs that cannot work, with the URL as a message may show it (password
+    hidden) and what the message must say."""
+    url = make_url(database_url)
+    if url.get_backend_name() == "postgresql":
+        # The server under test, a database it does not have.
+        missing = url.set(database="oddsboost_no_such_database", password=PASSWORD)
+        unreachable = (missing.render_as_string(hide_password=False), "does not exist")
+    else:
+        # Nothing listens on a free port.
+        unreachable = (
+            f"postgresql+psycopg://oddsboost:{PASSWORD}@127.0.0.1:{free_port()}/oddsboost",
+            "refused",
+        )
+    return {
+        "postgresql": (unreachable[0], unreachable[1]),
+        "sqlite in a missing folder": (
+            f"sqlite:///{tmp_path}/no-such-folder/oddsboost.db",
+            "no-such-folder does not exist",
+        ),
+        "mysql": (f"mysql://oddsboost:{PASSWORD}@localhost/oddsboost", "not supported"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "sqlite in a missing folder", "mysql"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("migrate",),
+        ("serve", "--port", "0"),
+        ("serve", "--no-migrate", "--port", "0"),
+        ("import", "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")),
+        ("teams", "unalias", "Man Utd"),
+        ("matches", "delete", "1"),
+        ("refit",),
+        ("backtest", "--database"),
+    ],
+    ids=lambda command: " ".join(command[:2]),
+)
+def test_a_database_that_cannot_be_used_is_one_line(
+    oddsboost: Oddsboost,
+    database_url: str,
+    tmp_path: Path,
+    kind: str,
+    command: tuple[str, ...],
+) -> None:
+    url, reason = unusable_urls(database_url, tmp_path)[kind]
+    result = oddsboost.run(*command, env=on(url))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert make_url(url).render_as_string(hide_password=True) in lines[0]
+    assert reason in lines[0]
+    assert PASSWORD not in result.stdout + result.stderr
 
 
 def test_merging_teams_of_two_leagues_and_undoing_it(

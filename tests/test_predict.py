@@ -139,6 +139,32 @@ def test_inline_prediction_is_the_weighted_mix(client: TestClient, fitted: dict[
     assert {b["code"]: b["weight"] for b in body["bookmakers"]} == pytest.approx(weights)
 
 
+def test_bookmakers_are_named_by_code_or_listed_name_in_any_letter_case(
+    client: TestClient, fitted: dict[str, Any]
+) -> None:
+    listed = {b["code"]: b["name"] for b in client.get("/bookmakers").json()["items"]}
+    assert (listed["PS"], listed["WH"]) == ("Pinnacle", "William Hill")
+    spellings = ["b365", listed["PS"].upper(), listed["WH"].lower()]
+    spelled = [
+        {**quote, "bookmaker": name} for quote, name in zip(INLINE["odds"], spellings, strict=True)
+    ]
+    body = client.post("/predict", json={**INLINE, "odds": spelled}).json()
+    as_coded = client.post("/predict", json=INLINE).json()
+    assert [b["code"] for b in body["bookmakers"]] == ["B365", "PS", "WH"]
+    assert body["ignored_bookmakers"] == []
+    assert body["probabilities"] == as_coded["probabilities"]
+    assert body["bookmakers"] == as_coded["bookmakers"]
+    weights = {b["code"]: b["weight"] for b in fitted["bookmakers"]}
+    assert [b["weight"] for b in body["bookmakers"]] == pytest.approx(
+        [weights["B365"], weights["PS"], weights["WH"]]
+    )
+    # One bookmaker named twice, however it is spelled, is refused.
+    twice = [INLINE["odds"][0], {**INLINE["odds"][1], "bookmaker": "Bet365"}]
+    response = client.post("/predict", json={"odds": twice})
+    assert response.status_code == 422
+    assert any("more than once" in message for message in error_messages(response.json()))
+
+
 def test_prediction_by_match_id_uses_the_stored_quotes(
     client: TestClient, fitted: dict[str, Any]
 ) -> None:
@@ -299,6 +325,21 @@ def test_errors(committing_client: TestClient) -> None:
     assert error_messages(no_quote.json()) == [
         f"match {future_id} has no usable quote: no quote of any phase captured before kickoff"
     ]
+
+
+@pytest.mark.usefixtures("fitted")
+@pytest.mark.parametrize(("price", "shown"), [(1.01, "+1.970"), (10.0, "-0.700")])
+def test_a_quote_no_bookmaker_would_offer_is_refused(
+    client: TestClient, price: float, shown: str
+) -> None:
+    absurd = {"bookmaker": "WH", "home": price, "draw": price, "away": price}
+    response = client.post("/predict", json={"odds": [*INLINE["odds"][:2], absurd]})
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("body.odds.2: ")
+    assert f"bookmaker 'WH': overround {shown} is outside -0.05 to +0.50" in message
+    batch = client.post("/predict/batch", json={"items": [{"odds": [absurd]}, INLINE]}).json()
+    assert [r["status"] for r in batch["results"]] == [422, 200]
 
 
 @pytest.mark.usefixtures("fitted")

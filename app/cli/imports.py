@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, log_as_a_command, open_database, output
+from app.cli.common import console, fail, load_settings, log_as_a_command, open_database, output
 from app.services.season_files import csv_files_under
 
 if TYPE_CHECKING:
@@ -45,14 +45,27 @@ def _expand(locations: list[str]) -> Iterator[Source]:
 
 
 def _read(source: Source, client: httpx.Client) -> bytes:
-    if source.location.startswith(("http://", "https://")):
-        response = client.get(source.location)
+    if Path(source.location).is_dir():
+        raise FileNotFoundError(f"no .csv files in directory {source.location}")
+    return _fetch(source.location, client)
+
+
+def _fetch(location: str, client: httpx.Client) -> bytes:
+    """The bytes of a file, or of what an http(s) URL answers (an error status raises)."""
+    if location.startswith(("http://", "https://")):
+        response = client.get(location)
         response.raise_for_status()
         return response.content
-    path = Path(source.location)
-    if path.is_dir():
-        raise FileNotFoundError(f"no .csv files in directory {path}")
-    return path.read_bytes()
+    return Path(location).read_bytes()
+
+
+def _why(error: Exception) -> str:
+    """Why a source could not be read or imported, on one line."""
+    import httpx
+
+    if isinstance(error, httpx.HTTPStatusError):
+        return f"HTTP {error.response.status_code} {error.response.reason_phrase}"
+    return f"{type(error).__name__}: {' '.join(str(error).split())}"
 
 
 @import_cli.command("football-data")
@@ -88,7 +101,7 @@ def import_football_data(
     except ValueError as error:
         console.print(f"[red]--season: {error}[/red]")
         raise typer.Exit(2) from None
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     expanded = list(_expand(sources))
     total = IngestReport()
     per_file: list[tuple[str, IngestReport | str]] = []
@@ -118,7 +131,7 @@ def import_football_data(
                 TooManyBookmakersError,
                 SQLAlchemyError,
             ) as error:
-                per_file.append((source.label, f"{type(error).__name__}: {error}"))
+                per_file.append((source.label, _why(error)))
             else:
                 total.add(report)
                 per_file.append((source.label, report))
@@ -135,46 +148,56 @@ def import_football_data(
 
 @import_cli.command("the-odds-api")
 def import_the_odds_api(
-    path: Annotated[Path, typer.Argument(help="A saved JSON response of The Odds API v4 /odds.")],
+    source: Annotated[
+        str,
+        typer.Argument(help="A saved JSON response of The Odds API v4 /odds, or its http(s) URL."),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Import a saved The Odds API v4 response (h2h market) in one transaction."""
+    import httpx
     from pydantic import ValidationError
 
     from app.db.engine import session_scope
-    from app.domain.odds_api import EVENTS
+    from app.domain.odds_api import ResponseFormatError, read_events
     from app.domain.records import TooManyBookmakersError
     from app.services import ingest
 
     settings = load_settings()
     log_as_a_command(settings)
     try:
-        events = EVENTS.validate_json(path.read_bytes())
-    except OSError as error:
-        console.print(f"[red]cannot read {path}:[/red] {error}")
-        raise typer.Exit(1) from None
+        with httpx.Client(timeout=settings.http_timeout_seconds, follow_redirects=True) as client:
+            content = _fetch(source, client)
+        events = read_events(content)
+    except (OSError, httpx.HTTPError) as error:
+        fail(f"cannot read {source}: {_why(error)}")
+    except ResponseFormatError as error:
+        fail(f"{source}: {error}; nothing imported")
     except ValidationError as error:
-        console.print(f"[red]{path} is not a valid The Odds API response; nothing imported:[/red]")
+        console.print(
+            f"{source} is not a valid The Odds API response; nothing imported:",
+            style="red",
+            markup=False,
+        )
         problems = error.errors()
         for problem in problems[:SKIPPED_SHOWN]:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem["loc"])
-            console.print(f"  {where or '(document)'}: {problem['msg']}")
+            console.print(f"  {where or '(document)'}: {problem['msg']}", markup=False)
         if len(problems) > SKIPPED_SHOWN:
-            console.print(f"  ... and {len(problems) - SKIPPED_SHOWN} more")
+            console.print(f"  ... and {len(problems) - SKIPPED_SHOWN} more", markup=False)
         raise typer.Exit(1) from None
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     try:
         with session_scope(factory) as session:
             report = ingest.import_odds_api(session, events)
     except TooManyBookmakersError as error:
-        console.print(f"[red]{path}: {error}; nothing imported[/red]")
-        raise typer.Exit(1) from None
+        fail(f"{source}: {error}; nothing imported")
     finally:
         engine.dispose()
     if as_json:
-        output.print_json(json.dumps(_json_report([(str(path), report)], report)))
+        output.print_json(json.dumps(_json_report([(source, report)], report)))
     else:
-        _print_summary([(str(path), report)], report, show_all=False)
+        _print_summary([(source, report)], report, show_all=False)
 
 
 def _json_report(

@@ -32,7 +32,7 @@ def delete_match(
         console.print(f"[red]ID: {match_id} is not an id: ids go up to {MAX_ID}[/red]")
         raise typer.Exit(2)
     settings = load_settings()
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     try:
         with session_scope(factory) as session:
             deleted = matches.delete_match(session, match_id, force=force)

@@ -31,7 +31,7 @@ def list_command(limit: Limit = 20) -> None:
     from app.services.pagination import PageWindow
 
     settings = load_settings()
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=False)
     try:
         with session_scope(factory) as session:
             page = model_versions.list_versions(session, PageWindow(limit, 0))
@@ -87,7 +87,7 @@ def activate_command(
             console.print(f"[red]--reason: {error}[/red]")
             raise typer.Exit(2) from None
     settings = load_settings()
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     try:
         with session_scope(factory) as session:
             done = model_versions.activate_version(
@@ -121,7 +121,7 @@ def activations_command(limit: Limit = 20) -> None:
     from app.services.pagination import PageWindow
 
     settings = load_settings()
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=False)
     try:
         with session_scope(factory) as session:
             page = model_versions.list_activations(session, PageWindow(limit, 0))

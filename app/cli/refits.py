@@ -42,7 +42,7 @@ def refit_command(
     else:
         configure_logging(settings)  # a run of the server's: its lines join the server's log
     moment = _parse_until(until)
-    engine, _factory = open_database(settings)
+    engine, _factory = open_database(settings, writes=True)
     try:
         outcome = refit.run_refit(
             engine,
@@ -72,7 +72,7 @@ def scheduler_command(
 
     settings = load_settings()
     configure_logging(settings)
-    engine, _factory = open_database(settings)
+    engine, _factory = open_database(settings, writes=True)
     try:
         scheduling.run_scheduler(engine, settings, run_now=run_now)
     finally:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, log_as_a_command, output
+from app.cli.common import console, database_errors, load_settings, log_as_a_command, output
 
 # prometheus-client's own variable. Read here without importing the metrics module, which
 # decides at import time whether it writes to that directory.
@@ -31,13 +31,11 @@ def serve(
     """Run the HTTP service (uvicorn). Migrations run once, here, before any worker starts."""
     import uvicorn
 
-    from app.db.migrate import upgrade_to_head
     from app.logs import configure_logging, logging_config
 
     settings = load_settings()
     configure_logging(settings)
-    if migrate:
-        upgrade_to_head(settings.database_url)
+    _prepare_database(settings.database_url, migrate=migrate)
     worker_count = workers or settings.workers
     if worker_count > 1:
         _prepare_multiprocess_metrics()
@@ -55,6 +53,23 @@ def serve(
         access_log=False,  # the service writes its own request lines, with request ids
         timeout_graceful_shutdown=math.ceil(settings.graceful_shutdown_seconds),
     )
+
+
+def _prepare_database(database_url: str, *, migrate: bool) -> None:
+    """Upgrade the schema, or check it is current: here, once, so that a database that
+    cannot be used stops the command with one line before any worker starts."""
+    from app.db.engine import make_engine
+    from app.db.migrate import require_current_schema, upgrade_to_head
+
+    with database_errors(database_url):
+        if migrate:
+            upgrade_to_head(database_url)
+            return
+        engine = make_engine(database_url)
+        try:
+            require_current_schema(engine)
+        finally:
+            engine.dispose()
 
 
 def _prepare_multiprocess_metrics() -> None:
@@ -134,5 +149,6 @@ def migrate_command() -> None:
 
     settings = load_settings()
     log_as_a_command(settings)
-    upgrade_to_head(settings.database_url)
+    with database_errors(settings.database_url):
+        upgrade_to_head(settings.database_url)
     console.print("database is at the newest schema")

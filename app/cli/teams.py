@@ -42,7 +42,7 @@ def add_alias(
 
     settings = load_settings()
     log_as_a_command(settings)
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     try:
         with session_scope(factory) as session:
             report = teams.add_alias(session, alias=alias, team=team, confirm=yes, dry_run=dry_run)
@@ -82,7 +82,7 @@ def remove_alias(alias: Annotated[str, typer.Argument(help="The alias to remove.
 
     settings = load_settings()
     log_as_a_command(settings)
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     try:
         with session_scope(factory) as session:
             report = teams.remove_alias(session, alias)

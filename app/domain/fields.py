@@ -14,9 +14,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, TypeVar
 
-from pydantic import AfterValidator, Field, Strict
+from pydantic import AfterValidator, Field, Strict, StringConstraints
 
 from app.domain.records import (
+    BOOKMAKER_NAME_MAX_LENGTH,
     CODE_MAX_LENGTH,
     JSON_CODE_PATTERN,
     as_utc,
@@ -63,6 +64,23 @@ Code = Annotated[
     ),
 ]
 """A competition or bookmaker code sent as JSON: ``JSON_CODE_PATTERN``, 1-64 characters."""
+
+BookmakerReference = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True,
+        min_length=1,
+        max_length=BOOKMAKER_NAME_MAX_LENGTH,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+    ),
+    Field(
+        description="A bookmaker's code or its name as GET /bookmakers lists it, in any "
+        "letter case: B365, b365 and Bet365 are one bookmaker.",
+        examples=["B365"],
+    ),
+]
+"""A bookmaker a prediction request names: its code or display name, checked as text (the
+checks run in pydantic's core: this is on the prediction path)."""
 
 UtcDateTime = Annotated[
     dt.datetime,

@@ -22,6 +22,11 @@ OUTCOMES: tuple[Outcome, ...] = ("1", "X", "2")
 OUTCOME_INDEX: dict[str, int] = {outcome: index for index, outcome in enumerate(OUTCOMES)}
 
 PRICE_MAX = 1000.0
+# The overround of a book, Σ 1/price − 1, is the bookmaker's margin. Over the 354,894 quotes
+# of the 110 season files it runs from -0.033 to +0.371, but for two typing mistakes (+0.620
+# and +0.730: a draw at 1.2 and at 1.02). A book outside these bounds is a mistake.
+OVERROUND_MIN = -0.05
+OVERROUND_MAX = 0.5
 TEAM_NAME_MAX_LENGTH = 100
 CODE_MAX_LENGTH = 64
 # A competition or bookmaker code sent as JSON (the admin API, prediction requests, The Odds
@@ -77,6 +82,17 @@ def check_price(value: float) -> float:
     if value > PRICE_MAX:
         raise ValueError(f"price {value:g} is above the maximum of {PRICE_MAX:g}")
     return value
+
+
+def check_overround(home: float, draw: float, away: float) -> None:
+    """A book of three valid prices a bookmaker could offer: its overround, Σ 1/price − 1,
+    within [OVERROUND_MIN, OVERROUND_MAX]. Raises ``ValueError`` with the overround."""
+    overround = 1.0 / home + 1.0 / draw + 1.0 / away - 1.0
+    if not OVERROUND_MIN <= overround <= OVERROUND_MAX:
+        raise ValueError(
+            f"overround {overround:+.3f} is outside {OVERROUND_MIN:+.2f} to "
+            f"{OVERROUND_MAX:+.2f} (the sum of 1/price less 1): not a bookmaker's prices"
+        )
 
 
 def normalised(value: str) -> str:
@@ -193,10 +209,19 @@ def as_utc(value: dt.datetime) -> dt.datetime:
     return moment
 
 
-def season_of(day: dt.date) -> str:
-    """European season of a date, August to July: 2018-08-10 and 2019-05-12 are "2018/19"."""
-    start = day.year if day.month >= 8 else day.year - 1
+def season_of(day: dt.date, *, first_month: int = 8) -> str:
+    """European season of a date, August to July: 2018-08-10 and 2019-05-12 are "2018/19".
+
+    A league whose season starts in another month says which: from July, 2026-07-18 is in
+    "2026/27".
+    """
+    start = day.year if day.month >= first_month else day.year - 1
     return f"{start}/{(start + 1) % 100:02d}"
+
+
+def calendar_season(day: dt.date) -> str:
+    """Season of a league that plays within a calendar year: its year, "2026"."""
+    return str(day.year)
 
 
 def result_of(home_goals: int, away_goals: int) -> Outcome:

@@ -22,7 +22,9 @@ from app.domain.records import (
     IngestBatch,
     MatchRecord,
     QuoteRecord,
+    Skipped,
     check_external_id,
+    check_overround,
     optional_season,
 )
 from app.domain.vocabulary import Phase
@@ -121,9 +123,16 @@ class OddsUpload(StrictModel):
     )
 
     def to_batch(self) -> IngestBatch:
+        """The quotes as a batch; a book no bookmaker would offer (its overround) is left
+        out and reported, its match kept."""
         batch = IngestBatch(rows_read=len(self.quotes))
         for index, quote in enumerate(self.quotes):
             batch.matches.append(quote.match.to_record(f"quotes[{index}]"))
+            try:
+                check_overround(quote.home, quote.draw, quote.away)
+            except ValueError as error:
+                batch.skipped.append(Skipped(f"quotes[{index}]", str(error), "home/draw/away"))
+                continue
             batch.quotes.append(
                 QuoteRecord(
                     match=index,

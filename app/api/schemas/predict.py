@@ -4,14 +4,21 @@ writes the answers in these shapes)."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NoReturn
 
 from pydantic import BaseModel, Field, Strict, model_validator
 
 from app.api.schemas.common import MatchId, StrictModel
-from app.domain.fields import Code, TeamName, UtcDateTime
+from app.domain.fields import BookmakerReference, Code, TeamName, UtcDateTime
+from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
-from app.domain.records import PRICE_MAX, check_price
+from app.domain.records import (
+    OVERROUND_MAX,
+    OVERROUND_MIN,
+    PRICE_MAX,
+    check_overround,
+    check_price,
+)
 from app.domain.vocabulary import Basis, Method, Phase
 from app.services.prediction import PredictionRequest
 
@@ -22,25 +29,35 @@ StrictFloat = Annotated[float, Strict()]
 BATCH_ITEMS_CAP = 10_000
 
 
+# Every known bookmaker's spellings, to tell when a request names one bookmaker twice.
+KNOWN_SPELLINGS = bookmaker_spellings(BOOKMAKER_NAMES)
+
+
 class OddsIn(StrictModel):
-    bookmaker: Code
+    bookmaker: BookmakerReference
     home: StrictFloat
     draw: StrictFloat
     away: StrictFloat
 
     @model_validator(mode="after")
     def _valid_prices(self) -> OddsIn:
+        home, draw, away = self.home, self.draw, self.away
         if (
-            1.0 < self.home <= PRICE_MAX
-            and 1.0 < self.draw <= PRICE_MAX
-            and 1.0 < self.away <= PRICE_MAX
+            1.0 < home <= PRICE_MAX
+            and 1.0 < draw <= PRICE_MAX
+            and 1.0 < away <= PRICE_MAX
+            and OVERROUND_MIN <= 1.0 / home + 1.0 / draw + 1.0 / away - 1.0 <= OVERROUND_MAX
         ):
-            return self  # the usual case, decided without a call per price (NaN fails it)
+            return self  # the usual case, decided without a call per check (NaN fails it)
         for name in ("home", "draw", "away"):
             try:
                 check_price(getattr(self, name))
             except ValueError as error:
                 raise ValueError(f"bookmaker {self.bookmaker!r}, {name}: {error}") from None
+        try:
+            check_overround(home, draw, away)
+        except ValueError as error:
+            raise ValueError(f"bookmaker {self.bookmaker!r}: {error}") from None
         return self
 
 
@@ -91,13 +108,26 @@ class PredictIn(StrictModel):
             return self
         if self.odds is None:
             raise ValueError("give 'match_id' or 'odds'")
-        codes = [odds.bookmaker for odds in self.odds]
-        if len(set(codes)) < len(codes):
-            repeated = sorted({code for code in codes if codes.count(code) > 1})
-            raise ValueError(f"bookmaker {repeated[0]!r} appears more than once in 'odds'")
+        names = [odds.bookmaker for odds in self.odds]
+        bookmakers = [KNOWN_SPELLINGS.get(n.casefold(), n.casefold()) for n in names]
+        if len(set(bookmakers)) < len(bookmakers):
+            _refuse_repeated_bookmaker(names, bookmakers)
         if self.home_team is not None and self.home_team == self.away_team:
             raise ValueError("home_team and away_team must differ")
         return self
+
+
+def _refuse_repeated_bookmaker(names: list[str], bookmakers: list[str]) -> NoReturn:
+    """Say which bookmaker of ``odds`` is named twice, and how (``bookmakers``: the one
+    each name means)."""
+    first: dict[str, str] = {}
+    for name, bookmaker in zip(names, bookmakers, strict=True):
+        earlier = first.get(bookmaker)
+        if earlier is not None:
+            also = "" if earlier == name else f" (also as {earlier!r})"
+            raise ValueError(f"bookmaker {name!r} appears more than once in 'odds'{also}")
+        first[bookmaker] = name
+    raise AssertionError("a bookmaker is repeated")  # pragma: no cover
 
 
 def _inlined_schema(model: type[BaseModel]) -> dict[str, Any]:
