@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from app.cli.common import console, fail, load_settings, log_as_a_command, open_database, output
-from app.services.season_files import csv_files_under
 
 if TYPE_CHECKING:
     import httpx
@@ -30,6 +29,8 @@ class Source:
 
 
 def _expand(locations: list[str]) -> Iterator[Source]:
+    from app.services.season_files import csv_files_under
+
     for location in locations:
         if location.startswith(("http://", "https://")):
             yield Source(location, location)
