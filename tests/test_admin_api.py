@@ -15,14 +15,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.orm import Bookmaker, Match, ModelActivation, ModelVersion, OddsQuote, Team, TeamAlias
-from app.domain.rounds import GridPoint
-from app.domain.scoring import Scores
-from app.domain.version_records import BookmakerWeight, FitReport
+from app.db.orm import Bookmaker, Match, ModelActivation, OddsQuote, Team, TeamAlias
 from app.domain.vocabulary import ActivatedBy, Method, Phase
 from app.services.model_versions import activate
 from app.settings import Settings
-from boosting import StopReason
 from tests.conftest import ADMIN_KEY, build_app
 from tests.helpers import (
     count_complete_triples,
@@ -1438,34 +1434,9 @@ def test_a_fixture_moves_only_within_its_competition_and_season(
 # --- DELETE /admin/matches/{id} ------------------------------------------------------------------
 
 
-UNSCORED = Scores(log_loss=1.0, brier=0.6, rps=0.2, accuracy=0.5)
-
-
 def stored_version(session: Session, start: dt.datetime, end: dt.datetime) -> int:
     """A model version trained on the matches that kicked off in [start, end)."""
-    version = ModelVersion(
-        algorithm="adaboost.m2",
-        method="power",
-        phase="pre",
-        rounds=5,
-        window_start=start,
-        window_end=end,
-        n_matches=1,
-        bookmakers=(BookmakerWeight("B365", 1.0, selection_count=5),),
-        rounds_grid=(GridPoint(rounds=5, log_loss=1.0),),
-        validation=FitReport(
-            rows=0,
-            model=UNSCORED,
-            consensus=UNSCORED,
-            bookmakers={},
-            fit_rows=0,
-            dropped={},
-            stop_reason=StopReason.MAX_ROUNDS,
-            rounds_run=5,
-        ),
-        project_version="test",
-        fit_seconds=0.1,
-    )
+    version = hand_made_version(window_start=start, window_end=end)
     session.add(version)
     session.commit()
     return version.id

@@ -18,8 +18,7 @@ from sqlalchemy import JSON, Engine, bindparam, select, text
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import ModelActivation, ModelVersion, RefitRun
-from app.domain.scoring import Scores
-from app.domain.version_records import BookmakerWeight, FitReport
+from app.domain.version_records import BookmakerWeight
 from app.domain.vocabulary import (
     ActivatedBy,
     Method,
@@ -37,7 +36,7 @@ from app.settings import Settings, settings_environment
 from boosting import AdaBoostM2, StopReason
 from tests.commands import Oddsboost
 from tests.conftest import REFIT_SEASONS, REFIT_UNTIL
-from tests.helpers import csv_rows, wait_until
+from tests.helpers import HAND_MADE_VALIDATION, csv_rows, wait_until
 from tests.processes import FitGate, Process, child_environment, running
 
 UNTIL = REFIT_UNTIL
@@ -276,17 +275,6 @@ def test_a_failing_fit_leaves_the_active_model(
 
 
 SYNTHETIC_QUOTES = 600  # the latest matches: more than the 456 validation matches
-HAND_MADE_SCORES = Scores(log_loss=1.0, brier=0.6, rps=0.2, accuracy=0.5)
-HAND_MADE_VALIDATION = FitReport(
-    rows=0,
-    model=HAND_MADE_SCORES,
-    consensus=HAND_MADE_SCORES,
-    bookmakers={},
-    fit_rows=0,
-    dropped={},
-    stop_reason=StopReason.MAX_ROUNDS,
-    rounds_run=1,
-)
 
 
 def _hand_made_active_version(engine: Engine, code: str, truthful: bool) -> None:
