@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import JSON, Engine, bindparam, select, text
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import ModelActivation, ModelVersion, RefitRun
+from app.db.orm import ModelActivation, ModelVersion, OddsQuote, RefitRun
 from app.domain.version_records import BookmakerWeight
 from app.domain.vocabulary import (
     ActivatedBy,
@@ -277,13 +277,30 @@ def test_a_failing_fit_leaves_the_active_model(
 SYNTHETIC_QUOTES = 600  # the latest matches: more than the 456 validation matches
 
 
+def _synthetic_quote(match_id: int, bookmaker_id: int, favourite: int) -> OddsQuote:
+    """A pre-match quote at 1.3 on outcome ``favourite`` (0, 1, 2 for 1, X, 2), 6.0 on the
+    others."""
+    prices = [6.0, 6.0, 6.0]
+    prices[favourite] = 1.3
+    home, draw, away = prices
+    return OddsQuote(
+        match_id=match_id,
+        bookmaker_id=bookmaker_id,
+        phase="pre",
+        home=home,
+        draw=draw,
+        away=away,
+        received_at=dt.datetime.now(dt.UTC),
+    )
+
+
 def _hand_made_active_version(engine: Engine, code: str, truthful: bool) -> None:
     """Quotes from a synthetic bookmaker for the latest matches before UNTIL, priced from
     the actual result (truthful) or against it, and an active version that trusts only it.
 
     A refit with ODDSBOOST_REFIT_MIN_QUOTES above SYNTHETIC_QUOTES leaves that bookmaker out
     of its own pool, while the comparison still reads the active version's quotes."""
-    from app.db.orm import Bookmaker, Match, OddsQuote
+    from app.db.orm import Bookmaker, Match
 
     factory = make_session_factory(engine, for_writes=True)
     with session_scope(factory) as session:
@@ -300,19 +317,7 @@ def _hand_made_active_version(engine: Engine, code: str, truthful: bool) -> None
             favourite = {"1": 0, "X": 1, "2": 2}[match.result or "X"]
             if not truthful:
                 favourite = (favourite + 1) % 3
-            prices = [6.0, 6.0, 6.0]
-            prices[favourite] = 1.3
-            session.add(
-                OddsQuote(
-                    match_id=match.id,
-                    bookmaker_id=bookmaker.id,
-                    phase="pre",
-                    home=prices[0],
-                    draw=prices[1],
-                    away=prices[2],
-                    received_at=dt.datetime.now(dt.UTC),
-                )
-            )
+            session.add(_synthetic_quote(match.id, bookmaker.id, favourite))
         version = ModelVersion(
             algorithm="adaboost.m2",
             method="power",
@@ -410,7 +415,7 @@ def _turncoat(engine: Engine, code: str) -> None:
     The rounds are chosen on the earlier part of the window, where it looks all-knowing;
     on the latest part, the validation part, a mix that trusts it is far worse than the
     plain mean of the pool's quotes."""
-    from app.db.orm import Bookmaker, Match, OddsQuote
+    from app.db.orm import Bookmaker, Match
 
     factory = make_session_factory(engine, for_writes=True)
     with session_scope(factory) as session:
@@ -426,19 +431,7 @@ def _turncoat(engine: Engine, code: str) -> None:
             favourite = {"1": 0, "X": 1, "2": 2}[match.result or "X"]
             if age < SYNTHETIC_QUOTES:
                 favourite = (favourite + 1) % 3
-            prices = [6.0, 6.0, 6.0]
-            prices[favourite] = 1.3
-            session.add(
-                OddsQuote(
-                    match_id=match.id,
-                    bookmaker_id=bookmaker.id,
-                    phase="pre",
-                    home=prices[0],
-                    draw=prices[1],
-                    away=prices[2],
-                    received_at=dt.datetime.now(dt.UTC),
-                )
-            )
+            session.add(_synthetic_quote(match.id, bookmaker.id, favourite))
 
 
 def test_a_fit_worse_than_its_own_consensus_is_not_promoted(
