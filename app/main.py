@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 import app as package
 from app.api.errors import install_error_handlers
 from app.api.middleware import REQUEST_ID_HEADER, BodyLimitMiddleware, RequestMiddleware
+from app.api.openapi import DocumentedAPI
 from app.api.routers import admin, models, ops, predict, public, refits
 from app.services.serving import ModelCache
 from app.settings import Settings, get_settings
@@ -28,6 +29,11 @@ learns how much to trust each bookmaker, and serves ensemble probabilities.
 
 Admin endpoints need the `X-API-Key` header (the value of `ODDSBOOST_ADMIN_API_KEY`).
 Timestamps are ISO 8601; one without an offset is taken as UTC.
+
+Every error is answered as RFC 9457 problem details (`application/problem+json`): `type`,
+`title`, `status`, `detail`, `instance`, and `errors`, each field that was wrong with its
+location (`loc`), message and kind. A body that is not valid JSON gets 422, on every
+endpoint.
 """
 
 
@@ -68,7 +74,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await refresher
             state.close()
 
-    app = FastAPI(
+    app = DocumentedAPI(
+        settings,
         title="oddsboost",
         version=package.__version__,
         description=DESCRIPTION,

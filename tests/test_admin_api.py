@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
 from app.settings import Settings
 from tests.conftest import build_app
-from tests.helpers import count_complete_triples, count_rows
+from tests.helpers import count_complete_triples, count_rows, error_messages
 
 FIXTURES = Path(__file__).parent / "fixtures"
 E0_1819_PRICE_PREFIXES = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
@@ -155,7 +155,7 @@ def test_one_invalid_item_rejects_the_whole_request(
     }
     response = client.post("/admin/odds", json=payload, headers=admin_headers)
     assert response.status_code == 422
-    errors = response.json()["detail"]
+    errors = response.json()["errors"]
     locations = [error["loc"] for error in errors]
     assert ["body", "quotes", 1, "home"] in locations
     assert ["body", "quotes", 2, "match"] in locations
@@ -197,7 +197,7 @@ def test_each_validation_rule(
         headers=admin_headers,
     )
     assert response.status_code == 422
-    errors = response.json()["detail"]
+    errors = response.json()["errors"]
     matching = [e for e in errors if e["loc"] == ["body", "quotes", 1, *where]]
     assert matching, errors
     assert message in matching[0]["msg"]
@@ -212,7 +212,7 @@ def test_non_finite_prices_are_rejected(
         "/admin/odds", content=body, headers={**admin_headers, "Content-Type": "application/json"}
     )
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["body", "quotes", 0, "home"]
+    assert response.json()["errors"][0]["loc"] == ["body", "quotes", 0, "home"]
 
 
 def test_a_missing_price_is_rejected(client: TestClient, admin_headers: dict[str, str]) -> None:
@@ -220,8 +220,8 @@ def test_a_missing_price_is_rejected(client: TestClient, admin_headers: dict[str
     del item["draw"]
     response = client.post("/admin/odds", json={"quotes": [item]}, headers=admin_headers)
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["body", "quotes", 0, "draw"]
-    assert response.json()["detail"][0]["msg"] == "Field required"
+    assert response.json()["errors"][0]["loc"] == ["body", "quotes", 0, "draw"]
+    assert response.json()["errors"][0]["msg"] == "Field required"
 
 
 def test_empty_and_malformed_bodies(client: TestClient, admin_headers: dict[str, str]) -> None:
@@ -232,7 +232,7 @@ def test_empty_and_malformed_bodies(client: TestClient, admin_headers: dict[str,
         headers={**admin_headers, "Content-Type": "application/json"},
     )
     assert malformed.status_code == 422
-    assert malformed.json()["detail"][0]["type"] == "json_invalid"
+    assert malformed.json()["errors"][0]["type"] == "json_invalid"
 
 
 def test_timestamps_without_offset_are_utc(
@@ -374,7 +374,7 @@ def test_invalid_results(
 ) -> None:
     response = client.post("/admin/results", json={"results": [item]}, headers=admin_headers)
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == where
+    assert response.json()["errors"][0]["loc"] == where
 
 
 # --- POST /admin/import/football-data -----------------------------------------------------
@@ -458,7 +458,8 @@ def test_empty_body_and_non_season_files_are_422(
 ) -> None:
     empty = post_csv(client, admin_headers, b"")
     assert empty.status_code == 422
-    assert "body is empty" in empty.json()["detail"]
+    (message,) = error_messages(empty.json())
+    assert message.startswith("body: the request body is empty")
     other = post_csv(client, admin_headers, b"name,age\nann,3\n")
     assert other.status_code == 422
     assert "not a football-data.co.uk file" in other.json()["detail"]
@@ -513,7 +514,7 @@ def test_the_odds_api_payload_is_validated_strictly(
     response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
     assert response.status_code == 422
     # "h2h" is the tag of the market kind that is read strictly.
-    assert response.json()["detail"][0]["loc"] == [
+    assert response.json()["errors"][0]["loc"] == [
         "body",
         1,
         "bookmakers",
@@ -535,7 +536,7 @@ def test_the_odds_api_keys_are_codes_sent_as_json(
     events[1]["sport_key"] = "soccer epl"
     response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
     assert response.status_code == 422
-    (error,) = response.json()["detail"]
+    (error,) = response.json()["errors"]
     assert (error["loc"], "pattern" in error["msg"]) == (["body", 1, "sport_key"], True)
     assert count_rows(session, Match) == 0
 
@@ -783,7 +784,7 @@ def test_lone_surrogate_in_a_name_is_422(client: TestClient, admin_headers: dict
         "/admin/odds", content=body, headers={**admin_headers, "Content-Type": "application/json"}
     )
     assert response.status_code == 422
-    assert "not valid Unicode" in response.json()["detail"][0]["msg"]
+    assert "not valid Unicode" in response.json()["errors"][0]["msg"]
 
 
 @pytest.mark.parametrize(
@@ -871,4 +872,4 @@ def test_blank_season_and_odd_external_ids_in_json(
         headers=admin_headers,
     )
     assert bad.status_code == 422
-    assert bad.json()["detail"][0]["loc"] == ["body", "quotes", 0, "match", "external_id"]
+    assert bad.json()["errors"][0]["loc"] == ["body", "quotes", 0, "match", "external_id"]

@@ -7,7 +7,6 @@ children) from one request to the next.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import secrets
@@ -17,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from fastapi import HTTPException, status
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.errors import problem_json
+from app.api.schemas.problems import PROBLEM_MEDIA_TYPE, Problem
 from app.logs import REQUEST_ID
 from app.metrics import observe_request
 
@@ -130,7 +131,7 @@ class BodyLimitMiddleware:
         declared = header(scope, b"content-length")
         if declared is not None and declared.isdigit():
             if int(declared) > limit:
-                await _refuse(send, limit)
+                await _refuse(send, limit, scope["path"])
                 return
             if header(scope, b"transfer-encoding") is None:
                 # The server hands over no more than the declared length: nothing to count.
@@ -144,7 +145,7 @@ class BodyLimitMiddleware:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
-                    # Raised where the body is read; FastAPI answers it as a JSON 413.
+                    # Raised where the body is read; the error handlers answer it.
                     raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, _too_large(limit))
             return message
 
@@ -155,14 +156,16 @@ def _too_large(limit: int) -> str:
     return f"request body too large: at most {limit} bytes ({_size(limit)}) here"
 
 
-async def _refuse(send: Send, limit: int) -> None:
-    body = json.dumps({"detail": _too_large(limit)}).encode()
+async def _refuse(send: Send, limit: int, path: str) -> None:
+    """413 before the body is read, as the problem every error answer is."""
+    too_large = status.HTTP_413_CONTENT_TOO_LARGE
+    body = problem_json(Problem.of(too_large, _too_large(limit), path))
     await send(
         {
             "type": "http.response.start",
-            "status": status.HTTP_413_CONTENT_TOO_LARGE,
+            "status": too_large,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
                 (b"content-length", str(len(body)).encode()),
                 (b"connection", b"close"),
             ],

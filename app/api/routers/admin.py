@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, status
+from fastapi import APIRouter, Body, Depends, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
-from app.api.deps import ADMIN_ERRORS, WriteSessionDep, require_admin
+from app.api.deps import JSON_BODY, WriteSessionDep, require_admin
+from app.api.errors import invalid
 from app.api.schemas.ingest import (
     AliasIn,
     AliasOut,
@@ -17,11 +18,22 @@ from app.api.schemas.ingest import (
     OddsUpload,
     ResultsUpload,
 )
+from app.api.schemas.problems import (
+    ADMIN,
+    INVALID,
+    NOT_JSON,
+    TOO_LARGE,
+    FieldError,
+    problem_responses,
+)
 from app.domain.odds_api import Event
 from app.domain.records import optional_season
 from app.services import ingest, teams
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
+
+# What every JSON ingest may answer besides its success; nothing is written in any of them.
+JSON_INGEST_ERRORS = problem_responses(ADMIN, {413: TOO_LARGE, 415: NOT_JSON, 422: INVALID})
 
 CSV_BODY: dict[str, Any] = {
     "requestBody": {
@@ -44,14 +56,21 @@ CSV_BODY: dict[str, Any] = {
 }
 
 
-@router.post("/odds", response_model=IngestResponse, responses=ADMIN_ERRORS)
+@router.post(
+    "/odds", response_model=IngestResponse, dependencies=[JSON_BODY], responses=JSON_INGEST_ERRORS
+)
 def post_odds(upload: OddsUpload, session: WriteSessionDep) -> IngestResponse:
     """Store quotes, creating missing competitions, teams, matches and bookmakers."""
     report = ingest.ingest_batch(session, upload.to_batch(), source="/admin/odds")
     return IngestResponse.model_validate(report)
 
 
-@router.post("/results", response_model=IngestResponse, responses=ADMIN_ERRORS)
+@router.post(
+    "/results",
+    response_model=IngestResponse,
+    dependencies=[JSON_BODY],
+    responses=JSON_INGEST_ERRORS,
+)
 def post_results(upload: ResultsUpload, session: WriteSessionDep) -> IngestResponse:
     """Settle matches: the result (1/X/2) follows from the goals. Unknown matches are skipped."""
     items = [result.to_item() for result in upload.results]
@@ -62,7 +81,15 @@ def post_results(upload: ResultsUpload, session: WriteSessionDep) -> IngestRespo
 @router.post(
     "/import/football-data",
     response_model=IngestResponse,
-    responses=ADMIN_ERRORS,
+    responses=problem_responses(
+        ADMIN,
+        {
+            400: "The multipart form could not be parsed.",
+            413: TOO_LARGE,
+            422: "Not a season file, an empty body or form, or an invalid season; nothing "
+            "was written.",
+        },
+    ),
     openapi_extra=CSV_BODY,
 )
 async def import_football_data(
@@ -84,7 +111,12 @@ async def import_football_data(
     return IngestResponse.model_validate(report)
 
 
-@router.post("/import/the-odds-api", response_model=IngestResponse, responses=ADMIN_ERRORS)
+@router.post(
+    "/import/the-odds-api",
+    response_model=IngestResponse,
+    dependencies=[JSON_BODY],
+    responses=JSON_INGEST_ERRORS,
+)
 def import_the_odds_api(
     events: Annotated[
         list[Event],
@@ -129,11 +161,17 @@ def import_the_odds_api(
 @router.post(
     "/teams/aliases",
     response_model=AliasOut,
-    responses={
-        **ADMIN_ERRORS,
-        404: {"description": "No such team."},
-        409: {"description": "Conflict."},
-    },
+    dependencies=[JSON_BODY],
+    responses=problem_responses(
+        ADMIN,
+        {
+            404: "No such team.",
+            409: "The alias names the team itself, or is already an alias of another team.",
+            413: TOO_LARGE,
+            415: NOT_JSON,
+            422: INVALID,
+        },
+    ),
 )
 def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
     """Map another source's team name to a stored team (merging a duplicate team if one exists)."""
@@ -143,7 +181,7 @@ def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
 @router.delete(
     "/teams/aliases/{alias}",
     status_code=status.HTTP_204_NO_CONTENT,
-    responses={**ADMIN_ERRORS, 404: {"description": "No such alias."}},
+    responses=problem_responses(ADMIN, {404: "No such alias.", 422: INVALID}),
 )
 def delete_alias(
     alias: Annotated[str, Path(examples=["Manchester United"])], session: WriteSessionDep
@@ -159,17 +197,27 @@ async def _uploaded_bytes(request: Request) -> bytes:
         if not isinstance(upload, UploadFile):
             upload = next((v for v in form.values() if isinstance(v, UploadFile)), None)
         if upload is None:
-            raise HTTPException(
-                status.HTTP_422_UNPROCESSABLE_CONTENT,
-                "the multipart form has no file; send the CSV as a field named 'file'",
+            raise invalid(
+                [
+                    FieldError(
+                        loc=["body", "file"],
+                        msg="the multipart form has no file; send the CSV as a field named 'file'",
+                        type="missing",
+                    )
+                ]
             )
         content = await upload.read()
     else:
         content = await request.body()
     if not content.strip():
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            "the request body is empty: send the CSV file as the body (Content-Type: text/csv) "
-            "or as a multipart field named 'file'",
+        raise invalid(
+            [
+                FieldError(
+                    loc=["body"],
+                    msg="the request body is empty: send the CSV file as the body "
+                    "(Content-Type: text/csv) or as a multipart field named 'file'",
+                    type="missing",
+                )
+            ]
         )
     return content

@@ -9,13 +9,14 @@ from fastapi import APIRouter, Depends, HTTPException, Path, status
 from app.api.deps import SessionDep, page_window
 from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.model_versions import ModelVersionOut
+from app.api.schemas.problems import INVALID, problem_responses
 from app.services import model_versions
 from app.services.pagination import PageWindow
 
 router = APIRouter(prefix="/models", tags=["models"])
 
 
-@router.get("", response_model=Page[ModelVersionOut])
+@router.get("", response_model=Page[ModelVersionOut], responses=problem_responses({422: INVALID}))
 def list_models(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(20))],
@@ -27,7 +28,7 @@ def list_models(
 @router.get(
     "/active",
     response_model=ModelVersionOut,
-    responses={404: {"description": "No model has been fitted yet."}},
+    responses=problem_responses({404: "No model has been fitted yet."}),
 )
 def get_active_model(session: SessionDep) -> ModelVersionOut:
     version = model_versions.active_version(session)
@@ -42,7 +43,7 @@ def get_active_model(session: SessionDep) -> ModelVersionOut:
 @router.get(
     "/{version_id}",
     response_model=ModelVersionOut,
-    responses={404: {"description": "No such version."}},
+    responses=problem_responses({404: "No such version.", 422: INVALID}),
 )
 def get_model(
     version_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[2])], session: SessionDep

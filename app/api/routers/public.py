@@ -15,6 +15,7 @@ from app.api.schemas.matches import (
     MatchOut,
     TeamOut,
 )
+from app.api.schemas.problems import INVALID, problem_responses
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH, TEAM_NAME_MAX_LENGTH
 from app.domain.vocabulary import MatchStatus
@@ -23,10 +24,8 @@ from app.services.pagination import PageWindow
 
 router = APIRouter(tags=["matches"])
 
-NOT_FOUND: dict[int | str, dict[str, str]] = {404: {"description": "No match with that id."}}
 
-
-@router.get("/matches", response_model=Page[MatchOut])
+@router.get("/matches", response_model=Page[MatchOut], responses=problem_responses({422: INVALID}))
 def list_matches(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
@@ -62,7 +61,11 @@ def list_matches(
     return Page[MatchOut].of(queries.list_matches(session, filters, page))
 
 
-@router.get("/matches/{match_id}", response_model=MatchDetailOut, responses=NOT_FOUND)
+@router.get(
+    "/matches/{match_id}",
+    response_model=MatchDetailOut,
+    responses=problem_responses({404: "No match with that id.", 422: INVALID}),
+)
 def get_match(
     match_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[17])], session: SessionDep
 ) -> MatchDetailOut:
@@ -73,17 +76,32 @@ def get_match(
     return MatchDetailOut.model_validate(match)
 
 
-@router.get("/bookmakers", response_model=list[BookmakerOut], tags=["reference"])
+@router.get(
+    "/bookmakers",
+    response_model=list[BookmakerOut],
+    tags=["reference"],
+    responses=problem_responses(),
+)
 def list_bookmakers(session: SessionDep) -> list[BookmakerOut]:
     return [BookmakerOut.model_validate(b) for b in queries.list_bookmakers(session)]
 
 
-@router.get("/competitions", response_model=list[CompetitionOut], tags=["reference"])
+@router.get(
+    "/competitions",
+    response_model=list[CompetitionOut],
+    tags=["reference"],
+    responses=problem_responses(),
+)
 def list_competitions(session: SessionDep) -> list[CompetitionOut]:
     return [CompetitionOut.model_validate(c) for c in queries.list_competitions(session)]
 
 
-@router.get("/teams", response_model=list[TeamOut], tags=["reference"])
+@router.get(
+    "/teams",
+    response_model=list[TeamOut],
+    tags=["reference"],
+    responses=problem_responses({422: INVALID}),
+)
 def list_teams(
     session: SessionDep,
     search: Annotated[

@@ -6,8 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, status
 
-from app.api.deps import ADMIN_ERRORS, QueueRefitDep, SessionDep, page_window, require_admin
+from app.api.deps import JSON_BODY, QueueRefitDep, SessionDep, page_window, require_admin
 from app.api.schemas.common import MAX_ID, Page
+from app.api.schemas.problems import ADMIN, INVALID, NOT_JSON, TOO_LARGE, problem_responses
 from app.api.schemas.refits import RefitAccepted, RefitIn, RefitRunOut
 from app.domain.vocabulary import RunStatus, RunTrigger
 from app.services import refit_runs
@@ -20,7 +21,17 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(requir
     "/refit",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=RefitAccepted,
-    responses=ADMIN_ERRORS,
+    dependencies=[JSON_BODY],
+    responses=problem_responses(
+        ADMIN,
+        {
+            413: TOO_LARGE,
+            415: NOT_JSON,
+            422: INVALID,
+            503: "Admin API disabled (ODDSBOOST_ADMIN_API_KEY is not set), or the refit "
+            "process could not be started.",
+        },
+    ),
 )
 def post_refit(
     queue_refit: QueueRefitDep, body: Annotated[RefitIn | None, Body()] = None
@@ -37,7 +48,9 @@ def post_refit(
     return RefitAccepted(run_id=run_id, status=RunStatus.QUEUED, detail=f"/admin/refits/{run_id}")
 
 
-@router.get("/refits", response_model=Page[RefitRunOut], responses=ADMIN_ERRORS)
+@router.get(
+    "/refits", response_model=Page[RefitRunOut], responses=problem_responses(ADMIN, {422: INVALID})
+)
 def list_refits(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(20))],
@@ -49,7 +62,7 @@ def list_refits(
 @router.get(
     "/refits/{run_id}",
     response_model=RefitRunOut,
-    responses={**ADMIN_ERRORS, 404: {"description": "No such run."}},
+    responses=problem_responses(ADMIN, {404: "No such run.", 422: INVALID}),
 )
 def get_refit(
     run_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[7])], session: SessionDep

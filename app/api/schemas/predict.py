@@ -8,7 +8,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, Strict, model_validator
 
+from app.api.openapi import setting_maximum
 from app.api.schemas.common import MatchId, StrictModel
+from app.api.schemas.problems import Problem
 from app.domain.fields import Code, TeamName, UtcDateTime
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
 from app.domain.records import PRICE_MAX, check_price
@@ -135,6 +137,7 @@ class BatchIn(StrictModel):
         max_length=BATCH_ITEMS_CAP,
         description="Up to ODDSBOOST_PREDICT_BATCH_MAX predict requests; each is checked on "
         "its own, so one bad item does not fail the others.",
+        json_schema_extra=setting_maximum("predict_batch_max"),
         examples=[
             [
                 {"match_id": 17},
@@ -199,24 +202,16 @@ class PredictionOut(BaseModel):
     consensus: OutcomeValues = Field(description="Plain mean of all de-margined quotes.")
 
 
-class ItemErrorOut(BaseModel):
-    """One reason a batch item is invalid: where in the item, what, and the kind of error."""
-
-    loc: list[str | int]
-    msg: str
-    type: str
-
-
 class BatchItemOut(BaseModel):
     """One item of a batch answer, in the order the items were sent."""
 
     index: int
     status: int = Field(description="The HTTP status this item would have had on /predict.")
     prediction: PredictionOut | None = None
-    error: str | list[ItemErrorOut] | None = Field(
+    error: Problem | None = Field(
         default=None,
-        description="Why the item has no prediction: its validation errors (422), or what "
-        "/predict would have said (404, 422, 503).",
+        description="Why the item has no prediction, as the problem /predict would have "
+        "answered (404, 422, 503); a validation error's location is inside the item.",
     )
 
 
