@@ -14,7 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 import app as package
 from app.api.errors import install_error_handlers
 from app.api.middleware import REQUEST_ID_HEADER, BodyLimitMiddleware, RequestMiddleware
-from app.api.openapi import DocumentedAPI
+from app.api.openapi import DocumentedAPI, install_docs
 from app.api.routers import admin, models, ops, predict, public, refits
 from app.services.serving import ModelCache
 from app.settings import Settings, get_settings
@@ -82,6 +82,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    install_docs(app)
     app.include_router(predict.router)
     app.include_router(models.router)
     app.include_router(public.router)

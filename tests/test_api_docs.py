@@ -1,11 +1,13 @@
 """The API's documentation: every operation documents the errors it answers, as problems, and
-the bounds the settings choose."""
+the bounds the settings choose; /docs and /redoc load nothing from another origin."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
@@ -72,3 +74,36 @@ def test_bounds_chosen_by_settings_are_documented(database_url: str, session: Se
     items = document["components"]["schemas"]["BatchIn"]["properties"]["items"]
     assert items["maxItems"] == 12
     assert "x-maximum-setting" not in str(document)
+
+
+# Every URL a page makes the browser load: attributes, and the spec URL in Swagger UI's script.
+PAGE_URLS = re.compile(r"""(?:src|href|spec-url)="([^"]+)"|url: '([^']+)'""")
+ASSET_TYPES = {".js": "text/javascript", ".css": "text/css", ".png": "image/png"}
+# What each bundle defines, so a served file is the real one and not an empty stand-in.
+ASSET_MARKERS = {"swagger-ui-bundle.js": b"SwaggerUIBundle", "redoc.standalone.js": b"Redoc"}
+
+
+@pytest.mark.parametrize(("page", "assets"), [("/docs", 3), ("/redoc", 2)])
+def test_the_api_docs_load_only_from_the_service(
+    client: TestClient, page: str, assets: int
+) -> None:
+    response = client.get(page)
+    assert response.status_code == 200
+    html = response.text
+    assert "http://" not in html
+    assert "https://" not in html
+    urls = [attribute or script for attribute, script in PAGE_URLS.findall(html)]
+    assert "/openapi.json" in urls
+    served = [url for url in urls if url != "/openapi.json"]
+    assert len(served) == assets, urls
+    for url in served:
+        assert url.startswith("/"), url
+        assert not url.startswith("//"), url
+        asset = client.get(url)
+        assert asset.status_code == 200, url
+        suffix = url[url.rindex(".") :]
+        assert asset.headers["content-type"].startswith(ASSET_TYPES[suffix]), url
+        marker = ASSET_MARKERS.get(url.rsplit("/", 1)[-1])
+        if marker is not None:
+            assert len(asset.content) > 500_000
+            assert marker in asset.content

@@ -1,4 +1,5 @@
-"""The API's documentation: the OpenAPI document.
+"""The API's documentation: the OpenAPI document, and Swagger UI and ReDoc served from the
+package, so that ``/docs`` and ``/redoc`` work on a closed network.
 
 The document is FastAPI's, completed in two ways: the problem schema that every error answer
 refers to is in its components, and a bound that a setting chooses (the largest page, the
@@ -7,14 +8,28 @@ largest batch) is stated with the value the running service was given.
 
 from __future__ import annotations
 
+from importlib.resources import files
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.openapi.docs import (
+    get_redoc_html,
+    get_swagger_ui_html,
+    get_swagger_ui_oauth2_redirect_html,
+)
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
 
 from app.api.schemas.problems import Problem
 from app.settings import Settings
 
 SETTING_MAXIMUM = "x-maximum-setting"
+# Where the documentation's scripts and styles are served: the files of the fastapi-offline
+# package (Swagger UI's dist bundle, ReDoc's standalone bundle).
+DOCS_ASSETS = "/docs-assets"
+_ASSETS_DIRECTORY = files("fastapi_offline") / "static"
+# Swagger UI would show a badge fetched from validator.swagger.io.
+SWAGGER_UI_PARAMETERS = {"validatorUrl": None}
 
 
 def setting_maximum(name: str) -> dict[str, Any]:
@@ -27,7 +42,7 @@ class DocumentedAPI(FastAPI):
     """The application, whose OpenAPI document is completed as the module says."""
 
     def __init__(self, settings: Settings, **options: Any) -> None:
-        super().__init__(**options)
+        super().__init__(docs_url=None, redoc_url=None, **options)
         self.settings = settings
         self._completed: dict[str, Any] | None = None
 
@@ -59,3 +74,39 @@ def _state_setting_maxima(node: Any, settings: Settings) -> None:
     elif isinstance(node, list):
         for value in node:
             _state_setting_maxima(value, settings)
+
+
+def install_docs(app: FastAPI) -> None:
+    """/docs (Swagger UI) and /redoc, with their assets served by the application itself."""
+    assert app.openapi_url is not None
+    openapi_url = app.openapi_url
+    redirect_url = app.swagger_ui_oauth2_redirect_url or "/docs/oauth2-redirect"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(_ASSETS_DIRECTORY)), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(
+            openapi_url=root + openapi_url,
+            title=f"{app.title} - Swagger UI",
+            oauth2_redirect_url=root + redirect_url,
+            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+            swagger_ui_parameters=SWAGGER_UI_PARAMETERS,
+        )
+
+    @app.get(redirect_url, include_in_schema=False)
+    async def swagger_ui_redirect() -> HTMLResponse:
+        return get_swagger_ui_oauth2_redirect_html()
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_redoc_html(
+            openapi_url=root + openapi_url,
+            title=f"{app.title} - ReDoc",
+            redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
+            redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+            with_google_fonts=False,
+        )
