@@ -124,11 +124,13 @@ def page_window(default_limit: int) -> Callable[..., Awaitable[PageWindow]]:
             Query(
                 ge=1,
                 description="Items per page, at most ODDSBOOST_PAGE_SIZE_MAX.",
+                examples=[20],
                 json_schema_extra=setting_maximum("page_size_max"),
             ),
         ] = default_limit,
         offset: Annotated[
-            int, Query(ge=0, le=MAX_ID, description="Items skipped before the page.")
+            int,
+            Query(ge=0, le=MAX_ID, description="Items skipped before the page.", examples=[0]),
         ] = 0,
     ) -> PageWindow:
         if limit > settings.page_size_max:

@@ -8,6 +8,7 @@ largest batch) is stated with the value the running service was given.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from importlib.resources import files
 from typing import Any
 
@@ -19,6 +20,7 @@ from fastapi.openapi.docs import (
 )
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
 
 from app.api.schemas.problems import Problem
 from app.settings import Settings
@@ -50,6 +52,7 @@ class DocumentedAPI(FastAPI):
         document = super().openapi()
         if document is not self._completed:
             _add_problem_schemas(document)
+            _restore_examples(document)
             _state_setting_maxima(document, self.settings)
             self._completed = document
         return document
@@ -61,6 +64,38 @@ def _add_problem_schemas(document: dict[str, Any]) -> None:
     for name, definition in schema.pop("$defs", {}).items():
         schemas.setdefault(name, definition)
     schemas.setdefault(Problem.__name__, schema)
+
+
+def _models() -> Iterator[type[BaseModel]]:
+    pending = list(BaseModel.__subclasses__())
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        if model.__module__.startswith("app."):
+            yield model
+
+
+def _restore_examples(document: dict[str, Any]) -> None:
+    """Put back the examples of the app's models as they declare them.
+
+    FastAPI writes the document without its nulls, and so without the nulls of examples too,
+    which then no longer fit their schema (an absent ``external_id`` is not a null one).
+    """
+    schemas = document.get("components", {}).get("schemas", {})
+    by_name: dict[str, list[type[BaseModel]]] = {}
+    for model in _models():
+        by_name.setdefault(model.__name__, []).append(model)
+    for name, schema in schemas.items():
+        models = by_name.get(name, [])
+        if len(models) != 1:
+            continue
+        declared = models[0].model_json_schema()
+        if "examples" in declared:
+            schema["examples"] = declared["examples"]
+        for field, property_schema in schema.get("properties", {}).items():
+            examples = declared.get("properties", {}).get(field, {}).get("examples")
+            if examples is not None:
+                property_schema["examples"] = examples
 
 
 def _state_setting_maxima(node: Any, settings: Settings) -> None:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, TypeVar
 
-from pydantic import AfterValidator, Field, Strict
+from pydantic import AfterValidator, Field, JsonValue, Strict
 
 from app.domain.records import (
     CODE_MAX_LENGTH,
     JSON_CODE_PATTERN,
+    PRICE_MAX,
     as_utc,
     check_price,
     check_team_name,
@@ -26,10 +27,17 @@ from app.domain.records import (
 
 T = TypeVar("T")
 
+# The range of a price as a JSON schema states it (check_price checks it, with its message).
+PRICE_RANGE: dict[str, JsonValue] = {"exclusiveMinimum": 1.0, "maximum": PRICE_MAX}
+
 DecimalPrice = Annotated[
     float,
     AfterValidator(check_price),
-    Field(description="Decimal odds, 1.0 < price ≤ 1000.", examples=[2.1]),
+    Field(
+        description="Decimal odds, 1.0 < price ≤ 1000.",
+        examples=[2.1],
+        json_schema_extra=PRICE_RANGE,
+    ),
 ]
 """Decimal odds; a number sent as text is read as that number."""
 

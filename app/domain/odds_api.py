@@ -97,7 +97,9 @@ class OtherMarket(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    key: str
+    # Any key but h2h's, which is read as an H2HMarket: the schema says so, so that a market
+    # fits exactly one of the two.
+    key: Annotated[str, Field(json_schema_extra={"not": {"const": H2H_MARKET}})]
 
 
 def _market_kind(value: Any) -> str:

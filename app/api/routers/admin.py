@@ -97,7 +97,11 @@ async def import_football_data(
     session: WriteSessionDep,
     season: Annotated[
         str | None,
-        Query(description="Season of every match, e.g. 2018/19; blank or absent: derived."),
+        Query(
+            description="Season of every match, up to 16 characters; blank or absent: the "
+            "August-July season most of the file's matches are in.",
+            examples=["2018/19"],
+        ),
         AfterValidator(optional_season),
     ] = None,
 ) -> IngestResponse:
@@ -184,7 +188,8 @@ def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
     responses=problem_responses(ADMIN, {404: "No such alias.", 422: INVALID}),
 )
 def delete_alias(
-    alias: Annotated[str, Path(examples=["Manchester United"])], session: WriteSessionDep
+    alias: Annotated[str, Path(description="The alias to remove.", examples=["Manchester United"])],
+    session: WriteSessionDep,
 ) -> None:
     teams.remove_alias(session, alias)
 

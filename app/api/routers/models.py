@@ -46,7 +46,10 @@ def get_active_model(session: SessionDep) -> ModelVersionOut:
     responses=problem_responses({404: "No such version.", 422: INVALID}),
 )
 def get_model(
-    version_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[2])], session: SessionDep
+    version_id: Annotated[
+        int, Path(ge=1, le=MAX_ID, description="The version's id.", examples=[2])
+    ],
+    session: SessionDep,
 ) -> ModelVersionOut:
     version = model_versions.get_version(session, version_id)
     if version is None:

@@ -29,15 +29,29 @@ router = APIRouter(tags=["matches"])
 def list_matches(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
-    competition: Annotated[str | None, Query(max_length=CODE_MAX_LENGTH, examples=["E0"])] = None,
-    season: Annotated[str | None, Query(max_length=16, examples=["2018/19"])] = None,
+    competition: Annotated[
+        str | None,
+        Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
+    ] = None,
+    season: Annotated[
+        str | None,
+        Query(max_length=16, description="A season, as stored.", examples=["2018/19"]),
+    ] = None,
     kickoff_from: Annotated[
         UtcDateTime | None,
-        Query(alias="from", description="Earliest kickoff (ISO 8601; UTC if naive)."),
+        Query(
+            alias="from",
+            description="Earliest kickoff (ISO 8601; UTC if naive).",
+            examples=["2018-08-01T00:00:00Z"],
+        ),
     ] = None,
     kickoff_to: Annotated[
         UtcDateTime | None,
-        Query(alias="to", description="Latest kickoff (ISO 8601; UTC if naive)."),
+        Query(
+            alias="to",
+            description="Latest kickoff (ISO 8601; UTC if naive).",
+            examples=["2019-06-01T00:00:00Z"],
+        ),
     ] = None,
     match_status: Annotated[
         MatchStatus | None,
@@ -45,9 +59,12 @@ def list_matches(
             alias="status",
             description="upcoming: no result, kickoff ahead; unsettled: no result, kickoff "
             "passed; settled: result known.",
+            examples=["settled"],
         ),
     ] = None,
-    order: Annotated[Literal["asc", "desc"], Query(description="By kickoff.")] = "asc",
+    order: Annotated[
+        Literal["asc", "desc"], Query(description="By kickoff.", examples=["desc"])
+    ] = "asc",
 ) -> Page[MatchOut]:
     """Matches, filtered and paginated (``total`` counts every match that fits the filters)."""
     filters = queries.MatchFilter(
@@ -67,7 +84,8 @@ def list_matches(
     responses=problem_responses({404: "No match with that id.", 422: INVALID}),
 )
 def get_match(
-    match_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[17])], session: SessionDep
+    match_id: Annotated[int, Path(ge=1, le=MAX_ID, description="The match's id.", examples=[17])],
+    session: SessionDep,
 ) -> MatchDetailOut:
     """One match with the latest quote of each bookmaker in each phase."""
     match = queries.match_detail(session, match_id)
@@ -105,7 +123,12 @@ def list_competitions(session: SessionDep) -> list[CompetitionOut]:
 def list_teams(
     session: SessionDep,
     search: Annotated[
-        str | None, Query(max_length=TEAM_NAME_MAX_LENGTH, description="Part of a name or alias.")
+        str | None,
+        Query(
+            max_length=TEAM_NAME_MAX_LENGTH,
+            description="Part of a name or alias.",
+            examples=["United"],
+        ),
     ] = None,
 ) -> list[TeamOut]:
     return [TeamOut.model_validate(t) for t in teams.list_teams(session, search=search)]

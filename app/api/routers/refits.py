@@ -65,7 +65,8 @@ def list_refits(
     responses=problem_responses(ADMIN, {404: "No such run.", 422: INVALID}),
 )
 def get_refit(
-    run_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[7])], session: SessionDep
+    run_id: Annotated[int, Path(ge=1, le=MAX_ID, description="The run's id.", examples=[7])],
+    session: SessionDep,
 ) -> RefitRunOut:
     run = refit_runs.get_run(session, run_id)
     if run is None:

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Generic, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
+from app.domain.fields import PRICE_RANGE
 from app.services.pagination import Paged
 
 # Largest id or offset accepted: the range of a 32-bit integer column.
@@ -15,6 +16,15 @@ MAX_ID = 2**31 - 1
 MatchId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
 
 ItemT = TypeVar("ItemT")
+
+
+def price_field(outcome: str, example: float) -> Any:
+    """The description, example and range of the price of one outcome in a request body."""
+    return Field(
+        description=f"Decimal odds of {outcome}: 1.0 < price ≤ 1000, a JSON number.",
+        examples=[example],
+        json_schema_extra=PRICE_RANGE,
+    )
 
 
 class StrictModel(BaseModel):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, Strict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, Strict, model_validator
 
 from app.api.openapi import setting_maximum
-from app.api.schemas.common import MatchId, StrictModel
+from app.api.schemas.common import MatchId, StrictModel, price_field
 from app.api.schemas.problems import Problem
 from app.domain.fields import Code, TeamName, UtcDateTime
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
@@ -24,11 +24,29 @@ StrictFloat = Annotated[float, Strict()]
 BATCH_ITEMS_CAP = 10_000
 
 
+ODDS_EXAMPLES: list[JsonValue] = [
+    {"bookmaker": "B365", "home": 2.10, "draw": 3.40, "away": 3.60},
+    {"bookmaker": "PS", "home": 2.15, "draw": 3.45, "away": 3.55},
+]
+
+
 class OddsIn(StrictModel):
-    bookmaker: Code
-    home: StrictFloat
-    draw: StrictFloat
-    away: StrictFloat
+    """One bookmaker's 1X2 prices."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": ODDS_EXAMPLES[:1]})
+
+    bookmaker: Annotated[
+        Code,
+        Field(
+            description="The bookmaker's code (B365: Bet365, PS: Pinnacle); the model weighs "
+            "bookmakers by code, and each may appear once.",
+            examples=["B365"],
+        ),
+    ]
+    # Checked together by _valid_prices, for speed: one comparison chain for the usual case.
+    home: Annotated[StrictFloat, price_field("a home win", 2.10)]
+    draw: Annotated[StrictFloat, price_field("a draw", 3.40)]
+    away: Annotated[StrictFloat, price_field("an away win", 3.60)]
 
     @model_validator(mode="after")
     def _valid_prices(self) -> OddsIn:
@@ -49,15 +67,50 @@ class OddsIn(StrictModel):
 class PredictIn(StrictModel):
     """Either a stored match (``match_id``) or an inline match with its ``odds``."""
 
-    match_id: MatchId | None = None
-    home_team: TeamName | None = None
-    away_team: TeamName | None = None
-    competition: Code | None = None
-    kickoff: UtcDateTime | None = None
-    odds: Annotated[list[OddsIn], Field(min_length=1, max_length=INLINE_ODDS_MAX)] | None = None
+    match_id: Annotated[
+        MatchId | None,
+        Field(
+            description="A stored match, predicted from its latest quotes; give this or odds, "
+            "not both.",
+            examples=[17],
+        ),
+    ] = None
+    home_team: Annotated[
+        TeamName | None,
+        Field(description="Inline only, optional: repeated in the answer.", examples=["Arsenal"]),
+    ] = None
+    away_team: Annotated[
+        TeamName | None,
+        Field(
+            description="Inline only, optional: repeated in the answer; not home_team.",
+            examples=["Chelsea"],
+        ),
+    ] = None
+    competition: Annotated[
+        Code | None,
+        Field(description="Inline only, optional: repeated in the answer.", examples=["E0"]),
+    ] = None
+    kickoff: Annotated[
+        UtcDateTime | None,
+        Field(
+            description="Inline only, optional: repeated in the answer (ISO 8601; UTC "
+            "without an offset).",
+            examples=["2026-11-22T15:00:00Z"],
+        ),
+    ] = None
+    odds: Annotated[
+        list[OddsIn] | None,
+        Field(
+            min_length=1,
+            max_length=INLINE_ODDS_MAX,
+            description="An inline match's quotes: 1 to 100 bookmakers, each once.",
+            examples=[ODDS_EXAMPLES],
+        ),
+    ] = None
 
-    model_config = StrictModel.model_config | {
-        "json_schema_extra": {
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
             "examples": [
                 {"match_id": 17},
                 {
@@ -65,14 +118,11 @@ class PredictIn(StrictModel):
                     "away_team": "Chelsea",
                     "competition": "E0",
                     "kickoff": "2026-11-22T15:00:00Z",
-                    "odds": [
-                        {"bookmaker": "B365", "home": 2.10, "draw": 3.40, "away": 3.60},
-                        {"bookmaker": "PS", "home": 2.15, "draw": 3.45, "away": 3.55},
-                    ],
+                    "odds": ODDS_EXAMPLES,
                 },
             ]
-        }
-    }
+        },
+    )
 
     def to_request(self) -> PredictionRequest:
         """What to ask the prediction service: the stored match, or this one with its odds."""
@@ -132,6 +182,11 @@ PREDICT_BODY: dict[str, Any] = {
 
 
 class BatchIn(StrictModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"items": [{"match_id": 17}, {"odds": ODDS_EXAMPLES}]}]},
+    )
+
     items: list[Any] = Field(
         min_length=1,
         max_length=BATCH_ITEMS_CAP,
