@@ -16,8 +16,9 @@ from pydantic import BaseModel, TypeAdapter
 from sqlalchemy.orm import Session
 
 from app.api.schemas import common, ingest, predict, refits
+from app.domain.records import check_text, text_pattern
 from app.settings import Settings
-from tests.conftest import build_app
+from tests.conftest import ADMIN_KEY, build_app
 
 PROBLEM = "application/problem+json"
 PROBLEM_CONTENT = {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}}
@@ -213,3 +214,171 @@ def test_every_example_in_the_openapi_document_fits_its_schema(client: TestClien
         checked += 1
     assert not wrong
     assert checked > 80
+
+
+# --- the schemas state the rules the API checks ---------------------------------------------
+
+A_MATCH = {
+    "competition": "E0",
+    "kickoff": "2018-08-10T19:00:00Z",
+    "home_team": "Man United",
+    "away_team": "Leicester",
+}
+ODDS = [{"bookmaker": "B365", "home": 2.1, "draw": 3.4, "away": 3.6}]
+PADDED = " " * 50 + "x" * 100 + "\t\u3000"
+
+# A body, and whether the API takes it: its documented schema must say the same.
+AGREEMENT: list[tuple[type[BaseModel], dict[str, Any], bool]] = [
+    (ingest.AliasIn, {"alias": "Manchester United", "team": "Man United"}, True),
+    (ingest.AliasIn, {"alias": "", "team": "Man United"}, False),
+    (ingest.AliasIn, {"alias": "   ", "team": "Man United"}, False),
+    (ingest.AliasIn, {"alias": "\x1c Man Utd\u3000\n", "team": "Man United"}, True),
+    (ingest.AliasIn, {"alias": "Man\nUtd", "team": "Man United"}, False),
+    (ingest.AliasIn, {"alias": "Man Utd\x00", "team": "Man United"}, False),
+    (ingest.AliasIn, {"alias": "x" * 100, "team": "Man United"}, True),
+    (ingest.AliasIn, {"alias": "x" * 101, "team": "Man United"}, False),
+    (ingest.AliasIn, {"alias": PADDED, "team": "Man United"}, True),
+    (refits.RefitIn, {"until": "2019-06-01T00:00:00Z"}, True),
+    (refits.RefitIn, {"until": None}, True),
+    (refits.RefitIn, {"until": 0}, False),
+    (refits.RefitIn, {"until": 1.5e9}, False),
+    (refits.RefitIn, {"until": "0.5"}, False),
+    (refits.RefitIn, {"until": "0110-08-31T05:46:00Z"}, False),
+    (refits.RefitIn, {"until": "2100-01-01T00:00:00Z"}, False),
+    (ingest.MatchRef, A_MATCH, True),
+    (ingest.MatchRef, {**A_MATCH, "season": "  "}, True),
+    (ingest.MatchRef, {**A_MATCH, "season": "x" * 17}, False),
+    (ingest.MatchRef, {**A_MATCH, "external_id": ""}, False),
+    (ingest.MatchRef, {**A_MATCH, "external_id": " 42 "}, True),
+    (ingest.ResultIn, {"match_id": 17, "home_goals": 2, "away_goals": 1}, True),
+    (ingest.ResultIn, {"match": A_MATCH, "match_id": None, "home_goals": 2, "away_goals": 1}, True),
+    (ingest.ResultIn, {"match": A_MATCH, "match_id": 17, "home_goals": 2, "away_goals": 1}, False),
+    (ingest.ResultIn, {"home_goals": 2, "away_goals": 1}, False),
+    (ingest.ResultIn, {"match": None, "match_id": None, "home_goals": 2, "away_goals": 1}, False),
+    (predict.OddsIn, {"bookmaker": "B365", "home": 1000.0, "draw": 3.4, "away": 3.6}, True),
+    (predict.OddsIn, {"bookmaker": "B365", "home": 1.0, "draw": 3.4, "away": 3.6}, False),
+    (predict.OddsIn, {"bookmaker": "B365", "home": 1000.5, "draw": 3.4, "away": 3.6}, False),
+    (predict.PredictIn, {"match_id": 17}, True),
+    (predict.PredictIn, {"match_id": 17, "home_team": None, "odds": None}, True),
+    (predict.PredictIn, {"odds": ODDS}, True),
+    (predict.PredictIn, {"odds": ODDS, "match_id": None, "home_team": "Arsenal"}, True),
+    (predict.PredictIn, {"match_id": 17, "odds": ODDS}, False),
+    (predict.PredictIn, {"match_id": 17, "competition": "E0"}, False),
+    (predict.PredictIn, {}, False),
+    (predict.PredictIn, {"match_id": None, "odds": None}, False),
+]
+
+
+def accepts(model: type[BaseModel], body: dict[str, Any]) -> bool:
+    try:
+        model.model_validate_json(json.dumps(body))
+    except ValueError:
+        return False
+    return True
+
+
+def documented(node: Any, title: str) -> dict[str, Any] | None:
+    """The first object schema of the document with that title (a component, or a part of
+    /predict's body, which the document writes out in place)."""
+    if isinstance(node, dict):
+        if node.get("title") == title and "properties" in node:
+            return node
+        node = list(node.values())
+    if isinstance(node, list):
+        for value in node:
+            found = documented(value, title)
+            if found is not None:
+                return found
+    return None
+
+
+def test_the_documented_schemas_accept_what_the_api_accepts(client: TestClient) -> None:
+    document = client.get("/openapi.json").json()
+    components = document["components"]["schemas"]
+    wrong = []
+    for model, body, taken in AGREEMENT:
+        schema = documented(document, model.__name__)
+        assert schema is not None, model.__name__
+        validator = jsonschema_rs.Draft202012Validator(
+            resolved(schema, components), validate_formats=True
+        )
+        if (accepts(model, body), validator.is_valid(body)) != (taken, taken):
+            wrong.append((model.__name__, body, taken))
+    assert not wrong
+
+
+# Texts around every edge of check_text: spaces str.strip() takes off (and some it does not),
+# control characters inside and at the ends, lengths at the limit.
+EDGE_CHARACTERS = [chr(code) for code in range(0x0, 0xA1)] + [
+    "\u1680",
+    "\u180e",
+    "\u2000",
+    "\u200a",
+    "\u200b",
+    "\u2028",
+    "\u2029",
+    "\u202f",
+    "\u205f",
+    "\u3000",
+    "\ufeff",
+    "é",
+    "\U0001f600",
+]
+
+
+def texts() -> Iterator[str]:
+    for character in EDGE_CHARACTERS:
+        yield character
+        yield f"a{character}"
+        yield f"{character}a"
+        yield f"a{character}b"
+        yield f"{character}{character}ab{character}"
+    for length in (1, 2, 15, 16, 17, 99, 100, 101):
+        yield "x" * length
+        yield f"  {'y' * length}\u3000"
+        yield "z" + " " * (length - 2) + "z" if length >= 2 else "z"
+
+
+@pytest.mark.parametrize(("max_length", "blank"), [(100, False), (16, True)])
+def test_a_text_s_pattern_accepts_what_check_text_accepts(max_length: int, blank: bool) -> None:
+    pattern = re.compile(text_pattern(max_length, blank=blank))
+
+    def checked(text: str) -> bool:
+        if blank and not text.strip():
+            return True
+        try:
+            check_text(text, "text", max_length)
+        except ValueError:
+            return False
+        return True
+
+    wrong = [text for text in texts() if bool(pattern.match(text)) != checked(text)]
+    assert not wrong
+    # The spaces around the text are exactly those str.strip() takes off, over all Unicode.
+    every_character = "".join(map(chr, range(0x110000)))
+    spaces = {character for character in every_character if character.isspace()}
+    space_class = text_pattern(max_length, blank=blank)[1:].split("*", 1)[0]
+    assert set(re.findall(space_class, every_character)) == spaces
+
+
+def test_a_number_is_not_a_timestamp(client: TestClient) -> None:
+    # pydantic would read each as seconds since 1970.
+    headers = {"X-API-Key": ADMIN_KEY}
+    for value in ("0.5", "1700000000"):
+        response = client.get("/matches", params={"to": value})
+        assert response.status_code == 422, value
+        assert response.json()["errors"][0]["loc"] == ["query", "to"]
+    refit = client.post("/admin/refit", json={"until": 0}, headers=headers)
+    assert refit.status_code == 422
+    assert refit.json()["errors"][0]["msg"].endswith("not a number")
+    quote = {
+        "match": A_MATCH,
+        "bookmaker": "B365",
+        "home": 1.57,
+        "draw": 3.9,
+        "away": 7.5,
+        "captured_at": 0,
+    }
+    odds = client.post("/admin/odds", json={"quotes": [quote]}, headers=headers)
+    assert odds.status_code == 422
+    assert odds.json()["errors"][0]["loc"] == ["body", "quotes", 0, "captured_at"]

@@ -12,17 +12,24 @@ file's code is taken as the file spells it (``check_file_code``); both rules liv
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Annotated, TypeVar
 
-from pydantic import AfterValidator, Field, JsonValue, Strict
+from pydantic import AfterValidator, BeforeValidator, Field, JsonValue, Strict
 
 from app.domain.records import (
     CODE_MAX_LENGTH,
+    EXTERNAL_ID_MAX_LENGTH,
     JSON_CODE_PATTERN,
     PRICE_MAX,
+    SEASON_MAX_LENGTH,
+    TEAM_NAME_MAX_LENGTH,
     as_utc,
+    check_external_id,
     check_price,
     check_team_name,
+    optional_season,
+    text_pattern,
 )
 
 T = TypeVar("T")
@@ -47,8 +54,26 @@ Price = Annotated[DecimalPrice, Strict()]
 TeamName = Annotated[
     str,
     AfterValidator(check_team_name),
-    Field(description="Trimmed; 1-100 characters; stored verbatim.", examples=["Man United"]),
+    Field(
+        description="Trimmed; 1-100 characters; stored verbatim.",
+        examples=["Man United"],
+        json_schema_extra={"pattern": text_pattern(TEAM_NAME_MAX_LENGTH)},
+    ),
 ]
+
+ExternalId = Annotated[
+    str,
+    AfterValidator(check_external_id),
+    Field(json_schema_extra={"pattern": text_pattern(EXTERNAL_ID_MAX_LENGTH)}),
+]
+"""A source's own id of a match: trimmed, 1-100 characters."""
+
+OptionalSeason = Annotated[
+    str | None,
+    AfterValidator(optional_season),
+    Field(json_schema_extra={"pattern": text_pattern(SEASON_MAX_LENGTH, blank=True)}),
+]
+"""A season given by a caller, up to 16 characters; blank or absent: not given (derived)."""
 
 Code = Annotated[
     str,
@@ -61,10 +86,24 @@ Code = Annotated[
 ]
 """A competition or bookmaker code sent as JSON: ``JSON_CODE_PATTERN``, 1-64 characters."""
 
+_NUMBER = re.compile(r"\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*")
+
+
+def _not_a_number(value: object) -> object:
+    # pydantic reads a number, or a number as text, as seconds since 1970: a typing mistake.
+    if isinstance(value, int | float) or (isinstance(value, str) and _NUMBER.fullmatch(value)):
+        raise ValueError("a timestamp is ISO 8601 text, e.g. 2018-08-10T19:00:00Z; not a number")
+    return value
+
+
 UtcDateTime = Annotated[
     dt.datetime,
+    BeforeValidator(_not_a_number),
     AfterValidator(as_utc),
-    Field(description="ISO 8601; a timestamp without an offset is taken as UTC."),
+    Field(
+        description="ISO 8601, years 1900-2099; a timestamp without an offset is taken as UTC.",
+        json_schema_extra={"pattern": "^(19|20)[0-9]{2}-"},
+    ),
 ]
 
 

@@ -19,14 +19,15 @@ from pydantic import (
     TypeAdapter,
 )
 
-from app.domain.fields import Code, DecimalPrice, TeamName, UtcDateTime
+from app.domain.fields import Code, DecimalPrice, ExternalId, TeamName, UtcDateTime
 from app.domain.records import (
+    BOOKMAKER_NAME_MAX_LENGTH,
     IngestBatch,
     MatchRecord,
     QuoteRecord,
     Skipped,
     check_bookmaker_name,
-    check_external_id,
+    text_pattern,
 )
 from app.domain.vocabulary import Phase
 
@@ -117,7 +118,11 @@ class BookmakerOdds(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     key: BookmakerKey
-    title: Annotated[str, AfterValidator(lambda v: check_bookmaker_name(v, "title"))]
+    title: Annotated[
+        str,
+        AfterValidator(lambda v: check_bookmaker_name(v, "title")),
+        Field(json_schema_extra={"pattern": text_pattern(BOOKMAKER_NAME_MAX_LENGTH)}),
+    ]
     last_update: UtcDateTime
     markets: list[Market]
 
@@ -125,7 +130,7 @@ class BookmakerOdds(BaseModel):
 class Event(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    id: Annotated[str, AfterValidator(check_external_id)]
+    id: ExternalId
     sport_key: Annotated[Code, Field(examples=["soccer_epl"])]
     commence_time: UtcDateTime
     home_team: TeamName

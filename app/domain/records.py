@@ -65,6 +65,26 @@ def check_text(value: str, what: str, max_length: int) -> str:
     return text
 
 
+# What str.strip() takes off the ends of a text (the characters of str.isspace), and the
+# control characters check_text refuses, as classes of a regular expression.
+_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_CONTROL = r"\x00-\x1f\x7f"
+
+
+def text_pattern(max_length: int, *, blank: bool = False) -> str:
+    """The texts :func:`check_text` accepts, as a regular expression (for a JSON schema).
+
+    Spaces around the text, then 1 to ``max_length`` characters without a control character,
+    which start and end with something other than a space; with ``blank``, spaces only too
+    (a text that means "not given"). Lone surrogates, which no JSON text needs, are left out.
+    """
+    edge = f"[^{_CONTROL}{_SPACE}]"
+    text = f"{edge}(?:[^{_CONTROL}]{{0,{max_length - 2}}}{edge})?"
+    if blank:
+        text = f"(?:{text})?"
+    return f"^[{_SPACE}]*{text}[{_SPACE}]*$"
+
+
 def check_team_name(value: str) -> str:
     return check_text(value, "team name", TEAM_NAME_MAX_LENGTH)
 

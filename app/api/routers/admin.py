@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
-from pydantic import AfterValidator
 from starlette.datastructures import UploadFile
 
 from app.api.deps import JSON_BODY, WriteSessionDep, require_admin
@@ -26,8 +25,8 @@ from app.api.schemas.problems import (
     FieldError,
     problem_responses,
 )
+from app.domain.fields import OptionalSeason
 from app.domain.odds_api import Event
-from app.domain.records import optional_season
 from app.services import ingest, teams
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
@@ -96,13 +95,12 @@ async def import_football_data(
     request: Request,
     session: WriteSessionDep,
     season: Annotated[
-        str | None,
+        OptionalSeason,
         Query(
             description="Season of every match, up to 16 characters; blank or absent: the "
             "August-July season most of the file's matches are in.",
             examples=["2018/19"],
         ),
-        AfterValidator(optional_season),
     ] = None,
 ) -> IngestResponse:
     """Import one football-data.co.uk season file, sent as the body or as a multipart ``file``.

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -15,22 +14,16 @@ from pydantic import (
 )
 
 from app.api.schemas.common import MatchId, StrictModel, price_field
-from app.domain.fields import Code, Price, TeamName, UtcDateTime
+from app.domain.fields import Code, ExternalId, OptionalSeason, Price, TeamName, UtcDateTime
 from app.domain.records import (
     IngestBatch,
     MatchRecord,
     QuoteRecord,
-    check_external_id,
-    optional_season,
 )
 from app.domain.vocabulary import Phase
 from app.services.ingest import MatchIdentity, ResultItem
 
 MAX_ITEMS_PER_REQUEST = 10_000
-
-
-def _optional_external_id(value: str | None) -> str | None:
-    return None if value is None else check_external_id(value)
 
 
 MATCH_EXAMPLE: dict[str, JsonValue] = {
@@ -86,8 +79,7 @@ class MatchRef(StrictModel):
         ),
     ]
     external_id: Annotated[
-        str | None,
-        AfterValidator(_optional_external_id),
+        ExternalId | None,
         Field(
             description="The source's own id of the match, if it has one (1-100 characters): "
             "a match sent again under it with a new kickoff is moved, not duplicated.",
@@ -95,8 +87,7 @@ class MatchRef(StrictModel):
         ),
     ] = None
     season: Annotated[
-        str | None,
-        AfterValidator(optional_season),
+        OptionalSeason,
         Field(
             description="The season, up to 16 characters; absent or blank: the August-July "
             "season of the kickoff.",
@@ -211,7 +202,17 @@ RESULT_EXAMPLES: list[JsonValue] = [
 class ResultIn(StrictModel):
     """A result, for a match given by its id or by its identity (exactly one of the two)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": RESULT_EXAMPLES})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": RESULT_EXAMPLES,
+            # Exactly one of the two, as _one_reference checks.
+            "oneOf": [
+                {"required": ["match"], "properties": {"match": {"type": "object"}}},
+                {"required": ["match_id"], "properties": {"match_id": {"type": "integer"}}},
+            ],
+        },
+    )
 
     match: Annotated[
         MatchRef | None,

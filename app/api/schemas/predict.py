@@ -18,6 +18,8 @@ from app.domain.vocabulary import Basis, Method, Phase
 from app.services.prediction import PredictionRequest
 
 INLINE_ODDS_MAX = 100
+# The fields of an inline match, absent or null in a request by match_id (as _one_kind reads).
+INLINE_FIELDS = ("home_team", "away_team", "competition", "kickoff", "odds")
 
 StrictFloat = Annotated[float, Strict()]
 # Far more than any real use; the hard cap behind ODDSBOOST_PREDICT_BATCH_MAX.
@@ -120,7 +122,21 @@ class PredictIn(StrictModel):
                     "kickoff": "2026-11-22T15:00:00Z",
                     "odds": ODDS_EXAMPLES,
                 },
-            ]
+            ],
+            # A stored match, or an inline one, as _one_kind checks.
+            "oneOf": [
+                {
+                    "required": ["match_id"],
+                    "properties": {
+                        "match_id": {"type": "integer"},
+                        **{name: {"type": "null"} for name in INLINE_FIELDS},
+                    },
+                },
+                {
+                    "required": ["odds"],
+                    "properties": {"odds": {"type": "array"}, "match_id": {"type": "null"}},
+                },
+            ],
         },
     )
 
