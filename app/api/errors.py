@@ -27,7 +27,7 @@ from app.api.schemas.problems import (
 from app.domain.football_data import FileFormatError
 from app.services.teams import AliasConflictError, TeamNotFoundError
 
-INTERNAL_DETAIL = "the request failed unexpectedly; the error is logged with its request id"
+INTERNAL_DETAIL = "the request failed unexpectedly; the error is logged"
 
 
 def problem_json(problem: Problem) -> bytes:

@@ -1,9 +1,10 @@
 """The API's documentation: the OpenAPI document, and Swagger UI and ReDoc served from the
 package, so that ``/docs`` and ``/redoc`` work on a closed network.
 
-The document is FastAPI's, completed in two ways: the problem schema that every error answer
-refers to is in its components, and a bound that a setting chooses (the largest page, the
-largest batch) is stated with the value the running service was given.
+The document is FastAPI's, completed: the problem schema that every error answer refers to is
+in its components, the examples keep the nulls FastAPI leaves out of the document, and a
+bound that a setting chooses (the largest page, the largest batch) is stated with the value
+the running service was given.
 """
 
 from __future__ import annotations

@@ -119,7 +119,7 @@ def _field_error(error: Mapping[str, Any]) -> FieldError:
 
 # The reasons a status is answered, shared by the operations that may answer it.
 INVALID = "Invalid input: `errors` names each field that is wrong, and where."
-INTERNAL = "An unexpected failure, logged with the request id."
+INTERNAL = "An unexpected failure; the error is logged."
 TOO_LARGE = "The request body is over the size limit, which the message states."
 NOT_JSON = "The body was sent with a Content-Type other than JSON."
 ADMIN: dict[int, str] = {
