@@ -62,7 +62,7 @@ def test_every_operation_documents_its_errors_as_problems(client: TestClient) ->
             assert responses[str(status)]["content"] == PROBLEM_CONTENT, (where, status)
             assert responses[str(status)]["description"], (where, status)
         seen += 1
-    assert seen == 19
+    assert seen >= 19  # every operation the service had when this was written, at least
 
 
 def test_bounds_chosen_by_settings_are_documented(database_url: str, session: Session) -> None:
