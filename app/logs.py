@@ -3,7 +3,7 @@
 JSON lines (one object per line) outside development, readable text in development. Every
 line written while a request is handled carries that request's id. As a second line of
 defence, the configured secrets (the admin key, a database password) are replaced by
-``***`` in every message, whatever wrote it.
+``***`` in every field of every line, whatever wrote it.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import logging
 import logging.config
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
@@ -99,7 +100,12 @@ class JsonLineFormatter(logging.Formatter):
 
 
 class SecretFilter(logging.Filter):
-    """Replaces known secret values in a record's message and arguments."""
+    """Replaces known secret values everywhere in a record: its message, its request id,
+    every ``extra`` field (nested lists and mappings too), its traceback and stack.
+
+    A secret can arrive in any of them: a path (``GET /<key>``), a caller's request id, an
+    exception's text.
+    """
 
     def __init__(self, secrets: list[str]) -> None:
         super().__init__()
@@ -108,12 +114,44 @@ class SecretFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not self.secrets:
             return True
-        message = record.getMessage()
-        for secret in self.secrets:
-            message = message.replace(secret, REDACTED)
         # The message is kept formatted, redacted or not, so it is not formatted again.
-        record.msg, record.args = message, None
+        record.msg, record.args = self.redact(record.getMessage()), None
+        if record.exc_info:
+            # Formatted here, once, so the text a formatter writes is the redacted one.
+            record.exc_text = _TRACEBACKS.formatException(record.exc_info)
+            record.exc_info = None
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
+        fields = vars(record)
+        for key in fields.keys() - _OWN_ATTRIBUTES:
+            fields[key] = self._redacted(fields[key])
         return True
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def _redacted(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, int | float | bool | None | Enum | dt.date | dt.time):
+            return value
+        if isinstance(value, Mapping):
+            return {self._redacted(key): self._redacted(item) for key, item in value.items()}
+        if isinstance(value, list | tuple | set | frozenset):
+            return [self._redacted(item) for item in value]
+        text = str(value)
+        return self.redact(text) if any(secret in text for secret in self.secrets) else value
+
+
+# What every record has besides its request id: the logger's, the code's and the process's
+# own names and numbers, and the message and traceback, which are redacted on their own.
+_OWN_ATTRIBUTES = _RECORD_ATTRIBUTES - {"request_id"}
+_TRACEBACKS = logging.Formatter()
 
 
 def secrets_of(settings: Settings) -> list[str]:
@@ -126,19 +164,28 @@ def secrets_of(settings: Settings) -> list[str]:
     return secrets
 
 
-def logging_config(settings: Settings) -> dict[str, Any]:
-    """A ``logging.config.dictConfig`` dictionary (also handed to uvicorn for its workers)."""
-    use_json = settings.log_format == "json" or (
-        settings.log_format == "auto" and settings.environment != "development"
-    )
-    formatter: dict[str, Any]
-    if use_json:
-        formatter = {"()": JsonLineFormatter}
-    else:
-        formatter = {
-            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
-        }
+def _formatter(settings: Settings, *, command: bool) -> dict[str, Any]:
+    if settings.log_format == "json" or (
+        settings.log_format == "auto" and settings.environment != "development" and not command
+    ):
+        return {"()": JsonLineFormatter}
+    if command:
+        return {"format": "%(levelname)s %(name)s: %(message)s"}
+    return {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
+
+
+def logging_config(settings: Settings, *, command: bool = False) -> dict[str, Any]:
+    """A ``logging.config.dictConfig`` dictionary (also handed to uvicorn for its workers).
+
+    ``command`` configures a command a person runs, whose own output is on stdout: its log
+    lines go to stderr as text (JSON only if ``log_format`` says so), warnings and errors
+    only, so they do not bury what the command prints. The server, the scheduler and the
+    refits they start write the configured lines.
+    """
+    formatter = _formatter(settings, command=command)
     level = settings.log_level.upper()
+    if command:
+        level = max(level, "WARNING", key=logging.getLevelName)
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -161,11 +208,15 @@ def logging_config(settings: Settings) -> dict[str, Any]:
             "uvicorn.access": {"handlers": [], "propagate": False, "level": "WARNING"},
             "uvicorn": {"handlers": [], "propagate": True, "level": level},
             "uvicorn.error": {"handlers": [], "propagate": True, "level": level},
+            # The scheduler writes its own line per job, with how the refit ended; the
+            # executor's "Running job" and "executed successfully" would tell a failed refit
+            # as a success. Its errors (a job that raised) still pass.
+            "apscheduler.executors": {"level": "WARNING"},
             "sqlalchemy": {"level": "WARNING"},
             "alembic": {"level": "WARNING"},
         },
     }
 
 
-def configure_logging(settings: Settings) -> None:
-    logging.config.dictConfig(logging_config(settings))
+def configure_logging(settings: Settings, *, command: bool = False) -> None:
+    logging.config.dictConfig(logging_config(settings, command=command))

@@ -13,9 +13,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 import app as package
 from app.api.errors import install_error_handlers
-from app.api.middleware import REQUEST_ID_HEADER, BodyLimitMiddleware, RequestMiddleware
+from app.api.middleware import (
+    REQUEST_ID_HEADER,
+    BodyLimitMiddleware,
+    NulCharacterMiddleware,
+    RequestMiddleware,
+)
 from app.api.openapi import DocumentedAPI, install_docs
 from app.api.routers import admin, models, ops, predict, public, refits
+from app.logs import secrets_of
 from app.services.serving import ModelCache
 from app.settings import Settings, get_settings
 from app.state import AppState, LifespanState
@@ -85,6 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_docs(app)
     app.include_router(predict.router)
     app.include_router(models.router)
+    app.include_router(models.admin_router)
     app.include_router(public.router)
     app.include_router(admin.router)
     app.include_router(refits.router)
@@ -96,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_limit=settings.body_limit_bytes,
         limits={"/admin/import/": settings.import_body_limit_bytes},
     )
+    app.add_middleware(NulCharacterMiddleware)
     if settings.cors_allow_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -105,5 +113,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             expose_headers=[REQUEST_ID_HEADER],
             max_age=600,
         )
-    app.add_middleware(RequestMiddleware)
+    app.add_middleware(RequestMiddleware, secrets=secrets_of(settings))
     return app

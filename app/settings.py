@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from enum import Enum
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -15,12 +15,17 @@ from app.domain.vocabulary import Method, Phase
 
 # Keys that look like a value copied from an example file rather than a real secret.
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})
+# Shortest admin key accepted outside development: a guessable key is no key.
+ADMIN_KEY_MIN_LENGTH = 16
 
 
 class Settings(BaseSettings):
     """Every setting of the service; the README's configuration table mirrors this class."""
 
-    model_config = SettingsConfigDict(env_prefix="ODDSBOOST_", env_file=None, extra="ignore")
+    # A refused value is never repeated in the error: it may be a key or hold a password.
+    model_config = SettingsConfigDict(
+        env_prefix="ODDSBOOST_", env_file=None, extra="ignore", hide_input_in_errors=True
+    )
 
     environment: Literal["development", "production"] = Field(
         default="production",
@@ -56,6 +61,29 @@ class Settings(BaseSettings):
         ge=1024,
         description="Largest body of the /admin/import/ endpoints (bytes).",
     )
+    header_limit_bytes: int = Field(
+        default=16 * 1024,
+        ge=1024,
+        le=1024 * 1024,
+        description="Largest request line and headers accepted (bytes), counted as they "
+        "arrive; more is answered 431 and the connection closed.",
+    )
+    header_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="A request's line and headers must arrive within this many seconds of "
+        "its first byte (or of the connection opening); otherwise 408 and the connection is "
+        "closed. An idle kept-alive connection is closed after uvicorn's 5 s.",
+    )
+    body_timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="A request's body must arrive within this many seconds of its headers "
+        "(time the server itself takes before reading it does not count); otherwise 408 and "
+        "the connection is closed.",
+    )
     cors_allow_origins: list[str] = Field(
         default=[],
         description="Browser origins allowed to call the API (JSON list, e.g. "
@@ -65,6 +93,13 @@ class Settings(BaseSettings):
         default=30.0,
         gt=0,
         description="On SIGTERM, how long `oddsboost serve` lets in-flight requests finish.",
+    )
+    sqlite_busy_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="On SQLite, how long a write waits while another one holds the database "
+        "before it gives up (HTTP 503 with Retry-After).",
     )
     http_timeout_seconds: float = Field(
         default=30.0, gt=0, description="Timeout when `import` fetches a file over HTTP."
@@ -121,8 +156,9 @@ class Settings(BaseSettings):
     promotion_tolerance: float = Field(
         default=0.002,
         ge=0,
-        description="A new version is rejected if its validation log loss is worse than the "
-        "active version's on the same matches by more than this.",
+        description="A new version is rejected if its validation log loss is worse than its "
+        "own pool's consensus, or than the active version's on the same matches, by more than "
+        "this.",
     )
     refit_cron: str = Field(
         default="0 3 * * *", description="When `oddsboost scheduler` refits (cron, UTC)."
@@ -137,6 +173,13 @@ class Settings(BaseSettings):
         ge=0,
         description="Each worker reuses an answer by match_id for this long, so quotes "
         "stored meanwhile show up after at most this delay; 0 turns the cache off.",
+    )
+    admin_items_max: int = Field(
+        default=10_000,
+        ge=1,
+        le=10_000,
+        description="Most items in one admin JSON request: the quotes of /admin/odds, the "
+        "results of /admin/results, the events of /admin/import/the-odds-api.",
     )
     predict_batch_max: int = Field(
         default=1000, ge=1, le=10_000, description="Most items accepted by POST /predict/batch."
@@ -170,16 +213,28 @@ class Settings(BaseSettings):
         return url
 
     @model_validator(mode="after")
-    def _refuse_placeholder_admin_key(self) -> Settings:
-        key = self.admin_api_key
-        if (
-            key is not None
-            and self.environment != "development"
-            and key.get_secret_value().strip().lower() in PLACEHOLDER_ADMIN_KEYS
-        ):
+    def _refuse_unusable_admin_key(self) -> Settings:
+        if self.admin_api_key is None:
+            return self
+        key = self.admin_api_key.get_secret_value()
+        if not (key.isascii() and key.isprintable() and key == key.strip()):
+            # A header value arrives as Latin-1 bytes, trimmed: such a key could never match.
+            raise ValueError(
+                "ODDSBOOST_ADMIN_API_KEY must be printable ASCII with no space at either end, "
+                "or no client could send it in the X-API-Key header"
+            )
+        if self.environment == "development":
+            return self
+        if key.strip().lower() in PLACEHOLDER_ADMIN_KEYS:
             raise ValueError(
                 "ODDSBOOST_ADMIN_API_KEY is a placeholder; set a real secret "
                 "(or ODDSBOOST_ENVIRONMENT=development for local experiments)"
+            )
+        if len(key) < ADMIN_KEY_MIN_LENGTH:
+            raise ValueError(
+                f"ODDSBOOST_ADMIN_API_KEY must have at least {ADMIN_KEY_MIN_LENGTH} characters "
+                "outside development; make one with "
+                "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
             )
         return self
 
@@ -188,6 +243,14 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """Settings of this process, read once from the environment."""
     return Settings()
+
+
+# The variables of the secret settings (the admin key), which no child process is given.
+SECRET_VARIABLES = frozenset(
+    f"ODDSBOOST_{name.upper()}"
+    for name, field in Settings.model_fields.items()
+    if SecretStr in (field.annotation, *get_args(field.annotation))
+)
 
 
 def settings_environment(settings: Settings) -> dict[str, str]:

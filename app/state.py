@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import require_current_schema
+from app.services.busy import busy_as_service_error
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
 from app.settings import Settings
@@ -41,7 +42,9 @@ class AppState:
     def open(cls, settings: Settings) -> AppState:
         """Connect, and refuse a database whose schema this code does not know (the
         message says what to run)."""
-        engine = make_engine(settings.database_url)
+        engine = make_engine(
+            settings.database_url, sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds
+        )
         try:
             require_current_schema(engine)
         except BaseException:
@@ -69,13 +72,13 @@ class AppState:
 
     def read_session(self) -> Iterator[Session]:
         """One unit of work that reads: committed if the caller finishes, rolled back if it
-        raises."""
-        with session_scope(self.read_sessions) as session:
+        raises; a database too busy to answer raises ``DatabaseBusyError``."""
+        with busy_as_service_error(), session_scope(self.read_sessions) as session:
             yield session
 
     def write_session(self) -> Iterator[Session]:
         """Like :meth:`read_session`, for work that writes."""
-        with session_scope(self.write_sessions) as session:
+        with busy_as_service_error(), session_scope(self.write_sessions) as session:
             yield session
 
 

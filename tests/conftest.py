@@ -4,10 +4,16 @@ The database under test is ``ODDSBOOST_TEST_DATABASE_URL`` (default: a SQLite fi
 temporary directory). Its schema is built by the real migrations once per run; every test
 runs inside a transaction that is rolled back.
 
-Code that opens its own connections (the app's engine, a refit, the CLI, a real server)
-only sees committed data, so those tests get a database of their own, of the same kind:
-``fresh_database_url`` (empty), ``migrated_url`` (at the newest schema) or ``seeded_url``
-(three seasons of E0 and SP1 imported). The last two are copies of templates built once per run.
+Tests that read real data use databases built once per run and shared: ``seeded_database``
+(three seasons of E0 and SP1 imported) and ``fitted_database`` (the same after one refit: model
+version 1 active). ``seeded_client`` and ``fitted_client`` are the app on them, its requests in
+a transaction of the test that is rolled back; the app's own engine (the model, the prediction
+service, readiness) and ``seeded_settings``/``fitted_settings`` connect read-only.
+
+Code that opens its own connections and writes (a refit, the CLI, a real server, an app with
+its own sessions) only sees committed data, so those tests get a database of their own, of
+the same kind: ``fresh_database_url`` (empty), ``migrated_url`` (at the newest schema),
+``seeded_url`` or ``fitted_url``. The last three are copies of templates built once per run.
 
 Real season files come from ``ODDSBOOST_DATA_DIR`` (default ``../shared/data``); a missing
 directory is an error, never a skip.
@@ -15,8 +21,10 @@ directory is an error, never a skip.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -28,11 +36,13 @@ from sqlalchemy.orm import Session
 from app.api.deps import get_session, get_write_session
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import current_revision, downgrade_to, upgrade_to_head
+from app.domain.vocabulary import RunTrigger
 from app.main import create_app
 from app.services.ingest import import_football_data
+from app.services.refit import run_refit
 from app.settings import Settings
 from tests.commands import Oddsboost
-from tests.databases import Databases
+from tests.databases import Databases, SharedDatabase
 from tests.processes import FitGate
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -85,20 +95,36 @@ def engine(database_url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-@pytest.fixture
-def connection(engine: Engine) -> Iterator[Connection]:
+@contextmanager
+def rolled_back_connection(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction that is rolled back at the end of the block."""
     with engine.connect() as connection:
         transaction = connection.begin()
+        try:
+            yield connection
+        finally:
+            transaction.rollback()
+
+
+@contextmanager
+def savepoint_session(connection: Connection) -> Iterator[Session]:
+    """A session whose commits are savepoints inside the transaction of ``connection``."""
+    with Session(
+        bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False
+    ) as session:
+        yield session
+
+
+@pytest.fixture
+def connection(engine: Engine) -> Iterator[Connection]:
+    with rolled_back_connection(engine) as connection:
         yield connection
-        transaction.rollback()
 
 
 @pytest.fixture
 def session(connection: Connection) -> Iterator[Session]:
     """A session whose commits are savepoints inside the test's rolled-back transaction."""
-    with Session(
-        bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False
-    ) as session:
+    with savepoint_session(connection) as session:
         yield session
 
 
@@ -150,6 +176,19 @@ def migrated_template(databases: Databases) -> str:
 
 
 REFIT_SEASONS = ("E0_1516", "E0_1617", "E0_1718", "SP1_1516", "SP1_1617", "SP1_1718")
+# The end of the refit window of the fitted database: after every match of REFIT_SEASONS.
+REFIT_UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
+
+
+def refit_settings_for(database_url: str) -> Settings:
+    """Settings for an app, a refit or a command on ``database_url``: a short grid of rounds,
+    a model refreshed twice a second."""
+    return Settings(
+        database_url=database_url,
+        admin_api_key=ADMIN_KEY,
+        refit_rounds_grid=[1, 5, 20, 50],
+        model_refresh_seconds=0.5,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -166,6 +205,77 @@ def seeded_template(
     engine.dispose()
     databases.seal(template)
     return template
+
+
+@pytest.fixture(scope="session")
+def fitted_template(databases: Databases, seeded_template: str) -> str:
+    """The seeded data after one successful refit as of REFIT_UNTIL: model version 1 active."""
+    template = databases.copy(seeded_template)
+    engine = make_engine(template)
+    outcome = run_refit(
+        engine, refit_settings_for(template), trigger=RunTrigger.CLI, until=REFIT_UNTIL
+    )
+    engine.dispose()
+    assert outcome.status == "succeeded", outcome.message
+    databases.seal(template)
+    return template
+
+
+@pytest.fixture(scope="session")
+def seeded_database(databases: Databases, seeded_template: str) -> Iterator[SharedDatabase]:
+    """The seeded data, shared by the tests that only read it (see the module's docstring)."""
+    shared = databases.share(seeded_template)
+    yield shared
+    shared.engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def fitted_database(databases: Databases, fitted_template: str) -> Iterator[SharedDatabase]:
+    """The fitted data, shared by the tests that only read it (see the module's docstring)."""
+    shared = databases.share(fitted_template)
+    yield shared
+    shared.engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def seeded_settings(seeded_database: SharedDatabase) -> Settings:
+    """Settings that reach the shared seeded database read-only."""
+    return refit_settings_for(seeded_database.read_only_url)
+
+
+@pytest.fixture(scope="session")
+def fitted_settings(fitted_database: SharedDatabase) -> Settings:
+    """Settings that reach the shared fitted database read-only."""
+    return refit_settings_for(fitted_database.read_only_url)
+
+
+@contextmanager
+def client_on(shared: SharedDatabase, settings: Settings) -> Iterator[TestClient]:
+    """The app on a shared database, its requests in a transaction that is rolled back."""
+    with (
+        rolled_back_connection(shared.engine) as connection,
+        savepoint_session(connection) as session,
+        TestClient(build_app(settings, session)) as client,
+    ):
+        yield client
+
+
+@pytest.fixture
+def seeded_client(
+    seeded_database: SharedDatabase, seeded_settings: Settings
+) -> Iterator[TestClient]:
+    """The app on the seeded data, no model fitted."""
+    with client_on(seeded_database, seeded_settings) as client:
+        yield client
+
+
+@pytest.fixture
+def fitted_client(
+    fitted_database: SharedDatabase, fitted_settings: Settings
+) -> Iterator[TestClient]:
+    """The app on the fitted data, serving model version 1."""
+    with client_on(fitted_database, fitted_settings) as client:
+        yield client
 
 
 @pytest.fixture
@@ -193,13 +303,17 @@ def seeded_url(databases: Databases, seeded_template: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def fitted_url(databases: Databases, fitted_template: str) -> Iterator[str]:
+    """A database of its own with the fitted data committed: model version 1 active."""
+    database = databases.copy(fitted_template)
+    yield database
+    databases.drop(database)
+
+
+@pytest.fixture
 def refit_settings(seeded_url: str) -> Settings:
-    return Settings(
-        database_url=seeded_url,
-        admin_api_key=ADMIN_KEY,
-        refit_rounds_grid=[1, 5, 20, 50],
-        model_refresh_seconds=0.5,
-    )
+    """Settings on a seeded database of the test's own."""
+    return refit_settings_for(seeded_url)
 
 
 @pytest.fixture

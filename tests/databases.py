@@ -4,6 +4,10 @@ SQLite databases are files in one directory; a copy is made with SQLite's backup
 PostgreSQL databases are created on the server of the database under test; a copy is
 ``CREATE DATABASE ... TEMPLATE ...``. A template is sealed once built (a read-only file, or
 a database that accepts no connections), so no test can change what later tests copy.
+
+A shared database is a copy that many tests read. Each test writes only inside a transaction
+of its own that is rolled back; everything else (an app's own engine, a command) connects
+through a read-only URL, so nothing a test does is left for the next one to read.
 """
 
 from __future__ import annotations
@@ -11,14 +15,26 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
+from app.db.engine import make_engine
+
 # Files SQLite and the refit lock keep beside a database file.
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal", ".refit-lock")
+
+
+@dataclass(frozen=True)
+class SharedDatabase:
+    """A database many tests read: ``engine`` for their own transactions (each rolled back),
+    ``read_only_url`` for every other connection (an app's engine, a command)."""
+
+    engine: Engine
+    read_only_url: str
 
 
 class Databases:
@@ -42,6 +58,23 @@ class Databases:
     def copy(self, template: str) -> str:
         """A new database holding what ``template`` holds."""
         return self._new(template)
+
+    def share(self, template: str) -> SharedDatabase:
+        """A new database holding what ``template`` holds, for many tests to read."""
+        database = self.copy(template)
+        engine = make_engine(database)
+        # Connecting puts a SQLite file in WAL mode (see make_engine): read-only connections
+        # can then read it while a test's transaction writes.
+        with engine.connect():
+            pass
+        return SharedDatabase(engine, self.read_only_url(database))
+
+    def read_only_url(self, database: str) -> str:
+        """``database`` for connections that can read it but never write to it."""
+        if self.is_sqlite:
+            return f"sqlite:///file:{self._path(database)}?mode=ro&uri=true"
+        read_only = {"options": "-c default_transaction_read_only=on"}
+        return make_url(database).update_query_dict(read_only).render_as_string(hide_password=False)
 
     def seal(self, template: str) -> None:
         """Make ``template`` read-only from now on: it is only ever copied."""

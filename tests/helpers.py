@@ -1,19 +1,26 @@
-"""Small helpers shared by tests (independent counts, row counts, a free port, polling)."""
+"""Small helpers shared by tests (independent counts, row counts, a free port, polling, a
+model version made by hand)."""
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import socket
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.db.orm import Base
+from app.db.orm import Base, ModelVersion
+from app.domain.scoring import Scores
+from app.domain.version_records import BookmakerWeight, FitReport
+from app.domain.vocabulary import Method, Phase
+from boosting import StopReason
 
 
 def csv_rows(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -85,3 +92,45 @@ def error_messages(body: object) -> list[str]:
         location = ".".join(str(part) for part in item["loc"])
         messages.append(f"{location}: {item['msg']}" if location else str(item["msg"]))
     return messages
+
+
+HAND_MADE_SCORES = Scores(log_loss=1.0, brier=0.6, rps=0.2, accuracy=0.5)
+HAND_MADE_VALIDATION = FitReport(
+    rows=0,
+    model=HAND_MADE_SCORES,
+    consensus=HAND_MADE_SCORES,
+    bookmakers={},
+    fit_rows=0,
+    dropped={},
+    stop_reason=StopReason.MAX_ROUNDS,
+    rounds_run=1,
+)
+
+
+def hand_made_version(
+    *,
+    phase: Phase = Phase.PRE,
+    method: Method = Method.POWER,
+    weights: dict[str, float] | None = None,
+    **columns: Any,
+) -> ModelVersion:
+    """A model version that trusts the given bookmakers (one round each), not yet stored."""
+    until = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
+    pool = weights or {"B365": 1.0}
+    return ModelVersion(
+        **{
+            "algorithm": "adaboost.m2",
+            "method": method,
+            "phase": phase,
+            "rounds": len(pool),
+            "window_start": until - dt.timedelta(days=1095),
+            "window_end": until,
+            "n_matches": 1,
+            "bookmakers": tuple(BookmakerWeight(code, w, 1) for code, w in pool.items()),
+            "rounds_grid": (),
+            "validation": HAND_MADE_VALIDATION,
+            "project_version": "test",
+            "fit_seconds": 0.0,
+            **columns,
+        }
+    )

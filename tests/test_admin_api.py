@@ -1,4 +1,5 @@
-"""Admin API: auth, strict JSON ingest of odds and results, file imports, aliases."""
+"""Admin API: auth, strict JSON ingest of odds and results, file imports, aliases, activating
+model versions."""
 
 from __future__ import annotations
 
@@ -14,10 +15,23 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
+from app.db.orm import Bookmaker, Match, ModelActivation, ModelVersion, OddsQuote, Team, TeamAlias
+from app.domain.rounds import GridPoint
+from app.domain.scoring import Scores
+from app.domain.version_records import BookmakerWeight, FitReport
+from app.domain.vocabulary import ActivatedBy, Method, Phase
+from app.services.model_versions import activate
 from app.settings import Settings
-from tests.conftest import build_app
-from tests.helpers import count_complete_triples, count_rows, error_messages
+from boosting import StopReason
+from tests.conftest import ADMIN_KEY, build_app
+from tests.helpers import (
+    count_complete_triples,
+    count_rows,
+    csv_rows,
+    error_messages,
+    hand_made_version,
+)
+from tests.test_football_data_parser import EXTRA_FIXTURES, MAIN_FIXTURES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 E0_1819_PRICE_PREFIXES = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
@@ -448,9 +462,66 @@ def test_invalid_price_in_file_is_reported_by_row_and_column(
 def test_season_can_be_given(
     client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
 ) -> None:
-    post_csv(client, admin_headers, season_file("I1_0203").read_bytes(), season="Serie A 02-03")
-    listed = client.get("/matches", params={"season": "Serie A 02-03"}).json()
+    # The file's matches are of 2002/03; the season given names every one of them.
+    post_csv(client, admin_headers, season_file("I1_0203").read_bytes(), season="2003/04")
+    listed = client.get("/matches", params={"season": "2003/04"}).json()
     assert listed["total"] == 306
+
+
+def test_fixture_files_import_as_upcoming_matches_in_each_league_s_season(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    main = post_csv(client, admin_headers, MAIN_FIXTURES).json()
+    extra = post_csv(client, admin_headers, EXTRA_FIXTURES).json()
+    assert (main["matches_created"], main["quotes_inserted"], main["results_set"]) == (3, 3, 0)
+    assert (extra["matches_created"], extra["quotes_inserted"], extra["results_set"]) == (4, 1, 0)
+    items = client.get("/matches", params={"limit": 10}).json()["items"]
+    assert {(m["competition"], m["season"], m["result"]) for m in items} == {
+        ("E0", "2026/27", None),
+        ("SP1", "2026/27", None),
+        ("SC0", "2026/27", None),
+        ("BRA", "2026", None),
+        ("NOR", "2026", None),
+        ("AUT", "2026/27", None),
+        ("MEX", "2026/27", None),
+    }
+    assert client.get("/matches", params={"status": "settled"}).json()["total"] == 0
+
+
+@pytest.mark.parametrize("season", ["banana", "x; DROP", "Serie A 02-03", "2018/20"])
+def test_a_season_that_is_not_one_is_422_and_relabels_nothing(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    season_file: SeasonFile,
+    session: Session,
+    season: str,
+) -> None:
+    response = post_csv(client, admin_headers, season_file("I1_0203").read_bytes(), season=season)
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("query.season: ")
+    assert f"season {season!r} is not YYYY/YY" in message
+    assert count_rows(session, Match) == 0
+
+
+def test_a_season_in_json_follows_the_same_rule(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    response = client.post(
+        "/admin/odds",
+        json={"quotes": [quote(), quote(bookmaker="PS", match={"season": "banana"})]},
+        headers=admin_headers,
+    )
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("body.quotes.1.match.season: ")
+    assert "YYYY/YY (two consecutive years, e.g. 2018/19)" in message
+    assert count_rows(session, Match) == 0
+    calendar = client.post(
+        "/admin/odds", json={"quotes": [quote(match={"season": "2018"})]}, headers=admin_headers
+    )
+    assert calendar.status_code == 200
+    assert session.scalars(select(Match.season)).all() == ["2018"]
 
 
 def test_empty_body_and_non_season_files_are_422(
@@ -467,6 +538,35 @@ def test_empty_body_and_non_season_files_are_422(
         "/admin/import/football-data", data={"note": "x"}, files={}, headers=admin_headers
     )
     assert form.status_code == 422
+
+
+def test_an_extra_league_s_fixture_is_the_match_its_results_file_settles(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    """The fixture's season is the one the league's own file names, so the result (played a
+    day late) settles the fixture instead of adding a second match."""
+    post_csv(client, admin_headers, EXTRA_FIXTURES)
+    results = (
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\r\n"
+        b"Brazil,Serie A,2026,30/11/2026,19:00,Flamengo,Santos,2,0,H,1.72,3.6,4.9\r\n"
+    )
+    report = post_csv(client, admin_headers, results).json()
+    assert (report["matches_created"], report["matches_rescheduled"]) == (0, 1)
+    (match,) = client.get("/matches", params={"competition": "BRA"}).json()["items"]
+    assert (match["season"], match["result"], match["kickoff"][:10]) == ("2026", "1", "2026-11-30")
+
+
+def test_a_json_body_sent_as_a_season_file_names_the_right_endpoint(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    response = client.post(
+        "/admin/import/football-data",
+        content=(FIXTURES / "the_odds_api_epl.json").read_bytes(),
+        headers={**admin_headers, "Content-Type": "application/json"},
+    )
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert "/admin/import/the-odds-api" in message
 
 
 # --- POST /admin/import/the-odds-api -------------------------------------------------------
@@ -506,6 +606,35 @@ def test_import_the_odds_api(
     assert (again["matches_unchanged"], again["quotes_unchanged"]) == (2, 3)
 
 
+def test_a_quote_no_bookmaker_would_offer_is_skipped_at_every_ingest(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
+) -> None:
+    events = odds_api_events()
+    for outcome in events[0]["bookmakers"][0]["markets"][0]["outcomes"]:
+        outcome["price"] = 1.01
+    odds_api = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    assert odds_api.status_code == 200
+    skipped = {(s["where"], s["field"]): s["reason"] for s in odds_api.json()["skipped"]}
+    assert "overround +1.970" in skipped[("[0].bookmakers[0]", "outcomes")]
+    assert odds_api.json()["quotes_inserted"] == 2
+    posted = client.post(
+        "/admin/odds",
+        json={"quotes": [quote(home=10.0, draw=10.0, away=10.0), quote(bookmaker="WH")]},
+        headers=admin_headers,
+    )
+    assert posted.status_code == 200
+    assert [(s["where"], s["field"]) for s in posted.json()["skipped"]] == [
+        ("quotes[0]", "home/draw/away")
+    ]
+    assert "overround -0.700" in posted.json()["skipped"][0]["reason"]
+    assert posted.json()["quotes_inserted"] == 1
+    # The first row of E0 2018/19 with Bet365's prices all at 1.01.
+    content = season_file("E0_1819").read_bytes().replace(b",1.57,3.9,7.5,", b",1.01,1.01,1.01,", 1)
+    report = post_csv(client, admin_headers, content).json()
+    assert [(s["where"], s["field"]) for s in report["skipped"]] == [("row 2", "B365H/B365D/B365A")]
+    assert report["rows_read"] == 380
+
+
 def test_the_odds_api_payload_is_validated_strictly(
     client: TestClient, admin_headers: dict[str, str], session: Session
 ) -> None:
@@ -539,6 +668,57 @@ def test_the_odds_api_keys_are_codes_sent_as_json(
     (error,) = response.json()["errors"]
     assert (error["loc"], "pattern" in error["msg"]) == (["body", 1, "sport_key"], True)
     assert count_rows(session, Match) == 0
+
+
+def test_every_admin_list_takes_at_most_the_configured_number_of_items(
+    database_url: str, session: Session, admin_headers: dict[str, str]
+) -> None:
+    one_item = Settings(database_url=database_url, admin_api_key=ADMIN_KEY, admin_items_max=1)
+    results = [{"match_id": 1, "home_goals": 1, "away_goals": 0}] * 2
+    with TestClient(build_app(one_item, session)) as client:
+        for path, body, where in (
+            ("/admin/import/the-odds-api", odds_api_events(), "body"),
+            ("/admin/odds", {"quotes": [quote(), quote(bookmaker="PS")]}, "body.quotes"),
+            ("/admin/results", {"results": results}, "body.results"),
+        ):
+            response = client.post(path, json=body, headers=admin_headers)
+            assert response.status_code == 422, path
+            assert error_messages(response.json()) == [
+                f"{where}: at most 1 item per request, got 2"
+            ]
+        assert (
+            client.post(
+                "/admin/import/the-odds-api", json=odds_api_events()[:1], headers=admin_headers
+            ).json()["matches_created"]
+            == 1
+        )
+
+
+def test_a_flood_of_empty_events_is_refused_in_few_words(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    flood = client.post("/admin/import/the-odds-api", json=[{}] * 20_000, headers=admin_headers)
+    assert flood.status_code == 422
+    assert len(flood.content) < 1_000
+    (message,) = error_messages(flood.json())
+    assert "at most 10000 items" in message
+    # Under the cap, each empty event lacks five fields: the answer lists the first hundred.
+    many = client.post("/admin/import/the-odds-api", json=[{}] * 1_000, headers=admin_headers)
+    assert many.status_code == 422
+    messages = error_messages(many.json())
+    assert len(messages) == 101
+    assert messages[0] == "body.0.id: Field required"
+    assert messages[-1] == "4900 more errors not shown"
+
+
+def test_a_report_lists_the_first_hundred_skipped_items_and_counts_them_all(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    rows = "".join(f"E0,{day % 28 + 1:02d}/13/2019,A{day},B{day}\n" for day in range(250))
+    report = post_csv(client, admin_headers, ("Div,Date,HomeTeam,AwayTeam\n" + rows).encode())
+    body = report.json()
+    assert (body["rows_read"], body["skipped_total"], len(body["skipped"])) == (250, 250, 100)
+    assert [s["where"] for s in body["skipped"]] == [f"row {n}" for n in range(2, 102)]
 
 
 def test_a_rescheduled_event_moves_its_match(
@@ -655,6 +835,20 @@ def test_alias_errors(client: TestClient, admin_headers: dict[str, str], session
     assert count_rows(session, TeamAlias) == 0
 
 
+@pytest.mark.parametrize("sent_as", ["AC%2FDC%20United", "AC/DC United"])
+def test_an_alias_with_a_slash_is_deleted_over_the_api(
+    client: TestClient, admin_headers: dict[str, str], session: Session, sent_as: str
+) -> None:
+    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
+    assert alias(client, admin_headers, "AC/DC United", "Man United").status_code == 200
+    path = f"/admin/teams/aliases/{sent_as}"
+    assert client.delete(path, headers=admin_headers).status_code == 204
+    assert count_rows(session, TeamAlias) == 0
+    gone = client.delete(path, headers=admin_headers)
+    assert gone.status_code == 404
+    assert error_messages(gone.json()) == ["no alias 'AC/DC United'"]
+
+
 def test_prices_of_ignored_markets_are_not_checked(
     client: TestClient, admin_headers: dict[str, str]
 ) -> None:
@@ -720,7 +914,7 @@ def test_an_external_id_of_another_stored_match_is_refused(
         headers=admin_headers,
     )
     other = quote(
-        match={"home_team": "Arsenal", "away_team": "Chelsea", "external_id": "evt-1"}, home=2.2
+        match={"home_team": "Arsenal", "away_team": "Chelsea", "external_id": "evt-1"}, home=1.6
     )
     report = client.post("/admin/odds", json={"quotes": [other]}, headers=admin_headers).json()
     assert report["quotes_inserted"] == 0
@@ -778,6 +972,40 @@ def test_values_the_database_could_not_hold_are_422(
     assert response.status_code == 422, response.text
 
 
+def test_a_nul_character_anywhere_in_an_admin_request_is_422(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    nul = "a\x00b"
+    bodies: list[tuple[str, Any]] = [
+        ("/admin/odds", {"quotes": [quote(match={"external_id": nul})]}),
+        ("/admin/odds", {"quotes": [quote(match={"season": nul})]}),
+        ("/admin/odds", {"quotes": [quote(bookmaker=nul)]}),
+        ("/admin/teams/aliases", {"alias": nul, "team": "Man United"}),
+    ]
+    events = odds_api_events()
+    events[0]["bookmakers"][0]["title"] = nul
+    bodies.append(("/admin/import/the-odds-api", events))
+    events = odds_api_events()
+    events[0]["id"] = nul
+    bodies.append(("/admin/import/the-odds-api", events))
+    for path, body in bodies:
+        response = client.post(path, json=body, headers=admin_headers)
+        assert response.status_code == 422, (path, response.text)
+    season = post_csv(client, admin_headers, b"Div,Date,HomeTeam,AwayTeam\n", season="a\x00b")
+    assert season.status_code == 422
+    header = post_csv(
+        client,
+        admin_headers,
+        b"Div,Date,HomeTeam,AwayTeam,X\x00H,X\x00D,X\x00A\nE0,01/03/2019,A,B,2,3,4\n",
+    )
+    assert header.status_code == 422
+    assert "control characters" in error_messages(header.json())[0]
+    alias_path = client.delete("/admin/teams/aliases/a%00b", headers=admin_headers)
+    assert alias_path.status_code == 422
+    assert count_rows(session, Match) == 0
+    assert count_rows(session, Bookmaker) == 0
+
+
 def test_lone_surrogate_in_a_name_is_422(client: TestClient, admin_headers: dict[str, str]) -> None:
     body = json.dumps({"quotes": [quote()]}).replace('"Leicester"', '"Leicester \\ud800"')
     response = client.post(
@@ -807,6 +1035,48 @@ def test_out_of_range_ids_are_422(
         headers={**admin_headers, "Content-Type": "application/json"},
     )
     assert response.status_code == 422
+
+
+def season_file_with_bookmakers(count: int) -> bytes:
+    """One match priced by ``count`` bookmakers, pre-match and closing."""
+    codes = [f"BK{i}" for i in range(count)]
+    prices = [f"{p}{side}" for code in codes for p in (code, f"{code}C") for side in "HDA"]
+    header = ",".join(["Div", "Date", "HomeTeam", "AwayTeam", *prices])
+    row = ",".join(["E0", "01/03/2019", "A", "B", *["2.5"] * len(prices)])
+    return f"{header}\n{row}\n".encode()
+
+
+def test_a_file_may_name_at_most_a_hundred_bookmakers(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    refused = post_csv(client, admin_headers, season_file_with_bookmakers(101))
+    assert refused.status_code == 422
+    assert error_messages(refused.json()) == [
+        "101 bookmakers in one import; at most 100 are accepted"
+    ]
+    assert count_rows(session, Bookmaker) == 0
+    accepted = post_csv(client, admin_headers, season_file_with_bookmakers(100)).json()
+    assert accepted["quotes_inserted"] == 200
+    assert count_rows(session, Bookmaker) == 100
+
+
+def test_a_request_may_name_at_most_a_hundred_bookmakers(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    quotes = [quote(bookmaker=f"BK{i}") for i in range(101)]
+    refused = client.post("/admin/odds", json={"quotes": quotes}, headers=admin_headers)
+    assert refused.status_code == 422
+    assert error_messages(refused.json()) == [
+        "101 bookmakers in one import; at most 100 are accepted"
+    ]
+    assert count_rows(session, Bookmaker) == 0
+    events = odds_api_events()
+    events[0]["bookmakers"] = [
+        {**events[0]["bookmakers"][0], "key": f"book{i}", "title": f"Book {i}"} for i in range(101)
+    ]
+    response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    assert response.status_code == 422
+    assert count_rows(session, Bookmaker) == 0
 
 
 def test_odd_season_files_are_reported_row_by_row(
@@ -873,3 +1143,706 @@ def test_blank_season_and_odd_external_ids_in_json(
     )
     assert bad.status_code == 422
     assert bad.json()["errors"][0]["loc"] == ["body", "quotes", 0, "match", "external_id"]
+
+
+# --- look-alike names ------------------------------------------------------------------------
+
+BAYERN_NFC = "Bayern M\u00fcnchen"
+BAYERN_NFD = "Bayern Mu\u0308nchen"
+
+
+def test_a_name_in_either_unicode_form_is_one_team(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    first = quote(match={"competition": "D1", "home_team": BAYERN_NFC, "away_team": "Hertha"})
+    again = quote(match={"competition": "D1", "home_team": BAYERN_NFD, "away_team": "Hertha"})
+    client.post("/admin/odds", json={"quotes": [first]}, headers=admin_headers)
+    report = client.post("/admin/odds", json={"quotes": [again]}, headers=admin_headers).json()
+    assert (report["matches_created"], report["matches_unchanged"]) == (0, 1)
+    assert session.scalars(select(Team.name).order_by(Team.name)).all() == [BAYERN_NFC, "Hertha"]
+
+
+@pytest.mark.parametrize("character", ["\u200b", "\ufeff", "\u202e", "\u2028"])
+def test_an_invisible_character_in_a_json_name_is_422(
+    client: TestClient, admin_headers: dict[str, str], session: Session, character: str
+) -> None:
+    hidden = quote(match={"home_team": f"Man{character}United"})
+    response = client.post("/admin/odds", json={"quotes": [hidden]}, headers=admin_headers)
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("body.quotes.0.match.home_team: ")
+    assert f"U+{ord(character):04X}" in message
+    assert count_rows(session, Team) == 0
+
+
+def test_look_alike_names_in_a_season_file(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    # A byte-order mark at the start of the file is its encoding, not part of a name.
+    content = (
+        "\ufeffDiv,Date,HomeTeam,AwayTeam,FTHG,FTAG,B365H,B365D,B365A\n"
+        f"D1,24/08/2018,{BAYERN_NFC},Hoffenheim,3,1,1.2,7,13\n"
+        f"D1,15/09/2018,Hertha,{BAYERN_NFD},2,0,6,4.5,1.5\n"
+        "D1,22/09/2018,Hertha\u200b,Hoffenheim,1,1,2,3,4\n"
+    ).encode()
+    report = post_csv(client, admin_headers, content).json()
+    assert report["matches_created"] == 2
+    assert [(s["where"], s["field"]) for s in report["skipped"]] == [("row 4", "HomeTeam")]
+    assert "U+200B ZERO WIDTH SPACE" in report["skipped"][0]["reason"]
+    names = session.scalars(select(Team.name).order_by(Team.name)).all()
+    assert names == [BAYERN_NFC, "Hertha", "Hoffenheim"]
+
+
+def test_a_bookmaker_title_in_either_form_and_odds_api_names(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    events = odds_api_events()[1:]
+    # The feed spells the teams decomposed, in the event and in its outcomes alike.
+    events[0]["home_team"] = "Newcastle Unite\u0301d"
+    for bookmaker in events[0]["bookmakers"]:
+        for market in bookmaker["markets"]:
+            for outcome in market["outcomes"]:
+                if outcome["name"] == "Newcastle United":
+                    outcome["name"] = "Newcastle Unite\u0301d"
+    events[0]["bookmakers"][0]["title"] = "Be\u0301tfair"
+    report = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers).json()
+    assert (report["matches_created"], report["quotes_inserted"]) == (1, 1)
+    assert "Newcastle Unit\u00e9d" in session.scalars(select(Team.name)).all()
+    assert session.scalars(select(Bookmaker.name)).all() == ["B\u00e9tfair"]
+
+
+def test_an_alias_in_another_unicode_form_is_the_same_name(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    client.post(
+        "/admin/odds",
+        json={"quotes": [quote(match={"competition": "D1", "home_team": BAYERN_NFC})]},
+        headers=admin_headers,
+    )
+    same = alias(client, admin_headers, BAYERN_NFD, BAYERN_NFC)
+    assert same.status_code == 409
+    assert "already the team's own name" in error_messages(same.json())[0]
+    added = alias(client, admin_headers, "FC Bayern Mu\u0308nchen", BAYERN_NFD)
+    assert added.json()["alias"] == "FC Bayern M\u00fcnchen"
+    assert session.scalars(select(TeamAlias.alias)).all() == ["FC Bayern M\u00fcnchen"]
+    removed = client.delete("/admin/teams/aliases/FC Bayern Mu\u0308nchen", headers=admin_headers)
+    assert removed.status_code == 204
+    assert count_rows(session, TeamAlias) == 0
+    hidden = alias(client, admin_headers, "Bayern\u202e", BAYERN_NFC)
+    assert hidden.status_code == 422
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in error_messages(hidden.json())[0]
+
+
+# --- rescheduled fixtures ----------------------------------------------------------------------
+
+
+def fixture(
+    kickoff: str, *, home: str = "Arsenal", away: str = "Chelsea", **overrides: Any
+) -> dict[str, Any]:
+    """A quote for one fixture of E0 (unless told otherwise) on a given kickoff."""
+    match = {"home_team": home, "away_team": away, "kickoff": kickoff}
+    match.update(overrides.pop("match", {}))
+    return quote(match=match, **overrides)
+
+
+def post_odds(client: TestClient, headers: dict[str, str], *quotes: dict[str, Any]) -> Any:
+    response = client.post("/admin/odds", json={"quotes": list(quotes)}, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_fixture_on_a_new_date_moves_its_match_with_its_quotes(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    moved = post_odds(client, admin_headers, fixture("2019-02-27T19:45:00Z", bookmaker="PS"))
+    assert (moved["matches_created"], moved["matches_updated"]) == (0, 1)
+    assert moved["matches_rescheduled"] == 1
+    match = session.scalars(select(Match)).one()
+    assert match.kickoff == dt.datetime(2019, 2, 27, 19, 45, tzinfo=dt.UTC)
+    assert match.season == "2018/19"
+    detail = client.get(f"/matches/{match.id}").json()
+    assert [q["bookmaker"] for q in detail["quotes"]] == ["B365", "PS"]
+    again = post_odds(client, admin_headers, fixture("2019-02-27T19:45:00Z", bookmaker="PS"))
+    assert (again["matches_unchanged"], again["matches_rescheduled"]) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    ("home", "away", "announced", "played"),
+    [
+        # The file's first row; announced for 5 August, before the file's first date.
+        ("Man United", "Leicester", "2018-08-05T15:00:00Z", dt.date(2018, 8, 10)),
+        # Announced for 2 December, a date among the file's other matches.
+        ("Arsenal", "Chelsea", "2018-12-02T16:00:00Z", dt.date(2019, 1, 19)),
+    ],
+)
+def test_a_season_file_moves_a_fixture_stored_on_another_date(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    season_file: SeasonFile,
+    session: Session,
+    home: str,
+    away: str,
+    announced: str,
+    played: dt.date,
+) -> None:
+    post_odds(client, admin_headers, fixture(announced, home=home, away=away, bookmaker="BF"))
+    report = post_csv(client, admin_headers, season_file("E0_1819").read_bytes()).json()
+    assert (report["matches_created"], report["matches_updated"]) == (379, 1)
+    assert report["matches_rescheduled"] == 1
+    assert report["results_set"] == 380
+    assert count_rows(session, Match) == 380
+    match = session.scalars(
+        select(Match).where(
+            Match.home_team.has(Team.name == home), Match.away_team.has(Team.name == away)
+        )
+    ).one()
+    assert match.kickoff_date == played
+    assert match.result is not None
+    codes = set(
+        session.scalars(
+            select(Bookmaker.code).join(OddsQuote).where(OddsQuote.match_id == match.id)
+        )
+    )
+    assert {"BF", "B365", "PS"} <= codes
+
+
+def test_the_odds_api_moves_a_fixture_stored_by_another_source(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    # Event [1] of the file is Newcastle United v Tottenham Hotspur on 11 August 2018.
+    post_odds(
+        client,
+        admin_headers,
+        fixture("2018-08-04T14:00:00Z", home="Newcastle United", away="Tottenham Hotspur"),
+    )
+    events = odds_api_events()[1:]
+    report = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers).json()
+    assert (report["matches_created"], report["matches_rescheduled"]) == (0, 1)
+    match = session.scalars(select(Match)).one()
+    assert match.kickoff == dt.datetime(2018, 8, 11, 11, 30, tzinfo=dt.UTC)
+    assert match.external_id == "1b4a6f2d0c3e5f7a9b8c7d6e5f4a3b2c"
+    assert count_rows(session, OddsQuote) == 2
+
+
+def test_a_rescheduled_event_counts_as_rescheduled(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    events = odds_api_events()[1:]
+    client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
+    events[0]["commence_time"] = "2018-08-12T15:00:00Z"
+    report = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers).json()
+    assert (report["matches_updated"], report["matches_rescheduled"]) == (1, 1)
+
+
+def test_a_result_named_on_the_new_date_moves_the_fixture(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    named = {
+        "competition": "E0",
+        "kickoff": "2019-02-27T19:45:00Z",
+        "home_team": "Arsenal",
+        "away_team": "Chelsea",
+    }
+    payload = {"results": [{"match": named, "home_goals": 2, "away_goals": 0}]}
+    report = client.post("/admin/results", json=payload, headers=admin_headers).json()
+    assert report["skipped"] == []
+    assert (report["results_set"], report["matches_updated"], report["matches_rescheduled"]) == (
+        1,
+        1,
+        1,
+    )
+    match = session.scalars(select(Match)).one()
+    assert (match.kickoff, match.result) == (dt.datetime(2019, 2, 27, 19, 45, tzinfo=dt.UTC), "1")
+    again = client.post("/admin/results", json=payload, headers=admin_headers).json()
+    assert (again["matches_unchanged"], again["matches_rescheduled"]) == (1, 0)
+
+
+def test_a_result_on_a_new_date_in_the_future_moves_nothing(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=400)).replace(microsecond=0)
+    named = {"competition": "E0", "kickoff": later.isoformat(), "season": "2018/19"}
+    named |= {"home_team": "Arsenal", "away_team": "Chelsea"}
+    payload = {"results": [{"match": named, "home_goals": 2, "away_goals": 0}]}
+    report = client.post("/admin/results", json=payload, headers=admin_headers).json()
+    assert (report["results_set"], report["matches_rescheduled"]) == (0, 0)
+    assert "in the future" in report["skipped"][0]["reason"]
+    match = session.scalars(select(Match)).one()
+    assert (match.kickoff_date, match.result) == (dt.date(2018, 11, 10), None)
+
+
+def test_a_played_match_is_not_moved_by_a_second_meeting(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    # The Scottish Premiership plays a pair twice at the same home ground in a season: a
+    # settled match has been played, and a fixture on another date is the next meeting.
+    post_odds(client, admin_headers, fixture("2018-09-02T11:00:00Z", match={"competition": "SC0"}))
+    settle = {
+        "results": [
+            {"match_id": session.scalars(select(Match.id)).one(), "home_goals": 1, "away_goals": 0}
+        ]
+    }
+    client.post("/admin/results", json=settle, headers=admin_headers)
+    report = post_odds(
+        client, admin_headers, fixture("2019-03-31T12:00:00Z", match={"competition": "SC0"})
+    )
+    assert (report["matches_created"], report["matches_rescheduled"]) == (1, 0)
+    assert count_rows(session, Match) == 2
+
+
+def test_two_meetings_of_one_pair_are_never_taken_for_a_move(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    scottish = {"competition": "SC0"}
+    # Two meetings in one batch: both are new matches, neither moves the stored one.
+    post_odds(client, admin_headers, fixture("2018-09-02T11:00:00Z", match=scottish))
+    both = post_odds(
+        client,
+        admin_headers,
+        fixture("2018-12-29T12:00:00Z", match=scottish),
+        fixture("2019-03-31T12:00:00Z", match=scottish),
+    )
+    assert (both["matches_created"], both["matches_rescheduled"]) == (2, 0)
+    # Three stored meetings: a fourth date is a fourth match.
+    fourth = post_odds(client, admin_headers, fixture("2019-05-12T12:00:00Z", match=scottish))
+    assert (fourth["matches_created"], fourth["matches_rescheduled"]) == (1, 0)
+    assert count_rows(session, Match) == 4
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # Another competition: a league match and a cup tie of the same pair.
+        ({}, {"competition": "FAC"}),
+        # Another season: the fixture of the next season.
+        ({}, {"kickoff": "2019-09-14T14:00:00Z"}),
+        # The source names two events: two matches.
+        ({"external_id": "evt-1"}, {"external_id": "evt-2"}),
+    ],
+    ids=["competition", "season", "external-id"],
+)
+def test_a_fixture_moves_only_within_its_competition_and_season(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    session: Session,
+    first: dict[str, Any],
+    second: dict[str, Any],
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z", match=first))
+    other = {"kickoff": "2019-02-27T19:45:00Z", **second}
+    report = post_odds(client, admin_headers, fixture(other.pop("kickoff"), match=other))
+    assert (report["matches_created"], report["matches_rescheduled"]) == (1, 0)
+    assert count_rows(session, Match) == 2
+
+
+# --- DELETE /admin/matches/{id} ------------------------------------------------------------------
+
+
+UNSCORED = Scores(log_loss=1.0, brier=0.6, rps=0.2, accuracy=0.5)
+
+
+def stored_version(session: Session, start: dt.datetime, end: dt.datetime) -> int:
+    """A model version trained on the matches that kicked off in [start, end)."""
+    version = ModelVersion(
+        algorithm="adaboost.m2",
+        method="power",
+        phase="pre",
+        rounds=5,
+        window_start=start,
+        window_end=end,
+        n_matches=1,
+        bookmakers=(BookmakerWeight("B365", 1.0, selection_count=5),),
+        rounds_grid=(GridPoint(rounds=5, log_loss=1.0),),
+        validation=FitReport(
+            rows=0,
+            model=UNSCORED,
+            consensus=UNSCORED,
+            bookmakers={},
+            fit_rows=0,
+            dropped={},
+            stop_reason=StopReason.MAX_ROUNDS,
+            rounds_run=5,
+        ),
+        project_version="test",
+        fit_seconds=0.1,
+    )
+    session.add(version)
+    session.commit()
+    return version.id
+
+
+def test_deleting_a_match_takes_its_quotes_and_nothing_else(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(
+        client,
+        admin_headers,
+        fixture("2018-11-10T15:00:00Z"),
+        fixture("2018-11-10T15:00:00Z", bookmaker="PS"),
+        fixture("2018-11-11T15:00:00Z", home="Everton", away="Fulham"),
+    )
+    doomed = session.scalars(
+        select(Match.id).where(Match.home_team.has(Team.name == "Arsenal"))
+    ).one()
+    response = client.delete(f"/admin/matches/{doomed}", headers=admin_headers)
+    assert response.status_code == 200, response.text
+    assert response.json() == {
+        "id": doomed,
+        "competition": "E0",
+        "season": "2018/19",
+        "kickoff": "2018-11-10T15:00:00Z",
+        "home_team": "Arsenal",
+        "away_team": "Chelsea",
+        "quotes_deleted": 2,
+        "model_versions": [],
+    }
+    assert client.get(f"/matches/{doomed}").status_code == 404
+    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 1
+    again = client.delete(f"/admin/matches/{doomed}", headers=admin_headers)
+    assert again.status_code == 404
+    assert error_messages(again.json()) == [f"no match with id {doomed}"]
+
+
+def test_a_match_a_model_was_trained_on_needs_force(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
+    (match_id,) = session.scalars(select(Match.id)).all()
+    version = stored_version(
+        session, dt.datetime(2016, 6, 1, tzinfo=dt.UTC), dt.datetime(2019, 6, 1, tzinfo=dt.UTC)
+    )
+    # A version whose window ended before the kickoff was not trained on it.
+    stored_version(
+        session, dt.datetime(2015, 6, 1, tzinfo=dt.UTC), dt.datetime(2018, 11, 10, tzinfo=dt.UTC)
+    )
+    refused = client.delete(f"/admin/matches/{match_id}", headers=admin_headers)
+    assert refused.status_code == 409
+    (message,) = error_messages(refused.json())
+    assert f"match {match_id} is inside the data window of model version {version}" in message
+    assert "?force=true" in message
+    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 1
+    forced = client.delete(
+        f"/admin/matches/{match_id}", params={"force": "true"}, headers=admin_headers
+    )
+    assert forced.status_code == 200
+    assert forced.json()["model_versions"] == [version]
+    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 0
+
+
+@pytest.mark.parametrize("match_id", ["0", "-1", "abc", "2147483648"])
+def test_deleting_an_id_that_cannot_be_one_is_422(
+    client: TestClient, admin_headers: dict[str, str], match_id: str
+) -> None:
+    response = client.delete(f"/admin/matches/{match_id}", headers=admin_headers)
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("path.match_id: ")
+
+
+def test_deleting_a_match_needs_the_key(client: TestClient) -> None:
+    assert client.delete("/admin/matches/1").status_code == 401
+
+
+# --- team merges: preview, confirmation, undo ----------------------------------------------------
+
+
+def team_quotes(path: Path, team: str) -> int:
+    """The complete price triples of a team's rows in a season file, counted with csv."""
+    header, rows = csv_rows(path)
+    home, away = header.index("HomeTeam"), header.index("AwayTeam")
+    prefixes = E0_1819_PRICE_PREFIXES  # the same bookmakers in every 2018/19 file
+    positions = [[header.index(prefix + side) for side in "HDA"] for prefix in prefixes]
+    return sum(
+        all(row[p].strip() and float(row[p]) > 1.0 for p in triple)
+        for row in rows
+        if team in (row[home], row[away])
+        for triple in positions
+    )
+
+
+def matches_of(session: Session, team: str) -> int:
+    session.expire_all()
+    return len(
+        session.scalars(
+            select(Match.id).where(
+                (Match.home_team.has(Team.name == team)) | (Match.away_team.has(Team.name == team))
+            )
+        ).all()
+    )
+
+
+@pytest.fixture
+def two_leagues(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
+) -> tuple[Path, Path]:
+    paths = season_file("E0_1819"), season_file("SP1_1819")
+    for path in paths:
+        assert post_csv(client, admin_headers, path.read_bytes()).status_code == 200
+    return paths
+
+
+def test_merging_teams_of_two_leagues_asks_for_confirmation(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    session: Session,
+    two_leagues: tuple[Path, Path],
+) -> None:
+    getafe_quotes = team_quotes(two_leagues[1], "Getafe")
+    refused = alias(client, admin_headers, "Getafe", "Arsenal")
+    assert refused.status_code == 409
+    (message,) = error_messages(refused.json())
+    assert "2018/19: 'Getafe' in SP1, 'Arsenal' in E0" in message
+    assert 'send "confirm": true' in message
+    preview = refused.json()["preview"]
+    # A 20-team league season: 38 matches each; none of Getafe's has a twin at Arsenal.
+    assert preview == {
+        "merged_team": "Getafe",
+        "team": "Arsenal",
+        "matches_moved": 38,
+        "matches_merged": 0,
+        "quotes_moved_with_matches": getafe_quotes,
+        "quotes_moved": 0,
+        "quotes_dropped": 0,
+        "competitions": [{"competition": "SP1", "season": "2018/19", "matches": 38}],
+        "clashes": [{"season": "2018/19", "merged_team": ["SP1"], "team": ["E0"]}],
+        "needs_confirmation": True,
+    }
+    assert (matches_of(session, "Getafe"), count_rows(session, TeamAlias)) == (38, 0)
+
+    confirmed = client.post(
+        "/admin/teams/aliases",
+        json={"alias": "Getafe", "team": "Arsenal", "confirm": True},
+        headers=admin_headers,
+    )
+    assert confirmed.status_code == 200, confirmed.text
+    merged = confirmed.json()
+    assert (merged["merged_team"], merged["matches_moved"], merged["dry_run"]) == (
+        True,
+        38,
+        False,
+    )
+    assert merged["preview"] == {**preview}
+    assert (matches_of(session, "Getafe"), matches_of(session, "Arsenal")) == (0, 76)
+
+
+@pytest.mark.usefixtures("two_leagues")
+def test_a_dry_run_shows_the_merge_and_changes_nothing(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    response = client.post(
+        "/admin/teams/aliases",
+        json={"alias": "Getafe", "team": "Arsenal", "dry_run": True},
+        headers=admin_headers,
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["dry_run"], body["created"], body["merged_team"]) == (True, False, False)
+    assert body["preview"]["matches_moved"] == 38
+    assert body["preview"]["needs_confirmation"] is True
+    assert (matches_of(session, "Getafe"), count_rows(session, TeamAlias)) == (38, 0)
+
+
+@pytest.mark.usefixtures("two_leagues")
+def test_unalias_undoes_a_merge(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    sp1_match = client.get("/matches", params={"competition": "SP1", "limit": 500}).json()
+    getafe_ids = {
+        m["id"] for m in sp1_match["items"] if "Getafe" in (m["home_team"], m["away_team"])
+    }
+    client.post(
+        "/admin/teams/aliases",
+        json={"alias": "Getafe", "team": "Arsenal", "confirm": True},
+        headers=admin_headers,
+    )
+    undone = client.delete("/admin/teams/aliases/Getafe", headers=admin_headers)
+    assert undone.status_code == 200, undone.text
+    assert undone.json() == {
+        "alias": "Getafe",
+        "team": "Arsenal",
+        "restored_team": True,
+        "matches_moved_back": 38,
+        "not_moved_back": [],
+        "merged_matches": [],
+        "aliases_moved_back": [],
+    }
+    assert (matches_of(session, "Getafe"), matches_of(session, "Arsenal")) == (38, 38)
+    after = client.get("/matches", params={"competition": "SP1", "limit": 500}).json()
+    assert {m["id"] for m in after["items"] if "Getafe" in (m["home_team"], m["away_team"])} == (
+        getafe_ids
+    )
+    assert count_rows(session, TeamAlias) == 0
+    assert client.delete("/admin/teams/aliases/Getafe", headers=admin_headers).status_code == 404
+
+
+def test_unalias_says_which_matches_keep_the_quotes_of_both(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile, session: Session
+) -> None:
+    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
+    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
+    # The Odds API's Man Utd has an alias of its own, which moves with it.
+    assert alias(client, admin_headers, "Man Utd", "Manchester United").status_code == 200
+    moved = alias(client, admin_headers, "Leicester City", "Leicester").json()
+    assert moved["matches_moved"] == 1
+    merged = alias(client, admin_headers, "Manchester United", "Man United").json()
+    assert (merged["matches_merged"], merged["quotes_moved"]) == (1, 2)
+    twin = session.scalars(
+        select(Match.id).where(Match.external_id == "0a3f5e1c9b2d4e6f8a7b6c5d4e3f2a1b")
+    ).one()
+
+    undone = client.delete("/admin/teams/aliases/Manchester United", headers=admin_headers)
+    assert undone.status_code == 200, undone.text
+    body = undone.json()
+    assert (body["restored_team"], body["matches_moved_back"]) == (True, 0)
+    assert body["merged_matches"] == [twin]
+    assert body["aliases_moved_back"] == ["Man Utd"]
+    aliases = {a.alias: a.team.name for a in session.scalars(select(TeamAlias))}
+    assert aliases == {"Man Utd": "Manchester United", "Leicester City": "Leicester"}
+    # The match that had moved to Leicester was then merged away: nothing to move back.
+    gone = client.delete("/admin/teams/aliases/Leicester City", headers=admin_headers).json()
+    assert gone["restored_team"] is True
+    assert gone["matches_moved_back"] == 0
+    assert [item["match_id"] for item in gone["not_moved_back"]] == [None]
+    assert "no longer stored" in gone["not_moved_back"][0]["reason"]
+
+
+def test_an_alias_without_a_merge_is_removed_with_no_content(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
+    assert alias(client, admin_headers, "Man Utd", "Man United").json()["preview"] is None
+    removed = client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers)
+    assert (removed.status_code, removed.content) == (204, b"")
+
+
+def test_a_merge_within_one_competition_needs_no_confirmation(
+    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
+) -> None:
+    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
+    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
+    merged = alias(client, admin_headers, "Manchester United", "Man United")
+    assert merged.status_code == 200
+    preview = merged.json()["preview"]
+    assert (preview["needs_confirmation"], preview["clashes"]) == (False, [])
+    assert preview["competitions"] == [{"competition": "E0", "season": "2018/19", "matches": 1}]
+
+
+# --- model versions ----------------------------------------------------------------------
+
+
+def test_an_operator_rolls_back_and_forward_and_each_activation_is_recorded(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    first, second = hand_made_version(), hand_made_version(weights={"PS": 1.0})
+    session.add_all([first, second])
+    session.flush()
+    activate(session, second, by=ActivatedBy.REFIT)  # as the refit that fitted it would
+    back = client.post(
+        f"/admin/models/{first.id}/activate",
+        json={"reason": "  version 2 trusts a single bookmaker  "},
+        headers=admin_headers,
+    )
+    assert back.status_code == 200, back.text
+    body = back.json()
+    assert (body["version"]["id"], body["version"]["status"]) == (first.id, "active")
+    assert body["warnings"] == []
+    activation = body["activation"]
+    assert activation["version_id"] == first.id
+    assert activation["previous_version_id"] == second.id
+    assert (activation["by"], activation["run_id"]) == ("api", None)
+    assert activation["reason"] == "version 2 trusts a single bookmaker"
+    assert client.get("/models/active").json()["id"] == first.id
+    assert client.get(f"/models/{second.id}").json()["status"] == "retired"
+
+    forward = client.post(f"/admin/models/{second.id}/activate", headers=admin_headers)
+    assert forward.status_code == 200, forward.text
+    assert forward.json()["activation"]["reason"] is None
+    again = client.post(f"/admin/models/{second.id}/activate", json={}, headers=admin_headers)
+    assert again.status_code == 200
+    assert again.json()["activation"] is None  # it was active: nothing happened
+    assert again.json()["version"]["status"] == "active"
+
+    history = client.get("/models/activations").json()
+    assert history["total"] == count_rows(session, ModelActivation) == 3
+    assert [(a["version_id"], a["previous_version_id"], a["by"]) for a in history["items"]] == [
+        (second.id, first.id, "api"),
+        (first.id, second.id, "api"),
+        (second.id, None, "refit"),
+    ]
+    assert client.get("/models/activations", params={"limit": 1}).json()["items"] == [
+        history["items"][0]
+    ]
+
+
+def test_a_version_fitted_otherwise_than_the_settings_is_activated_with_warnings(
+    client: TestClient, admin_headers: dict[str, str], session: Session
+) -> None:
+    closing = hand_made_version(
+        phase=Phase.CLOSING, method=Method.SHIN, rejected_reason="not promoted by its refit"
+    )
+    session.add(closing)
+    session.flush()
+    assert client.get(f"/models/{closing.id}").json()["status"] == "rejected"
+    response = client.post(f"/admin/models/{closing.id}/activate", headers=admin_headers)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["version"]["status"] == "active"
+    assert body["version"]["rejected_reason"] == "not promoted by its refit"
+    phase_warning, method_warning = body["warnings"]
+    assert (
+        f"version {closing.id} was fitted on closing quotes while ODDSBOOST_REFIT_PHASE is pre"
+        in (phase_warning)
+    )
+    assert "predictions by match_id read closing quotes" in phase_warning
+    assert "will not replace it automatically" in phase_warning
+    assert (
+        f"version {closing.id} de-margins odds with shin while ODDSBOOST_DEMARGIN_METHOD is "
+        in (method_warning)
+    )
+    # Once another version is activated, the one that served is retired, not rejected.
+    other = hand_made_version()
+    session.add(other)
+    session.flush()
+    client.post(f"/admin/models/{other.id}/activate", headers=admin_headers)
+    assert client.get(f"/models/{closing.id}").json()["status"] == "retired"
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ({"reason": "   "}, "body.reason: Value error, reason is empty"),
+        ({"reason": "x" * 501}, "body.reason: Value error, reason is longer than 500 characters"),
+        ({"reason": "a\nb"}, "body.reason: Value error, reason contains control characters"),
+        ({"reason": 7}, "body.reason: Input should be a valid string"),
+        ({"why": "because"}, "body.why: Extra inputs are not permitted"),
+    ],
+)
+def test_a_bad_activation_reason_is_422_and_changes_nothing(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    session: Session,
+    body: dict[str, Any],
+    where: str,
+) -> None:
+    version = hand_made_version()
+    session.add(version)
+    session.flush()
+    response = client.post(f"/admin/models/{version.id}/activate", json=body, headers=admin_headers)
+    assert response.status_code == 422
+    assert error_messages(response.json()) == [where]
+    assert count_rows(session, ModelActivation) == 0
+    assert client.get("/models/active").status_code == 404
+
+
+def test_activating_an_unknown_version_is_404_and_needs_the_key(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    unknown = client.post("/admin/models/999/activate", headers=admin_headers)
+    assert unknown.status_code == 404
+    assert error_messages(unknown.json()) == ["no model version 999"]
+    assert client.post("/admin/models/0/activate", headers=admin_headers).status_code == 422
+    assert client.post("/admin/models/1/activate").status_code == 401
+    assert client.get("/models/activations").json()["total"] == 0

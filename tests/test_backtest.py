@@ -22,6 +22,7 @@ from app.domain.tables import QuoteTable, restrict, tables_from_batches
 from app.domain.training import build_training_set
 from app.domain.vocabulary import Method
 from app.services.backtest import evaluate
+from app.settings import Settings
 from boosting import SAMME, AdaBoostM1, AdaBoostMH, FixedPool, label_scores, most_probable_class
 from tests.commands import CommandResult, Oddsboost
 from tests.helpers import csv_rows
@@ -391,9 +392,10 @@ def test_the_report_does_not_depend_on_the_hash_seed(
 
 
 def test_the_command_on_files_and_on_the_database_gives_the_same_figures(
-    oddsboost: Oddsboost, season_file: SeasonFile, seeded_url: str, tmp_path: Path
+    oddsboost: Oddsboost, season_file: SeasonFile, seeded_settings: Settings, tmp_path: Path
 ) -> None:
-    # seeded_url holds E0 and SP1 2015/16-2017/18: test 2017/18 on two training seasons.
+    # The seeded database holds E0 and SP1 2015/16-2017/18: test 2017/18 on two training
+    # seasons.
     files = [
         str(season_file(name))
         for name in ("E0_1516", "E0_1617", "E0_1718", "SP1_1516", "SP1_1617", "SP1_1718")
@@ -408,7 +410,7 @@ def test_the_command_on_files_and_on_the_database_gives_the_same_figures(
         *common,
         "--output",
         str(tmp_path / "db"),
-        env={"ODDSBOOST_DATABASE_URL": seeded_url},
+        env={"ODDSBOOST_DATABASE_URL": seeded_settings.database_url},
     )
     assert from_database.returncode == 0, from_database.stderr
     first = json.loads((tmp_path / "files" / "report.json").read_text())
@@ -452,3 +454,60 @@ def test_command_errors(
     assert run(path, "--method", "astrology").returncode == 2
     assert run("--database", path).returncode == 2
     assert run().returncode == 2
+
+
+def season_folder(season_file: SeasonFile, folder: Path, *names: str) -> Path:
+    """A folder holding copies of real season files (as the backtest is usually given)."""
+    folder.mkdir()
+    for name in names:
+        (folder / f"{name}.csv").write_bytes(season_file(name).read_bytes())
+    return folder
+
+
+def broken_in_the_middle(content: bytes) -> bytes:
+    """The file with an unterminated quoted cell of 200,000 characters after its 100th row:
+    its first rows still read, the file as a whole does not."""
+    lines = content.split(b"\n")
+    return b"\n".join([*lines[:101], b'SP1,01/03/2019,"A' + b"x" * 200_000, *lines[101:]])
+
+
+def test_a_broken_file_of_a_league_not_asked_for_is_not_parsed(
+    oddsboost: Oddsboost, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    folder = season_folder(season_file, tmp_path / "seasons", "E0_1617", "E0_1718", "E0_1819")
+    (folder / "SP1_1819.csv").write_bytes(
+        broken_in_the_middle(season_file("SP1_1819").read_bytes())
+    )
+    common = ["--test-seasons", "2018/19", "--train-seasons", "2", "--rounds-grid", "1,5"]
+    only_e0 = oddsboost.run(
+        "backtest", str(folder), "--leagues", "E0", *common, "--output", str(tmp_path / "e0")
+    )
+    assert only_e0.returncode == 0, only_e0.stderr
+    assert json.loads((tmp_path / "e0" / "report.json").read_text())["overall"]["rows"] > 300
+    both = oddsboost.run(
+        "backtest", str(folder), "--leagues", "E0,SP1", *common, "--output", str(tmp_path / "x")
+    )
+    assert both.returncode == 1
+    assert "Traceback" not in both.stderr
+    assert f"{folder / 'SP1_1819.csv'}: not a readable CSV file" in both.stderr
+    every = oddsboost.run("backtest", str(folder), *common, "--output", str(tmp_path / "y"))
+    assert every.returncode == 1
+    assert f"{folder / 'SP1_1819.csv'}: not a readable CSV file" in every.stderr
+    # The leagues a folder has are told from each file's first rows, broken ones too.
+    other = oddsboost.run(
+        "backtest", str(folder), "--leagues", "N1", *common, "--output", str(tmp_path / "z")
+    )
+    assert other.returncode == 2
+    assert "no league N1 in the data; it has E0, SP1" in other.stderr
+
+
+def test_a_file_that_is_no_season_file_is_named(
+    oddsboost: Oddsboost, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    folder = season_folder(season_file, tmp_path / "seasons", "E0_1718", "E0_1819")
+    (folder / "notes.csv").write_text("name,age\nann,3\n")
+    result = oddsboost.run(
+        "backtest", str(folder), "--leagues", "E0", "--output", str(tmp_path / "out")
+    )
+    assert result.returncode == 1
+    assert f"{folder / 'notes.csv'}: not a football-data.co.uk file" in result.stderr

@@ -16,13 +16,19 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import ColumnElement, select
+from sqlalchemy.engine import make_url
 
-from app.db.engine import make_engine
-from app.db.migrate import current_revision, head_revision
-from app.settings import Settings
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.migrate import current_revision, downgrade_to, head_revision
+from app.db.orm import Match, ModelVersion
+from app.domain.vocabulary import ActivatedBy, Phase
+from app.services.model_versions import activate
+from app.settings import Settings, settings_environment
 from tests.commands import Oddsboost
-from tests.helpers import count_complete_triples, free_port
+from tests.helpers import count_complete_triples, free_port, hand_made_version
 from tests.processes import child_environment, running_server
+from tests.test_admin_api import season_file_with_bookmakers
 
 SeasonFile = Callable[[str], Path]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -54,15 +60,59 @@ def test_migrate(oddsboost: Oddsboost, fresh_database_url: str) -> None:
     engine.dispose()
 
 
-def test_import_into_an_unmigrated_database_says_what_to_do(
+def revision_of(database_url: str) -> str | None:
+    engine = make_engine(database_url)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+def test_import_into_a_new_database_creates_the_schema_first(
     oddsboost: Oddsboost, fresh_database_url: str, season_file: SeasonFile
 ) -> None:
+    """The README's import works as written on a new machine: no `migrate` needed first."""
     result = oddsboost.run(
-        "import", "football-data", str(season_file("E0_1819")), env=on(fresh_database_url)
+        "import", "football-data", str(season_file("I1_0203")), "--json", env=on(fresh_database_url)
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["total"]["matches_created"] == 306
+    said = [line for line in result.stderr.splitlines() if "newest schema" in line]
+    assert said == [f"the database had no tables: created the newest schema ({head_revision()})"]
+    assert revision_of(fresh_database_url) == head_revision()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("import", "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")),
+        ("teams", "alias", "Man Utd", "Manchester United"),
+        ("teams", "unalias", "Man Utd"),
+        ("matches", "delete", "1"),
+        ("refit",),
+    ],
+    ids=["import the-odds-api", "teams alias", "teams unalias", "matches delete", "refit"],
+)
+def test_every_command_that_writes_creates_the_schema_of_an_empty_database(
+    oddsboost: Oddsboost, fresh_database_url: str, command: tuple[str, ...]
+) -> None:
+    result = oddsboost.run(*command, env=on(fresh_database_url))
+    assert "created the newest schema" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert revision_of(fresh_database_url) == head_revision()
+
+
+def test_an_outdated_database_with_tables_is_left_for_migrate(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    downgrade_to(migrated_url, "0003")
+    result = oddsboost.run(
+        "import", "football-data", str(season_file("E0_1819")), env=on(migrated_url)
     )
     assert result.returncode == 1
     assert "run `oddsboost migrate`" in result.stderr
     assert "Traceback" not in result.stderr
+    assert revision_of(migrated_url) == "0003"
 
 
 @pytest.mark.slow
@@ -78,6 +128,8 @@ def test_import_every_season_file(oddsboost: Oddsboost, migrated_url: str, data_
         ("row 532", "B365H"),  # E1_1213: price 0
         ("row 348", "B365H"),  # E1_1819: price 0
         ("row 91", "VCD"),  # I1_0708: blank draw price
+        ("row 304", "WHH/WHD/WHA"),  # D1_1112: a draw at 1.02, overround +0.730
+        ("row 56", "SBH/SBD/SBA"),  # E1_0910: a draw at 1.2, overround +0.620
     }
     again = import_json(
         oddsboost, migrated_url, "football-data", str(data_dir / "football-data" / "E0_1819.csv")
@@ -121,6 +173,13 @@ def test_import_from_a_url(
         assert "404" in missing.stdout
 
 
+class QuietFiles(http.server.SimpleHTTPRequestHandler):
+    """Serves a folder's files without a line on stderr for each request."""
+
+    def log_message(self, *_args: Any) -> None:
+        return
+
+
 def test_a_bad_file_fails_alone(
     oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
 ) -> None:
@@ -135,6 +194,17 @@ def test_a_bad_file_fails_alone(
     # The good file was imported in its own transaction.
     report = import_json(oddsboost, migrated_url, "football-data", str(season_file("I1_0203")))
     assert report["total"]["matches_unchanged"] == 306
+
+
+def test_a_file_naming_too_many_bookmakers_fails_alone(
+    oddsboost: Oddsboost, migrated_url: str, tmp_path: Path
+) -> None:
+    crowded = tmp_path / "crowded.csv"
+    crowded.write_bytes(season_file_with_bookmakers(101))
+    result = oddsboost.run("import", "football-data", str(crowded), env=on(migrated_url))
+    assert result.returncode == 1
+    assert "101 bookmakers in one import; at most 100 are accepted" in result.stdout
+    assert "Traceback" not in result.stderr
 
 
 def test_a_broken_file_in_a_directory_does_not_stop_the_others(
@@ -167,6 +237,52 @@ def test_a_blank_or_too_long_season_option(
     assert "season is longer than 16 characters" in too_long.stderr
 
 
+@pytest.mark.parametrize("season", ["banana", "x; DROP", "2018/20"])
+def test_a_season_option_that_is_not_a_season_is_a_usage_error(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, season: str
+) -> None:
+    result = oddsboost.run(
+        "import",
+        "football-data",
+        str(season_file("I1_0203")),
+        "--season",
+        season,
+        env=on(migrated_url),
+    )
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"--season: season {season!r} is not YYYY/YY")
+    assert "e.g. 2018/19" in line
+    calendar = import_json(
+        oddsboost, migrated_url, "football-data", str(season_file("I1_0203")), "--season", "2003"
+    )
+    assert calendar["total"]["matches_created"] == 306
+
+
+def test_a_rescheduled_fixture_is_shown_in_the_summary(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    header = "Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\n"
+    announced, moved = tmp_path / "announced.csv", tmp_path / "moved.csv"
+    announced.write_text(header + "E0,04/08/2018,Man United,Leicester,,\n")
+    moved.write_text(header + "E0,05/08/2018,Man United,Leicester,,\n")
+    import_json(oddsboost, migrated_url, "football-data", str(announced))
+    report = import_json(oddsboost, migrated_url, "football-data", str(moved))
+    assert report["total"]["matches_rescheduled"] == 1
+    assert report["files"][0]["matches_rescheduled"] == 1
+    # The season file has the match on 10 August 2018, its first row.
+    result = oddsboost.run(
+        "import", "football-data", str(season_file("E0_1819")), env=on(migrated_url)
+    )
+    assert result.returncode == 0, result.stderr
+    titles = next(line for line in result.stdout.splitlines() if "rescheduled" in line)
+    cells = next(line for line in result.stdout.splitlines() if "E0_1819.csv" in line)
+    columns = [c.strip() for c in titles.strip("┃│ ").replace("┃", "│").split("│")]
+    values = [c.strip() for c in cells.strip("┃│ ").split("│")]
+    assert dict(zip(columns, values, strict=True))["rescheduled"] == "1"
+    assert dict(zip(columns, values, strict=True))["matches"] == "379/1/0"
+
+
 def test_import_the_odds_api_file(oddsboost: Oddsboost, migrated_url: str, tmp_path: Path) -> None:
     report = import_json(
         oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")
@@ -182,6 +298,68 @@ def test_import_the_odds_api_file(oddsboost: Oddsboost, migrated_url: str, tmp_p
     assert "[0].bookmakers[0].markets[0].h2h.outcomes[0].price" in result.stderr
 
 
+def test_an_odds_api_file_with_many_errors_shows_some_and_counts_the_rest(
+    oddsboost: Oddsboost, migrated_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "empty-events.json"
+    path.write_text(json.dumps([{}] * 30))  # five fields missing in each: 150 errors
+    result = oddsboost.run("import", "the-odds-api", str(path), env=on(migrated_url))
+    assert result.returncode == 1
+    assert result.stderr.count(": Field required") == 20
+    assert "... and 130 more" in result.stderr
+
+
+def test_a_file_given_to_the_other_importer_names_the_right_command(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    response = str(FIXTURES / "the_odds_api_epl.json")
+    as_season = oddsboost.run("import", "football-data", response, env=on(migrated_url))
+    assert as_season.returncode == 1
+    assert "oddsboost import the-odds-api" in as_season.stdout
+    as_response = oddsboost.run(
+        "import", "the-odds-api", str(season_file("E0_1819")), env=on(migrated_url)
+    )
+    assert as_response.returncode == 1
+    assert "Traceback" not in as_response.stderr
+    assert "oddsboost import football-data" in as_response.stderr
+
+
+def test_import_the_odds_api_from_a_url(oddsboost: Oddsboost, migrated_url: str) -> None:
+    handler = functools.partial(QuietFiles, directory=str(FIXTURES))
+    with http_server(handler) as base:
+        report = import_json(
+            oddsboost, migrated_url, "the-odds-api", f"{base}/the_odds_api_epl.json"
+        )
+        assert report["total"]["matches_created"] == 2
+        assert report["total"]["quotes_inserted"] == 3
+        missing = oddsboost.run(
+            "import", "the-odds-api", f"{base}/no-such-response.json", env=on(migrated_url)
+        )
+    assert missing.returncode == 1
+    lines = missing.stderr.strip().splitlines()
+    assert len(lines) == 1, missing.stderr
+    assert f"{base}/no-such-response.json" in lines[0]
+    assert "HTTP 404" in lines[0]
+    unreachable = f"http://127.0.0.1:{free_port()}/odds.json"
+    refused = oddsboost.run("import", "the-odds-api", unreachable, env=on(migrated_url))
+    assert refused.returncode == 1
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert unreachable in refused.stderr
+
+
+def test_a_season_file_url_that_fails_is_one_line(
+    oddsboost: Oddsboost, migrated_url: str, data_dir: Path
+) -> None:
+    handler = functools.partial(QuietFiles, directory=str(data_dir / "football-data"))
+    with http_server(handler) as base:
+        missing = oddsboost.run(
+            "import", "football-data", f"{base}/XX_9999.csv", env=on(migrated_url)
+        )
+    assert missing.returncode == 1
+    failed = [line for line in missing.stdout.splitlines() if "XX_9999.csv:" in line]
+    assert failed == [f"failed {base}/XX_9999.csv: HTTP 404 File not found (nothing imported)"]
+
+
 def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
     import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
     added = oddsboost.run("teams", "alias", "Man Utd", "Manchester United", env=on(migrated_url))
@@ -194,6 +372,295 @@ def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
     assert removed.returncode == 0
 
 
+# --- a database that cannot be used -----------------------------------------------------
+
+PASSWORD = "s3cret-Pa55"
+
+
+def unusable_urls(database_url: str, tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """Database URLs that cannot work, with the URL as a message may show it (password
+    hidden) and what the message must say."""
+    url = make_url(database_url)
+    if url.get_backend_name() == "postgresql":
+        # The server under test, a database it does not have.
+        missing = url.set(database="oddsboost_no_such_database", password=PASSWORD)
+        unreachable = (missing.render_as_string(hide_password=False), "does not exist")
+    else:
+        # Nothing listens on a free port.
+        unreachable = (
+            f"postgresql+psycopg://oddsboost:{PASSWORD}@127.0.0.1:{free_port()}/oddsboost",
+            "refused",
+        )
+    return {
+        "postgresql": (unreachable[0], unreachable[1]),
+        "sqlite in a missing folder": (
+            f"sqlite:///{tmp_path}/no-such-folder/oddsboost.db",
+            "no-such-folder does not exist",
+        ),
+        "mysql": (f"mysql://oddsboost:{PASSWORD}@localhost/oddsboost", "not supported"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "sqlite in a missing folder", "mysql"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("migrate",),
+        ("serve", "--port", "0"),
+        ("serve", "--no-migrate", "--port", "0"),
+        ("import", "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")),
+        ("teams", "unalias", "Man Utd"),
+        ("matches", "delete", "1"),
+        ("refit",),
+        ("backtest", "--database"),
+    ],
+    ids=lambda command: " ".join(command[:2]),
+)
+def test_a_database_that_cannot_be_used_is_one_line(
+    oddsboost: Oddsboost,
+    database_url: str,
+    tmp_path: Path,
+    kind: str,
+    command: tuple[str, ...],
+) -> None:
+    url, reason = unusable_urls(database_url, tmp_path)[kind]
+    result = oddsboost.run(*command, env=on(url))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert make_url(url).render_as_string(hide_password=True) in lines[0]
+    assert reason in lines[0]
+    assert PASSWORD not in result.stdout + result.stderr
+
+
+def test_merging_teams_of_two_leagues_and_undoing_it(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    for name in ("E0_1819", "SP1_1819"):
+        import_json(oddsboost, migrated_url, "football-data", str(season_file(name)))
+    env = on(migrated_url)
+    getafe = match_ids(migrated_url, Match.home_team.has(name="Getafe"))
+    getafe += match_ids(migrated_url, Match.away_team.has(name="Getafe"))
+    assert len(getafe) == 38  # a 20-team league: 19 home and 19 away matches
+
+    refused = oddsboost.run("teams", "alias", "Getafe", "Arsenal", env=env)
+    assert refused.returncode == 1
+    assert "'Getafe' into 'Arsenal' moves 38 matches" in refused.stdout
+    assert "'Getafe' played SP1 2018/19: 38 matches" in refused.stdout
+    assert "2018/19: 'Getafe' in SP1, 'Arsenal' in E0" in refused.stderr
+    assert refused.stderr.strip().endswith("run again with --yes to merge them anyway")
+
+    looked = oddsboost.run("teams", "alias", "Getafe", "Arsenal", "--dry-run", env=env)
+    assert looked.returncode == 0, looked.stderr
+    assert "'Getafe' into 'Arsenal' moves 38 matches" in looked.stdout
+    assert "dry run: nothing was changed" in looked.stdout
+    assert len(match_ids(migrated_url, Match.home_team.has(name="Getafe"))) == 19
+
+    merged = oddsboost.run("teams", "alias", "Getafe", "Arsenal", "--yes", env=env)
+    assert merged.returncode == 0, merged.stderr
+    assert "'Getafe' now maps to 'Arsenal'; merged the team stored under that name" in (
+        merged.stdout
+    )
+    assert match_ids(migrated_url, Match.home_team.has(name="Getafe")) == []
+
+    undone = oddsboost.run("teams", "unalias", "Getafe", env=env)
+    assert undone.returncode == 0, undone.stderr
+    assert "removed alias 'Getafe'" in undone.stdout
+    assert "restored the team 'Getafe': 38 matches moved back" in undone.stdout
+    back = match_ids(migrated_url, Match.home_team.has(name="Getafe"))
+    back += match_ids(migrated_url, Match.away_team.has(name="Getafe"))
+    assert sorted(back) == sorted(getafe)
+
+
+def test_unalias_says_what_stays_merged(
+    oddsboost: Oddsboost, migrated_url: str, tmp_path: Path
+) -> None:
+    env = on(migrated_url)
+    import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+    # The Odds API's first match again, as a season file names its home team.
+    season = tmp_path / "E0.csv"
+    season.write_text(
+        "Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\nE0,10/08/2018,Man United,Leicester City,2,1\n"
+    )
+    import_json(oddsboost, migrated_url, "football-data", str(season))
+    (kept,) = match_ids(migrated_url, Match.home_team.has(name="Man United"))
+    merged = oddsboost.run("teams", "alias", "Manchester United", "Man United", env=env)
+    assert merged.returncode == 0, merged.stderr
+    assert "0 matches moved, 1 merged" in merged.stdout
+    undone = oddsboost.run("teams", "unalias", "Manchester United", env=env)
+    assert undone.returncode == 0, undone.stderr
+    assert "restored the team 'Manchester United': 0 matches moved back" in undone.stdout
+    assert f"match {kept} stays merged: it keeps the quotes of both" in undone.stdout
+
+
+# --- matches delete -----------------------------------------------------------------------
+
+
+def match_ids(database_url: str, *conditions: ColumnElement[bool]) -> list[int]:
+    engine = make_engine(database_url)
+    with make_session_factory(engine)() as session:
+        found = list(session.scalars(select(Match.id).where(*conditions).order_by(Match.id)))
+    engine.dispose()
+    return found
+
+
+def test_delete_a_match_a_model_was_trained_on(
+    oddsboost: Oddsboost, refit_settings: Settings
+) -> None:
+    url = refit_settings.database_url
+    environment = settings_environment(refit_settings)
+    # The seeded seasons end in May 2018: a refit until 1 June 2018 trains on all of them.
+    refit = oddsboost.run("refit", "--until", "2018-06-01T00:00:00Z", env=environment)
+    assert refit.returncode == 0, refit.stderr + refit.stdout
+    first, *_ = match_ids(url)
+    refused = oddsboost.run("matches", "delete", str(first), env=environment)
+    assert refused.returncode == 1
+    (line,) = refused.stderr.strip().splitlines()
+    assert f"match {first} is inside the data window of model version 1 (" in line
+    assert line.endswith("pass --force to delete it anyway")
+    assert first in match_ids(url)
+    forced = oddsboost.run("matches", "delete", str(first), "--force", env=environment)
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout.startswith(f"deleted match {first} (")
+    assert "model versions trained on it: 1" in forced.stdout
+    assert first not in match_ids(url)
+    gone = oddsboost.run("matches", "delete", str(first), env=environment)
+    assert (gone.returncode, gone.stderr.strip()) == (1, f"no match with id {first}")
+
+
+def test_delete_a_match_outside_every_window(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    import_json(oddsboost, migrated_url, "football-data", str(season_file("I1_0203")))
+    first, *others = match_ids(migrated_url)
+    deleted = oddsboost.run("matches", "delete", str(first), env=on(migrated_url))
+    assert deleted.returncode == 0, deleted.stderr
+    (line,) = deleted.stdout.strip().splitlines()
+    assert line.startswith(f"deleted match {first} (I1 2002/03, ")
+    assert line.endswith(" quotes")
+    assert match_ids(migrated_url) == others
+
+
+@pytest.mark.parametrize("match_id", ["0", "abc", "2147483648"])
+def test_delete_an_id_that_cannot_be_one_is_a_usage_error(
+    oddsboost: Oddsboost, migrated_url: str, match_id: str
+) -> None:
+    result = oddsboost.run("matches", "delete", match_id, env=on(migrated_url))
+    assert result.returncode == 2
+    assert "ID" in result.stderr
+
+
+# --- models -------------------------------------------------------------------------------
+
+
+def table_cells(printed: str) -> list[list[str]]:
+    """The cells of each body row of a table the command printed."""
+    return [
+        [cell.strip() for cell in line.split("│")[1:-1]]
+        for line in printed.splitlines()
+        if line.startswith("│")
+    ]
+
+
+def store_versions(database_url: str, *versions: ModelVersion) -> list[int]:
+    """Commit hand-made versions; the last one active, as the refit that made it left it."""
+    engine = make_engine(database_url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        session.add_all(versions)
+        session.flush()
+        activate(session, versions[-1], by=ActivatedBy.REFIT)
+        ids = [version.id for version in versions]
+    engine.dispose()
+    return ids
+
+
+def test_models_list_and_activate_roll_back_and_forward(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    empty = oddsboost.run("models", "list", env=on(migrated_url))
+    assert empty.returncode == 0, empty.stderr
+    assert "no model version yet: run `oddsboost refit`" in empty.stdout
+    first, second = store_versions(
+        migrated_url, hand_made_version(), hand_made_version(weights={"PS": 1.0})
+    )
+    listed = oddsboost.run("models", "list", env=on(migrated_url))
+    assert listed.returncode == 0, listed.stderr
+    assert [row[:4] for row in table_cells(listed.stdout)] == [
+        [str(second), "active", "pre", "power"],
+        [str(first), "retired", "pre", "power"],
+    ]
+
+    back = oddsboost.run(
+        "models",
+        "activate",
+        str(first),
+        "--reason",
+        "back to the pool of two",
+        env=on(migrated_url),
+    )
+    assert back.returncode == 0, back.stderr
+    assert f"version {first} is active, in place of version {second}" in back.stdout
+    assert "warning" not in back.stderr
+    again = oddsboost.run("models", "activate", str(first), env=on(migrated_url))
+    assert again.returncode == 0
+    assert f"version {first} is already the active version" in again.stdout
+    history = oddsboost.run("models", "activations", env=on(migrated_url))
+    assert history.returncode == 0, history.stderr
+    cells = table_cells(history.stdout)
+    assert [cell[1:5] for cell in cells] == [
+        [str(first), str(second), "cli", ""],
+        [str(second), "", "refit", ""],
+    ]
+    assert cells[0][5] == "back to the pool of two"
+
+
+def test_models_activate_warns_and_refuses_what_it_cannot_do(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    (closing,) = store_versions(migrated_url, hand_made_version(phase=Phase.CLOSING))
+    store_versions(migrated_url, hand_made_version())
+    switched = oddsboost.run("models", "activate", str(closing), env=on(migrated_url))
+    assert switched.returncode == 0, switched.stderr
+    assert f"version {closing} was fitted on closing quotes while ODDSBOOST_REFIT_PHASE is pre" in (
+        switched.stderr
+    )
+    unknown = oddsboost.run("models", "activate", "99", env=on(migrated_url))
+    assert unknown.returncode == 1
+    assert "no model version 99" in unknown.stderr
+    for reason, error in (("  ", "reason is empty"), ("a\tb", "reason contains control")):
+        bad = oddsboost.run("models", "activate", "1", "--reason", reason, env=on(migrated_url))
+        assert bad.returncode == 2
+        assert f"--reason: {error}" in bad.stderr
+    not_a_number = oddsboost.run("models", "activate", "first", env=on(migrated_url))
+    assert not_a_number.returncode == 2
+    assert "Traceback" not in unknown.stderr + not_a_number.stderr
+
+
+def test_a_command_writes_log_lines_as_text_apart_from_its_output(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    # An empty database: the refit fails at once, and warns in its log.
+    result = oddsboost.run("refit", env=on(migrated_url))
+    assert result.returncode == 1
+    assert result.stdout.startswith("refit run 1 failed: only 0 settled matches")
+    logged = result.stderr.splitlines()
+    assert not [line for line in logged if line.lstrip().startswith("{")]
+    assert any("WARNING" in line and "refit 1 failed" in line for line in logged), logged
+
+
+def test_a_merge_counts_in_the_singular_and_the_plural(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+    # Tottenham's one match (against Newcastle) moves over to Leicester.
+    merged = oddsboost.run(
+        "teams", "alias", "Tottenham Hotspur", "Leicester City", env=on(migrated_url)
+    )
+    assert merged.returncode == 0, merged.stderr
+    assert "1 match moved, 0 merged, 0 quotes moved" in merged.stdout
+
+
 # --- serve --------------------------------------------------------------------------------
 
 
@@ -202,7 +669,7 @@ def test_serve_migrates_then_serves_over_http(
     fresh_database_url: str, season_file: SeasonFile, tmp_path: Path
 ) -> None:
     """End to end: the installed command migrates an empty database, then two workers serve."""
-    settings = Settings(database_url=fresh_database_url, admin_api_key="cli-test-key-42")
+    settings = Settings(database_url=fresh_database_url, admin_api_key="cli-test-key-4242")
     with running_server(
         child_environment(settings), tmp_path / "serve.log", "--workers", "2"
     ) as server:
@@ -212,7 +679,7 @@ def test_serve_migrates_then_serves_over_http(
         response = httpx.post(
             f"{server.base_url}/admin/import/football-data",
             content=season_file("I1_0203").read_bytes(),
-            headers={"X-API-Key": "cli-test-key-42", "Content-Type": "text/csv"},
+            headers={"X-API-Key": "cli-test-key-4242", "Content-Type": "text/csv"},
             timeout=60,
         )
         assert response.status_code == 200, response.text
@@ -234,6 +701,19 @@ def test_serve_without_migrating_refuses_an_empty_database(
     assert "run `oddsboost migrate`" in result.stdout + result.stderr
 
 
+def test_serve_refuses_a_weak_admin_key_without_repeating_it(oddsboost: Oddsboost) -> None:
+    result = oddsboost.run(
+        "serve",
+        "--port",
+        str(free_port()),
+        env={"ODDSBOOST_ADMIN_API_KEY": "weak-key-1", "ODDSBOOST_DATABASE_URL": "sqlite://"},
+    )
+    assert result.returncode == 2
+    assert "configuration error" in result.stderr
+    assert "at least 16 characters" in result.stderr
+    assert "weak-key-1" not in result.stdout + result.stderr
+
+
 # --- health -------------------------------------------------------------------------------
 
 
@@ -250,6 +730,23 @@ def answering(status: int) -> type[http.server.BaseHTTPRequestHandler]:
 def test_health_is_ok_when_the_service_answers(oddsboost: Oddsboost) -> None:
     with http_server(answering(200)) as base:
         result = oddsboost.run("health", "--url", f"{base}/health")
+    assert result.returncode == 0, result.stderr
+    assert f"{base}/health: ok" in result.stdout
+
+
+class HealthOnly(http.server.BaseHTTPRequestHandler):
+    """A service that answers /health and nothing else."""
+
+    def do_GET(self) -> None:
+        self.send_response(200 if self.path == "/health" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.mark.parametrize("suffix", ["", "/", "/health"])
+def test_health_takes_the_base_url_or_the_health_url(oddsboost: Oddsboost, suffix: str) -> None:
+    with http_server(HealthOnly) as base:
+        result = oddsboost.run("health", "--url", base + suffix)
     assert result.returncode == 0, result.stderr
     assert f"{base}/health: ok" in result.stdout
 
@@ -289,6 +786,7 @@ def imported_modules(result: subprocess.CompletedProcess[str]) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings_port", [False, True], ids=["url", "port-from-settings"])
 def test_the_health_check_imports_nothing_heavy(settings_port: bool) -> None:
     """``python -m app health`` in a process of its own: what it imports is the point."""

@@ -17,6 +17,7 @@ from app.domain.football_data import (
     FileFormatError,
     decode,
     find_price_columns,
+    leading_competitions,
     normalise_season,
     parse_date,
     parse_football_data,
@@ -218,6 +219,19 @@ def test_new_leagues_layout() -> None:
     assert [(q.bookmaker, q.home) for q in batch.quotes] == [("PS", 1.75)]
 
 
+def test_a_season_column_that_is_not_a_season_skips_its_row() -> None:
+    content = (
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\n"
+        b"Norway,Eliteserien,2019,31/03/2019,17:00,Brann,Viking,1,0,H,2.1,3.4,3.5\n"
+        b"Norway,Eliteserien,banana,07/04/2019,17:00,Viking,Brann,1,1,D,2.1,3.4,3.5\n"
+        b"Norway,Eliteserien,2019/2021,14/04/2019,17:00,Molde,Brann,2,0,H,1.5,4.0,6.0\n"
+    )
+    batch = parse_football_data(content)
+    assert [(m.home_team, m.season) for m in batch.matches] == [("Brann", "2019")]
+    assert [(s.where, s.field) for s in batch.skipped] == [("row 3", "Season"), ("row 4", "Season")]
+    assert "season 'banana' is not YYYY/YY" in batch.skipped[0].reason
+
+
 def test_a_country_without_a_code_of_ours_is_the_competition_as_spelled() -> None:
     # Looser than a code sent as JSON: a season file's codes are kept as the file writes them.
     content = (
@@ -236,8 +250,10 @@ def test_season_spans_the_file_not_each_date() -> None:
         b"E0,02/08/2020,Arsenal,Chelsea,2,1\n"
     )
     assert {m.season for m in parse_football_data(content).matches} == {"2019/20"}
-    given = parse_football_data(content, season="2019-20 extended")
-    assert {m.season for m in given.matches} == {"2019-20 extended"}
+    given = parse_football_data(content, season="2020/21")
+    assert {m.season for m in given.matches} == {"2020/21"}
+    with pytest.raises(ValueError, match="season '2019-20 extended' is not YYYY/YY"):
+        parse_football_data(content, season="2019-20 extended")
 
 
 def test_season_is_the_one_holding_most_matches() -> None:
@@ -316,3 +332,229 @@ def test_parse_kickoff_rejects_bad_times() -> None:
 )
 def test_normalise_season(text: str, expected: str) -> None:
     assert normalise_season(text) == expected
+
+
+# --- the header variants football-data.co.uk has used -------------------------------------
+
+# The first rows of the Greek G1 2000/01 file as the site published it (header and rows
+# byte for byte): its team columns are HT and AT.
+G1_0001_HEAD = (
+    b"Div,Date,HT,AT,FTHG,FTAG,FTR,HTHG,HTAG,HTR,GBH,GBD,GBA,IWH,IWD,IWA\n"
+    b"G1,16/09/00,Olympiakos,Eth Asteras,6,0,H,2,0,H,,,,,,\n"
+    b"G1,03/02/01,Olympiakos,OFI,5,0,H,3,0,H,1.08,6.5,13.2,,,\n"
+    b"G1,10/02/01,Aris,Panathinaikos,1,0,H,1,0,H,3.8,3.1,1.7,3.1,3,1.9\n"
+)
+
+
+def renamed(content: bytes, names: dict[str, str]) -> bytes:
+    """A season file whose header names some columns as another layout does."""
+    header, newline, rest = content.partition(b"\n")
+    columns = [names.get(name, name) for name in header.decode("ascii").split(",")]
+    return ",".join(columns).encode("ascii") + newline + rest
+
+
+def test_greek_files_name_their_teams_ht_and_at() -> None:
+    batch = parse_football_data(G1_0001_HEAD)
+    assert [(m.competition, m.home_team, m.away_team) for m in batch.matches] == [
+        ("G1", "Olympiakos", "Eth Asteras"),
+        ("G1", "Olympiakos", "OFI"),
+        ("G1", "Aris", "Panathinaikos"),
+    ]
+    assert [(m.home_goals, m.away_goals) for m in batch.matches] == [(6, 0), (5, 0), (1, 0)]
+    assert {m.season for m in batch.matches} == {"2000/01"}
+    assert [(q.match, q.bookmaker, q.home, q.draw, q.away) for q in batch.quotes] == [
+        (1, "GB", 1.08, 6.5, 13.2),
+        (2, "GB", 3.8, 3.1, 1.7),
+        (2, "IW", 3.1, 3.0, 1.9),
+    ]
+    assert batch.skipped == []
+
+
+def test_a_whole_season_with_ht_and_at_reads_as_with_hometeam_and_awayteam(
+    season_file: SeasonFile,
+) -> None:
+    # E0 2000/01, the same era as the Greek files, with its team columns named as theirs.
+    content = season_file("E0_0001").read_bytes()
+    greek = parse_football_data(renamed(content, {"HomeTeam": "HT", "AwayTeam": "AT"}))
+    assert len(greek.matches) == 380
+    assert greek.matches[0].home_team == "Charlton"  # the file's first row
+    assert greek.matches[0].away_team == "Man City"
+    plain = parse_football_data(content)
+    assert [(m.identity, m.home_goals, m.away_goals) for m in greek.matches] == [
+        (m.identity, m.home_goals, m.away_goals) for m in plain.matches
+    ]
+    assert len(greek.quotes) == len(plain.quotes)
+
+
+def test_goals_and_result_named_either_way_in_either_layout(season_file: SeasonFile) -> None:
+    content = season_file("E0_1819").read_bytes()
+    short = parse_football_data(renamed(content, {"FTHG": "HG", "FTAG": "AG", "FTR": "Res"}))
+    first = short.matches[0]  # Man United 2-1 Leicester
+    assert (first.home_goals, first.away_goals) == (2, 1)
+    assert sum(m.is_settled for m in short.matches) == 380
+    extra = (
+        b"Country,League,Season,Date,Time,Home,Away,FTHG,FTAG,FTR,PH,PD,PA\n"
+        b"Brazil,Serie A,2012,19/05/2012,22:30,Palmeiras,Portuguesa,1,1,D,1.75,3.86,5.25\n"
+    )
+    (match,) = parse_football_data(extra).matches
+    assert (match.home_goals, match.away_goals) == (1, 1)
+
+
+def test_a_result_letter_that_contradicts_the_goals_leaves_the_result_unset() -> None:
+    content = (
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\n"
+        b"Brazil,Serie A,2012,19/05/2012,22:30,Palmeiras,Portuguesa,1,1,D,1.75,3.86,5.25\n"
+        b"Brazil,Serie A,2012,20/05/2012,16:00,Santos,Vasco,1,0,A,1.9,3.4,4.2\n"
+    )
+    batch = parse_football_data(content)
+    assert [(s.where, s.field) for s in batch.skipped] == [("row 3", "Res")]
+    assert "'A'" in batch.skipped[0].reason
+    assert "1-0" in batch.skipped[0].reason
+    assert [m.result for m in batch.matches] == ["X", None]
+    assert len(batch.quotes) == 2  # the match and its odds are still imported
+
+
+def test_a_header_without_team_columns_names_every_spelling() -> None:
+    with pytest.raises(FileFormatError, match="lacks 'HomeTeam' \\(or 'Home', 'HT'\\)"):
+        parse_football_data(b"Div,Date,Team,AwayTeam\nE0,10/08/2018,A,B\n")
+
+
+# --- upcoming matches: fixtures.csv and new_league_fixtures.csv -----------------------------
+
+# The results header of the main leagues since 2019/20, as the site publishes it (Div to
+# AvgCAHA). Its fixtures.csv has the same columns less what is known only after the match:
+# the goals, results and match statistics.
+RESULTS_HEADER_LINE = (
+    "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,HTHG,HTAG,HTR,Referee,HS,AS,HST,AST,HF,AF,"
+    "HC,AC,HY,AY,HR,AR,B365H,B365D,B365A,BWH,BWD,BWA,IWH,IWD,IWA,PSH,PSD,PSA,WHH,WHD,WHA,VCH,"
+    "VCD,VCA,MaxH,MaxD,MaxA,AvgH,AvgD,AvgA,B365>2.5,B365<2.5,P>2.5,P<2.5,Max>2.5,Max<2.5,"
+    "Avg>2.5,Avg<2.5,AHh,B365AHH,B365AHA,PAHH,PAHA,MaxAHH,MaxAHA,AvgAHH,AvgAHA,B365CH,B365CD,"
+    "B365CA,BWCH,BWCD,BWCA,IWCH,IWCD,IWCA,PSCH,PSCD,PSCA,WHCH,WHCD,WHCA,VCCH,VCCD,VCCA,MaxCH,"
+    "MaxCD,MaxCA,AvgCH,AvgCD,AvgCA,B365C>2.5,B365C<2.5,PC>2.5,PC<2.5,MaxC>2.5,MaxC<2.5,"
+    "AvgC>2.5,AvgC<2.5,AHCh,B365CAHH,B365CAHA,PCAHH,PCAHA,MaxCAHH,MaxCAHA,AvgCAHH,AvgCAHA"
+)
+RESULTS_HEADER = RESULTS_HEADER_LINE.split(",")
+AFTER_THE_MATCH = set(RESULTS_HEADER[5:11]) | set(RESULTS_HEADER[12:24])
+FIXTURES_HEADER = [name for name in RESULTS_HEADER if name not in AFTER_THE_MATCH]
+
+
+def fixtures_file(rows: list[dict[str, str]]) -> bytes:
+    """fixtures.csv as the site serves it: a byte-order mark, CRLF, blank cells where unknown."""
+    lines = [",".join(FIXTURES_HEADER)] + [
+        ",".join(row.get(name, "") for name in FIXTURES_HEADER) for row in rows
+    ]
+    return b"\xef\xbb\xbf" + "\r\n".join(lines).encode() + b"\r\n"
+
+
+MAIN_FIXTURES = fixtures_file(
+    [
+        {
+            "Div": "E0",
+            "Date": "28/11/2026",
+            "Time": "15:00",
+            "HomeTeam": "Arsenal",
+            "AwayTeam": "Chelsea",
+            "Referee": "M Oliver",
+            **dict(zip(("B365H", "B365D", "B365A"), ("2.1", "3.4", "3.6"), strict=True)),
+            **dict(zip(("PSH", "PSD", "PSA"), ("2.15", "3.45", "3.55"), strict=True)),
+            **dict(zip(("MaxH", "MaxD", "MaxA"), ("2.2", "3.5", "3.7"), strict=True)),
+        },
+        {
+            "Div": "SP1",
+            "Date": "29/11/2026",
+            "Time": "20:00",
+            "HomeTeam": "Barcelona",
+            "AwayTeam": "Getafe",
+            **dict(zip(("B365H", "B365D", "B365A"), ("1.2", "6.5", "13"), strict=True)),
+        },
+        {"Div": "SC0", "Date": "05/12/2026", "Time": "12:30", "HomeTeam": "Celtic"}
+        | {"AwayTeam": "Rangers"},
+    ]
+)
+
+# new_league_fixtures.csv: the extra leagues' layout with no Season and no result columns.
+EXTRA_FIXTURES = (
+    b"Country,League,Date,Time,Home,Away,PSH,PSD,PSA,MaxH,MaxD,MaxA,AvgH,AvgD,AvgA\r\n"
+    b"Brazil,Serie A,29/11/2026,19:00,Flamengo,Santos,1.7,3.6,5.0,1.75,3.8,5.5,1.68,3.55,4.9\r\n"
+    b"Norway,Eliteserien,29/11/2026,17:00,Bodo/Glimt,Molde,,,,1.65,4.2,4.8,1.6,4.0,4.6\r\n"
+    b"Austria,Bundesliga,29/11/2026,16:30,Salzburg,Rapid Vienna,,,,1.5,4.5,6.0,1.47,4.3,5.7\r\n"
+    b"Mexico,Liga MX,30/11/2026,02:00,Club America,Monterrey,,,,1.9,3.7,4.3,1.85,3.58,3.74\r\n"
+)
+
+
+def test_fixtures_of_the_main_leagues_are_upcoming_matches_with_their_odds() -> None:
+    batch = parse_football_data(MAIN_FIXTURES)
+    assert [(m.competition, m.home_team, m.away_team) for m in batch.matches] == [
+        ("E0", "Arsenal", "Chelsea"),
+        ("SP1", "Barcelona", "Getafe"),
+        ("SC0", "Celtic", "Rangers"),
+    ]
+    assert not any(m.is_settled for m in batch.matches)
+    # 15:00 in London on 28 November is 15:00 UTC (winter time).
+    assert batch.matches[0].kickoff == dt.datetime(2026, 11, 28, 15, 0, tzinfo=dt.UTC)
+    assert {m.season for m in batch.matches} == {"2026/27"}
+    assert [(q.match, q.bookmaker, q.home) for q in batch.quotes] == [
+        (0, "B365", 2.1),
+        (0, "PS", 2.15),
+        (1, "B365", 1.2),
+    ]
+    assert batch.skipped == []
+
+
+def test_fixtures_of_the_extra_leagues_take_each_league_s_season() -> None:
+    batch = parse_football_data(EXTRA_FIXTURES)
+    seasons = {m.competition: m.season for m in batch.matches}
+    # Brazil and Norway play within a calendar year; Austria and Mexico from July to June,
+    # as the Season column of their results files says ("2026", "2026/2027").
+    assert seasons == {"BRA": "2026", "NOR": "2026", "AUT": "2026/27", "MEX": "2026/27"}
+    assert not any(m.is_settled for m in batch.matches)
+    assert [(q.match, q.bookmaker, q.home, q.draw, q.away) for q in batch.quotes] == [
+        (0, "PS", 1.7, 3.6, 5.0)
+    ]
+    # 02:00 in London on 30 November is 02:00 UTC.
+    assert batch.matches[3].kickoff == dt.datetime(2026, 11, 30, 2, 0, tzinfo=dt.UTC)
+
+
+def test_a_july_fixture_of_a_league_starting_in_july_belongs_to_the_new_season() -> None:
+    content = (
+        b"Country,League,Date,Time,Home,Away,PSH,PSD,PSA\n"
+        b"Switzerland,Super League,18/07/2026,18:00,Basel,Young Boys,2.6,3.5,2.6\n"
+        b"Sweden,Allsvenskan,18/07/2026,15:00,Malmo FF,AIK,1.8,3.6,4.4\n"
+    )
+    seasons = {m.competition: m.season for m in parse_football_data(content).matches}
+    assert seasons == {"SWZ": "2026/27", "SWE": "2026"}
+
+
+def test_the_leagues_a_file_starts_with_are_read_from_its_first_bytes(
+    season_file: SeasonFile,
+) -> None:
+    content = season_file("SP1_1819").read_bytes()
+    cut = content[:5000]
+    assert not cut.endswith(b"\n")  # a row is cut short, and left out
+    assert leading_competitions(cut) == {"SP1"}
+    assert leading_competitions(MAIN_FIXTURES) == {"E0", "SP1", "SC0"}
+    assert leading_competitions(EXTRA_FIXTURES) == {"BRA", "NOR", "AUT", "MEX"}
+    assert leading_competitions(content.split(b"\n", 1)[0]) == frozenset()  # the header alone
+    with pytest.raises(FileFormatError, match="lacks 'Div'"):
+        leading_competitions(b"name,age\nann,3\n")
+
+
+@pytest.mark.parametrize(
+    ("name", "row", "prefix", "shown"),
+    [
+        # Home 2.4, draw 1.02, away 3.0: 1/2.4 + 1/1.02 + 1/3 - 1 = +0.730.
+        ("D1_1112", "row 304", "WH", "+0.730"),
+        # Home 2.4, draw 1.2, away 2.7: 1/2.4 + 1/1.2 + 1/2.7 - 1 = +0.620.
+        ("E1_0910", "row 56", "SB", "+0.620"),
+    ],
+)
+def test_a_quote_whose_overround_no_book_has_is_skipped_with_its_columns(
+    season_file: SeasonFile, name: str, row: str, prefix: str, shown: str
+) -> None:
+    path = season_file(name)
+    batch = parse_football_data(path.read_bytes())
+    assert [(s.where, s.field) for s in batch.skipped] == [(row, f"{prefix}H/{prefix}D/{prefix}A")]
+    assert f"overround {shown}" in batch.skipped[0].reason
+    assert (
+        sum(q.bookmaker == prefix for q in batch.quotes) == count_complete_triples(path, prefix) - 1
+    )

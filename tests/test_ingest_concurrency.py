@@ -1,16 +1,25 @@
-"""Concurrent imports of overlapping data: no errors, nothing stored twice."""
+"""Concurrent imports of overlapping data: no errors, nothing stored twice; a write that
+cannot get SQLite's lock in time is told to come back."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from sqlalchemy import func, select
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, make_url, select
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Match, OddsQuote, Team
+from app.main import create_app
 from app.services.ingest import import_football_data
+from app.settings import Settings
+from tests.conftest import ADMIN_KEY
+from tests.helpers import error_messages
+from tests.test_admin_api import quote
 
 SeasonFile = Callable[[str], Path]
 
@@ -52,3 +61,37 @@ def test_two_writers_importing_the_same_files(migrated_url: str, season_file: Se
         ).all()
         assert duplicates == []
     engine.dispose()
+
+
+def test_a_write_kept_waiting_by_another_writer_is_told_to_come_back(
+    migrated_url: str, season_file: SeasonFile
+) -> None:
+    if make_url(migrated_url).get_backend_name() != "sqlite":
+        pytest.skip("SQLite's single writer lock; PostgreSQL writers wait on rows instead")
+    settings = Settings(
+        database_url=migrated_url, admin_api_key=ADMIN_KEY, sqlite_busy_timeout_seconds=0.2
+    )
+    headers = {"X-API-Key": ADMIN_KEY}
+    other_writer = sqlite3.connect(str(make_url(migrated_url).database), isolation_level=None)
+    with TestClient(create_app(settings)) as client:
+        other_writer.execute("BEGIN IMMEDIATE")  # holds the write lock throughout
+        try:
+            odds = client.post("/admin/odds", json={"quotes": [quote()]}, headers=headers)
+            season = client.post(
+                "/admin/import/football-data",
+                content=season_file("E0_1819").read_bytes(),
+                headers={**headers, "Content-Type": "text/csv"},
+            )
+            reading = client.get("/matches")  # readers never wait for a writer
+        finally:
+            other_writer.execute("ROLLBACK")
+            other_writer.close()
+        for refused in (odds, season):
+            assert refused.status_code == 503, refused.text
+            assert refused.headers["Retry-After"] == "5"
+            (message,) = error_messages(refused.json())
+            assert "busy" in message
+        assert reading.status_code == 200
+        again = client.post("/admin/odds", json={"quotes": [quote()]}, headers=headers)
+        assert again.status_code == 200
+        assert again.json()["matches_created"] == 1

@@ -11,25 +11,32 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from app.domain.vocabulary import Phase
 from app.logs import REQUEST_ID, RequestIdFilter, SecretFilter, logging_config
 from app.settings import Settings
+from tests.conftest import ADMIN_KEY
 
 SECRET_KEY = "a-very-secret-admin-key"
 
 
-@pytest.fixture
-def lines() -> Iterator[tuple[logging.Logger, io.StringIO]]:
-    """A logger writing into a buffer with the formatter and filters of the service's JSON
-    configuration."""
-    settings = Settings(database_url="sqlite://", admin_api_key=SECRET_KEY, log_format="json")
-    config = logging_config(settings)
+def json_handler(settings: Settings) -> tuple[logging.Handler, io.StringIO]:
+    """A handler writing into a buffer with the formatter and filters of the service's JSON
+    configuration for ``settings``."""
+    config = logging_config(settings.model_copy(update={"log_format": "json"}))
     buffer = io.StringIO()
     handler = logging.StreamHandler(buffer)
     handler.setFormatter(config["formatters"]["default"]["()"]())
     handler.addFilter(RequestIdFilter())
     handler.addFilter(SecretFilter(config["filters"]["secrets"]["secrets"]))
+    return handler, buffer
+
+
+@pytest.fixture
+def lines() -> Iterator[tuple[logging.Logger, io.StringIO]]:
+    """A logger writing into a buffer as the service's JSON configuration writes."""
+    handler, buffer = json_handler(Settings(database_url="sqlite://", admin_api_key=SECRET_KEY))
     logger = logging.getLogger("oddsboost.test.lines")
     logger.addHandler(handler)
     logger.propagate = False
@@ -95,3 +102,76 @@ def test_a_traceback_is_one_field_and_secrets_leave_the_message(
     assert "RuntimeError: the refit failed" in line["exc_info"]
     assert line["exc_info"].startswith("Traceback")
     assert SECRET_KEY not in buffer.getvalue()
+
+
+def test_secrets_leave_every_field_of_a_line(lines: tuple[logging.Logger, io.StringIO]) -> None:
+    logger, buffer = lines
+    token = REQUEST_ID.set(f"id-{SECRET_KEY}")
+    try:
+        raise RuntimeError(f"connection with {SECRET_KEY} refused")
+    except RuntimeError:
+        logger.exception(
+            "request failed",
+            extra={
+                "path": f"/{SECRET_KEY}",
+                "headers": {"x-api-key": SECRET_KEY, "accept": ["text/plain", SECRET_KEY]},
+                "status": 500,
+            },
+        )
+    finally:
+        REQUEST_ID.reset(token)
+    (line,) = written(buffer)
+    assert SECRET_KEY not in buffer.getvalue()
+    assert line["request_id"] == "id-***"
+    assert line["path"] == "/***"
+    assert line["headers"] == {"x-api-key": "***", "accept": ["text/plain", "***"]}
+    assert line["status"] == 500
+    assert "RuntimeError: connection with *** refused" in line["exc_info"]
+
+
+def test_text_lines_lose_secrets_too() -> None:
+    settings = Settings(
+        database_url="sqlite://", admin_api_key=SECRET_KEY, environment="development"
+    )
+    config = logging_config(settings)
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(logging.Formatter(config["formatters"]["default"]["format"]))
+    handler.addFilter(RequestIdFilter())
+    handler.addFilter(SecretFilter(config["filters"]["secrets"]["secrets"]))
+    logger = logging.getLogger("oddsboost.test.text")
+    logger.addHandler(handler)
+    logger.propagate = False
+    token = REQUEST_ID.set(SECRET_KEY)
+    try:
+        raise RuntimeError(SECRET_KEY)
+    except RuntimeError:
+        logger.exception("at /%s", SECRET_KEY)
+    finally:
+        REQUEST_ID.reset(token)
+        logger.removeHandler(handler)
+    text = buffer.getvalue()
+    assert SECRET_KEY not in text
+    assert "[***] at /***" in text
+    assert "RuntimeError: ***" in text
+
+
+def test_a_request_for_the_key_leaves_no_trace_of_it(
+    client: TestClient, settings: Settings
+) -> None:
+    handler, buffer = json_handler(settings)
+    access = logging.getLogger("oddsboost.access")
+    level = access.level
+    access.addHandler(handler)
+    access.setLevel(logging.INFO)
+    try:
+        answer = client.get(f"/{ADMIN_KEY}", headers={"X-Request-ID": ADMIN_KEY})
+    finally:
+        access.removeHandler(handler)
+        access.setLevel(level)
+    assert answer.status_code == 404
+    assert ADMIN_KEY not in buffer.getvalue()
+    (line,) = written(buffer)
+    assert line["path"] == "/***"
+    assert line["message"] == "GET /*** 404 " + line["message"].rsplit(" ", 1)[1]
+    assert line["request_id"] == answer.headers["X-Request-ID"]

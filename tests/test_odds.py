@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from app.domain.odds import check_odds, demargin
+from app.domain.records import check_overround
 from app.domain.vocabulary import Method
 
 BOOK = np.array(
@@ -163,3 +166,34 @@ def test_extreme_books_converge(method: Method) -> None:
     result = demargin(extreme, method)
     assert result.converged.all()
     assert result.probabilities.sum(axis=1) == pytest.approx(np.ones(4))
+
+
+@pytest.mark.parametrize(
+    ("prices", "shown"),
+    [
+        # 3 / 1.01 - 1 = 1.9703: every outcome "almost certain".
+        ((1.01, 1.01, 1.01), "+1.970"),
+        # 3 / 10 - 1 = -0.7: a bookmaker paying back far more than is staked.
+        ((10.0, 10.0, 10.0), "-0.700"),
+        # D1_1112 row 304, William Hill: 1/2.4 + 1/1.02 + 1/3 - 1 = 0.7304 (a draw at 1.02).
+        ((2.4, 1.02, 3.0), "+0.730"),
+    ],
+)
+def test_a_book_far_from_one_is_refused_with_its_overround(
+    prices: tuple[float, float, float], shown: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(f"overround {shown} is outside -0.05 to +0.50")):
+        check_overround(*prices)
+
+
+@pytest.mark.parametrize(
+    "prices",
+    [
+        (2.1, 3.4, 3.6),  # 0.0477
+        (3.2, 2.88, 3.25),  # I1_0506 row 134, Stan James: -0.0326, the lowest in the files
+        (1.3, 3.35, 3.3),  # F1_0001 row 34, Gamebookers: +0.3708, the highest but two typos
+        (1.02, 26.0, 51.0),
+    ],
+)
+def test_every_real_book_passes(prices: tuple[float, float, float]) -> None:
+    check_overround(*prices)

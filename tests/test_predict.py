@@ -6,10 +6,10 @@ scipy's root finder, and the weighted mix is written out by hand.
 
 from __future__ import annotations
 
-import datetime as dt
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +19,16 @@ import pytest
 from fastapi.testclient import TestClient
 from scipy.optimize import brentq
 
-from app.db.engine import make_engine
-from app.domain.vocabulary import RunTrigger
 from app.main import create_app
-from app.services.refit import run_refit
+from app.services import prediction
 from app.settings import Settings, settings_environment
 from app.state import app_state
 from tests.commands import Oddsboost
-from tests.conftest import ADMIN_KEY
-from tests.helpers import error_messages, wait_until
+from tests.conftest import ADMIN_KEY, REFIT_UNTIL, refit_settings_for
+from tests.helpers import DEADLINE_SECONDS, error_messages, wait_until
 from tests.processes import child_environment, running_server
 
-UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
+UNTIL = REFIT_UNTIL
 INLINE: dict[str, Any] = {
     "home_team": "Arsenal",
     "away_team": "Chelsea",
@@ -62,24 +60,43 @@ def hand_mix(odds: list[dict[str, Any]], weights: dict[str, float]) -> np.ndarra
 
 
 @pytest.fixture
-def client(refit_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(refit_settings)) as client:
-        yield client
+def client(fitted_client: TestClient) -> TestClient:
+    """The app on the fitted data (see ``fitted_template``)."""
+    return fitted_client
 
 
 @pytest.fixture
-def fitted(refit_settings: Settings, client: TestClient) -> dict[str, Any]:
-    engine = make_engine(refit_settings.database_url)
-    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
-    engine.dispose()
-    assert outcome.status == "succeeded", outcome.message
-    app_state(client.app_state).models.refresh()
-    version: dict[str, Any] = client.get("/models/active").json()
+def fitted(client: TestClient) -> dict[str, Any]:
+    """The active model version, as the API gives it."""
+    response = client.get("/models/active")
+    assert response.status_code == 200, response.text
+    version: dict[str, Any] = response.json()
     return version
 
 
-def test_before_any_model_the_answer_is_the_labelled_consensus(client: TestClient) -> None:
-    response = client.post("/predict", json=INLINE)
+@pytest.fixture
+def committing_client(fitted_url: str) -> Iterator[TestClient]:
+    """The app with its own sessions on fitted data of its own: what a request writes is
+    committed, so the prediction service, which reads on connections of its own, sees it."""
+    with TestClient(create_app(refit_settings_for(fitted_url))) as client:
+        yield client
+
+
+class FakeClock:
+    """Stands in for ``time.monotonic``: time passes only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_before_any_model_the_answer_is_the_labelled_consensus(seeded_client: TestClient) -> None:
+    response = seeded_client.post("/predict", json=INLINE)
     assert response.status_code == 200
     body = response.json()
     assert body["model"] is None
@@ -91,9 +108,9 @@ def test_before_any_model_the_answer_is_the_labelled_consensus(client: TestClien
     assert [body["probabilities"][k] for k in ("home", "draw", "away")] == pytest.approx(expected)
     assert body["consensus"] == body["probabilities"]
     assert [b["weight"] for b in body["bookmakers"]] == [None, None, None]
-    assert client.get("/models/active").status_code == 404
-    assert client.get("/models").json()["total"] == 0
-    too_many = client.get("/models", params={"limit": 501})
+    assert seeded_client.get("/models/active").status_code == 404
+    assert seeded_client.get("/models").json()["total"] == 0
+    too_many = seeded_client.get("/models", params={"limit": 501})
     assert too_many.status_code == 422
     assert error_messages(too_many.json()) == ["query.limit: limit must be at most 500"]
 
@@ -122,6 +139,32 @@ def test_inline_prediction_is_the_weighted_mix(client: TestClient, fitted: dict[
     assert {b["code"]: b["weight"] for b in body["bookmakers"]} == pytest.approx(weights)
 
 
+def test_bookmakers_are_named_by_code_or_listed_name_in_any_letter_case(
+    client: TestClient, fitted: dict[str, Any]
+) -> None:
+    listed = {b["code"]: b["name"] for b in client.get("/bookmakers").json()["items"]}
+    assert (listed["PS"], listed["WH"]) == ("Pinnacle", "William Hill")
+    spellings = ["b365", listed["PS"].upper(), listed["WH"].lower()]
+    spelled = [
+        {**quote, "bookmaker": name} for quote, name in zip(INLINE["odds"], spellings, strict=True)
+    ]
+    body = client.post("/predict", json={**INLINE, "odds": spelled}).json()
+    as_coded = client.post("/predict", json=INLINE).json()
+    assert [b["code"] for b in body["bookmakers"]] == ["B365", "PS", "WH"]
+    assert body["ignored_bookmakers"] == []
+    assert body["probabilities"] == as_coded["probabilities"]
+    assert body["bookmakers"] == as_coded["bookmakers"]
+    weights = {b["code"]: b["weight"] for b in fitted["bookmakers"]}
+    assert [b["weight"] for b in body["bookmakers"]] == pytest.approx(
+        [weights["B365"], weights["PS"], weights["WH"]]
+    )
+    # One bookmaker named twice, however it is spelled, is refused.
+    twice = [INLINE["odds"][0], {**INLINE["odds"][1], "bookmaker": "Bet365"}]
+    response = client.post("/predict", json={"odds": twice})
+    assert response.status_code == 422
+    assert any("more than once" in message for message in error_messages(response.json()))
+
+
 def test_prediction_by_match_id_uses_the_stored_quotes(
     client: TestClient, fitted: dict[str, Any]
 ) -> None:
@@ -137,6 +180,7 @@ def test_prediction_by_match_id_uses_the_stored_quotes(
     ]
     body = client.post("/predict", json={"match_id": match["id"]}).json()
     assert body["match"]["id"] == match["id"]
+    assert body["quotes"] == {"phase": "pre", "fallback": False}
     assert body["match"]["home_team"] == match["home_team"]
     assert [body["probabilities"][k] for k in ("home", "draw", "away")] == pytest.approx(
         hand_mix(pre, weights), abs=1e-9
@@ -144,6 +188,63 @@ def test_prediction_by_match_id_uses_the_stored_quotes(
     assert sorted(b["code"] for b in body["bookmakers"]) == sorted(
         q["bookmaker"] for q in pre if q["bookmaker"] in weights
     )
+
+
+def closing_only_match(
+    client: TestClient, quotes: list[tuple[str, tuple[float, float, float], str | None]]
+) -> int:
+    """An upcoming match whose only quotes are closing ones (bookmaker, prices, captured_at)."""
+    match = {
+        "competition": "E0",
+        "kickoff": "2030-01-05T15:00:00Z",
+        "home_team": "Arsenal",
+        "away_team": "Chelsea",
+    }
+    items = [
+        {"match": match, "bookmaker": code, "home": home, "draw": draw, "away": away}
+        | {"phase": "closing", "captured_at": captured_at}
+        for code, (home, draw, away), captured_at in quotes
+    ]
+    stored = client.post("/admin/odds", json={"quotes": items}, headers={"X-API-Key": ADMIN_KEY})
+    assert stored.status_code == 200, stored.text
+    upcoming = client.get("/matches", params={"status": "upcoming"}).json()["items"]
+    match_id: int = next(m["id"] for m in upcoming if m["home_team"] == "Arsenal")
+    return match_id
+
+
+def test_a_match_without_quotes_of_the_models_phase_is_predicted_from_its_latest_ones(
+    committing_client: TestClient, fitted: dict[str, Any]
+) -> None:
+    # The prediction service reads on connections of its own: the quotes must be committed.
+    client = committing_client
+    weights = {b["code"]: b["weight"] for b in fitted["bookmakers"]}
+    assert fitted["phase"] == "pre"
+    match_id = closing_only_match(
+        client,
+        [
+            ("B365", (2.5, 3.3, 2.9), "2030-01-04T12:00:00Z"),
+            ("B365", (2.2, 3.4, 3.3), "2030-01-05T14:55:00Z"),  # the latest before kickoff
+            ("B365", (9.0, 5.0, 1.2), "2030-01-05T15:20:00Z"),  # in play: never used
+            ("WH", (2.3, 3.3, 3.2), None),  # undated
+        ],
+    )
+    response = client.post("/predict", json={"match_id": match_id})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["quotes"] == {"phase": "closing", "fallback": True}
+    assert body["model"]["phase"] == "pre"
+    used = [
+        {"bookmaker": "B365", "home": 2.2, "draw": 3.4, "away": 3.3},
+        {"bookmaker": "WH", "home": 2.3, "draw": 3.3, "away": 3.2},
+    ]
+    assert [body["probabilities"][k] for k in ("home", "draw", "away")] == pytest.approx(
+        hand_mix(used, weights), abs=1e-9
+    )
+    assert [b["code"] for b in body["bookmakers"]] == ["B365", "WH"]
+    batch = client.post("/predict/batch", json={"items": [{"match_id": match_id}, INLINE]})
+    first, inline = batch.json()["results"]
+    assert first["prediction"] == body
+    assert inline["prediction"]["quotes"] is None  # the sender's odds
 
 
 def test_only_bookmakers_outside_the_pool_give_the_labelled_consensus(
@@ -176,28 +277,27 @@ def test_bookmakers_with_no_weight_give_the_labelled_consensus(
     assert body["probabilities"] == body["consensus"]
 
 
-@pytest.mark.usefixtures("fitted")
-def test_errors(client: TestClient) -> None:
-    assert client.post("/predict", json={"match_id": 999_999}).status_code == 404
-    bad_price = client.post(
+def test_errors(committing_client: TestClient) -> None:
+    assert committing_client.post("/predict", json={"match_id": 999_999}).status_code == 404
+    bad_price = committing_client.post(
         "/predict", json={"odds": [{"bookmaker": "B365", "home": 0.95, "draw": 3.4, "away": 3.6}]}
     )
     assert bad_price.status_code == 422
     error = bad_price.json()["errors"][0]
     assert error["loc"] == ["body", "odds", 0]
     assert "bookmaker 'B365', home" in error["msg"]
-    both = client.post("/predict", json={"match_id": 1, "odds": INLINE["odds"]})
+    both = committing_client.post("/predict", json={"match_id": 1, "odds": INLINE["odds"]})
     assert both.status_code == 422
-    assert client.post("/predict", json={}).status_code == 422
-    twice = client.post("/predict", json={"odds": INLINE["odds"][:1] * 2})
+    assert committing_client.post("/predict", json={}).status_code == 422
+    twice = committing_client.post("/predict", json={"odds": INLINE["odds"][:1] * 2})
     assert "appears more than once" in twice.json()["errors"][0]["msg"]
     for not_an_id in (True, "3", 3.0):
-        loose = client.post("/predict", json={"match_id": not_an_id})
+        loose = committing_client.post("/predict", json={"match_id": not_an_id})
         assert loose.status_code == 422, not_an_id
         assert loose.json()["errors"][0]["loc"] == ["body", "match_id"]
     text_price = [{"bookmaker": "B365", "home": "2.1", "draw": 3.4, "away": 3.6}]
-    assert client.post("/predict", json={"odds": text_price}).status_code == 422
-    # A match with no quote at all.
+    assert committing_client.post("/predict", json={"odds": text_price}).status_code == 422
+    # A match with no usable quote: its only one was captured after kickoff.
     future = {
         "quotes": [
             {
@@ -212,14 +312,34 @@ def test_errors(client: TestClient) -> None:
                 "draw": 3.0,
                 "away": 4.0,
                 "phase": "closing",
+                "captured_at": "2030-01-01T15:30:00Z",
             }
         ]
     }
-    client.post("/admin/odds", json=future, headers={"X-API-Key": ADMIN_KEY})
-    future_id = client.get("/matches", params={"status": "upcoming"}).json()["items"][0]["id"]
-    no_quote = client.post("/predict", json={"match_id": future_id})
+    committing_client.post("/admin/odds", json=future, headers={"X-API-Key": ADMIN_KEY})
+    future_id = committing_client.get("/matches", params={"status": "upcoming"}).json()["items"][0][
+        "id"
+    ]
+    no_quote = committing_client.post("/predict", json={"match_id": future_id})
     assert no_quote.status_code == 422
-    assert "no usable quote: no pre quote captured before kickoff" in no_quote.json()["detail"]
+    assert error_messages(no_quote.json()) == [
+        f"match {future_id} has no usable quote: no quote of any phase captured before kickoff"
+    ]
+
+
+@pytest.mark.usefixtures("fitted")
+@pytest.mark.parametrize(("price", "shown"), [(1.01, "+1.970"), (10.0, "-0.700")])
+def test_a_quote_no_bookmaker_would_offer_is_refused(
+    client: TestClient, price: float, shown: str
+) -> None:
+    absurd = {"bookmaker": "WH", "home": price, "draw": price, "away": price}
+    response = client.post("/predict", json={"odds": [*INLINE["odds"][:2], absurd]})
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("body.odds.2: ")
+    assert f"bookmaker 'WH': overround {shown} is outside -0.05 to +0.50" in message
+    batch = client.post("/predict/batch", json={"items": [{"odds": [absurd]}, INLINE]}).json()
+    assert [r["status"] for r in batch["results"]] == [422, 200]
 
 
 @pytest.mark.usefixtures("fitted")
@@ -248,8 +368,24 @@ def test_batch_keeps_order_and_isolates_errors(client: TestClient) -> None:
     assert results[1]["error"]["errors"][0]["loc"] == ["odds", 0]
 
 
-def test_batch_size_limit(refit_settings: Settings) -> None:
-    small = refit_settings.model_copy(update={"predict_batch_max": 2})
+def test_a_batch_item_lists_at_most_a_hundred_errors(client: TestClient) -> None:
+    # Each of the 100 quotes has three prices that are not numbers: 300 errors.
+    wrong = {
+        "odds": [{"bookmaker": f"B{i}", "home": "x", "draw": "x", "away": "x"} for i in range(100)]
+    }
+    (result,) = client.post("/predict/batch", json={"items": [wrong]}).json()["results"]
+    assert result["status"] == 422
+    assert len(result["error"]["errors"]) == 101
+    assert result["error"]["errors"][0]["loc"] == ["odds", 0, "home"]
+    assert result["error"]["errors"][-1] == {
+        "loc": [],
+        "msg": "200 more errors not shown",
+        "type": "too_many_errors",
+    }
+
+
+def test_batch_size_limit(seeded_settings: Settings) -> None:
+    small = seeded_settings.model_copy(update={"predict_batch_max": 2})
     with TestClient(create_app(small)) as client:
         response = client.post("/predict/batch", json={"items": [INLINE] * 3})
     assert response.status_code == 422
@@ -328,9 +464,14 @@ def b365_probabilities(answer: dict[str, Any]) -> dict[str, float]:
     return probabilities
 
 
-def test_answers_by_id_are_reused_for_the_cache_time(refit_settings: Settings) -> None:
+def test_answers_by_id_are_reused_for_the_cache_time(
+    refit_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     headers = {"X-API-Key": ADMIN_KEY}
-    # Within the cache time (here longer than the test can take) the answer is reused.
+    # The answers' cache tells the time by this clock: it moves only when the test moves it.
+    clock = FakeClock()
+    monkeypatch.setattr(prediction, "AnswerCache", partial(prediction.AnswerCache, clock=clock))
+    # Within the cache time the answer is reused.
     lasting = refit_settings.model_copy(update={"predict_cache_seconds": 3600})
     with TestClient(create_app(lasting)) as client:
         match = client.get("/matches", params={"limit": 1}).json()["items"][0]
@@ -347,16 +488,14 @@ def test_answers_by_id_are_reused_for_the_cache_time(refit_settings: Settings) -
         )
         newest = newer_quote(match, (10.0, 6.0, 1.15), "2015-08-02T12:00:00Z")
         client.post("/admin/odds", json=newest, headers=headers)
+        clock.advance(0.4)
+        assert client.post("/predict", json={"match_id": match["id"]}).json() == cached
         expected = dict(
             zip(("home", "draw", "away"), power_probabilities(10.0, 6.0, 1.15), strict=True)
         )
-        wait_until(
-            lambda: (
-                b365_probabilities(client.post("/predict", json={"match_id": match["id"]}).json())
-                == pytest.approx(expected)
-            ),
-            "the cached answer expired",
-        )
+        clock.advance(0.2)
+        answer = client.post("/predict", json={"match_id": match["id"]}).json()
+        assert b365_probabilities(answer) == pytest.approx(expected)
     uncached = refit_settings.model_copy(update={"predict_cache_seconds": 0})
     with TestClient(create_app(uncached)) as client:
         match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
@@ -366,14 +505,11 @@ def test_answers_by_id_are_reused_for_the_cache_time(refit_settings: Settings) -
 
 
 def test_predictions_read_neither_the_model_nor_inline_odds_from_the_database(
-    refit_settings: Settings,
+    fitted_settings: Settings,
 ) -> None:
     from sqlalchemy import event
 
-    engine = make_engine(refit_settings.database_url)
-    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
-    engine.dispose()
-    quiet = refit_settings.model_copy(update={"model_refresh_seconds": 3600})
+    quiet = fitted_settings.model_copy(update={"model_refresh_seconds": 3600})
     with TestClient(create_app(quiet)) as client:
         match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
         client.post("/predict", json={"match_id": match_id})  # warms the answer cache
@@ -428,7 +564,7 @@ def test_a_large_batch_does_not_hold_up_other_requests(
     def held(pending: list[Any], *args: Any) -> list[Any]:
         if len(pending) > prediction.ON_LOOP_MAX:
             computing.set()
-            assert release.wait(60), "the small request was never answered"
+            assert release.wait(DEADLINE_SECONDS), "the small request was never answered"
         return compute(pending, *args)
 
     monkeypatch.setattr(prediction, "_predict", held)
@@ -441,7 +577,7 @@ def test_a_large_batch_does_not_hold_up_other_requests(
         transport = httpx.ASGITransport(app=started_app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
             batch = asyncio.create_task(http.post("/predict/batch", json=big))
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + DEADLINE_SECONDS
             while not computing.is_set():
                 assert not batch.done(), batch.result().text
                 assert time.monotonic() < deadline, "the batch never started computing"

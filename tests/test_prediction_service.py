@@ -4,6 +4,7 @@ happens to the active version while the answer is being made."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +14,8 @@ from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory
 from app.db.orm import Bookmaker, Match, ModelVersion, OddsQuote
-from app.domain.vocabulary import Phase, RunTrigger
+from app.domain.prediction import StoredQuotes
+from app.domain.vocabulary import ActivatedBy, Phase, RunTrigger
 from app.services.model_versions import activate
 from app.services.prediction import PredictionAnswer, PredictionService
 from app.services.refit import run_refit
@@ -44,7 +46,7 @@ def activate_version(engine: Engine, version_id: int | None) -> None:
     with make_session_factory(engine).begin() as session:
         version = session.get(ModelVersion, version_id)
         assert version is not None
-        activate(session, version)
+        activate(session, version, by=ActivatedBy.CLI)
 
 
 def quotes_by_phase(engine: Engine, match_id: int, phase: Phase) -> dict[str, Any]:
@@ -111,3 +113,58 @@ def test_a_model_swap_while_quotes_are_read_does_not_mix_two_versions(
     closing_quotes = quotes_by_phase(engine, match_id, Phase.CLOSING)
     assert used(after)
     assert used(after) == {code: closing_quotes[code] for code in used(after)}
+
+
+def test_with_a_closing_odds_model_active_an_upcoming_match_is_predicted_from_its_pre_quotes(
+    refit_settings: Settings, seeded_engine: Engine
+) -> None:
+    engine = seeded_engine
+    closing = refit_settings.model_copy(update={"refit_phase": Phase.CLOSING})
+    fit = run_refit(engine, closing, trigger=RunTrigger.CLI, until=UNTIL)
+    assert fit.version_id is not None, fit.message
+    activate_version(engine, fit.version_id)
+    # An upcoming match: only pre-match quotes exist before kickoff.
+    with make_session_factory(engine, for_writes=True).begin() as session:
+        played = session.scalars(select(Match).order_by(Match.id.desc()).limit(1)).one()
+        upcoming = Match(
+            competition_id=played.competition_id,
+            season="2030/31",
+            kickoff=dt.datetime(2030, 8, 10, 15, tzinfo=dt.UTC),
+            kickoff_date=dt.date(2030, 8, 10),
+            kickoff_time_known=True,
+            home_team_id=played.home_team_id,
+            away_team_id=played.away_team_id,
+        )
+        session.add(upcoming)
+        session.flush()
+        for code, prices in (("B365", (2.1, 3.4, 3.6)), ("PS", (2.15, 3.45, 3.55))):
+            bookmaker_id = session.scalars(select(Bookmaker.id).where(Bookmaker.code == code)).one()
+            home, draw, away = prices
+            session.add(
+                OddsQuote(
+                    match_id=upcoming.id,
+                    bookmaker_id=bookmaker_id,
+                    phase=Phase.PRE,
+                    home=home,
+                    draw=draw,
+                    away=away,
+                    captured_at=dt.datetime(2030, 8, 9, tzinfo=dt.UTC),
+                )
+            )
+        upcoming_id, played_id = upcoming.id, played.id
+    models = ModelCache(make_session_factory(engine))
+    models.refresh()
+    service = service_for(refit_settings, engine, models)
+    upcoming_answer, played_answer = asyncio.run(service.answer([upcoming_id, played_id]))
+    assert isinstance(upcoming_answer, PredictionAnswer), upcoming_answer
+    assert upcoming_answer.model is not None
+    assert upcoming_answer.model.phase == Phase.CLOSING
+    assert upcoming_answer.quotes == StoredQuotes(Phase.PRE, fallback=True)
+    pre = quotes_by_phase(engine, upcoming_id, Phase.PRE)
+    pool = set(upcoming_answer.model.bookmakers)
+    assert used(upcoming_answer) == {code: pre[code] for code in pre if code in pool} != {}
+    # A played match has closing quotes: those are read, as the model asks.
+    assert isinstance(played_answer, PredictionAnswer), played_answer
+    assert played_answer.quotes == StoredQuotes(Phase.CLOSING, fallback=False)
+    closing_quotes = quotes_by_phase(engine, played_id, Phase.CLOSING)
+    assert used(played_answer) == {code: closing_quotes[code] for code in used(played_answer)}

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.services.ingest import import_football_data
-from tests.helpers import count_complete_triples, csv_rows
+from tests.helpers import count_complete_triples, csv_rows, error_messages
 
 SeasonFile = Callable[[str], Path]
 
@@ -140,18 +140,24 @@ def test_invalid_listing_parameters(client: TestClient) -> None:
 
 @pytest.mark.usefixtures("two_seasons")
 def test_bookmakers_and_competitions(client: TestClient, season_file: SeasonFile) -> None:
-    bookmakers = {b["code"]: b for b in client.get("/bookmakers").json()}
+    bookmakers = {b["code"]: b for b in client.get("/bookmakers").json()["items"]}
     assert set(bookmakers) == {"B365", "BW", "IW", "PS", "WH", "VC"}
     expected_b365 = sum(
         count_complete_triples(season_file(n), "B365") for n in ("E0_1819", "SP1_1819")
     )
     assert bookmakers["B365"]["quotes"] == expected_b365
-    expected_ps = sum(
-        count_complete_triples(season_file(n), prefix)
-        for n in ("E0_1819", "SP1_1819")
-        for prefix in ("PS", "PSC")
-    )
-    assert bookmakers["PS"] == {"code": "PS", "name": "Pinnacle", "quotes": expected_ps}
+    assert bookmakers["B365"]["quotes_by_phase"] == {"pre": expected_b365, "closing": 0}
+
+    def both_seasons(prefix: str) -> int:
+        return sum(count_complete_triples(season_file(n), prefix) for n in ("E0_1819", "SP1_1819"))
+
+    expected_ps = both_seasons("PS") + both_seasons("PSC")
+    assert bookmakers["PS"] == {
+        "code": "PS",
+        "name": "Pinnacle",
+        "quotes": expected_ps,
+        "quotes_by_phase": {"pre": both_seasons("PS"), "closing": both_seasons("PSC")},
+    }
     assert client.get("/competitions").json() == [
         {"code": "E0", "name": None, "matches": 380},
         {"code": "SP1", "name": None, "matches": 380},
@@ -160,7 +166,7 @@ def test_bookmakers_and_competitions(client: TestClient, season_file: SeasonFile
 
 def test_empty_database_lists_nothing(client: TestClient) -> None:
     assert client.get("/matches").json() == {"items": [], "total": 0, "limit": 50, "offset": 0}
-    assert client.get("/bookmakers").json() == []
+    assert client.get("/bookmakers").json() == {"items": [], "total": 0, "limit": 100, "offset": 0}
     assert client.get("/teams").json() == []
 
 
@@ -171,3 +177,53 @@ def test_a_competition_filter_takes_every_code_the_database_holds(client: TestCl
     assert answer.status_code == 200
     assert answer.json()["total"] == 0
     assert client.get("/matches", params={"competition": longest + "X"}).status_code == 422
+
+
+@pytest.mark.parametrize("season", ["banana", "x; DROP", "2018/2019", "18/19"])
+def test_a_season_filter_that_is_not_a_season_is_422(client: TestClient, season: str) -> None:
+    response = client.get("/matches", params={"season": season})
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith("query.season: ")
+    assert "YYYY/YY (two consecutive years, e.g. 2018/19) or YYYY (a calendar year" in message
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_a_season_filter_in_either_form(client: TestClient) -> None:
+    assert client.get("/matches", params={"season": "2018/19"}).json()["total"] == 760
+    assert client.get("/matches", params={"season": "2018"}).json()["total"] == 0
+    # Blank means not given, as it does for an import.
+    assert client.get("/matches", params={"season": " "}).json()["total"] == 760
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_bookmakers_come_in_pages_like_matches(client: TestClient) -> None:
+    codes = ["B365", "BW", "IW", "PS", "VC", "WH"]  # by code
+    first = client.get("/bookmakers", params={"limit": 4}).json()
+    assert (first["total"], first["limit"], first["offset"]) == (6, 4, 0)
+    assert [b["code"] for b in first["items"]] == codes[:4]
+    rest = client.get("/bookmakers", params={"limit": 4, "offset": 4}).json()
+    assert [b["code"] for b in rest["items"]] == codes[4:]
+    assert client.get("/bookmakers", params={"limit": 501}).status_code == 422
+    assert client.get("/bookmakers", params={"offset": -1}).status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "where"),
+    [
+        ("/matches", {"competition": "\x00"}, "query.competition"),
+        ("/matches", {"season": "a\x00b"}, "query.season"),
+        ("/teams", {"search": "\x00"}, "query.search"),
+        ("/bookmakers", {"unused\x00": "1"}, "query.unused\x00"),
+        ("/matches/%00", {}, "path"),
+    ],
+)
+def test_a_nul_character_in_a_query_or_path_is_422(
+    client: TestClient, path: str, params: dict[str, str], where: str
+) -> None:
+    # PostgreSQL cannot hold a NUL in text: it is refused where it comes in, on every backend.
+    response = client.get(path, params=params)
+    assert response.status_code == 422, response.text
+    (message,) = error_messages(response.json())
+    assert message.startswith(f"{where}: ")
+    assert "NUL" in message

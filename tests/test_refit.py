@@ -7,8 +7,7 @@ import json
 import math
 import os
 import signal
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -18,10 +17,17 @@ import pytest
 from sqlalchemy import JSON, Engine, bindparam, select, text
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import ModelVersion, RefitRun
+from app.db.orm import ModelActivation, ModelVersion, RefitRun
 from app.domain.scoring import Scores
 from app.domain.version_records import BookmakerWeight, FitReport
-from app.domain.vocabulary import Phase, RunStatus, RunTrigger, VersionStatus
+from app.domain.vocabulary import (
+    ActivatedBy,
+    Method,
+    Phase,
+    RunStatus,
+    RunTrigger,
+    VersionStatus,
+)
 from app.services import refit as refit_service
 from app.services.locks import refit_lock
 from app.services.model_versions import activate, load_tables
@@ -30,10 +36,11 @@ from app.services.refit_runs import create_run
 from app.settings import Settings, settings_environment
 from boosting import AdaBoostM2, StopReason
 from tests.commands import Oddsboost
-from tests.helpers import wait_until
+from tests.conftest import REFIT_SEASONS, REFIT_UNTIL
+from tests.helpers import csv_rows, wait_until
 from tests.processes import FitGate, Process, child_environment, running
 
-UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
+UNTIL = REFIT_UNTIL
 REFIT = ["refit", "--until", UNTIL.isoformat()]
 
 
@@ -109,6 +116,22 @@ def test_a_refit_stores_and_activates_a_version(engine: Engine, refit_settings: 
     assert (run.status, run.version_id, run.trigger) == ("succeeded", version.id, "cli")
     assert run.finished_at is not None
     assert run.until == UNTIL
+
+
+def test_a_refit_records_the_activation_of_its_version(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    assert outcome.status == "succeeded", outcome.message
+    with make_session_factory(engine)() as session:
+        (activation,) = session.scalars(select(ModelActivation))
+        version = session.get(ModelVersion, outcome.version_id)
+    assert version is not None
+    assert activation.version_id == outcome.version_id
+    assert activation.activated_by is ActivatedBy.REFIT
+    assert activation.run_id == outcome.run_id
+    assert (activation.previous_version_id, activation.reason) == (None, None)
+    assert activation.activated_at == version.activated_at
 
 
 SCORE_KEYS = ["log_loss", "brier", "rps", "accuracy"]
@@ -318,7 +341,7 @@ def _hand_made_active_version(engine: Engine, code: str, truthful: bool) -> None
         )
         session.add(version)
         session.flush()
-        activate(session, version)
+        activate(session, version, by=ActivatedBy.CLI)
 
 
 def test_a_worse_version_is_rejected_and_kept(engine: Engine, refit_settings: Settings) -> None:
@@ -354,6 +377,137 @@ def test_a_better_version_replaces_the_active_one(engine: Engine, refit_settings
     assert comparison is not None
     assert comparison.log_loss is not None
     assert comparison.log_loss > new.validation.model.log_loss
+
+
+def test_a_fit_on_another_phase_is_stored_but_never_promoted(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    # Closing quotes always validate better than pre-match ones: compared on its own quotes,
+    # a closing-odds fit would replace the pre-match model that predictions need.
+    first = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    assert first.status == "succeeded", first.message
+    closing = refit_settings.model_copy(update={"refit_phase": Phase.CLOSING})
+    outcome = run_refit(engine, closing, trigger=RunTrigger.CLI, until=UNTIL)
+    assert outcome.status == "rejected", outcome.message
+    active, stored = versions(engine)
+    assert (active.status, active.phase) == ("active", "pre")
+    assert (stored.status, stored.phase, stored.id) == ("rejected", "closing", outcome.version_id)
+    assert stored.rejected_reason == (
+        f"fitted on closing quotes while the active version {active.id} uses pre-match quotes; "
+        f"activate it with `oddsboost models activate {stored.id}` if that is what you want"
+    )
+    assert outcome.message == f"version {stored.id} rejected: {stored.rejected_reason}"
+    assert runs(engine)[-1].status == "rejected"
+
+
+def test_a_fit_with_another_method_is_stored_but_never_promoted(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    shin = refit_settings.model_copy(update={"demargin_method": Method.SHIN})
+    outcome = run_refit(engine, shin, trigger=RunTrigger.CLI, until=UNTIL)
+    assert outcome.status == "rejected", outcome.message
+    active, stored = versions(engine)
+    assert (active.status, active.method, stored.method) == ("active", "power", "shin")
+    assert stored.rejected_reason is not None
+    assert stored.rejected_reason.startswith(
+        f"odds de-margined with shin while the active version {active.id} uses power; "
+    )
+
+
+def _turncoat(engine: Engine, code: str) -> None:
+    """A bookmaker that quoted every settled match before UNTIL: priced from the actual
+    result, except for the latest SYNTHETIC_QUOTES matches, priced against it.
+
+    The rounds are chosen on the earlier part of the window, where it looks all-knowing;
+    on the latest part, the validation part, a mix that trusts it is far worse than the
+    plain mean of the pool's quotes."""
+    from app.db.orm import Bookmaker, Match, OddsQuote
+
+    factory = make_session_factory(engine, for_writes=True)
+    with session_scope(factory) as session:
+        bookmaker = Bookmaker(code=code, name=code)
+        session.add(bookmaker)
+        session.flush()
+        settled = session.scalars(
+            select(Match)
+            .where(Match.result.is_not(None), Match.kickoff < UNTIL)
+            .order_by(Match.kickoff.desc(), Match.id.desc())
+        )
+        for age, match in enumerate(settled):
+            favourite = {"1": 0, "X": 1, "2": 2}[match.result or "X"]
+            if age < SYNTHETIC_QUOTES:
+                favourite = (favourite + 1) % 3
+            prices = [6.0, 6.0, 6.0]
+            prices[favourite] = 1.3
+            session.add(
+                OddsQuote(
+                    match_id=match.id,
+                    bookmaker_id=bookmaker.id,
+                    phase="pre",
+                    home=prices[0],
+                    draw=prices[1],
+                    away=prices[2],
+                    received_at=dt.datetime.now(dt.UTC),
+                )
+            )
+
+
+def test_a_fit_worse_than_its_own_consensus_is_not_promoted(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    _turncoat(engine, "TURNCOAT")
+    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    assert outcome.status == "rejected", outcome.message
+    (version,) = versions(engine)
+    assert version.status == "rejected"
+    assert "TURNCOAT" in [b.code for b in version.bookmakers]
+    model, consensus = version.validation.model.log_loss, version.validation.consensus.log_loss
+    assert model - consensus > refit_settings.promotion_tolerance
+    assert version.rejected_reason == (
+        f"validation log loss {model:.4f} is worse than the consensus of its own pool's "
+        f"{consensus:.4f} on the same {version.validation.rows} matches by "
+        f"{model - consensus:.4f}, more than the tolerance {refit_settings.promotion_tolerance}; "
+        f"activate it with `oddsboost models activate {version.id}` if that is what you want"
+    )
+    assert runs(engine)[-1].message == f"version {version.id} rejected: {version.rejected_reason}"
+
+
+def test_a_refit_identical_to_the_active_version_stores_no_version(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    first = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    assert first.status == "succeeded", first.message
+    # Ten days later, still before the next season: the same matches, the same fit.
+    for until in (UNTIL, UNTIL + dt.timedelta(days=10)):
+        again = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=until)
+        assert again.status == "succeeded", again.message
+        assert again.message == f"unchanged: identical to active version {first.version_id}"
+        assert again.version_id == first.version_id
+    assert [version.id for version in versions(engine)] == [first.version_id]
+    assert [(run.status, run.version_id) for run in runs(engine)] == [
+        ("succeeded", first.version_id)
+    ] * 3
+    with make_session_factory(engine)() as session:
+        assert len(session.scalars(select(ModelActivation)).all()) == 1
+
+
+def test_a_refit_on_other_matches_or_with_other_weights_is_a_new_version(
+    engine: Engine, refit_settings: Settings
+) -> None:
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    (first,) = versions(engine)
+    # The same matches, but one round only: other weights.
+    one_round = refit_settings.model_copy(update={"refit_rounds_grid": [1]})
+    run_refit(engine, one_round, trigger=RunTrigger.CLI, until=UNTIL)
+    # The last matchday of SP1 2017/18 (20 May 2018) left out: other matches.
+    earlier = dt.datetime(2018, 5, 19, tzinfo=dt.UTC)
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=earlier)
+    first_again, one_round_version, earlier_version = versions(engine)
+    assert first_again.id == first.id
+    assert one_round_version.n_matches == first.n_matches
+    assert one_round_version.rounds == 1 != first.rounds
+    assert earlier_version.n_matches < first.n_matches
 
 
 def test_exactly_one_version_is_active(engine: Engine, refit_settings: Settings) -> None:
@@ -483,6 +637,51 @@ def test_a_validation_part_too_small_is_refused_with_advice(
     assert "ODDSBOOST_REFIT_VALIDATION_FRACTION" in outcome.message
 
 
+def newest_settled_day(season_file: Callable[[str], Path]) -> dt.date:
+    """The last day with a result in the seeded season files, read from the files."""
+    days = []
+    for name in REFIT_SEASONS:
+        header, rows = csv_rows(season_file(name))
+        date, result = header.index("Date"), header.index("FTR")
+        for row in rows:
+            if row[result].strip():
+                day, month, year = row[date].split("/")
+                days.append(dt.date(int(year) % 100 + 2000, int(month), int(day)))
+    return max(days)
+
+
+def test_a_refit_now_on_data_older_than_its_window_says_what_to_do(
+    engine: Engine,
+    refit_settings: Settings,
+    oddsboost: Oddsboost,
+    season_file: Callable[[str], Path],
+) -> None:
+    newest = newest_settled_day(season_file)
+    advice = (
+        f"the newest settled match is {newest:%Y-%m-%d}, older than the 1095-day window "
+        f"ending today; pass --until {newest + dt.timedelta(days=1):%Y-%m-%d} or widen "
+        "ODDSBOOST_REFIT_WINDOW_DAYS"
+    )
+    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.SCHEDULER)
+    assert outcome.status == "failed"
+    assert outcome.message.startswith(advice), outcome.message
+    result = oddsboost.run("refit", env=settings_environment(refit_settings))
+    assert result.returncode == 1
+    assert advice in result.stdout
+    assert versions(engine) == []
+    # Ending on a day given, it says that day.
+    later = run_refit(
+        engine,
+        refit_settings.model_copy(update={"refit_window_days": 30}),
+        trigger=RunTrigger.CLI,
+        until=UNTIL + dt.timedelta(days=60),
+    )
+    assert later.message.startswith(
+        f"the newest settled match is {newest:%Y-%m-%d}, older than the 30-day window ending "
+        f"on {UNTIL + dt.timedelta(days=60):%Y-%m-%d}; pass --until"
+    ), later.message
+
+
 def scheduler_environment(refit_settings: Settings, **variables: str) -> dict[str, str]:
     """``oddsboost scheduler --run-now`` with a cron that never fires during the test."""
     return child_environment(
@@ -516,6 +715,29 @@ def test_the_scheduler_refits_now_and_stops_on_sigterm(
     assert "SIGTERM received" in output
     with refit_lock(engine) as held:
         assert held.taken
+
+
+@pytest.mark.slow
+def test_the_scheduler_logs_a_failed_refit_as_failed(migrated_url: str, tmp_path: Path) -> None:
+    environment = child_environment(
+        Settings(database_url=migrated_url),
+        ODDSBOOST_REFIT_CRON="0 3 1 1 *",
+        ODDSBOOST_LOG_FORMAT="json",
+    )
+    # An empty database: the refit fails for want of matches.
+    with running(SCHEDULER, environment, tmp_path / "scheduler.log") as process:
+        wait_until(
+            lambda: "scheduled refit run 1" in process.output(),
+            "the scheduled refit finished",
+            alive=process.popen,
+        )
+        process.send_signal(signal.SIGTERM)
+        assert process.wait() == 0
+    lines = [json.loads(line) for line in process.output().splitlines() if line.startswith("{")]
+    (job,) = [line for line in lines if "scheduled refit run 1" in line["message"]]
+    assert job["level"] == "ERROR"
+    assert job["message"].startswith("scheduled refit run 1 failed: ")
+    assert not [line for line in lines if "executed successfully" in line["message"]]
 
 
 def received_sigterm(process: Process) -> bool:
@@ -556,6 +778,11 @@ def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
     for name, value in fit_gate.environment().items():
         monkeypatch.setenv(name, value)  # the refit process inherits this environment
     with TestClient(create_app(refit_settings)) as client:
+
+        def refit_run(run_id: int) -> dict[str, Any]:
+            run: dict[str, Any] = client.get(f"/admin/refits/{run_id}", headers=headers).json()
+            return run
+
         accepted = client.post("/admin/refit", json={"until": UNTIL.isoformat()}, headers=headers)
         assert accepted.status_code == 202
         run_id = accepted.json()["run_id"]
@@ -572,13 +799,11 @@ def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
         )
         assert client.get("/models/active").status_code == 404
         fit_gate.release()
-        deadline = time.monotonic() + 300
-        while True:
-            run = client.get(f"/admin/refits/{run_id}", headers=headers).json()
-            if run["status"] not in ("queued", "running"):
-                break
-            assert time.monotonic() < deadline, run
-            time.sleep(0.2)
+        wait_until(
+            lambda: refit_run(run_id)["status"] not in ("queued", "running"),
+            "the refit finished",
+        )
+        run = refit_run(run_id)
         assert run["status"] == "succeeded", run
         assert run["trigger"] == "api"
         engine = make_engine(refit_settings.database_url)
@@ -595,6 +820,78 @@ def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
         assert client.post("/admin/refit", headers={"X-API-Key": "wrong"}).status_code == 403
 
 
+def environment_of(pid: int) -> dict[str, str]:
+    """The environment a running process was started with."""
+    variables = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(v.decode().split("=", 1) for v in variables if b"=" in v)
+
+
+def wait_for_the_end(client: Any, run_id: int, headers: dict[str, str]) -> dict[str, Any]:
+    def finished() -> bool:
+        status = client.get(f"/admin/refits/{run_id}", headers=headers).json()["status"]
+        return status not in ("queued", "running")
+
+    wait_until(finished, f"refit run {run_id} finished", seconds=300)
+    run: dict[str, Any] = client.get(f"/admin/refits/{run_id}", headers=headers).json()
+    return run
+
+
+@pytest.mark.slow
+def test_a_refit_asked_for_while_one_is_under_way_is_answered_with_that_one(
+    refit_settings: Settings, fit_gate: FitGate, monkeypatch: pytest.MonkeyPatch, engine: Engine
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    from tests.conftest import ADMIN_KEY
+
+    headers = {"X-API-Key": ADMIN_KEY}
+    for name, value in fit_gate.environment().items():
+        monkeypatch.setenv(name, value)  # the refit process inherits this environment
+    monkeypatch.setenv("ODDSBOOST_ADMIN_API_KEY", ADMIN_KEY)  # as a server is configured
+    # A run queued long ago whose process never started does not hold up a new one.
+    factory = make_session_factory(engine, for_writes=True)
+    forgotten = create_run(factory, trigger=RunTrigger.API, until=UNTIL)
+    with session_scope(factory) as session:
+        stored = session.get(RefitRun, forgotten)
+        assert stored is not None
+        stored.started_at -= dt.timedelta(hours=1)
+    with TestClient(create_app(refit_settings)) as client:
+        first = client.post("/admin/refit", json={"until": UNTIL.isoformat()}, headers=headers)
+        assert first.status_code == 202
+        run_id = first.json()["run_id"]
+        assert run_id != forgotten
+        for _ in range(5):
+            again = client.post("/admin/refit", headers=headers)
+            assert again.status_code == 200
+            assert again.json()["run_id"] == run_id
+        fit_gate.wait_until_reached()
+        running_now = client.post("/admin/refit", headers=headers)
+        assert (running_now.status_code, running_now.json()) == (
+            200,
+            {
+                "run_id": run_id,
+                "status": "running",
+                "detail": f"/admin/refits/{run_id}",
+                "message": f"refit run {run_id} is already running; no new run was started",
+            },
+        )
+        (pid,) = [run.pid for run in runs(engine) if run.id == run_id]
+        assert pid is not None
+        child = environment_of(pid)
+        assert child["ODDSBOOST_DATABASE_URL"] == refit_settings.database_url
+        assert "ODDSBOOST_ADMIN_API_KEY" not in child
+        assert ADMIN_KEY not in "\0".join(child.values())
+        fit_gate.release()
+        assert wait_for_the_end(client, run_id, headers)["status"] == "succeeded"
+        assert [run.id for run in runs(engine)] == [forgotten, run_id]
+        # Once it is over, the next request starts a run of its own.
+        after = client.post("/admin/refit", json={"until": UNTIL.isoformat()}, headers=headers)
+        assert after.status_code == 202
+        assert after.json()["run_id"] > run_id
+        wait_for_the_end(client, after.json()["run_id"], headers)
+
+
 def test_stale_running_runs_are_closed_by_the_next_refit(
     engine: Engine, refit_settings: Settings
 ) -> None:
@@ -607,12 +904,12 @@ def test_stale_running_runs_are_closed_by_the_next_refit(
 
 
 def test_settings_environment_round_trips(
-    refit_settings: Settings, monkeypatch: pytest.MonkeyPatch
+    seeded_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for key, value in settings_environment(refit_settings).items():
+    for key, value in settings_environment(seeded_settings).items():
         monkeypatch.setenv(key, value)
     rebuilt = Settings()
-    assert rebuilt.refit_rounds_grid == refit_settings.refit_rounds_grid
-    assert rebuilt.database_url == refit_settings.database_url
-    assert "ODDSBOOST_ADMIN_API_KEY" not in settings_environment(refit_settings)
-    assert np.isclose(rebuilt.model_refresh_seconds, refit_settings.model_refresh_seconds)
+    assert rebuilt.refit_rounds_grid == seeded_settings.refit_rounds_grid
+    assert rebuilt.database_url == seeded_settings.database_url
+    assert "ODDSBOOST_ADMIN_API_KEY" not in settings_environment(seeded_settings)
+    assert np.isclose(rebuilt.model_refresh_seconds, seeded_settings.model_refresh_seconds)

@@ -15,8 +15,10 @@ from sqlalchemy.orm import Session
 from app.db.migrate import (
     SchemaNotCurrentError,
     current_revision,
+    downgrade_to,
     head_revision,
     require_current_schema,
+    upgrade_to_head,
 )
 from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, RefitRun, Team
 from app.domain.vocabulary import Phase, RunStatus, RunTrigger
@@ -54,6 +56,92 @@ def test_unmigrated_database_is_reported(fresh_database_url: str) -> None:
             require_current_schema(engine)
     finally:
         engine.dispose()
+
+
+def test_versions_activated_before_activations_were_kept_get_theirs(migrated_url: str) -> None:
+    """Before revision 0005 only refits activated versions, each once, at its activated_at."""
+    from sqlalchemy import JSON, Boolean, Float, Integer, String, column, table
+
+    from app.db.engine import make_engine
+    from app.db.orm import UTCDateTime
+
+    downgrade_to(migrated_url, "0004")
+    moment = dt.datetime(2019, 6, 1, 3, tzinfo=dt.UTC)
+    versions = table(
+        "model_versions",
+        *(column(name, Integer()) for name in ("id", "rounds", "n_matches")),
+        *(column(name, String()) for name in ("algorithm", "method", "phase", "project_version")),
+        *(column(name, UTCDateTime()) for name in ("created_at", "window_start", "window_end")),
+        *(column(name, JSON()) for name in ("bookmakers", "rounds_grid", "validation")),
+        column("is_active", Boolean()),
+        column("activated_at", UTCDateTime()),
+        column("rejected_reason", String()),
+        column("fit_seconds", Float()),
+    )
+    runs = table(
+        "refit_runs",
+        *(column(name, Integer()) for name in ("id", "version_id")),
+        *(column(name, String()) for name in ("trigger", "status")),
+        *(column(name, UTCDateTime()) for name in ("started_at", "until")),
+    )
+
+    def version(number: int, activated_days: int | None, **changes: object) -> dict[str, object]:
+        return {
+            "id": number,
+            "rounds": 1,
+            "n_matches": 1,
+            "algorithm": "adaboost.m2",
+            "method": "power",
+            "phase": "pre",
+            "project_version": "0.1.0",
+            "created_at": moment,
+            "window_start": moment,
+            "window_end": moment,
+            "bookmakers": [],
+            "rounds_grid": [],
+            "validation": {},
+            "is_active": False,
+            "activated_at": None
+            if activated_days is None
+            else moment + dt.timedelta(days=activated_days),
+            "rejected_reason": None,
+            "fit_seconds": 0.0,
+            **changes,
+        }
+
+    engine = make_engine(migrated_url)
+    with engine.begin() as connection:
+        connection.execute(
+            insert(versions),
+            [
+                version(1, 0),
+                version(2, None, rejected_reason="worse"),
+                version(3, 7, is_active=True),
+            ],
+        )
+        connection.execute(
+            insert(runs),
+            [
+                {"id": n, "version_id": n, "trigger": "cli", "status": status}
+                | {"started_at": moment, "until": moment}
+                for n, status in ((1, "succeeded"), (2, "rejected"), (3, "succeeded"))
+            ],
+        )
+    upgrade_to_head(migrated_url)
+    with engine.connect() as connection:
+        recorded = connection.execute(
+            text(
+                "SELECT version_id, previous_version_id, activated_by, run_id, reason "
+                "FROM model_activations ORDER BY id"
+            )
+        ).all()
+    assert [tuple(row) for row in recorded] == [
+        (1, None, "refit", 1, None),
+        (3, 1, "refit", 3, None),
+    ]
+    downgrade_to(migrated_url, "0004")
+    assert "model_activations" not in inspect(engine).get_table_names()
+    engine.dispose()
 
 
 def _one_match(session: Session) -> tuple[int, int]:
@@ -171,3 +259,44 @@ def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.admin_api_key is not None
     assert settings.admin_api_key.get_secret_value() == "from-env-key-123"
     assert "from-env-key-123" not in repr(settings)
+
+
+def test_the_team_merges_migration_goes_down_and_up(fresh_database_url: str) -> None:
+    from app.db.engine import make_engine
+
+    merge_tables = {"team_merges", "team_merge_matches"}
+    upgrade_to_head(fresh_database_url)
+    engine = make_engine(fresh_database_url)
+    try:
+        assert merge_tables <= set(inspect(engine).get_table_names())
+        downgrade_to(fresh_database_url, "0005")
+        assert current_revision(engine) == "0005"
+        assert not merge_tables & set(inspect(engine).get_table_names())
+        upgrade_to_head(fresh_database_url)
+        assert merge_tables <= set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("key", ["x", "1234", "test", "changeme123", "fifteen-chars-x"])
+def test_short_admin_keys_are_refused_outside_development(key: str) -> None:
+    with pytest.raises(ValidationError, match="at least 16 characters"):
+        Settings(admin_api_key=key)
+    assert Settings(admin_api_key=key, environment="development").admin_api_key is not None
+    assert Settings(admin_api_key=key + "y" * (16 - len(key))).admin_api_key is not None
+
+
+@pytest.mark.parametrize(
+    "key", ["clé-secrète-de-vingt-caractères", "tab\tinside-a-long-key", " leading-space-long-key"]
+)
+def test_an_admin_key_no_header_can_carry_is_refused_everywhere(key: str) -> None:
+    # A header value arrives as Latin-1 bytes and is trimmed: such a key never matches.
+    for environment in ("production", "development"):
+        with pytest.raises(ValidationError, match="printable ASCII"):
+            Settings(admin_api_key=key, environment=environment)
+
+
+def test_a_refused_admin_key_is_not_repeated_in_the_message() -> None:
+    with pytest.raises(ValidationError) as refused:
+        Settings(admin_api_key="short-key-7")
+    assert "short-key-7" not in str(refused.value)

@@ -90,7 +90,9 @@ def test_a_committed_ingest_is_counted_once(
     assert response.status_code == 200
     assert quotes_counted() == before + 1
     (line,) = ingest_lines(caplog)
-    assert line.startswith("ingest from /admin/odds: 1 matches created")
+    assert line.startswith(
+        "ingest from /admin/odds: 1 match created, 0 updated (0 rescheduled), 0 unchanged; 1 quote "
+    )
 
 
 def test_an_ingest_whose_commit_fails_is_not_counted(

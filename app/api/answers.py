@@ -105,6 +105,9 @@ def _prediction(answer: PredictionAnswer) -> dict[str, Any]:
             "method": str(ensemble.method),
             "phase": ensemble.phase,
         },
+        "quotes": None
+        if answer.quotes is None
+        else {"phase": answer.quotes.phase, "fallback": answer.quotes.fallback},
         "basis": prediction.basis,
         "note": note,
         "bookmakers": [

@@ -23,6 +23,7 @@ from app.api.openapi import setting_maximum
 from app.api.schemas.common import MAX_ID
 from app.api.schemas.problems import FieldError
 from app.domain.vocabulary import RunTrigger
+from app.domain.wording import counted
 from app.services import refit_runs
 from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
@@ -83,10 +84,12 @@ def get_write_session(state: AppStateDep) -> Iterator[Session]:
 
 
 class QueueRefit(Protocol):
-    """Queue a refit run and start its process; returns the run's id (see
+    """Queue a refit run and start its process, or find the run already under way (see
     :func:`app.services.refit_runs.queue_refit`)."""
 
-    def __call__(self, *, trigger: RunTrigger, until: dt.datetime | None = None) -> int: ...
+    def __call__(
+        self, *, trigger: RunTrigger, until: dt.datetime | None = None
+    ) -> refit_runs.QueuedRefit: ...
 
 
 async def get_queue_refit(state: AppStateDep) -> QueueRefit:
@@ -171,6 +174,21 @@ async def require_json(request: Request) -> None:
 
 
 JSON_BODY = Depends(require_json)
+
+
+def check_item_count(count: int, limit: int, loc: list[str | int], *, per: str = "request") -> None:
+    """Refuse a list of more than ``limit`` items (422, the list named by ``loc``), once its
+    body is read."""
+    if count > limit:
+        raise invalid(
+            [
+                FieldError(
+                    loc=loc,
+                    msg=f"at most {counted(limit, 'item')} per {per}, got {count}",
+                    type="too_long",
+                )
+            ]
+        )
 
 
 def require_admin(

@@ -3,8 +3,8 @@ what was wrong and where.
 
 Validation errors, ``HTTPException`` raised by routes and dependencies, the framework's own
 404 and 405, domain errors and unexpected failures all end here, so no error answer has
-another shape. The body-limit middleware, which answers before any route, writes the same
-body with :func:`problem_json`.
+another shape. The middleware, which answers before any route, and the HTTP protocol, which
+answers before the application, write the same body with :func:`problem_json`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from fastapi import FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
 from pydantic_core import to_json
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
+from app.api.schemas.ingest import MergeConfirmationProblem, MergePreviewOut
 from app.api.schemas.problems import (
     PROBLEM_MEDIA_TYPE,
     FieldError,
@@ -25,7 +27,9 @@ from app.api.schemas.problems import (
     field_errors,
 )
 from app.domain.football_data import FileFormatError
-from app.services.teams import AliasConflictError, TeamNotFoundError
+from app.domain.records import TooManyBookmakersError
+from app.services.busy import DatabaseBusyError
+from app.services.teams import AliasConflictError, MergeNeedsConfirmationError, TeamNotFoundError
 
 INTERNAL_DETAIL = "the request failed unexpectedly; the error is logged"
 
@@ -91,6 +95,30 @@ def _handler(code: int) -> Callable[[Request, Exception], Response]:
     return handle
 
 
+def _merge_needs_confirmation(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, MergeNeedsConfirmationError)
+    conflict = status.HTTP_409_CONFLICT
+    problem = MergeConfirmationProblem(
+        **Problem.of(
+            conflict, f'{exc}; send "confirm": true to merge them anyway', request.url.path
+        ).model_dump(),
+        preview=MergePreviewOut.model_validate(exc.preview),
+    )
+    return problem_response(problem)
+
+
+def _busy(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, DatabaseBusyError)
+    problem = Problem.of(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc), request.url.path)
+    return problem_response(problem, {"Retry-After": str(exc.retry_after_seconds)})
+
+
+def _client_gone(request: Request, _exc: Exception) -> Response:
+    # Nobody receives this answer; it gives the request's log line a status, not a traceback.
+    detail = "the connection closed before the request body was complete"
+    return problem_response(Problem.of(status.HTTP_400_BAD_REQUEST, detail, request.url.path))
+
+
 def _internal_error(request: Request, _exc: Exception) -> Response:
     # The server logs the exception with its traceback once this answer is sent.
     return problem_response(Problem.of(500, INTERNAL_DETAIL, request.url.path))
@@ -99,7 +127,13 @@ def _internal_error(request: Request, _exc: Exception) -> Response:
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(ClientDisconnect, _client_gone)
+    app.add_exception_handler(DatabaseBusyError, _busy)
     app.add_exception_handler(FileFormatError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT))
+    app.add_exception_handler(
+        TooManyBookmakersError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT)
+    )
     app.add_exception_handler(TeamNotFoundError, _handler(status.HTTP_404_NOT_FOUND))
     app.add_exception_handler(AliasConflictError, _handler(status.HTTP_409_CONFLICT))
+    app.add_exception_handler(MergeNeedsConfirmationError, _merge_needs_confirmation)
     app.add_exception_handler(Exception, _internal_error)

@@ -1,6 +1,7 @@
-"""ASGI middleware: request ids, request logs and metrics, and request body limits.
+"""ASGI middleware: request ids, request logs and metrics, request body limits, and NUL
+characters refused in paths and queries.
 
-Both run on every request, /predict included, so each does its per-request work with the
+Each runs on every request, /predict included, so each does its per-request work with the
 raw ASGI scope and keeps what does not change between requests (messages, labelled metric
 children) from one request to the next.
 """
@@ -9,15 +10,16 @@ from __future__ import annotations
 
 import logging
 import re
-import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from secrets import token_hex
+from urllib.parse import parse_qsl
 
 from fastapi import HTTPException, status
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.errors import problem_json
-from app.api.schemas.problems import PROBLEM_MEDIA_TYPE, Problem
+from app.api.errors import problem_json, problem_response
+from app.api.schemas.problems import PROBLEM_MEDIA_TYPE, FieldError, Problem
 from app.logs import REQUEST_ID
 from app.metrics import observe_request
 
@@ -42,19 +44,30 @@ def header(scope: Scope, name: bytes) -> str | None:
 
 
 class RequestMiddleware:
-    """Gives every request an id (the caller's X-Request-ID if it is plain, else a new
-    one), returns it as X-Request-ID, writes one log line per request, and counts the
-    request by method, route template (never the raw path) and status."""
+    """Gives every request an id (the caller's X-Request-ID if it is plain and holds none of
+    ``secrets``, else a new one), returns it as X-Request-ID, writes one log line per
+    request, and counts the request by method, route template (never the raw path) and
+    status."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, secrets: Sequence[str] = ()) -> None:
         self.app = app
+        self.secrets = [secret for secret in secrets if secret]
+
+    def _request_id(self, scope: Scope) -> str:
+        given = header(scope, _REQUEST_ID_KEY)
+        if (
+            given
+            and _CLIENT_ID.match(given)
+            and not any(secret in given for secret in self.secrets)
+        ):
+            return given
+        return token_hex(16)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = header(scope, _REQUEST_ID_KEY)
-        request_id = given if given and _CLIENT_ID.match(given) else secrets.token_hex(16)
+        request_id = self._request_id(scope)
         encoded_id = request_id.encode("latin-1")
         token = REQUEST_ID.set(request_id)
         status_code = 500
@@ -98,6 +111,49 @@ def _log_request(path: str, method: str, template: str, status_code: int, elapse
             "duration_ms": round(elapsed * 1000, 2),
         },
     )
+
+
+class NulCharacterMiddleware:
+    """Refuses a path or query parameter holding a NUL character with 422, as invalid input.
+
+    No text the service stores or looks up may hold one (PostgreSQL's text cannot), so it
+    is refused where it comes in, on every backend. Bodies are checked by their fields:
+    every text field of a JSON body refuses control characters, NUL among them, and so
+    does every cell of a season file that is stored.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            errors = _nul_errors(scope)
+            if errors:
+                problem = Problem.invalid(errors, _printable(scope["path"]))
+                await problem_response(problem)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+_NUL_MESSAGE = "Value error, must not contain a NUL character (\\x00)"
+
+
+def _nul_errors(scope: Scope) -> list[FieldError]:
+    """Where a request's path and query parameters hold a NUL character (sent as %00)."""
+    errors: list[FieldError] = []
+    if "\x00" in scope["path"]:
+        errors.append(FieldError(loc=["path"], msg=_NUL_MESSAGE, type="value_error"))
+    query: bytes = scope.get("query_string", b"")
+    if b"%00" in query:
+        for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+            if "\x00" in name or "\x00" in value:
+                errors.append(FieldError(loc=["query", name], msg=_NUL_MESSAGE, type="value_error"))
+    return errors
+
+
+def _printable(text: str) -> str:
+    """A path as a problem's instance repeats it: a NUL character written as %00, as sent."""
+    return text.replace("\x00", "%00")
 
 
 def _size(limit: int) -> str:
@@ -156,10 +212,16 @@ def _too_large(limit: int) -> str:
     return f"request body too large: at most {limit} bytes ({_size(limit)}) here"
 
 
+def error_body(status_code: int, detail: str, instance: str) -> bytes:
+    """The body of an error answered before the application runs: the problem every error
+    answer is."""
+    return problem_json(Problem.of(status_code, detail, instance))
+
+
 async def _refuse(send: Send, limit: int, path: str) -> None:
-    """413 before the body is read, as the problem every error answer is."""
+    """413 before the body is read."""
     too_large = status.HTTP_413_CONTENT_TOO_LARGE
-    body = problem_json(Problem.of(too_large, _too_large(limit), path))
+    body = error_body(too_large, _too_large(limit), path)
     await send(
         {
             "type": "http.response.start",

@@ -60,11 +60,14 @@ class DocumentedAPI(FastAPI):
 
 
 def _add_problem_schemas(document: dict[str, Any]) -> None:
-    schema = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+    """The problem schema, and those of the problems with members of their own."""
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
-    for name, definition in schema.pop("$defs", {}).items():
-        schemas.setdefault(name, definition)
-    schemas.setdefault(Problem.__name__, schema)
+    models: list[type[Problem]] = [Problem, *Problem.__subclasses__()]
+    for model in models:
+        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        for name, definition in schema.pop("$defs", {}).items():
+            schemas.setdefault(name, definition)
+        schemas.setdefault(model.__name__, schema)
 
 
 def _models() -> Iterator[type[BaseModel]]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output, split_list
+from app.cli.common import console, fail, load_settings, open_database, output, split_list
 from app.domain import defaults
 from app.domain.vocabulary import Method, Phase
 
@@ -109,17 +109,17 @@ def backtest_command(
             compare_algorithms=compare_algorithms,
         )
     except ValueError as error:
-        _fail(str(error), code=2)
+        fail(str(error), code=2)
     if database == bool(sources):
-        _fail("give season files or folders, or --database (not both)", code=2)
-    matches, quotes, source = _read_tables(sources or [], database=database)
+        fail("give season files or folders, or --database (not both)", code=2)
     wanted_leagues = split_list(leagues)
+    matches, quotes, source = _read_tables(sources or [], database=database, leagues=wanted_leagues)
     try:
         backtest.check_names(
             matches, quotes, leagues=wanted_leagues, bookmakers=split_list(bookmakers)
         )
     except backtest.UnknownNameError as error:
-        _fail(str(error), code=2)
+        fail(str(error), code=2)
     matches, quotes = backtest.only_leagues(matches, quotes, wanted_leagues)
     if wanted_leagues:
         source += f" ({', '.join(wanted_leagues)})"
@@ -129,28 +129,27 @@ def backtest_command(
     output.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
 
 
-def _fail(message: str, *, code: int) -> NoReturn:
-    console.print(f"[red]{message}[/red]")
-    raise typer.Exit(code)
-
-
-def _read_tables(sources: list[Path], *, database: bool) -> tuple[MatchTable, QuoteTable, str]:
-    """The tables of the season files or of the configured database, and what they are."""
-    from app.domain.football_data import FileFormatError
+def _read_tables(
+    sources: list[Path], *, database: bool, leagues: tuple[str, ...] | None
+) -> tuple[MatchTable, QuoteTable, str]:
+    """The tables of the season files (of ``leagues``: the files of others are not parsed)
+    or of the configured database, and what they are."""
     from app.services import backtest
-    from app.services.season_files import csv_files
+    from app.services.season_files import SeasonFileError, csv_files
 
     if database:
-        engine, factory = open_database(load_settings())
+        engine, factory = open_database(load_settings(), writes=False)
         with factory() as session:
             matches, quotes = backtest.tables_from_database(session)
         engine.dispose()
         return matches, quotes, "the configured database"
     try:
         files = csv_files(sources)
-        matches, quotes = backtest.tables_from_files(files)
-    except (OSError, FileFormatError) as error:
-        _fail(str(error), code=1)
+        matches, quotes = backtest.tables_from_files(files, leagues=leagues)
+    except backtest.UnknownNameError as error:
+        fail(str(error), code=2)
+    except (OSError, SeasonFileError) as error:
+        fail(str(error), code=1)
     return matches, quotes, f"{len(files)} football-data.co.uk files"
 
 
@@ -186,7 +185,7 @@ def _evaluate(
                 progress=step,
             )
         except ValueError as error:
-            _fail(str(error), code=1)
+            fail(str(error), code=1)
 
 
 def _print_overall(whole: OverallSummary) -> None:

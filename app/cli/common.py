@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
@@ -39,23 +41,67 @@ def load_settings() -> Settings:
         raise typer.Exit(2) from None
 
 
-def open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
-    """An engine on a reachable database at the current schema, or a clear exit."""
-    from sqlalchemy.exc import OperationalError
+def log_as_a_command(settings: Settings) -> None:
+    """Log lines of what a command a person runs calls go to stderr as text, warnings and
+    errors only: the command's own output stays on stdout, its messages on stderr, unburied.
+    (The server, the scheduler and the refits they start log as configured.)"""
+    from app.logs import configure_logging
 
+    configure_logging(settings, command=True)
+
+
+def open_database(settings: Settings, *, writes: bool) -> tuple[Engine, sessionmaker[Session]]:
+    """An engine on a reachable database at the current schema, or a clear exit.
+
+    A command that ``writes`` first brings an empty database (no tables at all) to the
+    newest schema, as ``serve`` does, and says so on stderr. A database with tables at
+    another revision is refused: ``oddsboost migrate`` upgrades it.
+    """
     from app.db.engine import make_engine, make_session_factory
-    from app.db.migrate import SchemaNotCurrentError, require_current_schema
+    from app.db.migrate import create_schema_if_empty, head_revision, require_current_schema
 
-    engine = make_engine(settings.database_url)
-    try:
-        require_current_schema(engine)
-    except SchemaNotCurrentError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(1) from None
-    except OperationalError as error:
-        console.print(f"[red]cannot reach the database {engine.url!r}:[/red] {error.orig}")
-        raise typer.Exit(1) from None
+    with database_errors(settings.database_url):
+        engine = make_engine(
+            settings.database_url,
+            sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds,
+        )
+        try:
+            if writes and create_schema_if_empty(engine, settings.database_url):
+                console.print(
+                    f"the database had no tables: created the newest schema ({head_revision()})",
+                    markup=False,
+                )
+            require_current_schema(engine)
+        except BaseException:
+            engine.dispose()
+            raise
     return engine, make_session_factory(engine, for_writes=True)
+
+
+@contextmanager
+def database_errors(database_url: str) -> Iterator[None]:
+    """A database that cannot be opened, reached or migrated ends the command: one line on
+    stderr that says what is wrong with which URL (password hidden), and exit 1."""
+    from alembic.util import CommandError
+    from sqlalchemy.exc import DBAPIError
+
+    from app.db.engine import DatabaseUrlError, shown, unusable_database
+    from app.db.migrate import SchemaNotCurrentError
+
+    try:
+        yield
+    except (DatabaseUrlError, SchemaNotCurrentError) as error:
+        fail(str(error))
+    except DBAPIError as error:
+        fail(unusable_database(error, database_url))
+    except CommandError as error:
+        fail(f"cannot migrate the database {shown(database_url)}: {error}")
+
+
+def fail(message: str, *, code: int = 1) -> NoReturn:
+    """End the command with ``message`` on stderr, as it is (no markup, never wrapped)."""
+    console.print(message, style="red", markup=False, soft_wrap=True)
+    raise typer.Exit(code)
 
 
 def split_list(value: str | None) -> tuple[str, ...] | None:

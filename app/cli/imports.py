@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output
+from app.cli.common import console, fail, load_settings, log_as_a_command, open_database, output
 from app.services.season_files import csv_files_under
 
 if TYPE_CHECKING:
@@ -45,14 +45,27 @@ def _expand(locations: list[str]) -> Iterator[Source]:
 
 
 def _read(source: Source, client: httpx.Client) -> bytes:
-    if source.location.startswith(("http://", "https://")):
-        response = client.get(source.location)
+    if Path(source.location).is_dir():
+        raise FileNotFoundError(f"no .csv files in directory {source.location}")
+    return _fetch(source.location, client)
+
+
+def _fetch(location: str, client: httpx.Client) -> bytes:
+    """The bytes of a file, or of what an http(s) URL answers (an error status raises)."""
+    if location.startswith(("http://", "https://")):
+        response = client.get(location)
         response.raise_for_status()
         return response.content
-    path = Path(source.location)
-    if path.is_dir():
-        raise FileNotFoundError(f"no .csv files in directory {path}")
-    return path.read_bytes()
+    return Path(location).read_bytes()
+
+
+def _why(error: Exception) -> str:
+    """Why a source could not be read or imported, on one line."""
+    import httpx
+
+    if isinstance(error, httpx.HTTPStatusError):
+        return f"HTTP {error.response.status_code} {error.response.reason_phrase}"
+    return f"{type(error).__name__}: {' '.join(str(error).split())}"
 
 
 @import_cli.command("football-data")
@@ -61,7 +74,11 @@ def import_football_data(
         list[str], typer.Argument(help="Season files, directories of them, or http(s) URLs.")
     ],
     season: Annotated[
-        str | None, typer.Option(help="Season of every match (e.g. 2018/19); default: derived.")
+        str | None,
+        typer.Option(
+            help="Season of every match: 2018/19 (two consecutive years) or 2019 (a calendar "
+            "year); default: derived."
+        ),
     ] = None,
     show_all: Annotated[bool, typer.Option("--show-all", help="List every skipped item.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -73,17 +90,18 @@ def import_football_data(
 
     from app.db.engine import session_scope
     from app.domain.football_data import FileFormatError
-    from app.domain.records import optional_season
+    from app.domain.records import TooManyBookmakersError, optional_season
     from app.services import ingest
     from app.services.ingest import IngestReport
 
     settings = load_settings()
+    log_as_a_command(settings)
     try:
         season = optional_season(season)
     except ValueError as error:
         console.print(f"[red]--season: {error}[/red]")
         raise typer.Exit(2) from None
-    engine, factory = open_database(settings)
+    engine, factory = open_database(settings, writes=True)
     expanded = list(_expand(sources))
     total = IngestReport()
     per_file: list[tuple[str, IngestReport | str]] = []
@@ -106,8 +124,14 @@ def import_football_data(
                 content = _read(source, client)
                 with session_scope(factory) as session:
                     report = ingest.import_football_data(session, content, season=season)
-            except (OSError, httpx.HTTPError, FileFormatError, SQLAlchemyError) as error:
-                per_file.append((source.label, f"{type(error).__name__}: {error}"))
+            except (
+                OSError,
+                httpx.HTTPError,
+                FileFormatError,
+                TooManyBookmakersError,
+                SQLAlchemyError,
+            ) as error:
+                per_file.append((source.label, _why(error)))
             else:
                 total.add(report)
                 per_file.append((source.label, report))
@@ -124,36 +148,56 @@ def import_football_data(
 
 @import_cli.command("the-odds-api")
 def import_the_odds_api(
-    path: Annotated[Path, typer.Argument(help="A saved JSON response of The Odds API v4 /odds.")],
+    source: Annotated[
+        str,
+        typer.Argument(help="A saved JSON response of The Odds API v4 /odds, or its http(s) URL."),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Import a saved The Odds API v4 response (h2h market) in one transaction."""
+    import httpx
     from pydantic import ValidationError
 
     from app.db.engine import session_scope
-    from app.domain.odds_api import EVENTS
+    from app.domain.odds_api import ResponseFormatError, read_events
+    from app.domain.records import TooManyBookmakersError
     from app.services import ingest
 
     settings = load_settings()
+    log_as_a_command(settings)
     try:
-        events = EVENTS.validate_json(path.read_bytes())
-    except OSError as error:
-        console.print(f"[red]cannot read {path}:[/red] {error}")
-        raise typer.Exit(1) from None
+        with httpx.Client(timeout=settings.http_timeout_seconds, follow_redirects=True) as client:
+            content = _fetch(source, client)
+        events = read_events(content)
+    except (OSError, httpx.HTTPError) as error:
+        fail(f"cannot read {source}: {_why(error)}")
+    except ResponseFormatError as error:
+        fail(f"{source}: {error}; nothing imported")
     except ValidationError as error:
-        console.print(f"[red]{path} is not a valid The Odds API response; nothing imported:[/red]")
-        for problem in error.errors()[:SKIPPED_SHOWN]:
+        console.print(
+            f"{source} is not a valid The Odds API response; nothing imported:",
+            style="red",
+            markup=False,
+        )
+        problems = error.errors()
+        for problem in problems[:SKIPPED_SHOWN]:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem["loc"])
-            console.print(f"  {where or '(document)'}: {problem['msg']}")
+            console.print(f"  {where or '(document)'}: {problem['msg']}", markup=False)
+        if len(problems) > SKIPPED_SHOWN:
+            console.print(f"  ... and {len(problems) - SKIPPED_SHOWN} more", markup=False)
         raise typer.Exit(1) from None
-    engine, factory = open_database(settings)
-    with session_scope(factory) as session:
-        report = ingest.import_odds_api(session, events)
-    engine.dispose()
+    engine, factory = open_database(settings, writes=True)
+    try:
+        with session_scope(factory) as session:
+            report = ingest.import_odds_api(session, events)
+    except TooManyBookmakersError as error:
+        fail(f"{source}: {error}; nothing imported")
+    finally:
+        engine.dispose()
     if as_json:
-        output.print_json(json.dumps(_json_report([(str(path), report)], report)))
+        output.print_json(json.dumps(_json_report([(source, report)], report)))
     else:
-        _print_summary([(str(path), report)], report, show_all=False)
+        _print_summary([(source, report)], report, show_all=False)
 
 
 def _json_report(
@@ -184,7 +228,7 @@ def _print_summary(
     from rich.table import Table
 
     table = Table(title="import summary", caption="new/updated/unchanged")
-    for name in ("file", "rows", "matches", "quotes", "results", "skipped"):
+    for name in ("file", "rows", "matches", "rescheduled", "quotes", "results", "skipped"):
         table.add_column(name, justify="left" if name == "file" else "right")
     for label, report in per_file:
         if isinstance(report, str):
@@ -210,6 +254,7 @@ def _count_cells(report: IngestReport) -> list[str]:
     return [
         str(report.rows_read),
         f"{report.matches_created}/{report.matches_updated}/{report.matches_unchanged}",
+        str(report.matches_rescheduled),
         f"{report.quotes_inserted}/{report.quotes_updated}/{report.quotes_unchanged}",
         str(report.results_set),
         str(len(report.skipped)),

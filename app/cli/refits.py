@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output
+from app.cli.common import console, load_settings, log_as_a_command, open_database, output
 
 
 def _parse_until(value: str | None) -> dt.datetime | None:
@@ -37,9 +37,12 @@ def refit_command(
     from app.services import refit
 
     settings = load_settings()
-    configure_logging(settings)
+    if run_id is None:
+        log_as_a_command(settings)
+    else:
+        configure_logging(settings)  # a run of the server's: its lines join the server's log
     moment = _parse_until(until)
-    engine, _factory = open_database(settings)
+    engine, _factory = open_database(settings, writes=True)
     try:
         outcome = refit.run_refit(
             engine,
@@ -69,7 +72,7 @@ def scheduler_command(
 
     settings = load_settings()
     configure_logging(settings)
-    engine, _factory = open_database(settings)
+    engine, _factory = open_database(settings, writes=True)
     try:
         scheduling.run_scheduler(engine, settings, run_now=run_now)
     finally:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, output
+from app.cli.common import console, database_errors, load_settings, log_as_a_command, output
 
 # prometheus-client's own variable. Read here without importing the metrics module, which
 # decides at import time whether it writes to that directory.
@@ -31,19 +31,20 @@ def serve(
     """Run the HTTP service (uvicorn). Migrations run once, here, before any worker starts."""
     import uvicorn
 
-    from app.db.migrate import upgrade_to_head
     from app.logs import configure_logging, logging_config
 
     settings = load_settings()
     configure_logging(settings)
-    if migrate:
-        upgrade_to_head(settings.database_url)
+    _prepare_database(settings.database_url, migrate=migrate)
     worker_count = workers or settings.workers
     if worker_count > 1:
         _prepare_multiprocess_metrics()
     uvicorn.run(
         "app.main:create_app",
         factory=True,
+        # uvicorn's httptools protocol with a cap on header size and deadlines on receiving
+        # a request; named, as the app is, for the workers to import.
+        http="app.http_protocol:LimitedHttpProtocol",
         host=host or settings.host,
         port=port or settings.port,
         workers=worker_count,
@@ -52,6 +53,23 @@ def serve(
         access_log=False,  # the service writes its own request lines, with request ids
         timeout_graceful_shutdown=math.ceil(settings.graceful_shutdown_seconds),
     )
+
+
+def _prepare_database(database_url: str, *, migrate: bool) -> None:
+    """Upgrade the schema, or check it is current: here, once, so that a database that
+    cannot be used stops the command with one line before any worker starts."""
+    from app.db.engine import make_engine
+    from app.db.migrate import require_current_schema, upgrade_to_head
+
+    with database_errors(database_url):
+        if migrate:
+            upgrade_to_head(database_url)
+            return
+        engine = make_engine(database_url)
+        try:
+            require_current_schema(engine)
+        finally:
+            engine.dispose()
 
 
 def _prepare_multiprocess_metrics() -> None:
@@ -72,12 +90,15 @@ def _prepare_multiprocess_metrics() -> None:
 def health_command(
     url: Annotated[
         str | None,
-        typer.Option(help="The /health URL [default: http://127.0.0.1:ODDSBOOST_PORT/health]."),
+        typer.Option(
+            help="The service's base URL or its /health URL "
+            "[default: http://127.0.0.1:ODDSBOOST_PORT/health]."
+        ),
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for an answer.")] = 3.0,
 ) -> None:
     """Exit 0 if the service answers /health (for container health checks), else 1."""
-    target = url or f"http://127.0.0.1:{load_settings().port}/health"
+    target = _health_url(url) if url else f"http://127.0.0.1:{load_settings().port}/health"
     try:
         status = _status_of(target, timeout)
     except (OSError, ValueError) as error:
@@ -87,6 +108,17 @@ def health_command(
         console.print(f"[red]{target}: HTTP {status}[/red]")
         raise typer.Exit(1)
     output.print(f"{target}: ok")
+
+
+def _health_url(url: str) -> str:
+    """The /health URL of a service given by its base URL (``http://host:8000``, with or
+    without the final ``/``); any other URL is taken as the one to ask."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.path in ("", "/") and not parts.query:
+        return parts._replace(path="/health").geturl()
+    return url
 
 
 def _status_of(url: str, timeout: float) -> int:
@@ -115,5 +147,8 @@ def migrate_command() -> None:
     """Upgrade the configured database to the newest schema (alembic upgrade head)."""
     from app.db.migrate import upgrade_to_head
 
-    upgrade_to_head(load_settings().database_url)
+    settings = load_settings()
+    log_as_a_command(settings)
+    with database_errors(settings.database_url):
+        upgrade_to_head(settings.database_url)
     console.print("database is at the newest schema")

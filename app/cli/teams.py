@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output
+from app.cli.common import console, load_settings, log_as_a_command, open_database, output
+
+if TYPE_CHECKING:
+    from app.services.teams import MergePreview, UnaliasReport
 
 teams_cli = typer.Typer(
     help="Team aliases: other sources' names for stored teams.", no_args_is_help=True
@@ -19,47 +22,115 @@ def add_alias(
         str, typer.Argument(help="The other source's name, e.g. 'Manchester United'.")
     ],
     team: Annotated[str, typer.Argument(help="The stored team, e.g. 'Man United'.")],
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            help="Merge a team stored as ALIAS even though the two look like two teams (in a "
+            "season both played, they share no competition).",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change; change nothing.")
+    ] = False,
 ) -> None:
-    """Map ALIAS to TEAM for every ingest; a team already stored as ALIAS is merged into TEAM."""
+    """Map ALIAS to TEAM for every ingest; a team already stored as ALIAS is merged into TEAM
+    (what moves is shown first)."""
     from app.db.engine import session_scope
+    from app.domain.wording import counted
     from app.services import teams
 
     settings = load_settings()
-    engine, factory = open_database(settings)
+    log_as_a_command(settings)
+    engine, factory = open_database(settings, writes=True)
     try:
         with session_scope(factory) as session:
-            report = teams.add_alias(session, alias=alias, team=team)
+            report = teams.add_alias(session, alias=alias, team=team, confirm=yes, dry_run=dry_run)
+    except teams.MergeNeedsConfirmationError as error:
+        _print_preview(error.preview)
+        console.print(f"{error}; run again with --yes to merge them anyway", soft_wrap=True)
+        raise typer.Exit(1) from None
     except (teams.TeamNotFoundError, teams.AliasConflictError, ValueError) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None
     finally:
         engine.dispose()
-    if not report.created:
-        output.print(f"{report.alias!r} already maps to {report.team!r}")
+    if report.preview is not None:
+        _print_preview(report.preview)
+    if report.dry_run:
+        output.print("dry run: nothing was changed")
+    elif not report.created:
+        output.print(f"{report.alias!r} already maps to {report.team!r}", markup=False)
     elif report.merged_team:
         output.print(
             f"{report.alias!r} now maps to {report.team!r}; merged the team stored under that "
-            f"name: {report.matches_moved} matches moved, {report.matches_merged} merged, "
-            f"{report.quotes_moved} quotes moved"
+            f"name: {counted(report.matches_moved, 'match')} moved, "
+            f"{report.matches_merged} merged, {counted(report.quotes_moved, 'quote')} moved",
+            soft_wrap=True,
+            markup=False,
         )
     else:
-        output.print(f"{report.alias!r} now maps to {report.team!r}")
+        output.print(f"{report.alias!r} now maps to {report.team!r}", markup=False)
 
 
 @teams_cli.command("unalias")
 def remove_alias(alias: Annotated[str, typer.Argument(help="The alias to remove.")]) -> None:
-    """Remove an alias (stored matches keep their team)."""
+    """Remove an alias; if adding it merged a team, restore that team with the matches that
+    moved over (matches merged into the other team's keep the quotes of both)."""
     from app.db.engine import session_scope
     from app.services import teams
 
     settings = load_settings()
-    engine, factory = open_database(settings)
+    log_as_a_command(settings)
+    engine, factory = open_database(settings, writes=True)
     try:
         with session_scope(factory) as session:
-            teams.remove_alias(session, alias)
-    except teams.TeamNotFoundError as error:
+            report = teams.remove_alias(session, alias)
+    except (teams.TeamNotFoundError, teams.AliasConflictError) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None
     finally:
         engine.dispose()
-    output.print(f"removed alias {alias!r}")
+    output.print(f"removed alias {alias!r}", markup=False)
+    if report.restored_team:
+        _print_undo(report)
+
+
+def _print_preview(preview: MergePreview) -> None:
+    output.print(
+        f"merging the team {preview.merged_team!r} into {preview.team!r} moves "
+        f"{preview.matches_moved} matches with {preview.quotes_moved_with_matches} quotes, and "
+        f"merges {preview.matches_merged} into matches {preview.team!r} already has "
+        f"({preview.quotes_moved} quotes moved to them, {preview.quotes_dropped} they already "
+        "had)",
+        soft_wrap=True,
+        markup=False,
+    )
+    for part in preview.competitions:
+        output.print(
+            f"  {preview.merged_team!r} played {part.competition} {part.season}: "
+            f"{part.matches} matches",
+            soft_wrap=True,
+            markup=False,
+        )
+
+
+def _print_undo(report: UnaliasReport) -> None:
+    lines = [
+        f"restored the team {report.alias!r}: {report.matches_moved_back} matches moved back "
+        f"from {report.team!r}"
+    ]
+    lines += [f"  its aliases again: {name!r}" for name in report.aliases_moved_back]
+    lines += [
+        f"  match {item.match_id if item.match_id is not None else '(deleted)'} not moved back: "
+        f"{item.reason}"
+        for item in report.not_moved_back
+    ]
+    lines += [
+        f"  match {match_id} stays merged: it keeps the quotes of both teams' matches, which "
+        "cannot be split again (correct it by hand, or delete it with `oddsboost matches "
+        "delete`)"
+        for match_id in report.merged_matches
+    ]
+    for line in lines:
+        output.print(line, soft_wrap=True, markup=False)

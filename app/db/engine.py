@@ -2,32 +2,107 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
-SQLITE_BUSY_TIMEOUT_MS = 30_000
+# How long a write on SQLite waits for another writer's lock, unless the caller says.
+SQLITE_BUSY_TIMEOUT_SECONDS = 30.0
 SQLITE_BEGIN_OPTION = "oddsboost_sqlite_begin"
 # Where a session keeps what waits for its commit: (transaction of the work, callback) pairs.
 ON_COMMIT_KEY = "oddsboost_on_commit"
+# The databases the service runs on, and how their URLs look.
+SUPPORTED_BACKENDS = ("sqlite", "postgresql")
+URL_FORMS = "sqlite:///PATH or postgresql+psycopg://USER:PASSWORD@HOST:PORT/NAME"
 
 
-def make_engine(database_url: str, **kwargs: Any) -> Engine:
-    """Create an engine configured for the service's transactional guarantees."""
+class DatabaseUrlError(ValueError):
+    """The database URL names nothing the service can open; the message says why, with the
+    password hidden."""
+
+
+def make_engine(
+    database_url: str,
+    *,
+    sqlite_busy_timeout_seconds: float = SQLITE_BUSY_TIMEOUT_SECONDS,
+    **kwargs: Any,
+) -> Engine:
+    """Create an engine configured for the service's transactional guarantees.
+
+    On SQLite, a write waits up to ``sqlite_busy_timeout_seconds`` for another writer's
+    lock, then fails with "database is locked". Raises :class:`DatabaseUrlError` for a URL
+    that is not one, a database other than SQLite and PostgreSQL, or a driver that is not
+    installed. Nothing connects yet.
+    """
+    url = _parse_url(database_url)
+    try:
+        return _create_engine(url, sqlite_busy_timeout_seconds, **kwargs)
+    except (NoSuchModuleError, ImportError):
+        raise DatabaseUrlError(
+            f"the database URL {shown(url)} needs the driver {url.drivername!r}, which is not "
+            f"installed: use {URL_FORMS}"
+        ) from None
+
+
+def _parse_url(database_url: str) -> URL:
+    try:
+        url = make_url(database_url)
+    except ArgumentError:
+        # Not echoed: what cannot be parsed cannot have its password hidden.
+        raise DatabaseUrlError(f"the database URL cannot be read as one: use {URL_FORMS}") from None
+    if url.get_backend_name() not in SUPPORTED_BACKENDS:
+        raise DatabaseUrlError(f"the database URL {shown(url)} is not supported: use {URL_FORMS}")
+    return url
+
+
+def shown(url: URL | str) -> str:
+    """A database URL as messages show it: the password hidden."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def unusable_database(error: DBAPIError, database_url: str) -> str:
+    """One line saying why the database at ``database_url`` cannot be used: the driver's
+    own reason, on one line, with the password hidden (and, for SQLite, a missing folder
+    named)."""
     url = make_url(database_url)
+    reason = " ".join(str(error.orig).split())
+    if url.password:
+        reason = reason.replace(str(url.password), "***")
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        folder = Path(url.database).parent
+        if not folder.is_dir():
+            reason += f" (the folder {folder} does not exist)"
+    return f"cannot use the database {shown(url)}: {reason}"
+
+
+def _create_engine(url: URL, sqlite_busy_timeout_seconds: float, **kwargs: Any) -> Engine:
     if url.get_backend_name() == "sqlite":
         connect_args = {"check_same_thread": False, **kwargs.pop("connect_args", {})}
         engine = create_engine(url, connect_args=connect_args, **kwargs)
-        _configure_sqlite(engine, in_memory=url.database in (None, "", ":memory:"))
+        _configure_sqlite(
+            engine,
+            in_memory=url.database in (None, "", ":memory:"),
+            busy_timeout_ms=round(sqlite_busy_timeout_seconds * 1000),
+        )
         return engine
     return create_engine(url, pool_pre_ping=True, **kwargs)
 
 
-def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
+def is_database_locked(error: BaseException) -> bool:
+    """Whether a driver error is SQLite's "database is locked": another writer held the
+    lock for longer than the busy timeout. The write may well succeed if tried again."""
+    code = getattr(getattr(error, "orig", error), "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _configure_sqlite(engine: Engine, *, in_memory: bool, busy_timeout_ms: int) -> None:
     # pysqlite opens transactions lazily and ignores SAVEPOINT semantics; taking over
     # BEGIN ourselves gives real transactions (one ingest batch = one transaction).
     @event.listens_for(engine, "connect")
@@ -35,7 +110,7 @@ def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         if not in_memory:
             # WAL lets readers (the API) proceed while an import or refit writes.
             cursor.execute("PRAGMA journal_mode=WAL")

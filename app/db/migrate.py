@@ -8,7 +8,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine
+from sqlalchemy import Engine, inspect
 
 import app
 
@@ -59,3 +59,14 @@ def require_current_schema(engine: Engine) -> None:
         raise SchemaNotCurrentError(
             f"the database {state}; this version needs revision {head}: run `oddsboost migrate`"
         )
+
+
+def create_schema_if_empty(engine: Engine, database_url: str) -> bool:
+    """Bring a database with no tables at all to the newest schema, as ``serve`` does;
+    returns whether it did. A database with tables is left as it is, whatever its revision:
+    only ``oddsboost migrate`` upgrades one (it may hold data a migration transforms)."""
+    with engine.connect() as connection:
+        if inspect(connection).get_table_names():
+            return False
+    upgrade_to_head(database_url)
+    return True

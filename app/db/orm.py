@@ -36,7 +36,15 @@ from app.domain.records import (
 )
 from app.domain.rounds import GridPoint
 from app.domain.version_records import BookmakerWeight, FitReport
-from app.domain.vocabulary import Method, Phase, RunStatus, RunTrigger, VersionStatus
+from app.domain.vocabulary import (
+    ActivatedBy,
+    MergeChange,
+    Method,
+    Phase,
+    RunStatus,
+    RunTrigger,
+    VersionStatus,
+)
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -178,6 +186,59 @@ class TeamAlias(Base):
     team: Mapped[Team] = relationship(back_populates="aliases")
 
 
+class TeamMerge(Base):
+    """A team folded into another when its name became an alias of the other (``alias``):
+    what ``unalias`` needs to restore it.
+
+    The merged team's name (the alias), the aliases it had, which moved with it, and each
+    match the merge changed (:class:`TeamMergeMatch`).
+    """
+
+    __tablename__ = "team_merges"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    alias_id: Mapped[int] = mapped_column(
+        ForeignKey("team_aliases.id", ondelete="CASCADE"), unique=True
+    )
+    team_name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX_LENGTH))
+    # The merged team's own aliases, which now name the team it was merged into.
+    aliases: Mapped[list[str]] = mapped_column(JSON)
+    merged_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    matches: Mapped[list[TeamMergeMatch]] = relationship(
+        back_populates="merge", cascade="all, delete-orphan", order_by="TeamMergeMatch.id"
+    )
+
+
+class TeamMergeMatch(Base):
+    """One match a team merge changed.
+
+    ``change`` is ``home`` or ``away`` for a match that moved over (the merged team played
+    on that side), and ``merged`` for a match that already existed under the other team and
+    took the merged team's match (its quotes, its result where it had none). A match deleted
+    since is NULL.
+    """
+
+    __tablename__ = "team_merge_matches"
+    __table_args__ = (
+        CheckConstraint(
+            "change IN (" + ", ".join(f"'{change}'" for change in MergeChange) + ")",
+            name="change_code",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    merge_id: Mapped[int] = mapped_column(
+        ForeignKey("team_merges.id", ondelete="CASCADE"), index=True
+    )
+    match_id: Mapped[int | None] = mapped_column(
+        ForeignKey("matches.id", ondelete="SET NULL"), index=True
+    )
+    change: Mapped[MergeChange] = mapped_column(Word(MergeChange, 8))
+
+    merge: Mapped[TeamMerge] = relationship(back_populates="matches")
+
+
 class Bookmaker(Base):
     __tablename__ = "bookmakers"
 
@@ -289,8 +350,9 @@ class ModelVersion(Base):
     """A fitted ensemble: how much to trust each bookmaker, and how it was validated.
 
     At most one version is active (partial unique index). A version is ``active``,
-    ``retired`` (was active, replaced by a newer one) or ``rejected`` (failed promotion;
-    ``rejected_reason`` says why).
+    ``retired`` (was active, then another one was activated) or ``rejected`` (failed
+    promotion and was never activated; ``rejected_reason`` says why). Each activation is
+    recorded in ``model_activations``; ``activated_at`` is the latest.
     """
 
     __tablename__ = "model_versions"
@@ -316,6 +378,9 @@ class ModelVersion(Base):
     window_start: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     window_end: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     n_matches: Mapped[int]
+    # Kickoff of the newest match fitted on; with n_matches, what tells a refit on the same
+    # matches. None in versions fitted before it was recorded.
+    newest_kickoff: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     # [{"code": "PS", "weight": 1.23, "chosen": 17}, ...] in pool order
     bookmakers: Mapped[tuple[BookmakerWeight, ...]] = mapped_column(
         JSONRecord(tuple[BookmakerWeight, ...])
@@ -334,9 +399,39 @@ class ModelVersion(Base):
     def status(self) -> VersionStatus:
         if self.is_active:
             return VersionStatus.ACTIVE
-        if self.rejected_reason is not None:
+        # A rejected version an operator activated anyway served, and is retired once
+        # replaced; it keeps the reason it was rejected for.
+        if self.rejected_reason is not None and self.activated_at is None:
             return VersionStatus.REJECTED
         return VersionStatus.RETIRED
+
+
+class ModelActivation(Base):
+    """One time a version became the active one: promoted by a refit, or activated by an
+    operator (admin API or command) to roll back or forward, with the reason given."""
+
+    __tablename__ = "model_activations"
+    __table_args__ = (
+        CheckConstraint(
+            "activated_by IN (" + ", ".join(f"'{by}'" for by in ActivatedBy) + ")",
+            name="activated_by_code",
+        ),
+        Index("ix_model_activations_activated_at", "activated_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("model_versions.id", ondelete="CASCADE"), index=True
+    )
+    # The version active until then; None when none was.
+    previous_version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("model_versions.id", ondelete="SET NULL")
+    )
+    activated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    activated_by: Mapped[ActivatedBy] = mapped_column(Word(ActivatedBy, 8))
+    reason: Mapped[str | None] = mapped_column(Text)
+    # The refit run that promoted the version, when a refit did.
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("refit_runs.id", ondelete="SET NULL"))
 
 
 class RefitRun(Base):

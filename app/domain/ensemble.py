@@ -17,6 +17,8 @@ from app.domain.vocabulary import Method, Phase
 from boosting import AdaBoostM2, weighted_vote
 
 ALGORITHM = "adaboost.m2"
+# Weights that differ by no more than this are the same fit, computed again.
+SAME_WEIGHTS_TOLERANCE = 1e-12
 # Probabilities are raised to the calibration exponent from at least this, never from 0.
 CALIBRATION_FLOOR = 1e-15
 
@@ -50,6 +52,16 @@ class Ensemble:
     ) -> NDArray[np.float64]:
         """Probabilities for matches laid out over this ensemble's bookmakers (NaN: absent)."""
         return calibrated(weighted_vote(H, self.weights, check_input=check_input), self.calibration)
+
+    def same_mix_as(self, other: Ensemble) -> bool:
+        """Whether both read quotes the same way (phase, method, pool) and mix them with the
+        same weights and calibration, within :data:`SAME_WEIGHTS_TOLERANCE`."""
+        return (
+            (self.phase, self.method, self.bookmakers)
+            == (other.phase, other.method, other.bookmakers)
+            and abs(self.calibration - other.calibration) <= SAME_WEIGHTS_TOLERANCE
+            and bool(np.all(np.abs(self.weights - other.weights) <= SAME_WEIGHTS_TOLERANCE))
+        )
 
     @classmethod
     def from_model(

@@ -15,20 +15,23 @@ import datetime as dt
 import re
 from typing import Annotated, TypeVar
 
-from pydantic import AfterValidator, BeforeValidator, Field, JsonValue, Strict
+from pydantic import AfterValidator, BeforeValidator, Field, JsonValue, Strict, StringConstraints
 
 from app.domain.records import (
+    BOOKMAKER_NAME_MAX_LENGTH,
     CODE_MAX_LENGTH,
     EXTERNAL_ID_MAX_LENGTH,
     JSON_CODE_PATTERN,
     PRICE_MAX,
-    SEASON_MAX_LENGTH,
+    REASON_MAX_LENGTH,
     TEAM_NAME_MAX_LENGTH,
     as_utc,
     check_external_id,
     check_price,
+    check_reason,
     check_team_name,
     optional_season,
+    season_pattern,
     text_pattern,
 )
 
@@ -71,9 +74,21 @@ ExternalId = Annotated[
 OptionalSeason = Annotated[
     str | None,
     AfterValidator(optional_season),
-    Field(json_schema_extra={"pattern": text_pattern(SEASON_MAX_LENGTH, blank=True)}),
+    Field(json_schema_extra={"pattern": season_pattern(blank=True)}),
 ]
-"""A season given by a caller, up to 16 characters; blank or absent: not given (derived)."""
+"""A season given by a caller, 2018/19 or 2019 (``check_season``); blank or absent: not given
+(derived)."""
+
+Reason = Annotated[
+    str,
+    AfterValidator(check_reason),
+    Field(
+        description="Trimmed; 1-500 characters, no control characters.",
+        examples=["version 7 over-weights one bookmaker; back to version 6"],
+        json_schema_extra={"pattern": text_pattern(REASON_MAX_LENGTH)},
+    ),
+]
+"""Why an operator did something, in their words."""
 
 Code = Annotated[
     str,
@@ -85,6 +100,23 @@ Code = Annotated[
     ),
 ]
 """A competition or bookmaker code sent as JSON: ``JSON_CODE_PATTERN``, 1-64 characters."""
+
+BookmakerReference = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True,
+        min_length=1,
+        max_length=BOOKMAKER_NAME_MAX_LENGTH,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+    ),
+    Field(
+        description="A bookmaker's code or its name as GET /bookmakers lists it, in any "
+        "letter case: B365, b365 and Bet365 are one bookmaker.",
+        examples=["B365"],
+    ),
+]
+"""A bookmaker a prediction request names: its code or display name, checked as text (the
+checks run in pydantic's core: this is on the prediction path)."""
 
 _NUMBER = re.compile(r"\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*")
 

@@ -27,6 +27,7 @@ from app.domain.rounds import RoundsChoice, choose_rounds, split_by_kickoff
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
+from app.domain.wording import counted
 from boosting import AdaBoostM2, log_loss
 
 DAY = 86_400.0
@@ -148,14 +149,14 @@ def fit_ensemble(
         )
         if len(training) < options.min_matches or not training.bookmakers:
             raise FitError(
-                f"only {len(training)} settled matches with usable {options.phase} quotes; at "
-                f"least {options.min_matches} are needed"
+                f"only {counted(len(training), 'settled match')} with "
+                f"usable {options.phase} quotes; at least {options.min_matches} are needed"
             )
         held_out = round(len(training) * options.validation_fraction)
         if min(held_out, len(training) - held_out) < MIN_PART_ROWS:
             raise FitError(
                 f"a validation fraction of {options.validation_fraction} splits "
-                f"{len(training)} matches into {len(training) - held_out} to fit and "
+                f"{counted(len(training), 'match')} into {len(training) - held_out} to fit and "
                 f"{held_out} to validate; each part needs at least {MIN_PART_ROWS} "
                 "(ODDSBOOST_REFIT_VALIDATION_FRACTION)"
             )

@@ -6,7 +6,10 @@ than the header; blank all-comma rows; ``dd/mm/yy`` and ``dd/mm/yyyy`` dates; an
 ``Time`` column (UK local time); every bookmaker that has ``<P>H,<P>D,<P>A`` columns (phase
 ``pre``) and ``<P>CH,<P>CD,<P>CA`` columns (phase ``closing``). Market aggregates (``Max``,
 ``Avg``, ``BbMx``, ``BbAv``) are not bookmakers. The "new leagues" layout (``Country,
-League, Season, Home, Away, HG, AG, Res``) is read as well.
+League, Season, Home, Away, HG, AG, Res``) is read as well, and every spelling of a column
+the site has used in either layout (:data:`HEADER_NAMES`): ``HT``/``AT`` for the teams in
+the Greek files of 2000/01 to 2004/05, ``HG``/``AG`` or ``FTHG``/``FTAG`` for the goals,
+``Res`` or ``FTR`` for the result letter, which must agree with the goals.
 
 Row numbers in messages count the header as row 1, as a spreadsheet shows them.
 """
@@ -32,11 +35,15 @@ from app.domain.records import (
     MatchRecord,
     QuoteRecord,
     Skipped,
+    calendar_season,
+    check_bookmaker_count,
     check_file_code,
+    check_overround,
     check_price,
     check_season,
     check_team_name,
     optional_season,
+    result_of,
     season_of,
 )
 from app.domain.vocabulary import Phase
@@ -71,28 +78,30 @@ KNOWN_BOOKMAKERS: dict[str, tuple[str, str]] = {
     "BV": ("BV", "BetVictor"),
     "CL": ("CL", "Coral"),
 }
+# Code stored in the service -> display name.
+BOOKMAKER_NAMES = dict(KNOWN_BOOKMAKERS.values())
 
-# The two layouts football-data.co.uk publishes, as (our field -> header name).
-MAIN_LAYOUT = {
-    "competition": "Div",
-    "date": "Date",
-    "time": "Time",
-    "home_team": "HomeTeam",
-    "away_team": "AwayTeam",
-    "home_goals": "FTHG",
-    "away_goals": "FTAG",
+# Our fields and the header names football-data.co.uk has used for each, in the order they
+# are looked for (https://www.football-data.co.uk/notes.txt: "FTHG and HG", "FTR and Res";
+# the extra leagues write Home and Away; the Greek files of 2000/01 to 2004/05, HT and AT).
+HEADER_NAMES: dict[str, tuple[str, ...]] = {
+    "date": ("Date",),
+    "time": ("Time",),
+    "home_team": ("HomeTeam", "Home", "HT"),
+    "away_team": ("AwayTeam", "Away", "AT"),
+    "home_goals": ("FTHG", "HG"),
+    "away_goals": ("FTAG", "AG"),
+    "result": ("FTR", "Res"),
+    "season": ("Season",),
+    "country": ("Country",),
 }
-NEW_LEAGUES_LAYOUT = {
-    "competition": "League",
-    "country": "Country",
-    "season": "Season",
-    "date": "Date",
-    "time": "Time",
-    "home_team": "Home",
-    "away_team": "Away",
-    "home_goals": "HG",
-    "away_goals": "AG",
-}
+REQUIRED_FIELDS = ("date", "home_team", "away_team")
+# The main layout names a match's competition in its Div column; the extra leagues' layout
+# by Country (and League).
+MAIN_COMPETITION = "Div"
+EXTRA_COMPETITION = "League"
+# A full-time result letter, and the outcome it stands for.
+RESULT_LETTERS = {"H": "1", "D": "X", "A": "2"}
 # Competition codes football-data.co.uk uses for the "new leagues" files, by country.
 NEW_LEAGUE_CODES = {
     "Argentina": "ARG",
@@ -112,8 +121,10 @@ NEW_LEAGUE_CODES = {
     "Switzerland": "SWZ",
     "USA": "USA",
 }
-
-CellReader = Callable[[list[str], str], str]
+# The extra leagues that play from July to June, as the Season column of their files names
+# them ("2016/2017"; Japan's J1 from 2026/27 on). The others play within a calendar year
+# ("2016"), and so does a league of a country without a code of ours.
+JULY_TO_JUNE_LEAGUES = frozenset({"AUT", "DNK", "JPN", "MEX", "POL", "ROU", "RUS", "SWZ"})
 
 _TIME_PATTERN = re.compile(r"^(\d{1,2})[:.](\d{2})$")
 
@@ -152,13 +163,19 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
         for name in index
         if name.endswith("H") and f"{name[:-1]}D" in index and f"{name[:-1]}A" in index
     ]
-    pre_prefixes = {p for p in prefixes if not _is_closing(p, prefixes)}
+    # A set: a header of many thousand columns is looked up in once per column.
+    every_prefix = frozenset(prefixes)
+    pre_prefixes = {p for p in prefixes if not _is_closing(p, every_prefix)}
     found: list[PriceColumns] = []
     for prefix in prefixes:
         closing = prefix not in pre_prefixes
         bookmaker = prefix[:-1] if closing else prefix
         if bookmaker in AGGREGATE_PREFIXES or not bookmaker or len(bookmaker) > CODE_MAX_LENGTH:
             continue
+        try:
+            check_file_code(bookmaker, "its bookmaker code")
+        except ValueError as error:
+            raise FileFormatError(f"header column {prefix + 'H'!r}: {error}") from None
         code = KNOWN_BOOKMAKERS.get(bookmaker, (bookmaker, bookmaker))[0]
         names = (f"{prefix}H", f"{prefix}D", f"{prefix}A")
         found.append(
@@ -174,7 +191,7 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
     return found
 
 
-def _is_closing(prefix: str, prefixes: Iterable[str]) -> bool:
+def _is_closing(prefix: str, prefixes: frozenset[str]) -> bool:
     # "PSC" (PSCH/PSCD/PSCA) is Pinnacle closing, but "VC" (VCH/VCD/VCA) is VC Bet
     # pre-match: a trailing C means closing only when what precedes it is a bookmaker.
     if not prefix.endswith("C") or len(prefix) < 2:
@@ -184,8 +201,20 @@ def _is_closing(prefix: str, prefixes: Iterable[str]) -> bool:
 
 
 def bookmaker_display_names(columns: Iterable[PriceColumns]) -> dict[str, str]:
-    known = dict(KNOWN_BOOKMAKERS.values())
-    return {column.code: known.get(column.code, column.code) for column in columns}
+    return {column.code: BOOKMAKER_NAMES.get(column.code, column.code) for column in columns}
+
+
+def bookmaker_spellings(codes: Iterable[str]) -> dict[str, str]:
+    """How a request may name each of ``codes``: the code or its display name (as the
+    bookmakers table lists the ones imported from season files), in any letter case;
+    keyed by the spelling's casefold. A spelling two codes share names neither."""
+    spellings: dict[str, str] = {}
+    shared: set[str] = set()
+    for code in codes:
+        for spelling in {code.casefold(), BOOKMAKER_NAMES.get(code, code).casefold()}:
+            if spellings.setdefault(spelling, code) != code:
+                shared.add(spelling)
+    return {spelling: code for spelling, code in spellings.items() if spelling not in shared}
 
 
 @lru_cache(maxsize=4096)
@@ -238,11 +267,17 @@ def parse_price(text: str) -> float:
 
 
 def normalise_season(text: str) -> str:
-    """'2012/2013', '2012-13' or '1213' -> '2012/13'; a single year ('2012') is kept."""
+    """'2012/2013', '2012-13' or '1213' -> '2012/13'; a single year ('2012') is kept.
+
+    Only the spelling changes: years that do not follow each other ('2012/2015') are kept as
+    written, and :func:`app.domain.records.check_season` refuses them.
+    """
     text = text.strip()
-    match = re.fullmatch(r"(\d{4})\s*[/-]\s*(\d{2}|\d{4})", text)
+    match = re.fullmatch(r"([0-9]{4})\s*[/-]\s*([0-9]{2}|[0-9]{4})", text)
     if match:
-        start = int(match.group(1))
+        start, end = int(match.group(1)), match.group(2)
+        if int(end) != ((start + 1) % 100 if len(end) == 2 else start + 1):
+            return text
         return f"{start}/{(start + 1) % 100:02d}"
     if re.fullmatch(r"\d{4}", text) and not text.startswith(("19", "20")):
         start = 2000 + int(text[:2])
@@ -254,24 +289,26 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
     """Parse one football-data.co.uk CSV file into an :class:`IngestBatch`.
 
     ``season`` overrides the season of every match (blank means not given). Otherwise the
-    main layout's season is, for each competition in the file, the August-July season
-    holding most of its matches (so a season that runs late, as 2019/20 did, stays one
-    season), and the new-leagues layout uses its ``Season`` column.
+    new-leagues layout uses its ``Season`` column, and a match without one (every match of
+    the main layout, of ``fixtures.csv`` and of ``new_league_fixtures.csv``) takes, for each
+    competition in the file, the season holding most of its matches (so a season that runs
+    late, as 2019/20 did, stays one season): August to July for the main leagues, July to
+    June or the calendar year for the extra ones (:data:`JULY_TO_JUNE_LEAGUES`).
     """
     season = optional_season(season)
     header, rows = _read_csv(data)
-    layout = _detect_layout(header)
-    cell = _cell_reader(header, layout)
+    columns = Columns.of(header)
     price_columns = find_price_columns(header)
+    check_bookmaker_count(column.code for column in price_columns)  # before reading any row
     batch = IngestBatch(bookmaker_names=bookmaker_display_names(price_columns))
     first_row_of: dict[tuple[str, str, str, dt.date], int] = {}
     for row_number, row in enumerate(rows, start=2):
-        if not cell(row, "competition") and not cell(row, "date"):
+        if not columns.cell(row, "competition") and not columns.cell(row, "date"):
             continue  # blank or all-comma row
         batch.rows_read += 1
         where = f"row {row_number}"
-        record = _parse_match(row, where, cell, batch.skipped)
-        if record is None or not _set_season(record, row, cell, season, batch.skipped):
+        record = _parse_match(row, where, columns, batch.skipped)
+        if record is None or not _set_season(record, row, columns, season, batch.skipped):
             continue
         earlier = first_row_of.get(record.identity)
         if earlier is not None:
@@ -286,15 +323,23 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
             quote = _parse_quote(row, price, match_index, where, batch.skipped)
             if quote is not None:
                 batch.quotes.append(quote)
-    if season is None and "season" not in layout:
-        _assign_file_seasons(batch.matches)
+    if season is None:
+        undated = [match for match in batch.matches if match.season is None]
+        _assign_file_seasons(undated, extra_leagues=columns.extra_leagues)
     return batch
 
 
 def _read_csv(data: bytes) -> tuple[list[str], list[list[str]]]:
     """The header (trimmed, trailing empty names dropped) and the rows after it."""
+    text = decode(data)
+    if text.lstrip().startswith(("[", "{")):
+        raise FileFormatError(
+            "not a football-data.co.uk file: this is JSON, not CSV; a saved The Odds API "
+            "response is imported by `oddsboost import the-odds-api` or POST "
+            "/admin/import/the-odds-api"
+        )
     try:
-        rows = list(csv.reader(io.StringIO(decode(data), newline="")))
+        rows = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as error:
         raise FileFormatError(f"not a readable CSV file: {error}") from None
     if not rows:
@@ -305,83 +350,105 @@ def _read_csv(data: bytes) -> tuple[list[str], list[list[str]]]:
     return header, rows[1:]
 
 
-def _cell_reader(header: list[str], layout: dict[str, str]) -> CellReader:
-    """Reads one of our fields from a row: the trimmed cell, or "" if the row lacks it."""
-    index = {name: i for i, name in enumerate(header) if name}
-    columns = {field: index.get(name) for field, name in layout.items()}
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """Where a file keeps each of our fields: its position, and the header name it goes by
+    in this file (which messages name)."""
 
-    def cell(row: list[str], field: str) -> str:
-        position = columns.get(field)
+    position: dict[str, int]
+    name: dict[str, str]
+
+    @classmethod
+    def of(cls, header: Sequence[str]) -> Columns:
+        """The columns of a season file's header, or :class:`FileFormatError` naming what
+        it lacks."""
+        index = {name: i for i, name in enumerate(header) if name}
+        names = {
+            "competition": MAIN_COMPETITION if MAIN_COMPETITION in index else EXTRA_COMPETITION
+        }
+        for field, spellings in HEADER_NAMES.items():
+            found = next((name for name in spellings if name in index), None)
+            if found is not None:
+                names[field] = found
+        missing = [
+            _spellings(field)
+            for field in ("competition", *REQUIRED_FIELDS)
+            if names.get(field) not in index
+        ]
+        if missing:
+            raise FileFormatError(
+                "not a football-data.co.uk file: the header lacks " + ", ".join(missing)
+            )
+        return cls({field: index[name] for field, name in names.items()}, names)
+
+    @property
+    def extra_leagues(self) -> bool:
+        """The extra leagues' layout (Country, League), not the main one (Div)."""
+        return self.name["competition"] == EXTRA_COMPETITION
+
+    def cell(self, row: list[str], field: str) -> str:
+        """The trimmed cell of one of our fields, or "" if the file or the row lacks it."""
+        position = self.position.get(field)
         if position is None or position >= len(row):
             return ""
         return row[position].strip()
 
-    return cell
+
+def _spellings(field: str) -> str:
+    """How a header may name a field: "'HomeTeam' (or 'Home', 'HT')"."""
+    first, *others = (
+        (MAIN_COMPETITION, EXTRA_COMPETITION) if field == "competition" else HEADER_NAMES[field]
+    )
+    alternatives = f" (or {', '.join(repr(name) for name in others)})" if others else ""
+    return repr(first) + alternatives
 
 
 def _set_season(
     record: MatchRecord,
     row: list[str],
-    cell: CellReader,
+    columns: Columns,
     season: str | None,
     skipped: list[Skipped],
 ) -> bool:
     """The season given for the file, else the row's own; False if the row's is invalid."""
     if season is not None:
         record.season = season
-    elif cell(row, "season"):
+    elif columns.cell(row, "season"):
         try:
-            record.season = check_season(normalise_season(cell(row, "season")))
+            record.season = check_season(normalise_season(columns.cell(row, "season")))
         except ValueError as error:
-            skipped.append(Skipped(record.where, str(error), "Season"))
+            skipped.append(Skipped(record.where, str(error), columns.name["season"]))
             return False
     return True
-
-
-def _detect_layout(header: list[str]) -> dict[str, str]:
-    present = set(header)
-    for layout in (MAIN_LAYOUT, NEW_LEAGUES_LAYOUT):
-        required = {layout[f] for f in ("competition", "date", "home_team", "away_team")}
-        if required <= present:
-            return layout
-    missing = sorted(
-        {MAIN_LAYOUT[f] for f in ("competition", "date", "home_team", "away_team")} - present
-    )
-    raise FileFormatError(
-        "not a football-data.co.uk file: the header lacks "
-        + ", ".join(repr(name) for name in missing)
-    )
 
 
 def _parse_match(
     row: list[str],
     where: str,
-    cell: CellReader,
+    columns: Columns,
     skipped: list[Skipped],
 ) -> MatchRecord | None:
-    competition = cell(row, "competition")
-    country = cell(row, "country")
-    if country:
-        competition = NEW_LEAGUE_CODES.get(country, country)
     try:
-        competition = check_file_code(competition, "competition")
+        competition = check_file_code(_competition(row, columns), "competition")
     except ValueError as error:
-        skipped.append(Skipped(where, str(error), "Country" if country else "Div"))
+        field = "country" if columns.cell(row, "country") else "competition"
+        skipped.append(Skipped(where, str(error), columns.name[field]))
         return None
     try:
-        kickoff, time_known = parse_kickoff(cell(row, "date"), cell(row, "time"))
+        kickoff, time_known = parse_kickoff(columns.cell(row, "date"), columns.cell(row, "time"))
     except ValueError as error:
-        skipped.append(Skipped(where, str(error), "Date"))
+        skipped.append(Skipped(where, str(error), columns.name["date"]))
         return None
     teams: list[str] = []
-    for field, column in (("home_team", "HomeTeam"), ("away_team", "AwayTeam")):
+    for field in ("home_team", "away_team"):
         try:
-            teams.append(check_team_name(cell(row, field)))
+            teams.append(check_team_name(columns.cell(row, field)))
         except ValueError as error:
-            skipped.append(Skipped(where, str(error), column))
+            skipped.append(Skipped(where, str(error), columns.name[field]))
             return None
     if teams[0] == teams[1]:
-        skipped.append(Skipped(where, f"home and away team are both {teams[0]!r}", "AwayTeam"))
+        reason = f"home and away team are both {teams[0]!r}"
+        skipped.append(Skipped(where, reason, columns.name["away_team"]))
         return None
     record = MatchRecord(
         competition=competition,
@@ -391,13 +458,48 @@ def _parse_match(
         kickoff_time_known=time_known,
         where=where,
     )
-    home_goals, away_goals = cell(row, "home_goals"), cell(row, "away_goals")
-    if home_goals and away_goals:
-        try:
-            record.home_goals, record.away_goals = parse_goals(home_goals), parse_goals(away_goals)
-        except ValueError as error:
-            skipped.append(Skipped(where, f"result not set: {error}", "FTHG/FTAG"))
+    _set_result(record, row, columns, skipped)
     return record
+
+
+def _competition(row: list[str], columns: Columns) -> str:
+    """A row's competition as the file names it: its Div, or the code of its country."""
+    country = columns.cell(row, "country")
+    if country:
+        return NEW_LEAGUE_CODES.get(country, country)
+    return columns.cell(row, "competition")
+
+
+def leading_competitions(head: bytes) -> frozenset[str]:
+    """The competitions of the rows a season file starts with, from its first bytes
+    (``head``; a line they cut short is left out): enough to tell a file's league without
+    reading it all. :class:`FileFormatError` if the header is not a season file's."""
+    complete = head[: head.rfind(b"\n") + 1] or head
+    header, rows = _read_csv(complete)
+    columns = Columns.of(header)
+    return frozenset(filter(None, (_competition(row, columns) for row in rows)))
+
+
+def _set_result(
+    record: MatchRecord, row: list[str], columns: Columns, skipped: list[Skipped]
+) -> None:
+    """The full-time goals, when both are given and agree with the result letter if any."""
+    home_goals, away_goals = columns.cell(row, "home_goals"), columns.cell(row, "away_goals")
+    if not (home_goals and away_goals):
+        return
+    where = record.where
+    try:
+        goals = parse_goals(home_goals), parse_goals(away_goals)
+    except ValueError as error:
+        field = f"{columns.name['home_goals']}/{columns.name['away_goals']}"
+        skipped.append(Skipped(where, f"result not set: {error}", field))
+        return
+    letter = columns.cell(row, "result")
+    if letter and RESULT_LETTERS.get(letter.upper()) != result_of(*goals):
+        reason = f"result not set: the result is {letter!r} but the goals are {goals[0]}-{goals[1]}"
+        skipped.append(Skipped(where, reason, columns.name["result"]))
+        return
+    record.home_goals, record.away_goals = goals
 
 
 def _parse_quote(
@@ -421,6 +523,11 @@ def _parse_quote(
         pass
     else:
         if 1.0 < home <= PRICE_MAX and 1.0 < draw <= PRICE_MAX and 1.0 < away <= PRICE_MAX:
+            try:
+                check_overround(home, draw, away)
+            except ValueError as error:
+                skipped.append(Skipped(where, str(error), "/".join(columns.names)))
+                return None
             return QuoteRecord(
                 match_index, columns.code, columns.phase, home, draw, away, None, where
             )
@@ -437,13 +544,24 @@ def _parse_quote(
     return None  # pragma: no cover - one of the cells failed above
 
 
-def _assign_file_seasons(matches: list[MatchRecord]) -> None:
-    # A file is one season, but leagues start in July or finish in August: the
-    # season holding most of a competition's matches names all of them (ties
-    # go to the earlier season).
+def _season_rule(competition: str, *, extra_league: bool) -> Callable[[dt.date], str]:
+    """How a competition's season is named from a date: August to July for the main
+    leagues, July to June or the calendar year for the extra ones."""
+    if not extra_league:
+        return season_of
+    if competition in JULY_TO_JUNE_LEAGUES:
+        return lambda day: season_of(day, first_month=7)
+    return calendar_season
+
+
+def _assign_file_seasons(matches: list[MatchRecord], *, extra_leagues: bool) -> None:
+    # A file is one season of each competition, but leagues start early or finish late:
+    # the season holding most of a competition's matches names all of them (ties go to the
+    # earlier season).
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for match in matches:
-        counts[match.competition][season_of(match.kickoff_date)] += 1
+        name = _season_rule(match.competition, extra_league=extra_leagues)
+        counts[match.competition][name(match.kickoff_date)] += 1
     label = {
         competition: min(seasons, key=lambda season: (-seasons[season], season))
         for competition, seasons in counts.items()

@@ -27,6 +27,8 @@ from app.domain.records import (
     QuoteRecord,
     Skipped,
     check_bookmaker_name,
+    check_overround,
+    normalised,
     text_pattern,
 )
 from app.domain.vocabulary import Phase
@@ -78,7 +80,8 @@ BookmakerKey = Annotated[Code, Field(examples=["pinnacle"])]
 class Outcome(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    name: str
+    # Composed as the event's team names are, so the two spellings find each other.
+    name: Annotated[str, AfterValidator(normalised)]
     # Read as the feed sends it: a number, or a number written as text.
     price: DecimalPrice
 
@@ -141,6 +144,23 @@ class Event(BaseModel):
 EVENTS = TypeAdapter(list[Event])
 
 
+class ResponseFormatError(ValueError):
+    """The document is not The Odds API's JSON at all (nothing was imported)."""
+
+
+def read_events(content: bytes) -> list[Event]:
+    """The events of a saved ``/odds`` response, checked field by field (pydantic's
+    ``ValidationError`` says where); :class:`ResponseFormatError` for a CSV file."""
+    head = content.lstrip()[:1]
+    first_line = content.lstrip().split(b"\n", 1)[0]
+    if head not in (b"[", b"{") and b"," in first_line:
+        raise ResponseFormatError(
+            "this is a CSV file, not The Odds API's JSON; a football-data.co.uk season file "
+            "is imported by `oddsboost import football-data` or POST /admin/import/football-data"
+        )
+    return EVENTS.validate_json(content)
+
+
 def bookmaker_code(key: str) -> str:
     return BOOKMAKER_CODES.get(key, key.upper())
 
@@ -193,6 +213,12 @@ def parse_events(events: list[Event]) -> IngestBatch:
                     )
                 )
                 continue
+            home, draw, away = (prices[name] for name in expected)
+            try:
+                check_overround(home, draw, away)
+            except ValueError as error:
+                batch.skipped.append(Skipped(bookmaker_where, str(error), "outcomes"))
+                continue
             code = bookmaker_code(bookmaker.key)
             batch.bookmaker_names.setdefault(code, bookmaker.title)
             batch.quotes.append(
@@ -200,9 +226,9 @@ def parse_events(events: list[Event]) -> IngestBatch:
                     match=match_index,
                     bookmaker=code,
                     phase=Phase.PRE,
-                    home=prices[event.home_team],
-                    draw=prices[DRAW_OUTCOME],
-                    away=prices[event.away_team],
+                    home=home,
+                    draw=draw,
+                    away=away,
                     captured_at=captured_at,
                     where=bookmaker_where,
                 )

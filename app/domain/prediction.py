@@ -16,9 +16,10 @@ import numpy as np
 from app.domain import few_quotes
 from app.domain.ensemble import Ensemble
 from app.domain.few_quotes import Triple
+from app.domain.football_data import bookmaker_spellings
 from app.domain.odds import demargin
 from app.domain.records import OUTCOMES
-from app.domain.vocabulary import Basis, Method
+from app.domain.vocabulary import Basis, Method, Phase
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +43,23 @@ class MatchInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredQuotes:
+    """Which of a stored match's quotes a prediction reads: the model's phase, or, when the
+    match has no quote of it captured before kickoff (``fallback``), the latest quote of each
+    bookmaker captured before kickoff whatever its phase, here ``phase``."""
+
+    phase: Phase
+    fallback: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class QuotedMatch:
-    """A match with the quotes to predict it from."""
+    """A match with the quotes to predict it from, and which they are when the match is a
+    stored one (None: quotes the sender gave)."""
 
     info: MatchInfo
     odds: Sequence[QuotedOdds]
+    stored: StoredQuotes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,15 +163,26 @@ def _mean(rows: list[Triple]) -> Triple:
 
 @dataclass(frozen=True, slots=True)
 class _Pool:
-    """The ensemble's bookmakers by column, and their weights as floats."""
+    """The ensemble's bookmakers by column, and their weights as floats.
 
+    A quote names its bookmaker by the stored code (the usual case: one look-up) or by
+    another spelling of it (:func:`bookmaker_spellings`: any letter case, the display name),
+    found by its casefold.
+    """
+
+    codes: tuple[str, ...]
     column: dict[str, int]
+    spelled: dict[str, int]
     weights: list[float]
 
     @classmethod
     def of(cls, ensemble: Ensemble) -> _Pool:
         column = {code: index for index, code in enumerate(ensemble.bookmakers)}
-        return cls(column, [float(w) for w in ensemble.weights])
+        spelled = {
+            spelling: column[code]
+            for spelling, code in bookmaker_spellings(ensemble.bookmakers).items()
+        }
+        return cls(ensemble.bookmakers, column, spelled, [float(w) for w in ensemble.weights])
 
 
 class _LastPool:
@@ -203,11 +227,13 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
     for quote, row in zip(odds, rows, strict=True):
         index = pool.column.get(quote.bookmaker)
         if index is None:
+            index = pool.spelled.get(quote.bookmaker.casefold())
+        if index is None:
             ignored.append(
                 IgnoredBookmaker(quote.bookmaker, "not in the model's pool of bookmakers")
             )
             continue
-        used.append(UsedBookmaker(quote.bookmaker, pool.weights[index], row))
+        used.append(UsedBookmaker(pool.codes[index], pool.weights[index], row))
         columns.append(index)
     return _Layout(_mean(rows), used, ignored, columns)
 

@@ -10,6 +10,7 @@ where the bookmaker did not quote.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,13 @@ class TrainingSet:
 
     def __len__(self) -> int:
         return len(self.y)
+
+    @property
+    def newest_kickoff(self) -> dt.datetime | None:
+        """Kickoff of the most recent match (None when there is none)."""
+        if not len(self.kickoff):
+            return None
+        return dt.datetime.fromtimestamp(float(self.kickoff.max()), dt.UTC)
 
     def rows(self, mask: NDArray[np.bool_] | NDArray[np.intp]) -> TrainingSet:
         """The same set restricted to some matches (a boolean mask or indices)."""
@@ -79,13 +87,16 @@ def latest_of_groups(
     return result
 
 
-def select_latest_valid(matches: MatchTable, quotes: QuoteTable, phase: Phase) -> NDArray[np.intp]:
-    """Indices of the quotes to use: per (match, bookmaker) the latest of ``phase`` that was
-    valid before kickoff (see :func:`latest_of_groups`); an undated quote is valid."""
+def select_latest_valid(
+    matches: MatchTable, quotes: QuoteTable, phase: Phase | None
+) -> NDArray[np.intp]:
+    """Indices of the quotes to use: per (match, bookmaker) the latest of ``phase`` (None:
+    of any phase) that was valid before kickoff (see :func:`latest_of_groups`); an undated
+    quote is valid."""
     captured = quotes.captured_at
-    valid = (quotes.phase == phase) & (
-        np.isnan(captured) | (captured < matches.kickoff[quotes.match])
-    )
+    valid = np.isnan(captured) | (captured < matches.kickoff[quotes.match])
+    if phase is not None:
+        valid &= quotes.phase == phase
     candidates = np.flatnonzero(valid)
     if candidates.size == 0:
         return candidates

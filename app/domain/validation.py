@@ -1,6 +1,6 @@
 """How a fit did on the held-out part of its training window: against the consensus, each
-bookmaker and the active version. (The number of rounds is chosen on the same part:
-:mod:`app.domain.rounds`.)
+bookmaker and the active version; and whether it may replace the active version. (The
+number of rounds is chosen on the same part: :mod:`app.domain.rounds`.)
 
 A model version stores the report as JSON (:mod:`app.domain.version_records`); pydantic
 writes and reads it from these records, with the hooks below where the JSON is shaped
@@ -21,6 +21,7 @@ from app.domain.fields import AbsentWhenNone
 from app.domain.scoring import Scores, scores
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.training import TrainingSet, build_training_set
+from app.domain.wording import counted
 from boosting import log_loss
 
 
@@ -137,3 +138,52 @@ def compare_with_active(
         log_loss=log_loss(y, active_proba),
         model_log_loss=log_loss(y, validation_proba[common]),
     )
+
+
+def promotion_refusal(
+    candidate: Ensemble, report: ValidationReport, active: Ensemble | None, tolerance: float
+) -> str | None:
+    """Why a new fit may not replace the active version automatically, if it may not.
+
+    A fit that reads quotes otherwise than the active version (another phase, another
+    de-margining method) is never compared with it: with other inputs the better score can
+    come from the inputs (closing odds always validate better), not from the fit, and the
+    choice is an operator's. Otherwise the fit must not be worse, by more than
+    ``tolerance`` in validation log loss, than the plain mean of its own pool's quotes,
+    nor than the active version on the validation matches both can predict
+    (``report.active_version``).
+    """
+    if active is not None and (otherwise := fitted_otherwise(candidate, active)):
+        return otherwise
+    model, consensus = report.model.log_loss, report.consensus.log_loss
+    if model - consensus > tolerance:
+        return (
+            f"validation log loss {model:.4f} is worse than the consensus of its own pool's "
+            f"{consensus:.4f} on the same {counted(report.rows, 'match')} by "
+            f"{model - consensus:.4f}, more than the tolerance {tolerance}"
+        )
+    comparison = report.active_version
+    if comparison is not None and comparison.excess > tolerance:
+        return (
+            f"validation log loss {comparison.model_log_loss:.4f} is worse than active "
+            f"version {comparison.id}'s {comparison.log_loss:.4f} on the same "
+            f"{counted(comparison.rows, 'match')} by {comparison.excess:.4f}, more than the "
+            f"tolerance {tolerance}"
+        )
+    return None
+
+
+def fitted_otherwise(candidate: Ensemble, active: Ensemble) -> str | None:
+    """How the new fit reads quotes otherwise than the active version, if it does."""
+    differences = []
+    if candidate.phase != active.phase:
+        differences.append(
+            f"fitted on {candidate.phase.quotes} while the active version {active.version} "
+            f"uses {active.phase.quotes}"
+        )
+    if candidate.method != active.method:
+        differences.append(
+            f"odds de-margined with {candidate.method} while the active version "
+            f"{active.version} uses {active.method}"
+        )
+    return "; ".join(differences) or None

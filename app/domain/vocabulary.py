@@ -16,6 +16,11 @@ class Phase(StrEnum):
     PRE = "pre"
     CLOSING = "closing"
 
+    @property
+    def quotes(self) -> str:
+        """The quotes of this phase, in words: "pre-match quotes", "closing quotes"."""
+        return "pre-match quotes" if self is Phase.PRE else "closing quotes"
+
 
 class Method(StrEnum):
     """How a bookmaker's margin is removed from its odds (see ``app.domain.odds``)."""
@@ -65,8 +70,18 @@ class RunTrigger(StrEnum):
     SCHEDULER = "scheduler"
 
 
+class ActivatedBy(StrEnum):
+    """Who made a model version the active one: a refit that promoted it, or an operator
+    through the admin API or the command."""
+
+    REFIT = "refit"
+    API = "api"
+    CLI = "cli"
+
+
 class VersionStatus(StrEnum):
-    """A model version is serving, was replaced, or never passed promotion."""
+    """A model version is serving, was active and replaced, or was never activated because
+    it did not pass promotion."""
 
     ACTIVE = "active"
     RETIRED = "retired"
@@ -87,3 +102,11 @@ class ModelState(StrEnum):
     UNKNOWN = "unknown"
     NONE = "none"
     LOADED = "loaded"
+
+
+class MergeChange(StrEnum):
+    """What merging one team into another did to a match (so that it can be undone)."""
+
+    HOME = "home"  # the merged team was the home side; the match moved to the other team
+    AWAY = "away"  # likewise, the away side
+    MERGED = "merged"  # the other team had this match: the merged team's one was folded in

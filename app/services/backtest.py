@@ -16,10 +16,11 @@ from app.domain.backtest_summary import (
     summarise,
     variant_summary,
 )
-from app.domain.football_data import parse_football_data
+from app.domain.football_data import FileFormatError, parse_football_data
 from app.domain.records import EARLIEST, LATEST
 from app.domain.tables import MatchTable, QuoteTable, restrict, tables_from_batches
 from app.services.model_versions import load_tables
+from app.services.season_files import SeasonFileError, leagues_of
 
 
 @dataclass
@@ -31,8 +32,30 @@ class Evaluation:
     variants: dict[str, VariantSummary] = field(default_factory=dict)
 
 
-def tables_from_files(files: Sequence[Path]) -> tuple[MatchTable, QuoteTable]:
-    return tables_from_batches(parse_football_data(path.read_bytes()) for path in files)
+def tables_from_files(
+    files: Sequence[Path], *, leagues: Sequence[str] | None = None
+) -> tuple[MatchTable, QuoteTable]:
+    """The tables of the season files of ``leagues`` (every file when None).
+
+    Each file's league is read from its first rows, so a file of another league is never
+    parsed, and cannot stop the run. :class:`SeasonFileError` names a file that cannot be
+    read whose league is asked for or cannot be told; :class:`UnknownNameError`, a league
+    asked for that no file holds.
+    """
+    wanted = set(leagues or ())
+    present: set[str] = set()
+    batches = []
+    for path in files:
+        found = leagues_of(path)
+        present |= found
+        if wanted and found and not found & wanted:
+            continue
+        try:
+            batches.append(parse_football_data(path.read_bytes()))
+        except (OSError, FileFormatError) as error:
+            raise SeasonFileError(path, str(error)) from None
+    _check_known("league", wanted, present)
+    return tables_from_batches(batches)
 
 
 def tables_from_database(session: Session) -> tuple[MatchTable, QuoteTable]:
@@ -51,17 +74,17 @@ def check_names(
     bookmakers: Sequence[str] | None,
 ) -> None:
     """Every league and bookmaker asked for is in the tables, or :class:`UnknownNameError`."""
-    for label, wanted, known in (
-        ("league", leagues, matches.competition),
-        ("bookmaker", bookmakers, quotes.bookmaker),
-    ):
-        present = set(known.tolist())
-        unknown = sorted(set(wanted or ()) - present)
-        if unknown:
-            raise UnknownNameError(
-                f"no {label} {', '.join(unknown)} in the data; it has "
-                f"{', '.join(sorted(present)) or 'none'}"
-            )
+    _check_known("league", set(leagues or ()), set(matches.competition.tolist()))
+    _check_known("bookmaker", set(bookmakers or ()), set(quotes.bookmaker.tolist()))
+
+
+def _check_known(label: str, wanted: set[str], present: set[str]) -> None:
+    unknown = sorted(wanted - present)
+    if unknown:
+        raise UnknownNameError(
+            f"no {label} {', '.join(unknown)} in the data; it has "
+            f"{', '.join(sorted(present)) or 'none'}"
+        )
 
 
 def only_leagues(

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 # Fixed 32-bit keys naming "the refit" and "a promotion" among the database's advisory locks.
 REFIT_LOCK_KEY = zlib.crc32(b"oddsboost.refit")
 PROMOTION_LOCK_KEY = zlib.crc32(b"oddsboost.promotion")
+REQUEST_LOCK_KEY = zlib.crc32(b"oddsboost.refit-request")
 _memory_lock = threading.Lock()
 
 
@@ -111,6 +112,17 @@ def _held_by(session: Session, holder: int) -> bool:
             {"key": REFIT_LOCK_KEY, "holder": holder},
         ).scalar()
     )
+
+
+def serialise_refit_requests(session: Session) -> None:
+    """Inside the caller's transaction: wait for any other request to refit to commit, so
+    that two requests never both find no run under way and both start one.
+
+    PostgreSQL: a transaction-level advisory lock. SQLite: nothing to do, a write session
+    already holds the database's write lock from its BEGIN.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": REQUEST_LOCK_KEY})
 
 
 def _close_quietly(connection: Connection) -> None:

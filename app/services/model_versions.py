@@ -1,17 +1,34 @@
-"""Model versions: reading the active one, listing, and what the refit reads from the database."""
+"""Model versions: reading the active one, activating one (and the history of activations),
+listing, and what the refit reads from the database."""
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import numpy as np
 from sqlalchemy import ColumnExpressionArgument, select, update
 from sqlalchemy.orm import Session
 
-from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, utcnow
+from app.db.orm import (
+    Bookmaker,
+    Competition,
+    Match,
+    ModelActivation,
+    ModelVersion,
+    OddsQuote,
+    utcnow,
+)
 from app.domain.ensemble import Ensemble
+from app.domain.fitting import methods_to_try
 from app.domain.tables import MatchTable, QuoteTable, tables_from_rows
+from app.domain.vocabulary import ActivatedBy
 from app.services.pagination import Paged, PageWindow, paginate
+from app.settings import Settings
+
+
+class VersionNotFoundError(LookupError):
+    """No model version has that id."""
 
 
 def ensemble_of(version: ModelVersion) -> Ensemble:
@@ -38,18 +55,93 @@ def active_version_id(session: Session) -> int | None:
     return session.scalar(select(ModelVersion.id).where(ModelVersion.is_active))
 
 
-def activate(session: Session, version: ModelVersion) -> None:
-    """Make ``version`` the only active one, inside the caller's transaction.
+def activate(
+    session: Session,
+    version: ModelVersion,
+    *,
+    by: ActivatedBy,
+    reason: str | None = None,
+    run_id: int | None = None,
+) -> ModelActivation:
+    """Make ``version`` the only active one and record the activation, inside the caller's
+    transaction.
 
-    Both statements run in one transaction, so every reader sees either the old active
+    The statements run in one transaction, so every reader sees either the old active
     version or the new one, never none and never two (the partial unique index would
-    refuse two).
+    refuse two), and never an activation that did not happen.
     """
+    previous = active_version_id(session)
     session.execute(update(ModelVersion).where(ModelVersion.is_active).values(is_active=False))
     session.flush()
+    moment = utcnow()
     version.is_active = True
-    version.activated_at = utcnow()
+    version.activated_at = moment
+    activation = ModelActivation(
+        version_id=version.id,
+        previous_version_id=previous,
+        activated_at=moment,
+        activated_by=by,
+        reason=reason,
+        run_id=run_id,
+    )
+    session.add(activation)
     session.flush()
+    return activation
+
+
+@dataclass(frozen=True)
+class Activation:
+    """What activating a version by hand did: the version, the activation recorded (None
+    when it was already active), and what the operator should know about it."""
+
+    version: ModelVersion
+    activation: ModelActivation | None
+    warnings: tuple[str, ...]
+
+
+def activate_version(
+    session: Session,
+    version_id: int,
+    *,
+    by: ActivatedBy,
+    reason: str | None,
+    settings: Settings,
+) -> Activation:
+    """Roll back or forward to a stored version, whatever its status; activating the active
+    version records nothing. Raises :class:`VersionNotFoundError`."""
+    version = session.get(ModelVersion, version_id)
+    if version is None:
+        raise VersionNotFoundError(f"no model version {version_id}")
+    warnings = unlike_the_settings(version, settings)
+    if version.is_active:
+        return Activation(version, None, warnings)
+    return Activation(version, activate(session, version, by=by, reason=reason), warnings)
+
+
+def unlike_the_settings(version: ModelVersion, settings: Settings) -> tuple[str, ...]:
+    """How the version differs from what refits fit with these settings, and what follows:
+    the refits' versions are not promoted over a version fitted otherwise."""
+    warnings: list[str] = []
+    if version.phase != settings.refit_phase:
+        warnings.append(
+            f"version {version.id} was fitted on {version.phase.quotes} while "
+            f"ODDSBOOST_REFIT_PHASE is {settings.refit_phase}: while it is active, predictions "
+            f"by match_id read {version.phase.quotes}, and refits, fitted on "
+            f"{settings.refit_phase.quotes}, will not replace it automatically"
+        )
+    methods = methods_to_try(settings.demargin_method, choose=settings.refit_choose_method)
+    if version.method not in methods:
+        warnings.append(
+            f"version {version.id} de-margins odds with {version.method} while "
+            f"ODDSBOOST_DEMARGIN_METHOD is {settings.demargin_method}: while it is active, "
+            "refits will not replace it automatically"
+        )
+    return tuple(warnings)
+
+
+def list_activations(session: Session, window: PageWindow) -> Paged[ModelActivation]:
+    """Activations of model versions, newest first."""
+    return paginate(session, select(ModelActivation).order_by(ModelActivation.id.desc()), window)
 
 
 def get_version(session: Session, version_id: int) -> ModelVersion | None:
@@ -59,6 +151,16 @@ def get_version(session: Session, version_id: int) -> ModelVersion | None:
 def list_versions(session: Session, window: PageWindow) -> Paged[ModelVersion]:
     """Model versions, newest first."""
     return paginate(session, select(ModelVersion).order_by(ModelVersion.id.desc()), window)
+
+
+def newest_settled_kickoff(session: Session, *, before: dt.datetime) -> dt.datetime | None:
+    """Kickoff of the newest settled match before ``before`` (None: there is none)."""
+    return session.scalar(
+        select(Match.kickoff)
+        .where(Match.is_settled, Match.kickoff < before)
+        .order_by(Match.kickoff.desc())
+        .limit(1)
+    )
 
 
 # A quote row as :func:`app.domain.tables.tables_from_rows` reads it.

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Generic, TypeVar
@@ -22,7 +22,13 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.domain.ensemble import Ensemble
-from app.domain.prediction import MatchInfo, MatchPrediction, QuotedMatch, predict_matches
+from app.domain.prediction import (
+    MatchInfo,
+    MatchPrediction,
+    QuotedMatch,
+    StoredQuotes,
+    predict_matches,
+)
 from app.domain.vocabulary import Method, Phase
 from app.metrics import count_prediction
 from app.services.serving import ModelCache, stored_matches
@@ -53,8 +59,8 @@ class Refusal:
 
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class PredictionAnswer:
-    """One prediction, with the match it is for and the model version that made it (None
-    before the first fit).
+    """One prediction, with the match it is for, the model version that made it (None
+    before the first fit) and, for a stored match, which of its quotes it read.
 
     An answer is never changed once made: the same one is served again from the cache, and
     whoever writes it out may keep what it wrote beside it (it can be weakly referenced).
@@ -63,6 +69,7 @@ class PredictionAnswer:
     match: MatchInfo
     prediction: MatchPrediction
     model: Ensemble | None
+    quotes: StoredQuotes | None = None  # which stored quotes; None: the sender's
 
 
 Answer = PredictionAnswer | Refusal
@@ -76,19 +83,26 @@ DATABASE_DOWN = Refusal(
 
 
 class AnswerCache(Generic[ValueT]):
-    """Recent answers of one process, each kept for ``ttl`` seconds (least recently used
-    entries go first when full). Used from the event loop only, so it needs no lock."""
+    """Recent answers of one process, each kept for ``ttl`` seconds of ``clock`` (least
+    recently used entries go first when full). Used from the event loop only, so it needs no
+    lock."""
 
-    def __init__(self, ttl: float, max_entries: int = 10_000) -> None:
+    def __init__(
+        self,
+        ttl: float,
+        max_entries: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.ttl = ttl
         self.max_entries = max_entries
+        self._clock = clock
         self._entries: OrderedDict[Hashable, tuple[float, ValueT]] = OrderedDict()
 
     def get(self, key: Hashable) -> ValueT | None:
         entry = self._entries.get(key)
         if entry is None:
             return None
-        if entry[0] < time.monotonic():
+        if entry[0] < self._clock():
             del self._entries[key]
             return None
         self._entries.move_to_end(key)
@@ -97,7 +111,7 @@ class AnswerCache(Generic[ValueT]):
     def put(self, key: Hashable, value: ValueT) -> None:
         if self.ttl <= 0:
             return
-        self._entries[key] = (time.monotonic() + self.ttl, value)
+        self._entries[key] = (self._clock() + self.ttl, value)
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_entries:
             self._entries.popitem(last=False)
@@ -153,7 +167,7 @@ class PredictionService:
         pending: list[tuple[int, QuotedMatch]] = []
         for index, request in enumerate(requests):
             if results[index] is None:
-                match_or_refusal = _quoted_match(request, stored, snapshot.phase)
+                match_or_refusal = _quoted_match(request, stored)
                 if isinstance(match_or_refusal, Refusal):
                     results[index] = match_or_refusal
                 else:
@@ -219,7 +233,7 @@ class PredictionService:
 
 
 def _quoted_match(
-    request: PredictionRequest, stored: dict[int, QuotedMatch] | None, phase: Phase
+    request: PredictionRequest, stored: dict[int, QuotedMatch] | None
 ) -> QuotedMatch | Refusal:
     """The match to predict, or why there is none."""
     if not isinstance(request, int):
@@ -232,7 +246,7 @@ def _quoted_match(
     if not match.odds:
         return Refusal(
             Unanswerable.NO_USABLE_QUOTE,
-            f"match {request} has no usable quote: no {phase} quote captured before kickoff",
+            f"match {request} has no usable quote: no quote of any phase captured before kickoff",
         )
     return match
 
@@ -240,6 +254,6 @@ def _quoted_match(
 def _predict(matches: list[QuotedMatch], snapshot: _Snapshot) -> list[PredictionAnswer]:
     predictions = predict_matches([m.odds for m in matches], snapshot.ensemble, snapshot.method)
     return [
-        PredictionAnswer(match.info, prediction, snapshot.ensemble)
+        PredictionAnswer(match.info, prediction, snapshot.ensemble, match.stored)
         for match, prediction in zip(matches, predictions, strict=True)
     ]

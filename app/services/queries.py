@@ -54,10 +54,14 @@ class MatchDetail(MatchView):
 
 @dataclass(frozen=True, slots=True)
 class BookmakerSummary:
-    """A bookmaker and the number of quotes stored for it."""
+    """A bookmaker and the number of quotes stored for it, in all and in each phase."""
 
     bookmaker: Bookmaker
-    quotes: int
+    quotes_by_phase: dict[Phase, int]
+
+    @property
+    def quotes(self) -> int:
+        return sum(self.quotes_by_phase.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,19 +158,21 @@ def latest_quotes(session: Session, match_id: int) -> list[OddsQuote]:
     return latest_by_bookmaker_and_phase(quotes)
 
 
-def list_bookmakers(session: Session) -> list[BookmakerSummary]:
-    """Every bookmaker with the number of quotes stored for it."""
-    counts = (
-        select(OddsQuote.bookmaker_id, func.count().label("quotes"))
-        .group_by(OddsQuote.bookmaker_id)
-        .subquery()
-    )
+def list_bookmakers(session: Session, window: PageWindow) -> Paged[BookmakerSummary]:
+    """One page of bookmakers, by code, each with the number of quotes stored for it in each
+    phase."""
+    page = paginate(session, select(Bookmaker).order_by(Bookmaker.code), window)
+    counts: dict[int, dict[Phase, int]] = {
+        bookmaker.id: dict.fromkeys(Phase, 0) for bookmaker in page.items
+    }
     rows = session.execute(
-        select(Bookmaker, func.coalesce(counts.c.quotes, 0))
-        .outerjoin(counts, counts.c.bookmaker_id == Bookmaker.id)
-        .order_by(Bookmaker.code)
+        select(OddsQuote.bookmaker_id, OddsQuote.phase, func.count())
+        .where(OddsQuote.bookmaker_id.in_(counts))
+        .group_by(OddsQuote.bookmaker_id, OddsQuote.phase)
     ).all()
-    return [BookmakerSummary(bookmaker, int(count)) for bookmaker, count in rows]
+    for bookmaker_id, phase, count in rows:
+        counts[bookmaker_id][Phase(phase)] = int(count)
+    return page.map(lambda bookmaker: BookmakerSummary(bookmaker, counts[bookmaker.id]))
 
 
 def list_competitions(session: Session) -> list[CompetitionSummary]:

@@ -25,19 +25,23 @@ import app as package
 from app.db.engine import make_session_factory
 from app.db.orm import ModelVersion, RefitRun, utcnow
 from app.domain.ensemble import ALGORITHM
-from app.domain.fitting import FitError, FitOptions, fit_ensemble, methods_to_try
-from app.domain.validation import ActiveVersionComparison, compare_with_active, validation_report
+from app.domain.fitting import Fit, FitError, FitOptions, fit_ensemble, methods_to_try
+from app.domain.validation import compare_with_active, promotion_refusal, validation_report
 from app.domain.version_records import fit_report, pool_of
-from app.domain.vocabulary import RunStatus, RunTrigger
+from app.domain.vocabulary import ActivatedBy, RunStatus, RunTrigger
+from app.domain.wording import counted
 from app.services.locks import RefitLock, refit_lock
-from app.services.model_versions import activate, active_version, ensemble_of, load_tables
-from app.services.refit_runs import create_run, finish_run
+from app.services.model_versions import (
+    activate,
+    active_version,
+    ensemble_of,
+    load_tables,
+    newest_settled_kickoff,
+)
+from app.services.refit_runs import QUEUED_GRACE, create_run, finish_run
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
-
-# A queued run is claimed by its process within seconds; after this it never will be.
-QUEUED_GRACE = dt.timedelta(minutes=5)
 
 
 class RefitError(RuntimeError):
@@ -67,6 +71,7 @@ def run_refit(
 ) -> RefitOutcome:
     """Refit once. A failed fit does not raise: the run records it. Raises ``RefitError``
     only when ``run_id`` names a run that cannot be carried out (unknown or finished)."""
+    ends_now = until is None
     until = until or utcnow()
     factory = make_session_factory(engine, for_writes=True)
     if run_id is None:
@@ -82,7 +87,13 @@ def run_refit(
         _abandon_stale_runs(factory, run_id)
         try:
             outcome = _refit(
-                factory, settings, run_id=run_id, until=until, should_stop=should_stop, lock=lock
+                factory,
+                settings,
+                run_id=run_id,
+                until=until,
+                ends_now=ends_now,
+                should_stop=should_stop,
+                lock=lock,
             )
         except RefitCancelledError:
             message = "stopped by a shutdown before it finished; the active model is unchanged"
@@ -155,6 +166,7 @@ def _refit(
     *,
     run_id: int,
     until: dt.datetime,
+    ends_now: bool,
     should_stop: Callable[[], bool],
     lock: RefitLock,
 ) -> RefitOutcome:
@@ -167,6 +179,16 @@ def _refit(
     try:
         fit = fit_ensemble(matches, quotes, end=until.timestamp(), options=options)
     except FitError as error:
+        with factory() as session:
+            newest = newest_settled_kickoff(session, before=until)
+        if newest is not None and newest < start:
+            ending = "today" if ends_now else f"on {until:%Y-%m-%d}"
+            raise RefitError(
+                f"the newest settled match is {newest:%Y-%m-%d}, older than the "
+                f"{settings.refit_window_days}-day window ending {ending}; pass --until "
+                f"{newest + dt.timedelta(days=1):%Y-%m-%d} or widen ODDSBOOST_REFIT_WINDOW_DAYS "
+                '(through the API: POST /admin/refit with that "until")'
+            ) from None
         raise RefitError(
             f"{error} between {start:%Y-%m-%d} and {until:%Y-%m-%d}. Import more seasons "
             "(`oddsboost import football-data ...`), widen ODDSBOOST_REFIT_WINDOW_DAYS, or lower "
@@ -185,13 +207,14 @@ def _refit(
                 "again."
             )
         current = active_version(session)
-        rejected_reason = None
-        if current is not None:
-            comparison = compare_with_active(
-                ensemble_of(current), matches, quotes, validation, validation_proba
-            )
+        active = None if current is None else ensemble_of(current)
+        if current is not None and _refitted_alike(current, fit):
+            message = f"unchanged: identical to active version {current.id}"
+            _finish(session, run_id, RunStatus.SUCCEEDED, message, current.id)
+            return RefitOutcome(run_id, RunStatus.SUCCEEDED, message, current.id)
+        if active is not None:
+            comparison = compare_with_active(active, matches, quotes, validation, validation_proba)
             report = replace(report, active_version=comparison)
-            rejected_reason = _promotion_refusal(comparison, settings.promotion_tolerance)
         version = ModelVersion(
             created_at=utcnow(),
             algorithm=ALGORITHM,
@@ -202,34 +225,56 @@ def _refit(
             window_start=start,
             window_end=until,
             n_matches=len(training),
+            newest_kickoff=training.newest_kickoff,
             bookmakers=pool_of(fit.ensemble),
             rounds_grid=tuple(fit.choice.grid),
             validation=fit_report(report, fit, options),
-            rejected_reason=rejected_reason,
             project_version=package.__version__[:32],
             fit_seconds=fit_seconds,
         )
         session.add(version)
         session.flush()
-        if rejected_reason is None:
-            activate(session, version)
+        refusal = promotion_refusal(fit.ensemble, report, active, settings.promotion_tolerance)
+        if refusal is None:
+            activate(session, version, by=ActivatedBy.REFIT, run_id=run_id)
             status = RunStatus.SUCCEEDED
             message = (
-                f"version {version.id} is active: {fit.choice.rounds} rounds over "
-                f"{len(training)} matches, validation log loss "
+                f"version {version.id} is active: {counted(fit.choice.rounds, 'round')} "
+                f"over {counted(len(training), 'match')}, validation log loss "
                 f"{report.model.log_loss:.4f} (consensus {report.consensus.log_loss:.4f})"
             )
         else:
+            version.rejected_reason = (
+                f"{refusal}; activate it with `oddsboost models activate {version.id}` if that "
+                "is what you want"
+            )
             status, message = (
                 RunStatus.REJECTED,
-                f"version {version.id} rejected: {rejected_reason}",
+                f"version {version.id} rejected: {version.rejected_reason}",
             )
-        session.execute(
-            update(RefitRun)
-            .where(RefitRun.id == run_id)
-            .values(status=status, message=message, version_id=version.id, finished_at=utcnow())
-        )
+        _finish(session, run_id, status, message, version.id)
         return RefitOutcome(run_id, status, message, version.id)
+
+
+def _refitted_alike(current: ModelVersion, fit: Fit) -> bool:
+    """Whether the fit is the active version computed again: fitted on the same matches (as
+    many, up to the same newest one) into the same mix of the same pool."""
+    return (
+        current.n_matches == len(fit.training)
+        and current.newest_kickoff == fit.training.newest_kickoff
+        and ensemble_of(current).same_mix_as(fit.ensemble)
+    )
+
+
+def _finish(
+    session: Session, run_id: int, status: RunStatus, message: str, version_id: int
+) -> None:
+    """Close the run in the transaction that stored what it did."""
+    session.execute(
+        update(RefitRun)
+        .where(RefitRun.id == run_id)
+        .values(status=status, message=message, version_id=version_id, finished_at=utcnow())
+    )
 
 
 def fit_options(settings: Settings) -> FitOptions:
@@ -243,18 +288,6 @@ def fit_options(settings: Settings) -> FitOptions:
         min_matches=settings.refit_min_matches,
         half_life_days=settings.refit_half_life_days,
         calibrate=settings.refit_calibrate,
-    )
-
-
-def _promotion_refusal(comparison: ActiveVersionComparison, tolerance: float) -> str | None:
-    """Why the new fit may not replace the active version, if it may not."""
-    if comparison.excess <= tolerance:
-        return None
-    return (
-        f"validation log loss {comparison.model_log_loss:.4f} is worse than active "
-        f"version {comparison.id}'s {comparison.log_loss:.4f} on the same "
-        f"{comparison.rows} matches by {comparison.excess:.4f}, more than the tolerance "
-        f"{tolerance}"
     )
 
 

@@ -11,18 +11,33 @@ import os
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.orm import RefitRun, utcnow
 from app.domain.vocabulary import RunStatus, RunTrigger
+from app.services.busy import busy_as_service_error
+from app.services.locks import serialise_refit_requests
 from app.services.pagination import Paged, PageWindow, paginate
-from app.settings import Settings, settings_environment
+from app.settings import SECRET_VARIABLES, Settings, settings_environment
+
+# A queued run is claimed by its process within seconds; after this it never will be.
+QUEUED_GRACE = dt.timedelta(minutes=5)
 
 
 class RefitNotStartedError(RuntimeError):
     """The refit process could not be started; its run is recorded as failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedRefit:
+    """The run that answers a request to refit: a new one, or the one already under way."""
+
+    run_id: int
+    status: RunStatus  # queued or running
+    started: bool  # False: a run was already queued or running, and no other was started
 
 
 def create_run(
@@ -33,10 +48,16 @@ def create_run(
     status: RunStatus = RunStatus.QUEUED,
 ) -> int:
     with factory.begin() as session:
-        run = RefitRun(trigger=trigger, status=status, until=until, started_at=utcnow())
-        session.add(run)
-        session.flush()
-        return run.id
+        return _add_run(session, trigger=trigger, until=until, status=status)
+
+
+def _add_run(
+    session: Session, *, trigger: RunTrigger, until: dt.datetime, status: RunStatus
+) -> int:
+    run = RefitRun(trigger=trigger, status=status, until=until, started_at=utcnow())
+    session.add(run)
+    session.flush()
+    return run.id
 
 
 def finish_run(
@@ -54,11 +75,28 @@ def finish_run(
         )
 
 
+def run_under_way(session: Session, now: dt.datetime) -> RefitRun | None:
+    """The oldest run still running, or queued recently enough that its process may yet
+    claim it (see :data:`QUEUED_GRACE`)."""
+    return session.scalar(
+        select(RefitRun)
+        .where(
+            or_(
+                RefitRun.status == RunStatus.RUNNING,
+                (RefitRun.status == RunStatus.QUEUED) & (RefitRun.started_at >= now - QUEUED_GRACE),
+            )
+        )
+        .order_by(RefitRun.id)
+        .limit(1)
+    )
+
+
 def start_refit_process(settings: Settings, run_id: int, until: dt.datetime) -> None:
     """Run ``oddsboost refit --run-id`` in a new process with these settings; do not wait.
 
     The process outlives the request (and the worker), and the refit lock keeps it from
-    overlapping another refit. A thread reaps it when it exits.
+    overlapping another refit. A thread reaps it when it exits. It gets the database URL
+    with the settings, never the admin key: a refit has no use for it.
     """
     command = [
         sys.executable,
@@ -70,9 +108,10 @@ def start_refit_process(settings: Settings, run_id: int, until: dt.datetime) -> 
         "--until",
         until.isoformat(),
     ]
+    inherited = {name: value for name, value in os.environ.items() if name not in SECRET_VARIABLES}
     process = subprocess.Popen(  # noqa: S603 - a fixed command line, no shell
         command,
-        env={**os.environ, **settings_environment(settings)},
+        env={**inherited, **settings_environment(settings)},
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )
@@ -85,22 +124,29 @@ def queue_refit(
     *,
     trigger: RunTrigger,
     until: dt.datetime | None = None,
-) -> int:
-    """Record a queued run and start the process that carries it out; returns its id at
-    once. The run is committed before the process starts, so the process finds it.
+) -> QueuedRefit:
+    """Record a queued run and start the process that carries it out, at once; or, when a
+    run is already queued or running, answer with that run and start nothing (so requests
+    never pile up processes). A new run is committed before its process starts, so the
+    process finds it.
 
     Raises :class:`RefitNotStartedError` (the run then ends as failed) when no process
     could be started.
     """
     until = until or utcnow()
-    run_id = create_run(factory, trigger=trigger, until=until)
+    with busy_as_service_error(), factory.begin() as session:
+        serialise_refit_requests(session)
+        under_way = run_under_way(session, utcnow())
+        if under_way is not None:
+            return QueuedRefit(under_way.id, RunStatus(under_way.status), started=False)
+        run_id = _add_run(session, trigger=trigger, until=until, status=RunStatus.QUEUED)
     try:
         start_refit_process(settings, run_id, until)
     except OSError as error:
         message = f"could not start the refit process: {error}"
         finish_run(factory, run_id, RunStatus.FAILED, message)
         raise RefitNotStartedError(message) from None
-    return run_id
+    return QueuedRefit(run_id, RunStatus.QUEUED, started=True)
 
 
 def latest_runs(session: Session, window: PageWindow) -> Paged[RefitRun]:

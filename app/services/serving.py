@@ -8,13 +8,13 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection, Row, bindparam, func, select
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, RefitRun, Team
 from app.domain.ensemble import Ensemble
-from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
-from app.domain.tables import tables_from_rows
+from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds, StoredQuotes
+from app.domain.tables import MatchTable, QuoteTable, tables_from_rows
 from app.domain.training import select_latest_valid
 from app.domain.vocabulary import Phase, RunStatus
 from app.services.model_versions import QUOTE_COLUMNS, active_version_id, ensemble_of
@@ -92,6 +92,8 @@ class ModelCache:
 
 
 _HOME, _AWAY = aliased(Team), aliased(Team)
+# A match as _MATCHES_BY_ID reads it: the five columns of a MatchRow, then the teams' names.
+_MatchRow = Row[int, dt.datetime, str | None, str, str, str, str]
 # Built once: on the predict path, constructing these statements cost more than running them.
 _MATCHES_BY_ID = (
     select(
@@ -112,18 +114,21 @@ _MATCHES_BY_ID = (
 _QUOTES_OF_MATCHES = (
     select(*QUOTE_COLUMNS)
     .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
-    .where(
-        OddsQuote.match_id.in_(bindparam("ids", expanding=True)),
-        OddsQuote.phase == bindparam("phase"),
-    )
+    .where(OddsQuote.match_id.in_(bindparam("ids", expanding=True)))
 )
+_QUOTES_OF_MATCHES_IN_PHASE = _QUOTES_OF_MATCHES.where(OddsQuote.phase == bindparam("phase"))
 
 
 def stored_matches(
     connection: Connection | Session, match_ids: Sequence[int], *, phase: Phase
 ) -> dict[int, QuotedMatch]:
     """The given matches with, per bookmaker, the latest quote of ``phase`` valid before
-    kickoff (ordered by bookmaker code); ids that are not stored are left out."""
+    kickoff (ordered by bookmaker code); ids that are not stored are left out.
+
+    A match with no quote of ``phase`` valid before kickoff gets the latest quote of each
+    bookmaker valid before kickoff whatever its phase, read in a second query that only
+    such matches cost; its ``stored`` says so.
+    """
     wanted = sorted(set(match_ids))
     if not wanted:
         return {}
@@ -131,18 +136,61 @@ def stored_matches(
     if not rows:
         return {}
     quote_rows = connection.execute(
-        _QUOTES_OF_MATCHES, {"ids": [row[0] for row in rows], "phase": phase}
+        _QUOTES_OF_MATCHES_IN_PHASE, {"ids": [row[0] for row in rows], "phase": phase}
     ).all()
     matches, quotes = tables_from_rows([row[:5] for row in rows], quote_rows)
-    odds: dict[int, list[QuotedOdds]] = {row[0]: [] for row in rows}
+    chosen = _latest_by_match(matches, quotes, phase)
+    found = {
+        row[0]: QuotedMatch(_info(row), _odds(quotes, chosen[row[0]]), StoredQuotes(phase))
+        for row in rows
+        if row[0] in chosen
+    }
+    lacking = [row for row in rows if row[0] not in chosen]
+    if lacking:
+        found.update(_of_any_phase(connection, lacking, phase))
+    return found
+
+
+def _of_any_phase(
+    connection: Connection | Session, rows: Sequence[_MatchRow], phase: Phase
+) -> dict[int, QuotedMatch]:
+    """Matches with no quote of ``phase`` valid before kickoff, each with the latest quote
+    of each bookmaker valid before kickoff whatever its phase (none, if it has none)."""
+    quote_rows = connection.execute(_QUOTES_OF_MATCHES, {"ids": [row[0] for row in rows]}).all()
+    matches, quotes = tables_from_rows([row[:5] for row in rows], quote_rows)
+    chosen = _latest_by_match(matches, quotes, None)
+    found: dict[int, QuotedMatch] = {}
+    for row in rows:
+        positions = chosen.get(row[0], [])
+        stored = StoredQuotes(phase)  # with no quote at all, the prediction is refused
+        if positions:
+            # None of them is of ``phase``: with two phases, all are of the other one.
+            stored = StoredQuotes(Phase(quotes.phase[positions[0]]), fallback=True)
+        found[row[0]] = QuotedMatch(_info(row), _odds(quotes, positions), stored)
+    return found
+
+
+def _latest_by_match(
+    matches: MatchTable, quotes: QuoteTable, phase: Phase | None
+) -> dict[int, list[int]]:
+    """Per match id with any, the positions of its quotes to use (see
+    :func:`select_latest_valid`), in the order of their bookmakers' codes."""
+    chosen: dict[int, list[int]] = {}
     for index in sorted(
         select_latest_valid(matches, quotes, phase), key=lambda i: str(quotes.bookmaker[i])
     ):
+        chosen.setdefault(int(matches.ids[quotes.match[index]]), []).append(int(index))
+    return chosen
+
+
+def _odds(quotes: QuoteTable, positions: Sequence[int]) -> list[QuotedOdds]:
+    odds: list[QuotedOdds] = []
+    for index in positions:
         home_price, draw_price, away_price = (float(v) for v in quotes.prices[index])
-        odds[int(matches.ids[quotes.match[index]])].append(
-            QuotedOdds(str(quotes.bookmaker[index]), home_price, draw_price, away_price)
-        )
-    return {
-        row[0]: QuotedMatch(MatchInfo(row[0], row[3], row[5], row[6], row[1]), odds[row[0]])
-        for row in rows
-    }
+        odds.append(QuotedOdds(str(quotes.bookmaker[index]), home_price, draw_price, away_price))
+    return odds
+
+
+def _info(row: _MatchRow) -> MatchInfo:
+    """What an answer says about a match, from a row of ``_MATCHES_BY_ID``."""
+    return MatchInfo(row[0], row[3], row[5], row[6], row[1])

@@ -1,14 +1,37 @@
-"""Teams and their aliases (other sources' names for the same team)."""
+"""Teams and their aliases (other sources' names for the same team).
+
+Adding an alias under which a team is already stored merges that team into the other one.
+What a merge would change is worked out first (:class:`MergePreview`): the caller can look
+before doing it, and must confirm a merge of two teams that look like two, which in a season
+in which both played share no competition (Getafe in La Liga, Arsenal in the Premier
+League). A merge is recorded (``team_merges``) so that removing the alias undoes what it
+can: the team comes back under its name, with the matches that moved over and its own
+aliases. A match merged into one the other team already had cannot be split again: it
+keeps the quotes of both, and the undo says so.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from sqlalchemy import delete, func, or_, select, update
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, joinedload, selectinload
 
-from app.db.orm import Match, OddsQuote, Team, TeamAlias, utcnow
-from app.domain.records import check_team_name
+from app.db.orm import (
+    Competition,
+    Match,
+    OddsQuote,
+    Team,
+    TeamAlias,
+    TeamMerge,
+    TeamMergeMatch,
+    utcnow,
+)
+from app.domain.records import check_team_name, normalised
+from app.domain.vocabulary import MergeChange
 
 
 class TeamNotFoundError(LookupError):
@@ -20,21 +43,101 @@ class AliasConflictError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class CompetitionSeason:
+    """How many of a team's matches are in one competition and season."""
+
+    competition: str
+    season: str
+    matches: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeasonClash:
+    """A season in which both teams played and shared no competition."""
+
+    season: str
+    merged_team: list[str]  # competition codes
+    team: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class MergePreview:
+    """What merging the team stored as ``merged_team`` into ``team`` changes."""
+
+    merged_team: str
+    team: str
+    matches_moved: int  # matches that move over to the team
+    matches_merged: int  # matches the team already has (same competition, teams and date)
+    quotes_moved_with_matches: int  # the quotes of the matches that move over
+    quotes_moved: int  # quotes of a merged match that go to the team's match
+    quotes_dropped: int  # quotes of a merged match the team's match already has
+    competitions: list[CompetitionSeason]  # the merged team's matches
+    clashes: list[SeasonClash]
+
+    @property
+    def needs_confirmation(self) -> bool:
+        return bool(self.clashes)
+
+
+class MergeNeedsConfirmationError(AliasConflictError):
+    """The two teams look like two: the merge waits for the caller's confirmation."""
+
+    def __init__(self, preview: MergePreview) -> None:
+        self.preview = preview
+        seasons = "; ".join(
+            f"{clash.season}: {preview.merged_team!r} in {'/'.join(clash.merged_team)}, "
+            f"{preview.team!r} in {'/'.join(clash.team)}"
+            for clash in preview.clashes
+        )
+        super().__init__(
+            f"{preview.merged_team!r} and {preview.team!r} look like two teams: they played in "
+            f"different competitions in the same season ({seasons}); merging would move "
+            f"{preview.matches_moved} matches with {preview.quotes_moved_with_matches} quotes "
+            f"and merge {preview.matches_merged}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class AliasReport:
     alias: str
     team: str
-    created: bool  # False when the alias already pointed at this team
+    created: bool  # False when the alias already pointed at this team, or on a dry run
     merged_team: bool  # a team stored under the alias name was folded into the target
     matches_moved: int = 0
     matches_merged: int = 0
     quotes_moved: int = 0
+    preview: MergePreview | None = None  # what the merge changes (would change, on a dry run)
+    dry_run: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NotMovedBack:
+    """A match a merge had moved that its undo leaves where it is, and why."""
+
+    match_id: int | None  # None: the match is no longer stored
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnaliasReport:
+    """What removing an alias undid of the merge it had made, and what it could not."""
+
+    alias: str
+    team: str
+    restored_team: bool  # the merged team is back under its name
+    matches_moved_back: int = 0
+    not_moved_back: list[NotMovedBack] = field(default_factory=list)
+    # Matches the merged team's were merged into: they keep the quotes of both.
+    merged_matches: list[int] = field(default_factory=list)
+    aliases_moved_back: list[str] = field(default_factory=list)
 
 
 def list_teams(session: Session, *, search: str | None = None) -> list[Team]:
     statement = select(Team).options(selectinload(Team.aliases)).order_by(Team.name)
     if search:
         # The search text is literal: LIKE's wildcards in it are escaped.
-        literal = search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        literal = normalised(search).lower().replace("\\", "\\\\")
+        literal = literal.replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{literal}%"
         statement = statement.where(
             or_(
@@ -49,129 +152,346 @@ def list_teams(session: Session, *, search: str | None = None) -> list[Team]:
     return list(session.scalars(statement))
 
 
-def add_alias(session: Session, *, alias: str, team: str) -> AliasReport:
+def add_alias(
+    session: Session, *, alias: str, team: str, confirm: bool = False, dry_run: bool = False
+) -> AliasReport:
     """Make ``alias`` another name of ``team`` for every future ingest.
 
     If matches were already stored under a team called ``alias`` (imported from a source
     before the alias existed), that team is folded into ``team``: its matches move over, a
     match that now exists twice is merged (quotes kept from both, result and external id
-    filled where missing), and the duplicate team is removed.
+    filled where missing), and the duplicate team is removed. The report's ``preview`` says
+    what that changes. Two teams that look like two (:attr:`MergePreview.needs_confirmation`)
+    are merged only with ``confirm``; ``dry_run`` changes nothing and reports what would be.
     """
     alias, team = check_team_name(alias), check_team_name(team)
     if alias == team:
         raise AliasConflictError(f"{alias!r} is already the team's own name")
-    target = session.scalar(select(Team).where(Team.name == team))
-    if target is None:
-        via_alias = session.scalar(select(TeamAlias).where(TeamAlias.alias == team))
-        if via_alias is None:
-            raise TeamNotFoundError(f"no team named {team!r}")
-        target = via_alias.team
+    target = _team_named(session, team)
     existing = session.scalar(select(TeamAlias).where(TeamAlias.alias == alias))
     if existing is not None:
         if existing.team_id == target.id:
-            return AliasReport(alias, target.name, created=False, merged_team=False)
+            return AliasReport(
+                alias, target.name, created=False, merged_team=False, dry_run=dry_run
+            )
         raise AliasConflictError(
             f"{alias!r} is already an alias of {existing.team.name!r}; remove it first"
         )
-
     duplicate = session.scalar(select(Team).where(Team.name == alias))
     if duplicate is not None and duplicate.id == target.id:
         raise AliasConflictError(
             f"{team!r} is an alias of {alias!r}; {alias!r} cannot also be an alias of it"
         )
-    report = AliasReport(alias, target.name, created=True, merged_team=False)
-    if duplicate is not None:
-        report = _merge_team(session, duplicate, target, alias)
-        session.execute(
-            update(TeamAlias).where(TeamAlias.team_id == duplicate.id).values(team_id=target.id)
+    plan = None if duplicate is None else _plan_merge(session, duplicate, target)
+    preview = None if plan is None else plan.preview
+    if dry_run:
+        return AliasReport(
+            alias, target.name, created=False, merged_team=False, preview=preview, dry_run=True
         )
-        # The aliases now belong to the target; the delete must not cascade to them.
-        session.expire(duplicate, ["aliases"])
-        session.delete(duplicate)
-        session.flush()
-    session.add(TeamAlias(alias=alias, team_id=target.id))
+    if preview is not None and preview.needs_confirmation and not confirm:
+        raise MergeNeedsConfirmationError(preview)
+    added = TeamAlias(alias=alias, team_id=target.id)
+    session.add(added)
     session.flush()
-    return report
-
-
-def remove_alias(session: Session, alias: str) -> None:
-    found = session.scalar(select(TeamAlias).where(TeamAlias.alias == alias.strip()))
-    if found is None:
-        raise TeamNotFoundError(f"no alias {alias!r}")
-    session.delete(found)
-    session.flush()
-
-
-def _merge_team(session: Session, duplicate: Team, target: Team, alias: str) -> AliasReport:
-    moved = merged = quotes_moved = 0
-    now = utcnow()
-    matches = session.scalars(
-        select(Match)
-        .where(or_(Match.home_team_id == duplicate.id, Match.away_team_id == duplicate.id))
-        .order_by(Match.kickoff, Match.id)
-    ).all()
-    for match in matches:
-        home = target.id if match.home_team_id == duplicate.id else match.home_team_id
-        away = target.id if match.away_team_id == duplicate.id else match.away_team_id
-        if home == away:
-            raise AliasConflictError(
-                f"{alias!r} and {target.name!r} play each other in match {match.id}; "
-                "they cannot be the same team"
-            )
-        twin = session.scalar(
-            select(Match).where(
-                Match.competition_id == match.competition_id,
-                Match.home_team_id == home,
-                Match.away_team_id == away,
-                Match.kickoff_date == match.kickoff_date,
-            )
-        )
-        if twin is None:
-            match.home_team_id, match.away_team_id, match.updated_at = home, away, now
-            moved += 1
-            continue
-        quotes_moved += _move_quotes(session, source=match, target=twin)
-        if not twin.is_settled and match.is_settled:
-            twin.home_goals, twin.away_goals, twin.result = (
-                match.home_goals,
-                match.away_goals,
-                match.result,
-            )
-        if not twin.kickoff_time_known and match.kickoff_time_known:
-            twin.kickoff, twin.kickoff_time_known = match.kickoff, True
-        external_id = match.external_id
-        session.delete(match)
-        session.flush()
-        if twin.external_id is None and external_id is not None:
-            twin.external_id = external_id
-        twin.updated_at = now
-        merged += 1
-    session.flush()
+    if plan is None:
+        return AliasReport(alias, target.name, created=True, merged_team=False)
+    _merge(session, plan, added)
     return AliasReport(
         alias,
         target.name,
         created=True,
         merged_team=True,
-        matches_moved=moved,
-        matches_merged=merged,
-        quotes_moved=quotes_moved,
+        matches_moved=plan.preview.matches_moved,
+        matches_merged=plan.preview.matches_merged,
+        quotes_moved=plan.preview.quotes_moved,
+        preview=plan.preview,
     )
 
 
-def _move_quotes(session: Session, *, source: Match, target: Match) -> int:
-    """Move the quotes of ``source`` that ``target`` lacks; drop the ones it already has."""
+def _team_named(session: Session, name: str) -> Team:
+    """The team stored under ``name``, or under the name an alias ``name`` points at."""
+    found = session.scalar(select(Team).where(Team.name == name))
+    if found is not None:
+        return found
+    via_alias = session.scalar(select(TeamAlias).where(TeamAlias.alias == name))
+    if via_alias is None:
+        raise TeamNotFoundError(f"no team named {name!r}")
+    return via_alias.team
+
+
+def remove_alias(session: Session, alias: str) -> UnaliasReport:
+    """Remove an alias; if adding it merged a team, undo what can be undone (see the
+    module's docstring) and report what could not."""
+    found = session.scalar(select(TeamAlias).where(TeamAlias.alias == normalised(alias)))
+    if found is None:
+        raise TeamNotFoundError(f"no alias {alias!r}")
+    # Read afresh: a match deleted since has its id set to NULL by the database.
+    merge = session.scalar(
+        select(TeamMerge)
+        .where(TeamMerge.alias_id == found.id)
+        .options(selectinload(TeamMerge.matches))
+        .execution_options(populate_existing=True)
+    )
+    report = UnaliasReport(found.alias, found.team.name, restored_team=False)
+    if merge is not None:
+        report = _undo_merge(session, merge, found)
+        # Before the alias, whose deletion would cascade to the record in the database.
+        session.delete(merge)
+        session.flush()
+    session.delete(found)
+    session.flush()
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class _MatchStep:
+    """What a merge does to one of the merged team's matches."""
+
+    match: Match
+    home: int
+    away: int
+    change: MergeChange  # the side the merged team played on, or MERGED into ``twin``
+    twin: Match | None = None
+    movable_quotes: tuple[int, ...] = ()  # quote ids that go to the twin
+
+
+@dataclass(frozen=True, slots=True)
+class _MergePlan:
+    duplicate: Team
+    target: Team
+    steps: list[_MatchStep]
+    preview: MergePreview
+
+
+def _plan_merge(session: Session, duplicate: Team, target: Team) -> _MergePlan:
+    """Every change merging ``duplicate`` into ``target`` makes, and its preview; nothing
+    is changed yet."""
+    matches = session.scalars(
+        select(Match)
+        .where(or_(Match.home_team_id == duplicate.id, Match.away_team_id == duplicate.id))
+        .options(joinedload(Match.competition))
+        .order_by(Match.kickoff, Match.id)
+    ).all()
+    steps = [_step(session, match, duplicate, target) for match in matches]
+    moved = [step.match.id for step in steps if step.twin is None]
+    quotes_with_matches = session.scalar(
+        select(func.count()).select_from(OddsQuote).where(OddsQuote.match_id.in_(moved))
+    )
+    merged = [step for step in steps if step.twin is not None]
+    merged_quotes = session.scalar(
+        select(func.count())
+        .select_from(OddsQuote)
+        .where(OddsQuote.match_id.in_([step.match.id for step in merged]))
+    )
+    quotes_moved = sum(len(step.movable_quotes) for step in merged)
+    competitions = _competitions_by_season(matches)
+    preview = MergePreview(
+        merged_team=duplicate.name,
+        team=target.name,
+        matches_moved=len(moved),
+        matches_merged=len(merged),
+        quotes_moved_with_matches=quotes_with_matches or 0,
+        quotes_moved=quotes_moved,
+        quotes_dropped=(merged_quotes or 0) - quotes_moved,
+        competitions=[
+            CompetitionSeason(code, season, count)
+            for (season, code), count in sorted(competitions.items())
+        ],
+        clashes=_clashes(session, competitions, target),
+    )
+    return _MergePlan(duplicate, target, steps, preview)
+
+
+def _step(session: Session, match: Match, duplicate: Team, target: Team) -> _MatchStep:
+    home = target.id if match.home_team_id == duplicate.id else match.home_team_id
+    away = target.id if match.away_team_id == duplicate.id else match.away_team_id
+    if home == away:
+        raise AliasConflictError(
+            f"{duplicate.name!r} and {target.name!r} play each other in match {match.id}; "
+            "they cannot be the same team"
+        )
+    twin = session.scalar(
+        select(Match).where(
+            Match.competition_id == match.competition_id,
+            Match.home_team_id == home,
+            Match.away_team_id == away,
+            Match.kickoff_date == match.kickoff_date,
+        )
+    )
+    side = MergeChange.HOME if match.home_team_id == duplicate.id else MergeChange.AWAY
+    if twin is None:
+        return _MatchStep(match, home, away, side)
+    return _MatchStep(
+        match, home, away, MergeChange.MERGED, twin, _movable_quotes(session, match, twin)
+    )
+
+
+def _competitions_by_season(matches: Sequence[Match]) -> dict[tuple[str, str], int]:
+    """(season, competition code) -> number of the matches."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for match in matches:
+        counts[(match.season, match.competition.code)] += 1
+    return counts
+
+
+def _clashes(
+    session: Session, competitions: dict[tuple[str, str], int], target: Team
+) -> list[SeasonClash]:
+    """The seasons in which the merged team (its ``competitions``) and ``target`` both
+    played, with no competition in common."""
+    merged_team: dict[str, set[str]] = defaultdict(set)
+    for season, code in competitions:
+        merged_team[season].add(code)
+    team: dict[str, set[str]] = defaultdict(set)
+    rows = session.execute(
+        select(Match.season, Competition.code)
+        .join(Competition, Match.competition_id == Competition.id)
+        .where(
+            or_(Match.home_team_id == target.id, Match.away_team_id == target.id),
+            Match.season.in_(sorted(merged_team)),
+        )
+        .distinct()
+    )
+    for season, code in rows:
+        team[season].add(code)
+    return [
+        SeasonClash(season, sorted(codes), sorted(team[season]))
+        for season, codes in sorted(merged_team.items())
+        if team[season] and not codes & team[season]
+    ]
+
+
+def _merge(session: Session, plan: _MergePlan, alias: TeamAlias) -> None:
+    """Carry out a planned merge and record it under the alias that made it."""
+    now = utcnow()
+    record = TeamMerge(alias_id=alias.id, team_name=plan.duplicate.name, aliases=[])
+    for step in plan.steps:
+        if step.twin is None:
+            step.match.home_team_id, step.match.away_team_id = step.home, step.away
+            step.match.updated_at = now
+            record.matches.append(TeamMergeMatch(match_id=step.match.id, change=step.change))
+        else:
+            _fold_into(session, step.match, step.twin, step.movable_quotes, now)
+            record.matches.append(TeamMergeMatch(match_id=step.twin.id, change=step.change))
+    session.flush()
+    record.aliases = list(
+        session.scalars(
+            select(TeamAlias.alias)
+            .where(TeamAlias.team_id == plan.duplicate.id)
+            .order_by(TeamAlias.alias)
+        )
+    )
+    session.execute(
+        update(TeamAlias)
+        .where(TeamAlias.team_id == plan.duplicate.id)
+        .values(team_id=plan.target.id)
+    )
+    # The aliases now belong to the target; the delete must not cascade to them.
+    session.expire(plan.duplicate, ["aliases"])
+    session.delete(plan.duplicate)
+    session.add(record)
+    session.flush()
+
+
+def _fold_into(
+    session: Session, match: Match, twin: Match, movable_quotes: tuple[int, ...], now: dt.datetime
+) -> None:
+    """Merge one of the merged team's matches into the target's twin: the quotes the twin
+    lacks move over, the result and a known kickoff time fill what the twin lacks."""
+    if movable_quotes:
+        session.execute(
+            update(OddsQuote).where(OddsQuote.id.in_(movable_quotes)).values(match_id=twin.id)
+        )
+    session.execute(delete(OddsQuote).where(OddsQuote.match_id == match.id))
+    if not twin.is_settled and match.is_settled:
+        twin.home_goals, twin.away_goals, twin.result = (
+            match.home_goals,
+            match.away_goals,
+            match.result,
+        )
+    if not twin.kickoff_time_known and match.kickoff_time_known:
+        twin.kickoff, twin.kickoff_time_known = match.kickoff, True
+    external_id = match.external_id
+    session.delete(match)
+    session.flush()
+    if twin.external_id is None and external_id is not None:
+        twin.external_id = external_id
+    twin.updated_at = now
+
+
+def _movable_quotes(session: Session, source: Match, target: Match) -> tuple[int, ...]:
+    """The quotes of ``source`` that ``target`` lacks (the others are dropped)."""
     have = {
         (q.bookmaker_id, q.phase, q.captured_at)
         for q in session.scalars(select(OddsQuote).where(OddsQuote.match_id == target.id))
     }
-    movable = [
+    return tuple(
         q.id
-        for q in session.scalars(select(OddsQuote).where(OddsQuote.match_id == source.id))
-        if (q.bookmaker_id, q.phase, q.captured_at) not in have
-    ]
-    if movable:
-        session.execute(
-            update(OddsQuote).where(OddsQuote.id.in_(movable)).values(match_id=target.id)
+        for q in session.scalars(
+            select(OddsQuote).where(OddsQuote.match_id == source.id).order_by(OddsQuote.id)
         )
-    session.execute(delete(OddsQuote).where(OddsQuote.match_id == source.id))
-    return len(movable)
+        if (q.bookmaker_id, q.phase, q.captured_at) not in have
+    )
+
+
+def _undo_merge(session: Session, merge: TeamMerge, alias: TeamAlias) -> UnaliasReport:
+    """Restore the merged team, move back the matches that moved over and its aliases."""
+    if session.scalar(select(Team.id).where(Team.name == merge.team_name)) is not None:
+        raise AliasConflictError(
+            f"a team named {merge.team_name!r} is stored again; the merge cannot be undone"
+        )
+    team = alias.team
+    restored = Team(name=merge.team_name)
+    session.add(restored)
+    session.flush()
+    now = utcnow()
+    moved_back = 0
+    not_moved_back: list[NotMovedBack] = []
+    merged_matches: list[int] = []
+    for item in merge.matches:
+        if item.change == MergeChange.MERGED:
+            if item.match_id is not None:
+                merged_matches.append(item.match_id)
+            continue
+        refusal = _move_back(session, item, team, restored, now)
+        if refusal is None:
+            moved_back += 1
+        else:
+            not_moved_back.append(refusal)
+    aliases_back = list(
+        session.scalars(
+            select(TeamAlias.alias)
+            .where(TeamAlias.alias.in_(merge.aliases), TeamAlias.team_id == team.id)
+            .order_by(TeamAlias.alias)
+        )
+    )
+    session.execute(
+        update(TeamAlias).where(TeamAlias.alias.in_(aliases_back)).values(team_id=restored.id)
+    )
+    session.expire(team, ["aliases"])
+    return UnaliasReport(
+        alias.alias,
+        team.name,
+        restored_team=True,
+        matches_moved_back=moved_back,
+        not_moved_back=not_moved_back,
+        merged_matches=merged_matches,
+        aliases_moved_back=aliases_back,
+    )
+
+
+def _move_back(
+    session: Session, item: TeamMergeMatch, team: Team, restored: Team, now: dt.datetime
+) -> NotMovedBack | None:
+    """Give a moved match back to the restored team; why not, where it cannot."""
+    match = None if item.match_id is None else session.get(Match, item.match_id)
+    if match is None:
+        return NotMovedBack(
+            None, "no longer stored: deleted, or merged into another match, since the merge"
+        )
+    side = "home_team_id" if item.change == MergeChange.HOME else "away_team_id"
+    if getattr(match, side) != team.id:
+        return NotMovedBack(match.id, f"its {item.change} team is no longer {team.name!r}")
+    setattr(match, side, restored.id)
+    match.updated_at = now
+    return None

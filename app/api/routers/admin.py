@@ -4,19 +4,32 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Path, Query, Request, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response
+from pydantic import Field
 from starlette.datastructures import UploadFile
 
-from app.api.deps import JSON_BODY, WriteSessionDep, require_admin
+from app.api.deps import (
+    JSON_BODY,
+    SettingsDep,
+    WriteSessionDep,
+    check_item_count,
+    require_admin,
+)
 from app.api.errors import invalid
+from app.api.schemas.common import MAX_ID
 from app.api.schemas.ingest import (
+    MAX_ITEMS_PER_REQUEST,
     AliasIn,
     AliasOut,
     IngestResponse,
+    MergeConfirmationProblem,
     OddsUpload,
     ResultsUpload,
+    UnaliasOut,
 )
+from app.api.schemas.matches import DeletedMatchOut
 from app.api.schemas.problems import (
     ADMIN,
     INVALID,
@@ -27,7 +40,7 @@ from app.api.schemas.problems import (
 )
 from app.domain.fields import OptionalSeason
 from app.domain.odds_api import Event
-from app.services import ingest, teams
+from app.services import ingest, matches, teams
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
 
@@ -58,8 +71,11 @@ CSV_BODY: dict[str, Any] = {
 @router.post(
     "/odds", response_model=IngestResponse, dependencies=[JSON_BODY], responses=JSON_INGEST_ERRORS
 )
-def post_odds(upload: OddsUpload, session: WriteSessionDep) -> IngestResponse:
+def post_odds(
+    upload: OddsUpload, session: WriteSessionDep, settings: SettingsDep
+) -> IngestResponse:
     """Store quotes, creating missing competitions, teams, matches and bookmakers."""
+    check_item_count(len(upload.quotes), settings.admin_items_max, ["body", "quotes"])
     report = ingest.ingest_batch(session, upload.to_batch(), source="/admin/odds")
     return IngestResponse.model_validate(report)
 
@@ -70,8 +86,11 @@ def post_odds(upload: OddsUpload, session: WriteSessionDep) -> IngestResponse:
     dependencies=[JSON_BODY],
     responses=JSON_INGEST_ERRORS,
 )
-def post_results(upload: ResultsUpload, session: WriteSessionDep) -> IngestResponse:
+def post_results(
+    upload: ResultsUpload, session: WriteSessionDep, settings: SettingsDep
+) -> IngestResponse:
     """Settle matches: the result (1/X/2) follows from the goals. Unknown matches are skipped."""
+    check_item_count(len(upload.results), settings.admin_items_max, ["body", "results"])
     items = [result.to_item() for result in upload.results]
     report = ingest.settle_results(session, items, source="/admin/results")
     return IngestResponse.model_validate(report)
@@ -97,8 +116,8 @@ async def import_football_data(
     season: Annotated[
         OptionalSeason,
         Query(
-            description="Season of every match, up to 16 characters; blank or absent: the "
-            "August-July season most of the file's matches are in.",
+            description="Season of every match: 2018/19 (two consecutive years) or 2019 (a "
+            "calendar year); blank or absent: derived from the file's dates.",
             examples=["2018/19"],
         ),
     ] = None,
@@ -122,6 +141,7 @@ async def import_football_data(
 def import_the_odds_api(
     events: Annotated[
         list[Event],
+        Field(max_length=MAX_ITEMS_PER_REQUEST),
         Body(
             description="The JSON list returned by The Odds API v4 /odds with markets=h2h.",
             examples=[
@@ -155,9 +175,47 @@ def import_the_odds_api(
         ),
     ],
     session: WriteSessionDep,
+    settings: SettingsDep,
 ) -> IngestResponse:
     """Import a saved The Odds API response (h2h market; other markets are ignored)."""
+    check_item_count(len(events), settings.admin_items_max, ["body"])
     return IngestResponse.model_validate(ingest.import_odds_api(session, events))
+
+
+@router.delete(
+    "/matches/{match_id}",
+    response_model=DeletedMatchOut,
+    responses=problem_responses(
+        ADMIN,
+        {
+            404: "No match with that id.",
+            409: "A stored model version was trained on the match; not deleted.",
+            422: INVALID,
+        },
+    ),
+)
+def delete_match(
+    match_id: Annotated[int, Path(ge=1, le=MAX_ID, description="The match's id.", examples=[17])],
+    session: WriteSessionDep,
+    force: Annotated[
+        bool,
+        Query(
+            description="Delete it even if a stored model version was trained on it (its "
+            "kickoff is inside the version's data window).",
+            examples=[False],
+        ),
+    ] = False,
+) -> DeletedMatchOut:
+    """Delete a match and its quotes: a duplicate, or a match that was never played."""
+    try:
+        deleted = matches.delete_match(session, match_id, force=force)
+    except matches.MatchNotFoundError as error:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(error)) from None
+    except matches.MatchTrainedOnError as error:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"{error}; add ?force=true to delete it anyway"
+        ) from None
+    return DeletedMatchOut.model_validate(deleted)
 
 
 @router.post(
@@ -168,28 +226,46 @@ def import_the_odds_api(
         ADMIN,
         {
             404: "No such team.",
-            409: "The alias names the team itself, or is already an alias of another team.",
+            409: "The alias names the team itself, or is already an alias of another team; "
+            "or a merge of two teams that look like two, not done: the problem's `preview` "
+            'says what it would change; send "confirm": true.',
             413: TOO_LARGE,
             415: NOT_JSON,
             422: INVALID,
         },
+        extended={409: MergeConfirmationProblem},
     ),
 )
 def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
-    """Map another source's team name to a stored team (merging a duplicate team if one exists)."""
-    return AliasOut.model_validate(teams.add_alias(session, alias=alias.alias, team=alias.team))
+    """Map another source's team name to a stored team (merging a duplicate team if one
+    exists: the answer's ``preview`` says what moved; ``dry_run`` looks first)."""
+    report = teams.add_alias(
+        session, alias=alias.alias, team=alias.team, confirm=alias.confirm, dry_run=alias.dry_run
+    )
+    return AliasOut.model_validate(report)
 
 
+# A path parameter: a team's name may hold a "/" ("AC/DC United"), sent as is or as %2F.
 @router.delete(
-    "/teams/aliases/{alias}",
+    "/teams/aliases/{alias:path}",
     status_code=status.HTTP_204_NO_CONTENT,
-    responses=problem_responses(ADMIN, {404: "No such alias.", 422: INVALID}),
+    response_model=None,
+    responses={
+        200: {"model": UnaliasOut, "description": "The alias had merged a team: what was undone."},
+        204: {"description": "The alias is removed (it had merged no team)."},
+        **problem_responses(ADMIN, {404: "No such alias.", 422: INVALID}),
+    },
 )
 def delete_alias(
     alias: Annotated[str, Path(description="The alias to remove.", examples=["Manchester United"])],
     session: WriteSessionDep,
-) -> None:
-    teams.remove_alias(session, alias)
+) -> Response:
+    """Remove an alias. If adding it merged a team, the team is restored with the matches
+    that moved over; matches merged into the other team's keep the quotes of both."""
+    report = teams.remove_alias(session, alias)
+    if not report.restored_team:
+        return Response(status_code=status.HTTP_204_NO_CONTENT)
+    return JSONResponse(UnaliasOut.model_validate(report).model_dump(mode="json"))
 
 
 async def _uploaded_bytes(request: Request) -> bytes:

@@ -15,13 +15,11 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
 from app.api.answers import BatchResult, batch_json, prediction_json
-from app.api.deps import JSON_BODY, PredictionsDep, SettingsDep
-from app.api.errors import invalid
+from app.api.deps import JSON_BODY, PredictionsDep, SettingsDep, check_item_count
 from app.api.schemas.predict import PREDICT_BODY, BatchIn, BatchOut, PredictIn, PredictionOut
 from app.api.schemas.problems import (
     NOT_JSON,
     TOO_LARGE,
-    FieldError,
     Problem,
     field_errors,
     problem_responses,
@@ -90,17 +88,7 @@ async def predict_batch(
     batch: BatchIn, settings: SettingsDep, predictions: PredictionsDep
 ) -> Response:
     """Many predictions, answered in order; one item's error does not fail the others."""
-    if len(batch.items) > settings.predict_batch_max:
-        raise invalid(
-            [
-                FieldError(
-                    loc=["body", "items"],
-                    msg=f"at most {settings.predict_batch_max} items per batch, "
-                    f"got {len(batch.items)}",
-                    type="too_long",
-                )
-            ]
-        )
+    check_item_count(len(batch.items), settings.predict_batch_max, ["body", "items"], per="batch")
     if len(batch.items) > ON_LOOP_MAX:
         valid, results = await run_in_threadpool(_check_items, batch.items)
     else:

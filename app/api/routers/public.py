@@ -15,8 +15,8 @@ from app.api.schemas.matches import (
     MatchOut,
     TeamOut,
 )
-from app.api.schemas.problems import INVALID, problem_responses
-from app.domain.fields import UtcDateTime
+from app.api.schemas.problems import BUSY, INVALID, problem_responses
+from app.domain.fields import OptionalSeason, UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH, TEAM_NAME_MAX_LENGTH
 from app.domain.vocabulary import MatchStatus
 from app.services import queries, teams
@@ -25,7 +25,11 @@ from app.services.pagination import PageWindow
 router = APIRouter(tags=["matches"])
 
 
-@router.get("/matches", response_model=Page[MatchOut], responses=problem_responses({422: INVALID}))
+@router.get(
+    "/matches",
+    response_model=Page[MatchOut],
+    responses=problem_responses({422: INVALID, 503: BUSY}),
+)
 def list_matches(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
@@ -34,8 +38,12 @@ def list_matches(
         Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
     ] = None,
     season: Annotated[
-        str | None,
-        Query(max_length=16, description="A season, as stored.", examples=["2018/19"]),
+        OptionalSeason,
+        Query(
+            description="2018/19 (two consecutive years) or 2019 (a calendar year); blank: "
+            "any season.",
+            examples=["2018/19"],
+        ),
     ] = None,
     kickoff_from: Annotated[
         UtcDateTime | None,
@@ -81,7 +89,7 @@ def list_matches(
 @router.get(
     "/matches/{match_id}",
     response_model=MatchDetailOut,
-    responses=problem_responses({404: "No match with that id.", 422: INVALID}),
+    responses=problem_responses({404: "No match with that id.", 422: INVALID, 503: BUSY}),
 )
 def get_match(
     match_id: Annotated[int, Path(ge=1, le=MAX_ID, description="The match's id.", examples=[17])],
@@ -96,19 +104,22 @@ def get_match(
 
 @router.get(
     "/bookmakers",
-    response_model=list[BookmakerOut],
+    response_model=Page[BookmakerOut],
     tags=["reference"],
-    responses=problem_responses(),
+    responses=problem_responses({422: INVALID, 503: BUSY}),
 )
-def list_bookmakers(session: SessionDep) -> list[BookmakerOut]:
-    return [BookmakerOut.model_validate(b) for b in queries.list_bookmakers(session)]
+def list_bookmakers(
+    session: SessionDep, page: Annotated[PageWindow, Depends(page_window(100))]
+) -> Page[BookmakerOut]:
+    """Bookmakers by code with their numbers of quotes, paginated as ``/matches`` is."""
+    return Page[BookmakerOut].of(queries.list_bookmakers(session, page))
 
 
 @router.get(
     "/competitions",
     response_model=list[CompetitionOut],
     tags=["reference"],
-    responses=problem_responses(),
+    responses=problem_responses({503: BUSY}),
 )
 def list_competitions(session: SessionDep) -> list[CompetitionOut]:
     return [CompetitionOut.model_validate(c) for c in queries.list_competitions(session)]
@@ -118,7 +129,7 @@ def list_competitions(session: SessionDep) -> list[CompetitionOut]:
     "/teams",
     response_model=list[TeamOut],
     tags=["reference"],
-    responses=problem_responses({422: INVALID}),
+    responses=problem_responses({422: INVALID, 503: BUSY}),
 )
 def list_teams(
     session: SessionDep,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Response, status
 
 from app.api.deps import JSON_BODY, QueueRefitDep, SessionDep, page_window, require_admin
 from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.problems import ADMIN, INVALID, NOT_JSON, TOO_LARGE, problem_responses
 from app.api.schemas.refits import RefitAccepted, RefitIn, RefitRunOut
-from app.domain.vocabulary import RunStatus, RunTrigger
+from app.domain.vocabulary import RunTrigger
 from app.services import refit_runs
 from app.services.pagination import PageWindow
 
@@ -21,31 +21,43 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(requir
     "/refit",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=RefitAccepted,
+    response_model_exclude_none=True,
     dependencies=[JSON_BODY],
-    responses=problem_responses(
-        ADMIN,
-        {
-            413: TOO_LARGE,
-            415: NOT_JSON,
-            422: INVALID,
-            503: "Admin API disabled (ODDSBOOST_ADMIN_API_KEY is not set), or the refit "
-            "process could not be started.",
+    responses={
+        200: {
+            "description": "A refit was already queued or running: that run, and no new one.",
+            "model": RefitAccepted,
         },
-    ),
+        **problem_responses(
+            ADMIN,
+            {
+                413: TOO_LARGE,
+                415: NOT_JSON,
+                422: INVALID,
+                503: "Admin API disabled (ODDSBOOST_ADMIN_API_KEY is not set), or the refit "
+                "process could not be started. Or the database is busy with other writes: "
+                "nothing was written; Retry-After says when to send it again.",
+            },
+        ),
+    },
 )
 def post_refit(
-    queue_refit: QueueRefitDep, body: Annotated[RefitIn | None, Body()] = None
+    queue_refit: QueueRefitDep,
+    response: Response,
+    body: Annotated[RefitIn | None, Body()] = None,
 ) -> RefitAccepted:
-    """Start a refit in a separate process and answer at once with its run id.
+    """Start a refit in a separate process and answer at once with its run id (202).
 
-    Follow it at ``GET /admin/refits/{id}``. If another refit is running, this one ends as
-    ``skipped``.
+    While a refit is queued or running, answer with that run instead (200) and start none.
+    Follow it at ``GET /admin/refits/{id}``.
     """
     try:
-        run_id = queue_refit(trigger=RunTrigger.API, until=None if body is None else body.until)
+        queued = queue_refit(trigger=RunTrigger.API, until=None if body is None else body.until)
     except refit_runs.RefitNotStartedError as error:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(error)) from None
-    return RefitAccepted(run_id=run_id, status=RunStatus.QUEUED, detail=f"/admin/refits/{run_id}")
+    if not queued.started:
+        response.status_code = status.HTTP_200_OK
+    return RefitAccepted.of(queued)
 
 
 @router.get(

@@ -7,10 +7,13 @@ from typing import Annotated, Any, Generic, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from app.domain.fields import PRICE_RANGE
+from app.domain.records import MAX_ID
 from app.services.pagination import Paged
 
-# Largest id or offset accepted: the range of a 32-bit integer column.
-MAX_ID = 2**31 - 1
+# An answer lists at most this many errors (or skipped items), then says how many more.
+ERRORS_SHOWN = 100
+
+__all__ = ["ERRORS_SHOWN", "MAX_ID", "MatchId", "Page", "StrictModel", "price_field"]
 
 # A JSON integer only: "3", true or 3.0 are a client's mistake, not match 3 or match 1.
 MatchId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import (
+    AliasPath,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
@@ -13,12 +16,15 @@ from pydantic import (
     model_validator,
 )
 
-from app.api.schemas.common import MatchId, StrictModel, price_field
+from app.api.schemas.common import ERRORS_SHOWN, MatchId, StrictModel, price_field
+from app.api.schemas.problems import Problem
 from app.domain.fields import Code, ExternalId, OptionalSeason, Price, TeamName, UtcDateTime
 from app.domain.records import (
     IngestBatch,
     MatchRecord,
     QuoteRecord,
+    Skipped,
+    check_overround,
 )
 from app.domain.vocabulary import Phase
 from app.services.ingest import MatchIdentity, ResultItem
@@ -89,8 +95,8 @@ class MatchRef(StrictModel):
     season: Annotated[
         OptionalSeason,
         Field(
-            description="The season, up to 16 characters; absent or blank: the August-July "
-            "season of the kickoff.",
+            description="2018/19 (two consecutive years) or 2019 (a calendar year); absent or "
+            "blank: the August-July season of the kickoff.",
             examples=["2018/19"],
         ),
     ] = None
@@ -119,6 +125,7 @@ class MatchRef(StrictModel):
             away_team=self.away_team,
             kickoff=self.kickoff,
             external_id=self.external_id,
+            season=self.season,
         )
 
 
@@ -172,9 +179,16 @@ class OddsUpload(StrictModel):
     )
 
     def to_batch(self) -> IngestBatch:
+        """The quotes as a batch; a book no bookmaker would offer (its overround) is left
+        out and reported, its match kept."""
         batch = IngestBatch(rows_read=len(self.quotes))
         for index, quote in enumerate(self.quotes):
             batch.matches.append(quote.match.to_record(f"quotes[{index}]"))
+            try:
+                check_overround(quote.home, quote.draw, quote.away)
+            except ValueError as error:
+                batch.skipped.append(Skipped(f"quotes[{index}]", str(error), "home/draw/away"))
+                continue
             batch.quotes.append(
                 QuoteRecord(
                     match=index,
@@ -268,6 +282,10 @@ class SkippedOut(BaseModel):
     reason: str = Field(examples=["price 0 must be greater than 1.0 (decimal odds)"])
 
 
+def _first_shown(skipped: Sequence[object]) -> Sequence[object]:
+    return skipped[:ERRORS_SHOWN]
+
+
 class IngestResponse(BaseModel):
     """What an ingest changed. Sending the same payload again gives only "unchanged" counts."""
 
@@ -275,13 +293,24 @@ class IngestResponse(BaseModel):
 
     matches_created: int
     matches_updated: int
+    matches_rescheduled: int = Field(
+        description="Of the updated matches, those moved to another date: by their external "
+        "id, or as the one unplayed meeting of the same home and away team in the same "
+        "competition and season."
+    )
     matches_unchanged: int
     quotes_inserted: int
     quotes_updated: int
     quotes_unchanged: int
     results_set: int
     rows_read: int
-    skipped: list[SkippedOut]
+    skipped: Annotated[list[SkippedOut], BeforeValidator(_first_shown)] = Field(
+        description=f"The first {ERRORS_SHOWN} items skipped, in the order of the input, "
+        "each with its reason."
+    )
+    skipped_total: Annotated[int, BeforeValidator(len)] = Field(
+        validation_alias=AliasPath("skipped"), description="How many items were skipped in all."
+    )
 
 
 class AliasIn(StrictModel):
@@ -301,6 +330,71 @@ class AliasIn(StrictModel):
         TeamName,
         Field(description="The name of the stored team it stands for.", examples=["Man United"]),
     ]
+    confirm: Annotated[
+        bool,
+        Strict(),
+        Field(
+            description="Merge a team stored under the alias name even though the two look "
+            "like two teams (in a season both played, they share no competition).",
+            examples=[False],
+        ),
+    ] = False
+    dry_run: Annotated[
+        bool,
+        Strict(),
+        Field(
+            description="Change nothing; answer what adding the alias would do.",
+            examples=[True],
+        ),
+    ] = False
+
+
+class CompetitionSeasonOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    competition: str
+    season: str
+    matches: int
+
+
+class SeasonClashOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    season: str
+    merged_team: list[str] = Field(description="The merged team's competitions that season.")
+    team: list[str] = Field(description="The team's competitions that season.")
+
+
+class MergePreviewOut(BaseModel):
+    """What merging the team stored under the alias name into the team changes."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    merged_team: str
+    team: str
+    matches_moved: int = Field(description="Matches that move over to the team.")
+    matches_merged: int = Field(
+        description="Matches the team already has (same competition, teams and date): merged."
+    )
+    quotes_moved_with_matches: int
+    quotes_moved: int = Field(description="Quotes of merged matches that go to the team's.")
+    quotes_dropped: int = Field(description="Quotes of merged matches the team's already has.")
+    competitions: list[CompetitionSeasonOut] = Field(
+        description="The merged team's matches by competition and season."
+    )
+    clashes: list[SeasonClashOut] = Field(
+        description="Seasons in which both teams played and shared no competition."
+    )
+    needs_confirmation: bool = Field(description='There are clashes: send "confirm": true.')
+
+
+class MergeConfirmationProblem(Problem):
+    """409 to a merge of two teams that look like two: the problem, with what the merge
+    would change."""
+
+    preview: MergePreviewOut = Field(
+        description='What the merge would change; send "confirm": true to make it.'
+    )
 
 
 class AliasOut(BaseModel):
@@ -315,3 +409,34 @@ class AliasOut(BaseModel):
     matches_moved: int
     matches_merged: int
     quotes_moved: int
+    preview: MergePreviewOut | None = Field(
+        description="What the merge changed (would change, on a dry run); null when no team "
+        "is stored under the alias name."
+    )
+    dry_run: bool
+
+
+class NotMovedBackOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    match_id: int | None = Field(description="Null when the match is no longer stored.")
+    reason: str
+
+
+class UnaliasOut(BaseModel):
+    """What removing an alias undid of the merge it had made, and what it could not."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    alias: str
+    team: str
+    restored_team: bool = Field(description="The merged team is back under its own name.")
+    matches_moved_back: int
+    not_moved_back: list[NotMovedBackOut]
+    merged_matches: list[int] = Field(
+        description="Matches the merged team's were merged into when the alias was added: "
+        "they keep the quotes (and result) of both and cannot be split again."
+    )
+    aliases_moved_back: list[str] = Field(
+        description="The merged team's own aliases, which name it again."
+    )

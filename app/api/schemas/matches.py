@@ -134,4 +134,41 @@ class BookmakerOut(BaseModel):
 
     code: str = Field(validation_alias=AliasPath("bookmaker", "code"), examples=["PS"])
     name: str = Field(validation_alias=AliasPath("bookmaker", "name"), examples=["Pinnacle"])
-    quotes: int = Field(description="Number of stored quotes.")
+    quotes: int = Field(description="Number of stored quotes, in all phases.", examples=[1520])
+    quotes_by_phase: dict[Phase, int] = Field(
+        description="Number of stored quotes of each phase: pre-match and closing.",
+        examples=[{"pre": 760, "closing": 760}],
+    )
+
+
+class DeletedMatchOut(BaseModel):
+    """A match that was deleted, as it was, with the number of its quotes deleted."""
+
+    model_config = ConfigDict(
+        from_attributes=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 17,
+                    "competition": "E0",
+                    "season": "2018/19",
+                    "kickoff": "2018-08-10T19:00:00Z",
+                    "home_team": "Man United",
+                    "away_team": "Leicester",
+                    "quotes_deleted": 7,
+                    "model_versions": [],
+                }
+            ]
+        },
+    )
+
+    id: int
+    competition: str
+    season: str
+    kickoff: dt.datetime
+    home_team: str
+    away_team: str
+    quotes_deleted: int
+    model_versions: list[int] = Field(
+        description="Stored model versions trained on the match (deleted with ?force=true)."
+    )

@@ -11,8 +11,9 @@ from typing import Annotated
 
 from pydantic import AliasPath, BaseModel, ConfigDict, Field
 
-from app.domain.fields import AbsentWhenNone
-from app.domain.vocabulary import Method, Phase, VersionStatus
+from app.api.schemas.common import StrictModel
+from app.domain.fields import AbsentWhenNone, Reason
+from app.domain.vocabulary import ActivatedBy, Method, Phase, VersionStatus
 
 LogLoss = Annotated[float, Field(description="Mean log loss; lower is better.")]
 Brier = Annotated[
@@ -128,6 +129,7 @@ class ModelVersionOut(BaseModel):
                     "window_start": "2016-06-01T00:00:00Z",
                     "window_end": "2019-06-01T00:00:00Z",
                     "n_matches": 3198,
+                    "newest_kickoff": "2019-05-26T15:00:00Z",
                     "bookmakers": [
                         {"code": "B365", "weight": 1.87, "chosen": 9},
                         {"code": "PS", "weight": 0.0, "chosen": 0},
@@ -203,6 +205,10 @@ class ModelVersionOut(BaseModel):
     window_start: dt.datetime
     window_end: dt.datetime
     n_matches: int
+    newest_kickoff: dt.datetime | None = Field(
+        description="Kickoff of the newest match fitted on; null for versions fitted before "
+        "it was recorded."
+    )
     bookmakers: list[BookmakerWeightOut] = Field(description="The pool, in order.")
     rounds_grid: list[GridPointOut] = Field(
         description="The validation log loss of each number of rounds tried."
@@ -213,3 +219,67 @@ class ModelVersionOut(BaseModel):
     rejected_reason: str | None
     project_version: str
     fit_seconds: float
+
+
+class ActivationOut(RecordOut):
+    """One time a version became the active one."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 4,
+                    "version_id": 2,
+                    "previous_version_id": 3,
+                    "activated_at": "2026-11-22T08:15:00Z",
+                    "by": "api",
+                    "reason": "version 3 over-weights one bookmaker; back to version 2",
+                    "run_id": None,
+                }
+            ]
+        }
+    )
+
+    id: int
+    version_id: int = Field(description="The version that became active.")
+    previous_version_id: int | None = Field(description="The version active until then.")
+    activated_at: dt.datetime
+    by: ActivatedBy = Field(
+        validation_alias="activated_by",
+        description="'refit': promoted by a refit; 'api' or 'cli': activated by an operator.",
+    )
+    reason: str | None = Field(description="Why, as the operator said; null for a refit.")
+    run_id: int | None = Field(description="The refit run that promoted it, for a refit.")
+
+
+class ActivateIn(StrictModel):
+    """Why a version is activated by hand; the body may be left out."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"reason": "version 7 over-weights one bookmaker; back to version 6"}]
+        },
+    )
+
+    reason: Annotated[
+        Reason | None,
+        Field(
+            description="Why, in the operator's words, recorded with the activation: trimmed, "
+            "1-500 characters, no control or invisible characters; absent or null: none given.",
+            examples=["version 7 over-weights one bookmaker; back to version 6"],
+        ),
+    ] = None
+
+
+class ActivatedOut(RecordOut):
+    """What activating a version did."""
+
+    version: ModelVersionOut = Field(description="The version, now active.")
+    activation: ActivationOut | None = Field(
+        description="The activation recorded; null when the version was already active."
+    )
+    warnings: list[str] = Field(
+        description="How the version differs from what refits fit with the current settings "
+        "(phase, de-margining method), and what follows."
+    )

@@ -4,16 +4,23 @@ writes the answers in these shapes)."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, Strict, model_validator
 
 from app.api.openapi import setting_maximum
 from app.api.schemas.common import MatchId, StrictModel, price_field
 from app.api.schemas.problems import Problem
-from app.domain.fields import Code, TeamName, UtcDateTime
+from app.domain.fields import BookmakerReference, Code, TeamName, UtcDateTime
+from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
-from app.domain.records import PRICE_MAX, check_price
+from app.domain.records import (
+    OVERROUND_MAX,
+    OVERROUND_MIN,
+    PRICE_MAX,
+    check_overround,
+    check_price,
+)
 from app.domain.vocabulary import Basis, Method, Phase
 from app.services.prediction import PredictionRequest
 
@@ -26,6 +33,9 @@ StrictFloat = Annotated[float, Strict()]
 BATCH_ITEMS_CAP = 10_000
 
 
+# Every known bookmaker's spellings, to tell when a request names one bookmaker twice.
+KNOWN_SPELLINGS = bookmaker_spellings(BOOKMAKER_NAMES)
+
 ODDS_EXAMPLES: list[JsonValue] = [
     {"bookmaker": "B365", "home": 2.10, "draw": 3.40, "away": 3.60},
     {"bookmaker": "PS", "home": 2.15, "draw": 3.45, "away": 3.55},
@@ -33,15 +43,17 @@ ODDS_EXAMPLES: list[JsonValue] = [
 
 
 class OddsIn(StrictModel):
-    """One bookmaker's 1X2 prices."""
+    """One bookmaker's 1X2 prices: a book a bookmaker could offer, its overround (the sum of
+    1/price less 1) from -0.05 to +0.50."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": ODDS_EXAMPLES[:1]})
 
     bookmaker: Annotated[
-        Code,
+        BookmakerReference,
         Field(
-            description="The bookmaker's code (B365: Bet365, PS: Pinnacle); the model weighs "
-            "bookmakers by code, and each may appear once.",
+            description="The bookmaker's code (B365: Bet365, PS: Pinnacle) or its name as GET "
+            "/bookmakers lists it, in any letter case: B365, b365 and Bet365 are one "
+            "bookmaker. The model weighs bookmakers by code, and each may appear once.",
             examples=["B365"],
         ),
     ]
@@ -52,17 +64,23 @@ class OddsIn(StrictModel):
 
     @model_validator(mode="after")
     def _valid_prices(self) -> OddsIn:
+        home, draw, away = self.home, self.draw, self.away
         if (
-            1.0 < self.home <= PRICE_MAX
-            and 1.0 < self.draw <= PRICE_MAX
-            and 1.0 < self.away <= PRICE_MAX
+            1.0 < home <= PRICE_MAX
+            and 1.0 < draw <= PRICE_MAX
+            and 1.0 < away <= PRICE_MAX
+            and OVERROUND_MIN <= 1.0 / home + 1.0 / draw + 1.0 / away - 1.0 <= OVERROUND_MAX
         ):
-            return self  # the usual case, decided without a call per price (NaN fails it)
+            return self  # the usual case, decided without a call per check (NaN fails it)
         for name in ("home", "draw", "away"):
             try:
                 check_price(getattr(self, name))
             except ValueError as error:
                 raise ValueError(f"bookmaker {self.bookmaker!r}, {name}: {error}") from None
+        try:
+            check_overround(home, draw, away)
+        except ValueError as error:
+            raise ValueError(f"bookmaker {self.bookmaker!r}: {error}") from None
         return self
 
 
@@ -159,13 +177,26 @@ class PredictIn(StrictModel):
             return self
         if self.odds is None:
             raise ValueError("give 'match_id' or 'odds'")
-        codes = [odds.bookmaker for odds in self.odds]
-        if len(set(codes)) < len(codes):
-            repeated = sorted({code for code in codes if codes.count(code) > 1})
-            raise ValueError(f"bookmaker {repeated[0]!r} appears more than once in 'odds'")
+        names = [odds.bookmaker for odds in self.odds]
+        bookmakers = [KNOWN_SPELLINGS.get(n.casefold(), n.casefold()) for n in names]
+        if len(set(bookmakers)) < len(bookmakers):
+            _refuse_repeated_bookmaker(names, bookmakers)
         if self.home_team is not None and self.home_team == self.away_team:
             raise ValueError("home_team and away_team must differ")
         return self
+
+
+def _refuse_repeated_bookmaker(names: list[str], bookmakers: list[str]) -> NoReturn:
+    """Say which bookmaker of ``odds`` is named twice, and how (``bookmakers``: the one
+    each name means)."""
+    first: dict[str, str] = {}
+    for name, bookmaker in zip(names, bookmakers, strict=True):
+        earlier = first.get(bookmaker)
+        if earlier is not None:
+            also = "" if earlier == name else f" (also as {earlier!r})"
+            raise ValueError(f"bookmaker {name!r} appears more than once in 'odds'{also}")
+        first[bookmaker] = name
+    raise AssertionError("a bookmaker is repeated")  # pragma: no cover
 
 
 def _inlined_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -258,12 +289,28 @@ OUTSIDE_POOL_NOTE = (
 )
 
 
+class QuotesOut(BaseModel):
+    """Which of a stored match's quotes the prediction read."""
+
+    phase: Phase = Field(description="The phase of the quotes read.")
+    fallback: bool = Field(
+        description="false: the latest quote of each bookmaker in the model's phase captured "
+        "before kickoff. true: the match has no quote of the model's phase captured before "
+        "kickoff, so the latest quote of each bookmaker captured before kickoff, whatever its "
+        "phase."
+    )
+
+
 class PredictionOut(BaseModel):
     match: MatchSummary
     probabilities: OutcomeValues = Field(description="Sum to 1.")
     outcome: Literal["1", "X", "2"] = Field(description="The most probable outcome.")
     fair_odds: OutcomeValues = Field(description="1 / probability.")
     model: ModelRef | None = Field(description="The model version used; null before the first fit.")
+    quotes: QuotesOut | None = Field(
+        description="For a stored match (match_id), which of its quotes were read; null for "
+        "an inline match, whose odds are the ones sent."
+    )
     basis: Basis = Field(
         description="'model': the weighted ensemble; 'consensus': the plain mean of the quotes."
     )

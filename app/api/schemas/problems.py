@@ -15,6 +15,9 @@ from typing import Any, Self
 
 from pydantic import BaseModel, Field
 
+from app.api.schemas.common import ERRORS_SHOWN
+from app.domain.wording import counted
+
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 # Our problems mean no more than their status says: RFC 9457 gives them the type
 # "about:blank", with the status's name as the title.
@@ -87,11 +90,13 @@ class Problem(BaseModel):
 
     @classmethod
     def invalid(cls, errors: list[FieldError], instance: str) -> Self:
-        """422 for invalid fields; the detail names the first few."""
-        return cls.of(422, summary(errors), instance, errors)
+        """422 for invalid fields; the detail names the first few, ``errors`` lists the first
+        :data:`ERRORS_SHOWN` and then says how many more there were."""
+        return cls.of(422, summary(errors), instance, shown(errors))
 
 
 SUMMARY_ERRORS = 3
+TOO_MANY_ERRORS = "too_many_errors"
 
 
 def summary(errors: list[FieldError]) -> str:
@@ -99,6 +104,18 @@ def summary(errors: list[FieldError]) -> str:
     first = "; ".join(f"{error.where()}: {error.msg}" for error in errors[:SUMMARY_ERRORS])
     more = len(errors) - SUMMARY_ERRORS
     return f"{first} (and {more} more)" if more > 0 else first
+
+
+def shown(errors: list[FieldError]) -> list[FieldError]:
+    """The first :data:`ERRORS_SHOWN` errors and then, if there were more, one that says how
+    many more were left out (the answer to a long list of bad items stays short)."""
+    if len(errors) <= ERRORS_SHOWN:
+        return errors
+    more = counted(len(errors) - ERRORS_SHOWN, "more error")
+    return [
+        *errors[:ERRORS_SHOWN],
+        FieldError(loc=[], msg=f"{more} not shown", type=TOO_MANY_ERRORS),
+    ]
 
 
 def field_errors(errors: Iterable[Mapping[str, Any]]) -> list[FieldError]:
@@ -122,16 +139,27 @@ INVALID = "Invalid input: `errors` names each field that is wrong, and where."
 INTERNAL = "An unexpected failure; the error is logged."
 TOO_LARGE = "The request body is over the size limit, which the message states."
 NOT_JSON = "The body was sent with a Content-Type other than JSON."
+BUSY = (
+    "The database is busy with other writes (SQLite takes one writer at a time): nothing was "
+    "written; Retry-After says in how many seconds to send the same request again."
+)
 ADMIN: dict[int, str] = {
     401: "No X-API-Key header.",
     403: "Wrong X-API-Key.",
-    503: "Admin API disabled: ODDSBOOST_ADMIN_API_KEY is not set.",
+    503: "Admin API disabled: ODDSBOOST_ADMIN_API_KEY is not set. Or the database is busy "
+    "with other writes: nothing was written; Retry-After says when to send it again.",
 }
 
 
-def problem_responses(*reasons: Mapping[int, str]) -> dict[int | str, dict[str, Any]]:
+def problem_responses(
+    *reasons: Mapping[int, str], extended: Mapping[int, type[Problem]] | None = None
+) -> dict[int | str, dict[str, Any]]:
     """The ``responses`` of an operation: each status it may answer besides its success, with
-    the reason and the problem schema; 500 is on every operation."""
+    the reason and the problem schema; 500 is on every operation.
+
+    ``extended`` names the statuses whose problem may carry members of its own (a
+    :class:`Problem` subclass): their schema is either.
+    """
     merged: dict[int, str] = {}
     for reason in reasons:
         merged.update(reason)
@@ -139,7 +167,17 @@ def problem_responses(*reasons: Mapping[int, str]) -> dict[int | str, dict[str, 
     return {
         status: {
             "description": reason,
-            "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+            "content": {PROBLEM_MEDIA_TYPE: {"schema": _schema((extended or {}).get(status))}},
         }
         for status, reason in sorted(merged.items())
     }
+
+
+def _reference(model: type[Problem]) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+def _schema(extension: type[Problem] | None) -> dict[str, Any]:
+    if extension is None:
+        return _reference(Problem)
+    return {"anyOf": [_reference(Problem), _reference(extension)]}

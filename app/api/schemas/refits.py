@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.api.schemas.common import StrictModel
 from app.domain.fields import UtcDateTime
 from app.domain.vocabulary import RunStatus, RunTrigger
+from app.services.refit_runs import QueuedRefit
 
 
 class RefitIn(StrictModel):
@@ -21,9 +22,29 @@ class RefitIn(StrictModel):
 
 
 class RefitAccepted(BaseModel):
+    """The run that carries out a request to refit: a new one (202), or the one already
+    queued or running (200, with a message saying so)."""
+
     run_id: int = Field(examples=[7])
-    status: Literal[RunStatus.QUEUED]
+    status: Literal[RunStatus.QUEUED, RunStatus.RUNNING]
     detail: str = Field(examples=["/admin/refits/7"])
+    message: str | None = Field(
+        default=None,
+        description="Only when a run was already under way: no new one was started.",
+        examples=["refit run 7 is already running; no new run was started"],
+    )
+
+    @classmethod
+    def of(cls, queued: QueuedRefit) -> RefitAccepted:
+        run_id = queued.run_id
+        message = (
+            None
+            if queued.started
+            else f"refit run {run_id} is already {queued.status}; no new run was started"
+        )
+        return cls(
+            run_id=run_id, status=queued.status, detail=f"/admin/refits/{run_id}", message=message
+        )
 
 
 class RefitRunOut(BaseModel):

@@ -21,6 +21,7 @@ from app.domain.backtest_summary import (
     VariantSummary,
 )
 from app.domain.evaluation import PairedDifference
+from app.domain.wording import counted
 from app.services.backtest import Evaluation
 
 SIGNIFICANCE = 0.05
@@ -48,8 +49,8 @@ def _introduction(evaluation: Evaluation) -> list[str]:
         "# Walk-forward backtest",
         "",
         f"Source: {evaluation.source}. Test seasons {test_seasons}, each "
-        f"fitted on each competition's own {config.train_seasons} seasons before it (only "
-        "matches that kicked off before the test season's first match). The pool of "
+        f"fitted on each competition's own {counted(config.train_seasons, 'season')} before it "
+        "(only matches that kicked off before the test season's first match). The pool of "
         "bookmakers, the number of rounds and the best single bookmaker (the lowest training "
         "log loss among those that quoted almost all of the last training season) are all "
         "chosen on those training seasons; the consensus is the mean of every pool bookmaker "
@@ -58,7 +59,7 @@ def _introduction(evaluation: Evaluation) -> list[str]:
         f"Fitting: phase `{options.phase}`, method(s) "
         f"{', '.join(str(method) for method in options.methods)}, rounds grid "
         f"{list(options.rounds_grid)} chosen on the last {options.validation_fraction:.0%} of "
-        f"each training window, bookmakers with at least {options.min_quotes} quotes"
+        f"each training window, bookmakers with at least {counted(options.min_quotes, 'quote')}"
         + (
             f", time decay half-life {options.half_life_days} days"
             if options.half_life_days
@@ -75,8 +76,8 @@ def _overall(whole: OverallSummary) -> list[str]:
     return [
         "## Overall",
         "",
-        f"All test seasons together, {whole.rows} matches. Every forecast is scored on "
-        "exactly these rows: settled matches that every compared bookmaker quoted before "
+        f"All test seasons together, {counted(whole.rows, 'match')}. Every forecast is scored "
+        "on exactly these rows: settled matches that every compared bookmaker quoted before "
         "kickoff. The single bookmakers, the consensus and the base rates use the first "
         "method. Lower is better for log loss, Brier and RPS.",
         "",
@@ -140,7 +141,7 @@ def _rows_compared(seasons: Sequence[SeasonSummary]) -> list[str]:
     for season in seasons:
         reasons = "; ".join(f"{count} {reason}" for reason, count in season.dropped.items())
         lines.append(
-            f"* {season.season}: {season.rows} matches compared "
+            f"* {season.season}: {counted(season.rows, 'match')} compared "
             f"(bookmakers scored alone: {', '.join(season.compared)}); "
             f"left out: {reasons or 'none'}."
         )

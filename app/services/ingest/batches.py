@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from app.db.orm import utcnow
 from app.domain.football_data import parse_football_data
 from app.domain.odds_api import Event, parse_events
-from app.domain.records import IngestBatch
+from app.domain.records import IngestBatch, check_bookmaker_count
 from app.services.ingest.bulk import retry_on_conflict
 from app.services.ingest.matches import write_matches
 from app.services.ingest.quotes import write_quotes
@@ -21,7 +21,12 @@ def ingest_batch(
     session: Session, batch: IngestBatch, *, source: str, now: dt.datetime | None = None
 ) -> IngestReport:
     """Write a parsed batch (matches, their results, quotes); idempotent. What it wrote is
-    counted under ``source`` once the caller commits."""
+    counted under ``source`` once the caller commits.
+
+    Raises ``TooManyBookmakersError`` (nothing written) when the batch names more
+    bookmakers than one import takes.
+    """
+    check_bookmaker_count(quote.bookmaker for quote in batch.quotes)
     report = _write_batch(session, batch, now or utcnow())
     record_on_commit(session, report, source=source)
     return report

@@ -1,24 +1,40 @@
-"""Matches of a batch: merged within the batch, found among the stored ones (by external id
-or by competition, teams and kickoff date), then created or updated in bulk."""
+"""Matches of a batch: merged within the batch, found among the stored ones (by external id,
+by competition, teams and kickoff date, or as a fixture moved to a new date), then created
+or updated in bulk.
+
+A fixture is a competition, a season and an ordered pair of teams. In a league season each
+pair meets once at each home ground, so a record of a fixture on a date no stored match
+has is that fixture rescheduled: its stored match moves to the new date, quotes and all.
+Where a pair meets more than once in one competition and season (a cup's replay or second
+leg, a league of three or four rounds such as Scotland's), the fixture has two matches, in
+the database or in the batch, and nothing moves; nor does a match already played (settled),
+or one its source gave another external id.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import Match
-from app.domain.records import IngestBatch, MatchRecord, Skipped, season_of, settled_result
+from app.domain.records import IngestBatch, MatchRecord, Skipped, settled_result
 from app.services.ingest.bulk import MATCHES, Row, chunks
 from app.services.ingest.dimensions import ensure_competitions, resolve_teams
 from app.services.ingest.report import IngestReport
 
 # (competition id, home team id, away team id, kickoff date): a match's identity.
 MatchKey = tuple[int, int, int, dt.date]
+# (competition id, season, home team id, away team id): a fixture, played once in a league
+# season (see the module's docstring).
+FixtureKey = tuple[int, str, int, int]
+# Whatever a caller numbers what it names by: a record's key, a request's item index.
+T = TypeVar("T")
 
 
 class StoredMatch(NamedTuple):
@@ -39,6 +55,14 @@ class StoredMatch(NamedTuple):
     @property
     def teams(self) -> tuple[int, int, int]:
         return (self.competition_id, self.home_team_id, self.away_team_id)
+
+    @property
+    def fixture(self) -> FixtureKey:
+        return (self.competition_id, self.season, self.home_team_id, self.away_team_id)
+
+    @property
+    def is_settled(self) -> bool:
+        return settled_result(self.home_goals, self.away_goals) is not None
 
 
 MATCH_COLUMNS = (
@@ -105,6 +129,90 @@ def load_matches_by_external_id(
     return found
 
 
+def load_matches_by_fixture(
+    session: Session, fixtures: Iterable[FixtureKey]
+) -> dict[FixtureKey, list[StoredMatch]]:
+    """The stored matches of each fixture (one query per competition and season)."""
+    homes: dict[tuple[int, str], set[int]] = defaultdict(set)
+    for competition_id, season, home, _away in fixtures:
+        homes[(competition_id, season)].add(home)
+    found: dict[FixtureKey, list[StoredMatch]] = defaultdict(list)
+    for (competition_id, season), home_ids in homes.items():
+        for part in chunks(sorted(home_ids)):
+            rows = session.execute(
+                select(*MATCH_COLUMNS).where(
+                    Match.competition_id == competition_id,
+                    Match.season == season,
+                    Match.home_team_id.in_(part),
+                )
+            )
+            for row in rows:
+                match = StoredMatch(*row)
+                found[match.fixture].append(match)
+    return found
+
+
+def fixture_of(key: MatchKey, season: str) -> FixtureKey:
+    return (key[0], season, key[1], key[2])
+
+
+@dataclass(frozen=True, slots=True)
+class NamedMatch:
+    """How a record of a batch, or an item of a request, names a match."""
+
+    key: MatchKey
+    season: str
+    external_id: str | None
+
+    @property
+    def fixture(self) -> FixtureKey:
+        return fixture_of(self.key, self.season)
+
+
+def rescheduled_matches(
+    session: Session,
+    named: Mapping[T, NamedMatch],
+    by_key: Mapping[MatchKey, StoredMatch],
+    by_external_id: Mapping[str, StoredMatch],
+) -> dict[T, StoredMatch]:
+    """The stored match each of ``named`` moves to its date (see the module's docstring):
+    where it names no stored match by its key or its external id, its fixture's only stored
+    match, not yet played, not another event of the source and not named by another of
+    ``named``, which must not name the fixture on another date."""
+    dates_of: dict[FixtureKey, set[MatchKey]] = defaultdict(set)
+    for name in named.values():
+        dates_of[name.fixture].add(name.key)
+    taken = {by_key[n.key].id for n in named.values() if n.key in by_key} | {
+        by_external_id[n.external_id].id
+        for n in named.values()
+        if n.external_id is not None and n.external_id in by_external_id
+    }
+    unnamed = {
+        which: name
+        for which, name in named.items()
+        if name.key not in by_key
+        and name.external_id not in by_external_id
+        and len(dates_of[name.fixture]) == 1
+    }
+    candidates = load_matches_by_fixture(session, {name.fixture for name in unnamed.values()})
+    moves: dict[T, StoredMatch] = {}
+    for which, name in unnamed.items():
+        match = _fixture_to_move(candidates.get(name.fixture, ()), name.external_id)
+        if match is not None and match.id not in taken:
+            moves[which] = match
+    return moves
+
+
+def _fixture_to_move(
+    candidates: Sequence[StoredMatch], external_id: str | None
+) -> StoredMatch | None:
+    if len(candidates) != 1:
+        return None
+    (match,) = candidates
+    another_event = external_id is not None and match.external_id not in (None, external_id)
+    return None if match.is_settled or another_event else match
+
+
 def load_matches_by_id(session: Session, ids: Sequence[int]) -> dict[int, StoredMatch]:
     return {
         row.id: StoredMatch(*row)
@@ -126,10 +234,21 @@ def write_matches(
         session, (n for m in batch.matches for n in (m.home_team, m.away_team)), create=True
     )
     incoming, record_keys = _distinct_matches(batch.matches, competition_ids, team_ids, report)
+    by_key = load_matches_by_key(session, date_ranges(incoming))
+    by_external_id = load_matches_by_external_id(
+        session, sorted({r.external_id for r in incoming.values() if r.external_id})
+    )
     stored = _Stored(
-        by_key=load_matches_by_key(session, date_ranges(incoming)),
-        by_external_id=load_matches_by_external_id(
-            session, sorted({r.external_id for r in incoming.values() if r.external_id})
+        by_key=by_key,
+        by_external_id=by_external_id,
+        rescheduled=rescheduled_matches(
+            session,
+            {
+                key: NamedMatch(key, record.season_or_derived, record.external_id)
+                for key, record in incoming.items()
+            },
+            by_key,
+            by_external_id,
         ),
     )
     writes = _MatchWrites()
@@ -206,10 +325,11 @@ def _merge_into(first: MatchRecord, later: MatchRecord) -> None:
 
 @dataclass(frozen=True)
 class _Stored:
-    """The stored matches a batch may name."""
+    """The stored matches a batch may name, and those it moves to a new date."""
 
     by_key: dict[MatchKey, StoredMatch]
     by_external_id: dict[str, StoredMatch]
+    rescheduled: dict[MatchKey, StoredMatch]
 
 
 @dataclass
@@ -261,6 +381,7 @@ def _plan(
         report.matches_unchanged += 1
         return
     report.matches_updated += 1
+    report.matches_rescheduled += moved
     if (updated.home_goals, updated.away_goals) != (match.home_goals, match.away_goals):
         report.results_set += 1
     writes.updates.append(_update_row(updated, now))
@@ -295,7 +416,7 @@ def _stored_match(
         match = stored.by_external_id.get(record.external_id)
         if match is not None:
             return match
-    match = stored.by_key.get(key)
+    match = stored.by_key.get(key) or stored.rescheduled.get(key)
     if (
         match is not None
         and record.external_id is not None
@@ -321,7 +442,7 @@ def _new_match_row(key: MatchKey, record: MatchRecord, now: dt.datetime) -> Row:
         "kickoff_date": key[3],
         "kickoff": record.kickoff,
         "kickoff_time_known": record.kickoff_time_known,
-        "season": record.season or season_of(record.kickoff_date),
+        "season": record.season_or_derived,
         "home_goals": record.home_goals if settled else None,
         "away_goals": record.away_goals if settled else None,
         "result": record.result,

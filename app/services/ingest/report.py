@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.db.engine import on_commit
 from app.domain.records import Skipped
+from app.domain.wording import counted
 from app.metrics import INGESTED
 
 log = logging.getLogger(__name__)
@@ -17,6 +18,7 @@ log = logging.getLogger(__name__)
 COUNTS = (
     "matches_created",
     "matches_updated",
+    "matches_rescheduled",
     "matches_unchanged",
     "quotes_inserted",
     "quotes_updated",
@@ -28,10 +30,12 @@ COUNTS = (
 
 @dataclass
 class IngestReport:
-    """What one batch changed. Each match counts once as created, updated or unchanged."""
+    """What one batch changed. Each match counts once as created, updated or unchanged;
+    ``matches_rescheduled`` counts the updated ones that moved to another date."""
 
     matches_created: int = 0
     matches_updated: int = 0
+    matches_rescheduled: int = 0
     matches_unchanged: int = 0
     quotes_inserted: int = 0
     quotes_updated: int = 0
@@ -47,7 +51,14 @@ class IngestReport:
 
 
 # The counts of rows written (not of rows left unchanged), as metrics.
-WRITTEN = ("matches_created", "matches_updated", "quotes_inserted", "quotes_updated", "results_set")
+WRITTEN = (
+    "matches_created",
+    "matches_updated",
+    "matches_rescheduled",
+    "quotes_inserted",
+    "quotes_updated",
+    "results_set",
+)
 
 
 def record_on_commit(session: Session, report: IngestReport, *, source: str) -> None:
@@ -65,15 +76,16 @@ def record(report: IngestReport, *, source: str) -> None:
     for kind in WRITTEN:
         INGESTED.labels(kind).inc(getattr(report, kind))
     log.info(
-        "ingest from %s: %d matches created, %d updated, %d unchanged; %d quotes inserted, "
-        "%d updated, %d unchanged; %d results set; %d skipped",
+        "ingest from %s: %s created, %d updated (%d rescheduled), %d unchanged; %s inserted, "
+        "%d updated, %d unchanged; %s set; %d skipped",
         source,
-        report.matches_created,
+        counted(report.matches_created, "match"),
         report.matches_updated,
+        report.matches_rescheduled,
         report.matches_unchanged,
-        report.quotes_inserted,
+        counted(report.quotes_inserted, "quote"),
         report.quotes_updated,
         report.quotes_unchanged,
-        report.results_set,
+        counted(report.results_set, "result"),
         len(report.skipped),
     )

@@ -1,4 +1,8 @@
-"""Results of stored matches, named by id or by competition, teams and kickoff date."""
+"""Results of stored matches, named by id or by competition, teams and kickoff date.
+
+A result that names its match on another date than the stored one moves the match there
+(it was rescheduled), by the rule of a fixture in :mod:`app.services.ingest.matches`.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +14,18 @@ from sqlalchemy import bindparam, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import Competition, utcnow
-from app.domain.records import Skipped, result_of
+from app.domain.records import Skipped, result_of, season_of
 from app.services.ingest.bulk import MATCHES, Row, ids_by
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.matches import (
     MatchKey,
+    NamedMatch,
+    StoredMatch,
     date_ranges,
     load_matches_by_external_id,
     load_matches_by_id,
     load_matches_by_key,
+    rescheduled_matches,
 )
 from app.services.ingest.report import IngestReport, record_on_commit
 
@@ -32,6 +39,11 @@ class MatchIdentity:
     away_team: str
     kickoff: dt.datetime
     external_id: str | None = None
+    season: str | None = None  # derived from the kickoff when None
+
+    @property
+    def season_or_derived(self) -> str:
+        return self.season or season_of(self.kickoff.astimezone(dt.UTC).date())
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +52,27 @@ class ResultItem:
     away_goals: int
     match_id: int | None = None
     match: MatchIdentity | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """The stored match a result item names, and the kickoff it moves the match to."""
+
+    index: int
+    match_id: int
+    item: ResultItem
+    moved_to: dt.datetime | None = None
+
+
+UPDATED_FIELDS = (
+    "home_goals",
+    "away_goals",
+    "result",
+    "kickoff",
+    "kickoff_date",
+    "kickoff_time_known",
+    "updated_at",
+)
 
 
 def settle_results(
@@ -54,62 +87,119 @@ def settle_results(
     now = now or utcnow()
     report = IngestReport(rows_read=len(items))
     named = [(index, item.match) for index, item in enumerate(items) if item.match is not None]
-    ids_of_named = _find_named_matches(session, named, report)
-    targets: list[tuple[int, int, ResultItem]] = []  # (item index, match id, item)
+    found = _find_named_matches(session, named, report)
+    targets: list[_Target] = []
     for index, item in enumerate(items):
-        match_id = item.match_id if item.match_id is not None else ids_of_named.get(index)
-        if match_id is not None:
-            targets.append((index, match_id, item))
+        if item.match_id is not None:
+            targets.append(_Target(index, item.match_id, item))
+        elif index in found:
+            match_id, moved_to = found[index]
+            targets.append(_Target(index, match_id, item, moved_to))
 
-    stored = load_matches_by_id(session, sorted({t[1] for t in targets}))
+    stored = load_matches_by_id(session, sorted({t.match_id for t in targets}))
     updates: dict[int, Row] = {}
-    for index, match_id, item in targets:
-        row = stored.get(match_id)
-        where = f"results[{index}]"
-        if row is None:
-            report.skipped.append(Skipped(where, f"no match with id {match_id}", "match_id"))
+    for target in targets:
+        match = stored.get(target.match_id)
+        row = _settled_row(target, match, report, now)
+        if match is None or row is None:
             continue
-        if row.kickoff > now:
-            report.skipped.append(
-                Skipped(
-                    where, f"match {match_id} kicks off in the future ({row.kickoff.isoformat()})"
-                )
-            )
-            continue
-        goals = (item.home_goals, item.away_goals)
-        if goals == (row.home_goals, row.away_goals) and match_id not in updates:
-            report.matches_unchanged += 1
-            continue
-        if match_id not in updates:
+        if target.match_id not in updates:
             report.matches_updated += 1
-            report.results_set += 1
-        updates[match_id] = {
-            "b_id": match_id,
-            "home_goals": goals[0],
-            "away_goals": goals[1],
-            "result": result_of(*goals),
-            "updated_at": now,
-        }
+            report.results_set += (row["home_goals"], row["away_goals"]) != (
+                match.home_goals,
+                match.away_goals,
+            )
+            report.matches_rescheduled += row["kickoff_date"] != match.kickoff_date
+        updates[target.match_id] = row
     if updates:
         statement = (
             update(MATCHES)
             .where(MATCHES.c.id == bindparam("b_id"))
-            .values(
-                home_goals=bindparam("home_goals"),
-                away_goals=bindparam("away_goals"),
-                result=bindparam("result"),
-                updated_at=bindparam("updated_at"),
-            )
+            .values({name: bindparam(name) for name in UPDATED_FIELDS})
         )
         session.execute(statement, list(updates.values()))
     record_on_commit(session, report, source=source)
     return report
 
 
+def _settled_row(
+    target: _Target, match: StoredMatch | None, report: IngestReport, now: dt.datetime
+) -> Row | None:
+    """The update a result item makes to its match; None where it is skipped or changes
+    nothing (counted)."""
+    where = f"results[{target.index}]"
+    if match is None:
+        report.skipped.append(Skipped(where, f"no match with id {target.match_id}", "match_id"))
+        return None
+    kickoff = target.moved_to or match.kickoff
+    if kickoff > now:
+        report.skipped.append(
+            Skipped(
+                where, f"match {target.match_id} kicks off in the future ({kickoff.isoformat()})"
+            )
+        )
+        return None
+    goals = (target.item.home_goals, target.item.away_goals)
+    if goals == (match.home_goals, match.away_goals) and kickoff == match.kickoff:
+        report.matches_unchanged += 1
+        return None
+    moved = target.moved_to is not None
+    return {
+        "b_id": target.match_id,
+        "home_goals": goals[0],
+        "away_goals": goals[1],
+        "result": result_of(*goals),
+        "kickoff": kickoff,
+        "kickoff_date": kickoff.date(),
+        "kickoff_time_known": True if moved else match.kickoff_time_known,
+        "updated_at": now,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _Named:
+    """What the stored matches say of the items that name their match."""
+
+    keys: dict[int, MatchKey]
+    by_key: dict[MatchKey, StoredMatch]
+    by_external_id: dict[str, StoredMatch]
+    rescheduled: dict[int, StoredMatch]
+
+
 def _find_named_matches(
     session: Session, named: list[tuple[int, MatchIdentity]], report: IngestReport
-) -> dict[int, int]:
-    """Stored match id of each result item that names its match instead of giving its id."""
+) -> dict[int, tuple[int, dt.datetime | None]]:
+    """Stored match id of each result item that names its match instead of giving its id,
+    and the kickoff it moves the match to when it names another date."""
+    keys = _keys_of(session, named, report)
+    by_key = load_matches_by_key(session, date_ranges(keys.values()))
+    external_ids = sorted({i.external_id for _, i in named if i.external_id})
+    by_external_id = load_matches_by_external_id(session, external_ids)
+    stored = _Named(
+        keys, by_key, by_external_id, _rescheduled(session, named, keys, by_key, by_external_id)
+    )
+    found: dict[int, tuple[int, dt.datetime | None]] = {}
+    for index, identity in named:
+        where = f"results[{index}].match"
+        match = _named_match(index, identity, stored)
+        if match is None:
+            if index in keys or identity.external_id:
+                report.skipped.append(
+                    Skipped(where, "no stored match with these teams on that date")
+                )
+            continue
+        moved_to = _moved_to(index, identity, match, stored)
+        if moved_to is not None and _date_taken(index, match, stored, report):
+            continue
+        found[index] = (match.id, moved_to)
+    return found
+
+
+def _keys_of(
+    session: Session, named: list[tuple[int, MatchIdentity]], report: IngestReport
+) -> dict[int, MatchKey]:
+    """The key of each identity whose competition and teams are stored; the others are
+    reported unless their external id may still name a match."""
     team_ids = resolve_teams(
         session,
         (name for _, identity in named for name in (identity.home_team, identity.away_team)),
@@ -118,14 +208,11 @@ def _find_named_matches(
     codes = {identity.competition for _, identity in named}
     competition_ids = ids_by(session, Competition.code, Competition.id, sorted(codes))
     keys: dict[int, MatchKey] = {}
-    external_ids: dict[int, str] = {}
     for index, identity in named:
-        if identity.external_id:
-            external_ids[index] = identity.external_id
         competition_id = competition_ids.get(identity.competition)
         unknown = [n for n in (identity.home_team, identity.away_team) if n not in team_ids]
         if competition_id is None or unknown:
-            if index not in external_ids:
+            if not identity.external_id:
                 what = (
                     f"unknown competition {identity.competition!r}"
                     if competition_id is None
@@ -139,19 +226,66 @@ def _find_named_matches(
             team_ids[identity.away_team],
             identity.kickoff.astimezone(dt.UTC).date(),
         )
-    by_key = load_matches_by_key(session, date_ranges(keys.values()))
-    by_external = load_matches_by_external_id(session, sorted(set(external_ids.values())))
-    found: dict[int, int] = {}
-    for index, _identity in named:
-        row = None
-        if index in external_ids:
-            row = by_external.get(external_ids[index])
-        if row is None and index in keys:
-            row = by_key.get(keys[index])
-        if row is not None:
-            found[index] = row.id
-        elif index in keys or index in external_ids:
-            report.skipped.append(
-                Skipped(f"results[{index}].match", "no stored match with these teams on that date")
+    return keys
+
+
+def _rescheduled(
+    session: Session,
+    named: list[tuple[int, MatchIdentity]],
+    keys: dict[int, MatchKey],
+    by_key: dict[MatchKey, StoredMatch],
+    by_external_id: dict[str, StoredMatch],
+) -> dict[int, StoredMatch]:
+    """The stored match an item names on a new date (the rule of
+    :func:`app.services.ingest.matches.rescheduled_matches`)."""
+    identities = dict(named)
+    return rescheduled_matches(
+        session,
+        {
+            index: NamedMatch(
+                key, identities[index].season_or_derived, identities[index].external_id
             )
-    return found
+            for index, key in keys.items()
+        },
+        by_key,
+        by_external_id,
+    )
+
+
+def _named_match(index: int, identity: MatchIdentity, stored: _Named) -> StoredMatch | None:
+    """The stored match an identity names: by its external id, its key, or its fixture."""
+    if identity.external_id and identity.external_id in stored.by_external_id:
+        return stored.by_external_id[identity.external_id]
+    key = stored.keys.get(index)
+    if key is None:
+        return None
+    return stored.by_key.get(key) or stored.rescheduled.get(index)
+
+
+def _moved_to(
+    index: int, identity: MatchIdentity, match: StoredMatch, stored: _Named
+) -> dt.datetime | None:
+    """The kickoff an item moves its match to: the one it names, when it names the match's
+    teams on another date; None when the match stays where it is."""
+    key = stored.keys.get(index)
+    if key is None or key[:3] != match.teams or key[3] == match.kickoff_date:
+        return None
+    return identity.kickoff.astimezone(dt.UTC)
+
+
+def _date_taken(index: int, match: StoredMatch, stored: _Named, report: IngestReport) -> bool:
+    """Another stored match of the same teams has the date an item moves its match to
+    (reported)."""
+    key = stored.keys[index]
+    occupant = stored.by_key.get(key)
+    if occupant is None or occupant.id == match.id:
+        return False
+    report.skipped.append(
+        Skipped(
+            f"results[{index}].match",
+            f"match {match.id} cannot move to {key[3].isoformat()}: another stored match has "
+            "that date",
+            "kickoff",
+        )
+    )
+    return True

@@ -1,0 +1,56 @@
+"""``oddsboost matches delete``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from app.cli.common import console, load_settings, open_database, output
+
+matches_cli = typer.Typer(help="Stored matches: corrections.", no_args_is_help=True)
+
+
+@matches_cli.command("delete")
+def delete_match(
+    match_id: Annotated[int, typer.Argument(metavar="ID", min=1, help="The match's id.")],
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Delete it even if a stored model version was trained on it (its kickoff is "
+            "inside the version's data window).",
+        ),
+    ] = False,
+) -> None:
+    """Delete a match and its quotes: a duplicate, or a match that was never played."""
+    from app.db.engine import session_scope
+    from app.domain.records import MAX_ID
+    from app.services import matches
+
+    if match_id > MAX_ID:
+        console.print(f"[red]ID: {match_id} is not an id: ids go up to {MAX_ID}[/red]")
+        raise typer.Exit(2)
+    settings = load_settings()
+    engine, factory = open_database(settings, writes=True)
+    try:
+        with session_scope(factory) as session:
+            deleted = matches.delete_match(session, match_id, force=force)
+    except matches.MatchNotFoundError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(1) from None
+    except matches.MatchTrainedOnError as error:
+        console.print(f"[red]{error}; pass --force to delete it anyway[/red]", soft_wrap=True)
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
+    output.print(
+        f"deleted match {deleted.id} ({deleted.competition} {deleted.season}, "
+        f"{deleted.home_team} v {deleted.away_team}, {deleted.kickoff:%Y-%m-%d}) and its "
+        f"{deleted.quotes_deleted} quotes",
+        soft_wrap=True,
+        markup=False,
+    )
+    if deleted.model_versions:
+        versions = ", ".join(str(v) for v in deleted.model_versions)
+        output.print(f"model versions trained on it: {versions}", soft_wrap=True)

@@ -1,0 +1,145 @@
+"""``oddsboost models list``, ``models activate`` and ``models activations``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+import typer
+
+from app.cli.common import console, load_settings, open_database, output
+
+models_cli = typer.Typer(
+    help="Model versions: list them, activate one (roll back or forward), see the activations.",
+    no_args_is_help=True,
+)
+
+Limit = Annotated[int, typer.Option(min=1, max=500, help="How many, newest first.")]
+
+
+def _when(moment: dt.datetime | None) -> str:
+    return "" if moment is None else f"{moment:%Y-%m-%d %H:%M}"
+
+
+@models_cli.command("list")
+def list_command(limit: Limit = 20) -> None:
+    """Model versions, newest first: status, how each was fitted and its validation log loss."""
+    from rich.table import Table
+
+    from app.db.engine import session_scope
+    from app.services import model_versions
+    from app.services.pagination import PageWindow
+
+    settings = load_settings()
+    engine, factory = open_database(settings, writes=False)
+    try:
+        with session_scope(factory) as session:
+            page = model_versions.list_versions(session, PageWindow(limit, 0))
+    finally:
+        engine.dispose()
+    if not page.items:
+        output.print("no model version yet: run `oddsboost refit`")
+        return
+    table = Table(title=f"model versions ({len(page.items)} of {page.total})")
+    for column in ("id", "status", "phase", "method", "rounds", "matches", "window end"):
+        table.add_column(column)
+    table.add_column("log loss", justify="right")
+    table.add_column("consensus", justify="right")
+    table.add_column("activated")
+    for version in page.items:
+        table.add_row(
+            str(version.id),
+            str(version.status),
+            str(version.phase),
+            str(version.method),
+            str(version.rounds),
+            str(version.n_matches),
+            f"{version.window_end:%Y-%m-%d}",
+            f"{version.validation.model.log_loss:.4f}",
+            f"{version.validation.consensus.log_loss:.4f}",
+            _when(version.activated_at),
+        )
+    output.print(table)
+
+
+@models_cli.command("activate")
+def activate_command(
+    version_id: Annotated[
+        int, typer.Argument(metavar="N", min=1, help="The version to make active.")
+    ],
+    reason: Annotated[
+        str | None, typer.Option(help="Why, recorded with the activation (up to 500 characters).")
+    ] = None,
+) -> None:
+    """Make version N the active one (roll back or forward), whatever its status.
+
+    Every API worker serves it within ODDSBOOST_MODEL_REFRESH_SECONDS.
+    """
+    from app.db.engine import session_scope
+    from app.domain.records import check_reason
+    from app.domain.vocabulary import ActivatedBy
+    from app.services import model_versions
+
+    if reason is not None:
+        try:
+            reason = check_reason(reason)
+        except ValueError as error:
+            console.print(f"[red]--reason: {error}[/red]")
+            raise typer.Exit(2) from None
+    settings = load_settings()
+    engine, factory = open_database(settings, writes=True)
+    try:
+        with session_scope(factory) as session:
+            done = model_versions.activate_version(
+                session, version_id, by=ActivatedBy.CLI, reason=reason, settings=settings
+            )
+    except model_versions.VersionNotFoundError as error:
+        console.print(f"[red]{error}: `oddsboost models list` shows the versions[/red]")
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
+    for warning in done.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}", soft_wrap=True)
+    if done.activation is None:
+        output.print(f"version {version_id} is already the active version")
+    elif done.activation.previous_version_id is None:
+        output.print(f"version {version_id} is active")
+    else:
+        output.print(
+            f"version {version_id} is active, in place of version "
+            f"{done.activation.previous_version_id}"
+        )
+
+
+@models_cli.command("activations")
+def activations_command(limit: Limit = 20) -> None:
+    """Every time a version became the active one, newest first: when, by whom and why."""
+    from rich.table import Table
+
+    from app.db.engine import session_scope
+    from app.services import model_versions
+    from app.services.pagination import PageWindow
+
+    settings = load_settings()
+    engine, factory = open_database(settings, writes=False)
+    try:
+        with session_scope(factory) as session:
+            page = model_versions.list_activations(session, PageWindow(limit, 0))
+    finally:
+        engine.dispose()
+    if not page.items:
+        output.print("no version has been activated yet")
+        return
+    table = Table(title=f"activations ({len(page.items)} of {page.total})")
+    for column in ("activated", "version", "previous", "by", "run", "reason"):
+        table.add_column(column, overflow="fold")
+    for activation in page.items:
+        table.add_row(
+            _when(activation.activated_at),
+            str(activation.version_id),
+            "" if activation.previous_version_id is None else str(activation.previous_version_id),
+            str(activation.activated_by),
+            "" if activation.run_id is None else str(activation.run_id),
+            activation.reason or "",
+        )
+    output.print(table)

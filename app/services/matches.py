@@ -1,0 +1,120 @@
+"""Correcting stored matches: deleting one, with its quotes.
+
+A match some stored model version was trained on (its kickoff lies in the version's data
+window) is kept unless the caller insists: deleting it would leave that version's figures
+describing data that no longer exists.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session, joinedload
+
+from app.db.engine import on_commit
+from app.db.orm import Match, ModelVersion, OddsQuote
+
+log = logging.getLogger(__name__)
+
+
+class MatchNotFoundError(LookupError):
+    pass
+
+
+class MatchTrainedOnError(ValueError):
+    """The match lies in the data window of stored model versions (``versions``)."""
+
+    def __init__(self, match_id: int, versions: list[ModelVersion]) -> None:
+        self.versions = [version.id for version in versions]
+        windows = ", ".join(
+            f"{version.id} ({version.window_start:%Y-%m-%d} to {version.window_end:%Y-%m-%d})"
+            for version in versions
+        )
+        what = "model version" if len(versions) == 1 else "model versions"
+        super().__init__(
+            f"match {match_id} is inside the data window of {what} {windows}, "
+            "trained on it: deleting it would leave the version describing data that is gone"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedMatch:
+    """What a deletion removed: the match as it was, the number of its quotes, and the
+    model versions trained on it (only when the deletion was forced)."""
+
+    id: int
+    competition: str
+    season: str
+    kickoff: dt.datetime
+    home_team: str
+    away_team: str
+    quotes_deleted: int
+    model_versions: list[int]
+
+
+def versions_trained_on(session: Session, kickoff: dt.datetime) -> list[ModelVersion]:
+    """The stored model versions whose data window holds a kickoff, oldest first."""
+    return list(
+        session.scalars(
+            select(ModelVersion)
+            .where(ModelVersion.window_start <= kickoff, ModelVersion.window_end > kickoff)
+            .order_by(ModelVersion.id)
+        )
+    )
+
+
+def delete_match(session: Session, match_id: int, *, force: bool = False) -> DeletedMatch:
+    """Delete a match and its quotes, in the caller's transaction.
+
+    Raises :class:`MatchNotFoundError` for an unknown id, and :class:`MatchTrainedOnError`
+    for a match a stored model version was trained on, unless ``force``.
+    """
+    match = session.scalar(
+        select(Match)
+        .where(Match.id == match_id)
+        .options(
+            joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
+        )
+    )
+    if match is None:
+        raise MatchNotFoundError(f"no match with id {match_id}")
+    versions = versions_trained_on(session, match.kickoff)
+    if versions and not force:
+        raise MatchTrainedOnError(match_id, versions)
+    quotes = session.scalar(
+        select(func.count()).select_from(OddsQuote).where(OddsQuote.match_id == match_id)
+    )
+    deleted = DeletedMatch(
+        id=match.id,
+        competition=match.competition.code,
+        season=match.season,
+        kickoff=match.kickoff,
+        home_team=match.home_team.name,
+        away_team=match.away_team.name,
+        quotes_deleted=quotes or 0,
+        model_versions=[version.id for version in versions],
+    )
+    session.execute(delete(OddsQuote).where(OddsQuote.match_id == match_id))
+    session.delete(match)
+    session.flush()
+    on_commit(session, lambda: _log_deletion(deleted))
+    return deleted
+
+
+def _log_deletion(deleted: DeletedMatch) -> None:
+    log.info(
+        "deleted match %d (%s %s, %s v %s, %s) with %d quotes%s",
+        deleted.id,
+        deleted.competition,
+        deleted.season,
+        deleted.home_team,
+        deleted.away_team,
+        f"{deleted.kickoff:%Y-%m-%d}",
+        deleted.quotes_deleted,
+        f"; forced: model versions {deleted.model_versions} were trained on it"
+        if deleted.model_versions
+        else "",
+    )
