@@ -275,6 +275,11 @@ AGREEMENT: list[tuple[type[BaseModel], dict[str, Any], bool]] = [
     # The largest price, in a book a bookmaker could offer (its overround within bounds).
     (predict.OddsIn, {"bookmaker": "B365", "home": 1000.0, "draw": 1.5, "away": 2.9}, True),
     (predict.OddsIn, {"bookmaker": "B365", "home": 1.0, "draw": 3.4, "away": 3.6}, False),
+    # A bookmaker is named by code or name, trimmed before its length is checked.
+    (predict.OddsIn, {"bookmaker": "   ", "home": 2.1, "draw": 3.4, "away": 3.6}, False),
+    (predict.OddsIn, {"bookmaker": PADDED, "home": 2.1, "draw": 3.4, "away": 3.6}, True),
+    (predict.OddsIn, {"bookmaker": "b" * 101, "home": 2.1, "draw": 3.4, "away": 3.6}, False),
+    (predict.OddsIn, {"bookmaker": "Bet\x7f365", "home": 2.1, "draw": 3.4, "away": 3.6}, False),
     (predict.OddsIn, {"bookmaker": "B365", "home": 1000.5, "draw": 3.4, "away": 3.6}, False),
     (predict.PredictIn, {"match_id": 17}, True),
     (predict.PredictIn, {"match_id": 17, "home_team": None, "odds": None}, True),

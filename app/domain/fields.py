@@ -101,18 +101,35 @@ Code = Annotated[
 ]
 """A competition or bookmaker code sent as JSON: ``JSON_CODE_PATTERN``, 1-64 characters."""
 
+# The spaces pydantic's strip_whitespace takes off (Unicode's White_Space), and the control
+# characters a bookmaker reference refuses, as classes of a regular expression.
+_TRIMMED = r"\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_REFERENCE_CONTROL = r"\x00-\x1f\x7f"
+
+
+def _reference_schema(schema: dict[str, JsonValue]) -> None:
+    """State a bookmaker reference's rules in one pattern, as they apply: its length and
+    its characters are checked once the spaces around it are trimmed."""
+    schema.pop("minLength", None)
+    schema.pop("maxLength", None)
+    edge = f"[^{_REFERENCE_CONTROL}{_TRIMMED}]"
+    inner = f"[^{_REFERENCE_CONTROL}]{{0,{BOOKMAKER_NAME_MAX_LENGTH - 2}}}"
+    schema["pattern"] = f"^[{_TRIMMED}]*{edge}(?:{inner}{edge})?[{_TRIMMED}]*$"
+
+
 BookmakerReference = Annotated[
     str,
     StringConstraints(
         strip_whitespace=True,
         min_length=1,
         max_length=BOOKMAKER_NAME_MAX_LENGTH,
-        pattern=r"^[^\x00-\x1f\x7f]+$",
+        pattern=f"^[^{_REFERENCE_CONTROL}]+$",
     ),
     Field(
         description="A bookmaker's code or its name as GET /bookmakers lists it, in any "
         "letter case: B365, b365 and Bet365 are one bookmaker.",
         examples=["B365"],
+        json_schema_extra=_reference_schema,
     ),
 ]
 """A bookmaker a prediction request names: its code or display name, checked as text (the
