@@ -33,6 +33,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from app.api.middleware import error_body
+from app.api.schemas.problems import PROBLEM_MEDIA_TYPE
 from app.settings import get_settings
 
 log = logging.getLogger("oddsboost.connections")
@@ -84,6 +85,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._header_bytes = 0  # bytes read of the current request's headers
         self._header_size = 0  # its request line and headers, as parsed
         self._closed_here = False
+        self.url = b""  # the request target, as parsed so far
 
     # --- the connection -----------------------------------------------------------------
 
@@ -199,6 +201,10 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         seconds = self.limits.body_seconds
         self._close_with(408, f"request body not complete within {seconds:g} s", answer=answer)
 
+    def _target(self) -> str:
+        """The path of the request refused, as far as it arrived (the problem's instance)."""
+        return self.url.partition(b"?")[0].decode("latin-1")
+
     def _no_answer_under_way(self) -> bool:
         """No response is being written on this connection (to an earlier request)."""
         return self.cycle is None or self.cycle.response_complete
@@ -207,13 +213,13 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         """Answer ``status`` with ``detail`` if ``answer``, then close the connection."""
         log.warning("%d %s: closed the connection from %s", status, detail, self._client())
         if answer and not self.transport.is_closing():
-            body = error_body(detail)
+            body = error_body(status, detail, self._target())
             head = [STATUS_LINE[status]]
             for name, value in self.server_state.default_headers:
                 head.append(name + b": " + value + b"\r\n")
             head.append(
-                b"content-type: application/json\r\ncontent-length: %d\r\n"
-                b"connection: close\r\n\r\n" % len(body)
+                b"content-type: %s\r\ncontent-length: %d\r\n"
+                b"connection: close\r\n\r\n" % (PROBLEM_MEDIA_TYPE.encode(), len(body))
             )
             self.transport.write(b"".join(head) + body)
         self._close(linger=True)

@@ -19,6 +19,7 @@ from app.api.middleware import (
     NulCharacterMiddleware,
     RequestMiddleware,
 )
+from app.api.openapi import DocumentedAPI, install_docs
 from app.api.routers import admin, models, ops, predict, public, refits
 from app.logs import secrets_of
 from app.services.serving import ModelCache
@@ -34,6 +35,11 @@ learns how much to trust each bookmaker, and serves ensemble probabilities.
 
 Admin endpoints need the `X-API-Key` header (the value of `ODDSBOOST_ADMIN_API_KEY`).
 Timestamps are ISO 8601; one without an offset is taken as UTC.
+
+Every error is answered as RFC 9457 problem details (`application/problem+json`): `type`,
+`title`, `status`, `detail`, `instance`, and `errors`, each field that was wrong with its
+location (`loc`), message and kind. A body that is not valid JSON gets 422, on every
+endpoint.
 """
 
 
@@ -74,13 +80,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await refresher
             state.close()
 
-    app = FastAPI(
+    app = DocumentedAPI(
+        settings,
         title="oddsboost",
         version=package.__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    install_docs(app)
     app.include_router(predict.router)
     app.include_router(models.router)
     app.include_router(models.admin_router)

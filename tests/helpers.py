@@ -74,19 +74,22 @@ def wait_until(
 
 
 def error_messages(body: object) -> list[str]:
-    """The messages of an error answer, each with its location when it has one.
+    """The messages of an error answer (a problem), each with its location when it has one.
 
     Tests read error answers through this one function, so they assert what the error says
-    and where, whatever the envelope around it.
+    and where, whatever the envelope around it: each invalid field as "loc: msg", else the
+    problem's detail.
     """
     assert isinstance(body, dict), body
-    detail = body.get("detail")
-    if isinstance(detail, str):
-        return [detail]
-    assert isinstance(detail, list), body
+    assert {"type", "title", "status", "detail", "instance", "errors"} <= body.keys(), body
+    errors = body["errors"]
+    assert isinstance(errors, list), body
+    if not errors:
+        assert isinstance(body["detail"], str), body
+        return [body["detail"]]
     messages = []
-    for item in detail:
-        location = ".".join(str(part) for part in item.get("loc", ()))
+    for item in errors:
+        location = ".".join(str(part) for part in item["loc"])
         messages.append(f"{location}: {item['msg']}" if location else str(item["msg"]))
     return messages
 

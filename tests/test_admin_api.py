@@ -165,7 +165,7 @@ def test_one_invalid_item_rejects_the_whole_request(
     }
     response = client.post("/admin/odds", json=payload, headers=admin_headers)
     assert response.status_code == 422
-    errors = response.json()["detail"]
+    errors = response.json()["errors"]
     locations = [error["loc"] for error in errors]
     assert ["body", "quotes", 1, "home"] in locations
     assert ["body", "quotes", 2, "match"] in locations
@@ -207,7 +207,7 @@ def test_each_validation_rule(
         headers=admin_headers,
     )
     assert response.status_code == 422
-    errors = response.json()["detail"]
+    errors = response.json()["errors"]
     matching = [e for e in errors if e["loc"] == ["body", "quotes", 1, *where]]
     assert matching, errors
     assert message in matching[0]["msg"]
@@ -222,7 +222,7 @@ def test_non_finite_prices_are_rejected(
         "/admin/odds", content=body, headers={**admin_headers, "Content-Type": "application/json"}
     )
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["body", "quotes", 0, "home"]
+    assert response.json()["errors"][0]["loc"] == ["body", "quotes", 0, "home"]
 
 
 def test_a_missing_price_is_rejected(client: TestClient, admin_headers: dict[str, str]) -> None:
@@ -230,8 +230,8 @@ def test_a_missing_price_is_rejected(client: TestClient, admin_headers: dict[str
     del item["draw"]
     response = client.post("/admin/odds", json={"quotes": [item]}, headers=admin_headers)
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["body", "quotes", 0, "draw"]
-    assert response.json()["detail"][0]["msg"] == "Field required"
+    assert response.json()["errors"][0]["loc"] == ["body", "quotes", 0, "draw"]
+    assert response.json()["errors"][0]["msg"] == "Field required"
 
 
 def test_empty_and_malformed_bodies(client: TestClient, admin_headers: dict[str, str]) -> None:
@@ -242,7 +242,7 @@ def test_empty_and_malformed_bodies(client: TestClient, admin_headers: dict[str,
         headers={**admin_headers, "Content-Type": "application/json"},
     )
     assert malformed.status_code == 422
-    assert malformed.json()["detail"][0]["type"] == "json_invalid"
+    assert malformed.json()["errors"][0]["type"] == "json_invalid"
 
 
 def test_timestamps_without_offset_are_utc(
@@ -384,7 +384,7 @@ def test_invalid_results(
 ) -> None:
     response = client.post("/admin/results", json={"results": [item]}, headers=admin_headers)
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == where
+    assert response.json()["errors"][0]["loc"] == where
 
 
 # --- POST /admin/import/football-data -----------------------------------------------------
@@ -525,7 +525,8 @@ def test_empty_body_and_non_season_files_are_422(
 ) -> None:
     empty = post_csv(client, admin_headers, b"")
     assert empty.status_code == 422
-    assert "body is empty" in empty.json()["detail"]
+    (message,) = error_messages(empty.json())
+    assert message.startswith("body: the request body is empty")
     other = post_csv(client, admin_headers, b"name,age\nann,3\n")
     assert other.status_code == 422
     assert "not a football-data.co.uk file" in other.json()["detail"]
@@ -638,7 +639,7 @@ def test_the_odds_api_payload_is_validated_strictly(
     response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
     assert response.status_code == 422
     # "h2h" is the tag of the market kind that is read strictly.
-    assert response.json()["detail"][0]["loc"] == [
+    assert response.json()["errors"][0]["loc"] == [
         "body",
         1,
         "bookmakers",
@@ -660,7 +661,7 @@ def test_the_odds_api_keys_are_codes_sent_as_json(
     events[1]["sport_key"] = "soccer epl"
     response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
     assert response.status_code == 422
-    (error,) = response.json()["detail"]
+    (error,) = response.json()["errors"]
     assert (error["loc"], "pattern" in error["msg"]) == (["body", 1, "sport_key"], True)
     assert count_rows(session, Match) == 0
 
@@ -671,14 +672,16 @@ def test_every_admin_list_takes_at_most_the_configured_number_of_items(
     one_item = Settings(database_url=database_url, admin_api_key=ADMIN_KEY, admin_items_max=1)
     results = [{"match_id": 1, "home_goals": 1, "away_goals": 0}] * 2
     with TestClient(build_app(one_item, session)) as client:
-        for path, body in (
-            ("/admin/import/the-odds-api", odds_api_events()),
-            ("/admin/odds", {"quotes": [quote(), quote(bookmaker="PS")]}),
-            ("/admin/results", {"results": results}),
+        for path, body, where in (
+            ("/admin/import/the-odds-api", odds_api_events(), "body"),
+            ("/admin/odds", {"quotes": [quote(), quote(bookmaker="PS")]}, "body.quotes"),
+            ("/admin/results", {"results": results}, "body.results"),
         ):
             response = client.post(path, json=body, headers=admin_headers)
             assert response.status_code == 422, path
-            assert error_messages(response.json()) == ["at most 1 item per request, got 2"]
+            assert error_messages(response.json()) == [
+                f"{where}: at most 1 item per request, got 2"
+            ]
         assert (
             client.post(
                 "/admin/import/the-odds-api", json=odds_api_events()[:1], headers=admin_headers
@@ -1005,7 +1008,7 @@ def test_lone_surrogate_in_a_name_is_422(client: TestClient, admin_headers: dict
         "/admin/odds", content=body, headers={**admin_headers, "Content-Type": "application/json"}
     )
     assert response.status_code == 422
-    assert "not valid Unicode" in response.json()["detail"][0]["msg"]
+    assert "not valid Unicode" in response.json()["errors"][0]["msg"]
 
 
 @pytest.mark.parametrize(
@@ -1135,7 +1138,7 @@ def test_blank_season_and_odd_external_ids_in_json(
         headers=admin_headers,
     )
     assert bad.status_code == 422
-    assert bad.json()["detail"][0]["loc"] == ["body", "quotes", 0, "match", "external_id"]
+    assert bad.json()["errors"][0]["loc"] == ["body", "quotes", 0, "match", "external_id"]
 
 
 # --- look-alike names ------------------------------------------------------------------------

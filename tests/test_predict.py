@@ -112,7 +112,7 @@ def test_before_any_model_the_answer_is_the_labelled_consensus(seeded_client: Te
     assert seeded_client.get("/models").json()["total"] == 0
     too_many = seeded_client.get("/models", params={"limit": 501})
     assert too_many.status_code == 422
-    assert "at most 500" in too_many.json()["detail"]
+    assert error_messages(too_many.json()) == ["query.limit: limit must be at most 500"]
 
 
 def test_inline_prediction_is_the_weighted_mix(client: TestClient, fitted: dict[str, Any]) -> None:
@@ -283,18 +283,18 @@ def test_errors(committing_client: TestClient) -> None:
         "/predict", json={"odds": [{"bookmaker": "B365", "home": 0.95, "draw": 3.4, "away": 3.6}]}
     )
     assert bad_price.status_code == 422
-    error = bad_price.json()["detail"][0]
+    error = bad_price.json()["errors"][0]
     assert error["loc"] == ["body", "odds", 0]
     assert "bookmaker 'B365', home" in error["msg"]
     both = committing_client.post("/predict", json={"match_id": 1, "odds": INLINE["odds"]})
     assert both.status_code == 422
     assert committing_client.post("/predict", json={}).status_code == 422
     twice = committing_client.post("/predict", json={"odds": INLINE["odds"][:1] * 2})
-    assert "appears more than once" in twice.json()["detail"][0]["msg"]
+    assert "appears more than once" in twice.json()["errors"][0]["msg"]
     for not_an_id in (True, "3", 3.0):
         loose = committing_client.post("/predict", json={"match_id": not_an_id})
         assert loose.status_code == 422, not_an_id
-        assert loose.json()["detail"][0]["loc"] == ["body", "match_id"]
+        assert loose.json()["errors"][0]["loc"] == ["body", "match_id"]
     text_price = [{"bookmaker": "B365", "home": "2.1", "draw": 3.4, "away": 3.6}]
     assert committing_client.post("/predict", json={"odds": text_price}).status_code == 422
     # A match with no usable quote: its only one was captured after kickoff.
@@ -364,8 +364,8 @@ def test_batch_keeps_order_and_isolates_errors(client: TestClient) -> None:
     ]
     assert results[0]["prediction"] == client.post("/predict", json=items[0]).json()
     assert results[4]["prediction"] == client.post("/predict", json=INLINE).json()
-    assert results[2]["error"] == "no match with id 999999"
-    assert results[1]["error"][0]["loc"] == ["odds", 0]
+    assert error_messages(results[2]["error"]) == ["no match with id 999999"]
+    assert results[1]["error"]["errors"][0]["loc"] == ["odds", 0]
 
 
 def test_a_batch_item_lists_at_most_a_hundred_errors(client: TestClient) -> None:
@@ -375,9 +375,9 @@ def test_a_batch_item_lists_at_most_a_hundred_errors(client: TestClient) -> None
     }
     (result,) = client.post("/predict/batch", json={"items": [wrong]}).json()["results"]
     assert result["status"] == 422
-    assert len(result["error"]) == 101
-    assert result["error"][0]["loc"] == ["odds", 0, "home"]
-    assert result["error"][-1] == {
+    assert len(result["error"]["errors"]) == 101
+    assert result["error"]["errors"][0]["loc"] == ["odds", 0, "home"]
+    assert result["error"]["errors"][-1] == {
         "loc": [],
         "msg": "200 more errors not shown",
         "type": "too_many_errors",
@@ -389,7 +389,8 @@ def test_batch_size_limit(seeded_settings: Settings) -> None:
     with TestClient(create_app(small)) as client:
         response = client.post("/predict/batch", json={"items": [INLINE] * 3})
     assert response.status_code == 422
-    assert "at most 2 items" in response.json()["detail"]
+    (message,) = error_messages(response.json())
+    assert message.startswith("body.items: at most 2 items")
 
 
 def test_model_endpoints(client: TestClient, fitted: dict[str, Any]) -> None:

@@ -15,20 +15,21 @@ from weakref import WeakKeyDictionary
 
 from pydantic_core import to_json
 
-from app.api.schemas.predict import NO_MODEL_NOTE, OUTSIDE_POOL_NOTE, ItemErrorOut
+from app.api.schemas.predict import NO_MODEL_NOTE, OUTSIDE_POOL_NOTE
+from app.api.schemas.problems import Problem
 from app.domain.vocabulary import Basis
 from app.services.prediction import PredictionAnswer
 
 
 @dataclass(slots=True)
 class BatchResult:
-    """One item of a batch answer: its prediction, or the status and error it got (the
+    """One item of a batch answer: its prediction, or the status and the problem it got (the
     refusal's message, or the item's validation errors)."""
 
     index: int
     status: int = 200
     prediction: PredictionAnswer | None = None
-    error: str | list[ItemErrorOut] | None = None
+    error: Problem | None = None
 
 
 # The body of each answer by match id, kept while the service keeps the answer: the same

@@ -13,12 +13,15 @@ import datetime as dt
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Protocol
 
 from fastapi import Depends, HTTPException, Query, Request, Security, status
 from fastapi.security import APIKeyHeader
 
+from app.api.errors import invalid
+from app.api.openapi import setting_maximum
 from app.api.schemas.common import MAX_ID
+from app.api.schemas.problems import FieldError
 from app.domain.vocabulary import RunTrigger
 from app.domain.wording import counted
 from app.services import refit_runs
@@ -30,13 +33,6 @@ from app.settings import Settings
 from app.state import AppState, Session, app_state
 
 ADMIN_KEY_HEADER = "X-API-Key"
-# The answers every admin endpoint may give besides its own.
-ADMIN_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"description": "No X-API-Key header."},
-    403: {"description": "Wrong X-API-Key."},
-    422: {"description": "Invalid input; nothing was written. Errors name the item and field."},
-    503: {"description": "Admin API disabled: ODDSBOOST_ADMIN_API_KEY is not set."},
-}
 admin_key_header = APIKeyHeader(
     name=ADMIN_KEY_HEADER,
     auto_error=False,
@@ -126,25 +122,72 @@ def page_window(default_limit: int) -> Callable[..., Awaitable[PageWindow]]:
 
     async def window(
         settings: SettingsDep,
-        limit: Annotated[int, Query(ge=1)] = default_limit,
-        offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+        limit: Annotated[
+            int,
+            Query(
+                ge=1,
+                description="Items per page, at most ODDSBOOST_PAGE_SIZE_MAX.",
+                examples=[20],
+                json_schema_extra=setting_maximum("page_size_max"),
+            ),
+        ] = default_limit,
+        offset: Annotated[
+            int,
+            Query(ge=0, le=MAX_ID, description="Items skipped before the page.", examples=[0]),
+        ] = 0,
     ) -> PageWindow:
         if limit > settings.page_size_max:
-            raise HTTPException(
-                status.HTTP_422_UNPROCESSABLE_CONTENT,
-                f"limit must be at most {settings.page_size_max}",
+            raise invalid(
+                [
+                    FieldError(
+                        loc=["query", "limit"],
+                        msg=f"limit must be at most {settings.page_size_max}",
+                        type="less_than_equal",
+                    )
+                ]
             )
         return PageWindow(limit, offset)
 
     return window
 
 
-def check_item_count(count: int, limit: int, *, per: str = "request") -> None:
-    """Refuse a list of more than ``limit`` items (422), once its body is read."""
+def _is_json(content_type: str) -> bool:
+    media_type = content_type.partition(";")[0].strip().lower()
+    kind, _, subtype = media_type.partition("/")
+    return kind == "application" and (subtype == "json" or subtype.endswith("+json"))
+
+
+async def require_json(request: Request) -> None:
+    """A body the route reads as JSON must be sent as JSON (415 otherwise).
+
+    FastAPI parses a body only when its Content-Type says JSON; any other body would fail
+    validation with a puzzling "Input should be a valid dictionary".
+    """
+    content_type = request.headers.get("content-type")
+    if (content_type is not None and _is_json(content_type)) or not await request.body():
+        return
+    sent = f"not {content_type}" if content_type else "the request has no Content-Type"
+    raise HTTPException(
+        status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+        f"send the body as JSON (Content-Type: application/json); {sent}",
+    )
+
+
+JSON_BODY = Depends(require_json)
+
+
+def check_item_count(count: int, limit: int, loc: list[str | int], *, per: str = "request") -> None:
+    """Refuse a list of more than ``limit`` items (422, the list named by ``loc``), once its
+    body is read."""
     if count > limit:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"at most {counted(limit, 'item')} per {per}, got {count}",
+        raise invalid(
+            [
+                FieldError(
+                    loc=loc,
+                    msg=f"at most {counted(limit, 'item')} per {per}, got {count}",
+                    type="too_long",
+                )
+            ]
         )
 
 

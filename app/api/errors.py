@@ -1,95 +1,132 @@
-"""Turn domain errors into HTTP answers that say what was wrong and where."""
+"""Turn every error into one answer, a problem (:mod:`app.api.schemas.problems`), that says
+what was wrong and where.
+
+Validation errors, ``HTTPException`` raised by routes and dependencies, the framework's own
+404 and 405, domain errors and unexpected failures all end here, so no error answer has
+another shape. The middleware, which answers before any route, and the HTTP protocol, which
+answers before the application, write the same body with :func:`problem_json`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from http import HTTPStatus
 
 from fastapi import FastAPI, Request, status
-from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from pydantic_core import to_json
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
+from starlette.responses import Response
 
-from app.api.schemas.common import ERRORS_SHOWN
-from app.api.schemas.ingest import MergePreviewOut
+from app.api.schemas.ingest import MergeConfirmationProblem, MergePreviewOut
+from app.api.schemas.problems import (
+    PROBLEM_MEDIA_TYPE,
+    FieldError,
+    Problem,
+    field_errors,
+)
 from app.domain.football_data import FileFormatError
 from app.domain.records import TooManyBookmakersError
-from app.domain.wording import counted
 from app.services.busy import DatabaseBusyError
 from app.services.teams import AliasConflictError, MergeNeedsConfirmationError, TeamNotFoundError
 
-
-def shown_errors(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Each error's location, message and type, the first :data:`ERRORS_SHOWN` of them, and
-    then, if there were more, one that says how many more were left out.
-
-    The echoed input is dropped: for a list that is too long it would be the whole body.
-    """
-    shown: list[dict[str, Any]] = [
-        {
-            "loc": list(error.get("loc", ())),
-            "msg": error.get("msg", ""),
-            "type": error.get("type", ""),
-        }
-        for error in errors[:ERRORS_SHOWN]
-    ]
-    if len(errors) > ERRORS_SHOWN:
-        more = counted(len(errors) - ERRORS_SHOWN, "more error")
-        shown.append({"loc": [], "msg": f"{more} not shown", "type": "too_many_errors"})
-    return shown
+INTERNAL_DETAIL = "the request failed unexpectedly; the error is logged"
 
 
-def validation_error_response(errors: Sequence[Mapping[str, Any]]) -> JSONResponse:
-    """The 422 answer of invalid input: where each error is and what it says."""
-    return JSONResponse(
-        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
-        content=jsonable_encoder({"detail": shown_errors(errors)}),
+def problem_json(problem: Problem) -> bytes:
+    return to_json(problem)
+
+
+def problem_response(problem: Problem, headers: Mapping[str, str] | None = None) -> Response:
+    return Response(
+        problem_json(problem),
+        status_code=problem.status,
+        headers=headers,
+        media_type=PROBLEM_MEDIA_TYPE,
     )
 
 
-def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+def invalid(errors: Iterable[FieldError]) -> RequestValidationError:
+    """Field errors found by a route's own checks, raised to be answered as any other 422."""
+    return RequestValidationError([error.model_dump() for error in errors])
+
+
+def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
-    return validation_error_response(exc.errors())
+    return problem_response(Problem.invalid(field_errors(exc.errors()), request.url.path))
 
 
-def _handler(code: int) -> Any:
-    def handle(_request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse(status_code=code, content={"detail": str(exc)})
+def _is_undecodable_body(exc: HTTPException) -> bool:
+    # FastAPI answers 400 for a JSON body that is not text (not UTF-8, say) but 422 for one
+    # that is not JSON: one status for both, the one every other malformed body gets.
+    return exc.status_code == status.HTTP_400_BAD_REQUEST and isinstance(
+        exc.__cause__, UnicodeError
+    )
+
+
+def _detail(request: Request, exc: HTTPException) -> str:
+    """The exception's message; the framework's bare status names are made to say more."""
+    if exc.detail != HTTPStatus(exc.status_code).phrase:
+        return str(exc.detail)
+    if exc.status_code == status.HTTP_404_NOT_FOUND:
+        return f"nothing at {request.url.path}"
+    if exc.status_code == status.HTTP_405_METHOD_NOT_ALLOWED:
+        allowed = (exc.headers or {}).get("Allow", "")
+        return f"{request.method} is not allowed on {request.url.path}; allowed: {allowed}"
+    return str(exc.detail)
+
+
+def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if _is_undecodable_body(exc):
+        error = FieldError(
+            loc=["body"], msg=f"JSON decode error: {exc.__cause__}", type="json_invalid"
+        )
+        return problem_response(Problem.invalid([error], request.url.path))
+    problem = Problem.of(exc.status_code, _detail(request, exc), request.url.path)
+    return problem_response(problem, exc.headers)
+
+
+def _handler(code: int) -> Callable[[Request, Exception], Response]:
+    def handle(request: Request, exc: Exception) -> Response:
+        return problem_response(Problem.of(code, str(exc), request.url.path))
 
     return handle
 
 
-def _merge_needs_confirmation(_request: Request, exc: Exception) -> JSONResponse:
+def _merge_needs_confirmation(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, MergeNeedsConfirmationError)
-    return JSONResponse(
-        status_code=status.HTTP_409_CONFLICT,
-        content={
-            "detail": f'{exc}; send "confirm": true to merge them anyway',
-            "preview": MergePreviewOut.model_validate(exc.preview).model_dump(mode="json"),
-        },
+    conflict = status.HTTP_409_CONFLICT
+    problem = MergeConfirmationProblem(
+        **Problem.of(
+            conflict, f'{exc}; send "confirm": true to merge them anyway', request.url.path
+        ).model_dump(),
+        preview=MergePreviewOut.model_validate(exc.preview),
     )
+    return problem_response(problem)
 
 
-def _busy(_request: Request, exc: Exception) -> JSONResponse:
+def _busy(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, DatabaseBusyError)
-    return JSONResponse(
-        status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
-        content={"detail": str(exc)},
-        headers={"Retry-After": str(exc.retry_after_seconds)},
-    )
+    problem = Problem.of(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc), request.url.path)
+    return problem_response(problem, {"Retry-After": str(exc.retry_after_seconds)})
 
 
-def _client_gone(_request: Request, _exc: Exception) -> JSONResponse:
+def _client_gone(request: Request, _exc: Exception) -> Response:
     # Nobody receives this answer; it gives the request's log line a status, not a traceback.
-    return JSONResponse(
-        status_code=status.HTTP_400_BAD_REQUEST,
-        content={"detail": "the connection closed before the request body was complete"},
-    )
+    detail = "the connection closed before the request body was complete"
+    return problem_response(Problem.of(status.HTTP_400_BAD_REQUEST, detail, request.url.path))
+
+
+def _internal_error(request: Request, _exc: Exception) -> Response:
+    # The server logs the exception with its traceback once this answer is sent.
+    return problem_response(Problem.of(500, INTERNAL_DETAIL, request.url.path))
 
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(ClientDisconnect, _client_gone)
     app.add_exception_handler(DatabaseBusyError, _busy)
     app.add_exception_handler(FileFormatError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT))
@@ -99,3 +136,4 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(TeamNotFoundError, _handler(status.HTTP_404_NOT_FOUND))
     app.add_exception_handler(AliasConflictError, _handler(status.HTTP_409_CONFLICT))
     app.add_exception_handler(MergeNeedsConfirmationError, _merge_needs_confirmation)
+    app.add_exception_handler(Exception, _internal_error)

@@ -8,19 +8,18 @@ children) from one request to the next.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from secrets import token_hex
-from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import HTTPException, status
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.errors import validation_error_response
+from app.api.errors import problem_json, problem_response
+from app.api.schemas.problems import PROBLEM_MEDIA_TYPE, FieldError, Problem
 from app.logs import REQUEST_ID
 from app.metrics import observe_request
 
@@ -130,7 +129,8 @@ class NulCharacterMiddleware:
         if scope["type"] == "http":
             errors = _nul_errors(scope)
             if errors:
-                await validation_error_response(errors)(scope, receive, send)
+                problem = Problem.invalid(errors, _printable(scope["path"]))
+                await problem_response(problem)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -138,17 +138,22 @@ class NulCharacterMiddleware:
 _NUL_MESSAGE = "Value error, must not contain a NUL character (\\x00)"
 
 
-def _nul_errors(scope: Scope) -> list[dict[str, Any]]:
+def _nul_errors(scope: Scope) -> list[FieldError]:
     """Where a request's path and query parameters hold a NUL character (sent as %00)."""
-    errors: list[dict[str, Any]] = []
+    errors: list[FieldError] = []
     if "\x00" in scope["path"]:
-        errors.append({"loc": ["path"], "msg": _NUL_MESSAGE, "type": "value_error"})
+        errors.append(FieldError(loc=["path"], msg=_NUL_MESSAGE, type="value_error"))
     query: bytes = scope.get("query_string", b"")
     if b"%00" in query:
         for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
             if "\x00" in name or "\x00" in value:
-                errors.append({"loc": ["query", name], "msg": _NUL_MESSAGE, "type": "value_error"})
+                errors.append(FieldError(loc=["query", name], msg=_NUL_MESSAGE, type="value_error"))
     return errors
+
+
+def _printable(text: str) -> str:
+    """A path as a problem's instance repeats it: a NUL character written as %00, as sent."""
+    return text.replace("\x00", "%00")
 
 
 def _size(limit: int) -> str:
@@ -182,7 +187,7 @@ class BodyLimitMiddleware:
         declared = header(scope, b"content-length")
         if declared is not None and declared.isdigit():
             if int(declared) > limit:
-                await _refuse(send, limit)
+                await _refuse(send, limit, scope["path"])
                 return
             if header(scope, b"transfer-encoding") is None:
                 # The server hands over no more than the declared length: nothing to count.
@@ -196,7 +201,7 @@ class BodyLimitMiddleware:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
-                    # Raised where the body is read; FastAPI answers it as a JSON 413.
+                    # Raised where the body is read; the error handlers answer it.
                     raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, _too_large(limit))
             return message
 
@@ -207,19 +212,22 @@ def _too_large(limit: int) -> str:
     return f"request body too large: at most {limit} bytes ({_size(limit)}) here"
 
 
-def error_body(detail: str) -> bytes:
-    """The JSON body of an error answered before the application runs."""
-    return json.dumps({"detail": detail}).encode()
+def error_body(status_code: int, detail: str, instance: str) -> bytes:
+    """The body of an error answered before the application runs: the problem every error
+    answer is."""
+    return problem_json(Problem.of(status_code, detail, instance))
 
 
-async def _refuse(send: Send, limit: int) -> None:
-    body = error_body(_too_large(limit))
+async def _refuse(send: Send, limit: int, path: str) -> None:
+    """413 before the body is read."""
+    too_large = status.HTTP_413_CONTENT_TOO_LARGE
+    body = error_body(too_large, _too_large(limit), path)
     await send(
         {
             "type": "http.response.start",
-            "status": status.HTTP_413_CONTENT_TOO_LARGE,
+            "status": too_large,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
                 (b"content-length", str(len(body)).encode()),
                 (b"connection", b"close"),
             ],

@@ -19,16 +19,17 @@ from pydantic import (
     TypeAdapter,
 )
 
-from app.domain.fields import Code, DecimalPrice, TeamName, UtcDateTime
+from app.domain.fields import Code, DecimalPrice, ExternalId, TeamName, UtcDateTime
 from app.domain.records import (
+    BOOKMAKER_NAME_MAX_LENGTH,
     IngestBatch,
     MatchRecord,
     QuoteRecord,
     Skipped,
     check_bookmaker_name,
-    check_external_id,
     check_overround,
     normalised,
+    text_pattern,
 )
 from app.domain.vocabulary import Phase
 
@@ -100,7 +101,9 @@ class OtherMarket(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    key: str
+    # Any key but h2h's, which is read as an H2HMarket: the schema says so, so that a market
+    # fits exactly one of the two.
+    key: Annotated[str, Field(json_schema_extra={"not": {"const": H2H_MARKET}})]
 
 
 def _market_kind(value: Any) -> str:
@@ -118,7 +121,11 @@ class BookmakerOdds(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     key: BookmakerKey
-    title: Annotated[str, AfterValidator(lambda v: check_bookmaker_name(v, "title"))]
+    title: Annotated[
+        str,
+        AfterValidator(lambda v: check_bookmaker_name(v, "title")),
+        Field(json_schema_extra={"pattern": text_pattern(BOOKMAKER_NAME_MAX_LENGTH)}),
+    ]
     last_update: UtcDateTime
     markets: list[Market]
 
@@ -126,7 +133,7 @@ class BookmakerOdds(BaseModel):
 class Event(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    id: Annotated[str, AfterValidator(check_external_id)]
+    id: ExternalId
     sport_key: Annotated[Code, Field(examples=["soccer_epl"])]
     commence_time: UtcDateTime
     home_team: TeamName

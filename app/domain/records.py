@@ -9,9 +9,11 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Literal
 
 from app.domain.vocabulary import Phase
@@ -138,6 +140,65 @@ def describe_character(character: str) -> str:
     """``U+200B ZERO WIDTH SPACE``: a character named so that a reader can find it."""
     name = unicodedata.name(character, "")
     return f"U+{ord(character):04X} {name}".rstrip()
+
+
+# What str.strip() takes off the ends of a text (the characters of str.isspace), and the
+# control characters (Cc) check_text refuses, as classes of a regular expression.
+_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_CONTROL = r"\x00-\x1f\x7f-\x9f"
+
+
+def _escaped(code: int) -> str:
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+@cache
+def _invisible_class() -> str:
+    """The characters of the :data:`INVISIBLE` categories, as ranges of a regular
+    expression's class, from the Unicode data check_text reads."""
+    codes = [
+        code for code in range(sys.maxunicode + 1) if unicodedata.category(chr(code)) in INVISIBLE
+    ]
+    ranges: list[list[int]] = []
+    for code in codes:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    return "".join(
+        _escaped(first) if first == last else f"{_escaped(first)}-{_escaped(last)}"
+        for first, last in ranges
+    )
+
+
+def text_pattern(max_length: int, *, blank: bool = False) -> str:
+    """The texts :func:`check_text` accepts, as a regular expression (for a JSON schema).
+
+    Spaces around the text, then 1 to ``max_length`` characters without a control or an
+    invisible character, which start and end with something other than a space; with
+    ``blank``, spaces only too (a text that means "not given"). Lone surrogates, which no
+    JSON text needs, are left out, and so is composition: the length is the one sent.
+    """
+    refused = f"{_CONTROL}{_invisible_class()}"
+    edge = f"[^{refused}{_SPACE}]"
+    text = f"{edge}(?:[^{refused}]{{0,{max_length - 2}}}{edge})?"
+    if blank:
+        text = f"(?:{text})?"
+    return f"^[{_SPACE}]*{text}[{_SPACE}]*$"
+
+
+def season_pattern(*, blank: bool = False) -> str:
+    """The seasons :func:`check_season` accepts, as a regular expression (for a JSON schema):
+    YYYY/YY of two consecutive years or YYYY, in the years it takes, spaces around; with
+    ``blank``, spaces only too (a season not given)."""
+    consecutive = "|".join(f"{year:02d}/{year + 1:02d}" for year in range(99))
+    first, last = EARLIEST.year // 100, LATEST.year // 100 - 1
+    season = f"(?:{first}|{last})(?:[0-9]{{2}}|{consecutive})|{first}99/00"
+    if blank:
+        season = f"(?:{season})?"
+    return f"^[{_SPACE}]*(?:{season})[{_SPACE}]*$"
 
 
 def check_team_name(value: str) -> str:

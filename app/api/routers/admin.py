@@ -7,32 +7,45 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
-from pydantic import AfterValidator, Field
+from pydantic import Field
 from starlette.datastructures import UploadFile
 
 from app.api.deps import (
-    ADMIN_ERRORS,
+    JSON_BODY,
     SettingsDep,
     WriteSessionDep,
     check_item_count,
     require_admin,
 )
+from app.api.errors import invalid
 from app.api.schemas.common import MAX_ID
 from app.api.schemas.ingest import (
     MAX_ITEMS_PER_REQUEST,
     AliasIn,
     AliasOut,
     IngestResponse,
+    MergeConfirmationProblem,
     OddsUpload,
     ResultsUpload,
     UnaliasOut,
 )
 from app.api.schemas.matches import DeletedMatchOut
+from app.api.schemas.problems import (
+    ADMIN,
+    INVALID,
+    NOT_JSON,
+    TOO_LARGE,
+    FieldError,
+    problem_responses,
+)
+from app.domain.fields import OptionalSeason
 from app.domain.odds_api import Event
-from app.domain.records import optional_season
 from app.services import ingest, matches, teams
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
+
+# What every JSON ingest may answer besides its success; nothing is written in any of them.
+JSON_INGEST_ERRORS = problem_responses(ADMIN, {413: TOO_LARGE, 415: NOT_JSON, 422: INVALID})
 
 CSV_BODY: dict[str, Any] = {
     "requestBody": {
@@ -55,22 +68,29 @@ CSV_BODY: dict[str, Any] = {
 }
 
 
-@router.post("/odds", response_model=IngestResponse, responses=ADMIN_ERRORS)
+@router.post(
+    "/odds", response_model=IngestResponse, dependencies=[JSON_BODY], responses=JSON_INGEST_ERRORS
+)
 def post_odds(
     upload: OddsUpload, session: WriteSessionDep, settings: SettingsDep
 ) -> IngestResponse:
     """Store quotes, creating missing competitions, teams, matches and bookmakers."""
-    check_item_count(len(upload.quotes), settings.admin_items_max)
+    check_item_count(len(upload.quotes), settings.admin_items_max, ["body", "quotes"])
     report = ingest.ingest_batch(session, upload.to_batch(), source="/admin/odds")
     return IngestResponse.model_validate(report)
 
 
-@router.post("/results", response_model=IngestResponse, responses=ADMIN_ERRORS)
+@router.post(
+    "/results",
+    response_model=IngestResponse,
+    dependencies=[JSON_BODY],
+    responses=JSON_INGEST_ERRORS,
+)
 def post_results(
     upload: ResultsUpload, session: WriteSessionDep, settings: SettingsDep
 ) -> IngestResponse:
     """Settle matches: the result (1/X/2) follows from the goals. Unknown matches are skipped."""
-    check_item_count(len(upload.results), settings.admin_items_max)
+    check_item_count(len(upload.results), settings.admin_items_max, ["body", "results"])
     items = [result.to_item() for result in upload.results]
     report = ingest.settle_results(session, items, source="/admin/results")
     return IngestResponse.model_validate(report)
@@ -79,19 +99,27 @@ def post_results(
 @router.post(
     "/import/football-data",
     response_model=IngestResponse,
-    responses=ADMIN_ERRORS,
+    responses=problem_responses(
+        ADMIN,
+        {
+            400: "The multipart form could not be parsed.",
+            413: TOO_LARGE,
+            422: "Not a season file, an empty body or form, or an invalid season; nothing "
+            "was written.",
+        },
+    ),
     openapi_extra=CSV_BODY,
 )
 async def import_football_data(
     request: Request,
     session: WriteSessionDep,
     season: Annotated[
-        str | None,
+        OptionalSeason,
         Query(
             description="Season of every match: 2018/19 (two consecutive years) or 2019 (a "
-            "calendar year); blank or absent: derived."
+            "calendar year); blank or absent: derived from the file's dates.",
+            examples=["2018/19"],
         ),
-        AfterValidator(optional_season),
     ] = None,
 ) -> IngestResponse:
     """Import one football-data.co.uk season file, sent as the body or as a multipart ``file``.
@@ -104,7 +132,12 @@ async def import_football_data(
     return IngestResponse.model_validate(report)
 
 
-@router.post("/import/the-odds-api", response_model=IngestResponse, responses=ADMIN_ERRORS)
+@router.post(
+    "/import/the-odds-api",
+    response_model=IngestResponse,
+    dependencies=[JSON_BODY],
+    responses=JSON_INGEST_ERRORS,
+)
 def import_the_odds_api(
     events: Annotated[
         list[Event],
@@ -145,27 +178,31 @@ def import_the_odds_api(
     settings: SettingsDep,
 ) -> IngestResponse:
     """Import a saved The Odds API response (h2h market; other markets are ignored)."""
-    check_item_count(len(events), settings.admin_items_max)
+    check_item_count(len(events), settings.admin_items_max, ["body"])
     return IngestResponse.model_validate(ingest.import_odds_api(session, events))
 
 
 @router.delete(
     "/matches/{match_id}",
     response_model=DeletedMatchOut,
-    responses={
-        **ADMIN_ERRORS,
-        404: {"description": "No match with that id."},
-        409: {"description": "A stored model version was trained on the match; not deleted."},
-    },
+    responses=problem_responses(
+        ADMIN,
+        {
+            404: "No match with that id.",
+            409: "A stored model version was trained on the match; not deleted.",
+            422: INVALID,
+        },
+    ),
 )
 def delete_match(
-    match_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[17])],
+    match_id: Annotated[int, Path(ge=1, le=MAX_ID, description="The match's id.", examples=[17])],
     session: WriteSessionDep,
     force: Annotated[
         bool,
         Query(
             description="Delete it even if a stored model version was trained on it (its "
-            "kickoff is inside the version's data window)."
+            "kickoff is inside the version's data window).",
+            examples=[False],
         ),
     ] = False,
 ) -> DeletedMatchOut:
@@ -184,14 +221,20 @@ def delete_match(
 @router.post(
     "/teams/aliases",
     response_model=AliasOut,
-    responses={
-        **ADMIN_ERRORS,
-        404: {"description": "No such team."},
-        409: {
-            "description": "Conflict; or a merge of two teams that look like two, not done: "
-            'the answer\'s "preview" says what it would change; send "confirm": true.'
+    dependencies=[JSON_BODY],
+    responses=problem_responses(
+        ADMIN,
+        {
+            404: "No such team.",
+            409: "The alias names the team itself, or is already an alias of another team; "
+            "or a merge of two teams that look like two, not done: the problem's `preview` "
+            'says what it would change; send "confirm": true.',
+            413: TOO_LARGE,
+            415: NOT_JSON,
+            422: INVALID,
         },
-    },
+        extended={409: MergeConfirmationProblem},
+    ),
 )
 def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
     """Map another source's team name to a stored team (merging a duplicate team if one
@@ -208,14 +251,14 @@ def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
     status_code=status.HTTP_204_NO_CONTENT,
     response_model=None,
     responses={
-        **ADMIN_ERRORS,
         200: {"model": UnaliasOut, "description": "The alias had merged a team: what was undone."},
         204: {"description": "The alias is removed (it had merged no team)."},
-        404: {"description": "No such alias."},
+        **problem_responses(ADMIN, {404: "No such alias.", 422: INVALID}),
     },
 )
 def delete_alias(
-    alias: Annotated[str, Path(examples=["Manchester United"])], session: WriteSessionDep
+    alias: Annotated[str, Path(description="The alias to remove.", examples=["Manchester United"])],
+    session: WriteSessionDep,
 ) -> Response:
     """Remove an alias. If adding it merged a team, the team is restored with the matches
     that moved over; matches merged into the other team's keep the quotes of both."""
@@ -233,17 +276,27 @@ async def _uploaded_bytes(request: Request) -> bytes:
         if not isinstance(upload, UploadFile):
             upload = next((v for v in form.values() if isinstance(v, UploadFile)), None)
         if upload is None:
-            raise HTTPException(
-                status.HTTP_422_UNPROCESSABLE_CONTENT,
-                "the multipart form has no file; send the CSV as a field named 'file'",
+            raise invalid(
+                [
+                    FieldError(
+                        loc=["body", "file"],
+                        msg="the multipart form has no file; send the CSV as a field named 'file'",
+                        type="missing",
+                    )
+                ]
             )
         content = await upload.read()
     else:
         content = await request.body()
     if not content.strip():
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            "the request body is empty: send the CSV file as the body (Content-Type: text/csv) "
-            "or as a multipart field named 'file'",
+        raise invalid(
+            [
+                FieldError(
+                    loc=["body"],
+                    msg="the request body is empty: send the CSV file as the body "
+                    "(Content-Type: text/csv) or as a multipart field named 'file'",
+                    type="missing",
+                )
+            ]
         )
     return content

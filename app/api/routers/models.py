@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, status
 
 from app.api.deps import (
-    ADMIN_ERRORS,
+    JSON_BODY,
     SessionDep,
     SettingsDep,
     WriteSessionDep,
@@ -22,6 +22,14 @@ from app.api.schemas.model_versions import (
     ActivationOut,
     ModelVersionOut,
 )
+from app.api.schemas.problems import (
+    ADMIN,
+    BUSY,
+    INVALID,
+    NOT_JSON,
+    TOO_LARGE,
+    problem_responses,
+)
 from app.domain.vocabulary import ActivatedBy
 from app.services import model_versions
 from app.services.pagination import PageWindow
@@ -30,10 +38,12 @@ router = APIRouter(prefix="/models", tags=["models"])
 admin_router = APIRouter(
     prefix="/admin/models", tags=["admin"], dependencies=[Depends(require_admin)]
 )
-VersionId = Annotated[int, Path(ge=1, le=MAX_ID, examples=[2])]
+VersionId = Annotated[int, Path(ge=1, le=MAX_ID, description="The version's id.", examples=[2])]
+# What a read of the versions may answer besides its success.
+PAGE_ERRORS = problem_responses({422: INVALID, 503: BUSY})
 
 
-@router.get("", response_model=Page[ModelVersionOut])
+@router.get("", response_model=Page[ModelVersionOut], responses=PAGE_ERRORS)
 def list_models(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(20))],
@@ -42,7 +52,7 @@ def list_models(
     return Page[ModelVersionOut].of(model_versions.list_versions(session, page))
 
 
-@router.get("/activations", response_model=Page[ActivationOut])
+@router.get("/activations", response_model=Page[ActivationOut], responses=PAGE_ERRORS)
 def list_activations(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(20))],
@@ -54,7 +64,7 @@ def list_activations(
 @router.get(
     "/active",
     response_model=ModelVersionOut,
-    responses={404: {"description": "No model has been fitted yet."}},
+    responses=problem_responses({404: "No model has been fitted yet.", 503: BUSY}),
 )
 def get_active_model(session: SessionDep) -> ModelVersionOut:
     version = model_versions.active_version(session)
@@ -69,7 +79,7 @@ def get_active_model(session: SessionDep) -> ModelVersionOut:
 @router.get(
     "/{version_id}",
     response_model=ModelVersionOut,
-    responses={404: {"description": "No such version."}},
+    responses=problem_responses({404: "No such version.", 422: INVALID, 503: BUSY}),
 )
 def get_model(version_id: VersionId, session: SessionDep) -> ModelVersionOut:
     version = model_versions.get_version(session, version_id)
@@ -81,7 +91,10 @@ def get_model(version_id: VersionId, session: SessionDep) -> ModelVersionOut:
 @admin_router.post(
     "/{version_id}/activate",
     response_model=ActivatedOut,
-    responses={**ADMIN_ERRORS, 404: {"description": "No such version."}},
+    dependencies=[JSON_BODY],
+    responses=problem_responses(
+        ADMIN, {404: "No such version.", 413: TOO_LARGE, 415: NOT_JSON, 422: INVALID}
+    ),
 )
 def activate_model(
     version_id: VersionId,

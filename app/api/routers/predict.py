@@ -15,25 +15,24 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
 from app.api.answers import BatchResult, batch_json, prediction_json
-from app.api.deps import PredictionsDep, SettingsDep, check_item_count
-from app.api.errors import shown_errors
-from app.api.schemas.predict import (
-    PREDICT_BODY,
-    BatchIn,
-    BatchOut,
-    ItemErrorOut,
-    PredictIn,
-    PredictionOut,
+from app.api.deps import JSON_BODY, PredictionsDep, SettingsDep, check_item_count
+from app.api.schemas.predict import PREDICT_BODY, BatchIn, BatchOut, PredictIn, PredictionOut
+from app.api.schemas.problems import (
+    NOT_JSON,
+    TOO_LARGE,
+    Problem,
+    field_errors,
+    problem_responses,
 )
 from app.services.prediction import ON_LOOP_MAX, Refusal, Unanswerable
 
 router = APIRouter(tags=["predict"])
 PREDICT_IN = TypeAdapter(PredictIn)
+BATCH_PATH = "/predict/batch"
 
-PREDICT_ERRORS: dict[int | str, dict[str, str]] = {
-    404: {"description": "No match with that id."},
-    422: {"description": "Invalid input, or no usable quote; the message names what and where."},
-}
+INVALID_OR_UNQUOTED = (
+    "Invalid input (`errors` names each field that is wrong), or no usable quote of the match."
+)
 
 # The HTTP status of each reason an item gets no prediction.
 REFUSAL_STATUS = {
@@ -50,7 +49,14 @@ def _json(body: bytes) -> Response:
 @router.post(
     "/predict",
     response_model=PredictionOut,
-    responses=PREDICT_ERRORS,
+    responses=problem_responses(
+        {
+            404: "No match with that id.",
+            413: TOO_LARGE,
+            422: INVALID_OR_UNQUOTED,
+            503: "The database is unreachable (a prediction by match_id only).",
+        }
+    ),
     openapi_extra=PREDICT_BODY,
 )
 async def predict(request: Request, predictions: PredictionsDep) -> Response:
@@ -72,12 +78,17 @@ async def predict(request: Request, predictions: PredictionsDep) -> Response:
     return _json(prediction_json(answer))
 
 
-@router.post("/predict/batch", response_model=BatchOut, responses={422: PREDICT_ERRORS[422]})
+@router.post(
+    BATCH_PATH,
+    response_model=BatchOut,
+    dependencies=[JSON_BODY],
+    responses=problem_responses({413: TOO_LARGE, 415: NOT_JSON, 422: INVALID_OR_UNQUOTED}),
+)
 async def predict_batch(
     batch: BatchIn, settings: SettingsDep, predictions: PredictionsDep
 ) -> Response:
     """Many predictions, answered in order; one item's error does not fail the others."""
-    check_item_count(len(batch.items), settings.predict_batch_max, per="batch")
+    check_item_count(len(batch.items), settings.predict_batch_max, ["body", "items"], per="batch")
     if len(batch.items) > ON_LOOP_MAX:
         valid, results = await run_in_threadpool(_check_items, batch.items)
     else:
@@ -88,7 +99,8 @@ async def predict_batch(
             continue
         answer = next(answers)
         if isinstance(answer, Refusal):
-            result.status, result.error = REFUSAL_STATUS[answer.reason], answer.detail
+            result.status = REFUSAL_STATUS[answer.reason]
+            result.error = Problem.of(result.status, answer.detail, _item(result.index))
         else:
             result.prediction = answer
     return _json(batch_json(results))
@@ -103,7 +115,11 @@ def _check_items(items: list[Any]) -> tuple[list[PredictIn], list[BatchResult]]:
             valid.append(PREDICT_IN.validate_python(raw))
             results.append(BatchResult(index))
         except ValidationError as error:
-            # Where, what and the kind of each error, at most a hundred of them.
-            errors = [ItemErrorOut.model_validate(e) for e in shown_errors(error.errors())]
-            results.append(BatchResult(index, status.HTTP_422_UNPROCESSABLE_CONTENT, error=errors))
+            problem = Problem.invalid(field_errors(error.errors()), _item(index))
+            results.append(BatchResult(index, status.HTTP_422_UNPROCESSABLE_CONTENT, error=problem))
     return valid, results
+
+
+def _item(index: int) -> str:
+    """A batch item, as the instance of its problem: the item in the request body."""
+    return f"{BATCH_PATH}#/items/{index}"

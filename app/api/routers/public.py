@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
-from pydantic import AfterValidator
 
 from app.api.deps import SessionDep, page_window
 from app.api.schemas.common import MAX_ID, Page
@@ -16,44 +15,51 @@ from app.api.schemas.matches import (
     MatchOut,
     TeamOut,
 )
-from app.domain.fields import UtcDateTime
-from app.domain.records import (
-    CODE_MAX_LENGTH,
-    SEASON_MAX_LENGTH,
-    TEAM_NAME_MAX_LENGTH,
-    optional_season,
-)
+from app.api.schemas.problems import BUSY, INVALID, problem_responses
+from app.domain.fields import OptionalSeason, UtcDateTime
+from app.domain.records import CODE_MAX_LENGTH, TEAM_NAME_MAX_LENGTH
 from app.domain.vocabulary import MatchStatus
 from app.services import queries, teams
 from app.services.pagination import PageWindow
 
 router = APIRouter(tags=["matches"])
 
-NOT_FOUND: dict[int | str, dict[str, str]] = {404: {"description": "No match with that id."}}
 
-
-@router.get("/matches", response_model=Page[MatchOut])
+@router.get(
+    "/matches",
+    response_model=Page[MatchOut],
+    responses=problem_responses({422: INVALID, 503: BUSY}),
+)
 def list_matches(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
-    competition: Annotated[str | None, Query(max_length=CODE_MAX_LENGTH, examples=["E0"])] = None,
-    season: Annotated[
+    competition: Annotated[
         str | None,
+        Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
+    ] = None,
+    season: Annotated[
+        OptionalSeason,
         Query(
-            max_length=SEASON_MAX_LENGTH,
             description="2018/19 (two consecutive years) or 2019 (a calendar year); blank: "
             "any season.",
             examples=["2018/19"],
         ),
-        AfterValidator(optional_season),
     ] = None,
     kickoff_from: Annotated[
         UtcDateTime | None,
-        Query(alias="from", description="Earliest kickoff (ISO 8601; UTC if naive)."),
+        Query(
+            alias="from",
+            description="Earliest kickoff (ISO 8601; UTC if naive).",
+            examples=["2018-08-01T00:00:00Z"],
+        ),
     ] = None,
     kickoff_to: Annotated[
         UtcDateTime | None,
-        Query(alias="to", description="Latest kickoff (ISO 8601; UTC if naive)."),
+        Query(
+            alias="to",
+            description="Latest kickoff (ISO 8601; UTC if naive).",
+            examples=["2019-06-01T00:00:00Z"],
+        ),
     ] = None,
     match_status: Annotated[
         MatchStatus | None,
@@ -61,9 +67,12 @@ def list_matches(
             alias="status",
             description="upcoming: no result, kickoff ahead; unsettled: no result, kickoff "
             "passed; settled: result known.",
+            examples=["settled"],
         ),
     ] = None,
-    order: Annotated[Literal["asc", "desc"], Query(description="By kickoff.")] = "asc",
+    order: Annotated[
+        Literal["asc", "desc"], Query(description="By kickoff.", examples=["desc"])
+    ] = "asc",
 ) -> Page[MatchOut]:
     """Matches, filtered and paginated (``total`` counts every match that fits the filters)."""
     filters = queries.MatchFilter(
@@ -77,9 +86,14 @@ def list_matches(
     return Page[MatchOut].of(queries.list_matches(session, filters, page))
 
 
-@router.get("/matches/{match_id}", response_model=MatchDetailOut, responses=NOT_FOUND)
+@router.get(
+    "/matches/{match_id}",
+    response_model=MatchDetailOut,
+    responses=problem_responses({404: "No match with that id.", 422: INVALID, 503: BUSY}),
+)
 def get_match(
-    match_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[17])], session: SessionDep
+    match_id: Annotated[int, Path(ge=1, le=MAX_ID, description="The match's id.", examples=[17])],
+    session: SessionDep,
 ) -> MatchDetailOut:
     """One match with the latest quote of each bookmaker in each phase."""
     match = queries.match_detail(session, match_id)
@@ -88,7 +102,12 @@ def get_match(
     return MatchDetailOut.model_validate(match)
 
 
-@router.get("/bookmakers", response_model=Page[BookmakerOut], tags=["reference"])
+@router.get(
+    "/bookmakers",
+    response_model=Page[BookmakerOut],
+    tags=["reference"],
+    responses=problem_responses({422: INVALID, 503: BUSY}),
+)
 def list_bookmakers(
     session: SessionDep, page: Annotated[PageWindow, Depends(page_window(100))]
 ) -> Page[BookmakerOut]:
@@ -96,16 +115,31 @@ def list_bookmakers(
     return Page[BookmakerOut].of(queries.list_bookmakers(session, page))
 
 
-@router.get("/competitions", response_model=list[CompetitionOut], tags=["reference"])
+@router.get(
+    "/competitions",
+    response_model=list[CompetitionOut],
+    tags=["reference"],
+    responses=problem_responses({503: BUSY}),
+)
 def list_competitions(session: SessionDep) -> list[CompetitionOut]:
     return [CompetitionOut.model_validate(c) for c in queries.list_competitions(session)]
 
 
-@router.get("/teams", response_model=list[TeamOut], tags=["reference"])
+@router.get(
+    "/teams",
+    response_model=list[TeamOut],
+    tags=["reference"],
+    responses=problem_responses({422: INVALID, 503: BUSY}),
+)
 def list_teams(
     session: SessionDep,
     search: Annotated[
-        str | None, Query(max_length=TEAM_NAME_MAX_LENGTH, description="Part of a name or alias.")
+        str | None,
+        Query(
+            max_length=TEAM_NAME_MAX_LENGTH,
+            description="Part of a name or alias.",
+            examples=["United"],
+        ),
     ] = None,
 ) -> list[TeamOut]:
     return [TeamOut.model_validate(t) for t in teams.list_teams(session, search=search)]

@@ -6,8 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Response, status
 
-from app.api.deps import ADMIN_ERRORS, QueueRefitDep, SessionDep, page_window, require_admin
+from app.api.deps import JSON_BODY, QueueRefitDep, SessionDep, page_window, require_admin
 from app.api.schemas.common import MAX_ID, Page
+from app.api.schemas.problems import ADMIN, INVALID, NOT_JSON, TOO_LARGE, problem_responses
 from app.api.schemas.refits import RefitAccepted, RefitIn, RefitRunOut
 from app.domain.vocabulary import RunTrigger
 from app.services import refit_runs
@@ -21,12 +22,23 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(requir
     status_code=status.HTTP_202_ACCEPTED,
     response_model=RefitAccepted,
     response_model_exclude_none=True,
+    dependencies=[JSON_BODY],
     responses={
-        **ADMIN_ERRORS,
         200: {
             "description": "A refit was already queued or running: that run, and no new one.",
             "model": RefitAccepted,
         },
+        **problem_responses(
+            ADMIN,
+            {
+                413: TOO_LARGE,
+                415: NOT_JSON,
+                422: INVALID,
+                503: "Admin API disabled (ODDSBOOST_ADMIN_API_KEY is not set), or the refit "
+                "process could not be started. Or the database is busy with other writes: "
+                "nothing was written; Retry-After says when to send it again.",
+            },
+        ),
     },
 )
 def post_refit(
@@ -48,7 +60,9 @@ def post_refit(
     return RefitAccepted.of(queued)
 
 
-@router.get("/refits", response_model=Page[RefitRunOut], responses=ADMIN_ERRORS)
+@router.get(
+    "/refits", response_model=Page[RefitRunOut], responses=problem_responses(ADMIN, {422: INVALID})
+)
 def list_refits(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(20))],
@@ -60,10 +74,11 @@ def list_refits(
 @router.get(
     "/refits/{run_id}",
     response_model=RefitRunOut,
-    responses={**ADMIN_ERRORS, 404: {"description": "No such run."}},
+    responses=problem_responses(ADMIN, {404: "No such run.", 422: INVALID}),
 )
 def get_refit(
-    run_id: Annotated[int, Path(ge=1, le=MAX_ID, examples=[7])], session: SessionDep
+    run_id: Annotated[int, Path(ge=1, le=MAX_ID, description="The run's id.", examples=[7])],
+    session: SessionDep,
 ) -> RefitRunOut:
     run = refit_runs.get_run(session, run_id)
     if run is None:

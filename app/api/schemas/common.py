@@ -6,18 +6,28 @@ from typing import Annotated, Any, Generic, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
+from app.domain.fields import PRICE_RANGE
 from app.domain.records import MAX_ID
 from app.services.pagination import Paged
 
 # An answer lists at most this many errors (or skipped items), then says how many more.
 ERRORS_SHOWN = 100
 
-__all__ = ["ERRORS_SHOWN", "MAX_ID", "MatchId", "Page", "StrictModel"]
+__all__ = ["ERRORS_SHOWN", "MAX_ID", "MatchId", "Page", "StrictModel", "price_field"]
 
 # A JSON integer only: "3", true or 3.0 are a client's mistake, not match 3 or match 1.
 MatchId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
 
 ItemT = TypeVar("ItemT")
+
+
+def price_field(outcome: str, example: float) -> Any:
+    """The description, example and range of the price of one outcome in a request body."""
+    return Field(
+        description=f"Decimal odds of {outcome}: 1.0 < price ≤ 1000, a JSON number.",
+        examples=[example],
+        json_schema_extra=PRICE_RANGE,
+    )
 
 
 class StrictModel(BaseModel):

@@ -6,26 +6,25 @@ from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import (
-    AfterValidator,
     AliasPath,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    JsonValue,
     Strict,
     model_validator,
 )
 
-from app.api.schemas.common import ERRORS_SHOWN, MatchId, StrictModel
-from app.domain.fields import Code, Price, TeamName, UtcDateTime
+from app.api.schemas.common import ERRORS_SHOWN, MatchId, StrictModel, price_field
+from app.api.schemas.problems import Problem
+from app.domain.fields import Code, ExternalId, OptionalSeason, Price, TeamName, UtcDateTime
 from app.domain.records import (
     IngestBatch,
     MatchRecord,
     QuoteRecord,
     Skipped,
-    check_external_id,
     check_overround,
-    optional_season,
 )
 from app.domain.vocabulary import Phase
 from app.services.ingest import MatchIdentity, ResultItem
@@ -33,24 +32,74 @@ from app.services.ingest import MatchIdentity, ResultItem
 MAX_ITEMS_PER_REQUEST = 10_000
 
 
-def _optional_external_id(value: str | None) -> str | None:
-    return None if value is None else check_external_id(value)
+MATCH_EXAMPLE: dict[str, JsonValue] = {
+    "competition": "E0",
+    "kickoff": "2018-08-10T19:00:00Z",
+    "home_team": "Man United",
+    "away_team": "Leicester",
+}
+QUOTE_EXAMPLE: dict[str, JsonValue] = {
+    "match": MATCH_EXAMPLE,
+    "bookmaker": "B365",
+    "home": 1.57,
+    "draw": 3.9,
+    "away": 7.5,
+    "phase": "pre",
+}
 
 
 class MatchRef(StrictModel):
     """Identifies a match: competition, teams and kickoff date, or the source's external id."""
 
-    competition: Code
-    kickoff: UtcDateTime
-    home_team: TeamName
-    away_team: TeamName
-    external_id: Annotated[str | None, AfterValidator(_optional_external_id)] = None
-    season: Annotated[str | None, AfterValidator(optional_season)] = Field(
-        default=None,
-        description="2018/19 (two consecutive years) or 2019 (a calendar year); defaults "
-        "to the August-July season of the kickoff.",
-        examples=["2018/19"],
-    )
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [MATCH_EXAMPLE]})
+
+    competition: Annotated[
+        Code,
+        Field(
+            description="The competition's code, as football-data.co.uk writes it (E0: the "
+            "Premier League): a letter or digit, then letters, digits, '_', '.' or '-'.",
+            examples=["E0"],
+        ),
+    ]
+    kickoff: Annotated[
+        UtcDateTime,
+        Field(
+            description="Kickoff, ISO 8601, years 1900-2099; without an offset it is UTC. "
+            "Matches are told apart by the date.",
+            examples=["2018-08-10T19:00:00Z"],
+        ),
+    ]
+    home_team: Annotated[
+        TeamName,
+        Field(
+            description="The home team as the source names it (an alias maps it to a stored "
+            "team); trimmed, 1-100 characters, no control characters.",
+            examples=["Man United"],
+        ),
+    ]
+    away_team: Annotated[
+        TeamName,
+        Field(
+            description="The away team, as home_team; it must differ from it.",
+            examples=["Leicester"],
+        ),
+    ]
+    external_id: Annotated[
+        ExternalId | None,
+        Field(
+            description="The source's own id of the match, if it has one (1-100 characters): "
+            "a match sent again under it with a new kickoff is moved, not duplicated.",
+            examples=["e912304de2b2ce35b473ce2ecd3d1502"],
+        ),
+    ] = None
+    season: Annotated[
+        OptionalSeason,
+        Field(
+            description="2018/19 (two consecutive years) or 2019 (a calendar year); absent or "
+            "blank: the August-July season of the kickoff.",
+            examples=["2018/19"],
+        ),
+    ] = None
 
     @model_validator(mode="after")
     def _distinct_teams(self) -> MatchRef:
@@ -81,45 +130,52 @@ class MatchRef(StrictModel):
 
 
 class QuoteIn(StrictModel):
-    match: MatchRef
-    bookmaker: Annotated[Code, Field(examples=["B365"])]
-    home: Price
-    draw: Price
-    away: Price
-    phase: Phase = Phase.PRE
-    captured_at: UtcDateTime | None = Field(
-        default=None, description="When the bookmaker offered these prices, if known."
-    )
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [QUOTE_EXAMPLE]})
+
+    match: Annotated[
+        MatchRef, Field(description="The match these prices are for.", examples=[MATCH_EXAMPLE])
+    ]
+    bookmaker: Annotated[
+        Code,
+        Field(
+            description="The bookmaker's code, as football-data.co.uk writes it (B365: Bet365, "
+            "PS: Pinnacle); a new code creates the bookmaker.",
+            examples=["B365"],
+        ),
+    ]
+    home: Annotated[Price, price_field("a home win", 1.57)]
+    draw: Annotated[Price, price_field("a draw", 3.9)]
+    away: Annotated[Price, price_field("an away win", 7.5)]
+    phase: Annotated[
+        Phase,
+        Field(
+            description="pre: offered before the match; closing: the last prices before kickoff.",
+            examples=["pre"],
+        ),
+    ] = Phase.PRE
+    captured_at: Annotated[
+        UtcDateTime | None,
+        Field(
+            description="When the bookmaker offered these prices, if known (ISO 8601; UTC "
+            "without an offset).",
+            examples=["2018-08-09T12:00:00Z"],
+        ),
+    ] = None
 
 
 class OddsUpload(StrictModel):
-    quotes: Annotated[list[QuoteIn], Field(min_length=1, max_length=MAX_ITEMS_PER_REQUEST)]
+    quotes: Annotated[
+        list[QuoteIn],
+        Field(
+            min_length=1,
+            max_length=MAX_ITEMS_PER_REQUEST,
+            description="1 to 10,000 quotes; one invalid quote rejects them all.",
+            examples=[[QUOTE_EXAMPLE]],
+        ),
+    ]
 
     model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "quotes": [
-                        {
-                            "match": {
-                                "competition": "E0",
-                                "kickoff": "2018-08-10T19:00:00Z",
-                                "home_team": "Man United",
-                                "away_team": "Leicester",
-                                "external_id": None,
-                            },
-                            "bookmaker": "B365",
-                            "home": 1.57,
-                            "draw": 3.9,
-                            "away": 7.5,
-                            "phase": "pre",
-                            "captured_at": None,
-                        }
-                    ]
-                }
-            ]
-        },
+        extra="forbid", json_schema_extra={"examples": [{"quotes": [QUOTE_EXAMPLE]}]}
     )
 
     def to_batch(self) -> IngestBatch:
@@ -151,11 +207,40 @@ class OddsUpload(StrictModel):
 Goals = Annotated[int, Strict(), Field(ge=0, le=99)]
 
 
+RESULT_EXAMPLES: list[JsonValue] = [
+    {"match_id": 17, "home_goals": 2, "away_goals": 1},
+    {"match": MATCH_EXAMPLE, "home_goals": 2, "away_goals": 1},
+]
+
+
 class ResultIn(StrictModel):
-    match: MatchRef | None = None
-    match_id: MatchId | None = None
-    home_goals: Goals
-    away_goals: Goals
+    """A result, for a match given by its id or by its identity (exactly one of the two)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": RESULT_EXAMPLES,
+            # Exactly one of the two, as _one_reference checks.
+            "oneOf": [
+                {"required": ["match"], "properties": {"match": {"type": "object"}}},
+                {"required": ["match_id"], "properties": {"match_id": {"type": "integer"}}},
+            ],
+        },
+    )
+
+    match: Annotated[
+        MatchRef | None,
+        Field(
+            description="The match by its competition, teams and kickoff; or give match_id.",
+            examples=[MATCH_EXAMPLE],
+        ),
+    ] = None
+    match_id: Annotated[
+        MatchId | None,
+        Field(description="The stored match's id; or give match.", examples=[17]),
+    ] = None
+    home_goals: Annotated[Goals, Field(description="Goals of the home team, 0-99.", examples=[2])]
+    away_goals: Annotated[Goals, Field(description="Goals of the away team, 0-99.", examples=[1])]
 
     @model_validator(mode="after")
     def _one_reference(self) -> ResultIn:
@@ -173,29 +258,19 @@ class ResultIn(StrictModel):
 
 
 class ResultsUpload(StrictModel):
-    results: Annotated[list[ResultIn], Field(min_length=1, max_length=MAX_ITEMS_PER_REQUEST)]
+    results: Annotated[
+        list[ResultIn],
+        Field(
+            min_length=1,
+            max_length=MAX_ITEMS_PER_REQUEST,
+            description="1 to 10,000 results; one invalid result rejects them all. A result "
+            "for a match that is not stored, or has not kicked off, is skipped.",
+            examples=[RESULT_EXAMPLES],
+        ),
+    ]
 
     model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "results": [
-                        {"match_id": 12, "home_goals": 2, "away_goals": 1},
-                        {
-                            "match": {
-                                "competition": "E0",
-                                "kickoff": "2018-08-10T19:00:00Z",
-                                "home_team": "Man United",
-                                "away_team": "Leicester",
-                            },
-                            "home_goals": 2,
-                            "away_goals": 1,
-                        },
-                    ]
-                }
-            ]
-        },
+        extra="forbid", json_schema_extra={"examples": [{"results": RESULT_EXAMPLES}]}
     )
 
 
@@ -239,16 +314,39 @@ class IngestResponse(BaseModel):
 
 
 class AliasIn(StrictModel):
-    alias: TeamName = Field(examples=["Manchester United"])
-    team: TeamName = Field(examples=["Man United"])
-    confirm: Annotated[bool, Strict()] = Field(
-        default=False,
-        description="Merge a team stored under the alias name even though the two look like "
-        "two teams (in a season both played, they share no competition).",
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"alias": "Manchester United", "team": "Man United"}]},
     )
-    dry_run: Annotated[bool, Strict()] = Field(
-        default=False, description="Change nothing; answer what adding the alias would do."
-    )
+
+    alias: Annotated[
+        TeamName,
+        Field(
+            description="Another source's name for the team; trimmed, 1-100 characters.",
+            examples=["Manchester United"],
+        ),
+    ]
+    team: Annotated[
+        TeamName,
+        Field(description="The name of the stored team it stands for.", examples=["Man United"]),
+    ]
+    confirm: Annotated[
+        bool,
+        Strict(),
+        Field(
+            description="Merge a team stored under the alias name even though the two look "
+            "like two teams (in a season both played, they share no competition).",
+            examples=[False],
+        ),
+    ] = False
+    dry_run: Annotated[
+        bool,
+        Strict(),
+        Field(
+            description="Change nothing; answer what adding the alias would do.",
+            examples=[True],
+        ),
+    ] = False
 
 
 class CompetitionSeasonOut(BaseModel):
@@ -288,6 +386,15 @@ class MergePreviewOut(BaseModel):
         description="Seasons in which both teams played and shared no competition."
     )
     needs_confirmation: bool = Field(description='There are clashes: send "confirm": true.')
+
+
+class MergeConfirmationProblem(Problem):
+    """409 to a merge of two teams that look like two: the problem, with what the merge
+    would change."""
+
+    preview: MergePreviewOut = Field(
+        description='What the merge would change; send "confirm": true to make it.'
+    )
 
 
 class AliasOut(BaseModel):

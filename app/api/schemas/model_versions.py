@@ -253,7 +253,23 @@ class ActivationOut(RecordOut):
 
 
 class ActivateIn(StrictModel):
-    reason: Reason | None = None
+    """Why a version is activated by hand; the body may be left out."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"reason": "version 7 over-weights one bookmaker; back to version 6"}]
+        },
+    )
+
+    reason: Annotated[
+        Reason | None,
+        Field(
+            description="Why, in the operator's words, recorded with the activation: trimmed, "
+            "1-500 characters, no control or invisible characters; absent or null: none given.",
+            examples=["version 7 over-weights one bookmaker; back to version 6"],
+        ),
+    ] = None
 
 
 class ActivatedOut(RecordOut):

@@ -6,9 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal, NoReturn
 
-from pydantic import BaseModel, Field, Strict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, Strict, model_validator
 
-from app.api.schemas.common import MatchId, StrictModel
+from app.api.openapi import setting_maximum
+from app.api.schemas.common import MatchId, StrictModel, price_field
+from app.api.schemas.problems import Problem
 from app.domain.fields import BookmakerReference, Code, TeamName, UtcDateTime
 from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
@@ -23,6 +25,8 @@ from app.domain.vocabulary import Basis, Method, Phase
 from app.services.prediction import PredictionRequest
 
 INLINE_ODDS_MAX = 100
+# The fields of an inline match, absent or null in a request by match_id (as _one_kind reads).
+INLINE_FIELDS = ("home_team", "away_team", "competition", "kickoff", "odds")
 
 StrictFloat = Annotated[float, Strict()]
 # Far more than any real use; the hard cap behind ODDSBOOST_PREDICT_BATCH_MAX.
@@ -32,12 +36,31 @@ BATCH_ITEMS_CAP = 10_000
 # Every known bookmaker's spellings, to tell when a request names one bookmaker twice.
 KNOWN_SPELLINGS = bookmaker_spellings(BOOKMAKER_NAMES)
 
+ODDS_EXAMPLES: list[JsonValue] = [
+    {"bookmaker": "B365", "home": 2.10, "draw": 3.40, "away": 3.60},
+    {"bookmaker": "PS", "home": 2.15, "draw": 3.45, "away": 3.55},
+]
+
 
 class OddsIn(StrictModel):
-    bookmaker: BookmakerReference
-    home: StrictFloat
-    draw: StrictFloat
-    away: StrictFloat
+    """One bookmaker's 1X2 prices: a book a bookmaker could offer, its overround (the sum of
+    1/price less 1) from -0.05 to +0.50."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": ODDS_EXAMPLES[:1]})
+
+    bookmaker: Annotated[
+        BookmakerReference,
+        Field(
+            description="The bookmaker's code (B365: Bet365, PS: Pinnacle) or its name as GET "
+            "/bookmakers lists it, in any letter case: B365, b365 and Bet365 are one "
+            "bookmaker. The model weighs bookmakers by code, and each may appear once.",
+            examples=["B365"],
+        ),
+    ]
+    # Checked together by _valid_prices, for speed: one comparison chain for the usual case.
+    home: Annotated[StrictFloat, price_field("a home win", 2.10)]
+    draw: Annotated[StrictFloat, price_field("a draw", 3.40)]
+    away: Annotated[StrictFloat, price_field("an away win", 3.60)]
 
     @model_validator(mode="after")
     def _valid_prices(self) -> OddsIn:
@@ -64,15 +87,50 @@ class OddsIn(StrictModel):
 class PredictIn(StrictModel):
     """Either a stored match (``match_id``) or an inline match with its ``odds``."""
 
-    match_id: MatchId | None = None
-    home_team: TeamName | None = None
-    away_team: TeamName | None = None
-    competition: Code | None = None
-    kickoff: UtcDateTime | None = None
-    odds: Annotated[list[OddsIn], Field(min_length=1, max_length=INLINE_ODDS_MAX)] | None = None
+    match_id: Annotated[
+        MatchId | None,
+        Field(
+            description="A stored match, predicted from its latest quotes; give this or odds, "
+            "not both.",
+            examples=[17],
+        ),
+    ] = None
+    home_team: Annotated[
+        TeamName | None,
+        Field(description="Inline only, optional: repeated in the answer.", examples=["Arsenal"]),
+    ] = None
+    away_team: Annotated[
+        TeamName | None,
+        Field(
+            description="Inline only, optional: repeated in the answer; not home_team.",
+            examples=["Chelsea"],
+        ),
+    ] = None
+    competition: Annotated[
+        Code | None,
+        Field(description="Inline only, optional: repeated in the answer.", examples=["E0"]),
+    ] = None
+    kickoff: Annotated[
+        UtcDateTime | None,
+        Field(
+            description="Inline only, optional: repeated in the answer (ISO 8601; UTC "
+            "without an offset).",
+            examples=["2026-11-22T15:00:00Z"],
+        ),
+    ] = None
+    odds: Annotated[
+        list[OddsIn] | None,
+        Field(
+            min_length=1,
+            max_length=INLINE_ODDS_MAX,
+            description="An inline match's quotes: 1 to 100 bookmakers, each once.",
+            examples=[ODDS_EXAMPLES],
+        ),
+    ] = None
 
-    model_config = StrictModel.model_config | {
-        "json_schema_extra": {
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
             "examples": [
                 {"match_id": 17},
                 {
@@ -80,14 +138,25 @@ class PredictIn(StrictModel):
                     "away_team": "Chelsea",
                     "competition": "E0",
                     "kickoff": "2026-11-22T15:00:00Z",
-                    "odds": [
-                        {"bookmaker": "B365", "home": 2.10, "draw": 3.40, "away": 3.60},
-                        {"bookmaker": "PS", "home": 2.15, "draw": 3.45, "away": 3.55},
-                    ],
+                    "odds": ODDS_EXAMPLES,
                 },
-            ]
-        }
-    }
+            ],
+            # A stored match, or an inline one, as _one_kind checks.
+            "oneOf": [
+                {
+                    "required": ["match_id"],
+                    "properties": {
+                        "match_id": {"type": "integer"},
+                        **{name: {"type": "null"} for name in INLINE_FIELDS},
+                    },
+                },
+                {
+                    "required": ["odds"],
+                    "properties": {"odds": {"type": "array"}, "match_id": {"type": "null"}},
+                },
+            ],
+        },
+    )
 
     def to_request(self) -> PredictionRequest:
         """What to ask the prediction service: the stored match, or this one with its odds."""
@@ -160,11 +229,17 @@ PREDICT_BODY: dict[str, Any] = {
 
 
 class BatchIn(StrictModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"items": [{"match_id": 17}, {"odds": ODDS_EXAMPLES}]}]},
+    )
+
     items: list[Any] = Field(
         min_length=1,
         max_length=BATCH_ITEMS_CAP,
         description="Up to ODDSBOOST_PREDICT_BATCH_MAX predict requests; each is checked on "
         "its own, so one bad item does not fail the others.",
+        json_schema_extra=setting_maximum("predict_batch_max"),
         examples=[
             [
                 {"match_id": 17},
@@ -245,24 +320,16 @@ class PredictionOut(BaseModel):
     consensus: OutcomeValues = Field(description="Plain mean of all de-margined quotes.")
 
 
-class ItemErrorOut(BaseModel):
-    """One reason a batch item is invalid: where in the item, what, and the kind of error."""
-
-    loc: list[str | int]
-    msg: str
-    type: str
-
-
 class BatchItemOut(BaseModel):
     """One item of a batch answer, in the order the items were sent."""
 
     index: int
     status: int = Field(description="The HTTP status this item would have had on /predict.")
     prediction: PredictionOut | None = None
-    error: str | list[ItemErrorOut] | None = Field(
+    error: Problem | None = Field(
         default=None,
-        description="Why the item has no prediction: its validation errors (422), or what "
-        "/predict would have said (404, 422, 503).",
+        description="Why the item has no prediction, as the problem /predict would have "
+        "answered (404, 422, 503); a validation error's location is inside the item.",
     )
 
 
