@@ -49,6 +49,8 @@ class Oddsboost:
                     # Chosen when the console was made, which may have been on a terminal
                     # (pytest -s); a process writing to a pipe would use no colours.
                     patch.setattr(console, "_color_system", None)
+                    # Its width too was fixed then, from that process's COLUMNS or terminal.
+                    patch.setattr(console, "_width", int(variables["COLUMNS"]))
             get_settings.cache_clear()
             try:
                 result = CliRunner().invoke(cli, list(args))

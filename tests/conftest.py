@@ -77,11 +77,25 @@ def season_file(data_dir: Path) -> Callable[[str], Path]:
 
 
 @pytest.fixture(scope="session")
-def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+def database_url(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[str]:
+    """The database under test: a SQLite file of this run's, or ODDSBOOST_TEST_DATABASE_URL.
+
+    When the suite runs in several processes (pytest-xdist), each process other than the
+    first gets a database of its own beside the configured one, created and dropped here,
+    so that no two processes migrate or roll back the same database.
+    """
     configured = os.environ.get("ODDSBOOST_TEST_DATABASE_URL")
-    if configured:
-        return Settings(database_url=configured).database_url
-    return f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+    if not configured:
+        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+        return
+    url = Settings(database_url=configured).database_url
+    if worker_id in ("master", "gw0"):
+        yield url
+        return
+    databases = Databases(url, tmp_path_factory.mktemp("worker"))
+    own = databases.create()
+    yield own
+    databases.drop_all()
 
 
 @pytest.fixture(scope="session")
