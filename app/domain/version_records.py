@@ -10,7 +10,7 @@ back and is served as it was written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Annotated
 
 from pydantic import Field
@@ -59,16 +59,8 @@ class RecordedOptions:
 
     @classmethod
     def of(cls, options: FitOptions) -> RecordedOptions:
-        return cls(
-            rounds_grid=options.rounds_grid,
-            validation_fraction=options.validation_fraction,
-            phase=options.phase,
-            methods=options.methods,
-            bookmakers=options.bookmakers,
-            min_quotes=options.min_quotes,
-            half_life_days=options.half_life_days,
-            calibrate=options.calibrate,
-        )
+        """What a version records of ``options``: each of its fields, read by name."""
+        return cls(**{field.name: getattr(options, field.name) for field in fields(cls)})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,11 +80,7 @@ class FitReport(ValidationReport):
 def fit_report(report: ValidationReport, fit: Fit, options: FitOptions) -> FitReport:
     """``report`` completed with what ``fit`` and its ``options`` say about the fit."""
     return FitReport(
-        rows=report.rows,
-        model=report.model,
-        consensus=report.consensus,
-        bookmakers=report.bookmakers,
-        active_version=report.active_version,
+        **{field.name: getattr(report, field.name) for field in fields(ValidationReport)},
         fit_rows=fit.fit_rows,
         dropped=fit.training.dropped,
         stop_reason=fit.model.stop_reason_,
