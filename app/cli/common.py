@@ -79,6 +79,20 @@ def open_database(settings: Settings, *, writes: bool) -> tuple[Engine, sessionm
 
 
 @contextmanager
+def database_session(settings: Settings, *, writes: bool) -> Iterator[Session]:
+    """One session on the database (see :func:`open_database`), committed when the block
+    ends and rolled back if it raises; the engine is closed either way."""
+    from app.db.engine import session_scope
+
+    engine, factory = open_database(settings, writes=writes)
+    try:
+        with session_scope(factory) as session:
+            yield session
+    finally:
+        engine.dispose()
+
+
+@contextmanager
 def database_errors(database_url: str) -> Iterator[None]:
     """A database that cannot be opened, reached or migrated ends the command: one line on
     stderr that says what is wrong with which URL (password hidden), and exit 1."""

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, fail, load_settings, log_as_a_command, open_database, output
+from app.cli.common import (
+    console,
+    database_session,
+    fail,
+    load_settings,
+    log_as_a_command,
+    open_database,
+    output,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -159,7 +167,6 @@ def import_the_odds_api(
     import httpx
     from pydantic import ValidationError
 
-    from app.db.engine import session_scope
     from app.domain.odds_api import ResponseFormatError, read_events
     from app.domain.records import TooManyBookmakersError
     from app.services import ingest
@@ -187,14 +194,11 @@ def import_the_odds_api(
         if len(problems) > SKIPPED_SHOWN:
             console.print(f"  ... and {len(problems) - SKIPPED_SHOWN} more", markup=False)
         raise typer.Exit(1) from None
-    engine, factory = open_database(settings, writes=True)
     try:
-        with session_scope(factory) as session:
+        with database_session(settings, writes=True) as session:
             report = ingest.import_odds_api(session, events)
     except TooManyBookmakersError as error:
         fail(f"{source}: {error}; nothing imported")
-    finally:
-        engine.dispose()
     if as_json:
         output.print_json(json.dumps(_json_report([(source, report)], report)))
     else:

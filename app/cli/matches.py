@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output
+from app.cli.common import console, database_session, load_settings, output
 
 matches_cli = typer.Typer(help="Stored matches: corrections.", no_args_is_help=True)
 
@@ -24,7 +24,6 @@ def delete_match(
     ] = False,
 ) -> None:
     """Delete a match and its quotes: a duplicate, or a match that was never played."""
-    from app.db.engine import session_scope
     from app.domain.records import MAX_ID
     from app.services import matches
 
@@ -32,9 +31,8 @@ def delete_match(
         console.print(f"[red]ID: {match_id} is not an id: ids go up to {MAX_ID}[/red]")
         raise typer.Exit(2)
     settings = load_settings()
-    engine, factory = open_database(settings, writes=True)
     try:
-        with session_scope(factory) as session:
+        with database_session(settings, writes=True) as session:
             deleted = matches.delete_match(session, match_id, force=force)
     except matches.MatchNotFoundError as error:
         console.print(f"[red]{error}[/red]")
@@ -42,8 +40,6 @@ def delete_match(
     except matches.MatchTrainedOnError as error:
         console.print(f"[red]{error}; pass --force to delete it anyway[/red]", soft_wrap=True)
         raise typer.Exit(1) from None
-    finally:
-        engine.dispose()
     output.print(
         f"deleted match {deleted.id} ({deleted.competition} {deleted.season}, "
         f"{deleted.home_team} v {deleted.away_team}, {deleted.kickoff:%Y-%m-%d}) and its "

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, open_database, output
+from app.cli.common import console, database_session, load_settings, output
 
 models_cli = typer.Typer(
     help="Model versions: list them, activate one (roll back or forward), see the activations.",
@@ -26,17 +26,12 @@ def list_command(limit: Limit = 20) -> None:
     """Model versions, newest first: status, how each was fitted and its validation log loss."""
     from rich.table import Table
 
-    from app.db.engine import session_scope
     from app.services import model_versions
     from app.services.pagination import PageWindow
 
     settings = load_settings()
-    engine, factory = open_database(settings, writes=False)
-    try:
-        with session_scope(factory) as session:
-            page = model_versions.list_versions(session, PageWindow(limit, 0))
-    finally:
-        engine.dispose()
+    with database_session(settings, writes=False) as session:
+        page = model_versions.list_versions(session, PageWindow(limit, 0))
     if not page.items:
         output.print("no model version yet: run `oddsboost refit`")
         return
@@ -75,7 +70,6 @@ def activate_command(
 
     Every API worker serves it within ODDSBOOST_MODEL_REFRESH_SECONDS.
     """
-    from app.db.engine import session_scope
     from app.domain.records import check_reason
     from app.domain.vocabulary import ActivatedBy
     from app.services import model_versions
@@ -87,17 +81,14 @@ def activate_command(
             console.print(f"[red]--reason: {error}[/red]")
             raise typer.Exit(2) from None
     settings = load_settings()
-    engine, factory = open_database(settings, writes=True)
     try:
-        with session_scope(factory) as session:
+        with database_session(settings, writes=True) as session:
             done = model_versions.activate_version(
                 session, version_id, by=ActivatedBy.CLI, reason=reason, settings=settings
             )
     except model_versions.VersionNotFoundError as error:
         console.print(f"[red]{error}: `oddsboost models list` shows the versions[/red]")
         raise typer.Exit(1) from None
-    finally:
-        engine.dispose()
     for warning in done.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}", soft_wrap=True)
     if done.activation is None:
@@ -116,17 +107,12 @@ def activations_command(limit: Limit = 20) -> None:
     """Every time a version became the active one, newest first: when, by whom and why."""
     from rich.table import Table
 
-    from app.db.engine import session_scope
     from app.services import model_versions
     from app.services.pagination import PageWindow
 
     settings = load_settings()
-    engine, factory = open_database(settings, writes=False)
-    try:
-        with session_scope(factory) as session:
-            page = model_versions.list_activations(session, PageWindow(limit, 0))
-    finally:
-        engine.dispose()
+    with database_session(settings, writes=False) as session:
+        page = model_versions.list_activations(session, PageWindow(limit, 0))
     if not page.items:
         output.print("no version has been activated yet")
         return

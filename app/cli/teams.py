@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, log_as_a_command, open_database, output
+from app.cli.common import console, database_session, load_settings, log_as_a_command, output
 
 if TYPE_CHECKING:
     from app.services.teams import MergePreview, UnaliasReport
@@ -36,15 +36,13 @@ def add_alias(
 ) -> None:
     """Map ALIAS to TEAM for every ingest; a team already stored as ALIAS is merged into TEAM
     (what moves is shown first)."""
-    from app.db.engine import session_scope
     from app.domain.wording import counted
     from app.services import teams
 
     settings = load_settings()
     log_as_a_command(settings)
-    engine, factory = open_database(settings, writes=True)
     try:
-        with session_scope(factory) as session:
+        with database_session(settings, writes=True) as session:
             report = teams.add_alias(session, alias=alias, team=team, confirm=yes, dry_run=dry_run)
     except teams.MergeNeedsConfirmationError as error:
         _print_preview(error.preview)
@@ -53,8 +51,6 @@ def add_alias(
     except (teams.TeamNotFoundError, teams.AliasConflictError, ValueError) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None
-    finally:
-        engine.dispose()
     if report.preview is not None:
         _print_preview(report.preview)
     if report.dry_run:
@@ -77,20 +73,16 @@ def add_alias(
 def remove_alias(alias: Annotated[str, typer.Argument(help="The alias to remove.")]) -> None:
     """Remove an alias; if adding it merged a team, restore that team with the matches that
     moved over (matches merged into the other team's keep the quotes of both)."""
-    from app.db.engine import session_scope
     from app.services import teams
 
     settings = load_settings()
     log_as_a_command(settings)
-    engine, factory = open_database(settings, writes=True)
     try:
-        with session_scope(factory) as session:
+        with database_session(settings, writes=True) as session:
             report = teams.remove_alias(session, alias)
     except (teams.TeamNotFoundError, teams.AliasConflictError) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None
-    finally:
-        engine.dispose()
     output.print(f"removed alias {alias!r}", markup=False)
     if report.restored_team:
         _print_undo(report)
