@@ -185,6 +185,42 @@ class Settings(BaseSettings):
         default=1000, ge=1, le=10_000, description="Most items accepted by POST /predict/batch."
     )
 
+    # --- value bets -----------------------------------------------------------------------
+    value_min_ev: float = Field(
+        default=defaults.MIN_EV,
+        ge=0,
+        le=1,
+        description="An outcome is flagged as a value bet when its expected value "
+        "(probability × price − 1) is above this.",
+    )
+    value_kelly_fraction: float = Field(
+        default=defaults.KELLY_FRACTION,
+        gt=0,
+        le=1,
+        description="Share of the Kelly stake suggested for a value bet.",
+    )
+    value_stake_cap: float = Field(
+        default=defaults.STAKE_CAP,
+        gt=0,
+        le=1,
+        description="Largest suggested stake on one bet, as a share of the bankroll.",
+    )
+    value_daily_exposure_cap: float = Field(
+        default=defaults.DAILY_EXPOSURE_CAP,
+        gt=0,
+        le=1,
+        description="Largest sum of the stakes GET /value-bets suggests on one day's "
+        "matches (UTC), as a share of the bankroll; a day over it has its stakes scaled down.",
+    )
+    value_probability_source: str = Field(
+        default=defaults.VALUE_SOURCE,
+        min_length=1,
+        max_length=40,
+        description="Where a value bet's probability comes from: `ensemble` (the served "
+        "prediction) or a bookmaker's code (e.g. `PS`), whose de-margined line is used where "
+        "it quoted the match, the served prediction elsewhere.",
+    )
+
     @field_validator("refit_rounds_grid")
     @classmethod
     def _positive_sorted_grid(cls, grid: list[int]) -> list[int]:

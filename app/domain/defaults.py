@@ -19,3 +19,12 @@ VALIDATION_FRACTION = 0.2
 MIN_QUOTES = 100
 # Seasons of each competition a backtest trains on before each test season.
 TRAIN_SEASONS = 3
+
+# Value bets: a quarter of the Kelly stake, at most 2 % of the bankroll on one bet and 10 %
+# on one day's matches, for outcomes whose expected value is above 2 %.
+KELLY_FRACTION = 0.25
+STAKE_CAP = 0.02
+DAILY_EXPOSURE_CAP = 0.10
+MIN_EV = 0.02
+# Where value's probability comes from: the served prediction, or a bookmaker's line.
+VALUE_SOURCE = "ensemble"

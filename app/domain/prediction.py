@@ -28,6 +28,7 @@ class QuotedOdds:
     home: float
     draw: float
     away: float
+    captured_at: dt.datetime | None = None  # a stored quote's; None for the sender's
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from app.domain.prediction import (
     MatchInfo,
     MatchPrediction,
     QuotedMatch,
+    QuotedOdds,
     StoredQuotes,
     predict_matches,
 )
@@ -70,6 +71,7 @@ class PredictionAnswer:
     prediction: MatchPrediction
     model: Ensemble | None
     quotes: StoredQuotes | None = None  # which stored quotes; None: the sender's
+    odds: Sequence[QuotedOdds] = ()  # the quotes it was predicted from
 
 
 Answer = PredictionAnswer | Refusal
@@ -254,6 +256,6 @@ def _quoted_match(
 def _predict(matches: list[QuotedMatch], snapshot: _Snapshot) -> list[PredictionAnswer]:
     predictions = predict_matches([m.odds for m in matches], snapshot.ensemble, snapshot.method)
     return [
-        PredictionAnswer(match.info, prediction, snapshot.ensemble, match.stored)
+        PredictionAnswer(match.info, prediction, snapshot.ensemble, match.stored, match.odds)
         for match, prediction in zip(matches, predictions, strict=True)
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -187,7 +188,16 @@ def _odds(quotes: QuoteTable, positions: Sequence[int]) -> list[QuotedOdds]:
     odds: list[QuotedOdds] = []
     for index in positions:
         home_price, draw_price, away_price = (float(v) for v in quotes.prices[index])
-        odds.append(QuotedOdds(str(quotes.bookmaker[index]), home_price, draw_price, away_price))
+        captured = float(quotes.captured_at[index])
+        odds.append(
+            QuotedOdds(
+                str(quotes.bookmaker[index]),
+                home_price,
+                draw_price,
+                away_price,
+                None if math.isnan(captured) else dt.datetime.fromtimestamp(captured, dt.UTC),
+            )
+        )
     return odds
 
 

@@ -1,0 +1,189 @@
+"""Value bets: where a bookmaker's price pays more than a probability says it is worth, and
+how much of a bankroll to stake on it.
+
+For an outcome with probability ``p`` and decimal price ``o``, the expected value of a stake
+of 1 is ``EV = p × o − 1``. The Kelly stake, the share of a bankroll that maximises its
+expected log growth, is ``EV / (o − 1)``; it is scaled down (a fraction of Kelly, ¼ by
+default) and capped per bet, because ``p`` is an estimate and full Kelly on an overstated
+edge ruins a bankroll. The closing-line value (CLV) of a price taken is the same formula
+with the closing line's fair probability in place of ``p``: how much the price beat the
+market's last word, which measures skill with far fewer bets than ROI does.
+
+The functions on numbers take floats or numpy arrays alike, so the service (one match) and
+the backtest (every match at once) compute value by one definition.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.domain import defaults, few_quotes
+from app.domain.few_quotes import Triple
+from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
+from app.domain.odds import demargin
+from app.domain.prediction import QuotedOdds
+from app.domain.records import OUTCOMES
+from app.domain.vocabulary import Method
+
+# The probability source that is the served prediction itself.
+ENSEMBLE_SOURCE = defaults.VALUE_SOURCE
+
+Number = TypeVar("Number", float, NDArray[np.float64])
+
+# Every known bookmaker's spellings (code, display name, any letter case) → its code.
+_KNOWN = bookmaker_spellings(BOOKMAKER_NAMES)
+
+
+def expected_value(probability: Number, price: Number) -> Number:
+    """``p × price − 1``: the mean return of a stake of 1 if ``p`` is the outcome's true
+    probability. With the closing line's fair probability it is the price's CLV."""
+    return probability * price - 1.0
+
+
+def closing_line_value(price: Number, closing_probability: Number) -> Number:
+    """The return of ``price`` measured against the closing line's fair (de-margined)
+    probability of the same outcome: positive when the price taken beat the close."""
+    return expected_value(closing_probability, price)
+
+
+def kelly_stake(ev: Number, price: Number, fraction: float, cap: float) -> Number:
+    """The share of a bankroll to stake: ``fraction × EV / (price − 1)``, at most ``cap``,
+    and 0 where the EV is not positive."""
+    stake = np.clip(fraction * ev / (price - 1.0), 0.0, cap)
+    if isinstance(ev, np.ndarray):
+        return stake
+    return float(stake)
+
+
+def bookmaker_key(name: str) -> str:
+    """One key per bookmaker however it is spelled: its code for a known one (``b365``,
+    ``Bet365`` → ``B365``), else the name's casefold."""
+    folded = name.casefold()
+    return _KNOWN.get(folded, folded)
+
+
+@dataclass(frozen=True, slots=True)
+class ValueTerms:
+    """How value is judged and staked: the bettor's terms, one request's or the defaults.
+
+    ``source`` is where the probability comes from: the served prediction (``ensemble``) or
+    a bookmaker's de-margined line (a sharp one, such as ``PS``), which falls back to the
+    served prediction for a match it did not quote. ``bookmakers`` are those the bettor can
+    bet with (None: any); ``bankroll`` turns stakes into money.
+    """
+
+    kelly_fraction: float = defaults.KELLY_FRACTION
+    stake_cap: float = defaults.STAKE_CAP
+    min_ev: float = defaults.MIN_EV
+    source: str = ENSEMBLE_SOURCE
+    bookmakers: frozenset[str] | None = None  # keys, as bookmaker_key gives them
+    bankroll: float | None = None
+
+    def allows(self, bookmaker: str) -> bool:
+        return self.bookmakers is None or bookmaker_key(bookmaker) in self.bookmakers
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeValue:
+    """One outcome of a match: the best price the bettor can take, and what it is worth.
+
+    ``price`` is None when no allowed bookmaker quoted the match. An outcome is flagged when
+    its EV is above the terms' ``min_ev``; only a flagged outcome gets a stake.
+    """
+
+    outcome: str
+    probability: float
+    price: float | None
+    bookmaker: str | None
+    captured_at: dt.datetime | None
+    expected_value: float | None
+    stake_fraction: float
+    stake: float | None  # in money, when the terms give a bankroll
+    flagged: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MatchValue:
+    """The value of a match's three outcomes, and the probability source that priced them
+    (``source``: the one asked for, or ``ensemble`` where it fell back)."""
+
+    source: str
+    outcomes: tuple[OutcomeValue, OutcomeValue, OutcomeValue]
+
+    @property
+    def flagged(self) -> list[OutcomeValue]:
+        return [outcome for outcome in self.outcomes if outcome.flagged]
+
+
+def match_value(
+    served: Triple, odds: Sequence[QuotedOdds], terms: ValueTerms, method: Method
+) -> MatchValue:
+    """The value of each outcome at the best price of the allowed bookmakers in ``odds``.
+
+    ``served`` is the served prediction; ``method`` de-margins a bookmaker's line when the
+    terms take their probability from one.
+    """
+    source, probabilities = _probabilities(served, odds, terms, method)
+    allowed = [quote for quote in odds if terms.allows(quote.bookmaker)]
+    values = tuple(
+        _outcome_value(index, probabilities[index], allowed, terms)
+        for index in range(len(OUTCOMES))
+    )
+    return MatchValue(source, values)  # type: ignore[arg-type]
+
+
+def _probabilities(
+    served: Triple, odds: Sequence[QuotedOdds], terms: ValueTerms, method: Method
+) -> tuple[str, Triple]:
+    if terms.source == ENSEMBLE_SOURCE:
+        return ENSEMBLE_SOURCE, served
+    wanted = bookmaker_key(terms.source)
+    for quote in odds:
+        if bookmaker_key(quote.bookmaker) == wanted:
+            return terms.source, _line(quote, method)
+    return ENSEMBLE_SOURCE, served
+
+
+def _line(quote: QuotedOdds, method: Method) -> Triple:
+    prices = (quote.home, quote.draw, quote.away)
+    rows = few_quotes.demargin([prices], method)
+    if rows is not None:
+        return rows[0]
+    home, draw, away = demargin([list(prices)], method).probabilities[0].tolist()
+    return (home, draw, away)
+
+
+def _outcome_value(
+    index: int, probability: float, allowed: Sequence[QuotedOdds], terms: ValueTerms
+) -> OutcomeValue:
+    best: QuotedOdds | None = None
+    best_price = 0.0
+    for quote in allowed:
+        price = (quote.home, quote.draw, quote.away)[index]
+        if price > best_price:
+            best, best_price = quote, price
+    if best is None:
+        return OutcomeValue(OUTCOMES[index], probability, None, None, None, None, 0.0, None, False)
+    ev = expected_value(probability, best_price)
+    flagged = ev > terms.min_ev
+    fraction = (
+        kelly_stake(ev, best_price, terms.kelly_fraction, terms.stake_cap) if flagged else 0.0
+    )
+    stake = None if terms.bankroll is None else round(fraction * terms.bankroll, 2)
+    return OutcomeValue(
+        OUTCOMES[index],
+        probability,
+        best_price,
+        best.bookmaker,
+        best.captured_at,
+        ev,
+        fraction,
+        stake,
+        flagged,
+    )
