@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from enum import Enum
 from functools import lru_cache
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.domain import defaults
 from app.domain.vocabulary import Method, Phase
+
+if TYPE_CHECKING:
+    from app.domain.value import ValueTerms
 
 # Keys that look like a value copied from an example file rather than a real secret.
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})
@@ -220,6 +223,17 @@ class Settings(BaseSettings):
         "prediction) or a bookmaker's code (e.g. `PS`), whose de-margined line is used where "
         "it quoted the match, the served prediction elsewhere.",
     )
+
+    def value_terms(self) -> ValueTerms:
+        """The value-bet terms a request that gives none of its own is judged by."""
+        from app.domain.value import ValueTerms
+
+        return ValueTerms(
+            kelly_fraction=self.value_kelly_fraction,
+            stake_cap=self.value_stake_cap,
+            min_ev=self.value_min_ev,
+            source=self.value_probability_source,
+        )
 
     @field_validator("refit_rounds_grid")
     @classmethod

@@ -111,3 +111,10 @@ def test_a_bookmakers_line_as_the_source_and_its_fallback() -> None:
     fallback = match_value(SERVED, ODDS, ValueTerms(source="PS"), Method.POWER)
     assert fallback.source == ENSEMBLE_SOURCE
     assert [o.probability for o in fallback.outcomes] == list(SERVED)
+
+
+def test_the_settings_give_the_default_terms() -> None:
+    from app.settings import Settings
+
+    terms = Settings(value_min_ev=0.05, value_probability_source="PS").value_terms()
+    assert terms == ValueTerms(kelly_fraction=0.25, stake_cap=0.02, min_ev=0.05, source="PS")
