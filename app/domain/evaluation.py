@@ -1,8 +1,11 @@
-"""Comparing two forecasts scored on the same rows: the paired t-test of the backtest.
+"""Comparing two forecasts scored on the same rows: the paired t-test of the backtest, and
+the intervals of its other means.
 
 Given per-row scores of two forecasts on the same rows (for example two log-loss row
 arrays), the mean difference, its standard error and the two-sided p-value of Student's t
-with n − 1 degrees of freedom for the null hypothesis "the mean difference is zero".
+with n − 1 degrees of freedom for the null hypothesis "the mean difference is zero". A mean
+of one array (the CLV or the return of some bets) gets Student's t interval, mean ± t·s/√n,
+and a line through pairs of values its least-squares slope.
 """
 
 from __future__ import annotations
@@ -54,3 +57,58 @@ def paired_difference(a_rows: ArrayLike, b_rows: ArrayLike) -> PairedDifference:
     else:
         p_value = 2.0 * float(stats.t.sf(abs(mean) / standard_error, n - 1))
     return PairedDifference(mean, standard_error, min(1.0, p_value), n)
+
+
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class MeanInterval:
+    """A mean with its two-sided confidence interval ``mean ± t·s/√n`` (Student's t with
+    n − 1 degrees of freedom). ``mean`` is None without values; the bounds are None with
+    fewer than 2."""
+
+    n: int
+    mean: float | None
+    low: float | None
+    high: float | None
+
+    @property
+    def excludes_zero(self) -> bool:
+        """Whether the whole interval is on one side of 0."""
+        if self.low is None or self.high is None:
+            return False
+        return self.low > 0.0 or self.high < 0.0
+
+
+def mean_interval(values: ArrayLike, confidence: float = CONFIDENCE) -> MeanInterval:
+    """The mean of ``values`` with its t interval at ``confidence``."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1 or not np.all(np.isfinite(array)):
+        raise ValueError("values must be 1-D and finite")
+    n = array.shape[0]
+    if n == 0:
+        return MeanInterval(0, None, None, None)
+    mean = float(array.mean())
+    if n == 1:
+        return MeanInterval(1, mean, None, None)
+    half_width = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * float(
+        array.std(ddof=1) / math.sqrt(n)
+    )
+    return MeanInterval(n, mean, mean - half_width, mean + half_width)
+
+
+def least_squares_slope(x_values: ArrayLike, y_values: ArrayLike) -> float | None:
+    """The slope of the ordinary least-squares line of y on x (with an intercept); None
+    with fewer than 2 points or when x does not vary."""
+    x = np.asarray(x_values, dtype=np.float64)
+    y = np.asarray(y_values, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(f"x and y must be 1-D and of equal length, got {x.shape}, {y.shape}")
+    if x.shape[0] < 2:
+        return None
+    deviation = x - x.mean()
+    spread = float(deviation @ deviation)
+    if spread == 0.0:
+        return None
+    return float(deviation @ (y - y.mean())) / spread

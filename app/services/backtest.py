@@ -10,6 +10,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from app.domain.backtest import VARIANTS, BacktestConfig, Fold, run_backtest
+from app.domain.backtest.value_bets import ValueBetConfig
 from app.domain.backtest_summary import (
     BacktestSummary,
     VariantSummary,
@@ -19,6 +20,7 @@ from app.domain.backtest_summary import (
 from app.domain.football_data import FileFormatError, parse_football_data
 from app.domain.records import EARLIEST, LATEST
 from app.domain.tables import MatchTable, QuoteTable, restrict, tables_from_batches
+from app.domain.value_summary import ValueSummary, summarise_value
 from app.services.model_versions import load_tables
 from app.services.season_files import SeasonFileError, leagues_of
 
@@ -30,6 +32,7 @@ class Evaluation:
     folds: list[Fold]
     summary: BacktestSummary
     variants: dict[str, VariantSummary] = field(default_factory=dict)
+    value: ValueSummary | None = None  # with value bets measured
 
 
 def tables_from_files(
@@ -102,12 +105,16 @@ def evaluate(
     *,
     source: str,
     compare_variants: bool = False,
+    value_bets: ValueBetConfig | None = None,
     progress: Callable[[str], None] = lambda _step: None,
 ) -> Evaluation:
     """The walk-forward of ``config``; with ``compare_variants`` also each option beyond
-    plain M2, compared with it on the same rows."""
+    plain M2, compared with it on the same rows; with ``value_bets`` also the value bets of
+    those rules on the test matches."""
     folds = run_backtest(matches, quotes, config, progress=lambda s: progress(f"baseline {s}"))
     evaluation = Evaluation(config, source, folds, summarise(folds))
+    if value_bets is not None:
+        evaluation.value = summarise_value(folds, matches, quotes, value_bets)
     if not compare_variants:
         return evaluation
     for variant in VARIANTS:

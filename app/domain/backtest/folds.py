@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from app.domain.backtest.algorithms import AlgorithmFit, fit_algorithm
 from app.domain.backtest.config import BacktestConfig
+from app.domain.backtest.prices import positions_of
 from app.domain.backtest.ranking import (
     best_forecast,
     compared_bookmakers,
@@ -241,7 +242,7 @@ def _by_group(
             np.flatnonzero(rows.competition == competition) if competition else np.arange(len(rows))
         )
         layout = layouts(fit.ensemble.method)[1]
-        at = _rows_of(layout.match_ids, rows.match_ids[group])
+        at = positions_of(layout.match_ids, rows.match_ids[group])
         index = [pool.index(code) for code in fit.training.bookmakers]
         H = layout.H[np.maximum(at, 0)][:, index, :]
         present = (at >= 0) & ~np.isnan(H[:, :, 0]).all(axis=1)
@@ -273,16 +274,6 @@ def _closing(
     )
     if not closing_set.bookmakers:  # files before 2012/13 have no closing odds
         return np.zeros(len(rows), dtype=bool), np.empty((0, len(OUTCOMES)))
-    at = _rows_of(closing_set.match_ids, rows.match_ids)
+    at = positions_of(closing_set.match_ids, rows.match_ids)
     closing_rows = at >= 0
     return closing_rows, closing_set.H[at[closing_rows], 0]
-
-
-def _rows_of(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:
-    """The position of each wanted id in ``ids``, -1 where it is absent."""
-    if len(ids) == 0:
-        return np.full(len(wanted), -1, dtype=np.intp)
-    order = np.argsort(ids, kind="stable")
-    slot = np.minimum(np.searchsorted(ids[order], wanted), len(ids) - 1)
-    found = ids[order][slot] == wanted
-    return np.where(found, order[slot], -1).astype(np.intp)

@@ -1,0 +1,87 @@
+"""The prices of a fold's test matches, straight from the quote table: what each bookmaker
+offered before kickoff (or at the close), the best of them, and a line de-margined.
+
+Every array is laid out over the wanted matches, in their order, with NaN where a bookmaker
+did not quote; the quote used for a (match, bookmaker) is the one rule of recency,
+:func:`app.domain.training.select_latest_valid` (captured before kickoff).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.domain.odds import demargin
+from app.domain.records import OUTCOMES
+from app.domain.tables import MatchTable, QuoteTable
+from app.domain.training import select_latest_valid
+from app.domain.vocabulary import Method, Phase
+
+
+def positions_of(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:
+    """The position of each wanted id in ``ids``, -1 where it is absent."""
+    if len(ids) == 0:
+        return np.full(len(wanted), -1, dtype=np.intp)
+    order = np.argsort(ids, kind="stable")
+    slot = np.minimum(np.searchsorted(ids[order], wanted), len(ids) - 1)
+    found = ids[order][slot] == wanted
+    return np.where(found, order[slot], -1).astype(np.intp)
+
+
+def quoted_prices(
+    matches: MatchTable,
+    quotes: QuoteTable,
+    match_ids: NDArray[np.int64],
+    bookmakers: Sequence[str],
+    phase: Phase,
+) -> NDArray[np.float64]:
+    """``prices[match, bookmaker, outcome]``: the decimal odds of each of ``bookmakers``
+    for the matches ``match_ids`` (ids of ``matches``), the latest of ``phase`` captured
+    before kickoff; NaN where a bookmaker has none."""
+    prices = np.full((len(match_ids), len(bookmakers), len(OUTCOMES)), np.nan)
+    chosen = select_latest_valid(matches, quotes, phase)
+    column = {code: index for index, code in enumerate(bookmakers)}
+    columns = np.array([column.get(code, -1) for code in quotes.bookmaker[chosen]], dtype=np.intp)
+    row_of_match = np.full(len(matches), -1, dtype=np.intp)
+    present = positions_of(matches.ids, match_ids)
+    row_of_match[present[present >= 0]] = np.flatnonzero(present >= 0)
+    rows = row_of_match[quotes.match[chosen]] if len(chosen) else np.empty(0, dtype=np.intp)
+    used = (rows >= 0) & (columns >= 0)
+    prices[rows[used], columns[used]] = quotes.prices[chosen[used]]
+    return prices
+
+
+@dataclass(frozen=True)
+class BestPrices:
+    """Per match and outcome, the highest price quoted and the column of the bookmaker
+    offering it (the first such column on a tie); NaN and -1 where nobody quoted."""
+
+    price: NDArray[np.float64]  # (m, 3)
+    bookmaker: NDArray[np.intp]  # (m, 3)
+
+
+def best_prices(prices: NDArray[np.float64]) -> BestPrices:
+    """The best of ``prices[match, bookmaker, outcome]`` over the bookmakers."""
+    quoted = ~np.isnan(prices)
+    column = np.argmax(np.where(quoted, prices, -np.inf), axis=1)
+    any_quote = quoted.any(axis=1)
+    price = np.take_along_axis(prices, column[:, None, :], axis=1)[:, 0, :]
+    return BestPrices(
+        price=np.where(any_quote, price, np.nan),
+        bookmaker=np.where(any_quote, column, -1).astype(np.intp),
+    )
+
+
+def fair_line(prices: NDArray[np.float64], method: Method) -> NDArray[np.float64]:
+    """One bookmaker's ``prices[match, outcome]`` de-margined with ``method``; NaN rows
+    where it did not quote or its de-margining did not converge."""
+    line = np.full(prices.shape, np.nan)
+    quoted = ~np.isnan(prices).any(axis=1)
+    if quoted.any():
+        converted = demargin(prices[quoted], method)
+        probabilities = np.where(converted.converged[:, None], converted.probabilities, np.nan)
+        line[quoted] = probabilities
+    return line

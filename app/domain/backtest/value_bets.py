@@ -1,0 +1,207 @@
+"""Value bets on a fold's test matches: which outcome each probability source would have
+bet on, at which price, and what became of it.
+
+For a source (the served ensemble, the consensus, or a bookmaker's pre-match line
+de-margined), a threshold and a match: the outcome of highest expected value above the
+threshold, at the best pre-match price of the bookmakers the bettor can bet with, is the
+match's one bet; a match with no such outcome gets none. A bet is then measured twice: its
+closing-line value (CLV) against the reference bookmaker's closing line de-margined, which
+says whether the price beat the market's last word, and its return at flat stakes. Every
+formula (EV, CLV, Kelly) is :mod:`app.domain.value`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.domain import defaults
+from app.domain.backtest.folds import CONSENSUS, ENSEMBLE, Fold
+from app.domain.backtest.prices import (
+    BestPrices,
+    best_prices,
+    fair_line,
+    positions_of,
+    quoted_prices,
+)
+from app.domain.tables import MatchTable, QuoteTable
+from app.domain.value import ENSEMBLE_SOURCE, closing_line_value, expected_value, kelly_stake
+from app.domain.vocabulary import Method, Phase
+
+CONSENSUS_SOURCE = "consensus"
+# The fold's forecast each model source reads; any other source is a bookmaker's code.
+MODEL_SOURCES = {ENSEMBLE_SOURCE: ENSEMBLE, CONSENSUS_SOURCE: CONSENSUS}
+PRICE_TAKERS = ("B365", "BW", "IW", "PS", "WH", "VC")
+
+
+@dataclass(frozen=True)
+class ValueBetConfig:
+    """Which value-bet rules a backtest measures, and against what.
+
+    ``bookmakers`` are those whose pre-match prices may be taken; ``reference`` is the
+    bookmaker whose closing line (de-margined with ``method``) measures CLV; a bookmaker
+    source's pre-match line is de-margined with ``method`` too.
+    """
+
+    sources: tuple[str, ...] = (ENSEMBLE_SOURCE, CONSENSUS_SOURCE, "PS")
+    thresholds: tuple[float, ...] = (0.0, 0.02, 0.05)
+    reference: str = "PS"
+    bookmakers: tuple[str, ...] = PRICE_TAKERS
+    method: Method = Method.POWER
+    kelly_fraction: float = defaults.KELLY_FRACTION
+    stake_cap: float = defaults.STAKE_CAP
+
+    def bookmaker_sources(self) -> tuple[str, ...]:
+        return tuple(source for source in self.sources if source not in MODEL_SOURCES)
+
+
+@dataclass(frozen=True)
+class PricedFold:
+    """A fold's test matches (its shared rows, in order) with what value bets need."""
+
+    season: str
+    match_ids: NDArray[np.int64]
+    kickoff: NDArray[np.float64]
+    y: NDArray[np.intp]
+    best: BestPrices  # over the price-taking bookmakers
+    bookmakers: tuple[str, ...]  # the columns of ``best.bookmaker``
+    closing: NDArray[np.float64]  # (m, 3) the reference's closing line; NaN rows: none
+    probabilities: dict[str, NDArray[np.float64]] = field(default_factory=dict)  # by source
+
+
+def priced_fold(
+    fold: Fold, matches: MatchTable, quotes: QuoteTable, config: ValueBetConfig
+) -> PricedFold:
+    """The prices and probabilities of ``fold``'s test matches, read from the tables."""
+    ids = fold.test_match_ids
+    takers = quoted_prices(matches, quotes, ids, config.bookmakers, Phase.PRE)
+    lines = quoted_prices(matches, quotes, ids, config.bookmaker_sources(), Phase.PRE)
+    closing = quoted_prices(matches, quotes, ids, (config.reference,), Phase.CLOSING)[:, 0]
+    probabilities = {
+        source: fold.forecasts[name]
+        for source, name in MODEL_SOURCES.items()
+        if source in config.sources
+    }
+    for column, source in enumerate(config.bookmaker_sources()):
+        probabilities[source] = fair_line(lines[:, column], config.method)
+    return PricedFold(
+        season=fold.season,
+        match_ids=ids,
+        kickoff=matches.kickoff[positions_of(matches.ids, ids)],
+        y=fold.y,
+        best=best_prices(takers),
+        bookmakers=config.bookmakers,
+        closing=fair_line(closing, config.method),
+        probabilities={source: probabilities[source] for source in config.sources},
+    )
+
+
+@dataclass(frozen=True)
+class Bets:
+    """Bets in kickoff order, one per match at most. ``clv`` is NaN where the match has no
+    reference closing line."""
+
+    match_id: NDArray[np.int64]
+    kickoff: NDArray[np.float64]
+    outcome: NDArray[np.intp]
+    price: NDArray[np.float64]
+    bookmaker: NDArray[np.str_]
+    claimed_ev: NDArray[np.float64]
+    clv: NDArray[np.float64]
+    won: NDArray[np.bool_]
+
+    def __len__(self) -> int:
+        return len(self.price)
+
+    @property
+    def returns(self) -> NDArray[np.float64]:
+        """What each stake of 1 returned, net: ``price − 1`` if it won, else −1."""
+        result: NDArray[np.float64] = np.where(self.won, self.price - 1.0, -1.0)
+        return result
+
+    @property
+    def has_closing(self) -> NDArray[np.bool_]:
+        result: NDArray[np.bool_] = ~np.isnan(self.clv)
+        return result
+
+
+def choose_outcomes(
+    probabilities: NDArray[np.float64], price: NDArray[np.float64], threshold: float
+) -> tuple[NDArray[np.bool_], NDArray[np.intp], NDArray[np.float64]]:
+    """Per match: whether it gets a bet, the outcome of highest EV above ``threshold``,
+    and every outcome's EV (NaN where a price or probability is missing)."""
+    ev = expected_value(probabilities, price)
+    candidate = np.where(ev > threshold, ev, -np.inf)  # NaN > threshold is False
+    outcome = np.argmax(candidate, axis=1).astype(np.intp)
+    placed = np.isfinite(candidate.max(axis=1, initial=-np.inf))
+    return placed, outcome, ev
+
+
+def bets_of(priced: PricedFold, source: str, threshold: float) -> Bets:
+    """The bets of ``source`` above ``threshold`` on a priced fold."""
+    placed, outcome, ev = choose_outcomes(
+        priced.probabilities[source], priced.best.price, threshold
+    )
+    rows = np.flatnonzero(placed)
+    chosen = outcome[rows]
+    price = priced.best.price[rows, chosen]
+    column = priced.best.bookmaker[rows, chosen]
+    return Bets(
+        match_id=priced.match_ids[rows],
+        kickoff=priced.kickoff[rows],
+        outcome=chosen,
+        price=price,
+        bookmaker=np.array(priced.bookmakers, dtype=str)[column].reshape(-1),
+        claimed_ev=ev[rows, chosen],
+        clv=closing_line_value(price, priced.closing[rows, chosen]),
+        won=priced.y[rows] == chosen,
+    )
+
+
+def joined(bets: Sequence[Bets]) -> Bets:
+    """Several folds' bets as one run, in kickoff order."""
+    order = np.argsort(np.concatenate([b.kickoff for b in bets]), kind="stable")
+    return Bets(
+        match_id=np.concatenate([b.match_id for b in bets])[order],
+        kickoff=np.concatenate([b.kickoff for b in bets])[order],
+        outcome=np.concatenate([b.outcome for b in bets])[order],
+        price=np.concatenate([b.price for b in bets])[order],
+        bookmaker=np.concatenate([b.bookmaker for b in bets])[order],
+        claimed_ev=np.concatenate([b.claimed_ev for b in bets])[order],
+        clv=np.concatenate([b.clv for b in bets])[order],
+        won=np.concatenate([b.won for b in bets])[order],
+    )
+
+
+def bankroll_curve(bets: Bets, fraction: float, cap: float) -> NDArray[np.float64]:
+    """The bankroll (starting at 1) after each kickoff time of ``bets``, staking each bet
+    ``kelly_stake(ev, price, fraction, cap)`` of the bankroll. Bets sharing a kickoff time
+    are staked from the same bankroll, as a bettor placing them together would."""
+    if not len(bets):
+        return np.empty(0)
+    stake = kelly_stake(bets.claimed_ev, bets.price, fraction, cap)
+    order = np.argsort(bets.kickoff, kind="stable")
+    kickoff = bets.kickoff[order]
+    starts = np.flatnonzero(np.r_[True, kickoff[1:] != kickoff[:-1]])
+    change = np.add.reduceat((stake * bets.returns)[order], starts)
+    return np.asarray(np.cumprod(1.0 + change), dtype=np.float64)
+
+
+def max_drawdown(curve: NDArray[np.float64]) -> float:
+    """The largest fall from a peak (the start, 1, included) to a later trough, as a share
+    of the peak."""
+    path = np.r_[1.0, curve]
+    return float((1.0 - path / np.maximum.accumulate(path)).max())
+
+
+def every_outcome_returns(priced: PricedFold) -> NDArray[np.float64]:
+    """Per match priced on all three outcomes, the mean net return of a stake of 1 on each
+    of them at the best price: the market's margin, paid by a bettor without a view."""
+    price = priced.best.price
+    priced_rows = ~np.isnan(price).any(axis=1)
+    won = priced.y[priced_rows, None] == np.arange(price.shape[1])
+    returns: NDArray[np.float64] = np.where(won, price[priced_rows] - 1.0, -1.0).mean(axis=1)
+    return returns

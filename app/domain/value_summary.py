@@ -1,0 +1,342 @@
+"""The figures of value bets in a walk-forward backtest, as typed records: per test season
+and pooled, for each probability source and EV threshold, how many bets, their mean
+closing-line value and flat-stake return with 95 % intervals, a fractional-Kelly bankroll
+with its largest drawdown, and how much of the claimed edge was real (the slope of CLV on
+claimed EV).
+
+Each record's ``to_json`` gives it as the JSON report writes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from app.domain.backtest import Fold
+from app.domain.backtest.value_bets import (
+    Bets,
+    PricedFold,
+    ValueBetConfig,
+    bankroll_curve,
+    bets_of,
+    every_outcome_returns,
+    joined,
+    max_drawdown,
+    priced_fold,
+)
+from app.domain.evaluation import (
+    MeanInterval,
+    PairedDifference,
+    least_squares_slope,
+    mean_interval,
+    paired_difference,
+)
+from app.domain.tables import MatchTable, QuoteTable
+
+# Claimed EV bins of the calibration of value: lower edges, the last open above.
+EV_BIN_EDGES = (0.0, 0.02, 0.05, 0.10, 0.20)
+# The threshold whose bankroll curves the report plots, when it is measured.
+PLOTTED_THRESHOLD = 0.02
+CURVE_DIGITS = 6
+
+
+def interval_json(interval: MeanInterval) -> dict[str, float | int | None]:
+    return asdict(interval)
+
+
+@dataclass(frozen=True)
+class Bankroll:
+    """A fractional-Kelly bankroll from 1: its value after each kickoff time with bets,
+    its end, and its largest peak-to-trough fall (a share of the peak)."""
+
+    curve: tuple[float, ...]
+    final: float
+    max_drawdown: float
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "final": self.final,
+            "max_drawdown": self.max_drawdown,
+            "curve": [round(value, CURVE_DIGITS) for value in self.curve],
+        }
+
+
+@dataclass(frozen=True)
+class ValueRule:
+    """One source at one threshold: its bets and what they were worth.
+
+    ``clv`` is over the bets whose match has the reference's closing line; ``slope`` is the
+    least-squares slope of CLV on claimed EV over those bets (1: every claimed edge real;
+    0: none of it), None with fewer than two.
+    """
+
+    source: str
+    threshold: float
+    bets: int
+    clv: MeanInterval
+    roi: MeanInterval
+    slope: float | None
+    bankroll: Bankroll
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "threshold": self.threshold,
+            "bets": self.bets,
+            "clv": interval_json(self.clv),
+            "roi": interval_json(self.roi),
+            "slope": self.slope,
+            "bankroll": self.bankroll.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class RuleComparison:
+    """Two sources at one threshold, on the matches both bet on (with a closing line):
+    how often they chose the same outcome, and the paired difference of their CLV
+    (first minus second; None on fewer than two matches)."""
+
+    first: str
+    second: str
+    threshold: float
+    matches: int
+    same_outcome: int
+    clv_difference: PairedDifference | None
+    first_only: MeanInterval  # CLV of the first's bets on matches the second did not bet
+    second_only: MeanInterval
+
+    def to_json(self) -> dict[str, object]:
+        difference = self.clv_difference
+        return {
+            "first": self.first,
+            "second": self.second,
+            "threshold": self.threshold,
+            "matches": self.matches,
+            "same_outcome": self.same_outcome,
+            "clv_difference": None if difference is None else asdict(difference),
+            "first_only": interval_json(self.first_only),
+            "second_only": interval_json(self.second_only),
+        }
+
+
+@dataclass(frozen=True)
+class ClosingDistance:
+    """How far a source's probabilities were from the reference's closing line, on the
+    matches that have both: the mean absolute difference per outcome, and the mean signed
+    difference of each outcome (1, X, 2). A source closer to the close tells value from
+    its own noise better."""
+
+    source: str
+    matches: int
+    mean_absolute: float | None
+    bias: tuple[float, float, float] | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "matches": self.matches,
+            "mean_absolute": self.mean_absolute,
+            "bias": None if self.bias is None else list(self.bias),
+        }
+
+
+@dataclass(frozen=True)
+class ValuePeriod:
+    """One test season's value bets, or all of them pooled (``season`` None).
+
+    ``matches`` are the test matches the backtest scored; ``closing_matches`` those of them
+    with the reference's closing line. ``every_outcome`` is the return of a stake on each
+    outcome of every match at the best price, averaged per match.
+    """
+
+    season: str | None
+    matches: int
+    closing_matches: int
+    rules: tuple[ValueRule, ...]
+    every_outcome: MeanInterval
+    comparisons: tuple[RuleComparison, ...]
+    closing_distances: tuple[ClosingDistance, ...]
+
+    def rule(self, source: str, threshold: float) -> ValueRule:
+        return next(r for r in self.rules if r.source == source and r.threshold == threshold)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "season": self.season,
+            "matches": self.matches,
+            "closing_matches": self.closing_matches,
+            "rules": [rule.to_json() for rule in self.rules],
+            "every_outcome": interval_json(self.every_outcome),
+            "comparisons": [comparison.to_json() for comparison in self.comparisons],
+            "closing_distances": [distance.to_json() for distance in self.closing_distances],
+        }
+
+
+@dataclass(frozen=True)
+class EvBin:
+    """Pooled bets of one source whose claimed EV is in ``[low, high)`` (high None: no
+    upper bound): the mean EV claimed, and the CLV realised."""
+
+    source: str
+    low: float
+    high: float | None
+    claimed_ev: float
+    clv: MeanInterval
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "low": self.low,
+            "high": self.high,
+            "claimed_ev": self.claimed_ev,
+            "clv": interval_json(self.clv),
+        }
+
+
+@dataclass(frozen=True)
+class ValueSummary:
+    config: ValueBetConfig
+    seasons: tuple[ValuePeriod, ...]
+    overall: ValuePeriod
+    ev_bins: tuple[EvBin, ...]  # of each source's bets at the lowest threshold
+
+    def to_json(self) -> dict[str, object]:
+        config = self.config
+        return {
+            "config": {
+                "sources": list(config.sources),
+                "thresholds": list(config.thresholds),
+                "reference": config.reference,
+                "bookmakers": list(config.bookmakers),
+                "method": str(config.method),
+                "kelly_fraction": config.kelly_fraction,
+                "stake_cap": config.stake_cap,
+            },
+            "seasons": [season.to_json() for season in self.seasons],
+            "overall": self.overall.to_json(),
+            "ev_bins": [ev_bin.to_json() for ev_bin in self.ev_bins],
+        }
+
+
+def summarise_value(
+    folds: Sequence[Fold], matches: MatchTable, quotes: QuoteTable, config: ValueBetConfig
+) -> ValueSummary:
+    """Every value-bet figure of the folds; ``matches`` and ``quotes`` are the tables the
+    folds were run on (their prices are read from them)."""
+    priced = [priced_fold(fold, matches, quotes, config) for fold in folds]
+    rules = [(source, t) for source in config.sources for t in config.thresholds]
+    bets = {rule: [bets_of(fold, *rule) for fold in priced] for rule in rules}
+    seasons = tuple(
+        _period(
+            fold.season,
+            [fold],
+            {rule: [bets[rule][index]] for rule in rules},
+            config,
+        )
+        for index, fold in enumerate(priced)
+    )
+    pooled = {rule: [joined(bets[rule])] for rule in rules}
+    lowest = min(config.thresholds)
+    ev_bins = tuple(
+        ev_bin
+        for source in config.sources
+        for ev_bin in _ev_bins(source, pooled[source, lowest][0])
+    )
+    return ValueSummary(config, seasons, _period(None, priced, pooled, config), ev_bins)
+
+
+def _period(
+    season: str | None,
+    priced: Sequence[PricedFold],
+    bets: dict[tuple[str, float], list[Bets]],
+    config: ValueBetConfig,
+) -> ValuePeriod:
+    rules = tuple(_rule(source, threshold, b[0], config) for (source, threshold), b in bets.items())
+    first, *others = config.sources
+    comparisons = tuple(
+        _comparison(first, other, threshold, bets[first, threshold][0], bets[other, threshold][0])
+        for other in others
+        for threshold in config.thresholds
+    )
+    return ValuePeriod(
+        season=season,
+        matches=sum(len(fold.y) for fold in priced),
+        closing_matches=sum(int((~np.isnan(fold.closing[:, 0])).sum()) for fold in priced),
+        rules=rules,
+        every_outcome=mean_interval(np.concatenate([every_outcome_returns(f) for f in priced])),
+        comparisons=comparisons,
+        closing_distances=tuple(_distance(source, priced) for source in config.sources),
+    )
+
+
+def _distance(source: str, priced: Sequence[PricedFold]) -> ClosingDistance:
+    closing = np.concatenate([fold.closing for fold in priced])
+    probabilities = np.concatenate([fold.probabilities[source] for fold in priced])
+    both = ~np.isnan(closing[:, 0]) & ~np.isnan(probabilities[:, 0])
+    if not both.any():
+        return ClosingDistance(source, 0, None, None)
+    difference = probabilities[both] - closing[both]
+    home, draw, away = difference.mean(axis=0).tolist()
+    return ClosingDistance(
+        source, int(both.sum()), float(np.abs(difference).mean()), (home, draw, away)
+    )
+
+
+def _rule(source: str, threshold: float, bets: Bets, config: ValueBetConfig) -> ValueRule:
+    curve = bankroll_curve(bets, config.kelly_fraction, config.stake_cap)
+    closing = bets.has_closing
+    return ValueRule(
+        source=source,
+        threshold=threshold,
+        bets=len(bets),
+        clv=mean_interval(bets.clv[closing]),
+        roi=mean_interval(bets.returns),
+        slope=least_squares_slope(bets.claimed_ev[closing], bets.clv[closing]),
+        bankroll=Bankroll(
+            curve=tuple(curve.tolist()),
+            final=float(curve[-1]) if len(curve) else 1.0,
+            max_drawdown=max_drawdown(curve),
+        ),
+    )
+
+
+def _comparison(first: str, second: str, threshold: float, a: Bets, b: Bets) -> RuleComparison:
+    _, a_at, b_at = np.intersect1d(a.match_id, b.match_id, return_indices=True)
+    both = a.has_closing[a_at] & b.has_closing[b_at]
+    a_at, b_at = a_at[both], b_at[both]
+    difference = paired_difference(a.clv[a_at], b.clv[b_at]) if len(a_at) >= 2 else None
+    a_only = ~np.isin(a.match_id, b.match_id) & a.has_closing
+    b_only = ~np.isin(b.match_id, a.match_id) & b.has_closing
+    return RuleComparison(
+        first=first,
+        second=second,
+        threshold=threshold,
+        matches=len(a_at),
+        same_outcome=int((a.outcome[a_at] == b.outcome[b_at]).sum()),
+        clv_difference=difference,
+        first_only=mean_interval(a.clv[a_only]),
+        second_only=mean_interval(b.clv[b_only]),
+    )
+
+
+def _ev_bins(source: str, bets: Bets) -> list[EvBin]:
+    closing = bets.has_closing
+    claimed, clv = bets.claimed_ev[closing], bets.clv[closing]
+    edges = np.r_[EV_BIN_EDGES, np.inf]
+    which = np.digitize(claimed, edges) - 1
+    bins = []
+    for index in np.unique(which[(which >= 0) & (which < len(EV_BIN_EDGES))]).tolist():
+        inside = which == index
+        high = float(edges[index + 1])
+        bins.append(
+            EvBin(
+                source=source,
+                low=float(edges[index]),
+                high=high if np.isfinite(high) else None,
+                claimed_ev=float(claimed[inside].mean()),
+                clv=mean_interval(clv[inside]),
+            )
+        )
+    return bins
