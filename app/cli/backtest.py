@@ -14,12 +14,18 @@ from app.domain.vocabulary import Method, Phase
 
 if TYPE_CHECKING:
     from app.domain.backtest import BacktestConfig
+    from app.domain.backtest.value_bets import ValueBetConfig
     from app.domain.backtest_summary import OverallSummary
     from app.domain.tables import MatchTable, QuoteTable
     from app.services.backtest import Evaluation
 
 
 ROUNDS_GRID = ",".join(map(str, defaults.ROUNDS_GRID))
+# The value-bet rules measured by default (app.domain.backtest.value_bets.ValueBetConfig).
+VALUE_SOURCES = "ensemble,consensus,PS"
+VALUE_THRESHOLDS = "0,0.02,0.05"
+VALUE_REFERENCE = "PS"
+VALUE_BOOKMAKERS = "B365,BW,IW,PS,WH,VC"
 
 
 def _require_report_extra() -> None:
@@ -83,6 +89,26 @@ def backtest_command(
             help="Also fit AdaBoost.M1, SAMME and AdaBoost.MH on the same bookmakers.",
         ),
     ] = False,
+    value_bets: Annotated[
+        bool,
+        typer.Option(
+            "--value-bets",
+            help="Also measure value bets: closing-line value, return and a Kelly bankroll.",
+        ),
+    ] = False,
+    value_sources: Annotated[
+        str,
+        typer.Option(help="Value: probability sources, ensemble, consensus or bookmaker codes."),
+    ] = VALUE_SOURCES,
+    value_thresholds: Annotated[
+        str, typer.Option(help="Value: EV thresholds above which an outcome is bet.")
+    ] = VALUE_THRESHOLDS,
+    value_reference: Annotated[
+        str, typer.Option(help="Value: the bookmaker whose closing line measures CLV.")
+    ] = VALUE_REFERENCE,
+    value_bookmakers: Annotated[
+        str, typer.Option(help="Value: bookmakers whose pre-match prices may be taken.")
+    ] = VALUE_BOOKMAKERS,
     report_dir: Annotated[
         Path, typer.Option("--output", help="Directory for report.md, report.json, plots.")
     ] = Path("reports/backtest"),
@@ -108,6 +134,11 @@ def backtest_command(
             per_competition=per_competition,
             compare_algorithms=compare_algorithms,
         )
+        value_config = (
+            _value_config(value_sources, value_thresholds, value_reference, value_bookmakers)
+            if value_bets
+            else None
+        )
     except ValueError as error:
         fail(str(error), code=2)
     if database == bool(sources):
@@ -118,15 +149,42 @@ def backtest_command(
         backtest.check_names(
             matches, quotes, leagues=wanted_leagues, bookmakers=split_list(bookmakers)
         )
+        if value_config is not None:
+            backtest.check_value_names(quotes, value_config)
     except backtest.UnknownNameError as error:
         fail(str(error), code=2)
     matches, quotes = backtest.only_leagues(matches, quotes, wanted_leagues)
     if wanted_leagues:
         source += f" ({', '.join(wanted_leagues)})"
-    evaluation = _evaluate(matches, quotes, config, source, compare_variants=compare_variants)
+    evaluation = _evaluate(
+        matches,
+        quotes,
+        config,
+        source,
+        compare_variants=compare_variants,
+        value_bets=value_config,
+    )
     written = write_report(evaluation, report_dir)
     _print_overall(evaluation.summary.overall)
     output.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
+
+
+def _value_config(sources: str, thresholds: str, reference: str, bookmakers: str) -> ValueBetConfig:
+    """The value-bet rules of the options; ``ValueError`` says what is wrong."""
+    from app.domain.backtest.value_bets import value_bet_config
+
+    try:
+        numbers = tuple(float(part) for part in split_list(thresholds) or ())
+    except ValueError:
+        raise ValueError(
+            f"--value-thresholds takes numbers, e.g. 0,0.02: not {thresholds!r}"
+        ) from None
+    return value_bet_config(
+        sources=split_list(sources) or (),
+        thresholds=numbers,
+        reference=reference.strip(),
+        bookmakers=split_list(bookmakers) or (),
+    )
 
 
 def _read_tables(
@@ -160,6 +218,7 @@ def _evaluate(
     source: str,
     *,
     compare_variants: bool,
+    value_bets: ValueBetConfig | None,
 ) -> Evaluation:
     """The evaluation, with a progress bar on stderr; exit 1 if the data cannot be tested."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -182,6 +241,7 @@ def _evaluate(
                 config,
                 source=source,
                 compare_variants=compare_variants,
+                value_bets=value_bets,
                 progress=step,
             )
         except ValueError as error:

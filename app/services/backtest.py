@@ -21,6 +21,7 @@ from app.domain.football_data import FileFormatError, parse_football_data
 from app.domain.records import EARLIEST, LATEST
 from app.domain.tables import MatchTable, QuoteTable, restrict, tables_from_batches
 from app.domain.value_summary import ValueSummary, summarise_value
+from app.domain.vocabulary import Phase
 from app.services.model_versions import load_tables
 from app.services.season_files import SeasonFileError, leagues_of
 
@@ -79,6 +80,15 @@ def check_names(
     """Every league and bookmaker asked for is in the tables, or :class:`UnknownNameError`."""
     _check_known("league", set(leagues or ()), set(matches.competition.tolist()))
     _check_known("bookmaker", set(bookmakers or ()), set(quotes.bookmaker.tolist()))
+
+
+def check_value_names(quotes: QuoteTable, config: ValueBetConfig) -> None:
+    """Every bookmaker the value-bet rules name (a source, the reference, a price taker) is
+    in the quotes, or :class:`UnknownNameError`; the reference needs closing quotes."""
+    named = {*config.bookmaker_sources(), *config.bookmakers}
+    _check_known("bookmaker", named, set(quotes.bookmaker.tolist()))
+    closing = set(quotes.bookmaker[quotes.phase == Phase.CLOSING].tolist())
+    _check_known("closing line of", {config.reference}, closing)
 
 
 def _check_known(label: str, wanted: set[str], present: set[str]) -> None:

@@ -19,9 +19,11 @@ MARGIN_QUANTILES = (0, 0.1, 0.25, 0.5, 0.75, 0.9, 1)
 
 
 def report_data(evaluation: Evaluation) -> dict[str, object]:
-    """Every figure of the evaluation, as report.json holds it."""
+    """Every figure of the evaluation, as report.json holds it (value bets only when they
+    were measured)."""
     config = evaluation.config
     y, forecasts = overall(evaluation.folds)
+    value = {} if evaluation.value is None else {"value": evaluation.value.to_json()}
     return {
         "source": evaluation.source,
         "config": {
@@ -42,6 +44,7 @@ def report_data(evaluation: Evaluation) -> dict[str, object]:
             for fold in evaluation.folds
         },
         "variants": {name: variant.to_json() for name, variant in evaluation.variants.items()},
+        **value,
     }
 
 

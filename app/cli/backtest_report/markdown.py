@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from app.cli.backtest_report.plots import PLOTS
+from app.cli.backtest_report.value import value_markdown
 from app.domain.backtest import (
     BASE_RATES,
     BEST,
@@ -37,6 +38,11 @@ def markdown(evaluation: Evaluation, *, plots_written: bool) -> str:
         *_rows_compared(summary.seasons),
         *_other_algorithms(summary.overall, summary.seasons),
         *_variants(summary.overall, evaluation.variants),
+        *(
+            value_markdown(evaluation.value, plots_written=plots_written)
+            if evaluation.value is not None
+            else []
+        ),
         *_plots(plots_written),
     ]
     return "\n".join(lines) + "\n"

@@ -33,13 +33,18 @@ def write_plots(evaluation: Evaluation, directory: Path) -> list[Path]:
     except ImportError:
         return []
     matplotlib.use("Agg")
+    from app.cli.backtest_report.value import write_value_plots
+
     folds = evaluation.folds
-    return [
-        _save(_reliability(folds), directory / PLOTS["reliability"]),
-        _save(_weights(folds), directory / PLOTS["weights"]),
-        _save(_margins(folds), directory / PLOTS["margins"]),
-        _save(_log_loss(evaluation.summary.seasons), directory / PLOTS["log_loss"]),
+    written = [
+        save_figure(_reliability(folds), directory / PLOTS["reliability"]),
+        save_figure(_weights(folds), directory / PLOTS["weights"]),
+        save_figure(_margins(folds), directory / PLOTS["margins"]),
+        save_figure(_log_loss(evaluation.summary.seasons), directory / PLOTS["log_loss"]),
     ]
+    if evaluation.value is not None:
+        written += write_value_plots(evaluation.value, directory)
+    return written
 
 
 def _reliability(folds: Sequence[Fold]) -> Figure:
@@ -118,7 +123,7 @@ def _log_loss(seasons: Sequence[SeasonSummary]) -> Figure:
     return figure
 
 
-def _save(figure: Figure, path: Path) -> Path:
+def save_figure(figure: Figure, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     figure.tight_layout()

@@ -58,6 +58,30 @@ class ValueBetConfig:
         return tuple(source for source in self.sources if source not in MODEL_SOURCES)
 
 
+def value_bet_config(
+    *,
+    sources: Sequence[str],
+    thresholds: Sequence[float],
+    reference: str,
+    bookmakers: Sequence[str],
+) -> ValueBetConfig:
+    """The value-bet rules as ``oddsboost backtest --value-bets`` states them;
+    ``ValueError`` says what is wrong."""
+    for label, names in (("source", sources), ("threshold", thresholds), ("bookmaker", bookmakers)):
+        if not names:
+            raise ValueError(f"give at least one value {label}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"a value {label} is given twice: {', '.join(map(str, names))}")
+    if not all(-1.0 < threshold < 1.0 for threshold in thresholds):
+        raise ValueError("a value threshold is an expected value between -1 and 1, e.g. 0.02")
+    return ValueBetConfig(
+        sources=tuple(sources),
+        thresholds=tuple(sorted(thresholds)),
+        reference=reference,
+        bookmakers=tuple(bookmakers),
+    )
+
+
 @dataclass(frozen=True)
 class PricedFold:
     """A fold's test matches (its shared rows, in order) with what value bets need."""

@@ -1,0 +1,241 @@
+"""The value-bet part of the report (``--value-bets``): its Markdown section and plots."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from app.domain.evaluation import MeanInterval
+from app.domain.value_summary import (
+    PLOTTED_THRESHOLD,
+    RuleComparison,
+    ValuePeriod,
+    ValueRule,
+    ValueSummary,
+)
+from app.domain.wording import counted
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+VALUE_PLOTS = {"bankroll": "value_bankroll.png", "calibration": "value_ev_vs_clv.png"}
+
+
+def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
+    config = value.config
+    whole = value.overall
+    return [
+        "",
+        "## Value bets",
+        "",
+        f"Each source bets at most once a match: the outcome of highest expected value above "
+        f"the threshold, at the best pre-match price of {', '.join(config.bookmakers)}. The "
+        f"closing-line value (CLV) of a bet is its price against {config.reference}'s closing "
+        f"line de-margined ({config.method}), on the {counted(whole.closing_matches, 'match')} "
+        f"of the {whole.matches} test matches that have it; the return (ROI) is at flat "
+        "stakes; the bankroll stakes "
+        f"{config.kelly_fraction:g} Kelly of the current bankroll, at most "
+        f"{config.stake_cap:.0%} a bet, bets sharing a kickoff staked from the same "
+        "bankroll. The slope is the least-squares slope of CLV on claimed EV (1: the whole "
+        "claimed edge is real). Intervals are 95 % (mean ± t·s/√n).",
+        "",
+        "EV is an estimate. ROI over a few hundred bets is noise (see its intervals); CLV "
+        "says more with fewer bets. Bookmakers limit the accounts of bettors who win.",
+        "",
+        "### All test seasons",
+        "",
+        *_rule_table(whole),
+        f"| bet every outcome (baseline) | | {whole.every_outcome.n} matches | | "
+        f"{_interval(whole.every_outcome, 1)} | | | |",
+        "",
+        "### By season",
+        "",
+        "| season | source | EV > | bets | CLV | ROI | slope | Kelly end | max drawdown |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        *[
+            f"| {season.season} | {_rule_cells(rule)} |"
+            for season in value.seasons
+            for rule in season.rules
+        ],
+        "",
+        "Bet every outcome, by season: "
+        + "; ".join(
+            f"{season.season} {_interval(season.every_outcome, 1)}" for season in value.seasons
+        )
+        + ".",
+        "",
+        *_comparisons(whole.comparisons),
+        *_distances(whole),
+        *_bins(value),
+        *_value_plots(plots_written),
+    ]
+
+
+def _rule_table(period: ValuePeriod) -> list[str]:
+    return [
+        "| source | EV > | bets | CLV | ROI | slope | Kelly end | max drawdown |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *[f"| {_rule_cells(rule)} |" for rule in period.rules],
+    ]
+
+
+def _rule_cells(rule: ValueRule) -> str:
+    slope = "" if rule.slope is None else f"{rule.slope:.2f}"
+    bankroll = rule.bankroll
+    return (
+        f"{rule.source} | {rule.threshold:.0%} | {rule.bets} | {_interval(rule.clv, 2)} | "
+        f"{_interval(rule.roi, 1)} | {slope} | {bankroll.final:.2f} | "
+        f"{bankroll.max_drawdown:.0%}"
+    )
+
+
+def _comparisons(comparisons: Sequence[RuleComparison]) -> list[str]:
+    if not comparisons:
+        return []
+    lines = [
+        "### Sources compared bet by bet",
+        "",
+        "On the matches both sources bet on (with a closing line): how often they chose the "
+        "same outcome and the paired difference of their CLV (first minus second, ± its "
+        "standard error); then the CLV of the bets each made alone.",
+        "",
+        "| first vs second | EV > | both bet | same outcome | CLV difference | p "
+        "| first alone | second alone |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for comparison in comparisons:
+        difference = comparison.clv_difference
+        cells = (
+            "| |"
+            if difference is None
+            else f"{difference.mean:+.2%} ± {difference.standard_error:.2%} | "
+            f"{difference.p_value:.2f} |"
+        )
+        lines.append(
+            f"| {comparison.first} vs {comparison.second} | {comparison.threshold:.0%} | "
+            f"{comparison.matches} | {comparison.same_outcome} | {cells} "
+            f"{_interval(comparison.first_only, 2)} ({comparison.first_only.n}) | "
+            f"{_interval(comparison.second_only, 2)} ({comparison.second_only.n}) |"
+        )
+    return [*lines, ""]
+
+
+def _distances(whole: ValuePeriod) -> list[str]:
+    lines = [
+        "### Distance to the closing line",
+        "",
+        "Mean absolute difference between each source's probabilities and the reference's "
+        "closing line, per outcome, and the mean signed difference for 1, X and 2: a source "
+        "nearer the close has less of its own noise to mistake for value.",
+        "",
+        "| source | matches | mean absolute | bias 1 | bias X | bias 2 |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for distance in whole.closing_distances:
+        if distance.mean_absolute is None or distance.bias is None:
+            lines.append(f"| {distance.source} | 0 | | | | |")
+            continue
+        home, draw, away = distance.bias
+        lines.append(
+            f"| {distance.source} | {distance.matches} | {distance.mean_absolute:.4f} | "
+            f"{home:+.4f} | {draw:+.4f} | {away:+.4f} |"
+        )
+    return [*lines, ""]
+
+
+def _bins(value: ValueSummary) -> list[str]:
+    lines = [
+        "### Claimed EV against realised CLV",
+        "",
+        f"Every source's bets at the lowest threshold ({min(value.config.thresholds):.0%}), "
+        "pooled, by claimed EV.",
+        "",
+        "| source | claimed EV | bets | mean claimed | mean CLV |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for ev_bin in value.ev_bins:
+        upper = "" if ev_bin.high is None else f"{ev_bin.high:.0%}"
+        lines.append(
+            f"| {ev_bin.source} | {ev_bin.low:.0%} – {upper} | {ev_bin.clv.n} | "
+            f"{ev_bin.claimed_ev:+.2%} | {_interval(ev_bin.clv, 2)} |"
+        )
+    return lines
+
+
+def _value_plots(plots_written: bool) -> list[str]:
+    if not plots_written:
+        return []
+    return [
+        "",
+        f"![Kelly bankroll of each source]({VALUE_PLOTS['bankroll']})",
+        f"![Claimed EV against realised CLV]({VALUE_PLOTS['calibration']})",
+    ]
+
+
+def _interval(interval: MeanInterval, digits: int) -> str:
+    """``+1.53 % [+1.20, +1.86]``; without values, empty."""
+    if interval.mean is None:
+        return ""
+    text = f"{interval.mean * 100:+.{digits}f} %"
+    if interval.low is None or interval.high is None:
+        return text
+    return f"{text} [{interval.low * 100:+.{digits}f}, {interval.high * 100:+.{digits}f}]"
+
+
+def write_value_plots(value: ValueSummary, directory: Path) -> list[Path]:
+    """The bankroll curves and the EV calibration; matplotlib is already known present."""
+    from app.cli.backtest_report.plots import save_figure
+
+    return [
+        save_figure(_bankroll(value), directory / VALUE_PLOTS["bankroll"]),
+        save_figure(_calibration(value), directory / VALUE_PLOTS["calibration"]),
+    ]
+
+
+def _bankroll(value: ValueSummary) -> Figure:
+    import matplotlib.pyplot as plt
+
+    thresholds = value.config.thresholds
+    threshold = (
+        PLOTTED_THRESHOLD
+        if PLOTTED_THRESHOLD in thresholds
+        else min(thresholds, key=lambda t: abs(t - PLOTTED_THRESHOLD))
+    )
+    figure, axis = plt.subplots(figsize=(8, 4))
+    for source in value.config.sources:
+        curve = value.overall.rule(source, threshold).bankroll.curve
+        axis.plot(np.arange(len(curve) + 1), np.r_[1.0, curve], label=source)
+    axis.axhline(1.0, color="grey", linewidth=0.8)
+    axis.set_yscale("log")
+    axis.set_xlabel("kickoff times with bets, all test seasons in order")
+    axis.set_ylabel("bankroll (log scale)")
+    axis.set_title(
+        f"{value.config.kelly_fraction:g} Kelly, EV > {threshold:.0%}, "
+        f"at most {value.config.stake_cap:.0%} a bet"
+    )
+    axis.legend()
+    return figure
+
+
+def _calibration(value: ValueSummary) -> Figure:
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6, 5))
+    top = max((b.claimed_ev for b in value.ev_bins), default=0.1)
+    axis.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--", label="y = x")
+    for source in value.config.sources:
+        points = [
+            (b.claimed_ev, b.clv.mean)
+            for b in value.ev_bins
+            if b.source == source and b.clv.mean is not None
+        ]
+        axis.plot([x for x, _ in points], [y for _, y in points], marker="o", label=source)
+    axis.axhline(0.0, color="grey", linewidth=0.8)
+    axis.set_xlabel("claimed EV (mean of the bin)")
+    axis.set_ylabel("realised CLV (mean of the bin)")
+    axis.set_title("Claimed EV against closing-line value")
+    axis.legend()
+    return figure
