@@ -1,0 +1,327 @@
+"""Value bets in the backtest: a hand-made fold whose bets, CLV, return, Kelly bankroll and
+drawdown are worked out by hand, the rules of choosing a bet, and the command on real
+season files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from app.domain.backtest import CONSENSUS, ENSEMBLE, Fold
+from app.domain.backtest.prices import best_prices
+from app.domain.backtest.value_bets import (
+    PricedFold,
+    ValueBetConfig,
+    bankroll_curve,
+    bets_of,
+    choose_outcomes,
+    max_drawdown,
+)
+from app.domain.evaluation import least_squares_slope, mean_interval
+from app.domain.tables import MatchTable, QuoteTable
+from app.domain.value_summary import ValueSummary, summarise_value
+from tests.commands import Oddsboost
+
+SeasonFile = Callable[[str], Path]
+DAY = dt.datetime(2018, 8, 11, 15, tzinfo=dt.UTC)
+# Four matches; the second and third kick off together.
+KICKOFF = [DAY, DAY + dt.timedelta(days=1), DAY + dt.timedelta(days=1), DAY + dt.timedelta(days=2)]
+RESULTS = ["1", "2", "2", "X"]
+# The served forecast of each match (the consensus is the same: the fold only carries it).
+ENSEMBLE_PROBABILITIES = [
+    [0.50, 0.25, 0.25],
+    [0.40, 0.30, 0.30],
+    [0.25, 0.25, 0.50],
+    [0.65, 0.22, 0.13],
+]
+PRE = {
+    "B365": [[2.10, 3.80, 3.60], [2.40, 3.20, 3.00], [4.00, 3.80, 2.06], [1.60, 3.90, 6.00]],
+    "WH": [[2.00, 4.00, 3.50], [2.30, 3.50, 3.10], [3.90, 3.90, 2.00], [1.62, 3.80, 6.20]],
+    # Not one the bettor can bet with: its far better prices must never be taken.
+    "XX": [[2.50, 5.00, 5.00], [3.00, 4.50, 4.00], [5.00, 5.00, 2.50], [1.80, 4.50, 8.00]],
+    # Pinnacle's lines without margin (1/price sums to 1): their fair probabilities are
+    # 1/price. It did not quote the fourth match.
+    "PS": [[2.00, 4.00, 4.00], [2.50, 5.00, 2.50], [4.00, 4.00, 2.00]],
+}
+# Pinnacle's closing lines, without margin; none for the fourth match.
+CLOSING = [[2.00, 4.00, 4.00], [2.50, 5.00, 2.50], [4.00, 4.00, 2.00]]
+CONFIG = ValueBetConfig(
+    sources=("ensemble", "consensus", "PS"),
+    thresholds=(0.0, 0.04, 0.10),
+    reference="PS",
+    bookmakers=("B365", "WH"),
+)
+
+
+def hand_made_tables() -> tuple[MatchTable, QuoteTable]:
+    matches = MatchTable.from_columns(
+        ids=[10, 11, 12, 13],
+        kickoff=KICKOFF,
+        result=RESULTS,
+        competition=["E0"] * 4,
+        season=["2018/19"] * 4,
+    )
+    rows: list[tuple[int, str, str, list[float]]] = [
+        (10 + match, bookmaker, "pre", prices)
+        for bookmaker, lines in PRE.items()
+        for match, prices in enumerate(lines)
+    ]
+    rows += [(10 + match, "PS", "closing", prices) for match, prices in enumerate(CLOSING)]
+    quotes = QuoteTable.from_columns(
+        matches,
+        match_ids=[row[0] for row in rows],
+        bookmaker=[row[1] for row in rows],
+        phase=[row[2] for row in rows],
+        captured_at=[None] * len(rows),
+        received_at=[None] * len(rows),
+        prices=[row[3] for row in rows],
+    )
+    return matches, quotes
+
+
+def hand_made_fold() -> Fold:
+    probabilities = np.array(ENSEMBLE_PROBABILITIES)
+    return Fold(
+        season="2018/19",
+        train_seasons={"E0": ("2015/16", "2016/17", "2017/18")},
+        train_match_ids=np.array([], dtype=np.int64),
+        test_match_ids=np.array([10, 11, 12, 13], dtype=np.int64),
+        train_last_kickoff=0.0,
+        test_first_kickoff=DAY.timestamp(),
+        y=np.array([0, 2, 2, 1], dtype=np.intp),
+        forecasts={ENSEMBLE: probabilities, CONSENSUS: probabilities.copy()},
+        compared=("B365", "WH"),
+        best_bookmaker="B365",
+        best_used={"B365": 4},
+        ensembles={},
+        rounds={},
+        training_margins=np.array([0.0]),
+        dropped={},
+        closing_rows=np.array([True, True, True, False]),
+        closing=np.array(CLOSING),
+        base_rates=(0.45, 0.27, 0.28),
+    )
+
+
+def summary() -> ValueSummary:
+    matches, quotes = hand_made_tables()
+    return summarise_value([hand_made_fold()], matches, quotes, CONFIG)
+
+
+def t_interval(values: list[float]) -> tuple[float, float, float]:
+    """Mean ± t·s/√n, written out."""
+    n = len(values)
+    mean = sum(values) / n
+    s = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(stats.t.ppf(0.975, n - 1)) * s / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def test_the_hand_made_fold_bets_as_worked_out_by_hand() -> None:
+    # Best prices among B365 and WH, EV = p × price − 1:
+    # match 10: 2.10, 4.00, 3.60 → +0.05, 0, −0.10: home at 2.10, won.
+    # match 11: 2.40, 3.50, 3.10 → −0.04, +0.05, −0.07: draw at 3.50, lost.
+    # match 12: 4.00, 3.90, 2.06 → 0, −0.025, +0.03: away at 2.06, won.
+    # match 13: 1.62, 3.90, 6.20 → +0.053, −0.142, −0.194: home at 1.62, lost (no close).
+    season = summary().seasons[0]
+    rule = season.rule("ensemble", 0.0)
+    assert rule.bets == 4
+    returns = [1.10, -1.0, 1.06, -1.0]
+    mean, low, high = t_interval(returns)
+    assert rule.roi.n == 4
+    assert [rule.roi.mean, rule.roi.low, rule.roi.high] == pytest.approx([mean, low, high])
+    # CLV against the fair closing line, on the three matches that have one.
+    clv = [2.10 * 0.5 - 1, 3.50 * 0.2 - 1, 2.06 * 0.5 - 1]
+    mean, low, high = t_interval(clv)
+    assert rule.clv.n == 3
+    assert [rule.clv.mean, rule.clv.low, rule.clv.high] == pytest.approx([mean, low, high])
+    claimed = [0.05, 0.05, 0.03]
+    x_mean, y_mean = sum(claimed) / 3, sum(clv) / 3
+    slope = sum((x - x_mean) * (y - y_mean) for x, y in zip(claimed, clv, strict=True)) / sum(
+        (x - x_mean) ** 2 for x in claimed
+    )
+    assert rule.slope == pytest.approx(slope)
+    # Quarter Kelly: 0.25 × EV / (price − 1), at most 2 %. The second and third matches
+    # share a kickoff and are staked from the same bankroll; the fourth's stake,
+    # 0.25 × 0.053 / 0.62 = 2.14 %, is capped at 2 %.
+    after_first = 1 + 0.25 * 0.05 / 1.10 * 1.10
+    after_second = after_first * (1 - 0.25 * 0.05 / 2.50 + 0.25 * 0.03 / 1.06 * 1.06)
+    after_third = after_second * (1 - 0.02)
+    assert rule.bankroll.curve == pytest.approx((after_first, after_second, after_third))
+    assert rule.bankroll.final == pytest.approx(after_third)
+    assert rule.bankroll.max_drawdown == pytest.approx(1 - after_third / after_second)
+    # Above 4 %: the third match's 3 % is left out.
+    assert season.rule("ensemble", 0.04).bets == 3
+    assert season.rule("ensemble", 0.04).roi.mean == pytest.approx((1.10 - 1.0 - 1.0) / 3)
+
+
+def test_a_threshold_above_every_ev_flags_nothing() -> None:
+    rule = summary().overall.rule("ensemble", 0.10)
+    assert rule.bets == 0
+    assert (rule.clv.n, rule.clv.mean, rule.roi.mean, rule.slope) == (0, None, None, None)
+    assert (rule.bankroll.final, rule.bankroll.max_drawdown) == (1.0, 0.0)
+
+
+def test_a_bookmakers_line_bets_only_where_it_quoted() -> None:
+    # Pinnacle's fair lines: match 11 is 0.4, 0.2, 0.4, so its best EV is the away win at
+    # 3.10 (+0.24, won); match 13 has no Pinnacle line, so no bet.
+    rule = summary().overall.rule("PS", 0.0)
+    assert rule.bets == 3
+    assert rule.roi.mean == pytest.approx((1.10 + 2.10 + 1.06) / 3)
+    assert rule.clv.mean == pytest.approx((0.05 + 0.24 + 0.03) / 3)
+
+
+def test_every_outcome_at_the_best_price_and_the_distance_to_the_close() -> None:
+    whole = summary().overall
+    # A stake on each outcome of each match: per match the winner's price − 3, over 3.
+    per_match = [(2.10 - 3) / 3, (3.10 - 3) / 3, (2.06 - 3) / 3, (3.90 - 3) / 3]
+    assert whole.every_outcome.mean == pytest.approx(sum(per_match) / 4)
+    assert (whole.matches, whole.closing_matches) == (4, 3)
+    distance = next(d for d in whole.closing_distances if d.source == "PS")
+    assert distance.matches == 3
+    assert distance.mean_absolute == pytest.approx(0.0, abs=1e-9)
+    ensemble = next(d for d in whole.closing_distances if d.source == "ensemble")
+    # Only match 11 differs from the close: |0.4−0.4| + |0.3−0.2| + |0.3−0.4| over 9 cells.
+    assert ensemble.mean_absolute == pytest.approx(0.2 / 9)
+
+
+def test_a_bookmaker_outside_the_price_takers_is_never_chosen() -> None:
+    matches, quotes = hand_made_tables()
+    season = summarise_value([hand_made_fold()], matches, quotes, CONFIG).seasons[0]
+    # XX's home price 1.80 on match 13 would give the biggest EV of all; it is not taken.
+    assert season.rule("ensemble", 0.0).roi.mean == pytest.approx(0.04)
+    priced = priced_fold_of_hand_made()
+    bets = bets_of(priced, "ensemble", 0.0)
+    assert set(bets.bookmaker.tolist()) <= {"B365", "WH"}
+    assert bets.bookmaker.tolist() == ["B365", "WH", "B365", "WH"]
+    assert bets.price.tolist() == [2.10, 3.50, 2.06, 1.62]
+
+
+def priced_fold_of_hand_made() -> PricedFold:
+    from app.domain.backtest.value_bets import priced_fold
+
+    matches, quotes = hand_made_tables()
+    return priced_fold(hand_made_fold(), matches, quotes, CONFIG)
+
+
+def test_one_bet_per_match_the_outcome_of_highest_ev() -> None:
+    # Every outcome is above the threshold; only the best is bet.
+    probabilities = np.array([[0.40, 0.35, 0.35], [0.30, 0.30, 0.45]])
+    prices = np.full((2, 3), 3.0)
+    placed, outcome, ev = choose_outcomes(probabilities, prices, 0.0)
+    assert placed.tolist() == [True, True]
+    assert outcome.tolist() == [0, 2]
+    assert ev[0].tolist() == pytest.approx([0.20, 0.05, 0.05])
+    rng = np.random.default_rng(7)
+    priced = random_priced_fold(rng, 500)
+    bets = bets_of(priced, "ensemble", 0.0)
+    assert len(np.unique(bets.match_id)) == len(bets) > 0
+
+
+def random_priced_fold(rng: np.random.Generator, n: int) -> PricedFold:
+    probabilities = rng.dirichlet([4, 3, 3], n)
+    prices = rng.uniform(1.2, 8.0, (n, 2, 3))
+    return PricedFold(
+        season="2018/19",
+        match_ids=np.arange(n, dtype=np.int64),
+        kickoff=np.arange(n, dtype=np.float64),
+        y=rng.integers(0, 3, n).astype(np.intp),
+        best=best_prices(prices),
+        bookmakers=("B365", "WH"),
+        # The closing line equal to the forecast: every bet's CLV is its claimed EV.
+        closing=probabilities,
+        probabilities={"ensemble": probabilities},
+    )
+
+
+def test_the_slope_is_one_where_clv_is_the_claimed_ev() -> None:
+    bets = bets_of(random_priced_fold(np.random.default_rng(8), 300), "ensemble", 0.0)
+    assert bets.clv == pytest.approx(bets.claimed_ev)
+    assert least_squares_slope(bets.claimed_ev, bets.clv) == pytest.approx(1.0)
+    assert least_squares_slope([1.0, 2.0, 3.0], [1.0, 0.0, -1.0]) == pytest.approx(-1.0)
+    assert least_squares_slope([1.0, 1.0], [0.0, 2.0]) is None
+
+
+def test_bankroll_and_drawdown_of_a_sequence_by_hand() -> None:
+    bets = bets_of(random_priced_fold(np.random.default_rng(9), 40), "ensemble", 0.0)
+    curve = bankroll_curve(bets, 0.25, 0.02)
+    assert len(curve) == len(bets)  # every kickoff apart
+    assert max_drawdown(np.array([1.1, 0.99, 1.2, 0.9, 1.0])) == pytest.approx(0.25)
+    assert max_drawdown(np.array([1.1, 1.2])) == 0.0
+    assert max_drawdown(np.array([0.8])) == pytest.approx(0.2)
+
+
+def test_mean_interval_against_scipy() -> None:
+    values = np.random.default_rng(10).normal(0.01, 0.1, 200)
+    interval = mean_interval(values)
+    low, high = stats.t.interval(0.95, 199, loc=values.mean(), scale=stats.sem(values))
+    assert [interval.low, interval.high] == pytest.approx([low, high])
+    assert mean_interval([0.5]) == mean_interval([0.5])
+    assert (mean_interval([0.5]).low, mean_interval([]).mean) == (None, None)
+
+
+def test_the_command_measures_value_bets_on_real_seasons(
+    oddsboost: Oddsboost, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    files = [
+        str(season_file(f"{league}_{season}"))
+        for league in ("E0", "SP1")
+        for season in ("1415", "1516", "1617", "1718", "1819")
+    ]
+    result = oddsboost.run(
+        "backtest",
+        *files,
+        "--test-seasons",
+        "2017/18,2018/19",
+        "--rounds-grid",
+        "1,5,20",
+        "--value-bets",
+        "--value-thresholds",
+        "0.02,0",
+        "--output",
+        str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    markdown = (tmp_path / "report.md").read_text()
+    assert "## Value bets" in markdown
+    assert (tmp_path / "value_bankroll.png").read_bytes().startswith(b"\x89PNG")
+    value = json.loads((tmp_path / "report.json").read_text())["value"]
+    assert value["config"]["thresholds"] == [0.0, 0.02]
+    # The bookmakers' margin: betting everything at the best price loses.
+    every = value["overall"]["every_outcome"]
+    assert every["n"] > 1400
+    assert every["mean"] < 0
+    rules = {(r["source"], r["threshold"]): r for r in value["overall"]["rules"]}
+    assert set(rules) == {(s, t) for s in ("ensemble", "consensus", "PS") for t in (0.0, 0.02)}
+    assert rules["PS", 0.02]["bets"] < rules["PS", 0.0]["bets"]
+
+
+def test_value_options_are_checked(
+    oddsboost: Oddsboost, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    path = str(season_file("E0_1819"))
+
+    def run(*args: str) -> tuple[int, str]:
+        result = oddsboost.run("backtest", path, "--value-bets", *args, "--output", str(tmp_path))
+        return result.returncode, result.stderr
+
+    code, stderr = run("--value-thresholds", "0,lots")
+    assert code == 2
+    assert "--value-thresholds takes numbers" in stderr
+    code, stderr = run("--value-thresholds", "0,0")
+    assert code == 2
+    assert "given twice" in stderr
+    code, stderr = run("--value-sources", "ensemble,XYZ")
+    assert code == 2
+    assert "no bookmaker XYZ in the data" in stderr
+    code, stderr = run("--value-reference", "B365")
+    assert code == 2
+    assert "no closing line of B365 in the data; it has PS" in stderr
+    assert not (tmp_path / "report.json").exists()
