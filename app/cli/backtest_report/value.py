@@ -21,6 +21,8 @@ from app.domain.wording import counted
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+# A bin of fewer bets is too noisy to draw as a point of the curve (the table lists it).
+FEWEST_BETS_PLOTTED = 10
 VALUE_PLOTS = {"bankroll": "value_bankroll.png", "calibration": "value_ev_vs_clv.png"}
 
 
@@ -111,8 +113,8 @@ def _comparisons(comparisons: Sequence[RuleComparison]) -> list[str]:
         cells = (
             "| |"
             if difference is None
-            else f"{difference.mean:+.2%} ± {difference.standard_error:.2%} | "
-            f"{difference.p_value:.2f} |"
+            else f"{difference.mean * 100:+.2f} % ± {difference.standard_error * 100:.2f} | "
+            f"{'< 0.01' if difference.p_value < 0.005 else f'{difference.p_value:.2f}'} |"
         )
         lines.append(
             f"| {comparison.first} vs {comparison.second} | {comparison.threshold:.0%} | "
@@ -151,7 +153,8 @@ def _bins(value: ValueSummary) -> list[str]:
         "### Claimed EV against realised CLV",
         "",
         f"Every source's bets at the lowest threshold ({min(value.config.thresholds):.0%}), "
-        "pooled, by claimed EV.",
+        "pooled, by claimed EV (the plot leaves out bins of fewer than "
+        f"{FEWEST_BETS_PLOTTED} bets).",
         "",
         "| source | claimed EV | bets | mean claimed | mean CLV |",
         "|---|---|---:|---:|---:|",
@@ -224,13 +227,13 @@ def _calibration(value: ValueSummary) -> Figure:
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(6, 5))
-    top = max((b.claimed_ev for b in value.ev_bins), default=0.1)
+    top = max((b.claimed_ev for b in value.ev_bins if b.clv.n >= FEWEST_BETS_PLOTTED), default=0.1)
     axis.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--", label="y = x")
     for source in value.config.sources:
         points = [
             (b.claimed_ev, b.clv.mean)
             for b in value.ev_bins
-            if b.source == source and b.clv.mean is not None
+            if b.source == source and b.clv.mean is not None and b.clv.n >= FEWEST_BETS_PLOTTED
         ]
         axis.plot([x for x, _ in points], [y for _, y in points], marker="o", label=source)
     axis.axhline(0.0, color="grey", linewidth=0.8)
