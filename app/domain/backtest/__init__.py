@@ -25,8 +25,10 @@ of the options, so that variants of the ensemble are measured against the same f
 The parts: :mod:`~app.domain.backtest.config` (what a run does, and its variants),
 :mod:`~app.domain.backtest.seasons` (which seasons are tested and what each trains on),
 :mod:`~app.domain.backtest.folds` (a season's fits and forecasts),
-:mod:`~app.domain.backtest.ranking` (the single bookmakers compared, and the best one) and
-:mod:`~app.domain.backtest.algorithms` (the other boosting algorithms compared with M2).
+:mod:`~app.domain.backtest.ranking` (the single bookmakers compared, and the best one),
+:mod:`~app.domain.backtest.algorithms` (the other boosting algorithms compared with M2),
+:mod:`~app.domain.backtest.prices` (the test matches' prices, read from the quote table) and
+:mod:`~app.domain.backtest.value_bets` (the value bets each probability source would make).
 """
 
 from app.domain.backtest.algorithms import OTHER_ALGORITHMS, AlgorithmFit, fit_algorithm
