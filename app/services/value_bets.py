@@ -5,6 +5,11 @@ One query finds the upcoming matches; one call of the prediction service answers
 (in a batch, reusing its recent answers); value is judged by ``match_value``, the one
 definition of it. The day cap is applied over the whole list before it is cut into pages,
 so every page shows the same stakes.
+
+A dashboard polls the same list over and over: each process keeps a list it made for as
+long as the prediction service keeps its answers, and makes a list asked for by several
+requests at once only once. A kept list is made again as soon as one of its matches has
+kicked off, so a started match is never listed.
 """
 
 from __future__ import annotations
@@ -16,16 +21,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.engine import session_scope
 from app.db.orm import utcnow
 from app.domain.prediction import MatchInfo
 from app.domain.records import OUTCOME_INDEX
 from app.domain.value import OutcomeValue, ValueTerms, exposure_scale, match_value
 from app.domain.vocabulary import Basis, Method
 from app.services import queries
+from app.services.busy import busy_as_service_error
 from app.services.pagination import PageWindow
-from app.services.prediction import PredictionAnswer, PredictionService, Refusal
+from app.services.prediction import AnswerCache, PredictionAnswer, PredictionService, Refusal
 
 # The window of kickoffs a list covers when it is not given: the week ahead.
 DEFAULT_HORIZON = dt.timedelta(days=7)
@@ -112,46 +119,107 @@ class ValueBets:
     unfitted: bool  # some match was answered before any model was fitted
 
 
-async def list_value_bets(
-    session: Session,
-    predictions: PredictionService,
-    query: ValueBetQuery,
-    window: PageWindow,
-    *,
-    default_method: Method,
-    now: dt.datetime | None = None,
-) -> ValueBets:
-    """The value bets of the upcoming matches ``query`` selects, highest expected value
-    first, one page of them.
+@dataclass(frozen=True, slots=True)
+class _WholeList:
+    """Every bet of a list, ranked, with what its answer states besides its pages."""
 
-    ``default_method`` de-margins a bookmaker's line before any model is fitted (after, the
-    model's own method does). Matches the prediction service cannot answer (no usable
-    quote) have no value to offer and are left out.
+    bets: Sequence[ValueBet]
+    kickoff_from: dt.datetime
+    kickoff_to: dt.datetime
+    days: Sequence[DayExposure]
+    model_version: int | None
+    unfitted: bool
+
+    def started(self, now: dt.datetime) -> bool:
+        """Whether one of its matches has kicked off by ``now``."""
+        return any(bet.match.kickoff is not None and bet.match.kickoff <= now for bet in self.bets)
+
+    def page(self, query: ValueBetQuery, window: PageWindow) -> ValueBets:
+        return ValueBets(
+            items=self.bets[window.offset : window.offset + window.limit],
+            total=len(self.bets),
+            limit=window.limit,
+            offset=window.offset,
+            kickoff_from=self.kickoff_from,
+            kickoff_to=self.kickoff_to,
+            terms=_applied(query),
+            days=self.days,
+            model_version=self.model_version,
+            unfitted=self.unfitted,
+        )
+
+
+class ValueBetLists:
+    """Makes the value-bets lists of one process: reads the upcoming matches with sessions
+    of ``sessions``, has ``predictions`` answer them, and keeps each list for
+    ``list_ttl_seconds`` (see the module).
+
+    ``default_method`` de-margines a bookmaker's line before any model is fitted (after,
+    the model's own method does).
     """
-    moment = now or utcnow()
-    start = query.kickoff_from or moment
-    end = query.kickoff_to or moment + DEFAULT_HORIZON
-    filters = queries.MatchFilter(competition=query.competition, kickoff_from=start, kickoff_to=end)
-    # The session reads off the event loop, as the prediction service's own reads do.
-    match_ids = await asyncio.to_thread(queries.upcoming_match_ids, session, filters, now=moment)
-    answered = [a for a in await predictions.answer(match_ids) if not isinstance(a, Refusal)]
-    flagged = [bet for answer in answered for bet in _flagged(answer, query.terms, default_method)]
-    bets, days = _capped(flagged, query.terms.bankroll, query.daily_exposure_cap)
-    bets.sort(key=_rank)
-    # One call answers from one snapshot of the model: every answer has the same version.
-    version = next((a.model.version for a in answered if a.model is not None), None)
-    return ValueBets(
-        items=bets[window.offset : window.offset + window.limit],
-        total=len(bets),
-        limit=window.limit,
-        offset=window.offset,
-        kickoff_from=start,
-        kickoff_to=end,
-        terms=_applied(query),
-        days=days,
-        model_version=version,
-        unfitted=any(a.model is None for a in answered),
-    )
+
+    def __init__(
+        self,
+        *,
+        sessions: sessionmaker[Session],
+        predictions: PredictionService,
+        list_ttl_seconds: float,
+        default_method: Method,
+    ) -> None:
+        self._sessions = sessions
+        self._predictions = predictions
+        self._default_method = default_method
+        self._lists: AnswerCache[_WholeList] = AnswerCache(list_ttl_seconds, max_entries=256)
+        # Used from the event loop only, as the cache is.
+        self._making: dict[ValueBetQuery, asyncio.Future[_WholeList]] = {}
+
+    async def page(
+        self, query: ValueBetQuery, window: PageWindow, *, now: dt.datetime | None = None
+    ) -> ValueBets:
+        """One page of the value bets of the upcoming matches ``query`` selects, highest
+        expected value first. Matches the prediction service cannot answer (no usable
+        quote) have no value to offer and are left out."""
+        moment = now or utcnow()
+        whole = self._lists.get(query)
+        if whole is None or whole.started(moment):
+            whole = await self._made_once(query, moment)
+        return whole.page(query, window)
+
+    async def _made_once(self, query: ValueBetQuery, now: dt.datetime) -> _WholeList:
+        """The list made for ``query``, sharing the making already under way if any."""
+        making = self._making.get(query)
+        if making is None:
+            making = asyncio.ensure_future(self._make(query, now))
+            self._making[query] = making
+            making.add_done_callback(lambda _: self._making.pop(query, None))
+        # Shielded: a request that goes away does not cancel the others' list.
+        return await asyncio.shield(making)
+
+    async def _make(self, query: ValueBetQuery, now: dt.datetime) -> _WholeList:
+        start = query.kickoff_from or now
+        end = query.kickoff_to or now + DEFAULT_HORIZON
+        filters = queries.MatchFilter(
+            competition=query.competition, kickoff_from=start, kickoff_to=end
+        )
+        match_ids = await asyncio.to_thread(self._upcoming, filters, now)
+        answers = await self._predictions.answer(match_ids)
+        answered = [answer for answer in answers if not isinstance(answer, Refusal)]
+        flagged = [
+            bet
+            for answer in answered
+            for bet in _flagged(answer, query.terms, self._default_method)
+        ]
+        bets, days = _capped(flagged, query.terms.bankroll, query.daily_exposure_cap)
+        bets.sort(key=_rank)
+        # One call answers from one snapshot of the model: every answer has the same version.
+        version = next((a.model.version for a in answered if a.model is not None), None)
+        whole = _WholeList(bets, start, end, days, version, any(a.model is None for a in answered))
+        self._lists.put(query, whole)
+        return whole
+
+    def _upcoming(self, filters: queries.MatchFilter, now: dt.datetime) -> list[int]:
+        with busy_as_service_error(), session_scope(self._sessions) as session:
+            return queries.upcoming_match_ids(session, filters, now=now)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from app.api.deps import PredictionsDep, SessionDep, SettingsDep, page_window
+from app.api.deps import SettingsDep, ValueBetListsDep, page_window
 from app.api.schemas.problems import BUSY, INVALID, problem_responses
 from app.api.schemas.value_bets import ValueBetPage
 from app.domain.fields import BookmakerReference, UtcDateTime
@@ -30,8 +30,7 @@ BANKROLL_MAX = 1e12
     responses=problem_responses({422: INVALID, 503: BUSY}),
 )
 async def list_value_bets(
-    session: SessionDep,
-    predictions: PredictionsDep,
+    lists: ValueBetListsDep,
     settings: SettingsDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
     kickoff_from: Annotated[
@@ -117,7 +116,4 @@ async def list_value_bets(
         kickoff_to=kickoff_to,
         competition=competition,
     )
-    listed = await value_bets.list_value_bets(
-        session, predictions, query, page, default_method=settings.demargin_method
-    )
-    return ValueBetPage.model_validate(listed, from_attributes=True)
+    return ValueBetPage.model_validate(await lists.page(query, page), from_attributes=True)
