@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Response
 
 from app.api.deps import SettingsDep, ValueBetListsDep, page_window
 from app.api.schemas.problems import BUSY, INVALID, problem_responses
@@ -92,7 +92,7 @@ async def list_value_bets(
             examples=["PS"],
         ),
     ] = None,
-) -> ValueBetPage:
+) -> Response:
     """Every outcome of the coming matches whose expected value (probability × best price −
     1) is above ``min_ev``, highest first, with the stake to place: a fraction of the Kelly
     stake, capped per bet, and scaled down on a UTC day whose stakes sum to more than
@@ -116,4 +116,6 @@ async def list_value_bets(
         kickoff_to=kickoff_to,
         competition=competition,
     )
-    return ValueBetPage.model_validate(await lists.page(query, page), from_attributes=True)
+    listed = ValueBetPage.model_validate(await lists.page(query, page), from_attributes=True)
+    # Written here, once: the framework would validate the page again before writing it.
+    return Response(listed.model_dump_json(by_alias=True), media_type="application/json")
