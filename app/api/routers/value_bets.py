@@ -22,12 +22,17 @@ router = APIRouter(tags=["value bets"])
 ALLOWED_BOOKMAKERS_MAX = 100
 # A bankroll above this is a mistake in the query, not a bankroll.
 BANKROLL_MAX = 1e12
+# Many long bookmaker names make a query string no header limit takes, valid as each is.
+URL_TOO_LONG = (
+    "The request line and headers are over ODDSBOOST_HEADER_LIMIT_BYTES (16 KiB): name fewer "
+    "bookmakers, or shorter names."
+)
 
 
 @router.get(
     "/value-bets",
     response_model=ValueBetPage,
-    responses=problem_responses({422: INVALID, 503: BUSY}),
+    responses=problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: BUSY}),
 )
 async def list_value_bets(
     lists: ValueBetListsDep,
