@@ -19,6 +19,7 @@ from app.db.migrate import require_current_schema
 from app.services.busy import busy_as_service_error
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
+from app.services.value_bets import ValueBetLists
 from app.settings import Settings
 
 # The type of the session handed to services: routers see it only through this name.
@@ -27,8 +28,8 @@ __all__ = ["AppState", "LifespanState", "Session", "app_state"]
 
 @dataclass(frozen=True, slots=True)
 class AppState:
-    """The settings, the database, the model in memory and the prediction service of one
-    running application (one per worker process)."""
+    """The settings, the database, the model in memory, the prediction service and the
+    value-bets lists of one running application (one per worker process)."""
 
     settings: Settings
     engine: Engine
@@ -37,6 +38,7 @@ class AppState:
     write_sessions: sessionmaker[Session]
     models: ModelCache
     predictions: PredictionService
+    value_bets: ValueBetLists
 
     @classmethod
     def open(cls, settings: Settings) -> AppState:
@@ -52,18 +54,25 @@ class AppState:
             raise
         read_sessions = make_session_factory(engine)
         models = ModelCache(read_sessions)
+        predictions = PredictionService(
+            engine=engine,
+            models=models,
+            answer_ttl_seconds=settings.predict_cache_seconds,
+            default_method=settings.demargin_method,
+            default_phase=settings.refit_phase,
+        )
         return cls(
             settings=settings,
             engine=engine,
             read_sessions=read_sessions,
             write_sessions=make_session_factory(engine, for_writes=True),
             models=models,
-            predictions=PredictionService(
-                engine=engine,
-                models=models,
-                answer_ttl_seconds=settings.predict_cache_seconds,
+            predictions=predictions,
+            value_bets=ValueBetLists(
+                sessions=read_sessions,
+                predictions=predictions,
+                list_ttl_seconds=settings.predict_cache_seconds,
                 default_method=settings.demargin_method,
-                default_phase=settings.refit_phase,
             ),
         )
 

@@ -3,8 +3,8 @@
 Everything a router needs from the running application comes through here, typed: the
 application state the lifespan built, its settings, a session per request, the model in
 memory, the prediction service, and the services that open sessions of their own (queueing
-a refit, checking readiness) already given the session factory they use: no router holds
-one.
+a refit, checking readiness, the value-bets lists) already given the session factory they
+use: no router holds one.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
 from app.services.readiness import Readiness, check_readiness
 from app.services.serving import ModelCache
+from app.services.value_bets import ValueBetLists
 from app.settings import Settings
 from app.state import AppState, Session, app_state
 
@@ -66,6 +67,11 @@ async def get_predictions(request: Request) -> PredictionService:
     # Straight from the request rather than through get_app_state: one level of dependencies
     # less on /predict, a few microseconds of every request.
     return _state_of(request).predictions
+
+
+async def get_value_bet_lists(request: Request) -> ValueBetLists:
+    # Straight from the request, as get_predictions: a dashboard polls this list.
+    return _state_of(request).value_bets
 
 
 def get_session(state: AppStateDep) -> Iterator[Session]:
@@ -110,6 +116,7 @@ async def get_readiness_check(state: AppStateDep) -> ReadinessCheck:
 SettingsDep = Annotated[Settings, Depends(app_settings)]
 ModelsDep = Annotated[ModelCache, Depends(get_models)]
 PredictionsDep = Annotated[PredictionService, Depends(get_predictions)]
+ValueBetListsDep = Annotated[ValueBetLists, Depends(get_value_bet_lists)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
 QueueRefitDep = Annotated[QueueRefit, Depends(get_queue_refit)]

@@ -187,3 +187,14 @@ def _outcome_value(
         stake,
         flagged,
     )
+
+
+def exposure_scale(exposure: Number, cap: float) -> Number:
+    """What each stake of a day is multiplied by so that the day's stakes, summing to
+    ``exposure`` (shares of the bankroll), sum to at most ``cap``: 1 at or under the cap,
+    ``cap / exposure`` over it. Many value bets on one day are not independent edges (one
+    mistaken belief about a league prices them all), so their sum is capped too."""
+    scale = np.minimum(1.0, cap / np.maximum(exposure, cap))
+    if isinstance(exposure, np.ndarray):
+        return scale
+    return float(scale)

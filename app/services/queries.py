@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import numpy as np
 from sqlalchemy import Select, func, select
@@ -14,6 +15,8 @@ from app.db.orm import Bookmaker, Competition, Match, OddsQuote, utcnow
 from app.domain.training import latest_of_groups
 from app.domain.vocabulary import MatchStatus, Phase
 from app.services.pagination import Paged, PageWindow, paginate
+
+RowT = TypeVar("RowT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +99,17 @@ def list_matches(
     )
 
 
-def _filtered(statement: Select[Match], filters: MatchFilter, now: dt.datetime) -> Select[Match]:
+def upcoming_match_ids(
+    session: Session, filters: MatchFilter, *, now: dt.datetime | None = None
+) -> list[int]:
+    """The ids of the upcoming matches (no result, kickoff after ``now``) that match the
+    other filters, by kickoff: one query, for whoever then reads the matches in a batch."""
+    upcoming = replace(filters, status=MatchStatus.UPCOMING)
+    statement = _filtered(select(Match.id), upcoming, now or utcnow())
+    return list(session.scalars(statement.order_by(Match.kickoff, Match.id)))
+
+
+def _filtered(statement: Select[RowT], filters: MatchFilter, now: dt.datetime) -> Select[RowT]:
     if filters.competition is not None:
         statement = statement.join(Competition, Match.competition_id == Competition.id).where(
             Competition.code == filters.competition

@@ -1,0 +1,244 @@
+"""The value-bets list against a prediction by match_id, on the same server in the same run.
+
+Builds a matchday: 50 upcoming matches (kickoffs over the next six days), each quoted by
+6 to 40 bookmakers (the number drawn per match from a seeded generator), every book built
+from the match's probabilities with its own margin (2-8 %) and a little disagreement per
+price, so some outcomes offer value. A hand-made model version trusts six of the
+bookmakers. Then ``oddsboost serve`` (SQLite) is driven by ``wrk`` (else an asyncio client)
+with the same concurrency in two scenarios, each run of one followed at once by a run of
+the other so both see the same load on a shared machine:
+
+* value_bets: GET /value-bets?limit=500, the whole matchday's list in one page, as a
+  dashboard polls it;
+* match_id: POST /predict {"match_id": n}, n drawn from the same 50 matches.
+
+Prints requests/s, p50 and p99 latency (medians over ``--repeats``) of each, and the ratio
+of the list's throughput to the prediction's. The aim: the list in the same time class as
+one prediction by id (a ratio well above 0.1: not ten times slower).
+
+Run: ``python tests/benchmarks/bench_value_bets.py [--workers 1 --connections 16
+--duration 10 --repeats 1]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.migrate import upgrade_to_head
+from app.domain.vocabulary import ActivatedBy
+from app.services.model_versions import activate
+from app.settings import Settings, settings_environment
+from tests.benchmarks.bench_predict import free_port, rate, run_wrk, serve
+from tests.helpers import hand_made_version
+
+ADMIN_KEY = "bench-admin-key-123"
+MATCHES = 50
+BOOKMAKERS_PER_MATCH = (6, 40)
+MARGINS = (0.02, 0.08)
+# The bookmakers every match has, and the model's weights on them; the others quote only
+# some matches and are outside the model.
+POOL = {"B365": 0.2, "BW": 0.1, "IW": 0.05, "PS": 0.4, "WH": 0.15, "VC": 0.1}
+OTHERS = tuple(f"BK{number:02d}" for number in range(7, 41))
+LIST_PATH = "/value-bets?limit=500"
+SCENARIOS = ("value_bets", "match_id")
+
+
+def book(probabilities: tuple[float, float, float], rng: random.Random) -> dict[str, float]:
+    """One bookmaker's prices: its margin spread over the outcomes, each price a little off."""
+    margin = 1 + rng.uniform(*MARGINS)
+    home, draw, away = (round(1 / (p * margin * rng.uniform(0.97, 1.03)), 2) for p in probabilities)
+    return {"home": home, "draw": draw, "away": away}
+
+
+def matchday(rng: random.Random, now: dt.datetime) -> list[dict[str, Any]]:
+    """The quotes of 50 upcoming matches, as POST /admin/odds takes them."""
+    quotes: list[dict[str, Any]] = []
+    first = (now + dt.timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
+    captured = (now - dt.timedelta(hours=1)).isoformat()
+    for index in range(MATCHES):
+        kickoff = first + dt.timedelta(days=index % 6, hours=index % 9)
+        match = {
+            "competition": "E0" if index % 2 else "SP1",
+            "kickoff": kickoff.isoformat(),
+            "home_team": f"Home {index}",
+            "away_team": f"Away {index}",
+        }
+        home = rng.uniform(0.2, 0.7)
+        draw = rng.uniform(0.22, 0.30) * (1 - home) / 0.8
+        probabilities = (home, draw, 1 - home - draw)
+        count = rng.randint(*BOOKMAKERS_PER_MATCH)
+        codes = [*POOL, *rng.sample(OTHERS, count - len(POOL))]
+        quotes.extend(
+            {"match": match, "bookmaker": code, "captured_at": captured, **book(probabilities, rng)}
+            for code in codes
+        )
+    return quotes
+
+
+def prepare(directory: Path) -> Settings:
+    """A database at the newest schema whose active version is the hand-made one."""
+    url = f"sqlite:///{directory / 'bench.db'}"
+    upgrade_to_head(url)
+    engine = make_engine(url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        version = hand_made_version(weights=POOL)
+        session.add(version)
+        session.flush()
+        activate(session, version, by=ActivatedBy.REFIT)
+    engine.dispose()
+    return Settings(database_url=url, admin_api_key=ADMIN_KEY)
+
+
+def lua_script(scenario: str, match_ids: list[int]) -> str:
+    if scenario == "value_bets":
+        request = f"""
+request = function()
+  return wrk.format("GET", "{LIST_PATH}")
+end
+"""
+    else:
+        ids = ",".join(str(i) for i in match_ids)
+        request = f"""
+local ids = {{{ids}}}
+request = function()
+  return wrk.format("POST", "/predict", {{["Content-Type"] = "application/json"}},
+    '{{"match_id":' .. ids[math.random(#ids)] .. '}}')
+end
+"""
+    return (
+        request
+        + """
+done = function(summary, latency, requests)
+  local e = summary.errors
+  local errors = e.connect + e.read + e.write + e.status + e.timeout
+  io.write(string.format(
+    'RESULT {"requests": %d, "seconds": %f, "p50_ms": %f, "p99_ms": %f, "errors": %d}\\n',
+    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000,
+    latency:percentile(99) / 1000, errors))
+end
+"""
+    )
+
+
+async def run_asyncio(
+    base: str, scenario: str, match_ids: list[int], connections: int, seconds: int
+) -> dict[str, float]:
+    latencies: list[float] = []
+    errors = 0
+    stop = time.monotonic() + seconds
+
+    async def worker(seed: int) -> None:
+        nonlocal errors
+        rng = random.Random(seed)
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            while time.monotonic() < stop:
+                started = time.perf_counter()
+                if scenario == "value_bets":
+                    response = await client.get(LIST_PATH)
+                else:
+                    response = await client.post(
+                        "/predict", json={"match_id": rng.choice(match_ids)}
+                    )
+                latencies.append(time.perf_counter() - started)
+                errors += response.status_code != 200
+
+    started = time.monotonic()
+    await asyncio.gather(*(worker(i) for i in range(connections)))
+    quantiles = statistics.quantiles(latencies, n=100)
+    return {
+        "requests": len(latencies),
+        "seconds": time.monotonic() - started,
+        "p50_ms": quantiles[49] * 1e3,
+        "p99_ms": quantiles[98] * 1e3,
+        "errors": errors,
+    }
+
+
+def measure(
+    base: str, scenario: str, match_ids: list[int], connections: int, seconds: int
+) -> dict[str, float]:
+    if shutil.which("wrk"):
+        return run_wrk(base, lua_script(scenario, match_ids), connections, seconds)
+    return asyncio.run(run_asyncio(base, scenario, match_ids, connections, seconds))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=1, help="Runs of each scenario, alternated.")
+    args = parser.parse_args()
+    results: dict[str, list[dict[str, float]]] = {scenario: [] for scenario in SCENARIOS}
+    with tempfile.TemporaryDirectory() as directory:
+        settings = prepare(Path(directory))
+        environment = {**os.environ, **settings_environment(settings)}
+        environment["ODDSBOOST_ADMIN_API_KEY"] = ADMIN_KEY
+        port = free_port()
+        command = [sys.executable, "-m", "app", "serve", "--port", str(port)]
+        with serve(
+            [*command, "--workers", str(args.workers)], environment, port, "/models/active"
+        ) as base:
+            quotes = matchday(random.Random(7), dt.datetime.now(dt.UTC))
+            stored = httpx.post(
+                f"{base}/admin/odds",
+                json={"quotes": quotes},
+                headers={"X-API-Key": ADMIN_KEY},
+                timeout=60,
+            )
+            assert stored.status_code == 200, stored.text
+            listed = httpx.get(f"{base}{LIST_PATH}", timeout=30)
+            assert listed.status_code == 200, listed.text
+            body = listed.json()
+            upcoming = httpx.get(f"{base}/matches", params={"status": "upcoming", "limit": 100})
+            match_ids = [match["id"] for match in upcoming.json()["items"]]
+            assert len(match_ids) == MATCHES, match_ids
+            predicted = httpx.post(f"{base}/predict", json={"match_id": match_ids[0]})
+            assert predicted.status_code == 200, predicted.text
+            for _ in range(args.repeats):
+                for scenario in SCENARIOS:
+                    results[scenario].append(
+                        measure(base, scenario, match_ids, args.connections, args.duration)
+                    )
+
+    tool = "wrk" if shutil.which("wrk") else "asyncio client"
+    print(
+        f"{tool}, {args.connections} connections, {args.duration} s x {args.repeats} each, "
+        f"{args.workers} worker(s); {MATCHES} matches, {len(quotes)} quotes; the list: "
+        f"{body['total']} value bets, {len(listed.content):,} bytes; a prediction: "
+        f"{len(predicted.content):,} bytes"
+    )
+    print(
+        "{:<11} {:>8} {:>8} {:>8} {:>6}".format("scenario", "req/s", "p50 ms", "p99 ms", "errors")
+    )
+    for scenario in SCENARIOS:
+        rows = results[scenario]
+        p50 = statistics.median(row["p50_ms"] for row in rows)
+        p99 = statistics.median(row["p99_ms"] for row in rows)
+        errors = int(sum(row["errors"] for row in rows))
+        print(f"{scenario:<11} {rate(rows):>8.0f} {p50:>8.2f} {p99:>8.2f} {errors:>6}")
+    ratios = [
+        listed_run["requests"] / listed_run["seconds"] / (run["requests"] / run["seconds"])
+        for listed_run, run in zip(results["value_bets"], results["match_id"], strict=True)
+    ]
+    overall = rate(results["value_bets"]) / rate(results["match_id"])
+    runs = ", ".join(f"{ratio:.2f}" for ratio in ratios)
+    print(f"ratio value_bets / match_id: {overall:.2f} (runs: {runs})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,462 @@
+"""GET /value-bets on upcoming matches whose quotes are chosen by hand.
+
+The model trusts Bet&Win alone and de-margines multiplicatively, and Bet&Win quotes books
+without margin, so each served probability is 1/price of its line: the expected values and
+stakes below are worked out by hand from the prices.
+
+Kickoffs are set relative to the real time of the test (the list shows what has not kicked
+off yet): D1 is tomorrow (UTC), D2 the day after.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from scipy.optimize import brentq
+from sqlalchemy import event
+
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.domain.value import exposure_scale
+from app.domain.vocabulary import ActivatedBy, Method
+from app.main import create_app
+from app.services.model_versions import activate
+from app.state import app_state
+from tests.conftest import ADMIN_KEY, refit_settings_for
+from tests.helpers import error_messages, hand_made_version
+
+NOW = dt.datetime.now(dt.UTC)
+TOMORROW = (NOW + dt.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+D1 = TOMORROW
+D2 = TOMORROW + dt.timedelta(days=1)
+CAPTURED = NOW.replace(microsecond=0) - dt.timedelta(hours=1)
+Prices = tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class Fixture:
+    competition: str
+    home: str
+    away: str
+    kickoff: dt.datetime
+    quotes: dict[str, Prices]
+
+
+# Served (Bet&Win, no margin): 0.5 / 0.25 / 0.25. B365's 2.2 is worth 0.5 × 2.2 − 1 = 0.1 on
+# the home side; WH's 4.2 is worth 0.25 × 4.2 − 1 = 0.05 on the away side. Pinnacle's prices
+# are never the best; its own line, used with source=PS, is its prices' 1/price normalised.
+ARSENAL = Fixture(
+    "E0",
+    "Arsenal",
+    "Chelsea",
+    D1 + dt.timedelta(hours=12),
+    {
+        "BW": (2.0, 4.0, 4.0),
+        "B365": (2.2, 3.4, 3.6),
+        "WH": (2.1, 3.3, 4.2),
+        "PS": (1.9, 3.2, 3.5),
+    },
+)
+# Served 0.4 / 0.2 / 0.4 and no price above 1/p: no value at all.
+EVERTON = Fixture(
+    "E0",
+    "Everton",
+    "Fulham",
+    D1 + dt.timedelta(hours=18),
+    {"BW": (2.5, 5.0, 2.5), "B365": (2.4, 4.8, 2.45)},
+)
+# Served 0.8 / 0.1 / 0.1: B365's 1.3 is worth 0.04, its 11 is worth 0.1.
+BARCELONA = Fixture(
+    "SP1",
+    "Barcelona",
+    "Sevilla",
+    D2 + dt.timedelta(hours=15),
+    {"BW": (1.25, 10.0, 10.0), "B365": (1.3, 11.0, 8.0)},
+)
+# Value everywhere, but it kicked off an hour ago.
+KICKED_OFF = Fixture(
+    "E0",
+    "Leeds",
+    "Wolves",
+    NOW - dt.timedelta(hours=1),
+    {"BW": (2.0, 4.0, 4.0), "B365": (3.0, 5.0, 5.0)},
+)
+# Value, but eight days ahead: outside the default window of a week.
+NEXT_WEEK = Fixture(
+    "E0",
+    "Burnley",
+    "Watford",
+    NOW + dt.timedelta(days=8),
+    {"BW": (2.0, 4.0, 4.0), "B365": (2.3, 3.4, 3.6)},
+)
+FIXTURES = (ARSENAL, EVERTON, BARCELONA, KICKED_OFF, NEXT_WEEK)
+
+KELLY, CAP = 0.25, 0.02
+
+
+def kelly(ev: float, price: float) -> float:
+    return min(KELLY * ev / (price - 1), CAP)
+
+
+@dataclass(frozen=True)
+class Expected:
+    ev: float
+    fraction: float
+
+
+# The four value bets of the default list, by hand.
+ARSENAL_HOME = Expected(ev=0.1, fraction=0.02)  # 0.25 × 0.1 / 1.2 = 0.0208, capped
+ARSENAL_AWAY = Expected(ev=0.05, fraction=0.25 * 0.05 / 3.2)
+BARCELONA_DRAW = Expected(ev=0.1, fraction=0.25 * 0.1 / 10)
+BARCELONA_HOME = Expected(ev=0.04, fraction=0.02)  # 0.25 × 0.04 / 0.3 = 0.033, capped
+
+
+def quote_items(fixture: Fixture) -> list[dict[str, Any]]:
+    match = {
+        "competition": fixture.competition,
+        "kickoff": fixture.kickoff.isoformat(),
+        "home_team": fixture.home,
+        "away_team": fixture.away,
+    }
+    captured = min(CAPTURED, fixture.kickoff - dt.timedelta(hours=1))
+    return [
+        {"match": match, "bookmaker": code, "home": home, "draw": draw, "away": away}
+        | {"captured_at": captured.isoformat()}
+        for code, (home, draw, away) in fixture.quotes.items()
+    ]
+
+
+def store(client: TestClient, items: list[dict[str, Any]]) -> None:
+    stored = client.post("/admin/odds", json={"quotes": items}, headers={"X-API-Key": ADMIN_KEY})
+    assert stored.status_code == 200, stored.text
+
+
+def seed(client: TestClient) -> dict[str, int]:
+    """Every fixture stored, and a price better than any other captured after Everton's
+    kickoff (never to be used); the ids of the matches by home team."""
+    store(client, [item for fixture in FIXTURES for item in quote_items(fixture)])
+    late = quote_items(EVERTON)[1] | {"home": 3.0, "draw": 4.0, "away": 2.2}
+    late["captured_at"] = (EVERTON.kickoff + dt.timedelta(minutes=5)).isoformat()
+    store(client, [late])
+    matches = client.get("/matches", params={"limit": 100}).json()["items"]
+    return {match["home_team"]: match["id"] for match in matches}
+
+
+def store_model(database_url: str) -> int:
+    """A committed, active version that trusts Bet&Win alone, de-margining multiplicatively."""
+    engine = make_engine(database_url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        version = hand_made_version(weights={"BW": 1.0}, method=Method.MULTIPLICATIVE)
+        session.add(version)
+        session.flush()
+        activate(session, version, by=ActivatedBy.REFIT)
+        version_id = version.id
+    engine.dispose()
+    return version_id
+
+
+def app_on(database_url: str, **settings: Any) -> TestClient:
+    return TestClient(create_app(refit_settings_for(database_url).model_copy(update=settings)))
+
+
+@dataclass(frozen=True)
+class Seeded:
+    client: TestClient
+    ids: dict[str, int]
+    version: int
+    database_url: str
+
+
+@pytest.fixture
+def seeded(migrated_url: str) -> Iterator[Seeded]:
+    """The app with its own sessions on a database of its own (the prediction service reads
+    on connections of its own, so what the test stores must be committed)."""
+    version = store_model(migrated_url)
+    with app_on(migrated_url) as client:
+        yield Seeded(client, seed(client), version, migrated_url)
+
+
+def value_bets(client: TestClient, **params: Any) -> dict[str, Any]:
+    response = client.get("/value-bets", params=params)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def summary(body: dict[str, Any]) -> list[tuple[str, str, str, float]]:
+    return [
+        (bet["match"]["home_team"], bet["outcome"], bet["bookmaker"], bet["price"])
+        for bet in body["items"]
+    ]
+
+
+def test_the_flagged_outcomes_of_the_coming_week_highest_value_first(seeded: Seeded) -> None:
+    body = value_bets(seeded.client)
+    # Arsenal's home and Barcelona's draw are both worth 0.1 exactly: the earlier kickoff
+    # comes first. Everton offers nothing; Leeds kicked off; Burnley is next week.
+    assert summary(body) == [
+        ("Arsenal", "1", "B365", 2.2),
+        ("Barcelona", "X", "B365", 11.0),
+        ("Arsenal", "2", "WH", 4.2),
+        ("Barcelona", "1", "B365", 1.3),
+    ]
+    expected = [ARSENAL_HOME, BARCELONA_DRAW, ARSENAL_AWAY, BARCELONA_HOME]
+    items = body["items"]
+    assert [bet["expected_value"] for bet in items] == pytest.approx([e.ev for e in expected])
+    assert [bet["probability"] for bet in items] == pytest.approx([0.5, 0.1, 0.25, 0.8])
+    assert [bet["unscaled_stake_fraction"] for bet in items] == pytest.approx(
+        [e.fraction for e in expected]
+    )
+    assert all(bet["stake_fraction"] <= CAP for bet in items)
+    assert [bet["day_scale"] for bet in items] == [1.0] * 4
+    assert [bet["stake"] for bet in items] == [None] * 4  # no bankroll given
+    first = items[0]
+    assert first["match"] == {
+        "id": seeded.ids["Arsenal"],
+        "competition": "E0",
+        "home_team": "Arsenal",
+        "away_team": "Chelsea",
+        "kickoff": ARSENAL.kickoff.isoformat().replace("+00:00", "Z"),
+    }
+    assert dt.datetime.fromisoformat(first["captured_at"]) == CAPTURED
+    assert {(bet["source"], bet["basis"], bet["model_version"]) for bet in items} == {
+        ("ensemble", "model", seeded.version)
+    }
+    assert body["model_version"] == seeded.version
+    assert body["note"] is None
+    assert body["total"] == 4
+    assert body["terms"] == {
+        "min_ev": 0.02,
+        "kelly_fraction": 0.25,
+        "stake_cap": 0.02,
+        "daily_exposure_cap": 0.1,
+        "source": "ensemble",
+        "bookmakers": None,
+        "bankroll": None,
+    }
+    window = [dt.datetime.fromisoformat(body[key]) for key in ("from", "to")]
+    assert window[1] - window[0] == dt.timedelta(days=7)
+    assert NOW <= window[0] <= dt.datetime.now(dt.UTC)
+
+
+def test_a_later_quote_is_never_used_and_a_match_without_value_gives_nothing(
+    seeded: Seeded,
+) -> None:
+    # B365's 3.0 on Everton came after kickoff: 0.4 × 3.0 − 1 = 0.2 if it were taken.
+    body = value_bets(seeded.client, min_ev=0)
+    assert "Everton" not in {bet["match"]["home_team"] for bet in body["items"]}
+
+
+def test_an_outcome_is_listed_only_above_min_ev(seeded: Seeded) -> None:
+    # 0.1 and 0.1 are above 0.06; Arsenal's away (0.05) and Barcelona's home (0.04) are not.
+    assert summary(value_bets(seeded.client, min_ev=0.06)) == [
+        ("Arsenal", "1", "B365", 2.2),
+        ("Barcelona", "X", "B365", 11.0),
+    ]
+    assert value_bets(seeded.client, min_ev=0.2)["items"] == []
+    assert value_bets(seeded.client, min_ev=0.06)["terms"]["min_ev"] == 0.06
+
+
+def test_only_the_bookmakers_allowed_are_chosen(seeded: Seeded) -> None:
+    # William Hill alone: Arsenal's home at 2.1 is worth 0.05, its away at 4.2 0.05 (the
+    # home a hair less: 1.05 − 1 against 0.25 × 4.2 − 1); Barcelona has no WH quote.
+    body = value_bets(seeded.client, bookmakers=["William Hill"])
+    assert {bet["bookmaker"] for bet in body["items"]} == {"WH"}
+    assert sorted(summary(body)) == [("Arsenal", "1", "WH", 2.1), ("Arsenal", "2", "WH", 4.2)]
+    assert body["terms"]["bookmakers"] == ["WH"]
+    spelled = value_bets(seeded.client, bookmakers=["wh", "bet365"])
+    assert {bet["bookmaker"] for bet in spelled["items"]} == {"WH", "B365"}
+    assert spelled["terms"]["bookmakers"] == ["B365", "WH"]
+    assert value_bets(seeded.client, bookmakers=["Nobody"])["items"] == []
+
+
+def test_a_bankroll_gives_stakes_in_money(seeded: Seeded) -> None:
+    body = value_bets(seeded.client, bankroll=1000)
+    # 0.02, 0.0025, 0.00390625 and 0.02 of 1000, rounded down to the cent.
+    assert [bet["stake"] for bet in body["items"]] == [20.0, 2.5, 3.9, 20.0]
+    assert [(day["day"], day["bets"], day["stake"]) for day in body["days"]] == [
+        (D1.date().isoformat(), 2, 23.9),
+        (D2.date().isoformat(), 2, 22.5),
+    ]
+    assert body["terms"]["bankroll"] == 1000
+
+
+def test_a_day_over_its_exposure_cap_has_every_stake_scaled(migrated_url: str) -> None:
+    store_model(migrated_url)
+    with app_on(migrated_url, value_daily_exposure_cap=0.02) as client:
+        seed(client)
+        body = value_bets(client, bankroll=1000)
+    d1 = ARSENAL_HOME.fraction + ARSENAL_AWAY.fraction  # 0.02390625
+    d2 = BARCELONA_HOME.fraction + BARCELONA_DRAW.fraction  # 0.0225
+    scale_1, scale_2 = 0.02 / d1, 0.02 / d2  # 0.83660…, 0.88888…
+    assert [day["day"] for day in body["days"]] == [D1.date().isoformat(), D2.date().isoformat()]
+    assert [day["unscaled_exposure"] for day in body["days"]] == pytest.approx([d1, d2])
+    assert [day["scale"] for day in body["days"]] == pytest.approx([scale_1, scale_2])
+    assert [day["exposure"] for day in body["days"]] == pytest.approx([0.02, 0.02])
+    items = body["items"]
+    assert [bet["day_scale"] for bet in items] == pytest.approx(
+        [scale_1, scale_2, scale_1, scale_2]
+    )
+    assert [bet["unscaled_stake_fraction"] for bet in items] == pytest.approx(
+        [0.02, 0.0025, 0.00390625, 0.02]
+    )
+    assert [bet["stake_fraction"] for bet in items] == pytest.approx(
+        [0.02 * scale_1, 0.0025 * scale_2, 0.00390625 * scale_1, 0.02 * scale_2]
+    )
+    # 16.732…, 2.222…, 3.267…, 17.777…: rounded down, each day stays within 20.
+    assert [bet["stake"] for bet in items] == [16.73, 2.22, 3.26, 17.77]
+    assert [day["stake"] for day in body["days"]] == pytest.approx([19.99, 19.99])
+    assert body["terms"]["daily_exposure_cap"] == 0.02
+
+
+def test_the_cap_is_applied_over_the_whole_list_so_pages_agree(migrated_url: str) -> None:
+    store_model(migrated_url)
+    with app_on(migrated_url, value_daily_exposure_cap=0.02) as client:
+        seed(client)
+        whole = value_bets(client)
+        pages = [value_bets(client, limit=1, offset=offset) for offset in range(5)]
+    assert [page["items"] for page in pages] == [[bet] for bet in whole["items"]] + [[]]
+    assert {page["total"] for page in pages} == {4}
+    assert all(page["days"] == whole["days"] for page in pages)
+    assert (pages[2]["limit"], pages[2]["offset"]) == (1, 2)
+
+
+def test_the_window_and_the_competition_filter_the_matches(seeded: Seeded) -> None:
+    tomorrow_only = value_bets(seeded.client, to=D2.isoformat())
+    assert {bet["match"]["home_team"] for bet in tomorrow_only["items"]} == {"Arsenal"}
+    from_d2 = value_bets(seeded.client, **{"from": D2.isoformat()})
+    assert {bet["match"]["home_team"] for bet in from_d2["items"]} == {"Barcelona"}
+    spain = value_bets(seeded.client, competition="SP1")
+    assert {bet["match"]["competition"] for bet in spain["items"]} == {"SP1"}
+    assert len(spain["items"]) == 2
+    # Nine days ahead reaches next week's match; a window that starts in the past still
+    # lists no match that has kicked off.
+    longer = value_bets(
+        seeded.client,
+        to=(NOW + dt.timedelta(days=9)).isoformat(),
+        **{"from": (NOW - dt.timedelta(days=1)).isoformat()},
+    )
+    teams = {bet["match"]["home_team"] for bet in longer["items"]}
+    assert teams == {"Arsenal", "Barcelona", "Burnley"}
+    # Burnley: 0.5 × 2.3 − 1 = 0.15, the best value of all.
+    assert longer["items"][0]["match"]["home_team"] == "Burnley"
+    assert longer["items"][0]["expected_value"] == pytest.approx(0.15)
+
+
+def test_the_probability_and_its_source_are_recorded_with_every_bet(seeded: Seeded) -> None:
+    # Pinnacle's line on Arsenal: 1/1.9, 1/3.2, 1/3.5 normalised (the model's multiplicative
+    # method). Barcelona has no Pinnacle quote: its probabilities fall back to the model's.
+    implied = np.array([1 / 1.9, 1 / 3.2, 1 / 3.5])
+    line = implied / implied.sum()  # 0.4680…, 0.2779…, 0.2541…
+    body = value_bets(seeded.client, source="PS", bookmakers=["B365", "WH"])
+    by_bet = {(bet["match"]["home_team"], bet["outcome"]): bet for bet in body["items"]}
+    # 0.4680 × 2.2 − 1 = 0.0297 and 0.2541 × 4.2 − 1 = 0.0671 are above 0.02.
+    assert set(by_bet) == {
+        ("Arsenal", "1"),
+        ("Arsenal", "2"),
+        ("Barcelona", "1"),
+        ("Barcelona", "X"),
+    }
+    home, away = by_bet["Arsenal", "1"], by_bet["Arsenal", "2"]
+    assert (home["source"], away["source"]) == ("PS", "PS")
+    assert [home["probability"], away["probability"]] == pytest.approx([line[0], line[2]])
+    assert home["expected_value"] == pytest.approx(line[0] * 2.2 - 1)
+    assert away["expected_value"] == pytest.approx(line[2] * 4.2 - 1)
+    assert home["unscaled_stake_fraction"] == pytest.approx(kelly(line[0] * 2.2 - 1, 2.2))
+    draw = by_bet["Barcelona", "X"]
+    assert (draw["source"], draw["probability"]) == ("ensemble", pytest.approx(0.1))
+    assert body["terms"]["source"] == "PS"
+    assert [bet["expected_value"] for bet in body["items"]] == sorted(
+        (bet["expected_value"] for bet in body["items"]), reverse=True
+    )
+
+
+def power_line(home: float, draw: float, away: float) -> np.ndarray:
+    implied = 1.0 / np.array([home, draw, away])
+    k = brentq(lambda k: (implied**k).sum() - 1.0, 0.5, 5.0, xtol=1e-14)
+    return np.asarray(implied**k)
+
+
+def test_before_any_fit_value_is_judged_from_the_consensus_and_said_so(migrated_url: str) -> None:
+    with app_on(migrated_url) as client:
+        store(client, quote_items(ARSENAL))
+        body = value_bets(client, bookmakers=["B365"])
+    # The consensus: the mean of the four bookmakers' lines, de-margined by the power method
+    # (the setting's), solved here with scipy's root finder.
+    consensus = np.mean([power_line(*prices) for prices in ARSENAL.quotes.values()], axis=0)
+    prices = ARSENAL.quotes["B365"]
+    worth = [p * price - 1 for p, price in zip(consensus, prices, strict=True)]
+    listed = [(o, ev) for o, ev in zip(("1", "X", "2"), worth, strict=True) if ev > 0.02]
+    assert listed, "the chosen prices leave some value over the consensus"
+    listed.sort(key=lambda pair: -pair[1])
+    assert [bet["outcome"] for bet in body["items"]] == [outcome for outcome, _ in listed]
+    assert [bet["expected_value"] for bet in body["items"]] == pytest.approx(
+        [ev for _, ev in listed]
+    )
+    assert {(bet["basis"], bet["model_version"]) for bet in body["items"]} == {("consensus", None)}
+    assert body["model_version"] is None
+    assert "no model has been fitted yet" in body["note"]
+
+
+def test_the_list_reads_the_matches_in_a_fixed_number_of_queries(migrated_url: str) -> None:
+    store_model(migrated_url)
+    with app_on(migrated_url, predict_cache_seconds=0) as client:
+        seed(client)
+        statements: list[str] = []
+
+        def record(*args: Any) -> None:
+            statements.append(str(args[2]))
+
+        event.listen(app_state(client.app_state).engine, "before_cursor_execute", record)
+        assert value_bets(client)["total"] == 4
+    selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    # The upcoming ids, the matches, their quotes: however many matches there are.
+    assert len(selects) == 3, selects
+
+
+@pytest.mark.parametrize(
+    ("params", "where"),
+    [
+        ({"limit": 0}, "query.limit"),
+        ({"limit": 501}, "query.limit"),
+        ({"offset": -1}, "query.offset"),
+        ({"min_ev": -0.01}, "query.min_ev"),
+        ({"min_ev": 1.5}, "query.min_ev"),
+        ({"min_ev": "nan"}, "query.min_ev"),
+        ({"min_ev": "high"}, "query.min_ev"),
+        ({"bankroll": 0}, "query.bankroll"),
+        ({"bankroll": -100}, "query.bankroll"),
+        ({"bankroll": "inf"}, "query.bankroll"),
+        ({"from": "tomorrow"}, "query.from"),
+        ({"to": "2026-13-01"}, "query.to"),
+        ({"competition": "E" * 65}, "query.competition"),
+        ({"bookmakers": ["B365", " "]}, "query.bookmakers.1"),
+        ({"bookmakers": [f"B{i}" for i in range(101)]}, "query.bookmakers"),
+        ({"source": ""}, "query.source"),
+        ({"source": "P\x01S"}, "query.source"),
+    ],
+)
+def test_bad_inputs_are_problems_naming_the_parameter(
+    client: TestClient, params: dict[str, Any], where: str
+) -> None:
+    response = client.get("/value-bets", params=params)
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    messages = error_messages(response.json())
+    assert len(messages) == 1
+    assert messages[0].startswith(f"{where}: "), messages
+
+
+def test_the_exposure_scale_by_hand() -> None:
+    assert exposure_scale(0.08, 0.1) == 1.0
+    assert exposure_scale(0.1, 0.1) == 1.0
+    assert exposure_scale(0.0, 0.1) == 1.0
+    assert exposure_scale(0.125, 0.1) == pytest.approx(0.8)
+    np.testing.assert_allclose(
+        exposure_scale(np.array([0.0, 0.05, 0.2, 0.4]), 0.1), [1.0, 1.0, 0.5, 0.25]
+    )
