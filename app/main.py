@@ -20,7 +20,7 @@ from app.api.middleware import (
     RequestMiddleware,
 )
 from app.api.openapi import DocumentedAPI, install_docs
-from app.api.routers import admin, models, ops, predict, public, refits, value_bets
+from app.api.routers import admin, fetches, models, ops, predict, public, refits, value_bets
 from app.logs import secrets_of
 from app.services.serving import ModelCache
 from app.settings import Settings, get_settings
@@ -96,6 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(value_bets.router)
     app.include_router(admin.router)
     app.include_router(refits.router)
+    app.include_router(fetches.router)
     app.include_router(ops.router)
     # Added innermost first: the request middleware is outermost, so every answer (a 413,
     # a CORS preflight, an error) is logged and counted with its request id.

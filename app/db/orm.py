@@ -38,6 +38,8 @@ from app.domain.rounds import GridPoint
 from app.domain.version_records import BookmakerWeight, FitReport
 from app.domain.vocabulary import (
     ActivatedBy,
+    FetchSource,
+    FetchStatus,
     MergeChange,
     Method,
     Phase,
@@ -460,3 +462,54 @@ class RefitRun(Base):
     pid: Mapped[int | None]
 
     version: Mapped[ModelVersion | None] = relationship()
+
+
+class FetchRun(Base):
+    """One run of a feed: which source, what started it, how it ended, what it stored, and
+    the quota the source said was left."""
+
+    __tablename__ = "fetch_runs"
+    __table_args__ = (
+        CheckConstraint(
+            "source IN (" + ", ".join(f"'{source}'" for source in FetchSource) + ")",
+            name="source_code",
+        ),
+        CheckConstraint(
+            "status IN (" + ", ".join(f"'{status}'" for status in FetchStatus) + ")",
+            name="status_code",
+        ),
+        Index("ix_fetch_runs_started_at", "started_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    source: Mapped[FetchSource] = mapped_column(Word(FetchSource, 16))
+    trigger: Mapped[RunTrigger] = mapped_column(Word(RunTrigger, 16))
+    status: Mapped[FetchStatus] = mapped_column(Word(FetchStatus, 16))
+    started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    # HTTP requests sent, and documents that were new (not answered 304 Not Modified).
+    requests: Mapped[int] = mapped_column(default=0)
+    changed: Mapped[int] = mapped_column(default=0)
+    # What the documents stored: new matches, quotes and results.
+    matches: Mapped[int] = mapped_column(default=0)
+    quotes: Mapped[int] = mapped_column(default=0)
+    results: Mapped[int] = mapped_column(default=0)
+    skipped: Mapped[int] = mapped_column(default=0)
+    # The Odds API's quota headers after the run's last request.
+    quota_remaining: Mapped[int | None]
+    quota_used: Mapped[int | None]
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class FetchedDocument(Base):
+    """What a feed last saw of one document (a URL, with no secret in it): the validators
+    that let the next request ask "only if it changed" (ETag, Last-Modified)."""
+
+    __tablename__ = "fetched_documents"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    url: Mapped[str] = mapped_column(String(500), unique=True)
+    etag: Mapped[str | None] = mapped_column(String(255))
+    last_modified: Mapped[str | None] = mapped_column(String(64))
+    checked_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    changed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -70,6 +70,26 @@ class RunTrigger(StrEnum):
     SCHEDULER = "scheduler"
 
 
+class FetchSource(StrEnum):
+    """Where a feed fetches fixtures, odds and results from."""
+
+    THE_ODDS_API = "the-odds-api"
+    FOOTBALL_DATA = "football-data"
+
+
+class FetchStatus(StrEnum):
+    """Where a fetch stands. ``failed`` may still have stored part of what it read (each
+    file or sport is its own transaction): its counts say what."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+    @property
+    def is_final(self) -> bool:
+        return self is not FetchStatus.RUNNING
+
+
 class ActivatedBy(StrEnum):
     """Who made a model version the active one: a refit that promoted it, or an operator
     through the admin API or the command."""

@@ -1,0 +1,89 @@
+"""Runs of the feeds: each fetch recorded when it starts and when it ends, with what it
+stored and the quota the source said was left, so an operator can follow them
+(``GET /admin/fetches``) and a failed fetch is visible rather than silent."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.orm import FetchRun, utcnow
+from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
+from app.services.pagination import Paged, PageWindow, paginate
+
+
+@dataclass(frozen=True, slots=True)
+class FetchCounts:
+    """What a fetch did: requests sent, documents that had changed, what they stored, and
+    The Odds API's quota after its last request (None: the source does not say)."""
+
+    requests: int = 0
+    changed: int = 0
+    matches: int = 0
+    quotes: int = 0
+    results: int = 0
+    skipped: int = 0
+    quota_remaining: int | None = None
+    quota_used: int | None = None
+
+    def plus(self, other: FetchCounts) -> FetchCounts:
+        """Both counts together; the quota is the later one's, where it says."""
+        return FetchCounts(
+            requests=self.requests + other.requests,
+            changed=self.changed + other.changed,
+            matches=self.matches + other.matches,
+            quotes=self.quotes + other.quotes,
+            results=self.results + other.results,
+            skipped=self.skipped + other.skipped,
+            quota_remaining=_later(self.quota_remaining, other.quota_remaining),
+            quota_used=_later(self.quota_used, other.quota_used),
+        )
+
+
+def _later(earlier: int | None, later: int | None) -> int | None:
+    return earlier if later is None else later
+
+
+def start_fetch(factory: sessionmaker[Session], source: FetchSource, trigger: RunTrigger) -> int:
+    """Record a fetch as running; returns its id. Committed at once, so the run is visible
+    while it lasts and stays recorded if its process dies."""
+    with factory.begin() as session:
+        run = FetchRun(
+            source=source, trigger=trigger, status=FetchStatus.RUNNING, started_at=utcnow()
+        )
+        session.add(run)
+        session.flush()
+        return run.id
+
+
+def finish_fetch(
+    factory: sessionmaker[Session],
+    run_id: int,
+    counts: FetchCounts,
+    error: str | None = None,
+) -> None:
+    """Record how a fetch ended: failed when ``error`` says why, else succeeded."""
+    status = FetchStatus.SUCCEEDED if error is None else FetchStatus.FAILED
+    with factory.begin() as session:
+        session.execute(
+            update(FetchRun)
+            .where(FetchRun.id == run_id)
+            .values(status=status, error=error, finished_at=utcnow(), **dataclasses.asdict(counts))
+        )
+
+
+def latest_fetches(
+    session: Session, window: PageWindow, source: FetchSource | None = None
+) -> Paged[FetchRun]:
+    """Fetch runs, newest first; of one source if given."""
+    statement = select(FetchRun).order_by(FetchRun.id.desc())
+    if source is not None:
+        statement = statement.where(FetchRun.source == source)
+    return paginate(session, statement, window)
+
+
+def get_fetch(session: Session, run_id: int) -> FetchRun | None:
+    return session.get(FetchRun, run_id)
