@@ -7,13 +7,14 @@ numpy, the web framework) only when it runs, so a quick command such as ``oddsbo
 
 from __future__ import annotations
 
-from app.cli import backtest, imports, matches, models, refits, server, teams
+from app.cli import backtest, fetch, imports, matches, models, refits, server, teams
 from app.cli.common import cli
 
 cli.add_typer(imports.import_cli, name="import")
 cli.add_typer(teams.teams_cli, name="teams")
 cli.add_typer(matches.matches_cli, name="matches")
 cli.add_typer(models.models_cli, name="models")
+cli.add_typer(fetch.fetch_cli, name="fetch")
 cli.command("serve")(server.serve)
 cli.command("migrate")(server.migrate_command)
 cli.command("health")(server.health_command)
