@@ -60,6 +60,7 @@ class AppState:
             answer_ttl_seconds=settings.predict_cache_seconds,
             default_method=settings.demargin_method,
             default_phase=settings.refit_phase,
+            default_terms=settings.value_terms(),
         )
         return cls(
             settings=settings,

@@ -17,6 +17,7 @@ from pydantic_core import to_json
 
 from app.api.schemas.predict import NO_MODEL_NOTE, OUTSIDE_POOL_NOTE
 from app.api.schemas.problems import Problem
+from app.domain.value import OutcomeValue
 from app.domain.vocabulary import Basis
 from app.services.prediction import PredictionAnswer
 
@@ -33,7 +34,9 @@ class BatchResult:
 
 
 # The body of each answer by match id, kept while the service keeps the answer: the same
-# answer is served many times over its cache time. Used on the event loop only.
+# answer is served many times over its cache time. (An answer with a request's own value
+# terms is made for that request alone: its body goes when it does.) Used on the event loop
+# only.
 _WRITTEN: WeakKeyDictionary[PredictionAnswer, bytes] = WeakKeyDictionary()
 
 
@@ -73,6 +76,40 @@ def _outcomes(values: tuple[float, float, float]) -> dict[str, float]:
 def _fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, float]:
     home, draw, away = probabilities
     return (1.0 / max(home, 1e-12), 1.0 / max(draw, 1e-12), 1.0 / max(away, 1e-12))
+
+
+def _outcome_value(outcome: OutcomeValue) -> dict[str, Any]:
+    return {
+        "probability": outcome.probability,
+        "price": outcome.price,
+        "bookmaker": outcome.bookmaker,
+        "captured_at": outcome.captured_at,
+        "expected_value": outcome.expected_value,
+        "stake_fraction": outcome.stake_fraction,
+        "stake": outcome.stake,
+        "flagged": outcome.flagged,
+    }
+
+
+def _value(answer: PredictionAnswer) -> dict[str, Any]:
+    """The body of :class:`ValueOut`."""
+    terms, (home, draw, away) = answer.terms, answer.value.outcomes
+    return {
+        "terms": {
+            "source": terms.source,
+            "bookmakers": None if terms.bookmakers is None else sorted(terms.bookmakers),
+            "min_ev": terms.min_ev,
+            "kelly_fraction": terms.kelly_fraction,
+            "stake_cap": terms.stake_cap,
+            "bankroll": terms.bankroll,
+        },
+        "source_used": answer.value.source,
+        "outcomes": {
+            "home": _outcome_value(home),
+            "draw": _outcome_value(draw),
+            "away": _outcome_value(away),
+        },
+    }
 
 
 def _prediction(answer: PredictionAnswer) -> dict[str, Any]:
@@ -116,4 +153,5 @@ def _prediction(answer: PredictionAnswer) -> dict[str, Any]:
         ],
         "ignored_bookmakers": [{"code": i.code, "reason": i.reason} for i in prediction.ignored],
         "consensus": _outcomes(prediction.consensus),
+        "value": _value(answer),
     }

@@ -5,6 +5,10 @@ one go, recent answers reused, and only what needs the database failed when it i
 touches no database. A stored match is read once, then each process reuses its answer for
 ``answer_ttl_seconds``; the answer is keyed by the model version that computed it, so a model
 swap never serves one version's answer as another's.
+
+Every answer says where its outcomes offer value (``app.domain.value``). The value by the
+default terms is computed with the prediction and kept with it; a request with terms of its
+own gets a copy of the answer with its own value, which is never kept.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Generic, TypeVar
 
@@ -30,6 +34,7 @@ from app.domain.prediction import (
     StoredQuotes,
     predict_matches,
 )
+from app.domain.value import MatchValue, ValueTerms, match_value
 from app.domain.vocabulary import Method, Phase
 from app.metrics import count_prediction
 from app.services.serving import ModelCache, stored_matches
@@ -61,7 +66,8 @@ class Refusal:
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class PredictionAnswer:
     """One prediction, with the match it is for, the model version that made it (None
-    before the first fit) and, for a stored match, which of its quotes it read.
+    before the first fit), where its outcomes offer value by ``terms`` and, for a stored
+    match, which of its quotes it read.
 
     An answer is never changed once made: the same one is served again from the cache, and
     whoever writes it out may keep what it wrote beside it (it can be weakly referenced).
@@ -70,6 +76,8 @@ class PredictionAnswer:
     match: MatchInfo
     prediction: MatchPrediction
     model: Ensemble | None
+    terms: ValueTerms
+    value: MatchValue  # by ``terms``, from the served probabilities and ``odds``
     quotes: StoredQuotes | None = None  # which stored quotes; None: the sender's
     odds: Sequence[QuotedOdds] = ()  # the quotes it was predicted from
 
@@ -145,12 +153,14 @@ class PredictionService:
         answer_ttl_seconds: float,
         default_method: Method,
         default_phase: Phase,
+        default_terms: ValueTerms | None = None,
     ) -> None:
         self._engine = engine
         self._models = models
         self._answers: AnswerCache[PredictionAnswer] = AnswerCache(answer_ttl_seconds)
         self._default_method = default_method
         self._default_phase = default_phase
+        self.default_terms = ValueTerms() if default_terms is None else default_terms
 
     def _snapshot(self) -> _Snapshot:
         ensemble = self._models.ensemble  # read once: see _Snapshot
@@ -158,8 +168,16 @@ class PredictionService:
             return _Snapshot(None, self._default_phase, self._default_method)
         return _Snapshot(ensemble, ensemble.phase, ensemble.method)
 
-    async def answer(self, requests: Sequence[PredictionRequest]) -> list[Answer]:
-        """An answer per request, in order; one item's refusal does not fail the others."""
+    async def answer(
+        self,
+        requests: Sequence[PredictionRequest],
+        terms: Sequence[ValueTerms | None] | None = None,
+    ) -> list[Answer]:
+        """An answer per request, in order; one item's refusal does not fail the others.
+
+        ``terms``, one per request, judge each answer's value (None: the default terms).
+        """
+        assert terms is None or len(terms) == len(requests), "one terms per request"
         snapshot = self._snapshot()
         results: list[Answer | None] = [None] * len(requests)
         missing = self._reuse_answers(requests, snapshot, results)
@@ -178,7 +196,21 @@ class PredictionService:
             await self._compute(pending, snapshot, requests, results)
         answers = [result for result in results if result is not None]
         assert len(answers) == len(requests), "every request was answered or refused"
+        if terms is not None:
+            answers = [
+                self._valued(answer, own, snapshot.method)
+                for answer, own in zip(answers, terms, strict=True)
+            ]
         return answers
+
+    def _valued(self, answer: Answer, terms: ValueTerms | None, method: Method) -> Answer:
+        """The answer with its value by ``terms``: the one already made by the default
+        terms, or a copy with its own value (per request, never kept)."""
+        if isinstance(answer, Refusal) or terms is None or terms == self.default_terms:
+            return answer
+        served = answer.prediction.probabilities
+        value = match_value(served, answer.odds, terms, method)
+        return replace(answer, terms=terms, value=value)
 
     def _reuse_answers(
         self,
@@ -221,9 +253,9 @@ class PredictionService:
     ) -> None:
         matches = [match for _, match in pending]
         if len(pending) > ON_LOOP_MAX:
-            answers = await asyncio.to_thread(_predict, matches, snapshot)
+            answers = await asyncio.to_thread(_predict, matches, snapshot, self.default_terms)
         else:
-            answers = _predict(matches, snapshot)
+            answers = _predict(matches, snapshot, self.default_terms)
         for (index, _), answer in zip(pending, answers, strict=True):
             results[index] = answer
             request = requests[index]
@@ -253,9 +285,20 @@ def _quoted_match(
     return match
 
 
-def _predict(matches: list[QuotedMatch], snapshot: _Snapshot) -> list[PredictionAnswer]:
+def _predict(
+    matches: list[QuotedMatch], snapshot: _Snapshot, terms: ValueTerms
+) -> list[PredictionAnswer]:
+    """The answers, each with its value by ``terms`` (made once with it: see the module)."""
     predictions = predict_matches([m.odds for m in matches], snapshot.ensemble, snapshot.method)
     return [
-        PredictionAnswer(match.info, prediction, snapshot.ensemble, match.stored, match.odds)
+        PredictionAnswer(
+            match.info,
+            prediction,
+            snapshot.ensemble,
+            terms,
+            match_value(prediction.probabilities, match.odds, terms, snapshot.method),
+            match.stored,
+            match.odds,
+        )
         for match, prediction in zip(matches, predictions, strict=True)
     ]

@@ -65,6 +65,13 @@ async def predict(request: Request, predictions: PredictionsDep) -> Response:
     Send ``{"match_id": 17}`` or an inline match with ``odds`` (teams, competition and
     kickoff optional). An inline request touches no database. Before any model exists the
     answer is the consensus of the quotes, with ``model: null`` and a note saying so.
+
+    The answer's ``value`` gives, for each outcome, the best price of the bookmakers you can
+    bet with, its expected value (probability × price − 1) and a suggested stake (a share of
+    the Kelly stake, capped), by the terms of the request's ``value`` or the settings'.
+    The expected value is an estimate from the served probability, not a promise; the
+    return over a few hundred bets is mostly noise; bookmakers limit or close accounts that
+    win.
     """
     try:
         item = PredictIn.model_validate_json(await request.body())
@@ -72,7 +79,8 @@ async def predict(request: Request, predictions: PredictionsDep) -> Response:
         raise RequestValidationError(
             [{**e, "loc": ("body", *e["loc"])} for e in error.errors()]
         ) from None
-    (answer,) = await predictions.answer([item.to_request()])
+    terms = item.value_terms(predictions.default_terms)
+    (answer,) = await predictions.answer([item.to_request()], None if terms is None else [terms])
     if isinstance(answer, Refusal):
         raise HTTPException(REFUSAL_STATUS[answer.reason], answer.detail)
     return _json(prediction_json(answer))
@@ -87,13 +95,23 @@ async def predict(request: Request, predictions: PredictionsDep) -> Response:
 async def predict_batch(
     batch: BatchIn, settings: SettingsDep, predictions: PredictionsDep
 ) -> Response:
-    """Many predictions, answered in order; one item's error does not fail the others."""
+    """Many predictions, answered in order; one item's error does not fail the others.
+
+    Each item is what /predict takes, its own ``value`` terms included, and its prediction
+    is what /predict answers, ``value`` included (an estimate: see /predict).
+    """
     check_item_count(len(batch.items), settings.predict_batch_max, ["body", "items"], per="batch")
     if len(batch.items) > ON_LOOP_MAX:
         valid, results = await run_in_threadpool(_check_items, batch.items)
     else:
         valid, results = _check_items(batch.items)
-    answers = iter(await predictions.answer([item.to_request() for item in valid]))
+    defaults = predictions.default_terms
+    answers = iter(
+        await predictions.answer(
+            [item.to_request() for item in valid],
+            [item.value_terms(defaults) for item in valid],
+        )
+    )
     for result in results:
         if result.status == status.HTTP_422_UNPROCESSABLE_CONTENT:
             continue

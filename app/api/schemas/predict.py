@@ -4,7 +4,7 @@ writes the answers in these shapes)."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal, NoReturn
+from typing import Annotated, Any, Literal, NoReturn, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, Strict, model_validator
 
@@ -21,6 +21,7 @@ from app.domain.records import (
     check_overround,
     check_price,
 )
+from app.domain.value import ENSEMBLE_SOURCE, ValueTerms, bookmaker_key
 from app.domain.vocabulary import Basis, Method, Phase
 from app.services.prediction import PredictionRequest
 
@@ -84,8 +85,116 @@ class OddsIn(StrictModel):
         return self
 
 
+# The largest bankroll a request may give: far above any real one, and finite.
+BANKROLL_MAX = 1e12
+
+VALUE_EXAMPLE: dict[str, JsonValue] = {
+    "bookmakers": ["B365", "William Hill"],
+    "bankroll": 1000,
+    "min_ev": 0.03,
+}
+
+
+class ValueIn(StrictModel):
+    """The terms an answer's value is judged by; a field left out takes its setting
+    (ODDSBOOST_VALUE_*)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [VALUE_EXAMPLE]})
+
+    bookmakers: Annotated[
+        list[BookmakerReference] | None,
+        Field(
+            min_length=1,
+            max_length=INLINE_ODDS_MAX,
+            description="The bookmakers you can bet with, by code or name in any letter case "
+            "(B365, b365 and Bet365 are one); only their prices are considered. A name no "
+            "quote of the match has is not an error: it matches nothing. Left out: every "
+            "bookmaker.",
+            examples=[["B365", "William Hill"]],
+        ),
+    ] = None
+    bankroll: Annotated[
+        StrictFloat | None,
+        Field(
+            gt=0,
+            le=BANKROLL_MAX,
+            allow_inf_nan=False,
+            description="Your bankroll, in any currency: each stake is then also given in "
+            "money. Left out: stakes are shares of a bankroll only.",
+            examples=[1000],
+        ),
+    ] = None
+    min_ev: Annotated[
+        StrictFloat | None,
+        Field(
+            ge=0,
+            le=1,
+            allow_inf_nan=False,
+            description="An outcome is flagged when its expected value is above this "
+            "(0 to 1). Left out: ODDSBOOST_VALUE_MIN_EV.",
+            examples=[0.03],
+        ),
+    ] = None
+    kelly_fraction: Annotated[
+        StrictFloat | None,
+        Field(
+            gt=0,
+            le=1,
+            allow_inf_nan=False,
+            description="The share of the Kelly stake suggested (over 0, at most 1). Left "
+            "out: ODDSBOOST_VALUE_KELLY_FRACTION.",
+            examples=[0.25],
+        ),
+    ] = None
+    stake_cap: Annotated[
+        StrictFloat | None,
+        Field(
+            gt=0,
+            le=1,
+            allow_inf_nan=False,
+            description="The largest stake on one outcome, as a share of the bankroll (over "
+            "0, at most 1). Left out: ODDSBOOST_VALUE_STAKE_CAP.",
+            examples=[0.02],
+        ),
+    ] = None
+    source: Annotated[
+        BookmakerReference | None,
+        Field(
+            description="Where the probability comes from: 'ensemble' (the served "
+            "prediction) or a bookmaker by code or name (e.g. PS), whose de-margined line is "
+            "used when it quoted the match, the served prediction otherwise. Left out: "
+            "ODDSBOOST_VALUE_PROBABILITY_SOURCE.",
+            examples=["PS"],
+        ),
+    ] = None
+
+    def terms(self, defaults: ValueTerms) -> ValueTerms:
+        """These terms, each one left out taken from ``defaults``."""
+        source = self.source
+        if source is not None and source.casefold() == ENSEMBLE_SOURCE:
+            source = ENSEMBLE_SOURCE
+        return ValueTerms(
+            kelly_fraction=_given(self.kelly_fraction, defaults.kelly_fraction),
+            stake_cap=_given(self.stake_cap, defaults.stake_cap),
+            min_ev=_given(self.min_ev, defaults.min_ev),
+            source=_given(source, defaults.source),
+            bookmakers=defaults.bookmakers
+            if self.bookmakers is None
+            else frozenset(bookmaker_key(name) for name in self.bookmakers),
+            bankroll=_given(self.bankroll, defaults.bankroll),
+        )
+
+
+GivenT = TypeVar("GivenT")
+
+
+def _given(value: GivenT | None, default: GivenT) -> GivenT:
+    return default if value is None else value
+
+
 class PredictIn(StrictModel):
-    """Either a stored match (``match_id``) or an inline match with its ``odds``."""
+    """Either a stored match (``match_id``) or an inline match with its ``odds``; either
+    may give the ``value`` terms its answer's value is judged by."""
 
     match_id: Annotated[
         MatchId | None,
@@ -127,12 +236,22 @@ class PredictIn(StrictModel):
             examples=[ODDS_EXAMPLES],
         ),
     ] = None
+    value: Annotated[
+        ValueIn | None,
+        Field(
+            description="The terms the answer's value is judged by (bookmakers you can bet "
+            "with, bankroll, thresholds, probability source); left out, or any field of it "
+            "left out: the service's settings.",
+            examples=[VALUE_EXAMPLE],
+        ),
+    ] = None
 
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
             "examples": [
                 {"match_id": 17},
+                {"match_id": 17, "value": VALUE_EXAMPLE},
                 {
                     "home_team": "Arsenal",
                     "away_team": "Chelsea",
@@ -167,6 +286,10 @@ class PredictIn(StrictModel):
             MatchInfo(None, self.competition, self.home_team, self.away_team, self.kickoff),
             [QuotedOdds(o.bookmaker, o.home, o.draw, o.away) for o in self.odds],
         )
+
+    def value_terms(self, defaults: ValueTerms) -> ValueTerms | None:
+        """The terms this request's value is judged by; None: ``defaults``, unchanged."""
+        return None if self.value is None else self.value.terms(defaults)
 
     @model_validator(mode="after")
     def _one_kind(self) -> PredictIn:
@@ -301,6 +424,80 @@ class QuotesOut(BaseModel):
     )
 
 
+# What every answer's value, and the API docs of it, say about using it.
+RESPONSIBLE_USE = (
+    "The expected value is an estimate from the served probability, not a promise: a small "
+    "error in the probability makes or removes an edge of a few per cent. The return over a "
+    "few hundred bets is mostly noise, and bookmakers limit or close accounts that win."
+)
+
+
+class OutcomeValueOut(BaseModel):
+    """One outcome at the best price of the allowed bookmakers, and what it is worth."""
+
+    probability: float = Field(
+        description="The probability the value is judged by: the served prediction's, or "
+        "the source bookmaker's de-margined line (see source_used)."
+    )
+    price: float | None = Field(
+        description="The best price of the outcome among the allowed bookmakers' quotes the "
+        "prediction read; null when none of them quoted the match."
+    )
+    bookmaker: str | None = Field(
+        description="Who offers that price, as its quote names it (its code for a stored "
+        "match); null with price."
+    )
+    captured_at: dt.datetime | None = Field(
+        description="When that price was captured: for a stored match the latest quote of "
+        "the bookmaker captured before kickoff, never one after; null for the sender's odds."
+    )
+    expected_value: float | None = Field(
+        description="probability × price − 1: the mean return of a stake of 1 if the "
+        "probability is right. An estimate, see value. Null with price."
+    )
+    stake_fraction: float = Field(
+        description="The suggested stake as a share of the bankroll: kelly_fraction × "
+        "expected_value / (price − 1), at most stake_cap; 0 unless flagged."
+    )
+    stake: float | None = Field(
+        description="stake_fraction × bankroll, rounded to 0.01; null without a bankroll."
+    )
+    flagged: bool = Field(description="Whether expected_value is above min_ev: a value bet.")
+
+
+class OutcomeValuesOut(BaseModel):
+    home: OutcomeValueOut
+    draw: OutcomeValueOut
+    away: OutcomeValueOut
+
+
+class ValueTermsOut(BaseModel):
+    """The terms the value was judged by: the request's, each field it left out (or all,
+    without ``value``) from the settings."""
+
+    source: str = Field(description="The probability source asked for: 'ensemble' or a bookmaker.")
+    bookmakers: list[str] | None = Field(
+        description="The bookmakers whose prices were considered, as codes (a name not known "
+        "as a code is shown in lower case); null: every bookmaker."
+    )
+    min_ev: float = Field(description="An outcome is flagged when its expected value is above it.")
+    kelly_fraction: float = Field(description="The share of the Kelly stake suggested.")
+    stake_cap: float = Field(description="The largest stake on one outcome, as a share.")
+    bankroll: float | None = Field(description="The bankroll stakes are given in; null: none.")
+
+
+class ValueOut(BaseModel):
+    """Where the match's outcomes offer value: expected value and suggested stake of each
+    at the best price the allowed bookmakers quoted."""
+
+    terms: ValueTermsOut
+    source_used: str = Field(
+        description="The probability source used: the one asked for, or 'ensemble' when "
+        "that bookmaker did not quote the match."
+    )
+    outcomes: OutcomeValuesOut
+
+
 class PredictionOut(BaseModel):
     match: MatchSummary
     probabilities: OutcomeValues = Field(description="Sum to 1.")
@@ -318,6 +515,10 @@ class PredictionOut(BaseModel):
     bookmakers: list[BookmakerUse] = Field(description="Bookmakers whose quotes were used.")
     ignored_bookmakers: list[IgnoredOut]
     consensus: OutcomeValues = Field(description="Plain mean of all de-margined quotes.")
+    value: ValueOut = Field(
+        description="Where the outcomes offer value, by the request's terms or the "
+        "settings'. " + RESPONSIBLE_USE
+    )
 
 
 class BatchItemOut(BaseModel):
