@@ -14,8 +14,9 @@ from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory
 from app.db.orm import Bookmaker, Match, ModelVersion, OddsQuote
-from app.domain.prediction import StoredQuotes
-from app.domain.vocabulary import ActivatedBy, Phase, RunTrigger
+from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds, StoredQuotes
+from app.domain.value import ENSEMBLE_SOURCE, ValueTerms
+from app.domain.vocabulary import ActivatedBy, Method, Phase, RunTrigger
 from app.services.model_versions import activate
 from app.services.prediction import PredictionAnswer, PredictionService
 from app.services.refit import run_refit
@@ -168,3 +169,66 @@ def test_with_a_closing_odds_model_active_an_upcoming_match_is_predicted_from_it
     assert played_answer.quotes == StoredQuotes(Phase.CLOSING, fallback=False)
     closing_quotes = quotes_by_phase(engine, played_id, Phase.CLOSING)
     assert used(played_answer) == {code: closing_quotes[code] for code in used(played_answer)}
+
+
+def test_value_is_judged_by_each_request_s_terms_and_the_model_s_method(
+    refit_settings: Settings, seeded_engine: Engine
+) -> None:
+    engine = seeded_engine
+    fit = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    assert fit.status == "succeeded", fit.message
+    models = ModelCache(make_session_factory(engine))
+    models.refresh()
+    assert models.ensemble is not None
+    assert models.ensemble.method == Method.POWER
+    with Session(engine) as session:
+        match_id = session.scalar(select(Match.id).order_by(Match.id).limit(1))
+    assert match_id is not None
+    defaults = ValueTerms(min_ev=0.0, bankroll=100.0)
+    # The service's own method differs from the model's: value must use the model's.
+    service = PredictionService(
+        engine=engine,
+        models=models,
+        answer_ttl_seconds=60.0,
+        default_method=Method.MULTIPLICATIVE,
+        default_phase=refit_settings.refit_phase,
+        default_terms=defaults,
+    )
+    inline = QuotedMatch(
+        MatchInfo(), [QuotedOdds("PS", 2.15, 3.45, 3.55), QuotedOdds("B365", 2.3, 3.2, 3.3)]
+    )
+    own = ValueTerms(source="Pinnacle", bookmakers=frozenset({"B365"}))
+    answers = asyncio.run(service.answer([inline, inline, match_id], [None, own, None]))
+    by_default, by_own, kept = answers
+    assert isinstance(by_default, PredictionAnswer)
+    assert isinstance(by_own, PredictionAnswer)
+    assert by_default.terms == defaults
+    assert by_default.value.source == ENSEMBLE_SOURCE
+    served = by_default.prediction.probabilities
+    assert [o.probability for o in by_default.value.outcomes] == list(served)
+    assert [o.price for o in by_default.value.outcomes] == [2.3, 3.45, 3.55]
+    # Pinnacle's line de-margined by the power method (solved by scipy), not the
+    # service's multiplicative default.
+    assert by_own.terms == own
+    assert by_own.value.source == "Pinnacle"
+    line = power_probabilities(2.15, 3.45, 3.55)
+    assert [o.probability for o in by_own.value.outcomes] == pytest.approx(list(line))
+    assert line[0] != pytest.approx((1 / 2.15) / (1 / 2.15 + 1 / 3.45 + 1 / 3.55), abs=1e-4)
+    assert [(o.bookmaker, o.price) for o in by_own.value.outcomes] == [
+        ("B365", 2.3),
+        ("B365", 3.2),
+        ("B365", 3.3),
+    ]
+    assert by_own.prediction == by_default.prediction
+    # By match_id: the answer kept is the default terms' one; the request's own terms get
+    # a copy of it with their own value, and the kept answer is served again unchanged.
+    assert isinstance(kept, PredictionAnswer)
+    assert kept.terms == defaults
+    match_by_own, again = asyncio.run(service.answer([match_id, match_id], [own, None]))
+    assert isinstance(match_by_own, PredictionAnswer)
+    assert match_by_own.terms == own
+    assert match_by_own.prediction is kept.prediction
+    assert match_by_own.value != kept.value
+    assert again is kept
+    (without_terms,) = asyncio.run(service.answer([match_id]))
+    assert without_terms is kept
