@@ -55,10 +55,11 @@ def closing_line_value(price: Number, closing_probability: Number) -> Number:
 def kelly_stake(ev: Number, price: Number, fraction: float, cap: float) -> Number:
     """The share of a bankroll to stake: ``fraction × EV / (price − 1)``, at most ``cap``,
     and 0 where the EV is not positive."""
-    stake = np.clip(fraction * ev / (price - 1.0), 0.0, cap)
-    if isinstance(ev, np.ndarray):
-        return stake
-    return float(stake)
+    full = fraction * ev / (price - 1.0)
+    if isinstance(full, np.ndarray):
+        return np.clip(full, 0.0, cap)
+    # One bet: plain floats, as numpy's cost per call would be most of the work.
+    return min(max(full, 0.0), cap)
 
 
 def bookmaker_key(name: str) -> str:
@@ -159,13 +160,17 @@ def _line(quote: QuotedOdds, method: Method) -> Triple:
     return (home, draw, away)
 
 
+_PRICE_FIELDS = ("home", "draw", "away")
+
+
 def _outcome_value(
     index: int, probability: float, allowed: Sequence[QuotedOdds], terms: ValueTerms
 ) -> OutcomeValue:
     best: QuotedOdds | None = None
     best_price = 0.0
+    field = _PRICE_FIELDS[index]
     for quote in allowed:
-        price = (quote.home, quote.draw, quote.away)[index]
+        price: float = getattr(quote, field)
         if price > best_price:
             best, best_price = quote, price
     if best is None:
