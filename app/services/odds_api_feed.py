@@ -232,13 +232,15 @@ def _finish(
     count_fetch_run(SOURCE, status, counts.quota_remaining)
     log.log(
         logging.INFO if error is None else logging.WARNING,
-        "The Odds API fetch run %d %s: %s sent, %s and %s stored, %s left%s",
+        "The Odds API fetch run %d %s: %s sent, %s and %s stored, quota: %s%s",
         run_id,
         status,
         counted(counts.requests, "request"),
         counted(counts.matches, "match"),
         counted(counts.quotes, "quote"),
-        "?" if counts.quota_remaining is None else counted(counts.quota_remaining, "credit"),
+        "unknown"
+        if counts.quota_remaining is None
+        else f"{counted(counts.quota_remaining, 'credit')} left",
         "" if error is None else f"; {error}",
     )
     return status
