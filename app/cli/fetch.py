@@ -18,7 +18,7 @@ fetch_cli = typer.Typer(
 
 
 @fetch_cli.command("the-odds-api")
-def fetch_the_odds_api(
+def the_odds_api(
     sports: Annotated[
         str | None,
         typer.Option(

@@ -62,10 +62,10 @@ def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) 
         **options,
     )
     if settings.odds_api_cron is not None:
-        from app.services.odds_api_feed import scheduled_fetch as fetch_the_odds_api
+        from app.services.odds_api_feed import scheduled_fetch as scheduled_odds_api_fetch
 
         scheduler.add_job(
-            lambda: fetch_the_odds_api(engine, settings),
+            lambda: scheduled_odds_api_fetch(engine, settings),
             CronTrigger.from_crontab(settings.odds_api_cron, timezone=dt.UTC),
             id="the-odds-api",
             name="the-odds-api",
