@@ -10,6 +10,7 @@ import datetime as dt
 import http.server
 import json
 import logging
+import signal
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -536,3 +537,25 @@ def test_the_command_refuses_bad_options_and_a_missing_key(
     no_key = oddsboost.run("fetch", "the-odds-api", env={"ODDSBOOST_DATABASE_URL": migrated_url})
     assert no_key.returncode == 2
     assert "ODDSBOOST_ODDS_API_KEY is not set" in no_key.stderr
+
+
+def test_the_scheduler_runs_the_feed_only_when_its_cron_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from apscheduler.schedulers.blocking import BlockingScheduler
+
+    from app.services.scheduling import run_scheduler
+
+    registered: list[list[str]] = []
+
+    def start(scheduler: BlockingScheduler) -> None:
+        registered.append(sorted(job.id for job in scheduler.get_jobs()))
+
+    monkeypatch.setattr(BlockingScheduler, "start", start)
+    # The test process keeps its own signal handlers.
+    monkeypatch.setattr(signal, "signal", lambda *_args: None)
+    engine = make_engine("sqlite://")
+    run_scheduler(engine, Settings(odds_api_key=KEY, odds_api_cron="0 */3 * * *"))
+    run_scheduler(engine, Settings())
+    engine.dispose()
+    assert registered == [["refit", "the-odds-api"], ["refit"]]
