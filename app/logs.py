@@ -2,8 +2,8 @@
 
 JSON lines (one object per line) outside development, readable text in development. Every
 line written while a request is handled carries that request's id. As a second line of
-defence, the configured secrets (the admin key, a database password) are replaced by
-``***`` in every field of every line, whatever wrote it.
+defence, the configured secrets (the admin key, The Odds API's key, a database password)
+are replaced by ``***`` in every field of every line, whatever wrote it.
 """
 
 from __future__ import annotations
@@ -156,8 +156,9 @@ _TRACEBACKS = logging.Formatter()
 
 def secrets_of(settings: Settings) -> list[str]:
     secrets = []
-    if settings.admin_api_key is not None:
-        secrets.append(settings.admin_api_key.get_secret_value())
+    for key in (settings.admin_api_key, settings.odds_api_key):
+        if key is not None:
+            secrets.append(key.get_secret_value())
     password = make_url(settings.database_url).password
     if password:
         secrets.append(str(password))

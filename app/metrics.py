@@ -19,6 +19,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
 )
@@ -60,6 +61,19 @@ INGESTED = Counter(
     registry=REGISTRY,
 )
 
+FETCH_RUNS = Counter(
+    "oddsboost_fetch_runs",
+    "Feed runs finished, by source and status (succeeded or failed).",
+    ["source", "status"],
+    registry=REGISTRY,
+)
+FETCH_QUOTA_REMAINING = Gauge(
+    "oddsboost_fetch_quota_remaining",
+    "Requests (credits) a feed's source said were left after the latest run's last request.",
+    ["source"],
+    multiprocess_mode="mostrecent",
+    registry=REGISTRY,
+)
 
 # Each labelled child is looked up once: labels() costs more than inc() or observe(). The
 # label values are bounded (methods, route templates, statuses), and so are these caches.
@@ -88,6 +102,13 @@ def observe_request(method: str, route: str, status: int, seconds: float) -> Non
 
 def count_prediction(source: Literal["inline", "match_id"], basis: str) -> None:
     _predictions_counted(source, basis).inc()
+
+
+def count_fetch_run(source: str, status: str, quota_remaining: int | None) -> None:
+    """A finished feed run, and the quota its source said was left (when it said)."""
+    FETCH_RUNS.labels(source, status).inc()
+    if quota_remaining is not None:
+        FETCH_QUOTA_REMAINING.labels(source).set(quota_remaining)
 
 
 class LiveCollector(Collector):

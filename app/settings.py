@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from enum import Enum
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.domain import defaults
 from app.domain.vocabulary import Method, Phase
@@ -224,6 +224,57 @@ class Settings(BaseSettings):
         "it quoted the match, the served prediction elsewhere.",
     )
 
+    # --- The Odds API feed ------------------------------------------------------------------
+    odds_api_key: SecretStr | None = Field(
+        default=None,
+        description="Key of The Odds API (`oddsboost fetch the-odds-api`); never logged, "
+        "stored or shown.",
+    )
+    odds_api_url: str = Field(
+        default="https://api.the-odds-api.com",
+        pattern=r"^https?://[^?#\s]+$",
+        description="Base URL of The Odds API (its /v4 paths are added).",
+    )
+    odds_api_sports: Annotated[list[str], NoDecode] = Field(
+        default=["soccer_epl"],
+        description="Sport keys fetched by default (comma-separated or a JSON list).",
+    )
+    odds_api_regions: Annotated[list[str], NoDecode] = Field(
+        default=["uk", "eu"],
+        description="Regions asked for (uk, eu, us, us2, au): each costs one credit per sport.",
+    )
+    odds_api_quota_reserve: int = Field(
+        default=10,
+        ge=0,
+        description="Credits left unspent: a sport whose request would leave fewer is not fetched.",
+    )
+    odds_api_timeout_seconds: float = Field(
+        default=30.0, gt=0, le=600, description="Timeout of each request to The Odds API."
+    )
+    odds_api_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="Attempts of a request answered 429 or 5xx, or not answered in time.",
+    )
+    odds_api_backoff_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        le=600,
+        description="Wait before the second attempt, doubled before each next one (unless "
+        "the answer says Retry-After).",
+    )
+    odds_api_max_wait_seconds: float = Field(
+        default=120.0,
+        ge=0,
+        le=3600,
+        description="Longest wait before an attempt; a Retry-After beyond it ends the attempts.",
+    )
+    odds_api_cron: str | None = Field(
+        default=None,
+        description="When `oddsboost scheduler` fetches The Odds API (cron, UTC); unset: never.",
+    )
+
     def value_terms(self) -> ValueTerms:
         """The value-bet terms a request that gives none of its own is judged by."""
         from app.domain.value import ValueTerms
@@ -252,6 +303,41 @@ class Settings(BaseSettings):
         except ValueError as error:
             raise ValueError(f"not a cron expression ({error})") from None
         return expression
+
+    @field_validator("odds_api_sports", "odds_api_regions", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            text = value.strip()
+            return json.loads(text) if text.startswith("[") else text.split(",")
+        return value
+
+    @field_validator("odds_api_sports")
+    @classmethod
+    def _sport_keys(cls, sports: list[str]) -> list[str]:
+        from app.domain.odds_api import sport_keys
+
+        return list(sport_keys(sports))
+
+    @field_validator("odds_api_regions")
+    @classmethod
+    def _region_keys(cls, regions: list[str]) -> list[str]:
+        from app.domain.odds_api import region_keys
+
+        return list(region_keys(regions))
+
+    @field_validator("odds_api_cron")
+    @classmethod
+    def _optional_cron(cls, expression: str | None) -> str | None:
+        if expression is None or not expression.strip():
+            return None
+        return cls._valid_cron(expression)
+
+    @model_validator(mode="after")
+    def _odds_api_schedule_needs_a_key(self) -> Settings:
+        if self.odds_api_cron is not None and self.odds_api_key is None:
+            raise ValueError("ODDSBOOST_ODDS_API_CRON is set but ODDSBOOST_ODDS_API_KEY is not")
+        return self
 
     @field_validator("database_url")
     @classmethod

@@ -7,6 +7,8 @@ quote's ``captured_at``; prices updated at or after kickoff are in-play and are 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -73,6 +75,34 @@ BOOKMAKER_CODES = {
     "interwetten": "IW",
     "coral": "CL",
 }
+
+# The regions The Odds API groups its bookmakers in; each one asked for costs a credit.
+REGIONS = ("uk", "eu", "us", "us2", "au")
+# A sport key as The Odds API writes it: lowercase words joined by underscores.
+SPORT_KEY_PATTERN = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
+
+
+def sport_keys(values: Iterable[str]) -> tuple[str, ...]:
+    """The sport keys to fetch, each once, in the order given; ValueError names a bad one."""
+    keys = tuple(dict.fromkeys(value.strip() for value in values if value.strip()))
+    if not keys:
+        raise ValueError("name at least one sport key, e.g. soccer_epl")
+    for key in keys:
+        if not SPORT_KEY_PATTERN.fullmatch(key):
+            raise ValueError(f"{key!r} is not a sport key (lowercase, e.g. soccer_epl)")
+    return keys
+
+
+def region_keys(values: Iterable[str]) -> tuple[str, ...]:
+    """The regions to ask for, each once; ValueError names one The Odds API does not have."""
+    keys = tuple(dict.fromkeys(value.strip() for value in values if value.strip()))
+    if not keys:
+        raise ValueError("name at least one region: " + ", ".join(REGIONS))
+    unknown = [key for key in keys if key not in REGIONS]
+    if unknown:
+        raise ValueError(f"unknown region {unknown[0]!r}; The Odds API has " + ", ".join(REGIONS))
+    return keys
+
 
 BookmakerKey = Annotated[Code, Field(examples=["pinnacle"])]
 

@@ -61,6 +61,15 @@ def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) 
         name="refit",
         **options,
     )
+    if settings.odds_api_cron is not None:
+        from app.services.odds_api_feed import scheduled_fetch as scheduled_odds_api_fetch
+
+        scheduler.add_job(
+            lambda: scheduled_odds_api_fetch(engine, settings),
+            CronTrigger.from_crontab(settings.odds_api_cron, timezone=dt.UTC),
+            id="the-odds-api",
+            name="the-odds-api",
+        )
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         log.info("%s received: stopping the scheduler", signal.Signals(signum).name)

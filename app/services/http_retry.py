@@ -1,0 +1,94 @@
+"""A request to a feed tried again, a bounded number of times, when the answer says "later":
+429 Too Many Requests and 5xx server errors (waiting what ``Retry-After`` asks), a timeout,
+a connection that failed. Every wait goes through the policy's ``sleep``, so a test can
+record the waits instead of spending them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from app.domain.wording import counted
+
+TOO_MANY_REQUESTS = 429
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often a request is tried and how long to wait between attempts: ``backoff``
+    seconds before the second, doubled before each next one, unless the answer says
+    ``Retry-After``; a wait beyond ``max_wait`` ends the attempts instead."""
+
+    attempts: int
+    backoff: float
+    max_wait: float
+    sleep: Callable[[float], None] = time.sleep
+
+    def wait_after(self, attempt: int) -> float:
+        return self.backoff * 2.0 ** (attempt - 1)
+
+
+class GaveUpError(Exception):
+    """Every attempt got an answer that said "later", or none; the message says the last."""
+
+
+def is_retried(status: int) -> bool:
+    return status == TOO_MANY_REQUESTS or status >= 500
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The seconds a ``Retry-After`` header asks for (a number, or an HTTP date: none past
+    it), None without one that can be read."""
+    value = response.headers.get("retry-after", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return max(0.0, (moment - dt.datetime.now(dt.UTC)).total_seconds())
+
+
+def describe(error: httpx.TransportError) -> str:
+    """What went wrong with a request that got no (whole) answer, on one line and without
+    its URL, which may hold a key."""
+    if isinstance(error, httpx.TimeoutException):
+        return "no answer in time"
+    if isinstance(error, httpx.RemoteProtocolError):
+        return "the answer was cut short"
+    return f"{type(error).__name__}: {' '.join(str(error).split())}"
+
+
+def send_with_retries(send: Callable[[], httpx.Response], policy: RetryPolicy) -> httpx.Response:
+    """The first answer that is neither 429 nor 5xx. Raises :class:`GaveUpError` when the
+    attempts run out or an answer asks for a longer wait than the policy allows. An answer
+    cut short is not tried again: it may have been counted against a quota."""
+    for attempt in range(1, policy.attempts + 1):
+        try:
+            response = send()
+        except (httpx.TimeoutException, httpx.NetworkError) as error:
+            why, asked = describe(error), None
+        else:
+            if not is_retried(response.status_code):
+                return response
+            why = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+            asked = retry_after(response)
+        if attempt == policy.attempts:
+            raise GaveUpError(f"{why} ({counted(policy.attempts, 'attempt')})")
+        wait = policy.wait_after(attempt) if asked is None else asked
+        if wait > policy.max_wait:
+            raise GaveUpError(
+                f"{why}, and asked to wait {wait:.0f} s, more than the {policy.max_wait:.0f} s "
+                "allowed"
+            )
+        policy.sleep(wait)
+    raise AssertionError("unreachable: a policy has at least one attempt")

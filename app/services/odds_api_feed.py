@@ -1,0 +1,378 @@
+"""The Odds API feed: each sport's upcoming 1X2 prices fetched and stored, one transaction
+per sport, through the same ingest as a saved response. Every bookmaker's ``last_update``
+becomes its quote's ``captured_at``, so fetch after fetch builds each bookmaker's price
+history up to kickoff, and a price that has not moved adds nothing.
+
+Each run is recorded (``app/services/fetch_runs.py``) with what it stored and the quota the
+answers said was left. A run starts with the free ``/v4/sports`` request, which checks the
+key and reads the quota, and fetches a sport only while its cost leaves the configured
+reserve unspent.
+
+The key travels in the query string, as the API requires, but it is added by the transport
+as each request leaves: the URL the client logs, raises and keeps holds no key, and every
+error text is cleaned of it before it is logged or stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import httpx
+from pydantic import ValidationError
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.engine import make_session_factory, session_scope
+from app.domain.odds_api import H2H_MARKET, Event, read_events, region_keys, sport_keys
+from app.domain.records import TooManyBookmakersError
+from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
+from app.domain.wording import counted
+from app.logs import REDACTED
+from app.metrics import count_fetch_run
+from app.services.fetch_runs import FetchCounts, finish_fetch, start_fetch
+from app.services.http_retry import GaveUpError, RetryPolicy, describe, send_with_retries
+from app.services.ingest import import_odds_api
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SOURCE = FetchSource.THE_ODDS_API
+SPORTS_PATH = "/v4/sports"
+UNAUTHORIZED = 401
+# Longest part of an error answer's own message repeated in the run's error.
+API_MESSAGE_MAX = 200
+
+
+class OddsApiKeyMissingError(Exception):
+    """No key is configured: nothing was fetched or recorded."""
+
+
+class KeyRefusedError(Exception):
+    """The Odds API answered 401: the key is wrong, or its credits are spent."""
+
+
+class SportFailedError(Exception):
+    """One sport's answer could not be used; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """What The Odds API's headers said of the quota after the last answer that had them."""
+
+    remaining: int | None = None
+    used: int | None = None
+    last_cost: int | None = None
+
+    def read(self, headers: httpx.Headers) -> Quota:
+        return Quota(
+            remaining=_header_count(headers, "x-requests-remaining", self.remaining),
+            used=_header_count(headers, "x-requests-used", self.used),
+            last_cost=_header_count(headers, "x-requests-last", self.last_cost),
+        )
+
+
+def _header_count(headers: httpx.Headers, name: str, otherwise: int | None) -> int | None:
+    try:
+        # Sent as text; some answers write a whole number with a fraction ("480.0").
+        return int(float(headers[name]))
+    except (KeyError, ValueError):
+        return otherwise
+
+
+@dataclass(frozen=True, slots=True)
+class SportFetch:
+    """One sport of a run: what it sent and stored, or why it stored nothing."""
+
+    sport: str
+    counts: FetchCounts
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OddsApiFetch:
+    """A finished run: its id in the fetch runs, its totals, each sport, and its error."""
+
+    run_id: int
+    status: FetchStatus
+    counts: FetchCounts
+    sports: tuple[SportFetch, ...]
+    error: str | None
+
+
+class KeyedTransport(httpx.BaseTransport):
+    """Adds ``apiKey`` to each request's query on its way out, so the request the client
+    logs and attaches to answers and errors never holds it."""
+
+    def __init__(self, key: str, inner: httpx.BaseTransport) -> None:
+        self._key = key
+        self._inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        keyed = httpx.Request(
+            request.method,
+            request.url.copy_merge_params({"apiKey": self._key}),
+            headers=request.headers,
+            stream=request.stream,
+            extensions=request.extensions,
+        )
+        return self._inner.handle_request(keyed)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class OddsApiClient:
+    """One run's requests: each tried as the policy says, counted, its quota headers read;
+    a 401 raises :class:`KeyRefusedError` at once."""
+
+    def __init__(self, client: httpx.Client, policy: RetryPolicy, key: str) -> None:
+        self._client = client
+        self._policy = policy
+        self._key = key
+        self.requests = 0
+        self.quota = Quota()
+
+    def get(self, path: str, params: dict[str, str]) -> httpx.Response:
+        def once() -> httpx.Response:
+            self.requests += 1
+            response = self._client.get(path, params=params)
+            self.quota = self.quota.read(response.headers)
+            return response
+
+        response = send_with_retries(once, self._policy)
+        if response.status_code == UNAUTHORIZED:
+            raise KeyRefusedError
+        return response
+
+    def scrubbed(self, text: str) -> str:
+        """``text`` without the key, whatever put it there."""
+        return text.replace(self._key, REDACTED)
+
+    def counts(self, requests: int, **stored: int) -> FetchCounts:
+        return FetchCounts(
+            requests=requests,
+            quota_remaining=self.quota.remaining,
+            quota_used=self.quota.used,
+            **stored,
+        )
+
+
+@contextmanager
+def odds_api_client(settings: Settings, sleep: Callable[[float], None]) -> Iterator[OddsApiClient]:
+    if settings.odds_api_key is None:
+        raise OddsApiKeyMissingError("ODDSBOOST_ODDS_API_KEY is not set")
+    key = settings.odds_api_key.get_secret_value()
+    policy = RetryPolicy(
+        attempts=settings.odds_api_attempts,
+        backoff=settings.odds_api_backoff_seconds,
+        max_wait=settings.odds_api_max_wait_seconds,
+        sleep=sleep,
+    )
+    transport = KeyedTransport(key, httpx.HTTPTransport())
+    with httpx.Client(
+        base_url=settings.odds_api_url.rstrip("/"),
+        timeout=settings.odds_api_timeout_seconds,
+        transport=transport,
+        headers={"Accept": "application/json"},
+    ) as client:
+        yield OddsApiClient(client, policy, key)
+
+
+def fetch_the_odds_api(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    *,
+    trigger: RunTrigger,
+    sports: tuple[str, ...] | None = None,
+    regions: tuple[str, ...] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> OddsApiFetch:
+    """Fetch and store the h2h prices of ``sports`` (default: the settings'), recording the
+    run. A sport that fails stores nothing and the others go on; a refused key stops the
+    run at once. Raises :class:`OddsApiKeyMissingError` (nothing recorded) without a key,
+    ValueError for a bad sport or region."""
+    chosen_sports = sport_keys(sports) if sports is not None else tuple(settings.odds_api_sports)
+    chosen_regions = (
+        region_keys(regions) if regions is not None else tuple(settings.odds_api_regions)
+    )
+    with odds_api_client(settings, sleep) as api:
+        run_id = start_fetch(factory, SOURCE, trigger)
+        try:
+            done, error = _fetch_all(
+                api, factory, chosen_sports, chosen_regions, settings.odds_api_quota_reserve
+            )
+        except Exception as unexpected:
+            error = api.scrubbed(f"stopped by {type(unexpected).__name__}: {unexpected}")
+            _finish(run_id, api.counts(api.requests), error, factory)
+            raise
+    counts = api.counts(api.requests)
+    for sport in done:
+        counts = counts.plus(
+            FetchCounts(
+                changed=sport.counts.changed,
+                matches=sport.counts.matches,
+                quotes=sport.counts.quotes,
+                skipped=sport.counts.skipped,
+            )
+        )
+    status = _finish(run_id, counts, error, factory)
+    return OddsApiFetch(run_id, status, counts, done, error)
+
+
+def _finish(
+    run_id: int, counts: FetchCounts, error: str | None, factory: sessionmaker[Session]
+) -> FetchStatus:
+    finish_fetch(factory, run_id, counts, error)
+    status = FetchStatus.SUCCEEDED if error is None else FetchStatus.FAILED
+    count_fetch_run(SOURCE, status, counts.quota_remaining)
+    log.log(
+        logging.INFO if error is None else logging.WARNING,
+        "The Odds API fetch run %d %s: %s sent, %s and %s stored, quota: %s%s",
+        run_id,
+        status,
+        counted(counts.requests, "request"),
+        counted(counts.matches, "match"),
+        counted(counts.quotes, "quote"),
+        "unknown"
+        if counts.quota_remaining is None
+        else f"{counted(counts.quota_remaining, 'credit')} left",
+        "" if error is None else f"; {error}",
+    )
+    return status
+
+
+def _fetch_all(
+    api: OddsApiClient,
+    factory: sessionmaker[Session],
+    sports: tuple[str, ...],
+    regions: tuple[str, ...],
+    reserve: int,
+) -> tuple[tuple[SportFetch, ...], str | None]:
+    """Each sport's fetch, and the run's error (None when every sport was stored)."""
+    refused = _check_key(api)
+    if refused is not None:
+        return (), refused
+    cost = len(regions)  # one market (h2h) in each region asked for
+    done: list[SportFetch] = []
+    for sport in sports:
+        remaining = api.quota.remaining
+        if remaining is not None and remaining - cost < reserve:
+            why = (
+                f"not fetched: {counted(remaining, 'credit')} left, it costs {cost} and "
+                f"{reserve} are kept in reserve (ODDSBOOST_ODDS_API_QUOTA_RESERVE)"
+            )
+            done.append(SportFetch(sport, FetchCounts(), why))
+            continue
+        try:
+            done.append(_fetch_sport(api, factory, sport, regions))
+        except KeyRefusedError:
+            return tuple(done), _refused(f"while fetching {sport}")
+    failures = [f"{sport.sport}: {sport.error}" for sport in done if sport.error is not None]
+    for failure in failures:
+        log.warning("The Odds API %s", failure)
+    return tuple(done), "; ".join(failures) or None
+
+
+def _check_key(api: OddsApiClient) -> str | None:
+    """Ask for the list of sports (it costs no credit): the key is checked and the quota
+    read before any request that costs. The run's error if it cannot go on."""
+    try:
+        response = api.get(SPORTS_PATH, {})
+    except KeyRefusedError:
+        return _refused("nothing fetched")
+    except GaveUpError as error:
+        return api.scrubbed(f"The Odds API did not answer: {error}; nothing fetched")
+    except httpx.TransportError as error:
+        return api.scrubbed(f"The Odds API did not answer: {describe(error)}; nothing fetched")
+    if response.status_code != httpx.codes.OK:
+        return api.scrubbed(f"The Odds API answered {_status(response)}; nothing fetched")
+    return None
+
+
+def _refused(what: str) -> str:
+    return (
+        "The Odds API refused the key (HTTP 401: wrong key, or its credits are spent); check "
+        f"ODDSBOOST_ODDS_API_KEY; {what}"
+    )
+
+
+def _fetch_sport(
+    api: OddsApiClient, factory: sessionmaker[Session], sport: str, regions: tuple[str, ...]
+) -> SportFetch:
+    before = api.requests
+    try:
+        events = _events_of(api, sport, regions)
+        with session_scope(factory) as session:
+            report = import_odds_api(session, events, source=f"The Odds API {sport}")
+    except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
+        why = str(error)
+    except httpx.TransportError as error:
+        why = describe(error)
+    except SQLAlchemyError as error:
+        why = f"not stored: {type(error).__name__}: {str(error).splitlines()[0]}"
+    else:
+        counts = api.counts(
+            api.requests - before,
+            changed=1,
+            matches=report.matches_created + report.matches_updated,
+            quotes=report.quotes_inserted + report.quotes_updated,
+            skipped=len(report.skipped),
+        )
+        return SportFetch(sport, counts)
+    return SportFetch(sport, api.counts(api.requests - before), api.scrubbed(why))
+
+
+def _events_of(api: OddsApiClient, sport: str, regions: tuple[str, ...]) -> list[Event]:
+    response = api.get(
+        f"{SPORTS_PATH}/{sport}/odds",
+        {
+            "regions": ",".join(regions),
+            "markets": H2H_MARKET,
+            "oddsFormat": "decimal",
+            "dateFormat": "iso",
+        },
+    )
+    if response.status_code != httpx.codes.OK:
+        raise SportFailedError(_status(response))
+    try:
+        return read_events(response.content)
+    except ValidationError as error:
+        raise SportFailedError(_first_problem(error)) from None
+    except ValueError as error:  # ResponseFormatError: not JSON of this API at all
+        raise SportFailedError(f"not The Odds API's JSON: {error}") from None
+
+
+def _status(response: httpx.Response) -> str:
+    """An error answer's status, and the message The Odds API puts in its body."""
+    said = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+    try:
+        message = response.json().get("message")
+    except (ValueError, AttributeError):
+        message = None
+    if isinstance(message, str) and message.strip():
+        said += f": {' '.join(message.split())[:API_MESSAGE_MAX]}"
+    return said
+
+
+def _first_problem(error: ValidationError) -> str:
+    problems = error.errors(include_url=False, include_input=False)
+    first = problems[0]
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"])
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"not a valid answer, nothing stored: {where or 'the document'}: {first['msg']}{more}"
+
+
+def scheduled_fetch(engine: Engine, settings: Settings) -> None:
+    """One run on the schedule. Whatever happens is logged and recorded, never raised: the
+    scheduler and its other jobs go on."""
+    try:
+        fetch_the_odds_api(
+            make_session_factory(engine, for_writes=True), settings, trigger=RunTrigger.SCHEDULER
+        )
+    except Exception:
+        log.exception("scheduled fetch of The Odds API failed; the next one is on schedule")

@@ -1,0 +1,561 @@
+"""The Odds API feed against a local server that answers as The Odds API does: its JSON,
+its quota headers, its errors. No test waits for real: the waits between attempts are
+recorded by an injected sleep, and a slow answer is held only until the client's short
+timeout has passed."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import http.server
+import json
+import logging
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.engine import make_engine, make_session_factory
+from app.db.orm import Bookmaker, FetchRun, Match, OddsQuote
+from app.domain.vocabulary import FetchStatus, RunTrigger
+from app.metrics import REGISTRY
+from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
+from app.services.odds_api_feed import OddsApiFetch, fetch_the_odds_api, scheduled_fetch
+from app.settings import Settings
+from tests.commands import Oddsboost
+from tests.helpers import count_rows
+
+FIXTURES = Path(__file__).parent / "fixtures"
+KEY = "k3y-of-the-odds-api-5ecret-7f1c"
+EPL = "/v4/sports/soccer_epl/odds"
+BUNDESLIGA = "/v4/sports/soccer_germany_bundesliga/odds"
+SPORTS = "/v4/sports"
+# The fixture's two EPL events: four bookmakers' h2h prices, one of them (William Hill's)
+# updated after kickoff, so three pre-match quotes.
+EPL_EVENTS: list[dict[str, Any]] = json.loads((FIXTURES / "the_odds_api_epl.json").read_text())
+# What The Odds API lists at /v4/sports (an excerpt of its format).
+SPORTS_LIST = [
+    {
+        "key": "soccer_epl",
+        "group": "Soccer",
+        "title": "EPL",
+        "description": "English Premier League",
+        "active": True,
+        "has_outrights": False,
+    }
+]
+
+
+def utc(year: int, month: int, day: int, hour: int, minute: int) -> dt.datetime:
+    return dt.datetime(year, month, day, hour, minute, tzinfo=dt.UTC)
+
+
+def quota(remaining: int, used: int, last: int) -> dict[str, str]:
+    return {
+        "x-requests-remaining": str(remaining),
+        "x-requests-used": str(used),
+        "x-requests-last": str(last),
+    }
+
+
+@dataclass
+class Answer:
+    """One scripted answer: ``hold`` makes the server wait for it first (a slow answer);
+    ``cut_to`` sends only that many bytes of a body whose full length it announces."""
+
+    status: int = 200
+    body: bytes = b"[]"
+    headers: dict[str, str] = field(default_factory=dict)
+    hold: threading.Event | None = None
+    cut_to: int | None = None
+
+
+def events_answer(events: list[dict[str, Any]], headers: dict[str, str]) -> Answer:
+    return Answer(body=json.dumps(events).encode(), headers=headers)
+
+
+class FakeOddsApi:
+    """Answers per path, in order; the last answer of a path is repeated. Every request's
+    path and query is recorded."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, list[Answer]] = {
+            SPORTS: [Answer(body=json.dumps(SPORTS_LIST).encode(), headers=quota(500, 0, 0))],
+            EPL: [events_answer(EPL_EVENTS, quota(498, 2, 2))],
+            BUNDESLIGA: [Answer(body=b"[]", headers=quota(496, 4, 2))],
+        }
+        self.seen: list[tuple[str, dict[str, list[str]]]] = []
+        self.released = threading.Event()
+        self.lock = threading.Lock()
+
+    def script(self, path: str, *answers: Answer) -> None:
+        self.answers[path] = list(answers)
+
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.seen]
+
+    def next_answer(self, target: str) -> Answer:
+        parts = urlsplit(target)
+        with self.lock:
+            self.seen.append((parts.path, parse_qs(parts.query)))
+            queue = self.answers.get(parts.path)
+            if not queue:
+                return Answer(404, b'{"message": "Unknown sport."}')
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+
+
+def handler_for(api: FakeOddsApi) -> type[http.server.BaseHTTPRequestHandler]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            answer = api.next_answer(self.path)
+            if answer.hold is not None:
+                answer.hold.wait(timeout=30)
+            self.send_response(answer.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer.body)))
+            for name, value in answer.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            if answer.cut_to is None:
+                self.wfile.write(answer.body)
+                return
+            self.wfile.write(answer.body[: answer.cut_to])
+            self.wfile.flush()
+            self.close_connection = True
+
+        def log_message(self, *_args: Any) -> None:
+            return
+
+    return Handler
+
+
+@pytest.fixture
+def odds_api() -> Iterator[tuple[FakeOddsApi, str]]:
+    api = FakeOddsApi()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_for(api))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield api, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        api.released.set()
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+@pytest.fixture
+def factory(migrated_url: str) -> Iterator[sessionmaker[Session]]:
+    engine = make_engine(migrated_url)
+    yield make_session_factory(engine, for_writes=True)
+    engine.dispose()
+
+
+def feed_settings(base: str, database_url: str = "sqlite://", **more: Any) -> Settings:
+    values: dict[str, Any] = {
+        "database_url": database_url,
+        "odds_api_key": KEY,
+        "odds_api_url": base,
+        "odds_api_sports": ["soccer_epl", "soccer_germany_bundesliga"],
+        "odds_api_regions": ["uk", "eu"],
+        "odds_api_backoff_seconds": 0.5,
+        "odds_api_timeout_seconds": 5.0,
+    }
+    return Settings(**(values | more))
+
+
+class Waits:
+    """The injected sleep: records each wait instead of spending it."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+
+
+def fetch(
+    factory: sessionmaker[Session], settings: Settings, waits: Waits | None = None
+) -> OddsApiFetch:
+    return fetch_the_odds_api(factory, settings, trigger=RunTrigger.CLI, sleep=waits or Waits())
+
+
+def stored_run(factory: sessionmaker[Session], run_id: int) -> FetchRun:
+    with factory() as session:
+        run = session.get(FetchRun, run_id)
+        assert run is not None
+        session.expunge(run)
+        return run
+
+
+def quote_count(factory: sessionmaker[Session]) -> int:
+    with factory() as session:
+        return count_rows(session, OddsQuote)
+
+
+def test_a_fetch_stores_each_sport_and_records_the_run(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    outcome = fetch(factory, feed_settings(base))
+
+    assert outcome.status is FetchStatus.SUCCEEDED, outcome.error
+    assert api.paths() == [SPORTS, EPL, BUNDESLIGA]
+    query = api.seen[1][1]
+    assert query == {
+        "regions": ["uk,eu"],
+        "markets": ["h2h"],
+        "oddsFormat": ["decimal"],
+        "dateFormat": ["iso"],
+        "apiKey": [KEY],
+    }
+    with factory() as session:
+        assert count_rows(session, Match) == 2
+        stored = session.execute(
+            select(Bookmaker.code, OddsQuote.captured_at, OddsQuote.home)
+            .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
+            .order_by(Bookmaker.code)
+        ).all()
+    # Pinnacle (PS), Unibet (no football-data code: its key in capitals), Betfair's exchange
+    # (BFE), each at its own last_update; William Hill's in-play price is left out.
+    assert [tuple(row) for row in stored] == [
+        ("BFE", utc(2018, 8, 11, 9, 0), 4.8),
+        ("PS", utc(2018, 8, 10, 18, 55), 1.56),
+        ("UNIBET_EU", utc(2018, 8, 10, 12, 0), 1.55),
+    ]
+    run = stored_run(factory, outcome.run_id)
+    assert (run.status, run.error, run.trigger) == ("succeeded", None, "cli")
+    assert (run.requests, run.changed, run.matches, run.quotes, run.skipped) == (3, 2, 2, 3, 1)
+    # The last answer's headers: 500 credits, 2 per sport for two regions.
+    assert (run.quota_remaining, run.quota_used) == (496, 4)
+    assert [(s.sport, s.counts.quotes, s.error) for s in outcome.sports] == [
+        ("soccer_epl", 3, None),
+        ("soccer_germany_bundesliga", 0, None),
+    ]
+
+
+def test_prices_that_moved_add_quotes_and_the_same_ones_add_nothing(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    settings = feed_settings(base, odds_api_sports=["soccer_epl"])
+    assert fetch(factory, settings).counts.quotes == 3
+    again = fetch(factory, settings)
+    assert (again.counts.quotes, again.counts.matches) == (0, 0)
+    assert quote_count(factory) == 3
+
+    moved = copy.deepcopy(EPL_EVENTS)
+    pinnacle = moved[0]["bookmakers"][0]
+    pinnacle["last_update"] = pinnacle["markets"][0]["last_update"] = "2018-08-10T18:58:00Z"
+    pinnacle["markets"][0]["outcomes"][1]["price"] = 1.52
+    api.script(EPL, events_answer(moved, quota(496, 4, 2)))
+    later = fetch(factory, settings)
+    assert later.counts.quotes == 1
+    with factory() as session:
+        history = session.execute(
+            select(OddsQuote.captured_at, OddsQuote.home)
+            .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
+            .where(Bookmaker.code == "PS")
+            .order_by(OddsQuote.captured_at)
+        ).all()
+    assert [tuple(row) for row in history] == [
+        (utc(2018, 8, 10, 18, 55), 1.56),
+        (utc(2018, 8, 10, 18, 58), 1.52),
+    ]
+
+
+def test_a_refused_key_fails_at_once(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    refused = b'{"message": "API key is not valid", "error_code": "INVALID_KEY"}'
+    api.script(SPORTS, Answer(401, refused))
+    waits = Waits()
+    outcome = fetch(factory, feed_settings(base), waits)
+    assert outcome.status is FetchStatus.FAILED
+    assert api.paths() == [SPORTS]  # never tried again, no sport asked for
+    assert waits.seconds == []
+    assert outcome.error is not None
+    assert "refused the key" in outcome.error
+    assert "ODDSBOOST_ODDS_API_KEY" in outcome.error
+    run = stored_run(factory, outcome.run_id)
+    assert (run.status, run.requests, run.quotes) == ("failed", 1, 0)
+    assert quote_count(factory) == 0
+
+
+def test_a_429_is_waited_out_as_retry_after_says(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    busy = Answer(429, b'{"message": "Too many requests"}', {"Retry-After": "7"})
+    api.script(EPL, busy, events_answer(EPL_EVENTS, quota(498, 2, 2)))
+    waits = Waits()
+    outcome = fetch(factory, feed_settings(base, odds_api_sports=["soccer_epl"]), waits)
+    assert outcome.status is FetchStatus.SUCCEEDED, outcome.error
+    assert waits.seconds == [7.0]
+    assert api.paths() == [SPORTS, EPL, EPL]
+    assert (outcome.counts.requests, outcome.counts.quotes) == (3, 3)
+
+
+def test_a_server_error_is_tried_again_after_a_backoff(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    api.script(EPL, Answer(500, b"oops"), events_answer(EPL_EVENTS, quota(498, 2, 2)))
+    waits = Waits()
+    outcome = fetch(factory, feed_settings(base, odds_api_sports=["soccer_epl"]), waits)
+    assert outcome.status is FetchStatus.SUCCEEDED, outcome.error
+    assert waits.seconds == [0.5]
+    assert quote_count(factory) == 3
+
+
+def test_a_server_that_keeps_failing_fails_the_sport_and_stores_nothing(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    api.script(EPL, Answer(503, b"", quota(500, 0, 0)))
+    waits = Waits()
+    settings = feed_settings(base, odds_api_sports=["soccer_epl"], odds_api_attempts=3)
+    outcome = fetch(factory, settings, waits)
+    assert outcome.status is FetchStatus.FAILED
+    # 0.5 s, then twice that: the backoff doubles.
+    assert waits.seconds == [0.5, 1.0]
+    assert api.paths() == [SPORTS, EPL, EPL, EPL]
+    assert outcome.error == "soccer_epl: HTTP 503 Service Unavailable (3 attempts)"
+    run = stored_run(factory, outcome.run_id)
+    assert (run.status, run.requests, run.changed, run.quotes) == ("failed", 4, 0, 0)
+    assert run.error == outcome.error
+    assert quote_count(factory) == 0
+
+
+def test_an_answer_slower_than_the_timeout_fails_the_sport(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    api.script(EPL, Answer(hold=api.released))
+    settings = feed_settings(
+        base, odds_api_timeout_seconds=0.2, odds_api_attempts=2, odds_api_backoff_seconds=0
+    )
+    outcome = fetch(factory, settings)
+    assert outcome.status is FetchStatus.FAILED
+    assert outcome.error == "soccer_epl: no answer in time (2 attempts)"
+    # The other sport is fetched all the same.
+    assert [s.error is None for s in outcome.sports] == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("cut", "why"),
+    [
+        # The announced length arrives, but the JSON stops in the middle of an event.
+        ("body", "not a valid answer, nothing stored: the document: Invalid JSON"),
+        # The connection closes before the announced length has arrived.
+        ("connection", "the answer was cut short"),
+    ],
+)
+def test_a_truncated_answer_stores_nothing_of_its_sport(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session], cut: str, why: str
+) -> None:
+    api, base = odds_api
+    body = json.dumps(EPL_EVENTS).encode()
+    half = len(body) // 2
+    if cut == "body":
+        api.script(EPL, Answer(body=body[:half], headers=quota(498, 2, 2)))
+    else:
+        api.script(EPL, Answer(body=body, headers=quota(498, 2, 2), cut_to=half))
+    outcome = fetch(factory, feed_settings(base, odds_api_sports=["soccer_epl"]))
+    assert outcome.status is FetchStatus.FAILED
+    assert outcome.error is not None
+    assert outcome.error.startswith(f"soccer_epl: {why}")
+    assert api.paths() == [SPORTS, EPL]  # what may have cost credits is not asked again
+    with factory() as session:
+        assert (count_rows(session, Match), count_rows(session, OddsQuote)) == (0, 0)
+
+
+def test_the_reserve_is_kept_unspent(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    # 14 left: the EPL (2 credits for two regions) leaves 12, the Bundesliga would leave 10,
+    # under a reserve of 11.
+    api.script(SPORTS, Answer(body=b"[]", headers=quota(14, 486, 0)))
+    api.script(EPL, events_answer(EPL_EVENTS, quota(12, 488, 2)))
+    outcome = fetch(factory, feed_settings(base, odds_api_quota_reserve=11))
+    assert api.paths() == [SPORTS, EPL]
+    assert outcome.status is FetchStatus.FAILED
+    assert outcome.error == (
+        "soccer_germany_bundesliga: not fetched: 12 credits left, it costs 2 and 11 are kept "
+        "in reserve (ODDSBOOST_ODDS_API_QUOTA_RESERVE)"
+    )
+    run = stored_run(factory, outcome.run_id)
+    assert (run.quotes, run.quota_remaining, run.quota_used) == (3, 12, 488)
+
+    # One region costs 1: 12 - 1 = 11 is still within the reserve.
+    one_region = fetch(
+        factory, feed_settings(base, odds_api_quota_reserve=11, odds_api_regions="uk")
+    )
+    assert one_region.status is FetchStatus.SUCCEEDED, one_region.error
+
+
+def metric(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+def test_runs_are_counted_and_the_quota_shown_in_the_metrics(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    labels = {"source": "the-odds-api"}
+    succeeded = metric("oddsboost_fetch_runs_total", **labels, status="succeeded")
+    failed = metric("oddsboost_fetch_runs_total", **labels, status="failed")
+    fetch(factory, feed_settings(base))
+    assert metric("oddsboost_fetch_quota_remaining", **labels) == 496
+    api.script(SPORTS, Answer(401, b"{}"))
+    fetch(factory, feed_settings(base))
+    assert metric("oddsboost_fetch_runs_total", **labels, status="succeeded") == succeeded + 1
+    assert metric("oddsboost_fetch_runs_total", **labels, status="failed") == failed + 1
+
+
+def test_the_key_is_in_no_log_line_error_or_stored_run(
+    odds_api: tuple[FakeOddsApi, str],
+    factory: sessionmaker[Session],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    api, base = odds_api
+    caplog.set_level(logging.DEBUG)
+    api.script(EPL, Answer(500, KEY.encode()), events_answer(EPL_EVENTS, quota(498, 2, 2)))
+    api.script(BUNDESLIGA, Answer(404, json.dumps({"message": f"no sport for {KEY}"}).encode()))
+    settings = feed_settings(base)
+    outcomes = [fetch(factory, settings)]
+    api.script(SPORTS, Answer(401, b"{}"))
+    outcomes.append(fetch(factory, settings))
+
+    # The key was sent, and the client did log each request's URL: without it.
+    assert all(query["apiKey"] == [KEY] for _, query in api.seen)
+    requests = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert any(EPL in line and "HTTP Request" in line for line in requests), requests
+    for record in caplog.records:
+        assert KEY not in record.getMessage(), record.name
+        assert KEY not in str(record.exc_text or ""), record.name
+    assert outcomes[0].error is not None
+    assert "soccer_germany_bundesliga: HTTP 404 Not Found: no sport for ***" in outcomes[0].error
+    with factory() as session:
+        runs = session.scalars(select(FetchRun)).all()
+        assert len(runs) == 2
+        for run in runs:
+            assert KEY not in repr({c.key: getattr(run, c.key) for c in FetchRun.__table__.c})
+
+
+def test_the_scheduled_job_records_a_failure_and_raises_nothing(
+    odds_api: tuple[FakeOddsApi, str], migrated_url: str, factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    api.script(SPORTS, Answer(401, b"{}"))
+    engine = make_engine(migrated_url)
+    scheduled_fetch(engine, feed_settings(base, database_url=migrated_url))
+    engine.dispose()
+    with factory() as session:
+        run = session.scalars(select(FetchRun)).one()
+    assert (run.status, run.trigger) == ("failed", "scheduler")
+
+
+def test_the_retry_after_of_a_date_is_waited_until_it_or_refused_when_too_far() -> None:
+    import httpx
+
+    def answering(retry_after: str) -> httpx.Response:
+        return httpx.Response(429, headers={"Retry-After": retry_after})
+
+    waits = Waits()
+    policy = RetryPolicy(attempts=2, backoff=1.0, max_wait=60.0, sleep=waits)
+    past = iter([answering("Wed, 21 Oct 2015 07:28:00 GMT"), httpx.Response(200)])
+    assert send_with_retries(lambda: next(past), policy).status_code == 200
+    assert waits.seconds == [0.0]
+    with pytest.raises(GaveUpError, match=r"asked to wait \d+ s, more than the 60 s allowed"):
+        send_with_retries(lambda: answering("Fri, 01 Jan 2100 00:00:00 GMT"), policy)
+
+
+def on(database_url: str, base: str, **more: str) -> dict[str, str]:
+    return {
+        "ODDSBOOST_DATABASE_URL": database_url,
+        "ODDSBOOST_ODDS_API_URL": base,
+        "ODDSBOOST_ODDS_API_KEY": KEY,
+        **more,
+    }
+
+
+def test_the_command_fetches_and_says_what_it_stored(
+    odds_api: tuple[FakeOddsApi, str], migrated_url: str, oddsboost: Oddsboost
+) -> None:
+    api, base = odds_api
+    result = oddsboost.run(
+        "fetch",
+        "the-odds-api",
+        "--sports",
+        "soccer_epl,soccer_germany_bundesliga",
+        "--regions",
+        "uk",
+        "--json",
+        env=on(migrated_url, base),
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    body = json.loads(result.stdout)
+    assert (body["status"], body["quotes"], body["quota_remaining"]) == ("succeeded", 3, 496)
+    assert [sport["sport"] for sport in body["sports"]] == [
+        "soccer_epl",
+        "soccer_germany_bundesliga",
+    ]
+    assert api.seen[1][1]["regions"] == ["uk"]
+    assert KEY not in result.stdout + result.stderr
+
+    api.script(SPORTS, Answer(401, b"{}"))
+    refused = oddsboost.run("fetch", "the-odds-api", env=on(migrated_url, base))
+    assert refused.returncode == 1
+    assert "refused the key" in refused.stdout
+    assert KEY not in refused.stdout + refused.stderr
+
+
+def test_the_command_refuses_bad_options_and_a_missing_key(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    bad_region = oddsboost.run(
+        "fetch", "the-odds-api", "--regions", "uk,mars", env=on(migrated_url, "http://x")
+    )
+    assert bad_region.returncode == 2
+    assert "--regions: unknown region 'mars'" in bad_region.stderr
+    bad_sport = oddsboost.run(
+        "fetch", "the-odds-api", "--sports", "EPL", env=on(migrated_url, "http://x")
+    )
+    assert bad_sport.returncode == 2
+    assert "--sports: 'EPL' is not a sport key" in bad_sport.stderr
+    no_key = oddsboost.run("fetch", "the-odds-api", env={"ODDSBOOST_DATABASE_URL": migrated_url})
+    assert no_key.returncode == 2
+    assert "ODDSBOOST_ODDS_API_KEY is not set" in no_key.stderr
+
+
+def test_the_scheduler_runs_the_feed_only_when_its_cron_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from apscheduler.schedulers.blocking import BlockingScheduler
+
+    from app.services.scheduling import run_scheduler
+
+    registered: list[list[str]] = []
+
+    def start(scheduler: BlockingScheduler) -> None:
+        registered.append(sorted(job.id for job in scheduler.get_jobs()))
+
+    monkeypatch.setattr(BlockingScheduler, "start", start)
+    # The test process keeps its own signal handlers.
+    monkeypatch.setattr(signal, "signal", lambda *_args: None)
+    engine = make_engine("sqlite://")
+    run_scheduler(engine, Settings(odds_api_key=KEY, odds_api_cron="0 */3 * * *"))
+    run_scheduler(engine, Settings())
+    engine.dispose()
+    assert registered == [["refit", "the-odds-api"], ["refit"]]
