@@ -23,7 +23,7 @@ from app.domain.backtest.value_bets import Bets, bankroll_curve
 from app.domain.evaluation import ROUNDING, mean_interval, paired_difference
 from app.domain.few_quotes import Triple
 from app.domain.odds import demargin
-from app.domain.records import OUTCOME_INDEX, OUTCOMES, Outcome
+from app.domain.records import OUTCOME_INDEX, OUTCOMES
 from app.domain.scoring import scores
 from app.domain.track_record import ServedPrediction
 from app.domain.value import bookmaker_key
@@ -43,7 +43,7 @@ class SettledEntry:
 
     match_id: int
     kickoff: dt.datetime
-    result: Outcome
+    result: str  # 1, X or 2
     served: ServedPrediction
 
 
@@ -150,6 +150,14 @@ def performance_of(
         value_bets=_value_bets(entries, kelly_fraction, stake_cap),
         days=_days(entries, served_rows, consensus_rows),
     )
+
+
+def served_against_consensus(entries: Sequence[SettledEntry]) -> Difference:
+    """The served prediction's log loss minus the consensus's on ``entries``."""
+    y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
+    served = _probabilities([entry.served.probabilities for entry in entries])
+    consensus = _probabilities([entry.served.consensus for entry in entries])
+    return _difference(_log_loss_rows(y, served), _log_loss_rows(y, consensus))
 
 
 def _probabilities(rows: Sequence[Triple]) -> NDArray[np.float64]:
