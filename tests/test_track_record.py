@@ -186,7 +186,7 @@ def logged(session: Session, settings: Settings) -> dict[str, int]:
         kickoff_to=None,
         now=dt.datetime(2026, 3, 10, tzinfo=UTC),
     )
-    assert done == track_record.LogCount(written=3)
+    assert done == track_record.LogCount(written=3), str(done)
     return ids
 
 

@@ -179,8 +179,9 @@ def _insert(
     ]
     written = 0
     for start in range(0, len(values), INSERT_CHUNK):
-        result = session.execute(_insert_new(session).values(values[start : start + INSERT_CHUNK]))
-        written += max(result.rowcount, 0)  # type: ignore[attr-defined]
+        statement = _insert_new(session).values(values[start : start + INSERT_CHUNK])
+        # RETURNING gives the rows inserted, not those left alone: a count every driver gives.
+        written += len(session.execute(statement.returning(PredictionLogEntry.id)).all())
     return written
 
 
