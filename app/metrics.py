@@ -147,6 +147,19 @@ class LiveCollector(Collector):
             )
             duration.add_metric([refits.last_status or ""], refits.last_duration_seconds)
             yield duration
+        yield from track_record_gauge(self.cache.served_minus_consensus)
+
+
+def track_record_gauge(served_minus_consensus: float | None) -> Iterator[Metric]:
+    if served_minus_consensus is None:
+        return
+    gauge = GaugeMetricFamily(
+        "oddsboost_served_minus_consensus_log_loss_30d",
+        "Log loss of the predictions served at kickoff minus the consensus's, over the "
+        "settled matches of the last 30 days (negative: the model did better).",
+    )
+    gauge.add_metric([], served_minus_consensus)
+    yield gauge
 
 
 class _Forward(Collector):

@@ -275,6 +275,21 @@ class Settings(BaseSettings):
         description="When `oddsboost scheduler` fetches The Odds API (cron, UTC); unset: never.",
     )
 
+    # --- the track record -----------------------------------------------------------------
+    track_record_cron: str | None = Field(
+        default="*/5 * * * *",
+        description="When `oddsboost scheduler` logs the matches that have kicked off, each "
+        "as it would have been served (cron, UTC); empty: never.",
+    )
+    track_record_lookback_hours: int = Field(
+        default=24,
+        ge=1,
+        le=31 * 24,
+        description="How far back before its run the track record's job looks for matches "
+        "that kicked off and are not logged yet (hours); older ones need "
+        "`oddsboost track-record rebuild`.",
+    )
+
     def value_terms(self) -> ValueTerms:
         """The value-bet terms a request that gives none of its own is judged by."""
         from app.domain.value import ValueTerms
@@ -292,6 +307,13 @@ class Settings(BaseSettings):
         if any(rounds < 1 for rounds in grid):
             raise ValueError("every number of rounds must be at least 1")
         return sorted(set(grid))
+
+    @field_validator("track_record_cron")
+    @classmethod
+    def _valid_or_no_cron(cls, expression: str | None) -> str | None:
+        if expression is None or not expression.strip():
+            return None
+        return cls._valid_cron(expression)
 
     @field_validator("refit_cron")
     @classmethod

@@ -7,7 +7,17 @@ numpy, the web framework) only when it runs, so a quick command such as ``oddsbo
 
 from __future__ import annotations
 
-from app.cli import backtest, fetch, imports, matches, models, refits, server, teams
+from app.cli import (
+    backtest,
+    fetch,
+    imports,
+    matches,
+    models,
+    refits,
+    server,
+    teams,
+    track_record,
+)
 from app.cli.common import cli
 
 cli.add_typer(imports.import_cli, name="import")
@@ -15,6 +25,7 @@ cli.add_typer(teams.teams_cli, name="teams")
 cli.add_typer(matches.matches_cli, name="matches")
 cli.add_typer(models.models_cli, name="models")
 cli.add_typer(fetch.fetch_cli, name="fetch")
+cli.add_typer(track_record.track_record_cli, name="track-record")
 cli.command("serve")(server.serve)
 cli.command("migrate")(server.migrate_command)
 cli.command("health")(server.health_command)

@@ -35,6 +35,7 @@ from app.domain.records import (
     TEAM_NAME_MAX_LENGTH,
 )
 from app.domain.rounds import GridPoint
+from app.domain.track_record import ServedPrediction
 from app.domain.version_records import BookmakerWeight, FitReport
 from app.domain.vocabulary import (
     ActivatedBy,
@@ -513,3 +514,36 @@ class FetchedDocument(Base):
     last_modified: Mapped[str | None] = mapped_column(String(64))
     checked_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     changed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class PredictionLogEntry(Base):
+    """What the service would have served for a match at its kickoff (the track record):
+    written once, never updated, one per match."""
+
+    __tablename__ = "prediction_log"
+    __table_args__ = (Index("ix_prediction_log_kickoff", "kickoff"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), unique=True)
+    # The kickoff the prediction was made for (the match's, when it was logged).
+    kickoff: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    logged_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # No foreign key: the log keeps the number of a version even if the version goes.
+    model_version: Mapped[int | None]
+    served: Mapped[ServedPrediction] = mapped_column(JSONRecord(ServedPrediction))
+
+    match: Mapped[Match] = relationship()
+
+
+class RollingScore(Base):
+    """The track record's rolling figure, computed by its job: the served prediction's
+    log loss minus the consensus's over the settled logged matches of the last ``days``
+    days (None: no such match). The metrics read the newest."""
+
+    __tablename__ = "rolling_scores"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    computed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    days: Mapped[int]
+    matches: Mapped[int]
+    served_minus_consensus_log_loss: Mapped[float | None] = mapped_column(Float)

@@ -71,6 +71,16 @@ def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) 
             name="the-odds-api",
         )
 
+    if settings.track_record_cron is not None:
+        from app.services.track_record import track_record_job
+
+        scheduler.add_job(
+            lambda: track_record_job(engine, settings),
+            CronTrigger.from_crontab(settings.track_record_cron, timezone=dt.UTC),
+            id="track-record",
+            name="track record",
+        )
+
     def stop(signum: int, _frame: FrameType | None) -> None:
         log.info("%s received: stopping the scheduler", signal.Signals(signum).name)
         stopping.set()

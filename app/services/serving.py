@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, Row, bindparam, func, select
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
-from app.db.orm import Bookmaker, Competition, Match, ModelVersion, OddsQuote, RefitRun, Team
+from app.db.orm import (
+    Bookmaker,
+    Competition,
+    Match,
+    ModelVersion,
+    OddsQuote,
+    RefitRun,
+    RollingScore,
+    Team,
+)
 from app.domain.ensemble import Ensemble
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds, StoredQuotes
 from app.domain.tables import MatchTable, QuoteTable, tables_from_rows
@@ -59,6 +68,15 @@ def refit_stats(session: Session) -> RefitStats:
     )
 
 
+def rolling_log_loss_difference(session: Session) -> float | None:
+    """The track record's newest rolling figure: served minus consensus log loss."""
+    return session.scalar(
+        select(RollingScore.served_minus_consensus_log_loss)
+        .order_by(RollingScore.id.desc())
+        .limit(1)
+    )
+
+
 class ModelCache:
     """The active ensemble of one process, swapped in whole when a new version is activated.
 
@@ -72,6 +90,7 @@ class ModelCache:
         self._current: tuple[int | None, Ensemble | None] = (None, None)
         self.loaded = False
         self.refits = RefitStats()
+        self.served_minus_consensus: float | None = None
 
     @property
     def ensemble(self) -> Ensemble | None:
@@ -81,6 +100,7 @@ class ModelCache:
         """Load the active version if it changed; returns whether it did."""
         with self._factory() as session:
             self.refits = refit_stats(session)
+            self.served_minus_consensus = rolling_log_loss_difference(session)
             active_id = active_version_id(session)
             if self.loaded and active_id == self._current[0]:
                 return False

@@ -1,0 +1,107 @@
+"""The body of GET /performance: how the logged predictions of a window fared, read from
+the service's records (``from_attributes``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Read(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class ScoresOut(_Read):
+    """Mean scores on ``matches`` matches; null without any."""
+
+    matches: int
+    log_loss: float | None = Field(description="Mean −ln p(result), natural log.")
+    brier: float | None = Field(description="Mean Σ (p − o)² over the three outcomes.")
+    rps: float | None = Field(description="Mean ranked probability score, 1 < X < 2.")
+    accuracy: float | None = Field(description="Share of matches whose likeliest outcome won.")
+
+
+class DifferenceOut(_Read):
+    """Mean log loss of the served prediction minus the other forecast's, on the same
+    matches: negative when the served one did better."""
+
+    matches: int
+    mean: float | None
+    low: float | None = Field(description="95 % t interval's lower end (from 2 matches).")
+    high: float | None = Field(description="95 % t interval's upper end.")
+    p_value: float | None = Field(description="Two-sided paired t-test.")
+
+
+class BestBookmakerOut(_Read):
+    """Among the bookmakers that quoted at least `best_coverage` of the window's matches,
+    the one of lowest log loss on the matches it quoted (chosen on this window, which
+    flatters it), and the served prediction on those same matches; null when none did."""
+
+    code: str | None
+    coverage: float | None
+    scores: ScoresOut
+    served: ScoresOut
+    served_minus_best: DifferenceOut
+
+
+class MeanOut(_Read):
+    mean: float | None
+    low: float | None = Field(description="95 % t interval's lower end (from 2 values).")
+    high: float | None
+
+
+class BankrollPointOut(_Read):
+    kickoff: dt.datetime
+    bankroll: float = Field(description="The bankroll (from 1) after the bets of that kickoff.")
+
+
+class ValueBetsOut(_Read):
+    """The outcomes each logged prediction flagged (by the default terms)."""
+
+    bets: int
+    bets_with_closing: int = Field(
+        description="Bets on matches the closing reference bookmaker quoted before kickoff."
+    )
+    clv: MeanOut = Field(
+        description="Closing-line value: price × the reference's de-margined probability − 1."
+    )
+    roi: MeanOut = Field(description="Net return of a stake of 1 on each bet.")
+    profit: float = Field(description="Sum of those returns.")
+    bankroll: list[BankrollPointOut] = Field(
+        description="Staking `kelly_fraction` of Kelly (at most `stake_cap`) on each bet."
+    )
+
+
+class DayOut(_Read):
+    day: dt.date
+    matches: int
+    served_log_loss: float
+    consensus_log_loss: float
+    bets: int
+    profit: float
+
+
+class PerformanceBody(_Read):
+    matches: int = Field(description="Logged matches settled in the window.")
+    served: ScoresOut
+    consensus: ScoresOut
+    served_minus_consensus: DifferenceOut
+    best_bookmaker: BestBookmakerOut
+    value_bets: ValueBetsOut
+    days: list[DayOut] = Field(description="Per UTC day of kickoff, for plotting.")
+
+
+class PerformanceOut(_Read):
+    """The track record of a window: what was served at kickoff, scored by the results
+    as they are now."""
+
+    kickoff_from: dt.datetime | None = Field(serialization_alias="from")
+    kickoff_to: dt.datetime | None = Field(serialization_alias="to")
+    competition: str | None
+    best_coverage: float = Field(description="Share of matches the best bookmaker must quote.")
+    closing_reference: str = Field(description="The bookmaker whose last quote is the close.")
+    closing_method: str = Field(description="How its line is de-margined.")
+    kelly_fraction: float
+    stake_cap: float
+    performance: PerformanceBody

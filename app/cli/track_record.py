@@ -1,0 +1,61 @@
+"""``oddsboost track-record rebuild``: log the past matches the track record lacks."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+import typer
+
+from app.cli.common import database_session, load_settings, output
+
+track_record_cli = typer.Typer(
+    help="The track record: what was served for each match at kickoff.",
+    no_args_is_help=True,
+)
+
+
+def _moment(text: str) -> dt.datetime:
+    """A date or an ISO 8601 moment, UTC when it names no zone."""
+    moment = dt.datetime.fromisoformat(text)
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
+
+
+@track_record_cli.command("rebuild")
+def rebuild_command(
+    kickoff_from: Annotated[
+        dt.datetime,
+        typer.Option(
+            "--from",
+            parser=_moment,
+            metavar="DATE",
+            help="Earliest kickoff (a date or ISO 8601 moment, UTC if it names no zone).",
+        ),
+    ],
+    kickoff_to: Annotated[
+        dt.datetime | None,
+        typer.Option(
+            "--to",
+            parser=_moment,
+            metavar="DATE",
+            help="Kickoffs before this one (default: now).",
+        ),
+    ] = None,
+) -> None:
+    """Log each match that kicked off in the window and is not logged yet, as it would
+    have been served at kickoff: its last quotes before kickoff, the model version active
+    then. Entries already logged are never rewritten."""
+    from app.services import track_record
+
+    if kickoff_to is not None and kickoff_to <= kickoff_from:
+        raise typer.BadParameter("must be after --from", param_hint="--to")
+    settings = load_settings()
+    with database_session(settings, writes=True) as session:
+        done = track_record.rebuild(
+            session,
+            settings,
+            kickoff_from=kickoff_from,
+            kickoff_to=kickoff_to,
+            now=dt.datetime.now(dt.UTC),
+        )
+    output.print(str(done), markup=False)

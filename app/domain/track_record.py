@@ -1,0 +1,118 @@
+"""The track record's entries: what the service would have served for a match at its
+kickoff, kept once.
+
+An entry (:class:`ServedPrediction`) holds the prediction made from the last quote of each
+bookmaker captured before kickoff by the model version active at kickoff (none: the
+consensus), its value bets by the default terms, and the quotes used. It is written once
+and never changed, so a refit cannot rewrite the past. How the entries fared is
+:mod:`app.domain.track_record_scores`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.domain.ensemble import Ensemble
+from app.domain.few_quotes import Triple
+from app.domain.odds import demargin
+from app.domain.prediction import MatchInfo, QuotedMatch, predict_matches
+from app.domain.records import Outcome
+from app.domain.value import ValueTerms, match_value
+from app.domain.vocabulary import Basis, Method, Phase
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedQuote:
+    """A quote a logged prediction used: the bookmaker's last before kickoff, and its line
+    de-margined by the entry's method."""
+
+    bookmaker: str
+    home: float
+    draw: float
+    away: float
+    captured_at: dt.datetime | None
+    probabilities: Triple
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedBet:
+    """An outcome the logged prediction flagged as a value bet, at the best price then."""
+
+    outcome: Outcome
+    probability: float
+    price: float
+    bookmaker: str
+    expected_value: float
+    stake_fraction: float
+
+
+@dataclass(frozen=True, slots=True)
+class ServedPrediction:
+    """What the service would have served for a match at its kickoff."""
+
+    probabilities: Triple
+    consensus: Triple  # the mean of the de-margined quotes
+    basis: Basis
+    # The version active at kickoff (None: none was); ``basis`` says whether it predicted.
+    model_version: int | None
+    method: Method
+    phase: Phase  # of the quotes read (the model's, or any when it had none of it)
+    value_source: str
+    quotes: tuple[LoggedQuote, ...]
+    bets: tuple[LoggedBet, ...]
+
+
+def served_predictions(
+    matches: Sequence[QuotedMatch],
+    ensemble: Ensemble | None,
+    *,
+    default_method: Method,
+    terms: ValueTerms,
+) -> list[tuple[MatchInfo, ServedPrediction]]:
+    """The entries of ``matches`` (each with at least one quote), predicted by ``ensemble``
+    as the service predicts them, their value judged by ``terms``."""
+    if not matches:
+        return []
+    method = ensemble.method if ensemble is not None else default_method
+    predictions = predict_matches([match.odds for match in matches], ensemble, default_method)
+    flat = [quote for match in matches for quote in match.odds]
+    lines = demargin([[q.home, q.draw, q.away] for q in flat], method).probabilities.tolist()
+    entries: list[tuple[MatchInfo, ServedPrediction]] = []
+    start = 0
+    for match, prediction in zip(matches, predictions, strict=True):
+        odds = match.odds
+        quotes = tuple(
+            LoggedQuote(
+                q.bookmaker, q.home, q.draw, q.away, q.captured_at, (line[0], line[1], line[2])
+            )
+            for q, line in zip(odds, lines[start : start + len(odds)], strict=True)
+        )
+        start += len(odds)
+        value = match_value(prediction.probabilities, odds, terms, method)
+        bets = tuple(
+            LoggedBet(
+                outcome.outcome,  # type: ignore[arg-type]
+                outcome.probability,
+                outcome.price,  # type: ignore[arg-type]  # a flagged outcome has a price
+                outcome.bookmaker,  # type: ignore[arg-type]
+                outcome.expected_value,  # type: ignore[arg-type]
+                outcome.stake_fraction,
+            )
+            for outcome in value.flagged
+        )
+        phase = match.stored.phase if match.stored is not None else Phase.PRE
+        entry = ServedPrediction(
+            prediction.probabilities,
+            prediction.consensus,
+            prediction.basis,
+            None if ensemble is None else ensemble.version,
+            method,
+            phase,
+            value.source,
+            quotes,
+            bets,
+        )
+        entries.append((match.info, entry))
+    return entries

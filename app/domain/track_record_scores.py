@@ -1,0 +1,314 @@
+"""How the track record's served predictions and their value bets fared.
+
+Scores are computed from the entries and the results as they are when asked, so a
+corrected result is scored again.
+
+The best single bookmaker is chosen among those that quoted at least ``BEST_COVERAGE`` of
+the window's matches, by the lowest log loss on the matches it quoted; the served
+prediction is compared with it on those same matches. The choice is made on the window it
+is scored on, which flatters that bookmaker: it is a strong bar, not a fair draw.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.domain.backtest.folds import CLOSING_CODE
+from app.domain.backtest.value_bets import Bets, bankroll_curve
+from app.domain.evaluation import ROUNDING, mean_interval, paired_difference
+from app.domain.few_quotes import Triple
+from app.domain.odds import demargin
+from app.domain.records import OUTCOME_INDEX, OUTCOMES
+from app.domain.scoring import scores
+from app.domain.track_record import ServedPrediction
+from app.domain.value import bookmaker_key
+from app.domain.vocabulary import Method
+from boosting import log_loss_rows
+
+# A bookmaker must have quoted this share of the window's matches to be the best one.
+BEST_COVERAGE = 0.9
+# The closing line CLV is measured against: this bookmaker's, de-margined by power.
+CLOSING_REFERENCE = CLOSING_CODE
+CLOSING_METHOD = Method.POWER
+
+
+@dataclass(frozen=True, slots=True)
+class SettledEntry:
+    """A logged prediction of a settled match, with the match's current result."""
+
+    match_id: int
+    kickoff: dt.datetime
+    result: str  # 1, X or 2
+    served: ServedPrediction
+
+
+@dataclass(frozen=True, slots=True)
+class ForecastScores:
+    """Mean scores of a forecast on ``matches`` matches (None without any)."""
+
+    matches: int
+    log_loss: float | None
+    brier: float | None
+    rps: float | None
+    accuracy: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """The mean log loss of the served prediction minus another forecast's on the same
+    matches, its 95 % t interval (from 2 matches) and the paired t-test's p-value."""
+
+    matches: int
+    mean: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class BestBookmaker:
+    """The best single bookmaker of the window (see the module), and the served prediction
+    against it on the matches it quoted."""
+
+    code: str | None
+    coverage: float | None  # the share of the window's matches it quoted
+    scores: ForecastScores
+    served: ForecastScores
+    served_minus_best: Difference
+
+
+@dataclass(frozen=True, slots=True)
+class MeanWithInterval:
+    mean: float | None
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class BankrollPoint:
+    kickoff: dt.datetime
+    bankroll: float
+
+
+@dataclass(frozen=True, slots=True)
+class ValueBetRecord:
+    """The logged value bets of settled matches: their closing-line value (on the bets of
+    matches the reference bookmaker quoted), the flat return of a stake of 1 on each, and
+    the bankroll (from 1) staking the fraction of Kelly of the terms on each."""
+
+    bets: int
+    bets_with_closing: int
+    clv: MeanWithInterval
+    roi: MeanWithInterval
+    profit: float
+    bankroll: tuple[BankrollPoint, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DayBucket:
+    """One UTC day of kickoffs."""
+
+    day: dt.date
+    matches: int
+    served_log_loss: float
+    consensus_log_loss: float
+    bets: int
+    profit: float  # of a stake of 1 on each bet
+
+
+@dataclass(frozen=True, slots=True)
+class Performance:
+    matches: int
+    served: ForecastScores
+    consensus: ForecastScores
+    served_minus_consensus: Difference
+    best_bookmaker: BestBookmaker
+    value_bets: ValueBetRecord
+    days: tuple[DayBucket, ...]
+
+
+def performance_of(
+    entries: Sequence[SettledEntry], *, kelly_fraction: float, stake_cap: float
+) -> Performance:
+    """How the served predictions of ``entries`` fared (zeros and nulls without any)."""
+    y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
+    served = _probabilities([entry.served.probabilities for entry in entries])
+    consensus = _probabilities([entry.served.consensus for entry in entries])
+    served_rows = _log_loss_rows(y, served)
+    consensus_rows = _log_loss_rows(y, consensus)
+    return Performance(
+        matches=len(entries),
+        served=_scores(y, served),
+        consensus=_scores(y, consensus),
+        served_minus_consensus=_difference(served_rows, consensus_rows),
+        best_bookmaker=_best_bookmaker(entries, y, served),
+        value_bets=_value_bets(entries, kelly_fraction, stake_cap),
+        days=_days(entries, served_rows, consensus_rows),
+    )
+
+
+def served_against_consensus(entries: Sequence[SettledEntry]) -> Difference:
+    """The served prediction's log loss minus the consensus's on ``entries``."""
+    y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
+    served = _probabilities([entry.served.probabilities for entry in entries])
+    consensus = _probabilities([entry.served.consensus for entry in entries])
+    return _difference(_log_loss_rows(y, served), _log_loss_rows(y, consensus))
+
+
+def _probabilities(rows: Sequence[Triple]) -> NDArray[np.float64]:
+    return np.array(rows, dtype=np.float64).reshape(-1, len(OUTCOMES))
+
+
+def _log_loss_rows(y: NDArray[np.intp], proba: NDArray[np.float64]) -> NDArray[np.float64]:
+    return log_loss_rows(y, proba) if len(y) else np.empty(0)
+
+
+def _scores(y: NDArray[np.intp], proba: NDArray[np.float64]) -> ForecastScores:
+    if not len(y):
+        return ForecastScores(0, None, None, None, None)
+    found = scores(y, proba)
+    return ForecastScores(len(y), found.log_loss, found.brier, found.rps, found.accuracy)
+
+
+def _difference(a: NDArray[np.float64], b: NDArray[np.float64]) -> Difference:
+    differences = a - b
+    # Two forecasts equal up to rounding (the consensus served as such) do not differ.
+    differences[np.abs(differences) <= ROUNDING] = 0.0
+    interval = mean_interval(differences)
+    p_value = paired_difference(a, b).p_value if len(a) >= 2 else None
+    return Difference(len(a), interval.mean, interval.low, interval.high, p_value)
+
+
+def _mean_with_interval(values: NDArray[np.float64]) -> MeanWithInterval:
+    interval = mean_interval(values)
+    return MeanWithInterval(interval.mean, interval.low, interval.high)
+
+
+def _best_bookmaker(
+    entries: Sequence[SettledEntry], y: NDArray[np.intp], served: NDArray[np.float64]
+) -> BestBookmaker:
+    codes = sorted({bookmaker_key(q.bookmaker) for e in entries for q in e.served.quotes})
+    column = {code: index for index, code in enumerate(codes)}
+    lines = np.full((len(entries), len(codes), len(OUTCOMES)), np.nan)
+    for row, entry in enumerate(entries):
+        for quote in entry.served.quotes:
+            lines[row, column[bookmaker_key(quote.bookmaker)]] = quote.probabilities
+    quoted = ~np.isnan(lines[:, :, 0])
+    coverage = quoted.mean(axis=0) if len(entries) else np.zeros(len(codes))
+    chosen = np.clip(lines[np.arange(len(entries)), :, y], 1e-15, 1.0)
+    losses = np.where(quoted, -np.log(np.where(quoted, chosen, 1.0)), 0.0)
+    mean_loss = losses.sum(axis=0) / np.maximum(quoted.sum(axis=0), 1)
+    eligible = np.flatnonzero(coverage >= BEST_COVERAGE)
+    if not eligible.size:
+        nothing = ForecastScores(0, None, None, None, None)
+        return BestBookmaker(None, None, nothing, nothing, _difference(np.empty(0), np.empty(0)))
+    # Lowest log loss; equal ones by code (np.argmin takes the first).
+    best = int(eligible[np.argmin(mean_loss[eligible])])
+    rows = np.flatnonzero(quoted[:, best])
+    best_proba = lines[rows, best]
+    return BestBookmaker(
+        codes[best],
+        float(coverage[best]),
+        _scores(y[rows], best_proba),
+        _scores(y[rows], served[rows]),
+        _difference(_log_loss_rows(y[rows], served[rows]), _log_loss_rows(y[rows], best_proba)),
+    )
+
+
+def _value_bets(
+    entries: Sequence[SettledEntry], kelly_fraction: float, stake_cap: float
+) -> ValueBetRecord:
+    flat = [(entry, bet) for entry in entries for bet in entry.served.bets]
+    closing = _closing_lines(entries)
+    outcome = np.array([OUTCOME_INDEX[bet.outcome] for _, bet in flat], dtype=np.intp)
+    price = np.array([bet.price for _, bet in flat], dtype=np.float64)
+    closing_probability = np.array(
+        [closing.get(entry.match_id, (np.nan,) * 3) for entry, _ in flat], dtype=np.float64
+    ).reshape(-1, len(OUTCOMES))[np.arange(len(flat)), outcome]
+    bets = Bets(
+        match_id=np.array([entry.match_id for entry, _ in flat], dtype=np.int64),
+        kickoff=np.array([entry.kickoff.timestamp() for entry, _ in flat], dtype=np.float64),
+        outcome=outcome,
+        price=price,
+        bookmaker=np.array([bet.bookmaker for _, bet in flat], dtype=str),
+        claimed_ev=np.array([bet.expected_value for _, bet in flat], dtype=np.float64),
+        clv=closing_probability * price - 1.0,
+        won=np.array([OUTCOME_INDEX[entry.result] for entry, _ in flat], dtype=np.intp) == outcome,
+    )
+    returns = bets.returns
+    curve = bankroll_curve(bets, kelly_fraction, stake_cap)
+    times = np.unique(bets.kickoff)
+    return ValueBetRecord(
+        bets=len(bets),
+        bets_with_closing=int(bets.has_closing.sum()),
+        clv=_mean_with_interval(bets.clv[bets.has_closing]),
+        roi=_mean_with_interval(returns),
+        profit=float(returns.sum()),
+        bankroll=tuple(
+            BankrollPoint(dt.datetime.fromtimestamp(float(time), dt.UTC), float(value))
+            for time, value in zip(times, curve, strict=True)
+        ),
+    )
+
+
+def _closing_lines(entries: Sequence[SettledEntry]) -> dict[int, Triple]:
+    """Per match the reference bookmaker quoted, its line de-margined by power."""
+    reference = bookmaker_key(CLOSING_REFERENCE)
+    found = [
+        (entry.match_id, (quote.home, quote.draw, quote.away))
+        for entry in entries
+        if entry.served.bets
+        for quote in entry.served.quotes
+        if bookmaker_key(quote.bookmaker) == reference
+    ]
+    if not found:
+        return {}
+    lines = demargin([prices for _, prices in found], CLOSING_METHOD).probabilities.tolist()
+    return {
+        match_id: (line[0], line[1], line[2])
+        for (match_id, _), line in zip(found, lines, strict=True)
+    }
+
+
+def _days(
+    entries: Sequence[SettledEntry],
+    served_rows: NDArray[np.float64],
+    consensus_rows: NDArray[np.float64],
+) -> tuple[DayBucket, ...]:
+    if not entries:
+        return ()
+    ordinal = np.array([e.kickoff.astimezone(dt.UTC).date().toordinal() for e in entries])
+    days, day_of = np.unique(ordinal, return_inverse=True)
+    matches = np.bincount(day_of, minlength=len(days))
+    won = [OUTCOME_INDEX[e.result] for e in entries]
+    bets_per_match = np.array([len(e.served.bets) for e in entries])
+    profit_per_match = np.array(
+        [
+            sum(
+                bet.price - 1.0 if OUTCOME_INDEX[bet.outcome] == result else -1.0
+                for bet in e.served.bets
+            )
+            for e, result in zip(entries, won, strict=True)
+        ],
+        dtype=np.float64,
+    )
+    served = np.bincount(day_of, served_rows, len(days)) / matches
+    consensus = np.bincount(day_of, consensus_rows, len(days)) / matches
+    bets = np.bincount(day_of, bets_per_match, len(days))
+    profit = np.bincount(day_of, profit_per_match, len(days))
+    return tuple(
+        DayBucket(
+            dt.date.fromordinal(int(days[index])),
+            int(matches[index]),
+            float(served[index]),
+            float(consensus[index]),
+            int(bets[index]),
+            float(profit[index]),
+        )
+        for index in range(len(days))
+    )

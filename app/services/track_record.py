@@ -1,0 +1,308 @@
+"""The track record: each match's served prediction logged once at kickoff (by the
+scheduler's job, or back-filled), and how those predictions fared (``GET /performance``).
+
+A match is logged with the quotes it had before kickoff and the model version active at
+kickoff, so an entry written late (a back-fill, a job that was down) says what an entry
+written on time would have said, as long as no quote captured before kickoff arrived
+after. An entry is inserted once and never updated: a second write of a match is a no-op.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import Engine, Insert, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from app.db.engine import make_session_factory, session_scope
+from app.db.orm import (
+    Competition,
+    Match,
+    ModelActivation,
+    ModelVersion,
+    PredictionLogEntry,
+    RollingScore,
+    utcnow,
+)
+from app.domain.prediction import QuotedMatch
+from app.domain.track_record import served_predictions
+from app.domain.track_record_scores import (
+    BEST_COVERAGE,
+    CLOSING_METHOD,
+    CLOSING_REFERENCE,
+    Performance,
+    SettledEntry,
+    performance_of,
+    served_against_consensus,
+)
+from app.domain.wording import counted
+from app.services.model_versions import ensemble_of
+from app.services.serving import stored_matches
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# The rolling figure of the metrics: the served prediction against the consensus over
+# the settled logged matches of this many days.
+ROLLING_DAYS = 30
+# Entries inserted per statement: well under SQLite's limit of bound values.
+INSERT_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class LogCount:
+    """What a logging pass did with the matches it looked at: entries written, matches
+    already logged (left as they were), and matches with no quote before kickoff (not
+    logged: nothing would have been served)."""
+
+    written: int = 0
+    already_logged: int = 0
+    without_quotes: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"{counted(self.written, 'entry', 'entries')} written, "
+            f"{counted(self.already_logged, 'match', 'matches')} already logged, "
+            f"{counted(self.without_quotes, 'match', 'matches')} with no quote before kickoff"
+        )
+
+
+def log_kickoffs(session: Session, settings: Settings, *, now: dt.datetime) -> LogCount:
+    """Log every match that kicked off in the look-back window before ``now`` and has no
+    entry yet."""
+    since = now - dt.timedelta(hours=settings.track_record_lookback_hours)
+    return _log_window(session, settings, since, now, inclusive_end=True)
+
+
+def rebuild(
+    session: Session,
+    settings: Settings,
+    *,
+    kickoff_from: dt.datetime,
+    kickoff_to: dt.datetime | None,
+    now: dt.datetime,
+) -> LogCount:
+    """Write the entries missing for the matches that kicked off in [from, to) (to: now),
+    never rewriting one that exists."""
+    end = now if kickoff_to is None or kickoff_to > now else kickoff_to
+    return _log_window(session, settings, kickoff_from, end, inclusive_end=kickoff_to is None)
+
+
+def _log_window(
+    session: Session,
+    settings: Settings,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    inclusive_end: bool,
+) -> LogCount:
+    upper = Match.kickoff <= end if inclusive_end else Match.kickoff < end
+    rows = session.execute(
+        select(Match.id, Match.kickoff, PredictionLogEntry.id)
+        .outerjoin(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
+        .where(Match.kickoff >= start, upper)
+        .order_by(Match.kickoff, Match.id)
+    ).all()
+    missing = [(row[0], row[1]) for row in rows if row[2] is None]
+    counts = log_matches(session, settings, missing)
+    already = len(rows) - len(missing) + counts.already_logged
+    return LogCount(counts.written, already, counts.without_quotes)
+
+
+def log_matches(
+    session: Session, settings: Settings, matches: Sequence[tuple[int, dt.datetime]]
+) -> LogCount:
+    """Log the given matches (id, kickoff) as they would have been served at kickoff."""
+    by_version: dict[int | None, list[int]] = defaultdict(list)
+    for (match_id, _), version_id in zip(
+        matches, versions_at(session, [kickoff for _, kickoff in matches]), strict=True
+    ):
+        by_version[version_id].append(match_id)
+    written = already = without = 0
+    for version_id, match_ids in by_version.items():
+        quoted = _quoted(session, settings, version_id, match_ids)
+        without += len(match_ids) - len(quoted)
+        inserted = _insert(session, settings, version_id, quoted)
+        written += inserted
+        already += len(quoted) - inserted
+    return LogCount(written, already, without)
+
+
+def versions_at(session: Session, moments: Sequence[dt.datetime]) -> list[int | None]:
+    """The version active at each moment: that of the latest activation at or before it."""
+    activations = session.execute(
+        select(ModelActivation.activated_at, ModelActivation.version_id).order_by(
+            ModelActivation.activated_at, ModelActivation.id
+        )
+    ).all()
+    if not activations:
+        return [None] * len(moments)
+    times = np.array([row[0].timestamp() for row in activations])
+    wanted = np.array([moment.timestamp() for moment in moments], dtype=np.float64)
+    positions = np.searchsorted(times, wanted, side="right") - 1
+    return [None if p < 0 else int(activations[p][1]) for p in positions.tolist()]
+
+
+def _quoted(
+    session: Session, settings: Settings, version_id: int | None, match_ids: list[int]
+) -> list[QuotedMatch]:
+    version = None if version_id is None else session.get(ModelVersion, version_id)
+    phase = settings.refit_phase if version is None else version.phase
+    found = stored_matches(session, match_ids, phase=phase)
+    return [found[i] for i in match_ids if i in found and found[i].odds]
+
+
+def _insert(
+    session: Session, settings: Settings, version_id: int | None, quoted: list[QuotedMatch]
+) -> int:
+    version = None if version_id is None else session.get(ModelVersion, version_id)
+    ensemble = None if version is None else ensemble_of(version)
+    entries = served_predictions(
+        quoted, ensemble, default_method=settings.demargin_method, terms=settings.value_terms()
+    )
+    moment = utcnow()
+    values = [
+        {
+            "match_id": info.id,
+            "kickoff": info.kickoff,
+            "logged_at": moment,
+            "model_version": served.model_version,
+            "served": served,
+        }
+        for info, served in entries
+    ]
+    written = 0
+    for start in range(0, len(values), INSERT_CHUNK):
+        statement = _insert_new(session).values(values[start : start + INSERT_CHUNK])
+        # RETURNING gives the rows inserted, not those left alone: a count every driver gives.
+        written += len(session.execute(statement.returning(PredictionLogEntry.id)).all())
+    return written
+
+
+def _insert_new(session: Session) -> Insert:
+    """An insert that leaves a match already logged as it is (a concurrent writer's entry
+    included): never an update."""
+    if session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert(PredictionLogEntry).on_conflict_do_nothing(
+            index_elements=["match_id"]
+        )
+    return sqlite.insert(PredictionLogEntry).on_conflict_do_nothing(index_elements=["match_id"])
+
+
+@dataclass(frozen=True, slots=True)
+class PerformanceQuery:
+    kickoff_from: dt.datetime | None = None
+    kickoff_to: dt.datetime | None = None
+    competition: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PerformanceReport:
+    """How the logged predictions of the settled matches of a window fared, with the rules
+    that chose the comparisons."""
+
+    kickoff_from: dt.datetime | None
+    kickoff_to: dt.datetime | None
+    competition: str | None
+    best_coverage: float
+    closing_reference: str
+    closing_method: str
+    kelly_fraction: float
+    stake_cap: float
+    performance: Performance
+
+
+def performance(session: Session, query: PerformanceQuery, settings: Settings) -> PerformanceReport:
+    """Scores of the logged predictions of the settled matches that kicked off in
+    [from, to) (of one competition, or all), by their results as they are now."""
+    terms = settings.value_terms()
+    entries = settled_entries(session, query)
+    return PerformanceReport(
+        kickoff_from=query.kickoff_from,
+        kickoff_to=query.kickoff_to,
+        competition=query.competition,
+        best_coverage=BEST_COVERAGE,
+        closing_reference=CLOSING_REFERENCE,
+        closing_method=CLOSING_METHOD,
+        kelly_fraction=terms.kelly_fraction,
+        stake_cap=terms.stake_cap,
+        performance=performance_of(
+            entries, kelly_fraction=terms.kelly_fraction, stake_cap=terms.stake_cap
+        ),
+    )
+
+
+def settled_entries(session: Session, query: PerformanceQuery) -> list[SettledEntry]:
+    statement = (
+        select(
+            PredictionLogEntry.match_id,
+            PredictionLogEntry.kickoff,
+            Match.result,
+            PredictionLogEntry.served,
+        )
+        .join(Match, PredictionLogEntry.match_id == Match.id)
+        .where(Match.is_settled)
+        .order_by(PredictionLogEntry.kickoff, PredictionLogEntry.match_id)
+    )
+    if query.kickoff_from is not None:
+        statement = statement.where(PredictionLogEntry.kickoff >= query.kickoff_from)
+    if query.kickoff_to is not None:
+        statement = statement.where(PredictionLogEntry.kickoff < query.kickoff_to)
+    if query.competition is not None:
+        statement = statement.join(Competition, Match.competition_id == Competition.id).where(
+            Competition.code == query.competition
+        )
+    return [
+        SettledEntry(match_id, kickoff, result, served)
+        for match_id, kickoff, result, served in session.execute(statement).all()
+        if result is not None  # settled, as the query asks
+    ]
+
+
+def record_rolling_score(session: Session, *, now: dt.datetime) -> RollingScore:
+    """Compute and store the rolling figure of the metrics as of ``now``."""
+    since = now - dt.timedelta(days=ROLLING_DAYS)
+    entries = settled_entries(session, PerformanceQuery(kickoff_from=since, kickoff_to=now))
+    difference = served_against_consensus(entries)
+    score = RollingScore(
+        computed_at=now,
+        days=ROLLING_DAYS,
+        matches=difference.matches,
+        served_minus_consensus_log_loss=difference.mean,
+    )
+    session.add(score)
+    session.flush()
+    return score
+
+
+def count_entries(session: Session) -> int:
+    return session.scalar(select(func.count()).select_from(PredictionLogEntry)) or 0
+
+
+def track_record_job(engine: Engine, settings: Settings, *, now: dt.datetime | None = None) -> None:
+    """One run of the scheduler's job: log the matches that kicked off, then refresh the
+    rolling figure. A failure is logged and left to the next run; it never stops the
+    scheduler."""
+    moment = now or utcnow()
+    try:
+        with session_scope(make_session_factory(engine, for_writes=True)) as session:
+            done = log_kickoffs(session, settings, now=moment)
+            score = record_rolling_score(session, now=moment)
+    except Exception:
+        log.exception("the track record could not be written; the next run tries again")
+        return
+    log.info(
+        "track record: %s; served minus consensus log loss over %d days: %s on %s",
+        done,
+        ROLLING_DAYS,
+        "none"
+        if score.served_minus_consensus_log_loss is None
+        else f"{score.served_minus_consensus_log_loss:+.4f}",
+        counted(score.matches, "match", "matches"),
+    )
