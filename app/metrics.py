@@ -60,6 +60,13 @@ INGESTED = Counter(
     registry=REGISTRY,
 )
 
+FETCH_RUNS = Counter(
+    "oddsboost_fetch_runs_total",
+    "Runs of the feeds that ended, by source and status (succeeded or failed).",
+    ["source", "status"],
+    registry=REGISTRY,
+)
+
 
 # Each labelled child is looked up once: labels() costs more than inc() or observe(). The
 # label values are bounded (methods, route templates, statuses), and so are these caches.
