@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -424,3 +425,12 @@ def test_a_fixtures_file_keeps_the_rows_of_the_leagues_asked_for() -> None:
     assert [(s.where, s.field) for s in kept.skipped] == [("row 4", "Away"), ("row 6", "PSD")]
     assert kept.rows_read == 4
     assert kept.bookmaker_names == {"PS": "Pinnacle"}
+
+
+def test_the_feed_settings_are_checked_when_read() -> None:
+    with pytest.raises(ValidationError, match="unknown league ZZ"):
+        Settings(football_data_leagues="E0,ZZ")
+    with pytest.raises(ValidationError, match="not a cron expression"):
+        Settings(football_data_cron="every day")
+    assert Settings(football_data_cron=" ").football_data_cron is None
+    assert Settings(football_data_leagues="sp1, bra").football_data_leagues == "SP1,BRA"

@@ -44,6 +44,8 @@ from app.settings import Settings
 log = logging.getLogger(__name__)
 
 USER_AGENT = "oddsboost (football-data feed)"
+# Skipped rows named in the log, per document: enough to see what is wrong with a file.
+SKIPPED_LOGGED = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +257,11 @@ def _fetch_document(
         counts = FetchCounts(requests=requests)
         reason = f"{type(error).__name__}: {' '.join(str(error).split())}"
         return DocumentOutcome(document.path, DocumentStatus.FAILED, counts, reason)
+    for item in report.skipped[:SKIPPED_LOGGED]:
+        field_name = f" {item.field}" if item.field else ""
+        log.warning(
+            "football-data %s %s%s skipped: %s", document.path, item.where, field_name, item.reason
+        )
     counts = FetchCounts(
         requests=requests,
         changed=1,
