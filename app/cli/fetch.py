@@ -98,7 +98,9 @@ def _print_outcome(outcome: FeedOutcome) -> None:
     table = Table(title=f"fetch run {outcome.run_id}")
     columns = ("file", "status", "requests", "matches", "quotes", "results", "skipped")
     for name in columns:
-        table.add_column(name, justify="left" if name in ("file", "status") else "right")
+        table.add_column(
+            name, justify="left" if name in ("file", "status") else "right", no_wrap=True
+        )
     for document in outcome.documents:
         counts = document.counts
         numbers = (counts.requests, counts.matches, counts.quotes, counts.results, counts.skipped)
