@@ -289,6 +289,51 @@ class Settings(BaseSettings):
         "that kicked off and are not logged yet (hours); older ones need "
         "`oddsboost track-record rebuild`.",
     )
+    # --- the Football-Data.co.uk feed -------------------------------------------------
+    football_data_url: str = Field(
+        default="https://www.football-data.co.uk",
+        pattern=r"^https?://\S+[^/]$",
+        description="Address of Football-Data.co.uk (no trailing slash); "
+        "`oddsboost fetch football-data` downloads its files from there.",
+    )
+    football_data_leagues: str = Field(
+        default="E0,E1,SP1,I1,D1,F1",
+        description="Leagues `oddsboost fetch football-data` fetches when given none, "
+        "comma-separated: main leagues (E0, SP1, ...) and extra ones (BRA, USA, ...).",
+    )
+    football_data_cron: str | None = Field(
+        default=None,
+        description="When `oddsboost scheduler` fetches Football-Data.co.uk's files of the "
+        "current season (cron, UTC); unset: never.",
+    )
+    football_data_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description="Timeout of each request to Football-Data.co.uk (connect, and between "
+        "bytes read).",
+    )
+    football_data_retries: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="Times a request to Football-Data.co.uk is tried again after a 5xx "
+        "answer, a timeout or a broken connection.",
+    )
+    football_data_retry_wait_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        le=600,
+        description="Wait before the first retry of a request to Football-Data.co.uk; "
+        "doubled before each further one.",
+    )
+
+    @field_validator("football_data_leagues")
+    @classmethod
+    def _known_leagues(cls, text: str) -> str:
+        from app.domain.football_data_feed import check_leagues
+
+        return ",".join(check_leagues(text.split(",")))
 
     def value_terms(self) -> ValueTerms:
         """The value-bet terms a request that gives none of its own is judged by."""
@@ -308,23 +353,10 @@ class Settings(BaseSettings):
             raise ValueError("every number of rounds must be at least 1")
         return sorted(set(grid))
 
-    @field_validator("track_record_cron")
-    @classmethod
-    def _valid_or_no_cron(cls, expression: str | None) -> str | None:
-        if expression is None or not expression.strip():
-            return None
-        return cls._valid_cron(expression)
-
     @field_validator("refit_cron")
     @classmethod
     def _valid_cron(cls, expression: str) -> str:
-        from apscheduler.triggers.cron import CronTrigger
-
-        try:
-            CronTrigger.from_crontab(expression)
-        except ValueError as error:
-            raise ValueError(f"not a cron expression ({error})") from None
-        return expression
+        return check_cron(expression)
 
     @field_validator("odds_api_sports", "odds_api_regions", mode="before")
     @classmethod
@@ -348,12 +380,13 @@ class Settings(BaseSettings):
 
         return list(region_keys(regions))
 
-    @field_validator("odds_api_cron")
+    @field_validator("odds_api_cron", "football_data_cron", "track_record_cron")
     @classmethod
     def _optional_cron(cls, expression: str | None) -> str | None:
+        """A schedule that may be off: unset or blank turns its job off."""
         if expression is None or not expression.strip():
             return None
-        return cls._valid_cron(expression)
+        return check_cron(expression)
 
     @model_validator(mode="after")
     def _odds_api_schedule_needs_a_key(self) -> Settings:
@@ -395,6 +428,17 @@ class Settings(BaseSettings):
                 "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
             )
         return self
+
+
+def check_cron(expression: str) -> str:
+    """A cron expression the scheduler accepts (five fields, UTC), or ValueError."""
+    from apscheduler.triggers.cron import CronTrigger
+
+    try:
+        CronTrigger.from_crontab(expression)
+    except ValueError as error:
+        raise ValueError(f"not a cron expression ({error})") from None
+    return expression
 
 
 @lru_cache

@@ -3,12 +3,18 @@ on their schedules)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from app.cli.common import fail, load_settings, log_as_a_command, open_database, output
+from app.domain.wording import counted
+
 if TYPE_CHECKING:
+    from app.services.football_data_feed import FeedOutcome
     from app.services.odds_api_feed import OddsApiFetch
 
 fetch_cli = typer.Typer(
@@ -131,3 +137,102 @@ def _show(outcome: OddsApiFetch, *, as_json: bool) -> None:
     )
     if outcome.error is not None:
         output.print(f"failed: {outcome.error}", style="red", markup=False, soft_wrap=True)
+
+
+@fetch_cli.command("football-data")
+def fetch_football_data(
+    leagues: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated league codes: main leagues (E0, SP1, ...) and extra ones "
+            "(BRA, USA, ...); default: ODDSBOOST_FOOTBALL_DATA_LEAGUES."
+        ),
+    ] = None,
+    season: Annotated[
+        str,
+        typer.Option(
+            help="The main leagues' season: current (the August-July season of today) or "
+            "2025/26. An extra league's file holds all its seasons."
+        ),
+    ] = "current",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+) -> None:
+    """Download the Football-Data.co.uk files of some leagues that changed since the last
+    fetch, and import each in its own transaction. Exits 1 if a file failed."""
+    import datetime as dt
+
+    from app.domain.football_data_feed import UnknownLeagueError
+    from app.domain.vocabulary import RunTrigger
+    from app.services.football_data_feed import FeedRequest, RetryPolicy
+    from app.services.football_data_feed import fetch_football_data as fetch
+
+    settings = load_settings()
+    log_as_a_command(settings)
+    today = dt.datetime.now(dt.UTC).date()
+    try:
+        request = FeedRequest.of(settings, leagues=leagues, season=season, today=today)
+    except UnknownLeagueError as error:
+        fail(f"--leagues: {error}", code=2)
+    except ValueError as error:
+        fail(f"--season: {error}", code=2)
+    engine, factory = open_database(settings, writes=True)
+    try:
+        outcome = fetch(
+            factory,
+            request,
+            timeout_seconds=settings.football_data_timeout_seconds,
+            policy=RetryPolicy.of(settings),
+            trigger=RunTrigger.CLI,
+        )
+    finally:
+        engine.dispose()
+    if as_json:
+        output.print_json(json.dumps(_outcome_json(outcome)))
+    else:
+        _print_outcome(outcome)
+    if outcome.error is not None:
+        raise typer.Exit(1)
+
+
+def _outcome_json(outcome: FeedOutcome) -> dict[str, object]:
+    return {
+        "run_id": outcome.run_id,
+        "documents": [
+            {
+                "path": document.path,
+                "status": document.status.value,
+                **dataclasses.asdict(document.counts),
+                "error": document.error,
+            }
+            for document in outcome.documents
+        ],
+        "total": dataclasses.asdict(outcome.counts),
+    }
+
+
+def _print_outcome(outcome: FeedOutcome) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"fetch run {outcome.run_id}")
+    columns = ("file", "status", "requests", "matches", "quotes", "results", "skipped")
+    for name in columns:
+        table.add_column(
+            name, justify="left" if name in ("file", "status") else "right", no_wrap=True
+        )
+    for document in outcome.documents:
+        counts = document.counts
+        numbers = (counts.requests, counts.matches, counts.quotes, counts.results, counts.skipped)
+        table.add_row(document.path, document.status.value, *(str(n) for n in numbers))
+    output.print(table)
+    for document in outcome.documents:
+        if document.error is not None:
+            output.print(f"failed {document.path}: {document.error}", soft_wrap=True, markup=False)
+    status = "failed" if outcome.error else "succeeded"
+    counts = outcome.counts
+    output.print(
+        f"fetch run {outcome.run_id} {status}: {counts.changed} of "
+        f"{counted(len(outcome.documents), 'file')} changed; "
+        f"{counted(counts.matches, 'new match')}, {counted(counts.quotes, 'quote')}, "
+        f"{counted(counts.results, 'result')} stored",
+        soft_wrap=True,
+    )

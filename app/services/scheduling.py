@@ -81,6 +81,16 @@ def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) 
             name="track record",
         )
 
+    if settings.football_data_cron:
+        from app.services.football_data_feed import scheduled_football_data_fetch
+
+        scheduler.add_job(
+            lambda: scheduled_football_data_fetch(engine, settings),
+            CronTrigger.from_crontab(settings.football_data_cron, timezone=dt.UTC),
+            id="football-data",
+            name="football-data fetch",
+        )
+
     def stop(signum: int, _frame: FrameType | None) -> None:
         log.info("%s received: stopping the scheduler", signal.Signals(signum).name)
         stopping.set()

@@ -1,0 +1,337 @@
+"""The Football-Data.co.uk feed: download the files of some leagues, only those that changed
+since they were last imported (the ETag and Last-Modified the site sent, asked back with
+If-None-Match and If-Modified-Since), and import each changed one in its own transaction.
+
+A document's validators are saved in the transaction that imports it, so a file whose
+import failed is downloaded and imported again by the next run. Every run is recorded
+(``app/services/fetch_runs.py``): a document that fails (an error status after the retries,
+a timeout, a body cut short, a file that is not a season file) fails the run, and the
+others are still imported.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import httpx
+from sqlalchemy import Engine, Select, select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.engine import make_session_factory, session_scope
+from app.db.orm import FetchedDocument, utcnow
+from app.domain.football_data import FileFormatError, parse_football_data
+from app.domain.football_data_feed import (
+    FeedDocument,
+    check_leagues,
+    documents,
+    keep_competitions,
+    season_folder,
+)
+from app.domain.records import TooManyBookmakersError
+from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
+from app.metrics import FETCH_RUNS
+from app.services.busy import DatabaseBusyError
+from app.services.fetch_runs import FetchCounts, finish_fetch, start_fetch
+from app.services.ingest import IngestReport, ingest_batch
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "oddsboost (football-data feed)"
+# Skipped rows named in the log, per document: enough to see what is wrong with a file.
+SKIPPED_LOGGED = 20
+
+
+@dataclass(frozen=True, slots=True)
+class FeedRequest:
+    """What one run fetches: the site's address, the leagues, the main leagues' season
+    folder (``2526``)."""
+
+    base_url: str
+    leagues: tuple[str, ...]
+    folder: str
+
+    @classmethod
+    def of(
+        cls, settings: Settings, *, leagues: str | None, season: str, today: dt.date
+    ) -> FeedRequest:
+        """The request of a run: ``leagues`` comma-separated (None: the setting's), ``season``
+        ``current`` or ``2025/26``. ValueError says what is wrong with either."""
+        chosen = settings.football_data_leagues if leagues is None else leagues
+        return cls(
+            base_url=settings.football_data_url.rstrip("/"),
+            leagues=check_leagues(chosen.split(",")),
+            folder=season_folder(season, today),
+        )
+
+    def url(self, document: FeedDocument) -> str:
+        return f"{self.base_url}/{document.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often a request is tried again after a 5xx answer or a transport error, and how
+    long to wait before each retry (doubling)."""
+
+    retries: int = 2
+    first_wait_seconds: float = 2.0
+    sleep: Callable[[float], None] = time.sleep
+
+    @classmethod
+    def of(cls, settings: Settings) -> RetryPolicy:
+        return cls(settings.football_data_retries, settings.football_data_retry_wait_seconds)
+
+    def wait(self, retry: int) -> None:
+        if self.first_wait_seconds > 0:
+            self.sleep(self.first_wait_seconds * 2**retry)
+
+
+class DownloadError(Exception):
+    """A document could not be downloaded whole; ``requests`` were sent trying."""
+
+    def __init__(self, reason: str, requests: int) -> None:
+        super().__init__(reason)
+        self.requests = requests
+
+
+def get_with_retries(
+    client: httpx.Client, url: str, headers: dict[str, str], policy: RetryPolicy
+) -> tuple[httpx.Response, int]:
+    """The answer to a GET (any status below 500) and the requests it took; DownloadError
+    once the retries are spent on 5xx answers, timeouts, broken connections or bodies
+    shorter than their Content-Length."""
+    attempts = policy.retries + 1
+    for attempt in range(attempts):
+        try:
+            response = client.get(url, headers=headers)
+            check_complete(response)
+        except httpx.TransportError as error:
+            reason = f"{type(error).__name__}: {' '.join(str(error).split()) or 'no answer'}"
+        else:
+            if response.status_code < 500:
+                return response, attempt + 1
+            reason = f"HTTP {response.status_code} {response.reason_phrase}"
+        if attempt + 1 < attempts:
+            policy.wait(attempt)
+    raise DownloadError(f"{reason} (after {attempts} tries)", attempts)
+
+
+def check_complete(response: httpx.Response) -> None:
+    """A body shorter or longer than its Content-Length was cut or garbled on the way.
+
+    (The HTTP client notices a connection closed early itself; this also catches a length
+    it let through. A compressed body's length is that of the compressed bytes.)
+    """
+    declared = response.headers.get("Content-Length")
+    if declared is None or response.headers.get("Content-Encoding"):
+        return
+    if declared.isdigit() and int(declared) != len(response.content):
+        raise httpx.RemoteProtocolError(
+            f"body of {len(response.content)} bytes, but Content-Length {declared}"
+        )
+
+
+class DocumentStatus(StrEnum):
+    """What a run did with one document."""
+
+    IMPORTED = "imported"
+    UNCHANGED = "unchanged"  # answered 304 Not Modified: nothing downloaded or imported
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentOutcome:
+    path: str
+    status: DocumentStatus
+    counts: FetchCounts
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedOutcome:
+    """A finished run: its id, each document's outcome and the counts of them all."""
+
+    run_id: int
+    documents: tuple[DocumentOutcome, ...]
+    counts: FetchCounts = field(default_factory=FetchCounts)
+
+    @property
+    def error(self) -> str | None:
+        failed = [f"{d.path}: {d.error}" for d in self.documents if d.error is not None]
+        return "; ".join(failed) or None
+
+
+def fetch_football_data(
+    factory: sessionmaker[Session],
+    request: FeedRequest,
+    *,
+    timeout_seconds: float,
+    policy: RetryPolicy,
+    trigger: RunTrigger,
+) -> FeedOutcome:
+    """One recorded run: each document of ``request`` downloaded if it changed and imported.
+    ``factory`` makes write sessions; each import is its own transaction."""
+    run_id = start_fetch(factory, FetchSource.FOOTBALL_DATA, trigger)
+    outcomes: list[DocumentOutcome] = []
+    try:
+        with httpx.Client(
+            timeout=timeout_seconds, follow_redirects=True, headers={"User-Agent": USER_AGENT}
+        ) as client:
+            for document in documents(request.leagues, request.folder):
+                outcomes.append(_fetch_document(factory, client, request, document, policy))
+    except BaseException as error:
+        # Not one document's failure (those are in the outcomes): a stop, or a fault here.
+        partial = FeedOutcome(run_id, tuple(outcomes), _total(outcomes))
+        _finish(factory, partial, f"stopped: {type(error).__name__}")
+        raise
+    outcome = FeedOutcome(run_id, tuple(outcomes), _total(outcomes))
+    _finish(factory, outcome, outcome.error)
+    return outcome
+
+
+def _total(outcomes: list[DocumentOutcome]) -> FetchCounts:
+    total = FetchCounts()
+    for outcome in outcomes:
+        total = total.plus(outcome.counts)
+    return total
+
+
+def _finish(factory: sessionmaker[Session], outcome: FeedOutcome, error: str | None) -> None:
+    finish_fetch(factory, outcome.run_id, outcome.counts, error)
+    status = FetchStatus.SUCCEEDED if error is None else FetchStatus.FAILED
+    FETCH_RUNS.labels(FetchSource.FOOTBALL_DATA, status).inc()
+    counts = outcome.counts
+    log.log(
+        logging.INFO if error is None else logging.ERROR,
+        "football-data fetch run %d %s: %d requests, %d documents changed, %d matches, "
+        "%d quotes, %d results stored%s",
+        outcome.run_id,
+        status,
+        counts.requests,
+        counts.changed,
+        counts.matches,
+        counts.quotes,
+        counts.results,
+        f"; {error}" if error else "",
+    )
+
+
+def _fetch_document(
+    factory: sessionmaker[Session],
+    client: httpx.Client,
+    request: FeedRequest,
+    document: FeedDocument,
+    policy: RetryPolicy,
+) -> DocumentOutcome:
+    url = request.url(document)
+    requests = 0
+    try:
+        with session_scope(factory) as session:
+            headers = _conditional_headers(session.scalar(_document_row(url)))
+        response, requests = get_with_retries(client, url, headers, policy)
+        if response.status_code == 304:
+            with session_scope(factory) as session:
+                _checked(session, url)
+            return DocumentOutcome(
+                document.path, DocumentStatus.UNCHANGED, FetchCounts(requests=requests)
+            )
+        if response.status_code != 200:
+            reason = f"HTTP {response.status_code} {response.reason_phrase}"
+            raise DownloadError(reason, requests)
+        report = _import(factory, document, url, response)
+    except DownloadError as error:
+        counts = FetchCounts(requests=error.requests)
+        return DocumentOutcome(document.path, DocumentStatus.FAILED, counts, str(error))
+    except (
+        FileFormatError,
+        TooManyBookmakersError,
+        DatabaseBusyError,
+        SQLAlchemyError,
+    ) as error:
+        counts = FetchCounts(requests=requests)
+        reason = f"{type(error).__name__}: {' '.join(str(error).split())}"
+        return DocumentOutcome(document.path, DocumentStatus.FAILED, counts, reason)
+    for item in report.skipped[:SKIPPED_LOGGED]:
+        field_name = f" {item.field}" if item.field else ""
+        log.warning(
+            "football-data %s %s%s skipped: %s", document.path, item.where, field_name, item.reason
+        )
+    counts = FetchCounts(
+        requests=requests,
+        changed=1,
+        matches=report.matches_created,
+        quotes=report.quotes_inserted + report.quotes_updated,
+        results=report.results_set,
+        skipped=len(report.skipped),
+    )
+    return DocumentOutcome(document.path, DocumentStatus.IMPORTED, counts)
+
+
+def _import(
+    factory: sessionmaker[Session], document: FeedDocument, url: str, response: httpx.Response
+) -> IngestReport:
+    """Import a downloaded document and remember its validators, in one transaction."""
+    batch = parse_football_data(response.content)
+    if document.keep is not None:
+        batch = keep_competitions(batch, document.keep)
+    with session_scope(factory) as session:
+        report = ingest_batch(session, batch, source=f"Football-Data.co.uk {document.path}")
+        _remember(session, url, response)
+    return report
+
+
+def _document_row(url: str) -> Select[FetchedDocument]:
+    return select(FetchedDocument).where(FetchedDocument.url == url)
+
+
+def _conditional_headers(row: FetchedDocument | None) -> dict[str, str]:
+    """Ask for the document only if it changed since the version last imported."""
+    headers: dict[str, str] = {}
+    if row is not None and row.etag:
+        headers["If-None-Match"] = row.etag
+    if row is not None and row.last_modified:
+        headers["If-Modified-Since"] = row.last_modified
+    return headers
+
+
+def _remember(session: Session, url: str, response: httpx.Response) -> None:
+    now = utcnow()
+    row = session.scalar(_document_row(url))
+    if row is None:
+        row = FetchedDocument(url=url)
+        session.add(row)
+    row.etag = response.headers.get("ETag")
+    row.last_modified = response.headers.get("Last-Modified")
+    row.checked_at = now
+    row.changed_at = now
+
+
+def _checked(session: Session, url: str) -> None:
+    row = session.scalar(_document_row(url))
+    if row is not None:
+        row.checked_at = utcnow()
+
+
+def scheduled_football_data_fetch(engine: Engine, settings: Settings) -> None:
+    """The scheduler's run over the configured leagues' current season. It never raises:
+    a failure is logged (and recorded, when the database could record it), and the next
+    run is on schedule."""
+    try:
+        request = FeedRequest.of(
+            settings, leagues=None, season="current", today=dt.datetime.now(dt.UTC).date()
+        )
+        fetch_football_data(
+            make_session_factory(engine, for_writes=True),
+            request,
+            timeout_seconds=settings.football_data_timeout_seconds,
+            policy=RetryPolicy.of(settings),
+            trigger=RunTrigger.SCHEDULER,
+        )
+    except Exception:
+        log.exception("scheduled football-data fetch failed; the next one is on schedule")

@@ -1,0 +1,436 @@
+"""The Football-Data.co.uk feed against a local copy of the site: real season files served
+as the site serves them (ETag, Last-Modified, 304 Not Modified), a fixtures.csv made of
+real rows, and the faults a download meets (5xx, a body cut short, no answer in time)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import http.server
+import io
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.orm import Competition, FetchRun, Match
+from app.domain.football_data import parse_football_data
+from app.domain.football_data_feed import (
+    FeedDocument,
+    UnknownLeagueError,
+    check_leagues,
+    documents,
+    keep_competitions,
+    season_folder,
+)
+from app.domain.vocabulary import FetchStatus, RunTrigger
+from app.metrics import REGISTRY
+from app.services.football_data_feed import scheduled_football_data_fetch
+from app.settings import Settings
+from tests.commands import CommandResult, Oddsboost
+from tests.helpers import count_complete_triples, free_port
+from tests.test_cli import http_server
+
+SeasonFile = Callable[[str], Path]
+E0_BOOKMAKERS = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
+# What only the match itself tells: the fixtures file leaves these blank.
+AFTER_THE_MATCH = (
+    "FTHG", "FTAG", "FTR", "HTHG", "HTAG", "HTR", "HS", "AS", "HST", "AST",
+    "HF", "AF", "HC", "AC", "HY", "AY", "HR", "AR",
+)  # fmt: skip
+PLAYED = 370  # E0 2018/19 as the site had it before its last round (10 matches)
+
+
+@dataclass
+class Served:
+    """One document of the local site and how it answers."""
+
+    body: bytes
+    etag: str
+    last_modified: str = "Mon, 13 May 2019 08:00:00 GMT"
+    status: int = 200
+    truncated: bool = False  # promises the whole body, sends half and hangs up
+    stalled: bool = False  # answers nothing until the test ends
+
+
+@dataclass
+class Site:
+    documents: dict[str, Served] = field(default_factory=dict)
+    requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def asked(self, path: str) -> list[dict[str, str]]:
+        """The headers of each request for ``path``, in order."""
+        return [headers for asked, headers in self.requests if asked == path]
+
+
+def site_handler(site: Site) -> type[http.server.BaseHTTPRequestHandler]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            path = self.path.lstrip("/")
+            site.requests.append((path, {k.lower(): v for k, v in self.headers.items()}))
+            served = site.documents.get(path)
+            if served is None:
+                self._empty(404)
+            elif served.stalled:
+                site.release.wait(60)
+                self.close_connection = True
+            elif served.status != 200:
+                self._empty(served.status)
+            elif self.headers.get("If-None-Match") == served.etag:
+                self._empty(304)
+            else:
+                self._send(served)
+
+        def _empty(self, status: int) -> None:
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def _send(self, served: Served) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/csv")
+            self.send_header("Content-Length", str(len(served.body)))
+            self.send_header("ETag", served.etag)
+            self.send_header("Last-Modified", served.last_modified)
+            self.end_headers()
+            if served.truncated:
+                self.wfile.write(served.body[: len(served.body) // 2])
+                self.close_connection = True
+            else:
+                self.wfile.write(served.body)
+
+        def log_message(self, *_args: Any) -> None:
+            return
+
+    return Handler
+
+
+@pytest.fixture
+def site() -> Iterator[tuple[Site, str]]:
+    local = Site()
+    with http_server(site_handler(local)) as base:
+        yield local, base
+        local.release.set()
+
+
+def read_rows(content: bytes) -> tuple[list[str], list[list[str]]]:
+    rows = list(csv.reader(io.StringIO(content.decode("utf-8-sig"), newline="")))
+    return rows[0], [row for row in rows[1:] if any(row)]
+
+
+def csv_bytes(header: list[str], rows: list[list[str]], *, site_style: bool = False) -> bytes:
+    """A CSV file; ``site_style``: with the byte-order mark and CRLF of the site's files."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\r\n" if site_style else "\n").writerows([header, *rows])
+    text = out.getvalue().encode()
+    return b"\xef\xbb\xbf" + text if site_style else text
+
+
+def fixtures_rows(path: Path, header: list[str], first: int) -> list[list[str]]:
+    """The rows of a season file from its ``first`` on, as fixtures: the columns of
+    ``header``, blank where only the match tells."""
+    own_header, rows = read_rows(path.read_bytes())
+    blanked = []
+    for row in rows[first:]:
+        cells = dict(zip(own_header, row, strict=False))
+        blanked.append(["" if name in AFTER_THE_MATCH else cells.get(name, "") for name in header])
+    return blanked
+
+
+@dataclass(frozen=True)
+class SeasonFiles:
+    """E0 2018/19 before and after its last round, the fixtures file of that round (with
+    D1's last round, which an E0 fetch leaves out), and their quotes counted from the
+    files."""
+
+    before_last_round: bytes
+    whole: bytes
+    fixtures: bytes
+    quotes: int
+    last_round_quotes: int
+
+
+@pytest.fixture(scope="module")
+def season_files(season_file: SeasonFile, tmp_path_factory: pytest.TempPathFactory) -> SeasonFiles:
+    e0 = season_file("E0_1819")
+    header, rows = read_rows(e0.read_bytes())
+    d1_rows = fixtures_rows(season_file("D1_1819"), header, first=297)
+    fixtures = csv_bytes(header, fixtures_rows(e0, header, PLAYED) + d1_rows, site_style=True)
+    before = tmp_path_factory.mktemp("e0") / "E0_1819_before_last_round.csv"
+    before.write_bytes(csv_bytes(header, rows[:PLAYED]))
+    # The last round's matches are in the fixtures with the odds the season file has.
+    quotes = sum(count_complete_triples(e0, prefix) for prefix in E0_BOOKMAKERS)
+    played = sum(count_complete_triples(before, prefix) for prefix in E0_BOOKMAKERS)
+    return SeasonFiles(
+        before_last_round=before.read_bytes(),
+        whole=e0.read_bytes(),
+        fixtures=fixtures,
+        quotes=quotes,
+        last_round_quotes=quotes - played,
+    )
+
+
+E0_PATH = "mmz4281/1819/E0.csv"
+
+
+def fetch(oddsboost: Oddsboost, url: str, base: str, *args: str, **settings: str) -> CommandResult:
+    env = {
+        "ODDSBOOST_DATABASE_URL": url,
+        "ODDSBOOST_FOOTBALL_DATA_URL": base,
+        "ODDSBOOST_FOOTBALL_DATA_RETRIES": "1",
+        "ODDSBOOST_FOOTBALL_DATA_RETRY_WAIT_SECONDS": "0",
+        **{f"ODDSBOOST_FOOTBALL_DATA_{name.upper()}": value for name, value in settings.items()},
+    }
+    return oddsboost.run("fetch", "football-data", *args, env=env)
+
+
+@dataclass(frozen=True)
+class Stored:
+    matches: int
+    settled: int
+    competitions: frozenset[str]
+    runs: list[FetchRun]
+
+
+def stored(url: str) -> Stored:
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            matches = session.scalar(select(func.count()).select_from(Match)) or 0
+            settled = (
+                session.scalar(select(func.count()).select_from(Match).where(Match.is_settled)) or 0
+            )
+            codes = frozenset(session.scalars(select(Competition.code)))
+            runs = list(session.scalars(select(FetchRun).order_by(FetchRun.id)))
+            session.expunge_all()
+    finally:
+        engine.dispose()
+    return Stored(matches, settled, codes, runs)
+
+
+def counts_of(run: FetchRun) -> tuple[int, int, int, int, int]:
+    return run.requests, run.changed, run.matches, run.quotes, run.results
+
+
+def test_files_are_imported_once_then_answered_304_until_they_change(
+    oddsboost: Oddsboost, migrated_url: str, site: tuple[Site, str], season_files: SeasonFiles
+) -> None:
+    local, base = site
+    local.documents[E0_PATH] = Served(season_files.before_last_round, '"e0-v1"')
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+
+    first = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19")
+    assert first.returncode == 0, first.stdout + first.stderr
+    after_first = stored(migrated_url)
+    # The season's first 370 matches, played, and its last 10 from the fixtures; D1's
+    # fixtures were in the file but not asked for.
+    assert (after_first.matches, after_first.settled) == (380, PLAYED)
+    assert after_first.competitions == {"E0"}
+    run = after_first.runs[-1]
+    assert (run.status, run.trigger, run.error) == (FetchStatus.SUCCEEDED, RunTrigger.CLI, None)
+    assert counts_of(run) == (2, 2, 380, season_files.quotes, PLAYED)
+    assert local.asked(E0_PATH)[0].get("if-none-match") is None
+
+    second = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "unchanged" in second.stdout
+    after_second = stored(migrated_url)
+    assert (after_second.matches, after_second.settled) == (380, PLAYED)
+    assert counts_of(after_second.runs[-1]) == (2, 0, 0, 0, 0)
+    asked_again = local.asked(E0_PATH)[1]
+    assert asked_again["if-none-match"] == '"e0-v1"'
+    assert asked_again["if-modified-since"] == "Mon, 13 May 2019 08:00:00 GMT"
+
+    # The last round is played: the site's file has its results, under a new ETag, and the
+    # fixtures file has moved on (D1's round only).
+    local.documents[E0_PATH] = Served(season_files.whole, '"e0-v2"')
+    d1_only = season_files.fixtures.split(b"\r\n")
+    local.documents["fixtures.csv"] = Served(
+        b"\r\n".join([d1_only[0], *d1_only[1 + 380 - PLAYED :]]), '"fixtures-v2"'
+    )
+    third = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19")
+    assert third.returncode == 0, third.stdout + third.stderr
+    after_third = stored(migrated_url)
+    assert (after_third.matches, after_third.settled) == (380, 380)
+    assert counts_of(after_third.runs[-1]) == (2, 2, 0, 0, 380 - PLAYED)
+
+
+def failed_runs() -> float:
+    value = REGISTRY.get_sample_value(
+        "oddsboost_fetch_runs_total", {"source": "football-data", "status": "failed"}
+    )
+    return value or 0.0
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason", "requests"),
+    [
+        ({"status": 500}, "HTTP 500 Internal Server Error (after 2 tries)", 2),
+        ({"status": 404}, "HTTP 404 Not Found", 1),
+        ({"truncated": True}, "RemoteProtocolError", 2),
+        ({"stalled": True}, "ReadTimeout", 2),
+    ],
+)
+def test_a_document_that_fails_fails_the_run_and_the_others_still_import(
+    oddsboost: Oddsboost,
+    migrated_url: str,
+    site: tuple[Site, str],
+    season_files: SeasonFiles,
+    fault: dict[str, Any],
+    reason: str,
+    requests: int,
+) -> None:
+    local, base = site
+    local.documents[E0_PATH] = Served(season_files.before_last_round, '"e0-v1"', **fault)
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+    failed_before = failed_runs()
+
+    result = fetch(
+        oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19",
+        timeout_seconds="0.2",
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert f"failed {E0_PATH}: {reason}" in result.stdout
+    after = stored(migrated_url)
+    assert after.matches == 380 - PLAYED  # the fixtures' E0 matches
+    run = after.runs[-1]
+    assert run.status == FetchStatus.FAILED
+    assert str(run.error).startswith(f"{E0_PATH}: {reason}")
+    last_round = (requests + 1, 1, 380 - PLAYED, season_files.last_round_quotes, 0)
+    assert counts_of(run) == last_round
+    assert failed_runs() == failed_before + 1
+
+    # Repaired, the file is downloaded whole again (nothing of it was remembered), while
+    # the fixtures, imported, are answered 304.
+    local.release.set()
+    local.documents[E0_PATH] = Served(season_files.before_last_round, '"e0-v1"')
+    repaired = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19")
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    assert local.asked(E0_PATH)[-1].get("if-none-match") is None
+    assert counts_of(stored(migrated_url).runs[-1])[:3] == (2, 1, PLAYED)
+
+
+def test_a_file_that_is_not_a_season_file_is_imported_again_next_time(
+    oddsboost: Oddsboost, migrated_url: str, site: tuple[Site, str], season_files: SeasonFiles
+) -> None:
+    local, base = site
+    local.documents[E0_PATH] = Served(b"<html>Service moved</html>\n", '"html"')
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+    result = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19")
+    assert result.returncode == 1
+    assert f"failed {E0_PATH}: FileFormatError: not a football-data.co.uk file" in result.stdout
+    again = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19")
+    assert again.returncode == 1
+    assert local.asked(E0_PATH)[-1].get("if-none-match") is None
+
+
+def test_unknown_leagues_and_seasons_are_refused_before_anything_is_fetched(
+    oddsboost: Oddsboost, migrated_url: str, site: tuple[Site, str]
+) -> None:
+    local, base = site
+    unknown = fetch(oddsboost, migrated_url, base, "--leagues", "E0,XX1,bra")
+    assert unknown.returncode == 2
+    assert "--leagues: unknown league XX1: the main leagues are E0, E1" in unknown.stderr
+    calendar = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2019")
+    assert calendar.returncode == 2
+    assert "--season: season '2019': the main leagues' seasons run from August" in calendar.stderr
+    typo = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/20")
+    assert typo.returncode == 2
+    assert "--season: season '2018/20' is not" in typo.stderr
+    assert local.requests == []
+    assert stored(migrated_url).runs == []
+
+
+def test_the_scheduled_fetch_records_its_failure_and_never_raises(migrated_url: str) -> None:
+    settings = Settings(
+        database_url=migrated_url,
+        football_data_url=f"http://127.0.0.1:{free_port()}",  # nothing listens there
+        football_data_leagues="E0",
+        football_data_retries=0,
+    )
+    engine = make_engine(migrated_url)
+    try:
+        scheduled_football_data_fetch(engine, settings)
+        with session_scope(make_session_factory(engine)) as session:
+            run = session.scalars(select(FetchRun)).one()
+            assert (run.status, run.trigger) == (FetchStatus.FAILED, RunTrigger.SCHEDULER)
+            assert "ConnectError" in str(run.error)
+            assert run.requests == 2  # the season's file and the fixtures, once each
+    finally:
+        engine.dispose()
+    # A database it cannot reach is logged, not raised.
+    unreachable = settings.model_copy(update={"database_url": "sqlite:////nonexistent/x.db"})
+    nowhere = make_engine(unreachable.database_url)
+    scheduled_football_data_fetch(nowhere, unreachable)
+    nowhere.dispose()
+
+
+@pytest.mark.parametrize(
+    ("today", "folder"),
+    [
+        (dt.date(2026, 11, 23), "2627"),
+        (dt.date(2026, 7, 31), "2526"),
+        (dt.date(2026, 8, 1), "2627"),
+        (dt.date(2000, 1, 1), "9900"),
+    ],
+)
+def test_the_current_season_runs_from_august_to_july(today: dt.date, folder: str) -> None:
+    assert season_folder("current", today) == folder
+    assert season_folder("2025/26", today) == "2526"
+
+
+def test_main_and_extra_leagues_have_their_own_files() -> None:
+    leagues = check_leagues(["e0", " SP1", "BRA", "E0", "usa"])
+    assert leagues == ("E0", "SP1", "BRA", "USA")
+    assert documents(leagues, "2526") == [
+        FeedDocument("mmz4281/2526/E0.csv"),
+        FeedDocument("mmz4281/2526/SP1.csv"),
+        FeedDocument("fixtures.csv", frozenset({"E0", "SP1"})),
+        FeedDocument("new/BRA.csv"),
+        FeedDocument("new/USA.csv"),
+        FeedDocument("new_league_fixtures.csv", frozenset({"BRA", "USA"})),
+    ]
+    with pytest.raises(UnknownLeagueError, match="no league given"):
+        check_leagues([" ", ""])
+
+
+def test_a_fixtures_file_keeps_the_rows_of_the_leagues_asked_for() -> None:
+    content = (
+        b"Country,League,Date,Time,Home,Away,PSH,PSD,PSA\r\n"
+        b"Brazil,Serie A,29/11/2026,19:00,Flamengo,Santos,1.7,3.6,5.0\r\n"
+        b"Norway,Eliteserien,29/11/2026,17:00,Bodo/Glimt,Molde,1.6,4.0,4.6\r\n"
+        b"Norway,Eliteserien,30/11/2026,17:00,Molde,Molde,1.6,4.0,4.6\r\n"
+        b"Brazil,Serie A,30/11/2026,21:00,Palmeiras,Gremio,1.5,4.1,6.5\r\n"
+        b"Brazil,Serie A,30/11/2026,23:00,Bahia,Vasco,1.9,x,4.0\r\n"
+    )
+    kept = keep_competitions(parse_football_data(content), frozenset({"BRA"}))
+    assert [(m.home_team, m.where) for m in kept.matches] == [
+        ("Flamengo", "row 2"),
+        ("Palmeiras", "row 5"),
+        ("Bahia", "row 6"),
+    ]
+    assert [(q.match, q.home) for q in kept.quotes] == [(0, 1.7), (1, 1.5)]
+    # A bad price of Brazil's is reported; so is a row that could not be read as a match,
+    # whatever its league (the batch cannot tell it).
+    assert [(s.where, s.field) for s in kept.skipped] == [("row 4", "Away"), ("row 6", "PSD")]
+    assert kept.rows_read == 4
+    assert kept.bookmaker_names == {"PS": "Pinnacle"}
+
+
+def test_the_feed_settings_are_checked_when_read() -> None:
+    with pytest.raises(ValidationError, match="unknown league ZZ"):
+        Settings(football_data_leagues="E0,ZZ")
+    with pytest.raises(ValidationError, match="not a cron expression"):
+        Settings(football_data_cron="every day")
+    assert Settings(football_data_cron=" ").football_data_cron is None
+    assert Settings(football_data_leagues="sp1, bra").football_data_leagues == "SP1,BRA"
