@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import numpy as np
-from sqlalchemy import ColumnElement, Select, func, or_, select
+from sqlalchemy import ColumnElement, ColumnExpressionArgument, Select, func, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session, joinedload
 
 from app.db.orm import Bookmaker, Competition, Match, OddsQuote, Team, TeamAlias, utcnow
@@ -128,9 +128,11 @@ def _filtered(statement: Select[RowT], filters: MatchFilter, now: dt.datetime) -
     return statement.where(*_kickoff_conditions(filters, now))
 
 
-def _kickoff_conditions(filters: MatchFilter, now: dt.datetime) -> list[ColumnElement[bool]]:
+def _kickoff_conditions(
+    filters: MatchFilter, now: dt.datetime
+) -> list[ColumnExpressionArgument[bool]]:
     """What the filters ask of a match's kickoff (and of its result, for its status)."""
-    conditions: list[ColumnElement[bool]] = []
+    conditions: list[ColumnExpressionArgument[bool]] = []
     if filters.kickoff_from is not None:
         conditions.append(Match.kickoff >= filters.kickoff_from)
     if filters.kickoff_to is not None:
