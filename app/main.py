@@ -20,7 +20,17 @@ from app.api.middleware import (
     RequestMiddleware,
 )
 from app.api.openapi import DocumentedAPI, install_docs
-from app.api.routers import admin, fetches, models, ops, predict, public, refits, value_bets
+from app.api.routers import (
+    admin,
+    fetches,
+    models,
+    ops,
+    predict,
+    public,
+    refits,
+    upcoming,
+    value_bets,
+)
 from app.logs import secrets_of
 from app.services.serving import ModelCache
 from app.settings import Settings, get_settings
@@ -94,6 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(models.admin_router)
     app.include_router(public.router)
     app.include_router(value_bets.router)
+    app.include_router(upcoming.router)
     app.include_router(admin.router)
     app.include_router(refits.router)
     app.include_router(fetches.router)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TypeVarTuple
 
 import numpy as np
 from sqlalchemy import ColumnElement, ColumnExpressionArgument, Select, func, or_, select
@@ -17,7 +17,7 @@ from app.domain.training import latest_of_groups
 from app.domain.vocabulary import MatchStatus, Phase
 from app.services.pagination import Paged, PageWindow, paginate
 
-RowT = TypeVar("RowT")
+ColumnsT = TypeVarTuple("ColumnsT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,12 +109,21 @@ def upcoming_match_ids(
 ) -> list[int]:
     """The ids of the upcoming matches (no result, kickoff after ``now``) that match the
     other filters, by kickoff: one query, for whoever then reads the matches in a batch."""
-    upcoming = replace(filters, status=MatchStatus.UPCOMING)
-    statement = _filtered(select(Match.id), upcoming, now or utcnow())
+    statement = upcoming_only(select(Match.id), filters, now or utcnow())
     return list(session.scalars(statement.order_by(Match.kickoff, Match.id)))
 
 
-def _filtered(statement: Select[RowT], filters: MatchFilter, now: dt.datetime) -> Select[RowT]:
+def upcoming_only(
+    statement: Select[*ColumnsT], filters: MatchFilter, now: dt.datetime
+) -> Select[*ColumnsT]:
+    """``statement`` (which selects from matches) kept to the upcoming matches that fit
+    ``filters`` at ``now``."""
+    return _filtered(statement, replace(filters, status=MatchStatus.UPCOMING), now)
+
+
+def _filtered(
+    statement: Select[*ColumnsT], filters: MatchFilter, now: dt.datetime
+) -> Select[*ColumnsT]:
     if filters.competition is not None:
         statement = statement.join(Competition, Match.competition_id == Competition.id).where(
             Competition.code == filters.competition
