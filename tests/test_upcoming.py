@@ -241,6 +241,45 @@ def test_a_poll_with_nothing_changed_is_one_query(migrated_url: str) -> None:
     assert again["items"][0]["value"] == first["items"][0]["value"]
 
 
+def test_the_answers_have_the_documented_shape(seeded: Seeded) -> None:
+    from app.api.schemas.upcoming import UpcomingPage
+
+    for params in ({}, {"bankroll": 1000, "bookmakers": "B365,BW"}, {"limit": 1, "offset": 2}):
+        body = upcoming(seeded.client, **params)
+        # The documented model, read from the written body and written again, gives it back.
+        documented = UpcomingPage.model_validate(
+            {**body, "kickoff_from": body["from"], "kickoff_to": body["to"], "unfitted": False}
+        )
+        assert documented.model_dump(mode="json", by_alias=True) == body
+
+
+def test_polls_within_a_second_get_the_same_answer(seeded: Seeded) -> None:
+    from app.services.pagination import PageWindow
+    from app.services.upcoming import UpcomingQuery
+
+    state = app_state(seeded.client.app_state)
+    query = UpcomingQuery(
+        terms=state.settings.value_terms(),
+        daily_exposure_cap=state.settings.value_daily_exposure_cap,
+    )
+    window = PageWindow(limit=50, offset=0)
+    moment = dt.datetime.now(dt.UTC).replace(microsecond=100)
+
+    portal = seeded.client.portal
+    assert portal is not None  # the client is open
+
+    def page_at(now: dt.datetime) -> Any:
+        return portal.call(lambda: state.upcoming.page(query, window, now=now))
+
+    first = page_at(moment)
+    assert page_at(moment.replace(microsecond=999_000)) is first
+    later = page_at(moment + dt.timedelta(seconds=1))
+    assert later is not first
+    aged = [item.freshness.age_seconds for item in later.items if item.freshness.age_seconds]
+    assert aged, later.items
+    assert aged[0] == pytest.approx((moment + dt.timedelta(seconds=1) - CAPTURED).total_seconds())
+
+
 def test_before_any_fit_the_board_is_the_consensus(migrated_url: str) -> None:
     with app_on(migrated_url) as client:
         seed(client)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -113,7 +113,9 @@ class UpcomingMatch:
     model_version: int | None
 
 
-@dataclass(frozen=True, slots=True)
+# Compared and hashed by identity: the same page is handed out to every poll it answers,
+# and its body written once (the API keeps it, weakly, by the page).
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class UpcomingPage:
     """One page of the board (``items`` of ``total``), with the window, the terms and the
     model version it was answered with."""
@@ -141,15 +143,40 @@ class _Stamp:
     matches: tuple[_MatchStamp, ...]
 
 
-@dataclass(frozen=True, slots=True)
+# The pages of a board handed out within one second, kept per window up to this many.
+PAGES_KEPT = 32
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class _Board:
-    """Every match of a query's window as last made, and the stamp it was made at."""
+    """Every match of a query's window as last made, the stamp it was made at, and the
+    pages last handed out of it (per window: each answers every poll of its second)."""
 
     stamp: _Stamp
     matches: Sequence[UpcomingMatch]
     unfitted: bool
+    pages: dict[tuple[int, int], UpcomingPage] = field(default_factory=dict)
 
     def page(
+        self,
+        query: UpcomingQuery,
+        window: PageWindow,
+        start: dt.datetime,
+        end: dt.datetime,
+        now: dt.datetime,
+    ) -> UpcomingPage:
+        """The page of ``window`` at ``now``: the one handed out earlier in the same second
+        if any (its ages and window start are that answer's, less than a second old)."""
+        key = (window.offset, window.limit)
+        kept = self.pages.get(key)
+        if kept is not None and _same_second(kept.answered_at, now):
+            return kept
+        if len(self.pages) >= PAGES_KEPT:
+            self.pages.clear()
+        made = self.pages[key] = self._made_page(query, window, start, end, now)
+        return made
+
+    def _made_page(
         self,
         query: UpcomingQuery,
         window: PageWindow,
@@ -352,3 +379,7 @@ def _aged(match: UpcomingMatch, now: dt.datetime) -> UpcomingMatch:
         return match
     age = (now - newest).total_seconds()
     return replace(match, freshness=replace(match.freshness, age_seconds=age))
+
+
+def _same_second(one: dt.datetime, other: dt.datetime) -> bool:
+    return one.replace(microsecond=0) == other.replace(microsecond=0)
