@@ -194,6 +194,41 @@ def test_a_new_quote_shows_in_the_next_answer(seeded: Seeded) -> None:
     assert utc(after["freshness"]["oldest_captured_at"]) == CAPTURED
 
 
+def test_after_a_new_quote_only_its_match_is_read_again(seeded: Seeded) -> None:
+    upcoming(seeded.client, bankroll=1000)
+    statements: list[tuple[str, Any]] = []
+
+    def record(*args: Any) -> None:
+        statements.append((str(args[2]), args[3]))
+
+    engine = app_state(seeded.client.app_state).engine
+    newer = CAPTURED + dt.timedelta(minutes=30)
+    store(
+        seeded.client, [quote_items(ARSENAL)[1] | {"home": 2.5, "captured_at": newer.isoformat()}]
+    )
+    event.listen(engine, "before_cursor_execute", record)
+    after = upcoming(seeded.client, bankroll=1000)
+    event.remove(engine, "before_cursor_execute", record)
+    read = [
+        list(parameters.values() if isinstance(parameters, dict) else parameters)
+        for sql, parameters in statements
+        if "FROM odds_quotes JOIN" in sql
+    ]
+    # The quotes of Arsenal's match alone (the other value: the phase).
+    assert read
+    assert all(seeded.ids["Arsenal"] in p and len(p) <= 2 for p in read), read
+    # What a process that never made the board answers.
+    with app_on(seeded.database_url) as fresh:
+        anew = upcoming(fresh, bankroll=1000)
+    for answer in (after, anew):
+        for item in answer["items"]:
+            item["freshness"].pop("age_seconds")
+        answer.pop("answered_at")
+        answer.pop("from")
+        answer.pop("to")
+    assert after == anew
+
+
 def test_a_changed_price_of_a_stored_quote_shows_in_the_next_answer(seeded: Seeded) -> None:
     assert upcoming(seeded.client)["items"][3]["value"]["outcomes"][1]["price"] == 11.0
     # The same quote (bookmaker, capture time) sent again with another draw price.

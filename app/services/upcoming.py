@@ -137,6 +137,10 @@ class UpcomingPage:
 _MatchStamp = tuple[int, str, dt.datetime, int, dt.datetime | None]
 
 
+# A match as a board made it (value bets aside), and the answer it was made from.
+_Made = tuple[UpcomingMatch, PredictionAnswer | None]
+
+
 @dataclass(frozen=True, slots=True)
 class _Stamp:
     model_version: int | None
@@ -155,7 +159,13 @@ class _Board:
     stamp: _Stamp
     matches: Sequence[UpcomingMatch]
     unfitted: bool
+    made: dict[_MatchStamp, _Made]
     pages: dict[tuple[int, int], UpcomingPage] = field(default_factory=dict)
+
+    def kept_for(self, stamp: _Stamp) -> dict[_MatchStamp, _Made]:
+        """What a board at ``stamp`` can take from this one: the matches as made, by their
+        own part of the stamp, if the model is the same."""
+        return self.made if stamp.model_version == self.stamp.model_version else {}
 
     def page(
         self,
@@ -269,10 +279,49 @@ class UpcomingBoards:
         return board
 
     def _make(self, query: UpcomingQuery, stamp: _Stamp, ensemble: Ensemble | None) -> _Board:
+        """The board of ``query`` at ``stamp``. The answers of the matches whose own part of
+        the stamp is unchanged since the last board (by the same model) are taken from it;
+        only the others are read and predicted again, all in one batch. The value bets are
+        worked out again over them all: each day's exposure cap ties a day's matches."""
         phase = self._default_phase if ensemble is None else ensemble.phase
         method = self._default_method if ensemble is None else ensemble.method
+        judging = _Judging(query.terms, method, stamp.model_version)
+        previous = self._boards.get(query)
+        kept = {} if previous is None else previous.kept_for(stamp)
+        wanted = [match for match in stamp.matches if match not in kept]
+        made = self._made(wanted, phase, method, ensemble, judging)
+        made.update((match[0], kept[match]) for match in stamp.matches if match in kept)
+        answers = [answer for _, answer in made.values() if answer is not None]
+        bets, _ = value_bets_of(
+            answers, query.terms, query.daily_exposure_cap, self._default_method
+        )
+        bets_of: dict[int | None, list[ValueBet]] = {}
+        for bet in bets:
+            bets_of.setdefault(bet.match.id, []).append(bet)
+        board = [
+            replace(made[match[0]][0], value_bets=bets_of.get(match[0], []))
+            # A match deleted between the stamp and its read is left out.
+            for match in stamp.matches
+            if match[0] in made
+        ]
+        made_by_stamp = {match: made[match[0]] for match in stamp.matches if match[0] in made}
+        return _Board(stamp, board, ensemble is None and bool(answers), made_by_stamp)
+
+    def _made(
+        self,
+        matches: Sequence[_MatchStamp],
+        phase: Phase,
+        method: Method,
+        ensemble: Ensemble | None,
+        judging: _Judging,
+    ) -> dict[int, _Made]:
+        """The given matches as the board shows them (without their value bets), read and
+        predicted in one batch."""
+        if not matches:
+            return {}
+        seasons = {match[0]: match[1] for match in matches}
         with busy_as_service_error(), session_scope(self._sessions) as session:
-            stored = stored_matches(session, [match[0] for match in stamp.matches], phase=phase)
+            stored = stored_matches(session, list(seasons), phase=phase)
         usable = [match for match in stored.values() if match.odds]
         predictions = predict_matches([match.odds for match in usable], ensemble, method)
         answers = {
@@ -281,44 +330,29 @@ class UpcomingBoards:
             )
             for match, prediction in zip(usable, predictions, strict=True)
         }
-        bets, _ = value_bets_of(
-            list(answers.values()), query.terms, query.daily_exposure_cap, self._default_method
-        )
-        bets_of: dict[int | None, list[ValueBet]] = {}
-        for bet in bets:
-            bets_of.setdefault(bet.match.id, []).append(bet)
-        board = [
-            _upcoming(
-                stored[match_id].info,
-                season,
+        return {
+            match_id: (
+                _upcoming(match.info, seasons[match_id], answers.get(match_id), judging),
                 answers.get(match_id),
-                bets_of.get(match_id, []),
-                _Judging(query.terms, method, stamp.model_version),
             )
-            # A match deleted between the stamp and this read is left out.
-            for match_id, season, *_ in stamp.matches
-            if match_id in stored
-        ]
-        return _Board(stamp, board, ensemble is None and bool(answers))
+            for match_id, match in stored.items()
+        }
 
 
 def match_stamps(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
 ) -> tuple[_MatchStamp, ...]:
     """Per upcoming match that fits ``filters``, by kickoff then id: what its answer depends
-    on in the database (see the module). One query."""
-    statement = (
-        select(
-            Match.id,
-            Match.season,
-            Match.updated_at,
-            func.count(OddsQuote.id),
-            func.max(OddsQuote.received_at),
-        )
-        .outerjoin(OddsQuote, OddsQuote.match_id == Match.id)
-        .group_by(Match.id)
-        .order_by(Match.kickoff, Match.id)
-    )
+    on in the database (see the module). One query, which finds the matches by the kickoff
+    index and reads only their quotes (a join with GROUP BY would scan every match)."""
+    of_match = OddsQuote.match_id == Match.id
+    statement = select(
+        Match.id,
+        Match.season,
+        Match.updated_at,
+        select(func.count()).where(of_match).scalar_subquery(),
+        select(func.max(OddsQuote.received_at)).where(of_match).scalar_subquery(),
+    ).order_by(Match.kickoff, Match.id)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
     return tuple((row[0], row[1], row[2], int(row[3]), row[4]) for row in rows)
 
@@ -334,12 +368,9 @@ class _Judging:
 
 
 def _upcoming(
-    info: MatchInfo,
-    season: str,
-    answer: PredictionAnswer | None,
-    bets: Sequence[ValueBet],
-    judging: _Judging,
+    info: MatchInfo, season: str, answer: PredictionAnswer | None, judging: _Judging
 ) -> UpcomingMatch:
+    """The match as the board shows it, its value bets left to the board (see ``_make``)."""
     # A stored match has them all.
     assert info.id is not None
     assert info.kickoff is not None
@@ -361,7 +392,7 @@ def _upcoming(
     )
     value = match_value(prediction.probabilities, answer.odds, judging.terms, judging.method)
     return UpcomingMatch(
-        match, served, None, value, bets, _freshness(answer.odds), judging.model_version
+        match, served, None, value, (), _freshness(answer.odds), judging.model_version
     )
 
 
