@@ -29,6 +29,7 @@ from app.api.routers import (
     predict,
     public,
     refits,
+    upcoming,
     value_bets,
 )
 from app.logs import secrets_of
@@ -105,6 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(public.router)
     app.include_router(value_bets.router)
     app.include_router(performance.router)
+    app.include_router(upcoming.router)
     app.include_router(admin.router)
     app.include_router(refits.router)
     app.include_router(fetches.router)

@@ -19,6 +19,7 @@ from app.db.migrate import require_current_schema
 from app.services.busy import busy_as_service_error
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
+from app.services.upcoming import UpcomingBoards
 from app.services.value_bets import ValueBetLists
 from app.settings import Settings
 
@@ -28,8 +29,9 @@ __all__ = ["AppState", "LifespanState", "Session", "app_state"]
 
 @dataclass(frozen=True, slots=True)
 class AppState:
-    """The settings, the database, the model in memory, the prediction service and the
-    value-bets lists of one running application (one per worker process)."""
+    """The settings, the database, the model in memory, the prediction service, the
+    value-bets lists and the boards of upcoming matches of one running application (one per
+    worker process)."""
 
     settings: Settings
     engine: Engine
@@ -39,6 +41,7 @@ class AppState:
     models: ModelCache
     predictions: PredictionService
     value_bets: ValueBetLists
+    upcoming: UpcomingBoards
 
     @classmethod
     def open(cls, settings: Settings) -> AppState:
@@ -74,6 +77,12 @@ class AppState:
                 predictions=predictions,
                 list_ttl_seconds=settings.predict_cache_seconds,
                 default_method=settings.demargin_method,
+            ),
+            upcoming=UpcomingBoards(
+                sessions=read_sessions,
+                models=models,
+                default_method=settings.demargin_method,
+                default_phase=settings.refit_phase,
             ),
         )
 

@@ -227,3 +227,63 @@ def test_a_nul_character_in_a_query_or_path_is_422(
     (message,) = error_messages(response.json())
     assert message.startswith(f"{where}: ")
     assert "NUL" in message
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_a_match_is_found_by_its_teams_and_day_in_any_letter_case(client: TestClient) -> None:
+    found = client.get(
+        "/matches",
+        params={"home_team": "MAN UNITED", "away_team": "leicester", "date": "2018-08-10"},
+    ).json()
+    assert [(m["home_team"], m["away_team"], m["kickoff"][:10]) for m in found["items"]] == [
+        ("Man United", "Leicester", "2018-08-10")
+    ]
+    assert found["total"] == 1
+    # The day before and the day after hold no match of theirs.
+    for day in ("2018-08-09", "2018-08-11"):
+        params = {"home_team": "Man United", "date": day}
+        assert client.get("/matches", params=params).json()["total"] == 0
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_a_team_filter_counts_every_match_it_played_on_that_side(
+    client: TestClient, season_file: SeasonFile
+) -> None:
+    header, rows = csv_rows(season_file("E0_1819"))
+    home_games = sum(1 for row in rows if row[header.index("HomeTeam")] == "Arsenal")
+    away_games = sum(1 for row in rows if row[header.index("AwayTeam")] == "Arsenal")
+    assert client.get("/matches", params={"home_team": "arsenal"}).json()["total"] == home_games
+    assert client.get("/matches", params={"away_team": "Arsenal"}).json()["total"] == away_games
+    # A day of the file: its matches, read with the csv module (dates are dd/mm/yyyy).
+    on_day = sum(1 for row in rows if row[header.index("Date")] == "01/09/2018")
+    assert on_day > 1
+    assert (
+        client.get("/matches", params={"date": "2018-09-01", "competition": "E0"}).json()["total"]
+        == on_day
+    )
+
+
+@pytest.mark.usefixtures("two_seasons")
+def test_a_team_is_found_by_its_alias_and_an_unknown_one_finds_nothing(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    added = client.post(
+        "/admin/teams/aliases",
+        json={"alias": "Manchester United", "team": "Man United"},
+        headers=admin_headers,
+    )
+    assert added.status_code == 200, added.text
+    by_alias = client.get(
+        "/matches", params={"home_team": "manchester united", "date": "2018-08-10"}
+    ).json()
+    assert [m["home_team"] for m in by_alias["items"]] == ["Man United"]
+    nobody = client.get("/matches", params={"home_team": "Nobody FC"})
+    assert nobody.status_code == 200
+    assert nobody.json()["items"] == []
+
+
+@pytest.mark.parametrize("day", ["2018-02-30", "10/08/2018", "yesterday"])
+def test_a_day_that_is_no_calendar_day_is_refused(client: TestClient, day: str) -> None:
+    response = client.get("/matches", params={"date": day})
+    assert response.status_code == 422
+    assert [message.split(":")[0] for message in error_messages(response.json())] == ["query.date"]

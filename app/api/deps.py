@@ -29,6 +29,7 @@ from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
 from app.services.readiness import Readiness, check_readiness
 from app.services.serving import ModelCache
+from app.services.upcoming import UpcomingBoards
 from app.services.value_bets import ValueBetLists
 from app.settings import Settings
 from app.state import AppState, Session, app_state
@@ -74,6 +75,11 @@ async def get_value_bet_lists(request: Request) -> ValueBetLists:
     return _state_of(request).value_bets
 
 
+async def get_upcoming_boards(request: Request) -> UpcomingBoards:
+    # Straight from the request, as get_predictions: a dashboard polls these boards.
+    return _state_of(request).upcoming
+
+
 def get_session(state: AppStateDep) -> Iterator[Session]:
     """One session per request: committed if the endpoint returns, rolled back if it raises.
 
@@ -117,6 +123,7 @@ SettingsDep = Annotated[Settings, Depends(app_settings)]
 ModelsDep = Annotated[ModelCache, Depends(get_models)]
 PredictionsDep = Annotated[PredictionService, Depends(get_predictions)]
 ValueBetListsDep = Annotated[ValueBetLists, Depends(get_value_bet_lists)]
+UpcomingBoardsDep = Annotated[UpcomingBoards, Depends(get_upcoming_boards)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
 QueueRefitDep = Annotated[QueueRefit, Depends(get_queue_refit)]

@@ -5,18 +5,19 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TypeVarTuple
 
 import numpy as np
-from sqlalchemy import Select, func, select
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy import ColumnElement, ColumnExpressionArgument, Select, func, or_, select
+from sqlalchemy.orm import InstrumentedAttribute, Session, joinedload
 
-from app.db.orm import Bookmaker, Competition, Match, OddsQuote, utcnow
+from app.db.orm import Bookmaker, Competition, Match, OddsQuote, Team, TeamAlias, utcnow
+from app.domain.records import normalised
 from app.domain.training import latest_of_groups
 from app.domain.vocabulary import MatchStatus, Phase
 from app.services.pagination import Paged, PageWindow, paginate
 
-RowT = TypeVar("RowT")
+ColumnsT = TypeVarTuple("ColumnsT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,10 @@ class MatchFilter:
     kickoff_to: dt.datetime | None = None
     status: MatchStatus | None = None
     descending: bool = False
+    # A team by its name or one of its aliases, in any letter case.
+    home_team: str | None = None
+    away_team: str | None = None
+    kickoff_day: dt.date | None = None  # a UTC calendar day
 
 
 def status_of(match: Match, now: dt.datetime) -> MatchStatus:
@@ -104,29 +109,67 @@ def upcoming_match_ids(
 ) -> list[int]:
     """The ids of the upcoming matches (no result, kickoff after ``now``) that match the
     other filters, by kickoff: one query, for whoever then reads the matches in a batch."""
-    upcoming = replace(filters, status=MatchStatus.UPCOMING)
-    statement = _filtered(select(Match.id), upcoming, now or utcnow())
+    statement = upcoming_only(select(Match.id), filters, now or utcnow())
     return list(session.scalars(statement.order_by(Match.kickoff, Match.id)))
 
 
-def _filtered(statement: Select[RowT], filters: MatchFilter, now: dt.datetime) -> Select[RowT]:
+def upcoming_only(
+    statement: Select[*ColumnsT], filters: MatchFilter, now: dt.datetime
+) -> Select[*ColumnsT]:
+    """``statement`` (which selects from matches) kept to the upcoming matches that fit
+    ``filters`` at ``now``."""
+    return _filtered(statement, replace(filters, status=MatchStatus.UPCOMING), now)
+
+
+def _filtered(
+    statement: Select[*ColumnsT], filters: MatchFilter, now: dt.datetime
+) -> Select[*ColumnsT]:
     if filters.competition is not None:
         statement = statement.join(Competition, Match.competition_id == Competition.id).where(
             Competition.code == filters.competition
         )
     if filters.season is not None:
         statement = statement.where(Match.season == filters.season)
+    if filters.home_team is not None:
+        statement = statement.where(_played_by(Match.home_team_id, filters.home_team))
+    if filters.away_team is not None:
+        statement = statement.where(_played_by(Match.away_team_id, filters.away_team))
+    return statement.where(*_kickoff_conditions(filters, now))
+
+
+def _kickoff_conditions(
+    filters: MatchFilter, now: dt.datetime
+) -> list[ColumnExpressionArgument[bool]]:
+    """What the filters ask of a match's kickoff (and of its result, for its status)."""
+    conditions: list[ColumnExpressionArgument[bool]] = []
     if filters.kickoff_from is not None:
-        statement = statement.where(Match.kickoff >= filters.kickoff_from)
+        conditions.append(Match.kickoff >= filters.kickoff_from)
     if filters.kickoff_to is not None:
-        statement = statement.where(Match.kickoff <= filters.kickoff_to)
+        conditions.append(Match.kickoff <= filters.kickoff_to)
+    if filters.kickoff_day is not None:
+        start = dt.datetime.combine(filters.kickoff_day, dt.time(), dt.UTC)
+        conditions += [Match.kickoff >= start, Match.kickoff < start + dt.timedelta(days=1)]
     if filters.status == MatchStatus.SETTLED:
-        statement = statement.where(Match.is_settled)
+        conditions.append(Match.is_settled)
     elif filters.status == MatchStatus.UPCOMING:
-        statement = statement.where(~Match.is_settled, Match.kickoff > now)
+        conditions += [~Match.is_settled, Match.kickoff > now]
     elif filters.status == MatchStatus.UNSETTLED:
-        statement = statement.where(~Match.is_settled, Match.kickoff <= now)
-    return statement
+        conditions += [~Match.is_settled, Match.kickoff <= now]
+    return conditions
+
+
+def _played_by(side: InstrumentedAttribute[int], name: str) -> ColumnElement[bool]:
+    """The match's team on ``side`` is called ``name``, or has it as an alias, in any letter
+    case (as ``GET /teams?search=`` compares names)."""
+    folded = normalised(name).lower()
+    return side.in_(
+        select(Team.id).where(
+            or_(
+                func.lower(Team.name) == folded,
+                Team.id.in_(select(TeamAlias.team_id).where(func.lower(TeamAlias.alias) == folded)),
+            )
+        )
+    )
 
 
 def match_detail(

@@ -204,13 +204,9 @@ class ValueBetLists:
         match_ids = await asyncio.to_thread(self._upcoming, filters, now)
         answers = await self._predictions.answer(match_ids)
         answered = [answer for answer in answers if not isinstance(answer, Refusal)]
-        flagged = [
-            bet
-            for answer in answered
-            for bet in _flagged(answer, query.terms, self._default_method)
-        ]
-        bets, days = _capped(flagged, query.terms.bankroll, query.daily_exposure_cap)
-        bets.sort(key=_rank)
+        bets, days = value_bets_of(
+            answered, query.terms, query.daily_exposure_cap, self._default_method
+        )
         # One call answers from one snapshot of the model: every answer has the same version.
         version = next((a.model.version for a in answered if a.model is not None), None)
         whole = _WholeList(bets, start, end, days, version, any(a.model is None for a in answered))
@@ -220,6 +216,21 @@ class ValueBetLists:
     def _upcoming(self, filters: queries.MatchFilter, now: dt.datetime) -> list[int]:
         with busy_as_service_error(), session_scope(self._sessions) as session:
             return queries.upcoming_match_ids(session, filters, now=now)
+
+
+def value_bets_of(
+    answers: Sequence[PredictionAnswer],
+    terms: ValueTerms,
+    daily_exposure_cap: float,
+    default_method: Method,
+) -> tuple[list[ValueBet], list[DayExposure]]:
+    """The value bets of ``answers``, ranked (highest expected value first), each stake
+    scaled by its kickoff day's exposure cap; and each day's exposure, in the order of the
+    days. ``default_method`` de-margines a bookmaker's line of an answer made with no model."""
+    flagged = [bet for answer in answers for bet in _flagged(answer, terms, default_method)]
+    bets, days = _capped(flagged, terms.bankroll, daily_exposure_cap)
+    bets.sort(key=_rank)
+    return bets, days
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,9 +243,11 @@ class _Flag:
 
 
 def _flagged(answer: PredictionAnswer, terms: ValueTerms, default_method: Method) -> list[_Flag]:
-    ensemble = answer.model
-    method = default_method if ensemble is None else ensemble.method
-    value = match_value(answer.prediction.probabilities, answer.odds, terms, method)
+    value = answer.value
+    if answer.terms != terms:
+        ensemble = answer.model
+        method = default_method if ensemble is None else ensemble.method
+        value = match_value(answer.prediction.probabilities, answer.odds, terms, method)
     return [_Flag(answer, value.source, outcome) for outcome in value.flagged]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
@@ -73,8 +74,34 @@ def list_matches(
     order: Annotated[
         Literal["asc", "desc"], Query(description="By kickoff.", examples=["desc"])
     ] = "asc",
+    home_team: Annotated[
+        str | None,
+        Query(
+            max_length=TEAM_NAME_MAX_LENGTH,
+            description="The home team, by its name or an alias, in any letter case.",
+            examples=["Man United"],
+        ),
+    ] = None,
+    away_team: Annotated[
+        str | None,
+        Query(
+            max_length=TEAM_NAME_MAX_LENGTH,
+            description="The away team, by its name or an alias, in any letter case.",
+            examples=["Leicester"],
+        ),
+    ] = None,
+    kickoff_day: Annotated[
+        dt.date | None,
+        Query(
+            alias="date",
+            description="The UTC calendar day of kickoff (YYYY-MM-DD).",
+            examples=["2018-08-10"],
+        ),
+    ] = None,
 ) -> Page[MatchOut]:
-    """Matches, filtered and paginated (``total`` counts every match that fits the filters)."""
+    """Matches, filtered and paginated (``total`` counts every match that fits the filters).
+
+    A team no match was stored under (by name or alias) is no error: the page is empty."""
     filters = queries.MatchFilter(
         competition=competition,
         season=season,
@@ -82,6 +109,9 @@ def list_matches(
         kickoff_to=kickoff_to,
         status=match_status,
         descending=order == "desc",
+        home_team=home_team,
+        away_team=away_team,
+        kickoff_day=kickoff_day,
     )
     return Page[MatchOut].of(queries.list_matches(session, filters, page))
 

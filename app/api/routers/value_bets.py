@@ -12,7 +12,7 @@ from app.api.schemas.problems import BUSY, INVALID, problem_responses
 from app.api.schemas.value_bets import ValueBetPage
 from app.domain.fields import BookmakerReference, UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
-from app.domain.value import bookmaker_key
+from app.domain.value import ValueTerms, bookmaker_key
 from app.services import value_bets
 from app.services.pagination import PageWindow
 
@@ -29,36 +29,8 @@ URL_TOO_LONG = (
 )
 
 
-@router.get(
-    "/value-bets",
-    response_model=ValueBetPage,
-    responses=problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: BUSY}),
-)
-async def list_value_bets(
-    lists: ValueBetListsDep,
+async def requested_terms(
     settings: SettingsDep,
-    page: Annotated[PageWindow, Depends(page_window(50))],
-    kickoff_from: Annotated[
-        UtcDateTime | None,
-        Query(
-            alias="from",
-            description="Earliest kickoff (ISO 8601; UTC if naive); default: now. Only matches "
-            "that have not kicked off are listed, whatever this says.",
-            examples=["2026-11-20T00:00:00Z"],
-        ),
-    ] = None,
-    kickoff_to: Annotated[
-        UtcDateTime | None,
-        Query(
-            alias="to",
-            description="Latest kickoff (ISO 8601; UTC if naive); default: seven days from now.",
-            examples=["2026-11-27T00:00:00Z"],
-        ),
-    ] = None,
-    competition: Annotated[
-        str | None,
-        Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
-    ] = None,
     min_ev: Annotated[
         float | None,
         Query(
@@ -97,6 +69,50 @@ async def list_value_bets(
             examples=["PS"],
         ),
     ] = None,
+) -> ValueTerms:
+    """The terms value is judged and staked by: the request's, the settings' where it gave
+    none (GET /value-bets and GET /upcoming read them alike)."""
+    defaults = settings.value_terms()
+    return replace(
+        defaults,
+        min_ev=defaults.min_ev if min_ev is None else min_ev,
+        source=defaults.source if source is None else source,
+        bookmakers=None if bookmakers is None else frozenset(map(bookmaker_key, bookmakers)),
+        bankroll=bankroll,
+    )
+
+
+@router.get(
+    "/value-bets",
+    response_model=ValueBetPage,
+    responses=problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: BUSY}),
+)
+async def list_value_bets(
+    lists: ValueBetListsDep,
+    settings: SettingsDep,
+    page: Annotated[PageWindow, Depends(page_window(50))],
+    terms: Annotated[ValueTerms, Depends(requested_terms)],
+    kickoff_from: Annotated[
+        UtcDateTime | None,
+        Query(
+            alias="from",
+            description="Earliest kickoff (ISO 8601; UTC if naive); default: now. Only matches "
+            "that have not kicked off are listed, whatever this says.",
+            examples=["2026-11-20T00:00:00Z"],
+        ),
+    ] = None,
+    kickoff_to: Annotated[
+        UtcDateTime | None,
+        Query(
+            alias="to",
+            description="Latest kickoff (ISO 8601; UTC if naive); default: seven days from now.",
+            examples=["2026-11-27T00:00:00Z"],
+        ),
+    ] = None,
+    competition: Annotated[
+        str | None,
+        Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
+    ] = None,
 ) -> Response:
     """Every outcome of the coming matches whose expected value (probability × best price −
     1) is above ``min_ev``, highest first, with the stake to place: a fraction of the Kelly
@@ -106,14 +122,6 @@ async def list_value_bets(
     The expected value is an estimate, only as good as the probability; bookmakers limit
     the accounts of customers who win.
     """
-    defaults = settings.value_terms()
-    terms = replace(
-        defaults,
-        min_ev=defaults.min_ev if min_ev is None else min_ev,
-        source=defaults.source if source is None else source,
-        bookmakers=None if bookmakers is None else frozenset(map(bookmaker_key, bookmakers)),
-        bankroll=bankroll,
-    )
     query = value_bets.ValueBetQuery(
         terms=terms,
         daily_exposure_cap=settings.value_daily_exposure_cap,

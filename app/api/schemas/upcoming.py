@@ -1,0 +1,137 @@
+"""The body of GET /upcoming: one page of the upcoming matches, each with its prediction, the
+value of its outcomes, its value bets and the freshness of its quotes, read from the
+service's records (``from_attributes``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from app.api.schemas.common import Page
+from app.api.schemas.value_bets import NO_MODEL_NOTE, AppliedTermsOut, ValueBetOut
+from app.domain.records import Outcome
+from app.domain.vocabulary import Basis
+
+
+class OutcomesOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    home: float
+    draw: float
+    away: float
+
+
+class UpcomingMatchOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    competition: str
+    season: str
+    home_team: str
+    away_team: str
+    kickoff: dt.datetime
+
+
+class UpcomingPredictionOut(BaseModel):
+    """The served prediction, as POST /predict gives it for the match's id."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    probabilities: OutcomesOut = Field(description="Sum to 1.")
+    fair_odds: OutcomesOut = Field(description="1 / probability.")
+    basis: Basis = Field(
+        description="'model': the weighted ensemble; 'consensus': the plain mean of the quotes "
+        "(no model yet, or none of the match's bookmakers in it)."
+    )
+    outcome: Outcome = Field(description="The most probable outcome.")
+
+
+class OutcomeValueOut(BaseModel):
+    """One outcome at the best price of the bookmakers allowed, and what it is worth."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    outcome: Outcome = Field(description="1: home win, X: draw, 2: away win.")
+    probability: float = Field(description="The probability the value was judged by.")
+    price: float | None = Field(
+        description="The best price of the bookmakers allowed; null if none of them quoted it."
+    )
+    bookmaker: str | None = Field(description="The bookmaker offering it (its code).")
+    captured_at: dt.datetime | None = Field(description="When that price was captured.")
+    expected_value: float | None = Field(description="probability × price − 1.")
+    flagged: bool = Field(description="Whether the expected value is above min_ev.")
+
+
+class MatchValueOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    source: str = Field(
+        description="Where the probability came from: `ensemble`, or the bookmaker asked for "
+        "as `source` where it quoted the match."
+    )
+    outcomes: list[OutcomeValueOut] = Field(description="1, X and 2, in that order.")
+
+
+class FreshnessOut(BaseModel):
+    """The quotes the prediction read."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    bookmakers: int = Field(description="How many bookmakers' quotes were read.")
+    newest_captured_at: dt.datetime | None = Field(
+        description="When the newest of them was captured; null if none said."
+    )
+    oldest_captured_at: dt.datetime | None = Field(
+        description="When the oldest of them was captured; null if none said."
+    )
+    age_seconds: float | None = Field(description="Seconds from newest_captured_at to answered_at.")
+
+
+class UpcomingOut(BaseModel):
+    """One upcoming match with everything a dashboard shows of it."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    match: UpcomingMatchOut
+    prediction: UpcomingPredictionOut | None = Field(
+        description="Null when the match has no usable quote (`reason` says so)."
+    )
+    reason: str | None = Field(description="Why there is no prediction; else null.")
+    value: MatchValueOut | None = Field(description="Null without a prediction.")
+    value_bets: list[ValueBetOut] = Field(
+        description="The flagged outcomes as GET /value-bets lists them (stakes scaled by "
+        "each UTC day's exposure cap over the whole window), highest expected value first."
+    )
+    freshness: FreshnessOut
+    model_version: int | None = Field(
+        description="The model version that served the prediction; null before the first fit "
+        "or without a prediction."
+    )
+
+
+class UpcomingPage(Page[UpcomingOut]):
+    """One page of the upcoming matches, by kickoff then id."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    kickoff_from: dt.datetime = Field(
+        serialization_alias="from", description="The earliest kickoff looked at."
+    )
+    kickoff_to: dt.datetime = Field(
+        serialization_alias="to", description="The latest kickoff looked at."
+    )
+    terms: AppliedTermsOut
+    model_version: int | None = Field(
+        description="The active model version; null before the first fit."
+    )
+    answered_at: dt.datetime = Field(description="When this answer was made: the ages' origin.")
+    unfitted: bool = Field(exclude=True)
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="Said when the probabilities are the bookmakers' consensus because no "
+        "model has been fitted yet; else null."
+    )
+    @property
+    def note(self) -> str | None:
+        return NO_MODEL_NOTE if self.unfitted else None
