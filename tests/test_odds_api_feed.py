@@ -558,4 +558,5 @@ def test_the_scheduler_runs_the_feed_only_when_its_cron_is_set(
     run_scheduler(engine, Settings(odds_api_key=KEY, odds_api_cron="0 */3 * * *"))
     run_scheduler(engine, Settings())
     engine.dispose()
-    assert registered == [["refit", "the-odds-api"], ["refit"]]
+    # The track record's job runs on its default schedule in both.
+    assert registered == [["refit", "the-odds-api", "track-record"], ["refit", "track-record"]]

@@ -155,6 +155,16 @@ UtcDateTime = Annotated[
     ),
 ]
 
+# A calendar day, as ISO 8601 text only: pydantic would read 0 as 1970-01-01.
+IsoDate = Annotated[
+    dt.date,
+    BeforeValidator(_not_a_number),
+    Field(
+        description="A calendar day, YYYY-MM-DD.",
+        json_schema_extra={"pattern": "^(19|20)[0-9]{2}-[0-9]{2}-[0-9]{2}$"},
+    ),
+]
+
 
 def _is_none(value: object) -> bool:
     return value is None

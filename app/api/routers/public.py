@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
@@ -17,7 +16,7 @@ from app.api.schemas.matches import (
     TeamOut,
 )
 from app.api.schemas.problems import BUSY, INVALID, problem_responses
-from app.domain.fields import OptionalSeason, UtcDateTime
+from app.domain.fields import IsoDate, OptionalSeason, UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH, TEAM_NAME_MAX_LENGTH
 from app.domain.vocabulary import MatchStatus
 from app.services import queries, teams
@@ -91,7 +90,7 @@ def list_matches(
         ),
     ] = None,
     kickoff_day: Annotated[
-        dt.date | None,
+        IsoDate | None,
         Query(
             alias="date",
             description="The UTC calendar day of kickoff (YYYY-MM-DD).",
