@@ -163,7 +163,7 @@ def fetch_football_data(
 
     from app.domain.football_data_feed import UnknownLeagueError
     from app.domain.vocabulary import RunTrigger
-    from app.services.football_data_feed import FeedRequest, RetryPolicy
+    from app.services.football_data_feed import FeedRequest, retry_policy
     from app.services.football_data_feed import fetch_football_data as fetch
 
     settings = load_settings()
@@ -181,7 +181,7 @@ def fetch_football_data(
             factory,
             request,
             timeout_seconds=settings.football_data_timeout_seconds,
-            policy=RetryPolicy.of(settings),
+            policy=retry_policy(settings),
             trigger=RunTrigger.CLI,
         )
     finally:

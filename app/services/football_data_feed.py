@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -38,6 +36,7 @@ from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 from app.metrics import FETCH_RUNS
 from app.services.busy import DatabaseBusyError
 from app.services.fetch_runs import FetchCounts, finish_fetch, start_fetch
+from app.services.http_retry import GaveUpError, RetryPolicy, describe, send_with_retries
 from app.services.ingest import IngestReport, ingest_batch
 from app.settings import Settings
 
@@ -74,22 +73,17 @@ class FeedRequest:
         return f"{self.base_url}/{document.path}"
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How often a request is tried again after a 5xx answer or a transport error, and how
-    long to wait before each retry (doubling)."""
+# The longest Retry-After a download waits for; a site asking for more is tried next run.
+MAX_WAIT_SECONDS = 600.0
 
-    retries: int = 2
-    first_wait_seconds: float = 2.0
-    sleep: Callable[[float], None] = time.sleep
 
-    @classmethod
-    def of(cls, settings: Settings) -> RetryPolicy:
-        return cls(settings.football_data_retries, settings.football_data_retry_wait_seconds)
-
-    def wait(self, retry: int) -> None:
-        if self.first_wait_seconds > 0:
-            self.sleep(self.first_wait_seconds * 2**retry)
+def retry_policy(settings: Settings) -> RetryPolicy:
+    """The settings' retries of a download: 5xx, 429, a timeout or a broken connection."""
+    return RetryPolicy(
+        attempts=settings.football_data_retries + 1,
+        backoff=settings.football_data_retry_wait_seconds,
+        max_wait=MAX_WAIT_SECONDS,
+    )
 
 
 class DownloadError(Exception):
@@ -103,23 +97,24 @@ class DownloadError(Exception):
 def get_with_retries(
     client: httpx.Client, url: str, headers: dict[str, str], policy: RetryPolicy
 ) -> tuple[httpx.Response, int]:
-    """The answer to a GET (any status below 500) and the requests it took; DownloadError
-    once the retries are spent on 5xx answers, timeouts, broken connections or bodies
-    shorter than their Content-Length."""
-    attempts = policy.retries + 1
-    for attempt in range(attempts):
-        try:
-            response = client.get(url, headers=headers)
-            check_complete(response)
-        except httpx.TransportError as error:
-            reason = f"{type(error).__name__}: {' '.join(str(error).split()) or 'no answer'}"
-        else:
-            if response.status_code < 500:
-                return response, attempt + 1
-            reason = f"HTTP {response.status_code} {response.reason_phrase}"
-        if attempt + 1 < attempts:
-            policy.wait(attempt)
-    raise DownloadError(f"{reason} (after {attempts} tries)", attempts)
+    """The answer to a GET (any status but 429 and 5xx) and the requests it took;
+    DownloadError once the attempts are spent, or for a body shorter than its
+    Content-Length (fetched whole on the next run)."""
+    sent = 0
+
+    def once() -> httpx.Response:
+        nonlocal sent
+        sent += 1
+        response = client.get(url, headers=headers)
+        check_complete(response)
+        return response
+
+    try:
+        return send_with_retries(once, policy), sent
+    except GaveUpError as error:
+        raise DownloadError(str(error), sent) from None
+    except httpx.TransportError as error:
+        raise DownloadError(describe(error), sent) from None
 
 
 def check_complete(response: httpx.Response) -> None:
@@ -330,7 +325,7 @@ def scheduled_football_data_fetch(engine: Engine, settings: Settings) -> None:
             make_session_factory(engine, for_writes=True),
             request,
             timeout_seconds=settings.football_data_timeout_seconds,
-            policy=RetryPolicy.of(settings),
+            policy=retry_policy(settings),
             trigger=RunTrigger.SCHEDULER,
         )
     except Exception:
