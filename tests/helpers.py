@@ -134,3 +134,13 @@ def hand_made_version(
             **columns,
         }
     )
+
+
+# Tables only the model cache's background refresh reads (every few seconds, in its own
+# thread): statements on them may interleave with any request's.
+REFRESH_TABLES = ("refit_runs", "model_versions", "model_activations", "rolling_scores")
+
+
+def request_statements(statements: list[str]) -> list[str]:
+    """The statements recorded on an app's engine, less the background refresh's."""
+    return [s for s in statements if not any(table in s for table in REFRESH_TABLES)]

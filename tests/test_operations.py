@@ -28,7 +28,7 @@ from app.services import readiness
 from app.settings import Settings
 from app.state import app_state
 from tests.conftest import ADMIN_KEY
-from tests.helpers import error_messages
+from tests.helpers import error_messages, request_statements
 from tests.processes import child_environment, running_server
 from tests.test_admin_api import quote
 
@@ -46,7 +46,7 @@ def test_health_never_touches_the_database(seeded_client: TestClient) -> None:
         response = seeded_client.get("/health")
         assert response.status_code == 200
         assert response.json() == {"status": "ok"}
-    assert statements == []
+    assert request_statements(statements) == []
 
 
 def test_ready_without_a_model_is_ready_and_says_so(seeded_client: TestClient) -> None:
