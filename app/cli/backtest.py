@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -26,19 +25,6 @@ VALUE_SOURCES = "ensemble,consensus,PS"
 VALUE_THRESHOLDS = "0,0.02,0.05"
 VALUE_REFERENCE = "PS"
 VALUE_BOOKMAKERS = "B365,BW,IW,PS,WH,VC"
-
-
-def _require_report_extra() -> None:
-    """The paired t-tests need scipy, which comes with the ``report`` extra."""
-    try:
-        importlib.import_module("scipy.stats")
-    except ImportError:
-        console.print(
-            "the backtest needs scipy for its paired t-tests: pip install 'oddsboost[report]'",
-            style="red",
-            markup=False,
-        )
-        raise typer.Exit(2) from None
 
 
 def backtest_command(
@@ -114,7 +100,6 @@ def backtest_command(
     ] = Path("reports/backtest"),
 ) -> None:
     """Walk-forward evaluation by season: fit on earlier seasons, score each test season."""
-    _require_report_extra()
     from app.cli.backtest_report import write_report
     from app.domain.backtest import backtest_config
     from app.services import backtest
