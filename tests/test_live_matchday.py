@@ -12,6 +12,7 @@ the jobs are given the simulated moment where they take one.
 from __future__ import annotations
 
 import datetime as dt
+import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -382,3 +383,37 @@ def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
     # 7. The track record of the day scores every match; every fetch run succeeded.
     check_scored(settings, matchday)
     engine.dispose()
+
+
+def test_the_scheduler_registers_all_four_jobs_on_their_crons(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from apscheduler.schedulers.blocking import BlockingScheduler
+
+    from app.services.scheduling import run_scheduler
+
+    registered: dict[str, str] = {}
+
+    def start(scheduler: BlockingScheduler) -> None:
+        registered.update({job.id: str(job.trigger) for job in scheduler.get_jobs()})
+
+    monkeypatch.setattr(BlockingScheduler, "start", start)
+    # The test process keeps its own signal handlers.
+    monkeypatch.setattr(signal, "signal", lambda *_args: None)
+    engine = make_engine("sqlite://")
+    settings = Settings(
+        refit_cron="30 4 * * *",
+        football_data_cron="0 6 * * *",
+        odds_api_key=KEY,
+        odds_api_cron="0 */3 * * *",
+        track_record_cron="*/5 * * * *",
+    )
+    run_scheduler(engine, settings)
+    engine.dispose()
+    # APScheduler's cron trigger names each field it was given.
+    assert registered == {
+        "refit": "cron[month='*', day='*', day_of_week='*', hour='4', minute='30']",
+        "football-data": "cron[month='*', day='*', day_of_week='*', hour='6', minute='0']",
+        "the-odds-api": "cron[month='*', day='*', day_of_week='*', hour='*/3', minute='0']",
+        "track-record": "cron[month='*', day='*', day_of_week='*', hour='*', minute='*/5']",
+    }
