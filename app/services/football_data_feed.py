@@ -313,13 +313,15 @@ def _checked(session: Session, url: str) -> None:
         row.checked_at = utcnow()
 
 
-def scheduled_football_data_fetch(engine: Engine, settings: Settings) -> None:
-    """The scheduler's run over the configured leagues' current season. It never raises:
-    a failure is logged (and recorded, when the database could record it), and the next
-    run is on schedule."""
+def scheduled_football_data_fetch(
+    engine: Engine, settings: Settings, *, today: dt.date | None = None
+) -> None:
+    """The scheduler's run over the configured leagues' current season (the one holding
+    ``today``, by default the real date). It never raises: a failure is logged (and
+    recorded, when the database could record it), and the next run is on schedule."""
     try:
         request = FeedRequest.of(
-            settings, leagues=None, season="current", today=dt.datetime.now(dt.UTC).date()
+            settings, leagues=None, season="current", today=today or dt.datetime.now(dt.UTC).date()
         )
         fetch_football_data(
             make_session_factory(engine, for_writes=True),
