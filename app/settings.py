@@ -227,6 +227,7 @@ class Settings(BaseSettings):
     # --- The Odds API feed ------------------------------------------------------------------
     odds_api_key: SecretStr | None = Field(
         default=None,
+        min_length=1,
         description="Key of The Odds API (`oddsboost fetch the-odds-api`); never logged, "
         "stored or shown.",
     )

@@ -58,6 +58,7 @@ class Served:
     status: int = 200
     truncated: bool = False  # promises the whole body, sends half and hangs up
     stalled: bool = False  # answers nothing until the test ends
+    loops: bool = False  # redirects to itself, for ever
 
 
 @dataclass
@@ -84,6 +85,11 @@ def site_handler(site: Site) -> type[http.server.BaseHTTPRequestHandler]:
             elif served.stalled:
                 site.release.wait(60)
                 self.close_connection = True
+            elif served.loops:
+                self.send_response(302)
+                self.send_header("Location", self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
             elif served.status != 200:
                 self._empty(served.status)
             elif self.headers.get("If-None-Match") == served.etag:
@@ -280,6 +286,8 @@ def failed_runs() -> float:
         # Cut short: failed at once, and fetched whole on the next run.
         ({"truncated": True}, "the answer was cut short", 1),
         ({"stalled": True}, "no answer in time (2 attempts)", 2),
+        # httpx follows 20 redirects, then gives up: that file fails, not the run.
+        ({"loops": True}, "TooManyRedirects", 1),
     ],
 )
 def test_a_document_that_fails_fails_the_run_and_the_others_still_import(

@@ -282,7 +282,9 @@ def test_a_team_is_found_by_its_alias_and_an_unknown_one_finds_nothing(
     assert nobody.json()["items"] == []
 
 
-@pytest.mark.parametrize("day", ["2018-02-30", "10/08/2018", "yesterday", "0", "1533859200"])
+@pytest.mark.parametrize(
+    "day", ["2018-02-30", "10/08/2018", "yesterday", "0", "1533859200", "9999-12-31", "1899-12-31"]
+)
 def test_a_day_that_is_no_calendar_day_is_refused(client: TestClient, day: str) -> None:
     response = client.get("/matches", params={"date": day})
     assert response.status_code == 422

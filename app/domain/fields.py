@@ -20,8 +20,10 @@ from pydantic import AfterValidator, BeforeValidator, Field, JsonValue, Strict, 
 from app.domain.records import (
     BOOKMAKER_NAME_MAX_LENGTH,
     CODE_MAX_LENGTH,
+    EARLIEST,
     EXTERNAL_ID_MAX_LENGTH,
     JSON_CODE_PATTERN,
+    LATEST,
     PRICE_MAX,
     REASON_MAX_LENGTH,
     TEAM_NAME_MAX_LENGTH,
@@ -155,10 +157,18 @@ UtcDateTime = Annotated[
     ),
 ]
 
+
+def _day_in_range(day: dt.date) -> dt.date:
+    if not EARLIEST.year <= day.year < LATEST.year:
+        raise ValueError(f"day is out of range (years {EARLIEST.year}-{LATEST.year - 1})")
+    return day
+
+
 # A calendar day, as ISO 8601 text only: pydantic would read 0 as 1970-01-01.
 IsoDate = Annotated[
     dt.date,
     BeforeValidator(_not_a_number),
+    AfterValidator(_day_in_range),
     Field(
         description="A calendar day, YYYY-MM-DD.",
         json_schema_extra={"pattern": "^(19|20)[0-9]{2}-[0-9]{2}-[0-9]{2}$"},

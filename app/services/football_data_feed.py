@@ -115,6 +115,11 @@ def get_with_retries(
         raise DownloadError(str(error), sent) from None
     except httpx.TransportError as error:
         raise DownloadError(describe(error), sent) from None
+    except httpx.RequestError as error:
+        # Too many redirects, a body that cannot be decoded: this file fails, not the run.
+        raise DownloadError(
+            f"{type(error).__name__}: {' '.join(str(error).split())}", sent
+        ) from None
 
 
 def check_complete(response: httpx.Response) -> None:
