@@ -72,6 +72,18 @@ class Site:
         return [headers for asked, headers in self.requests if asked == path]
 
 
+def misbehave(handler: http.server.BaseHTTPRequestHandler, served: Served, site: Site) -> None:
+    """Answer nothing until the test ends, or redirect to the same path for ever."""
+    if served.stalled:
+        site.release.wait(60)
+        handler.close_connection = True
+        return
+    handler.send_response(302)
+    handler.send_header("Location", handler.path)
+    handler.send_header("Content-Length", "0")
+    handler.end_headers()
+
+
 def site_handler(site: Site) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -82,14 +94,8 @@ def site_handler(site: Site) -> type[http.server.BaseHTTPRequestHandler]:
             served = site.documents.get(path)
             if served is None:
                 self._empty(404)
-            elif served.stalled:
-                site.release.wait(60)
-                self.close_connection = True
-            elif served.loops:
-                self.send_response(302)
-                self.send_header("Location", self.path)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+            elif served.stalled or served.loops:
+                misbehave(self, served, site)
             elif served.status != 200:
                 self._empty(served.status)
             elif self.headers.get("If-None-Match") == served.etag:

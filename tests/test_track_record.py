@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from scipy import stats
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory, session_scope
@@ -500,3 +500,27 @@ def test_rebuild_says_how_many_it_wrote(migrated_url: str, oddsboost: Oddsboost)
     )
     assert refused.returncode == 2
     assert "--to" in refused.stderr
+
+
+def test_the_job_leaves_a_match_whose_quotes_all_came_after_kickoff(migrated_url: str) -> None:
+    """A season file imported with its results brings undated quotes stored after kickoff:
+    nothing was served at kickoff, so the job logs nothing; a rebuild of history may."""
+    settings = settings_for(migrated_url)
+    engine = make_engine(migrated_url)
+    try:
+        with session_scope(make_session_factory(engine, for_writes=True)) as session:
+            late = store_match(session, M1)
+            # Undated, and stored (received, by the default: now) long after the kickoff.
+            session.execute(
+                update(OddsQuote).where(OddsQuote.match_id == late).values(captured_at=None)
+            )
+        track_record.track_record_job(engine, settings, now=M1_KICKOFF + dt.timedelta(minutes=5))
+        factory = make_session_factory(engine, for_writes=True)
+        with session_scope(factory) as session:
+            assert entry_count_of(session, late) == 0
+            count = track_record.rebuild(
+                session, settings, kickoff_from=M1_KICKOFF, kickoff_to=None, now=M3_KICKOFF
+            )
+            assert count.written == 1
+    finally:
+        engine.dispose()

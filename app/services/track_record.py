@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import Engine, Insert, func, select
+from sqlalchemy import Engine, Insert, and_, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -26,6 +26,7 @@ from app.db.orm import (
     Match,
     ModelActivation,
     ModelVersion,
+    OddsQuote,
     PredictionLogEntry,
     RollingScore,
     utcnow,
@@ -77,7 +78,7 @@ def log_kickoffs(session: Session, settings: Settings, *, now: dt.datetime) -> L
     """Log every match that kicked off in the look-back window before ``now`` and has no
     entry yet."""
     since = now - dt.timedelta(hours=settings.track_record_lookback_hours)
-    return _log_window(session, settings, since, now, inclusive_end=True)
+    return _log_window(session, settings, since, now, inclusive_end=True, live=True)
 
 
 def rebuild(
@@ -101,14 +102,28 @@ def _log_window(
     end: dt.datetime,
     *,
     inclusive_end: bool,
+    live: bool = False,
 ) -> LogCount:
+    """``live``: log only matches the service held a quote of at kickoff, one captured
+    before it (by its time) or, undated, stored before it. A match whose quotes all came
+    later (a season file imported with its results) had nothing served at kickoff."""
     upper = Match.kickoff <= end if inclusive_end else Match.kickoff < end
-    rows = session.execute(
+    statement = (
         select(Match.id, Match.kickoff, PredictionLogEntry.id)
         .outerjoin(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
         .where(Match.kickoff >= start, upper)
         .order_by(Match.kickoff, Match.id)
-    ).all()
+    )
+    if live:
+        held = select(OddsQuote.id).where(
+            OddsQuote.match_id == Match.id,
+            or_(
+                OddsQuote.captured_at < Match.kickoff,
+                and_(OddsQuote.captured_at.is_(None), OddsQuote.received_at <= Match.kickoff),
+            ),
+        )
+        statement = statement.where(held.exists())
+    rows = session.execute(statement).all()
     missing = [(row[0], row[1]) for row in rows if row[2] is None]
     counts = log_matches(session, settings, missing)
     already = len(rows) - len(missing) + counts.already_logged
