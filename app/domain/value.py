@@ -16,6 +16,7 @@ the backtest (every match at once) compute value by one definition.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -60,6 +61,13 @@ def kelly_stake(ev: Number, price: Number, fraction: float, cap: float) -> Numbe
         return np.clip(full, 0.0, cap)
     # One bet: plain floats, as numpy's cost per call would be most of the work.
     return min(max(full, 0.0), cap)
+
+
+def money_stake(fraction: float, bankroll: float) -> float:
+    """A stake in money, rounded down to the cent, so that stakes never sum above what
+    their shares of the bankroll allow (the nudge keeps 0.07 × 100, computed as
+    6.9999…, at 7.00)."""
+    return math.floor(fraction * bankroll * 100 + 1e-6) / 100
 
 
 def bookmaker_key(name: str) -> str:
@@ -180,7 +188,7 @@ def _outcome_value(
     fraction = (
         kelly_stake(ev, best_price, terms.kelly_fraction, terms.stake_cap) if flagged else 0.0
     )
-    stake = None if terms.bankroll is None else round(fraction * terms.bankroll, 2)
+    stake = None if terms.bankroll is None else money_stake(fraction, terms.bankroll)
     return OutcomeValue(
         OUTCOMES[index],
         probability,

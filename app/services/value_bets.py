@@ -27,7 +27,13 @@ from app.db.engine import session_scope
 from app.db.orm import utcnow
 from app.domain.prediction import MatchInfo
 from app.domain.records import OUTCOME_INDEX
-from app.domain.value import OutcomeValue, ValueTerms, exposure_scale, match_value
+from app.domain.value import (
+    OutcomeValue,
+    ValueTerms,
+    exposure_scale,
+    match_value,
+    money_stake,
+)
 from app.domain.vocabulary import Basis, Method
 from app.services import queries
 from app.services.busy import busy_as_service_error
@@ -300,14 +306,8 @@ def _bet(flag: _Flag, scale: float, bankroll: float | None) -> ValueBet:
         unscaled_stake_fraction=value.stake_fraction,
         day_scale=scale,
         stake_fraction=fraction,
-        stake=None if bankroll is None else _cents_down(fraction * bankroll),
+        stake=None if bankroll is None else money_stake(fraction, bankroll),
     )
-
-
-def _cents_down(amount: float) -> float:
-    """Money rounded down to the cent, so a day's stakes never sum above its cap (the
-    nudge keeps 0.07 × 100, computed as 6.9999…, at 7.00)."""
-    return math.floor(amount * 100 + 1e-6) / 100
 
 
 def _rank(bet: ValueBet) -> tuple[float, dt.datetime, int, int]:

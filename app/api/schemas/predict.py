@@ -460,7 +460,7 @@ class OutcomeValueOut(BaseModel):
         "expected_value / (price − 1), at most stake_cap; 0 unless flagged."
     )
     stake: float | None = Field(
-        description="stake_fraction × bankroll, rounded to 0.01; null without a bankroll."
+        description="stake_fraction × bankroll, rounded down to the cent; null without a bankroll."
     )
     flagged: bool = Field(description="Whether expected_value is above min_ev: a value bet.")
 
