@@ -334,6 +334,7 @@ def test_before_any_fit_the_board_is_the_consensus(migrated_url: str) -> None:
         ({"bankroll": 0}, "query.bankroll"),
         ({"from": "tomorrow"}, "query.from"),
         ({"to": "2026-13-01"}, "query.to"),
+        ({"from": "2030-01-02T00:00:00Z", "to": "2030-01-01T00:00:00Z"}, "query.to"),
         ({"competition": "E" * 65}, "query.competition"),
         ({"source": ""}, "query.source"),
     ],

@@ -434,6 +434,7 @@ def test_the_list_reads_the_matches_in_a_fixed_number_of_queries(migrated_url: s
         ({"bankroll": "inf"}, "query.bankroll"),
         ({"from": "tomorrow"}, "query.from"),
         ({"to": "2026-13-01"}, "query.to"),
+        ({"from": "2030-01-02T00:00:00Z", "to": "2030-01-01T00:00:00Z"}, "query.to"),
         ({"competition": "E" * 65}, "query.competition"),
         ({"bookmakers": ["B365", " "]}, "query.bookmakers.1"),
         ({"bookmakers": [f"B{i}" for i in range(101)]}, "query.bookmakers"),

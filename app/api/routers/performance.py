@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from app.api.deps import SessionDep, SettingsDep
-from app.api.errors import invalid
+from app.api.errors import check_window
 from app.api.schemas.performance import PerformanceOut
-from app.api.schemas.problems import INVALID, FieldError, problem_responses
+from app.api.schemas.problems import INVALID, problem_responses
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.services import track_record
@@ -52,10 +52,7 @@ def get_performance(
     single bookmaker, with paired differences and their 95 % intervals; the value bets'
     closing-line value, flat return and Kelly bankroll; a bucket per UTC day. Results are
     read as they are now, so a corrected result is scored again."""
-    if kickoff_from is not None and kickoff_to is not None and kickoff_to <= kickoff_from:
-        raise invalid(
-            [FieldError(loc=["query", "to"], msg="must be after `from`", type="value_error")]
-        )
+    check_window(kickoff_from, kickoff_to)
     query = track_record.PerformanceQuery(kickoff_from, kickoff_to, competition)
     return PerformanceOut.model_validate(
         track_record.performance(session, query, settings), from_attributes=True

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response
 
 from app.api.deps import SettingsDep, UpcomingBoardsDep, page_window
+from app.api.errors import check_window
 from app.api.routers.value_bets import URL_TOO_LONG, requested_terms
 from app.api.schemas.problems import BUSY, INVALID, problem_responses
 from app.api.schemas.upcoming import UpcomingPage
@@ -59,6 +60,7 @@ async def list_upcoming(
     Cheap to poll: the answer is made again only when a quote, a match or the active model
     changed since the last one.
     """
+    check_window(kickoff_from, kickoff_to)
     query = UpcomingQuery(
         terms=terms,
         daily_exposure_cap=settings.value_daily_exposure_cap,

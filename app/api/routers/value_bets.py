@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response
 
 from app.api.deps import SettingsDep, ValueBetListsDep, page_window
+from app.api.errors import check_window
 from app.api.schemas.problems import BUSY, INVALID, problem_responses
 from app.api.schemas.value_bets import ValueBetPage
 from app.domain.fields import BookmakerReference, UtcDateTime
@@ -122,6 +123,7 @@ async def list_value_bets(
     The expected value is an estimate, only as good as the probability; bookmakers limit
     the accounts of customers who win.
     """
+    check_window(kickoff_from, kickoff_to)
     query = value_bets.ValueBetQuery(
         terms=terms,
         daily_exposure_cap=settings.value_daily_exposure_cap,
