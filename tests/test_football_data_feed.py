@@ -449,3 +449,31 @@ def test_the_feed_settings_are_checked_when_read() -> None:
         Settings(football_data_cron="every day")
     assert Settings(football_data_cron=" ").football_data_cron is None
     assert Settings(football_data_leagues="sp1, bra").football_data_leagues == "SP1,BRA"
+
+
+def test_a_shared_fixtures_file_is_imported_again_for_other_leagues(
+    oddsboost: Oddsboost,
+    migrated_url: str,
+    site: tuple[Site, str],
+    season_files: SeasonFiles,
+    season_file: SeasonFile,
+) -> None:
+    """The fixtures file holds every league; a run for E0 keeps E0's rows only, so a later
+    run for D1 must not be told "unchanged" by the validators E0's run stored."""
+    local, base = site
+    header, d1_rows = read_rows(season_file("D1_1819").read_bytes())
+    local.documents[E0_PATH] = Served(season_files.before_last_round, '"e0-v1"')
+    local.documents["mmz4281/1819/D1.csv"] = Served(csv_bytes(header, d1_rows[:297]), '"d1-v1"')
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+
+    assert (
+        fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19").returncode
+        == 0
+    )
+    second = fetch(oddsboost, migrated_url, base, "--leagues", "D1", "--season", "2018/19")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert local.asked("fixtures.csv")[1].get("if-none-match") is None
+    after = stored(migrated_url)
+    # D1 2018/19 has 306 matches: 297 from its file, its last round of 9 from the fixtures.
+    assert after.competitions == {"E0", "D1"}
+    assert after.matches == 380 + 306

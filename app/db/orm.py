@@ -503,8 +503,9 @@ class FetchRun(Base):
 
 
 class FetchedDocument(Base):
-    """What a feed last saw of one document (a URL, with no secret in it): the validators
-    that let the next request ask "only if it changed" (ETag, Last-Modified)."""
+    """What a feed last saw of one document (a URL, with no secret in it; for a shared file,
+    with the leagues imported from it after a ``#``): the validators that let the next
+    request ask "only if it changed" (ETag, Last-Modified)."""
 
     __tablename__ = "fetched_documents"
 

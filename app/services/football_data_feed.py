@@ -230,21 +230,22 @@ def _fetch_document(
     policy: RetryPolicy,
 ) -> DocumentOutcome:
     url = request.url(document)
+    imported_as = _imported_as(url, document)
     requests = 0
     try:
         with session_scope(factory) as session:
-            headers = _conditional_headers(session.scalar(_document_row(url)))
+            headers = _conditional_headers(session.scalar(_document_row(imported_as)))
         response, requests = get_with_retries(client, url, headers, policy)
         if response.status_code == 304:
             with session_scope(factory) as session:
-                _checked(session, url)
+                _checked(session, imported_as)
             return DocumentOutcome(
                 document.path, DocumentStatus.UNCHANGED, FetchCounts(requests=requests)
             )
         if response.status_code != 200:
             reason = f"HTTP {response.status_code} {response.reason_phrase}"
             raise DownloadError(reason, requests)
-        report = _import(factory, document, url, response)
+        report = _import(factory, document, imported_as, response)
     except DownloadError as error:
         counts = FetchCounts(requests=error.requests)
         return DocumentOutcome(document.path, DocumentStatus.FAILED, counts, str(error))
@@ -273,8 +274,20 @@ def _fetch_document(
     return DocumentOutcome(document.path, DocumentStatus.IMPORTED, counts)
 
 
+def _imported_as(url: str, document: FeedDocument) -> str:
+    """What the validators of a document are kept under: its URL, and for a shared file
+    (the fixtures) the leagues imported from it, since a run for other leagues must import
+    the same unchanged file again."""
+    if document.keep is None:
+        return url
+    return f"{url}#{','.join(sorted(document.keep))}"
+
+
 def _import(
-    factory: sessionmaker[Session], document: FeedDocument, url: str, response: httpx.Response
+    factory: sessionmaker[Session],
+    document: FeedDocument,
+    imported_as: str,
+    response: httpx.Response,
 ) -> IngestReport:
     """Import a downloaded document and remember its validators, in one transaction."""
     batch = parse_football_data(response.content)
@@ -282,7 +295,7 @@ def _import(
         batch = keep_competitions(batch, document.keep)
     with session_scope(factory) as session:
         report = ingest_batch(session, batch, source=f"Football-Data.co.uk {document.path}")
-        _remember(session, url, response)
+        _remember(session, imported_as, response)
     return report
 
 
