@@ -524,3 +524,14 @@ def test_the_job_leaves_a_match_whose_quotes_all_came_after_kickoff(migrated_url
             assert count.written == 1
     finally:
         engine.dispose()
+
+
+def test_an_entry_of_a_postponed_match_is_not_scored(
+    track_client: TestClient, session: Session, logged: dict[str, int]
+) -> None:
+    match = session.get(Match, logged["M3"])
+    assert match is not None
+    match.kickoff = M3_KICKOFF + dt.timedelta(days=21)  # rearranged, then played
+    session.flush()
+    assert track_client.get("/performance").json()["performance"]["matches"] == 2
+    assert entry_of(session, logged["M3"]).kickoff == M3_KICKOFF  # the log is left as it was

@@ -262,7 +262,9 @@ def settled_entries(session: Session, query: PerformanceQuery) -> list[SettledEn
             PredictionLogEntry.served,
         )
         .join(Match, PredictionLogEntry.match_id == Match.id)
-        .where(Match.is_settled)
+        # An entry logged at a kickoff the match no longer has (it was postponed) served
+        # a match that was not played then: it is not scored.
+        .where(Match.is_settled, PredictionLogEntry.kickoff == Match.kickoff)
         .order_by(PredictionLogEntry.kickoff, PredictionLogEntry.match_id)
     )
     if query.kickoff_from is not None:
