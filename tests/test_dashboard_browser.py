@@ -54,14 +54,17 @@ PRICES: dict[str, tuple[float, float, float]] = {
     "WH": (2.10, 3.30, 3.50),
     "VC": (2.20, 3.40, 3.50),
 }
-# Upcoming matches: competition, home, away, days from now. The first has two quotes per
-# bookmaker, so its page draws a price history.
+# Upcoming matches: competition, home, away, days from now; each match's home prices are
+# those above raised by its index × 0.1 and its away prices lowered as much, so that no two
+# matches share probabilities. The first has two quotes per bookmaker, so its page draws a
+# price history.
 UPCOMING = (
     ("E0", "Arsenal", "Chelsea", 1),
     ("SP1", "Barcelona", "Sevilla", 2),
     ("E0", HOSTILE, "Everton", 3),
     ("SP1", "Valencia", "Getafe", 4),
 )
+TILT = 0.1
 VIEWPORT = ViewportSize(width=1280, height=900)
 PAGE_NAMES = {
     "/dashboard": "dashboard",
@@ -97,7 +100,7 @@ class Watched:
 
     def _console(self, message: ConsoleMessage) -> None:
         if message.type == "error":
-            self.errors.append(message.text)
+            self.errors.append(f"{message.text} ({message.location.get('url')})")
 
     def _request_failed(self, request: BrowserRequest) -> None:
         self.failed.append(f"{request.url}: {request.failure}")
@@ -126,6 +129,8 @@ class Board:
         watched = Watched()
         watched.attach(page)
         response = page.goto(f"{self.server.base_url}{path}")
+        # The browser asks for what the page did not name (a favicon) after the load event.
+        page.wait_for_load_state("networkidle")
         assert response is not None
         assert response.status == 200, (path, response.status)
         assert response.headers["content-type"] == "text/html; charset=utf-8"
@@ -169,11 +174,12 @@ def post_upcoming(server: Server) -> dict[str, int]:
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     hour_ago = now - dt.timedelta(hours=1)
     items = []
-    for competition, home, away, days in UPCOMING:
+    for index, (competition, home, away, days) in enumerate(UPCOMING):
         kickoff = (now + dt.timedelta(days=days)).replace(minute=0, second=0)
+        tilt = index * TILT
         for bookmaker in PRICES:
-            items.append(quote(competition, home, away, kickoff, bookmaker, hour_ago, 0.0))
-            if home == "Arsenal":
+            items.append(quote(competition, home, away, kickoff, bookmaker, hour_ago, tilt))
+            if index == 0:
                 earlier = hour_ago - dt.timedelta(hours=1)
                 items.append(quote(competition, home, away, kickoff, bookmaker, earlier, 0.15))
     stored = httpx.post(
@@ -275,6 +281,9 @@ def test_the_board_lists_the_upcoming_matches_with_the_served_probabilities(
     page, watched = board.open("/dashboard")
     served = board.upcoming()
     assert row_ids(page) == [item["match"]["id"] for item in served]
+    # Each match has its own figures, so a row showing another match's would be caught.
+    homes = {item["prediction"]["probabilities"]["home"] for item in served}
+    assert len(homes) == len(served)
     assert set(row_ids(page)) == set(board.ids.values())
     for item in served:
         row = page.locator(f'table#upcoming tr[data-match-id="{item["match"]["id"]}"]')
@@ -349,6 +358,7 @@ def test_an_empty_database_shows_how_to_fill_the_board(
         watched = Watched()
         watched.attach(page)
         response = page.goto(f"{server.base_url}/dashboard")
+        page.wait_for_load_state("networkidle")
         assert response is not None
         assert response.status == 200
         assert page.locator("table#upcoming tr[data-match-id]").count() == 0
