@@ -17,7 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
 from app.db.orm import ModelActivation, ModelVersion, OddsQuote, PredictionLogEntry, utcnow
-from app.domain.prediction import MatchPrediction, predict_matches
+from app.domain.odds import demargin
+from app.domain.prediction import MatchPrediction, QuotedOdds, predict_matches
 from app.domain.records import OUTCOME_INDEX, result_of
 from app.domain.scoring import scores
 from app.domain.vocabulary import MatchStatus, Method, Phase
@@ -87,6 +88,17 @@ class Settlement:
 
 
 @dataclass(frozen=True, slots=True)
+class BookmakerLine:
+    """A bookmaker's line of the match de-margined, with its weight in the ensemble (None
+    when no model is active or the bookmaker is outside its pool: ``ignored`` says why)."""
+
+    code: str
+    probabilities: tuple[float, float, float]
+    weight: float | None
+    ignored: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class MatchPage:
     """The match page: the match, its prediction from its stored quotes now (None with
     no usable quote), each bookmaker's price history, and its settlement once settled."""
@@ -99,6 +111,7 @@ class MatchPage:
     kickoff: dt.datetime
     status: MatchStatus
     prediction: MatchPrediction | None
+    bookmakers: tuple[BookmakerLine, ...]
     model_version: int | None
     method: Method
     phase: Phase
@@ -123,9 +136,11 @@ def match_page(
     method = settings.demargin_method if ensemble is None else ensemble.method
     phase = settings.refit_phase if ensemble is None else ensemble.phase
     stored = stored_matches(session, [match_id], phase=phase).get(match_id)
-    prediction = None
+    prediction: MatchPrediction | None = None
+    lines: tuple[BookmakerLine, ...] = ()
     if stored is not None and stored.odds:
         prediction = predict_matches([stored.odds], ensemble, method)[0]
+        lines = _lines(stored.odds, prediction, method)
     return MatchPage(
         id=match.id,
         competition=match.competition.code,
@@ -135,12 +150,29 @@ def match_page(
         kickoff=match.kickoff,
         status=detail.status,
         prediction=prediction,
+        bookmakers=lines,
         model_version=None if ensemble is None else ensemble.version,
         method=method,
         phase=phase,
         history=_price_history(session, match_id, match.kickoff),
         settlement=_settlement(session, match_id, match.home_goals, match.away_goals),
     )
+
+
+def _lines(
+    odds: Sequence[QuotedOdds], prediction: MatchPrediction, method: Method
+) -> tuple[BookmakerLine, ...]:
+    """Every quote's line de-margined as the prediction de-margined it, with the weight the
+    prediction gave it (the prediction names a bookmaker as the pool spells it)."""
+    probabilities = demargin([[q.home, q.draw, q.away] for q in odds], method).probabilities
+    used = iter(prediction.used)
+    ignored = {bookmaker.code: bookmaker.reason for bookmaker in prediction.ignored}
+    lines = []
+    for quote, row in zip(odds, probabilities.tolist(), strict=True):
+        reason = ignored.get(quote.bookmaker)
+        weight = None if reason is not None else next(used).weight
+        lines.append(BookmakerLine(quote.bookmaker, (row[0], row[1], row[2]), weight, reason))
+    return tuple(lines)
 
 
 def _price_history(

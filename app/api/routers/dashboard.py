@@ -18,7 +18,7 @@ from fastapi import APIRouter, Query, Request, Response, status
 from fastapi import Path as PathParam
 from fastapi.responses import RedirectResponse
 from fastapi.templating import Jinja2Templates
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, StringConstraints
 
 from app.api import charts
 from app.api.deps import ModelsDep, SessionDep, SettingsDep, UpcomingBoardsDep
@@ -51,7 +51,9 @@ def _blank_is_none(value: object) -> object:
 
 
 Blank = BeforeValidator(_blank_is_none)
-Competition = Annotated[str | None, Blank, Query(max_length=CODE_MAX_LENGTH)]
+Competition = Annotated[
+    Annotated[str, StringConstraints(max_length=CODE_MAX_LENGTH)] | None, Blank, Query()
+]
 Moment = Annotated[UtcDateTime | None, Blank]
 
 
