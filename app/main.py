@@ -22,6 +22,7 @@ from app.api.middleware import (
 from app.api.openapi import DocumentedAPI, install_docs
 from app.api.routers import (
     admin,
+    dashboard,
     fetches,
     models,
     ops,
@@ -111,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(refits.router)
     app.include_router(fetches.router)
     app.include_router(ops.router)
+    app.include_router(dashboard.router)
     # Added innermost first: the request middleware is outermost, so every answer (a 413,
     # a CORS preflight, an error) is logged and counted with its request id.
     app.add_middleware(

@@ -1,0 +1,213 @@
+"""The dashboard's charts, drawn on the server as inline SVG.
+
+The pages' Content-Security-Policy allows no script and no inline style, so a chart is
+markup alone: shapes placed by their attributes and coloured by the classes of the one
+stylesheet (``app/api/static/dashboard.css``). Every text a chart shows is escaped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from markupsafe import Markup, escape
+
+from app.domain.track_record_scores import BankrollPoint, DayBucket
+from app.domain.version_records import BookmakerWeight
+from app.services.dashboard import PriceHistory
+
+# The plotting area inside a line chart's box, in SVG user units.
+WIDTH, HEIGHT = 640.0, 220.0
+LEFT, RIGHT, TOP, BOTTOM = 56.0, 12.0, 12.0, 28.0
+# Classes that colour a chart's series in turn (the stylesheet defines them).
+SERIES_CLASSES = ("s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7")
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """A line: its name and its points (x as a number, e.g. seconds since the epoch)."""
+
+    name: str
+    x: Sequence[float]
+    y: Sequence[float]
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    label: str
+    value: float
+
+
+def _trusted(svg: str) -> Markup:
+    # Every text put into ``svg`` was escaped where it was put; the rest are numbers.
+    return Markup(svg)  # noqa: S704
+
+
+def _number(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def probability_bar(home: float, draw: float, away: float, *, width: float = 90.0) -> Markup:
+    """Three probabilities as one stacked bar: home, draw, away from left to right."""
+    widths = np.array([home, draw, away], dtype=np.float64) * width
+    starts = np.concatenate(([0.0], np.cumsum(widths)[:-1]))
+    parts = [
+        f'<rect class="{kind}" x="{_number(x)}" y="0" width="{_number(w)}" height="10"/>'
+        for kind, x, w in zip(("home", "draw", "away"), starts, widths, strict=True)
+    ]
+    label = escape(f"home {home:.1%}, draw {draw:.1%}, away {away:.1%}")
+    return _trusted(
+        f'<svg class="bar" width="{_number(width)}" height="10" viewBox="0 0 {_number(width)} 10"'
+        f' role="img" aria-label="{label}">{"".join(parts)}</svg>'
+    )
+
+
+def _scale(values: np.ndarray, low: float, high: float, start: float, end: float) -> np.ndarray:
+    span = high - low
+    if span <= 0:
+        return np.full_like(values, (start + end) / 2)
+    return start + (values - low) / span * (end - start)
+
+
+def line_chart(
+    series: Sequence[Series],
+    *,
+    element_id: str,
+    title: str,
+    x_labels: tuple[str, str],
+    y_format: str = "{:.2f}",
+) -> Markup:
+    """Lines of ``series`` on shared axes; ``x_labels`` name the first and last x."""
+    xs = np.concatenate([np.asarray(line.x, dtype=np.float64) for line in series])
+    ys = np.concatenate([np.asarray(line.y, dtype=np.float64) for line in series])
+    x_low, x_high = float(xs.min()), float(xs.max())
+    y_low, y_high = float(ys.min()), float(ys.max())
+    shapes: list[str] = []
+    legend: list[str] = []
+    for index, line in enumerate(series):
+        kind = SERIES_CLASSES[index % len(SERIES_CLASSES)]
+        px = _scale(np.asarray(line.x, dtype=np.float64), x_low, x_high, LEFT, WIDTH - RIGHT)
+        py = _scale(np.asarray(line.y, dtype=np.float64), y_low, y_high, HEIGHT - BOTTOM, TOP)
+        points = " L".join(f"{_number(x)},{_number(y)}" for x, y in zip(px, py, strict=True))
+        shapes.append(
+            f'<path class="line {kind}" d="M{points}"><title>{escape(line.name)}</title></path>'
+        )
+        legend.append(f'<li><span class="key {kind}"></span>{escape(line.name)}</li>')
+    axes = (
+        f'<line class="axis" x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}"'
+        f' y2="{HEIGHT - BOTTOM}"/>'
+        f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}"/>'
+        f'<text class="tick" x="{LEFT - 4}" y="{TOP + 4}" text-anchor="end">'
+        f"{escape(y_format.format(y_high))}</text>"
+        f'<text class="tick" x="{LEFT - 4}" y="{HEIGHT - BOTTOM}" text-anchor="end">'
+        f"{escape(y_format.format(y_low))}</text>"
+        f'<text class="tick" x="{LEFT}" y="{HEIGHT - 8}">{escape(x_labels[0])}</text>'
+        f'<text class="tick" x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end">'
+        f"{escape(x_labels[1])}</text>"
+    )
+    return _trusted(
+        f'<figure><svg class="chart" id="{escape(element_id)}" viewBox="0 0 {WIDTH} {HEIGHT}"'
+        f' width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{escape(title)}">'
+        f"<title>{escape(title)}</title>{axes}{''.join(shapes)}</svg>"
+        f'<figcaption><ul class="legend">{"".join(legend)}</ul></figcaption></figure>'
+    )
+
+
+def bar_chart(bars: Sequence[Bar], *, element_id: str, title: str) -> Markup:
+    """Horizontal bars from a shared zero, one row per ``bars`` item, labelled."""
+    row, label_width, bar_width = 22.0, 80.0, 440.0
+    values = np.asarray([bar.value for bar in bars], dtype=np.float64)
+    largest = float(np.abs(values).max()) if len(values) else 0.0
+    widths = np.abs(values) / largest * bar_width if largest > 0 else np.zeros_like(values)
+    height = row * len(bars) + 4
+    rows = [
+        f'<text class="tick" x="{label_width - 6}" y="{_number(i * row + 15)}"'
+        f' text-anchor="end">{escape(bar.label)}</text>'
+        f'<rect class="weight" x="{label_width}" y="{_number(i * row + 4)}"'
+        f' width="{_number(max(w, 1.0))}" height="{_number(row - 8)}">'
+        f"<title>{escape(bar.label)}: {bar.value:.3f}</title></rect>"
+        f'<text class="tick" x="{_number(label_width + max(w, 1.0) + 6)}"'
+        f' y="{_number(i * row + 15)}">{bar.value:.3f}</text>'
+        for i, (bar, w) in enumerate(zip(bars, widths, strict=True))
+    ]
+    total_width = label_width + bar_width + 60
+    return _trusted(
+        f'<svg class="chart" id="{escape(element_id)}" viewBox="0 0 {_number(total_width)}'
+        f' {_number(height)}" width="{_number(total_width)}" height="{_number(height)}"'
+        f' role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>'
+        f"{''.join(rows)}</svg>"
+    )
+
+
+# The dashboard's charts, from the records its pages show.
+
+
+def _stamp(moment: dt.datetime) -> float:
+    return moment.timestamp()
+
+
+def _day(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).strftime("%d %b %Y %H:%M UTC")
+
+
+def price_history(history: Sequence[PriceHistory], outcome: str) -> Markup:
+    """Each bookmaker's price of one outcome (``home``, ``draw``, ``away``) over time."""
+    series = [
+        Series(
+            line.bookmaker,
+            [_stamp(point.at) for point in line.points],
+            [getattr(point, outcome) for point in line.points],
+        )
+        for line in history
+    ]
+    moments = [point.at for line in history for point in line.points]
+    suffix = "" if outcome == "home" else f"-{outcome}"
+    return line_chart(
+        series,
+        element_id=f"price-history{suffix}",
+        title=f"Price of a {outcome} result by bookmaker",
+        x_labels=(_day(min(moments)), _day(max(moments))),
+    )
+
+
+def weights(bookmakers: Sequence[BookmakerWeight]) -> Markup:
+    return bar_chart(
+        [Bar(bookmaker.code, bookmaker.weight) for bookmaker in bookmakers],
+        element_id="weights",
+        title="Weight of each bookmaker (AdaBoost.M2 α summed over its rounds)",
+    )
+
+
+def daily_log_loss(days: Sequence[DayBucket]) -> Markup:
+    """Served and consensus log loss per day, each a running mean over the days so far
+    weighted by their matches (one day alone is too noisy to read)."""
+    matches = np.array([day.matches for day in days], dtype=np.float64)
+    counted = np.cumsum(matches)
+    served = np.cumsum(matches * [day.served_log_loss for day in days]) / counted
+    consensus = np.cumsum(matches * [day.consensus_log_loss for day in days]) / counted
+    x = [float(day.day.toordinal()) for day in days]
+    return line_chart(
+        [Series("served", x, served.tolist()), Series("consensus", x, consensus.tolist())],
+        element_id="log-loss",
+        title="Log loss to date: served against the consensus",
+        x_labels=(days[0].day.isoformat(), days[-1].day.isoformat()),
+        y_format="{:.3f}",
+    )
+
+
+def bankroll(points: Sequence[BankrollPoint]) -> Markup:
+    return line_chart(
+        [
+            Series(
+                "bankroll",
+                [_stamp(point.kickoff) for point in points],
+                [point.bankroll for point in points],
+            )
+        ],
+        element_id="bankroll",
+        title="Kelly bankroll of the value bets (starting at 1)",
+        x_labels=(_day(points[0].kickoff), _day(points[-1].kickoff)),
+        y_format="{:.3f}",
+    )

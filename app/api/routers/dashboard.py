@@ -1,0 +1,196 @@
+"""The dashboard: four read-only HTML pages over the services the API answers with.
+
+Pages are rendered on the server (Jinja2, autoescaped) with their charts as inline SVG
+(``app/api/charts.py``), and sent with a Content-Security-Policy that allows no script at
+all. A bad query parameter gets the API's one problem shape (422, naming the parameter); a
+missing match gets an HTML 404 page. Times are shown in UTC, with the zone written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import Path as PathParam
+from fastapi.responses import RedirectResponse
+from fastapi.templating import Jinja2Templates
+from pydantic import BeforeValidator, StringConstraints
+
+from app.api import charts
+from app.api.deps import ModelsDep, SessionDep, SettingsDep, UpcomingBoardsDep
+from app.api.errors import invalid
+from app.api.schemas.common import MAX_ID
+from app.api.schemas.problems import FieldError
+from app.domain.fields import UtcDateTime
+from app.domain.records import CODE_MAX_LENGTH
+from app.services import dashboard, track_record
+from app.services.serving import ModelCache
+from app.services.upcoming import UpcomingQuery
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+router = APIRouter(include_in_schema=False)
+
+
+def _blank_is_none(value: object) -> object:
+    # A form submitted with a field left empty sends it as "": that means "any".
+    return None if value == "" else value
+
+
+Blank = BeforeValidator(_blank_is_none)
+Competition = Annotated[
+    Annotated[str, StringConstraints(max_length=CODE_MAX_LENGTH)] | None, Blank, Query()
+]
+Moment = Annotated[UtcDateTime | None, Blank]
+
+
+def percent(value: float) -> str:
+    return f"{value * 100:.1f} %"
+
+
+def signed_percent(value: float) -> str:
+    return f"{value * 100:+.1f} %"
+
+
+def odds(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def utc_time(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).strftime("%a %d %b %Y %H:%M UTC")
+
+
+def age(seconds: float | None) -> str:
+    if seconds is None:
+        return "capture time unknown"
+    minutes = max(int(seconds // 60), 0)
+    if minutes < 60:
+        return f"updated {minutes} min ago"
+    if minutes < 48 * 60:
+        return f"updated {minutes // 60} h ago"
+    return f"updated {minutes // 1440} days ago"
+
+
+@cache
+def templates() -> Jinja2Templates:
+    made = Jinja2Templates(directory=TEMPLATES)
+    made.env.autoescape = True
+    made.env.filters.update(
+        percent=percent, signed_percent=signed_percent, odds=odds, utc=utc_time, age=age
+    )
+    made.env.globals["charts"] = charts
+    return made
+
+
+def render(
+    request: Request,
+    name: str,
+    models: ModelCache,
+    context: dict[str, Any],
+    status_code: int = status.HTTP_200_OK,
+) -> Response:
+    ensemble = models.ensemble
+    footer = {"model_version": None if ensemble is None else ensemble.version}
+    return templates().TemplateResponse(
+        request, name, footer | context, status_code=status_code, headers=HEADERS
+    )
+
+
+@cache
+def _stylesheet() -> bytes:
+    return resources.files("app.api").joinpath("static/dashboard.css").read_bytes()
+
+
+@router.get("/")
+async def home() -> RedirectResponse:
+    return RedirectResponse("/dashboard", status.HTTP_307_TEMPORARY_REDIRECT)
+
+
+@router.get("/dashboard/static/dashboard.css")
+async def stylesheet() -> Response:
+    return Response(
+        _stylesheet(),
+        media_type="text/css",
+        headers=HEADERS | {"Cache-Control": "public, max-age=3600"},
+    )
+
+
+@router.get("/dashboard")
+async def upcoming_page(
+    request: Request,
+    boards: UpcomingBoardsDep,
+    models: ModelsDep,
+    settings: SettingsDep,
+    competition: Competition = None,
+    days: Annotated[int, Query(ge=1, le=30)] = 7,
+) -> Response:
+    query = UpcomingQuery(
+        terms=settings.value_terms(),
+        daily_exposure_cap=settings.value_daily_exposure_cap,
+        competition=competition,
+    )
+    view = await dashboard.upcoming_view(boards, query, days)
+    return render(request, "dashboard/upcoming.html", models, {"view": view, "page": "upcoming"})
+
+
+@router.get("/dashboard/matches/{match_id}")
+def match_page(
+    request: Request,
+    session: SessionDep,
+    models: ModelsDep,
+    settings: SettingsDep,
+    match_id: Annotated[int, PathParam(ge=1, le=MAX_ID)],
+) -> Response:
+    view = dashboard.match_page(session, models, settings, match_id)
+    if view is None:
+        return render(
+            request,
+            "dashboard/not_found.html",
+            models,
+            {"match_id": match_id, "page": None},
+            status.HTTP_404_NOT_FOUND,
+        )
+    return render(request, "dashboard/match.html", models, {"view": view, "page": None})
+
+
+@router.get("/dashboard/model")
+def model_page(request: Request, session: SessionDep, models: ModelsDep) -> Response:
+    view = dashboard.model_page(session)
+    return render(request, "dashboard/model.html", models, {"view": view, "page": "model"})
+
+
+@router.get("/dashboard/track-record")
+def track_record_page(
+    request: Request,
+    session: SessionDep,
+    models: ModelsDep,
+    settings: SettingsDep,
+    kickoff_from: Annotated[Moment, Query(alias="from")] = None,
+    kickoff_to: Annotated[Moment, Query(alias="to")] = None,
+    competition: Competition = None,
+) -> Response:
+    if kickoff_from is not None and kickoff_to is not None and kickoff_to <= kickoff_from:
+        raise invalid(
+            [FieldError(loc=["query", "to"], msg="must be after `from`", type="value_error")]
+        )
+    query = track_record.PerformanceQuery(kickoff_from, kickoff_to, competition)
+    view = dashboard.track_record_page(session, query, settings)
+    return render(
+        request,
+        "dashboard/track_record.html",
+        models,
+        {"view": view, "page": "track-record"},
+    )

@@ -1,0 +1,261 @@
+"""What each page of the dashboard shows, gathered as typed records from the services the
+API answers with: the upcoming board (``upcoming.py``), a match's stored quotes and its
+prediction (``serving.py``, ``domain/prediction.py``), the model versions
+(``model_versions.py``) and the track record (``track_record.py``).
+
+The dashboard only reads: nothing here writes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session, joinedload
+
+from app.db.orm import ModelActivation, ModelVersion, OddsQuote, PredictionLogEntry, utcnow
+from app.domain.odds import demargin
+from app.domain.prediction import MatchPrediction, QuotedOdds, predict_matches
+from app.domain.records import OUTCOME_INDEX, result_of
+from app.domain.scoring import scores
+from app.domain.vocabulary import MatchStatus, Method, Phase
+from app.services import model_versions, queries, track_record
+from app.services.pagination import PageWindow
+from app.services.serving import ModelCache, stored_matches
+from app.services.upcoming import UpcomingBoards, UpcomingPage, UpcomingQuery
+from app.settings import Settings
+
+# The upcoming page shows one board page: more rows than a person reads.
+UPCOMING_ROWS = 500
+# The model page lists the newest versions and activations.
+HISTORY_ROWS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class UpcomingView:
+    """The upcoming page: the board of ``query`` and every competition of the window
+    without the competition filter (what the filter offers)."""
+
+    board: UpcomingPage
+    competitions: tuple[str, ...]
+    competition: str | None
+    days: int
+
+
+async def upcoming_view(boards: UpcomingBoards, query: UpcomingQuery, days: int) -> UpcomingView:
+    """The board of the next ``days`` days (``query`` without its window), and the
+    competitions that have matches in them."""
+    now = utcnow()
+    windowed = replace(query, kickoff_from=None, kickoff_to=now + dt.timedelta(days=days))
+    rows = PageWindow(UPCOMING_ROWS, 0)
+    every = await boards.page(replace(windowed, competition=None), rows, now=now)
+    competitions = tuple(sorted({item.match.competition for item in every.items}))
+    board = every if query.competition is None else await boards.page(windowed, rows, now=now)
+    return UpcomingView(board, competitions, query.competition, days)
+
+
+@dataclass(frozen=True, slots=True)
+class PricePoint:
+    at: dt.datetime
+    home: float
+    draw: float
+    away: float
+
+
+@dataclass(frozen=True, slots=True)
+class PriceHistory:
+    """One bookmaker's prices of a match, by the moment each was captured (or received)."""
+
+    bookmaker: str
+    points: tuple[PricePoint, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """A settled match: its goals and result, and the prediction served at its kickoff
+    scored against it (None when none was logged)."""
+
+    home_goals: int
+    away_goals: int
+    result: str
+    served: tuple[float, float, float] | None
+    served_log_loss: float | None
+    consensus_log_loss: float | None
+    model_version: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BookmakerLine:
+    """A bookmaker's line of the match de-margined, with its weight in the ensemble (None
+    when no model is active or the bookmaker is outside its pool: ``ignored`` says why)."""
+
+    code: str
+    probabilities: tuple[float, float, float]
+    weight: float | None
+    ignored: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchPage:
+    """The match page: the match, its prediction from its stored quotes now (None with
+    no usable quote), each bookmaker's price history, and its settlement once settled."""
+
+    id: int
+    competition: str
+    season: str
+    home_team: str
+    away_team: str
+    kickoff: dt.datetime
+    status: MatchStatus
+    prediction: MatchPrediction | None
+    bookmakers: tuple[BookmakerLine, ...]
+    model_version: int | None
+    method: Method
+    phase: Phase
+    history: tuple[PriceHistory, ...]
+    settlement: Settlement | None
+
+    @property
+    def has_history(self) -> bool:
+        """Whether a bookmaker quoted more than once: a history to draw."""
+        return any(len(line.points) > 1 for line in self.history)
+
+
+def match_page(
+    session: Session, models: ModelCache, settings: Settings, match_id: int
+) -> MatchPage | None:
+    """The match page of ``match_id``; None if there is no such match."""
+    detail = queries.match_detail(session, match_id)
+    if detail is None:
+        return None
+    match = detail.match
+    ensemble = models.ensemble
+    method = settings.demargin_method if ensemble is None else ensemble.method
+    phase = settings.refit_phase if ensemble is None else ensemble.phase
+    stored = stored_matches(session, [match_id], phase=phase).get(match_id)
+    prediction: MatchPrediction | None = None
+    lines: tuple[BookmakerLine, ...] = ()
+    if stored is not None and stored.odds:
+        prediction = predict_matches([stored.odds], ensemble, method)[0]
+        lines = _lines(stored.odds, prediction, method)
+    return MatchPage(
+        id=match.id,
+        competition=match.competition.code,
+        season=match.season,
+        home_team=match.home_team.name,
+        away_team=match.away_team.name,
+        kickoff=match.kickoff,
+        status=detail.status,
+        prediction=prediction,
+        bookmakers=lines,
+        model_version=None if ensemble is None else ensemble.version,
+        method=method,
+        phase=phase,
+        history=_price_history(session, match_id, match.kickoff),
+        settlement=_settlement(session, match_id, match.home_goals, match.away_goals),
+    )
+
+
+def _lines(
+    odds: Sequence[QuotedOdds], prediction: MatchPrediction, method: Method
+) -> tuple[BookmakerLine, ...]:
+    """Every quote's line de-margined as the prediction de-margined it, with the weight the
+    prediction gave it (the prediction names a bookmaker as the pool spells it)."""
+    probabilities = demargin([[q.home, q.draw, q.away] for q in odds], method).probabilities
+    used = iter(prediction.used)
+    ignored = {bookmaker.code: bookmaker.reason for bookmaker in prediction.ignored}
+    lines = []
+    for quote, row in zip(odds, probabilities.tolist(), strict=True):
+        reason = ignored.get(quote.bookmaker)
+        weight = None if reason is not None else next(used).weight
+        lines.append(BookmakerLine(quote.bookmaker, (row[0], row[1], row[2]), weight, reason))
+    return tuple(lines)
+
+
+def _price_history(
+    session: Session, match_id: int, kickoff: dt.datetime
+) -> tuple[PriceHistory, ...]:
+    quotes = session.scalars(
+        select(OddsQuote)
+        .where(OddsQuote.match_id == match_id)
+        .options(joinedload(OddsQuote.bookmaker))
+    ).all()
+    by_bookmaker: dict[str, list[PricePoint]] = {}
+    for quote in quotes:
+        at = quote.captured_at or quote.received_at
+        if at <= kickoff:
+            point = PricePoint(at, quote.home, quote.draw, quote.away)
+            by_bookmaker.setdefault(quote.bookmaker.code, []).append(point)
+    return tuple(
+        PriceHistory(code, tuple(sorted(points, key=lambda point: point.at)))
+        for code, points in sorted(by_bookmaker.items())
+    )
+
+
+def _settlement(
+    session: Session, match_id: int, home_goals: int | None, away_goals: int | None
+) -> Settlement | None:
+    if home_goals is None or away_goals is None:
+        return None
+    result = result_of(home_goals, away_goals)
+    logged = select(PredictionLogEntry).where(PredictionLogEntry.match_id == match_id)
+    entry = session.scalar(logged)
+    if entry is None:
+        return Settlement(home_goals, away_goals, result, None, None, None, None)
+    y = np.array([OUTCOME_INDEX[result]], dtype=np.intp)
+    served = entry.served
+    served_scores = scores(y, np.array([served.probabilities], dtype=np.float64))
+    consensus_scores = scores(y, np.array([served.consensus], dtype=np.float64))
+    return Settlement(
+        home_goals,
+        away_goals,
+        result,
+        served.probabilities,
+        served_scores.log_loss,
+        consensus_scores.log_loss,
+        entry.model_version,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPage:
+    """The model page: the active version (None before the first fit), the newest versions
+    and activations."""
+
+    active: ModelVersion | None
+    versions: Sequence[ModelVersion]
+    versions_total: int
+    activations: Sequence[ModelActivation]
+    activations_total: int
+
+
+def model_page(session: Session) -> ModelPage:
+    window = PageWindow(HISTORY_ROWS, 0)
+    versions = model_versions.list_versions(session, window)
+    activations = model_versions.list_activations(session, window)
+    return ModelPage(
+        model_versions.active_version(session),
+        versions.items,
+        versions.total,
+        activations.items,
+        activations.total,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TrackRecordPage:
+    report: track_record.PerformanceReport
+    competitions: tuple[str, ...]
+
+
+def track_record_page(
+    session: Session, query: track_record.PerformanceQuery, settings: Settings
+) -> TrackRecordPage:
+    """The track record of ``query`` (as ``GET /performance`` answers it) and every stored
+    competition, for the filter."""
+    report = track_record.performance(session, query, settings)
+    codes = tuple(summary.competition.code for summary in queries.list_competitions(session))
+    return TrackRecordPage(report, codes)

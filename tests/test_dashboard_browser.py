@@ -1,0 +1,373 @@
+"""The dashboard in a real browser: Debian's chromium, driven by Playwright, against a real
+``oddsboost serve`` on the fitted data (model version 1) with upcoming matches posted through
+the admin API, one of them between a team named like a script and another.
+
+Each page must load with no console error (a blocked inline style or script is one: the
+Content-Security-Policy reports it there) and no failed request; the board must show what
+``GET /upcoming`` serves; charts must draw shapes of some size; the filter must narrow the
+rows; the hostile name must stay text. A screenshot of each page is saved in the test's
+temporary directory, and also in ODDSBOOST_SCREENSHOT_DIR when that is set (that is how
+docs/dashboard.png is made).
+
+Chromium is found at ODDSBOOST_CHROMIUM (default /usr/bin/chromium); without it these tests
+fail: `.ci/run` installs it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Dialog,
+    FloatRect,
+    Locator,
+    Page,
+    Response,
+    ViewportSize,
+    sync_playwright,
+)
+from playwright.sync_api import Request as BrowserRequest
+
+from tests.conftest import ADMIN_KEY, refit_settings_for
+from tests.databases import Databases
+from tests.processes import Server, child_environment, running_server
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = Path(os.environ.get("ODDSBOOST_CHROMIUM", "/usr/bin/chromium"))
+HOSTILE = "<script>alert(1)</script>"
+# The fitted model's bookmakers, each with a margin of a few percent.
+PRICES: dict[str, tuple[float, float, float]] = {
+    "B365": (2.10, 3.40, 3.60),
+    "BW": (2.05, 3.40, 3.70),
+    "IW": (2.00, 3.30, 3.80),
+    "PS": (2.15, 3.45, 3.65),
+    "WH": (2.10, 3.30, 3.50),
+    "VC": (2.20, 3.40, 3.50),
+}
+# Upcoming matches: competition, home, away, days from now; each match's home prices are
+# those above raised by its index × 0.1 and its away prices lowered as much, so that no two
+# matches share probabilities. The first has two quotes per bookmaker, so its page draws a
+# price history.
+UPCOMING = (
+    ("E0", "Arsenal", "Chelsea", 1),
+    ("SP1", "Barcelona", "Sevilla", 2),
+    ("E0", HOSTILE, "Everton", 3),
+    ("SP1", "Valencia", "Getafe", 4),
+)
+TILT = 0.1
+VIEWPORT = ViewportSize(width=1280, height=900)
+PAGE_NAMES = {
+    "/dashboard": "dashboard",
+    "/dashboard/model": "dashboard-model",
+    "/dashboard/track-record": "dashboard-track-record",
+}
+
+
+def chromium_path() -> Path:
+    if not CHROMIUM.is_file():
+        pytest.fail(
+            f"chromium not found at {CHROMIUM}: install it (apt-get install -y chromium) "
+            "or set ODDSBOOST_CHROMIUM",
+            pytrace=False,
+        )
+    return CHROMIUM
+
+
+@dataclass
+class Watched:
+    """What a page did wrong while it loaded: console errors, failed requests, dialogs."""
+
+    errors: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+    def attach(self, page: Page) -> None:
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
+        page.on("requestfailed", self._request_failed)
+        page.on("response", self._response)
+        page.on("dialog", self._dialog)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.errors.append(f"{message.text} ({message.location.get('url')})")
+
+    def _request_failed(self, request: BrowserRequest) -> None:
+        self.failed.append(f"{request.url}: {request.failure}")
+
+    def _response(self, response: Response) -> None:
+        if response.status >= 400:
+            self.failed.append(f"{response.url}: {response.status}")
+
+    def _dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def assert_clean(self) -> None:
+        assert (self.errors, self.failed, self.dialogs) == ([], [], [])
+
+
+@dataclass
+class Board:
+    server: Server
+    browser: Browser
+    ids: dict[str, int]
+    screenshots: Path
+
+    def open(self, path: str) -> tuple[Page, Watched]:
+        page = self.browser.new_page(viewport=VIEWPORT)
+        watched = Watched()
+        watched.attach(page)
+        response = page.goto(f"{self.server.base_url}{path}")
+        # The browser asks for what the page did not name (a favicon) after the load event.
+        page.wait_for_load_state("networkidle")
+        assert response is not None
+        assert response.status == 200, (path, response.status)
+        assert response.headers["content-type"] == "text/html; charset=utf-8"
+        return page, watched
+
+    def upcoming(self, **params: str) -> list[dict[str, Any]]:
+        answer = httpx.get(f"{self.server.base_url}/upcoming", params=params, timeout=30)
+        assert answer.status_code == 200, answer.text
+        items: list[dict[str, Any]] = answer.json()["items"]
+        return items
+
+
+def quote(
+    competition: str,
+    home: str,
+    away: str,
+    kickoff: dt.datetime,
+    bookmaker: str,
+    captured: dt.datetime,
+    shift: float,
+) -> dict[str, Any]:
+    home_price, draw_price, away_price = PRICES[bookmaker]
+    return {
+        "match": {
+            "competition": competition,
+            "kickoff": kickoff.isoformat(),
+            "home_team": home,
+            "away_team": away,
+        },
+        "bookmaker": bookmaker,
+        "home": round(home_price + shift, 2),
+        "draw": draw_price,
+        "away": round(away_price - shift, 2),
+        "captured_at": captured.isoformat(),
+    }
+
+
+def post_upcoming(server: Server) -> dict[str, int]:
+    """The upcoming matches, quoted by every bookmaker an hour ago (the first one also two
+    hours ago, at other prices); the ids of the matches by home team."""
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    hour_ago = now - dt.timedelta(hours=1)
+    items = []
+    for index, (competition, home, away, days) in enumerate(UPCOMING):
+        kickoff = (now + dt.timedelta(days=days)).replace(minute=0, second=0)
+        tilt = index * TILT
+        for bookmaker in PRICES:
+            items.append(quote(competition, home, away, kickoff, bookmaker, hour_ago, tilt))
+            if index == 0:
+                earlier = hour_ago - dt.timedelta(hours=1)
+                items.append(quote(competition, home, away, kickoff, bookmaker, earlier, 0.15))
+    stored = httpx.post(
+        f"{server.base_url}/admin/odds",
+        json={"quotes": items},
+        headers={"X-API-Key": ADMIN_KEY},
+        timeout=30,
+    )
+    assert stored.status_code == 200, stored.text
+    upcoming = httpx.get(f"{server.base_url}/upcoming", timeout=30).json()["items"]
+    ids = {item["match"]["home_team"]: item["match"]["id"] for item in upcoming}
+    assert set(ids) == {home for _, home, _, _ in UPCOMING}
+    return ids
+
+
+def screenshot(page: Page, directory: Path, name: str) -> None:
+    page.screenshot(path=directory / f"{name}.png", full_page=True)
+    wanted = os.environ.get("ODDSBOOST_SCREENSHOT_DIR")
+    if wanted:
+        Path(wanted).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=Path(wanted) / f"{name}.png", full_page=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = chromium_path()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(executable))
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def board(
+    databases: Databases,
+    fitted_template: str,
+    browser: Browser,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Board]:
+    """A server on a copy of the fitted data with the upcoming matches posted."""
+    database = databases.copy(fitted_template)
+    directory = tmp_path_factory.mktemp("dashboard")
+    environment = child_environment(refit_settings_for(database))
+    try:
+        with running_server(environment, directory / "server.log") as server:
+            yield Board(server, browser, post_upcoming(server), directory)
+    finally:
+        databases.drop(database)
+
+
+def row_ids(page: Page) -> list[int]:
+    rows = page.locator("table#upcoming tr[data-match-id]")
+    return [int(rows.nth(i).get_attribute("data-match-id") or "") for i in range(rows.count())]
+
+
+def probability(row: Locator, outcome: str) -> float:
+    return float(row.locator(f"td.p-{outcome}").get_attribute("data-value") or "")
+
+
+def drawn_shapes(chart: Locator) -> list[FloatRect]:
+    """The bounding boxes of the chart's shapes that have some size on screen."""
+    boxes = []
+    shapes = chart.locator("rect, path, polyline, line")
+    for i in range(shapes.count()):
+        box = shapes.nth(i).bounding_box()
+        if box is not None and (box["width"] > 0 or box["height"] > 0):
+            boxes.append(box)
+    return boxes
+
+
+def test_every_page_loads_with_no_console_error_and_no_failed_request(board: Board) -> None:
+    arsenal = board.ids["Arsenal"]
+    pages = {**PAGE_NAMES, f"/dashboard/matches/{arsenal}": "dashboard-match"}
+    for path, name in pages.items():
+        page, watched = board.open(path)
+        # Every page leads to the four pages and names the model version.
+        links = page.locator("nav a")
+        hrefs = {links.nth(i).get_attribute("href") for i in range(links.count())}
+        assert set(PAGE_NAMES) <= hrefs, (path, hrefs)
+        assert page.locator("main").count() == 1, path
+        assert page.locator("footer").count() == 1, path
+        # No script at all: the pages work without JavaScript.
+        assert page.locator("script").count() == 0, path
+        screenshot(page, board.screenshots, name)
+        watched.assert_clean()
+        page.close()
+
+
+def test_the_root_leads_to_the_board(board: Board) -> None:
+    page, watched = board.open("/")
+    assert page.url == f"{board.server.base_url}/dashboard"
+    watched.assert_clean()
+    page.close()
+
+
+def test_the_board_lists_the_upcoming_matches_with_the_served_probabilities(
+    board: Board,
+) -> None:
+    page, watched = board.open("/dashboard")
+    served = board.upcoming()
+    assert row_ids(page) == [item["match"]["id"] for item in served]
+    # Each match has its own figures, so a row showing another match's would be caught.
+    homes = {item["prediction"]["probabilities"]["home"] for item in served}
+    assert len(homes) == len(served)
+    assert set(row_ids(page)) == set(board.ids.values())
+    for item in served:
+        row = page.locator(f'table#upcoming tr[data-match-id="{item["match"]["id"]}"]')
+        probabilities = item["prediction"]["probabilities"]
+        shown = {outcome: probability(row, outcome) for outcome in ("home", "draw", "away")}
+        assert shown == probabilities
+        # One decimal, as a percentage.
+        assert f"{probabilities['home'] * 100:.1f} %" in row.locator("td.p-home").inner_text()
+        link = row.locator(f'a[href="/dashboard/matches/{item["match"]["id"]}"]')
+        assert link.count() >= 1
+    watched.assert_clean()
+    page.close()
+
+
+def test_charts_draw_shapes_of_some_size(board: Board) -> None:
+    page, watched = board.open("/dashboard")
+    bars = page.locator("table#upcoming svg.bar")
+    assert bars.count() == len(board.ids)
+    # Three probabilities stacked: at least one rectangle of each bar is drawn.
+    for i in range(bars.count()):
+        assert drawn_shapes(bars.nth(i)), f"bar {i} draws nothing"
+    watched.assert_clean()
+    page.close()
+
+    page, watched = board.open("/dashboard/model")
+    assert drawn_shapes(page.locator("svg.chart#weights"))
+    watched.assert_clean()
+    page.close()
+
+    page, watched = board.open(f"/dashboard/matches/{board.ids['Arsenal']}")
+    assert drawn_shapes(page.locator("svg.chart#price-history"))
+    watched.assert_clean()
+    page.close()
+
+
+def test_choosing_a_competition_narrows_the_rows(board: Board) -> None:
+    page, watched = board.open("/dashboard")
+    options = page.locator("form#filters select[name=competition] option")
+    values = [options.nth(i).get_attribute("value") or "" for i in range(options.count())]
+    assert values[0] == ""
+    assert sorted(values[1:]) == ["E0", "SP1"]
+    page.select_option("form#filters select[name=competition]", "SP1")
+    with page.expect_navigation():
+        page.click("form#filters button[type=submit]")
+    assert "competition=SP1" in page.url
+    spanish = [item["match"]["id"] for item in board.upcoming(competition="SP1")]
+    assert spanish == [board.ids["Barcelona"], board.ids["Valencia"]]
+    assert row_ids(page) == spanish
+    watched.assert_clean()
+    page.close()
+
+
+def test_a_hostile_team_name_shows_as_text(board: Board) -> None:
+    match_id = board.ids[HOSTILE]
+    for path in ("/dashboard", f"/dashboard/matches/{match_id}"):
+        page, watched = board.open(path)
+        # Read as markup, the name would be a script element and its text "alert(1)" alone.
+        named = page.locator("main").get_by_text(HOSTILE)
+        assert named.count() >= 1, path
+        assert HOSTILE in (named.first.text_content() or "")
+        assert page.locator("script").count() == 0, path
+        watched.assert_clean()
+        page.close()
+
+
+def test_an_empty_database_shows_how_to_fill_the_board(
+    migrated_url: str, browser: Browser, tmp_path: Path
+) -> None:
+    environment = child_environment(refit_settings_for(migrated_url))
+    with running_server(environment, tmp_path / "server.log") as server:
+        page = browser.new_page(viewport=VIEWPORT)
+        watched = Watched()
+        watched.attach(page)
+        response = page.goto(f"{server.base_url}/dashboard")
+        page.wait_for_load_state("networkidle")
+        assert response is not None
+        assert response.status == 200
+        assert page.locator("table#upcoming tr[data-match-id]").count() == 0
+        empty = page.locator("p.empty")
+        assert empty.count() == 1
+        text = empty.inner_text()
+        assert "No upcoming matches" in text
+        assert "oddsboost import football-data" in text
+        assert "oddsboost fetch football-data" in text
+        screenshot(page, tmp_path, "dashboard-empty")
+        watched.assert_clean()
+        page.close()

@@ -1,0 +1,283 @@
+"""The dashboard's pages, read as HTML.
+
+The upcoming and match pages run on the hand-chosen matches of the value-bets tests (the
+model trusts Bet&Win alone, whose books have no margin: each served probability is 1/price
+of its line); the track record on the three settled matches of the track-record tests.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from tests.conftest import ADMIN_KEY
+from tests.helpers import error_messages
+from tests.test_track_record import entry_of
+from tests.test_track_record import logged as logged
+from tests.test_track_record import track_client as track_client
+from tests.test_value_bets import (
+    ARSENAL,
+    CAPTURED,
+    Seeded,
+    app_on,
+    quote_items,
+    seed,
+    store,
+    store_model,
+)
+
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+HOSTILE = "<script>alert(1)</script>"
+PAGES = ("/dashboard", "/dashboard/model", "/dashboard/track-record")
+
+
+class Elements(HTMLParser):
+    """Every start tag of a page with its attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {name: value or "" for name, value in attrs}))
+
+    def having(self, tag: str, **wanted: str) -> list[dict[str, str]]:
+        """The attributes of each ``tag`` with the ``wanted`` ones (``class_``: one of its
+        classes)."""
+        return [attrs for found, attrs in self.tags if found == tag and _has(attrs, wanted)]
+
+
+def _has(attrs: dict[str, str], wanted: dict[str, str]) -> bool:
+    for key, value in wanted.items():
+        if key == "class_":
+            if value not in attrs.get("class", "").split():
+                return False
+        elif attrs.get(key) != value:
+            return False
+    return True
+
+
+def page(client: TestClient, path: str, **params: Any) -> tuple[str, Elements]:
+    response = client.get(path, params=params)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert response.headers["content-security-policy"] == CSP
+    parsed = Elements()
+    parsed.feed(response.text)
+    return response.text, parsed
+
+
+@pytest.fixture
+def seeded(migrated_url: str) -> Iterator[Seeded]:
+    """The app with its own sessions on a database of its own, as the board reads."""
+    version = store_model(migrated_url)
+    with app_on(migrated_url) as client:
+        yield Seeded(client, seed(client), version, migrated_url)
+
+
+def test_the_root_sends_the_browser_to_the_dashboard(client: TestClient) -> None:
+    response = client.get("/", follow_redirects=False)
+    assert response.status_code == 307
+    assert response.headers["location"] == "/dashboard"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_is_html_with_the_policy_and_links_to_the_others(
+    client: TestClient, path: str
+) -> None:
+    _, parsed = page(client, path)
+    links = {attrs["href"] for attrs in parsed.having("a")}
+    assert set(PAGES) <= links
+    assert parsed.having("nav")
+    assert parsed.having("main")
+    assert parsed.having("footer")
+    assert parsed.having("link", rel="stylesheet", href="/dashboard/static/dashboard.css")
+
+
+def test_the_stylesheet_is_served_by_the_package(client: TestClient) -> None:
+    response = client.get("/dashboard/static/dashboard.css")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/css")
+    assert "prefers-color-scheme: dark" in response.text
+
+
+def test_an_empty_database_says_how_to_fill_it(client: TestClient) -> None:
+    text, parsed = page(client, "/dashboard")
+    assert parsed.having("p", class_="empty")
+    assert "No upcoming matches" in text
+    assert "oddsboost import football-data" in text
+    assert "oddsboost fetch football-data" in text
+    assert not parsed.having("table", id="upcoming")
+    for path in ("/dashboard/model", "/dashboard/track-record"):
+        _, parsed = page(client, path)
+        assert parsed.having("p", class_="empty"), path
+        assert not parsed.having("svg"), path
+
+
+def test_the_rows_are_the_boards_matches_with_its_probabilities(seeded: Seeded) -> None:
+    board = seeded.client.get("/upcoming").json()["items"]
+    text, parsed = page(seeded.client, "/dashboard")
+    rows = [
+        int(attrs["data-match-id"]) for attrs in parsed.having("tr") if "data-match-id" in attrs
+    ]
+    assert rows == [item["match"]["id"] for item in board]
+    for kind, key in (("p-home", "home"), ("p-draw", "draw"), ("p-away", "away")):
+        shown = [float(attrs["data-value"]) for attrs in parsed.having("td", class_=kind)]
+        served = [item["prediction"]["probabilities"][key] for item in board if item["prediction"]]
+        assert shown == served, kind
+    # Arsenal: Bet&Win's 2.0 / 4.0 / 4.0 served as 50 / 25 / 25 %.
+    assert "50.0 %" in text
+    assert "25.0 %" in text
+    # Value on Arsenal's home at B365's 2.2 (0.5 × 2.2 − 1 = +10.0 %, stake capped at 2 %)
+    # and away at WH's 4.2 (0.25 × 4.2 − 1 = +5.0 %); Barcelona's home and draw.
+    valued = parsed.having("td", class_="value")
+    assert len(valued) == 4
+    assert "EV +10.0 %, stake 2.0 % at 2.20 (B365)" in text
+    assert "EV +5.0 %" in text
+    for match_id in rows:
+        assert parsed.having("a", href=f"/dashboard/matches/{match_id}")
+    assert len(parsed.having("svg", class_="bar")) == len(
+        [item for item in board if item["prediction"]]
+    )
+    # Captured an hour before the test began.
+    assert "updated 60 min ago" in text or "updated 1 h ago" in text
+    assert f"Model version {seeded.version}." in text
+
+
+def test_the_competition_filter_narrows_the_rows(seeded: Seeded) -> None:
+    _, parsed = page(seeded.client, "/dashboard")
+    assert [attrs["value"] for attrs in parsed.having("option")] == ["", "E0", "SP1"]
+    assert parsed.having("form", id="filters", method="get")
+    _, narrowed = page(seeded.client, "/dashboard", competition="SP1")
+    rows = [attrs["data-match-id"] for attrs in narrowed.having("tr") if "data-match-id" in attrs]
+    assert rows == [str(seeded.ids["Barcelona"])]
+    # The options stay every competition of the window, the chosen one selected.
+    assert [attrs["value"] for attrs in narrowed.having("option")] == ["", "E0", "SP1"]
+    assert narrowed.having("option", value="SP1", selected="")
+    # A form sent with "all" chosen sends an empty competition.
+    _, every = page(seeded.client, "/dashboard", competition="")
+    assert len([a for a in every.having("tr") if "data-match-id" in a]) == 3
+
+
+def test_a_hostile_team_name_is_shown_as_text(seeded: Seeded) -> None:
+    item = quote_items(ARSENAL)[0]
+    item["match"] = item["match"] | {"home_team": HOSTILE}
+    store(seeded.client, [item])
+    text, _ = page(seeded.client, "/dashboard")
+    assert HOSTILE not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    match_id = next(
+        m["id"]
+        for m in seeded.client.get("/matches", params={"limit": 100}).json()["items"]
+        if m["home_team"] == HOSTILE
+    )
+    text, _ = page(seeded.client, f"/dashboard/matches/{match_id}")
+    assert HOSTILE not in text
+    assert "&lt;script&gt;" in text
+
+
+def test_the_match_page_sets_each_bookmaker_beside_the_ensemble(seeded: Seeded) -> None:
+    match_id = seeded.ids["Arsenal"]
+    text, parsed = page(seeded.client, f"/dashboard/matches/{match_id}")
+    assert parsed.having("table", id="bookmakers")
+    # Four bookmakers and the ensemble and consensus rows, three probabilities each.
+    cells = [float(attrs["data-value"]) for attrs in parsed.having("td") if "data-value" in attrs]
+    assert len(cells) == 3 * 6
+    assert cells[:3] == pytest.approx([0.5, 0.25, 0.25])
+    # B365 2.2 / 3.4 / 3.6 multiplicatively de-margined: 1/price over Σ 1/price.
+    inverse = [1 / 2.2, 1 / 3.4, 1 / 3.6]
+    assert [f"{p / sum(inverse) * 100:.1f} %" in text for p in inverse] == [True] * 3
+    assert "1.000" in text  # Bet&Win's weight
+    # One quote per bookmaker: no history to draw.
+    assert not parsed.having("svg", id="price-history")
+    assert parsed.having("a", href="/dashboard")
+
+
+def test_a_second_quote_draws_the_price_history(seeded: Seeded) -> None:
+    earlier = quote_items(ARSENAL)[0] | {"home": 2.1, "draw": 3.8, "away": 3.9}
+    earlier["captured_at"] = (CAPTURED - dt.timedelta(hours=5)).isoformat()
+    store(seeded.client, [earlier])
+    _, parsed = page(seeded.client, f"/dashboard/matches/{seeded.ids['Arsenal']}")
+    assert parsed.having("svg", class_="chart", id="price-history")
+    assert parsed.having("path", class_="line")
+
+
+def test_a_missing_match_is_a_404_page(client: TestClient) -> None:
+    response = client.get("/dashboard/matches/987654")
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert response.headers["content-security-policy"] == CSP
+    assert "no match with id 987654" in response.text
+
+
+def test_the_model_page_shows_the_active_version(seeded: Seeded) -> None:
+    text, parsed = page(seeded.client, "/dashboard/model")
+    assert f"Active: version {seeded.version}" in text
+    assert parsed.having("svg", class_="chart", id="weights")
+    assert parsed.having("rect", class_="weight")
+    assert parsed.having("table", id="versions")
+    assert parsed.having("table", id="activations")
+
+
+def test_the_track_record_page_scores_what_was_served(
+    track_client: TestClient,
+    logged: dict[str, int],
+    session: Session,
+) -> None:
+    text, parsed = page(track_client, "/dashboard/track-record")
+    assert parsed.having("table", id="scores")
+    assert parsed.having("svg", class_="chart", id="log-loss")
+    assert parsed.having("svg", class_="chart", id="bankroll")
+    # Served: M1 home at 0.5, M2 draw at 0.2, M3 away at 0.1; consensus 0.5, 0.2, 0.15.
+    served = -(math.log(0.5) + math.log(0.2) + math.log(0.1)) / 3
+    consensus = -(math.log(0.5) + math.log(0.2) + math.log(0.15)) / 3
+    assert f"{served:.4f}" in text
+    assert f"{consensus:.4f}" in text
+    assert "3 settled matches" in text
+    # The filter keeps to E0; a window before the matches has nothing scored.
+    _, before = page(track_client, "/dashboard/track-record", to="2026-02-01", **{"from": ""})
+    assert before.having("p", class_="empty")
+    # M3's page: the away win the served prediction gave 0.1.
+    text, _ = page(track_client, f"/dashboard/matches/{logged['M3']}")
+    assert entry_of(session, logged["M3"]).served.probabilities[2] == pytest.approx(0.1)
+    assert f"{-math.log(0.1):.4f}" in text
+    assert "0–2 (result 2)" in text
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "where"),
+    [
+        ("/dashboard", {"days": 0}, "query.days"),
+        ("/dashboard", {"days": 31}, "query.days"),
+        ("/dashboard", {"competition": "E" * 65}, "query.competition"),
+        ("/dashboard/track-record", {"from": "tomorrow"}, "query.from"),
+        ("/dashboard/track-record", {"from": "2026-03-02", "to": "2026-03-01"}, "query.to"),
+        ("/dashboard/matches/abc", {}, "path.match_id"),
+        ("/dashboard/matches/0", {}, "path.match_id"),
+    ],
+)
+def test_bad_parameters_are_problems_naming_them(
+    client: TestClient, path: str, params: dict[str, Any], where: str
+) -> None:
+    response = client.get(path, params=params)
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    messages = error_messages(response.json())
+    assert len(messages) == 1
+    assert messages[0].startswith(f"{where}: "), messages
+
+
+def test_the_pages_are_read_only(client: TestClient) -> None:
+    for path in (*PAGES, "/dashboard/matches/1"):
+        response = client.post(path, headers={"X-API-Key": ADMIN_KEY})
+        assert response.status_code == 405, path
