@@ -17,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from app.api import charts
 from tests.conftest import ADMIN_KEY
 from tests.helpers import error_messages
 from tests.test_track_record import entry_of
@@ -281,3 +282,19 @@ def test_the_pages_are_read_only(client: TestClient) -> None:
     for path in (*PAGES, "/dashboard/matches/1"):
         response = client.post(path, headers={"X-API-Key": ADMIN_KEY})
         assert response.status_code == 405, path
+
+
+def test_a_chart_of_one_point_marks_it() -> None:
+    chart = charts.line_chart(
+        [charts.Series("served", [1.0], [0.5])],
+        element_id="log-loss",
+        title="one day",
+        x_labels=("2026-03-02", "2026-03-02"),
+    )
+    parsed = Elements()
+    parsed.feed(str(chart))
+    # Alone on both axes, the point sits in the middle of the plotting area.
+    (point,) = parsed.having("circle", class_="point")
+    x_middle = (charts.LEFT + charts.WIDTH - charts.RIGHT) / 2
+    y_middle = (charts.TOP + charts.HEIGHT - charts.BOTTOM) / 2
+    assert (float(point["cx"]), float(point["cy"])) == (x_middle, y_middle)

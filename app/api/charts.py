@@ -94,6 +94,11 @@ def line_chart(
         shapes.append(
             f'<path class="line {kind}" d="M{points}"><title>{escape(line.name)}</title></path>'
         )
+        if len(px) == 1:
+            # A line of one point has no length: mark the point instead.
+            shapes.append(
+                f'<circle class="point {kind}" cx="{_number(px[0])}" cy="{_number(py[0])}" r="4"/>'
+            )
         legend.append(f'<li><span class="key {kind}"></span>{escape(line.name)}</li>')
     axes = (
         f'<line class="axis" x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}"'

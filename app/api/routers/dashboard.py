@@ -27,6 +27,7 @@ from app.api.schemas.common import MAX_ID
 from app.api.schemas.problems import FieldError
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
+from app.domain.wording import counted
 from app.services import dashboard, track_record
 from app.services.serving import ModelCache
 from app.services.upcoming import UpcomingQuery
@@ -89,7 +90,12 @@ def templates() -> Jinja2Templates:
     made = Jinja2Templates(directory=TEMPLATES)
     made.env.autoescape = True
     made.env.filters.update(
-        percent=percent, signed_percent=signed_percent, odds=odds, utc=utc_time, age=age
+        percent=percent,
+        signed_percent=signed_percent,
+        odds=odds,
+        utc=utc_time,
+        age=age,
+        counted=counted,
     )
     made.env.globals["charts"] = charts
     return made
