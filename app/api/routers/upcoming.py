@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Response
 
 from app.api.deps import SettingsDep, UpcomingBoardsDep, page_window
-from app.api.errors import check_window
-from app.api.routers.value_bets import URL_TOO_LONG, requested_terms
+from app.api.routers.value_bets import (
+    URL_TOO_LONG,
+    ComingWindow,
+    coming_window,
+    requested_terms,
+)
 from app.api.schemas.problems import BUSY, INVALID, problem_responses
 from app.api.schemas.upcoming import UpcomingPage
 from app.api.upcoming_answer import upcoming_json
-from app.domain.fields import UtcDateTime
-from app.domain.records import CODE_MAX_LENGTH
 from app.domain.value import ValueTerms
 from app.services.pagination import PageWindow
 from app.services.upcoming import UpcomingQuery
@@ -31,27 +33,7 @@ async def list_upcoming(
     settings: SettingsDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
     terms: Annotated[ValueTerms, Depends(requested_terms)],
-    kickoff_from: Annotated[
-        UtcDateTime | None,
-        Query(
-            alias="from",
-            description="Earliest kickoff (ISO 8601; UTC if naive); default: now. Only matches "
-            "that have not kicked off are listed, whatever this says.",
-            examples=["2026-11-20T00:00:00Z"],
-        ),
-    ] = None,
-    kickoff_to: Annotated[
-        UtcDateTime | None,
-        Query(
-            alias="to",
-            description="Latest kickoff (ISO 8601; UTC if naive); default: seven days from now.",
-            examples=["2026-11-27T00:00:00Z"],
-        ),
-    ] = None,
-    competition: Annotated[
-        str | None,
-        Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
-    ] = None,
+    window: Annotated[ComingWindow, Depends(coming_window)],
 ) -> Response:
     """Every match that has not kicked off in the window, by kickoff: its prediction, the
     value of each outcome and its value bets (as GET /value-bets judges them, with the same
@@ -60,13 +42,12 @@ async def list_upcoming(
     Cheap to poll: the answer is made again only when a quote, a match or the active model
     changed since the last one.
     """
-    check_window(kickoff_from, kickoff_to)
     query = UpcomingQuery(
         terms=terms,
         daily_exposure_cap=settings.value_daily_exposure_cap,
-        kickoff_from=kickoff_from,
-        kickoff_to=kickoff_to,
-        competition=competition,
+        kickoff_from=window.kickoff_from,
+        kickoff_to=window.kickoff_to,
+        competition=window.competition,
     )
     # The documented model is not built here: see app.api.upcoming_answer.
     return Response(upcoming_json(await boards.page(query, page)), media_type="application/json")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import datetime as dt
+from dataclasses import dataclass, replace
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response
@@ -83,16 +84,17 @@ async def requested_terms(
     )
 
 
-@router.get(
-    "/value-bets",
-    response_model=ValueBetPage,
-    responses=problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: BUSY}),
-)
-async def list_value_bets(
-    lists: ValueBetListsDep,
-    settings: SettingsDep,
-    page: Annotated[PageWindow, Depends(page_window(50))],
-    terms: Annotated[ValueTerms, Depends(requested_terms)],
+@dataclass(frozen=True, slots=True)
+class ComingWindow:
+    """The coming matches a list looks at: kickoffs in [from, to], of one competition or
+    all (None: the defaults, now and a week from now)."""
+
+    kickoff_from: dt.datetime | None
+    kickoff_to: dt.datetime | None
+    competition: str | None
+
+
+async def coming_window(
     kickoff_from: Annotated[
         UtcDateTime | None,
         Query(
@@ -114,6 +116,23 @@ async def list_value_bets(
         str | None,
         Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
     ] = None,
+) -> ComingWindow:
+    """The window of kickoffs of the lists of coming matches (value bets, the board)."""
+    check_window(kickoff_from, kickoff_to)
+    return ComingWindow(kickoff_from, kickoff_to, competition)
+
+
+@router.get(
+    "/value-bets",
+    response_model=ValueBetPage,
+    responses=problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: BUSY}),
+)
+async def list_value_bets(
+    lists: ValueBetListsDep,
+    settings: SettingsDep,
+    page: Annotated[PageWindow, Depends(page_window(50))],
+    terms: Annotated[ValueTerms, Depends(requested_terms)],
+    window: Annotated[ComingWindow, Depends(coming_window)],
 ) -> Response:
     """Every outcome of the coming matches whose expected value (probability × best price −
     1) is above ``min_ev``, highest first, with the stake to place: a fraction of the Kelly
@@ -123,13 +142,12 @@ async def list_value_bets(
     The expected value is an estimate, only as good as the probability; bookmakers limit
     the accounts of customers who win.
     """
-    check_window(kickoff_from, kickoff_to)
     query = value_bets.ValueBetQuery(
         terms=terms,
         daily_exposure_cap=settings.value_daily_exposure_cap,
-        kickoff_from=kickoff_from,
-        kickoff_to=kickoff_to,
-        competition=competition,
+        kickoff_from=window.kickoff_from,
+        kickoff_to=window.kickoff_to,
+        competition=window.competition,
     )
     listed = ValueBetPage.model_validate(await lists.page(query, page), from_attributes=True)
     # Written here, once: the framework would validate the page again before writing it.
