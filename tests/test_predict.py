@@ -190,10 +190,13 @@ def test_prediction_by_match_id_uses_the_stored_quotes(
     )
 
 
-def closing_only_match(
-    client: TestClient, quotes: list[tuple[str, tuple[float, float, float], str | None]]
+def upcoming_match(
+    client: TestClient,
+    quotes: list[tuple[str, tuple[float, float, float], str | None]],
+    phase: str,
 ) -> int:
-    """An upcoming match whose only quotes are closing ones (bookmaker, prices, captured_at)."""
+    """An upcoming match (Arsenal - Chelsea, kickoff 2030-01-05 15:00 UTC) whose only
+    quotes are ``quotes`` (bookmaker, prices, captured_at) of ``phase``."""
     match = {
         "competition": "E0",
         "kickoff": "2030-01-05T15:00:00Z",
@@ -202,7 +205,7 @@ def closing_only_match(
     }
     items = [
         {"match": match, "bookmaker": code, "home": home, "draw": draw, "away": away}
-        | {"phase": "closing", "captured_at": captured_at}
+        | {"phase": phase, "captured_at": captured_at}
         for code, (home, draw, away), captured_at in quotes
     ]
     stored = client.post("/admin/odds", json={"quotes": items}, headers={"X-API-Key": ADMIN_KEY})
@@ -219,7 +222,7 @@ def test_a_match_without_quotes_of_the_models_phase_is_predicted_from_its_latest
     client = committing_client
     weights = {b["code"]: b["weight"] for b in fitted["bookmakers"]}
     assert fitted["phase"] == "pre"
-    match_id = closing_only_match(
+    match_id = upcoming_match(
         client,
         [
             ("B365", (2.5, 3.3, 2.9), "2030-01-04T12:00:00Z"),
@@ -227,6 +230,7 @@ def test_a_match_without_quotes_of_the_models_phase_is_predicted_from_its_latest
             ("B365", (9.0, 5.0, 1.2), "2030-01-05T15:20:00Z"),  # in play: never used
             ("WH", (2.3, 3.3, 3.2), None),  # undated
         ],
+        "closing",
     )
     response = client.post("/predict", json={"match_id": match_id})
     assert response.status_code == 200, response.text

@@ -19,10 +19,10 @@ from fastapi.testclient import TestClient
 
 from app.api.schemas.predict import BatchOut, PredictIn, PredictionOut, ValueIn
 from app.main import create_app
-from tests.conftest import ADMIN_KEY, refit_settings_for
+from tests.conftest import refit_settings_for
 from tests.helpers import error_messages
 from tests.test_api_docs import accepts, documented, resolved
-from tests.test_predict import power_probabilities
+from tests.test_predict import power_probabilities, upcoming_match
 
 OUTCOMES = ("home", "draw", "away")
 # PS's book has no margin: de-margined, it says 0.5, 0.25, 0.25.
@@ -208,27 +208,6 @@ def test_a_match_without_value_flags_nothing(client: TestClient) -> None:
     ] * 3
 
 
-def upcoming_match(client: TestClient, quotes: list[tuple[str, tuple[float, ...], str]]) -> int:
-    """An upcoming match (kickoff 2030-01-05 15:00 UTC) with pre-match quotes (bookmaker,
-    prices, captured_at)."""
-    match = {
-        "competition": "E0",
-        "kickoff": "2030-01-05T15:00:00Z",
-        "home_team": "Arsenal",
-        "away_team": "Chelsea",
-    }
-    items = [
-        {"match": match, "bookmaker": code, "home": home, "draw": draw, "away": away}
-        | {"phase": "pre", "captured_at": captured_at}
-        for code, (home, draw, away), captured_at in quotes
-    ]
-    stored = client.post("/admin/odds", json={"quotes": items}, headers={"X-API-Key": ADMIN_KEY})
-    assert stored.status_code == 200, stored.text
-    upcoming = client.get("/matches", params={"status": "upcoming"}).json()["items"]
-    match_id: int = next(m["id"] for m in upcoming if m["home_team"] == "Arsenal")
-    return match_id
-
-
 def at(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text)
 
@@ -246,6 +225,7 @@ def test_a_stored_match_is_valued_at_prices_captured_before_kickoff_only(
             ("PS", (2.0, 4.0, 4.0), "2030-01-05T14:30:00Z"),
             ("WH", (3.0, 3.4, 2.6), "2030-01-05T15:10:00Z"),  # after kickoff: never used
         ],
+        "pre",
     )
     by_default = predict(client, {"match_id": match_id})
     home, draw, away = outcomes(by_default)
