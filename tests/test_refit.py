@@ -570,10 +570,13 @@ def test_the_advisory_lock_knows_when_its_connection_ended(engine: Engine) -> No
         with factory() as session:
             assert held.still_held(session)
         with engine.connect() as admin:
+            # Only this database's holder: other test processes refit in databases of their
+            # own, under the same key.
             admin.execute(
                 text(
                     "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
-                    "AND objid = :key"
+                    "AND objid = :key AND database = "
+                    "(SELECT oid FROM pg_database WHERE datname = current_database())"
                 ),
                 {"key": refit_service_lock_key()},
             )
