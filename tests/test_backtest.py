@@ -226,6 +226,17 @@ def test_the_report_is_reproducible(season_file: SeasonFile, tmp_path: Path) -> 
         contents[0][name].startswith(b"\x89PNG") for name in contents[0] if name.endswith(".png")
     )
     data = json.loads(contents[0]["report.json"])
+    # The options as a model version records them: CONFIG's, with the defaults it leaves.
+    assert data["config"]["fit"] == {
+        "rounds_grid": [1, 5, 20],
+        "validation_fraction": 0.2,
+        "phase": "pre",
+        "methods": ["power"],
+        "bookmakers": list(SIX),
+        "min_quotes": 1,
+        "half_life_days": None,
+        "calibrate": False,
+    }
     assert set(data["variants"]) == {
         "time decay, half-life 365 days",
         "time decay, half-life 180 days",

@@ -54,19 +54,6 @@ class FitOptions:
     half_life_days: float | None = None
     calibrate: bool = False
 
-    def to_json(self) -> dict[str, object]:
-        """The options as reports and model versions record them."""
-        return {
-            "rounds_grid": list(self.rounds_grid),
-            "validation_fraction": self.validation_fraction,
-            "phase": self.phase,
-            "methods": [str(method) for method in self.methods],
-            "bookmakers": None if self.bookmakers is None else list(self.bookmakers),
-            "min_quotes": self.min_quotes,
-            "half_life_days": self.half_life_days,
-            "calibrate": self.calibrate,
-        }
-
 
 def methods_to_try(configured: Method, *, choose: bool) -> tuple[Method, ...]:
     """The configured method alone or, when validation chooses, every method with the

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter
 
 from app.domain.ensemble import Ensemble
 from app.domain.fields import AbsentWhenNone
@@ -61,6 +61,17 @@ class RecordedOptions:
     def of(cls, options: FitOptions) -> RecordedOptions:
         """What a version records of ``options``: each of its fields, read by name."""
         return cls(**{field.name: getattr(options, field.name) for field in fields(cls)})
+
+
+_RECORDED_OPTIONS = TypeAdapter(RecordedOptions)
+
+
+def recorded_options_json(options: FitOptions) -> dict[str, object]:
+    """``options`` as versions and backtest reports record them, in JSON's types."""
+    recorded: dict[str, object] = _RECORDED_OPTIONS.dump_python(
+        RecordedOptions.of(options), mode="json"
+    )
+    return recorded
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,6 +13,7 @@ from app.cli.backtest_report.plots import write_plots
 from app.domain.backtest import CONSENSUS, ENSEMBLE
 from app.domain.backtest_summary import overall
 from app.domain.reliability import reliability
+from app.domain.version_records import recorded_options_json
 from app.services.backtest import Evaluation
 
 MARGIN_QUANTILES = (0, 0.1, 0.25, 0.5, 0.75, 0.9, 1)
@@ -32,7 +33,7 @@ def report_data(evaluation: Evaluation) -> dict[str, object]:
             "per_competition": config.per_competition,
             "compare_share": config.compare_share,
             "algorithms": list(config.algorithms),
-            "fit": config.options.to_json(),
+            "fit": recorded_options_json(config.options),
         },
         **evaluation.summary.to_json(),
         "reliability": {
