@@ -15,9 +15,18 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.orm import Bookmaker, Match, ModelActivation, OddsQuote, Team, TeamAlias
+from app.db.orm import (
+    Bookmaker,
+    Match,
+    ModelActivation,
+    OddsQuote,
+    PredictionLogEntry,
+    Team,
+    TeamAlias,
+)
 from app.domain.vocabulary import ActivatedBy, Method, Phase
 from app.services.model_versions import activate
+from app.services.track_record import log_matches
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY, build_app
 from tests.helpers import (
@@ -811,6 +820,73 @@ def test_alias_after_import_merges_the_duplicate_team(
         "/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers
     ).json()
     assert again["matches_created"] == 0
+
+
+def test_a_merge_keeps_the_prediction_logged_for_the_folded_match(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    season_file: SeasonFile,
+    session: Session,
+    settings: Settings,
+) -> None:
+    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
+    external_id = "0a3f5e1c9b2d4e6f8a7b6c5d4e3f2a1b"
+    folded = session.scalars(select(Match).where(Match.external_id == external_id)).one()
+    assert log_matches(session, settings, [(folded.id, folded.kickoff)]).written == 1
+    session.commit()
+    logged = session.scalars(select(PredictionLogEntry)).one()
+    served, version, logged_at = logged.served, logged.model_version, logged.logged_at
+    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
+
+    alias(client, admin_headers, "Manchester United", "Man United")
+    merged = alias(client, admin_headers, "Leicester City", "Leicester").json()
+    assert merged["matches_merged"] == 1
+
+    session.expire_all()
+    twin = session.scalars(select(Match).where(Match.external_id == external_id)).one()
+    assert twin.id != folded.id  # the season file's match stayed, the feed's folded into it
+    kept = session.scalars(select(PredictionLogEntry)).one()
+    assert (kept.match_id, kept.served, kept.model_version, kept.logged_at) == (
+        twin.id,
+        served,
+        version,
+        logged_at,
+    )
+
+
+def test_a_merge_keeps_the_twins_own_logged_prediction(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    season_file: SeasonFile,
+    session: Session,
+    settings: Settings,
+) -> None:
+    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
+    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
+    alias(client, admin_headers, "Manchester United", "Man United")
+    folded, twin = session.scalars(
+        select(Match)
+        .join(Team, Team.id == Match.away_team_id)
+        .where(Team.name.in_(["Leicester City", "Leicester"]))
+        .where(Match.kickoff < dt.datetime(2018, 8, 11, tzinfo=dt.UTC))
+        .order_by(Team.name.desc())
+    ).all()
+    assert folded.external_id is not None
+    assert twin.external_id is None
+    both = [(folded.id, folded.kickoff), (twin.id, twin.kickoff)]
+    assert log_matches(session, settings, both).written == 2
+    session.commit()
+    twin_served = session.scalars(
+        select(PredictionLogEntry.served).where(PredictionLogEntry.match_id == twin.id)
+    ).one()
+
+    merged = alias(client, admin_headers, "Leicester City", "Leicester")
+    assert merged.status_code == 200
+    assert merged.json()["matches_merged"] == 1
+
+    session.expire_all()
+    kept = session.scalars(select(PredictionLogEntry)).one()
+    assert (kept.match_id, kept.served) == (twin.id, twin_served)
 
 
 def test_alias_errors(client: TestClient, admin_headers: dict[str, str], session: Session) -> None:

@@ -24,6 +24,7 @@ from app.db.orm import (
     Competition,
     Match,
     OddsQuote,
+    PredictionLogEntry,
     Team,
     TeamAlias,
     TeamMerge,
@@ -403,6 +404,7 @@ def _fold_into(
             update(OddsQuote).where(OddsQuote.id.in_(movable_quotes)).values(match_id=twin.id)
         )
     session.execute(delete(OddsQuote).where(OddsQuote.match_id == match.id))
+    _keep_logged_prediction(session, match, twin)
     if not twin.is_settled and match.is_settled:
         twin.home_goals, twin.away_goals, twin.result = (
             match.home_goals,
@@ -417,6 +419,19 @@ def _fold_into(
     if twin.external_id is None and external_id is not None:
         twin.external_id = external_id
     twin.updated_at = now
+
+
+def _keep_logged_prediction(session: Session, match: Match, twin: Match) -> None:
+    """The track record keeps what was served for the fixture: the folded match's entry
+    moves to the twin unless the twin has its own (one per match; entries are never
+    rewritten)."""
+    twin_logged = select(PredictionLogEntry.id).where(PredictionLogEntry.match_id == twin.id)
+    if session.scalar(twin_logged) is None:
+        session.execute(
+            update(PredictionLogEntry)
+            .where(PredictionLogEntry.match_id == match.id)
+            .values(match_id=twin.id)
+        )
 
 
 def _movable_quotes(session: Session, source: Match, target: Match) -> tuple[int, ...]:
