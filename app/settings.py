@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.domain import defaults
+from app.domain.time_zones import TimeZoneName
 from app.domain.vocabulary import Method, Phase
 
 if TYPE_CHECKING:
@@ -91,6 +92,11 @@ class Settings(BaseSettings):
         default=[],
         description="Browser origins allowed to call the API (JSON list, e.g. "
         '["https://dashboard.example"]); none by default.',
+    )
+    dashboard_time_zone: TimeZoneName = Field(
+        default="UTC",
+        description="The time zone the dashboard shows times in (an IANA name such as "
+        "Europe/London); a page's `?tz=` overrides it.",
     )
     graceful_shutdown_seconds: float = Field(
         default=30.0,

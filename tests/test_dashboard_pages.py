@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from fastapi.testclient import TestClient
@@ -255,6 +256,76 @@ def test_the_track_record_page_scores_what_was_served(
     assert "0–2 (result 2)" in text
 
 
+def kickoff_cell(text: str, match_id: int) -> str:
+    """The kickoff cell's time of a match's row on the upcoming page."""
+    row = text.index(f'data-match-id="{match_id}"')
+    cell = text.index('<td class="kickoff">', row) + len('<td class="kickoff">')
+    return text[cell : text.index("<br>", cell)]
+
+
+def test_times_are_shown_in_the_zone_asked_for_and_links_keep_it(seeded: Seeded) -> None:
+    arsenal = seeded.ids["Arsenal"]
+    kickoff = dt.datetime.fromisoformat(seeded.client.get(f"/matches/{arsenal}").json()["kickoff"])
+    text, parsed = page(seeded.client, "/dashboard")
+    assert kickoff_cell(text, arsenal) == kickoff.strftime("%a %d %b %Y %H:%M UTC")
+    assert "Times in UTC" in text
+
+    # Tokyo keeps UTC+9 all year (no summer time), so the shift is known without zoneinfo.
+    text, parsed = page(seeded.client, "/dashboard", tz="Asia/Tokyo")
+    in_tokyo = (kickoff + dt.timedelta(hours=9)).strftime("%a %d %b %Y %H:%M JST")
+    assert kickoff_cell(text, arsenal) == in_tokyo
+    assert "Times in Asia/Tokyo" in text
+    for path in PAGES:
+        assert parsed.having("a", href=f"{path}?tz=Asia%2FTokyo"), path
+    assert parsed.having("a", href=f"/dashboard/matches/{arsenal}?tz=Asia%2FTokyo")
+    assert parsed.having("input", name="tz", value="Asia/Tokyo")
+
+    text, parsed = page(seeded.client, f"/dashboard/matches/{arsenal}", tz="Asia/Tokyo")
+    assert in_tokyo in text
+    assert parsed.having("a", href="/dashboard?tz=Asia%2FTokyo")
+    _, parsed = page(seeded.client, "/dashboard/track-record", tz="Asia/Tokyo")
+    assert parsed.having("input", type="hidden", name="tz", value="Asia/Tokyo")
+
+
+def test_the_configured_zone_is_the_default(migrated_url: str) -> None:
+    store_model(migrated_url)
+    with app_on(migrated_url, dashboard_time_zone="Asia/Kolkata") as client:
+        arsenal = seed(client)["Arsenal"]
+        kickoff = dt.datetime.fromisoformat(client.get(f"/matches/{arsenal}").json()["kickoff"])
+        text, parsed = page(client, "/dashboard")
+    # India keeps UTC+5:30 all year.
+    in_india = (kickoff + dt.timedelta(hours=5, minutes=30)).strftime("%a %d %b %Y %H:%M IST")
+    assert kickoff_cell(text, arsenal) == in_india
+    assert "Times in Asia/Kolkata" in text
+    # Not asked for by the page: the links stay plain.
+    assert parsed.having("a", href=f"/dashboard/matches/{arsenal}")
+
+
+@pytest.mark.parametrize(
+    ("moment", "zone", "shown"),
+    [
+        # London: GMT in winter, BST (UTC+1) from the last Sunday of March.
+        (dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC), "Europe/London", "01 Dec 2026 12:00 GMT"),
+        (dt.datetime(2026, 7, 1, 12, 0, tzinfo=dt.UTC), "Europe/London", "01 Jul 2026 13:00 BST"),
+        # New York: EST (UTC−5) in winter; the day changes.
+        (
+            dt.datetime(2026, 12, 1, 3, 0, tzinfo=dt.UTC),
+            "America/New_York",
+            "30 Nov 2026 22:00 EST",
+        ),
+    ],
+)
+def test_a_time_is_shown_in_its_zone_with_the_zone_named(
+    moment: dt.datetime, zone: str, shown: str
+) -> None:
+    assert charts.shown_time(moment, ZoneInfo(zone)) == shown
+
+
+def test_a_time_can_carry_its_weekday() -> None:
+    moment = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)  # a Tuesday
+    assert charts.shown_time(moment, ZoneInfo("UTC"), weekday=True) == "Tue 01 Dec 2026 12:00 UTC"
+
+
 @pytest.mark.parametrize(
     ("path", "params", "where"),
     [
@@ -265,6 +336,10 @@ def test_the_track_record_page_scores_what_was_served(
         ("/dashboard/track-record", {"from": "2026-03-02", "to": "2026-03-01"}, "query.to"),
         ("/dashboard/matches/abc", {}, "path.match_id"),
         ("/dashboard/matches/0", {}, "path.match_id"),
+        ("/dashboard", {"tz": "Mars/Olympus_Mons"}, "query.tz"),
+        ("/dashboard/model", {"tz": "../../etc/passwd"}, "query.tz"),
+        ("/dashboard/track-record", {"tz": "Europe"}, "query.tz"),
+        ("/dashboard/matches/1", {"tz": "utc"}, "query.tz"),
     ],
 )
 def test_bad_parameters_are_problems_naming_them(

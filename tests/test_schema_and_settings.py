@@ -251,6 +251,15 @@ def test_postgres_urls_use_psycopg3() -> None:
     assert Settings(database_url="sqlite:///x.db").database_url == "sqlite:///x.db"
 
 
+@pytest.mark.parametrize("name", ["Mars/Olympus_Mons", "utc", "Europe", "zone.tab", "../UTC", ""])
+def test_the_dashboards_time_zone_must_be_an_iana_zone(name: str) -> None:
+    with pytest.raises(ValidationError, match="dashboard_time_zone"):
+        Settings(dashboard_time_zone=name)
+    assert Settings(dashboard_time_zone="America/New_York").dashboard_time_zone == (
+        "America/New_York"
+    )
+
+
 def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ODDSBOOST_DATABASE_URL", "sqlite:///from-env.db")
     monkeypatch.setenv("ODDSBOOST_ADMIN_API_KEY", "from-env-key-123")

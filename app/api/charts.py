@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import tzinfo
 
 import numpy as np
 from markupsafe import Markup, escape
@@ -153,12 +154,15 @@ def _stamp(moment: dt.datetime) -> float:
     return moment.timestamp()
 
 
-def _day(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).strftime("%d %b %Y %H:%M UTC")
+def shown_time(moment: dt.datetime, zone: tzinfo, *, weekday: bool = False) -> str:
+    """``moment`` as people read it in ``zone``, with the zone's abbreviation."""
+    shape = "%a %d %b %Y %H:%M %Z" if weekday else "%d %b %Y %H:%M %Z"
+    return moment.astimezone(zone).strftime(shape)
 
 
-def price_history(history: Sequence[PriceHistory], outcome: str) -> Markup:
-    """Each bookmaker's price of one outcome (``home``, ``draw``, ``away``) over time."""
+def price_history(history: Sequence[PriceHistory], outcome: str, zone: tzinfo) -> Markup:
+    """Each bookmaker's price of one outcome (``home``, ``draw``, ``away``) over time, its
+    first and last times shown in ``zone``."""
     series = [
         Series(
             line.bookmaker,
@@ -173,7 +177,7 @@ def price_history(history: Sequence[PriceHistory], outcome: str) -> Markup:
         series,
         element_id=f"price-history{suffix}",
         title=f"Price of a {outcome} result by bookmaker",
-        x_labels=(_day(min(moments)), _day(max(moments))),
+        x_labels=(shown_time(min(moments), zone), shown_time(max(moments), zone)),
     )
 
 
@@ -202,7 +206,7 @@ def daily_log_loss(days: Sequence[DayBucket]) -> Markup:
     )
 
 
-def bankroll(points: Sequence[BankrollPoint]) -> Markup:
+def bankroll(points: Sequence[BankrollPoint], zone: tzinfo) -> Markup:
     return line_chart(
         [
             Series(
@@ -213,6 +217,6 @@ def bankroll(points: Sequence[BankrollPoint]) -> Markup:
         ],
         element_id="bankroll",
         title="Kelly bankroll of the value bets (starting at 1)",
-        x_labels=(_day(points[0].kickoff), _day(points[-1].kickoff)),
+        x_labels=(shown_time(points[0].kickoff, zone), shown_time(points[-1].kickoff, zone)),
         y_format="{:.3f}",
     )

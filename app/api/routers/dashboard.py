@@ -3,21 +3,27 @@
 Pages are rendered on the server (Jinja2, autoescaped) with their charts as inline SVG
 (``app/api/charts.py``), and sent with a Content-Security-Policy that allows no script at
 all. A bad query parameter gets the API's one problem shape (422, naming the parameter); a
-missing match gets an HTML 404 page. Times are shown in UTC, with the zone written.
+missing match gets an HTML 404 page. Times are shown in the configured time zone (or the
+page's ``?tz=``), with the zone written; links and forms keep a ``?tz=`` asked for.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
 from fastapi import Path as PathParam
 from fastapi.responses import RedirectResponse
 from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
+from jinja2.runtime import Context
 from pydantic import BeforeValidator, StringConstraints
 
 from app.api import charts
@@ -27,6 +33,7 @@ from app.api.schemas.common import MAX_ID
 from app.api.schemas.problems import FieldError
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
+from app.domain.time_zones import TimeZoneName
 from app.domain.wording import counted
 from app.services import dashboard, track_record
 from app.services.serving import ModelCache
@@ -70,8 +77,37 @@ def odds(value: float) -> str:
     return f"{value:.2f}"
 
 
-def utc_time(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).strftime("%a %d %b %Y %H:%M UTC")
+@dataclass(frozen=True, slots=True)
+class ShownZone:
+    """The time zone a page shows times in, and the ``?tz=`` it was asked for by (kept by
+    its links and forms; None: the configured zone)."""
+
+    zone: ZoneInfo
+    asked: str | None
+
+
+def shown_zone(
+    settings: SettingsDep,
+    tz: Annotated[TimeZoneName | None, Blank, Query()] = None,
+) -> ShownZone:
+    return ShownZone(ZoneInfo(tz or settings.dashboard_time_zone), tz)
+
+
+ZoneDep = Annotated[ShownZone, Depends(shown_zone)]
+
+
+@pass_context
+def local_time(context: Context, moment: dt.datetime) -> str:
+    return charts.shown_time(moment, context["zone"].zone, weekday=True)
+
+
+@pass_context
+def zoned(context: Context, url: str) -> str:
+    """``url`` keeping the page's ``?tz=``, if one was asked for."""
+    asked = context["zone"].asked
+    if asked is None:
+        return url
+    return f"{url}{'&' if '?' in url else '?'}{urlencode({'tz': asked})}"
 
 
 def age(seconds: float | None) -> str:
@@ -93,7 +129,8 @@ def templates() -> Jinja2Templates:
         percent=percent,
         signed_percent=signed_percent,
         odds=odds,
-        utc=utc_time,
+        local=local_time,
+        zoned=zoned,
         age=age,
         counted=counted,
     )
@@ -105,11 +142,12 @@ def render(
     request: Request,
     name: str,
     models: ModelCache,
+    zone: ShownZone,
     context: dict[str, Any],
     status_code: int = status.HTTP_200_OK,
 ) -> Response:
     ensemble = models.ensemble
-    footer = {"model_version": None if ensemble is None else ensemble.version}
+    footer = {"model_version": None if ensemble is None else ensemble.version, "zone": zone}
     return templates().TemplateResponse(
         request, name, footer | context, status_code=status_code, headers=HEADERS
     )
@@ -140,6 +178,7 @@ async def upcoming_page(
     boards: UpcomingBoardsDep,
     models: ModelsDep,
     settings: SettingsDep,
+    zone: ZoneDep,
     competition: Competition = None,
     days: Annotated[int, Query(ge=1, le=30)] = 7,
 ) -> Response:
@@ -149,7 +188,9 @@ async def upcoming_page(
         competition=competition,
     )
     view = await dashboard.upcoming_view(boards, query, days)
-    return render(request, "dashboard/upcoming.html", models, {"view": view, "page": "upcoming"})
+    return render(
+        request, "dashboard/upcoming.html", models, zone, {"view": view, "page": "upcoming"}
+    )
 
 
 @router.get("/dashboard/matches/{match_id}")
@@ -158,6 +199,7 @@ def match_page(
     session: SessionDep,
     models: ModelsDep,
     settings: SettingsDep,
+    zone: ZoneDep,
     match_id: Annotated[int, PathParam(ge=1, le=MAX_ID)],
 ) -> Response:
     view = dashboard.match_page(session, models, settings, match_id)
@@ -166,16 +208,17 @@ def match_page(
             request,
             "dashboard/not_found.html",
             models,
+            zone,
             {"match_id": match_id, "page": None},
             status.HTTP_404_NOT_FOUND,
         )
-    return render(request, "dashboard/match.html", models, {"view": view, "page": None})
+    return render(request, "dashboard/match.html", models, zone, {"view": view, "page": None})
 
 
 @router.get("/dashboard/model")
-def model_page(request: Request, session: SessionDep, models: ModelsDep) -> Response:
+def model_page(request: Request, session: SessionDep, models: ModelsDep, zone: ZoneDep) -> Response:
     view = dashboard.model_page(session)
-    return render(request, "dashboard/model.html", models, {"view": view, "page": "model"})
+    return render(request, "dashboard/model.html", models, zone, {"view": view, "page": "model"})
 
 
 @router.get("/dashboard/track-record")
@@ -184,6 +227,7 @@ def track_record_page(
     session: SessionDep,
     models: ModelsDep,
     settings: SettingsDep,
+    zone: ZoneDep,
     kickoff_from: Annotated[Moment, Query(alias="from")] = None,
     kickoff_to: Annotated[Moment, Query(alias="to")] = None,
     competition: Competition = None,
@@ -198,5 +242,6 @@ def track_record_page(
         request,
         "dashboard/track_record.html",
         models,
+        zone,
         {"view": view, "page": "track-record"},
     )
