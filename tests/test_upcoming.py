@@ -8,16 +8,22 @@ Bet&Win's own: the figures below are worked out by hand from the prices.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from httpx2 import Response
 from sqlalchemy import event
+from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.domain.vocabulary import ActivatedBy, Method
+from app.services import upcoming as upcoming_service
+from app.services.ingest import MatchIdentity, ResultItem, settle_results
+from app.services.matches import delete_match
 from app.services.model_versions import activate
+from app.services.teams import add_alias, remove_alias
 from app.state import app_state
 from tests.helpers import error_messages, hand_made_version, request_statements
 from tests.test_value_bets import (
@@ -25,6 +31,7 @@ from tests.test_value_bets import (
     BARCELONA,
     CAPTURED,
     D1,
+    D2,
     EVERTON,
     NEXT_WEEK,
     NOW,
@@ -348,3 +355,224 @@ def test_bad_inputs_are_problems_naming_the_parameter(
     messages = error_messages(response.json())
     assert len(messages) == 1
     assert messages[0].startswith(f"{where}: "), messages
+
+
+# What each kind of write does to the board, and how the next answer shows it. Each runs on
+# the seeded database with the app's own write sessions, as the admin API and the commands do.
+Change = Callable[[Seeded], None]
+
+
+def _in_a_write_session(seeded: Seeded, work: Callable[[Session], object]) -> None:
+    with session_scope(app_state(seeded.client.app_state).write_sessions) as session:
+        work(session)
+
+
+def new_quote(seeded: Seeded) -> None:
+    newer = CAPTURED + dt.timedelta(minutes=30)
+    store(
+        seeded.client, [quote_items(ARSENAL)[1] | {"home": 2.5, "captured_at": newer.isoformat()}]
+    )
+
+
+def changed_price(seeded: Seeded) -> None:
+    store(seeded.client, [quote_items(BARCELONA)[1] | {"draw": 12.0}])
+
+
+def new_match(seeded: Seeded) -> None:
+    store(seeded.client, quote_items(ENTERING))
+
+
+def rescheduled(seeded: Seeded) -> None:
+    moved = quote_items(ARSENAL)[0]
+    moved["match"] = moved["match"] | {"kickoff": (ARSENAL.kickoff + LATER).isoformat()}
+    store(seeded.client, [moved])
+
+
+def settled_after_a_move(seeded: Seeded) -> None:
+    # Played two hours ago, not on the day it was stored for: moved back and settled.
+    played = MatchIdentity("E0", EVERTON.home, EVERTON.away, NOW - dt.timedelta(hours=2))
+    item = ResultItem(home_goals=1, away_goals=0, match=played)
+    _in_a_write_session(seeded, lambda session: settle_results(session, [item], source="test"))
+
+
+def team_merged(seeded: Seeded) -> None:
+    # Fulham was another source's name for Chelsea: Everton's match is now against Chelsea.
+    _in_a_write_session(
+        seeded, lambda session: add_alias(session, alias="Fulham", team="Chelsea", confirm=True)
+    )
+
+
+def merge_undone(seeded: Seeded) -> None:
+    _in_a_write_session(seeded, lambda session: remove_alias(session, "Fulham"))
+
+
+def deleted(seeded: Seeded) -> None:
+    match_id = seeded.ids[EVERTON.home]
+    _in_a_write_session(seeded, lambda session: delete_match(session, match_id))
+
+
+def activated(seeded: Seeded) -> None:
+    with session_scope(app_state(seeded.client.app_state).write_sessions) as session:
+        version = hand_made_version(weights={"B365": 1.0}, method=Method.MULTIPLICATIVE)
+        session.add(version)
+        session.flush()
+        activate(session, version, by=ActivatedBy.REFIT)
+    app_state(seeded.client.app_state).models.refresh()
+
+
+LATER = dt.timedelta(hours=2)
+# Quoted only once the board is being polled.
+ENTERING = Fixture("E0", "Newcastle", "Spurs", D2 + dt.timedelta(hours=12), {"BW": (2.0, 4.0, 4.0)})
+
+
+def arsenal(body: dict[str, Any]) -> dict[str, Any]:
+    item: dict[str, Any] = next(i for i in body["items"] if i["match"]["home_team"] == "Arsenal")
+    return item
+
+
+SHOWN: dict[str, Callable[[dict[str, Any]], object]] = {
+    "new_quote": lambda body: arsenal(body)["value"]["outcomes"][0]["price"] == 2.5,
+    "changed_price": lambda body: body["items"][-1]["value"]["outcomes"][1]["price"] == 12.0,
+    "new_match": lambda body: "Newcastle" in teams(body),
+    "rescheduled": lambda body: utc(arsenal(body)["match"]["kickoff"]) == ARSENAL.kickoff + LATER,
+    "settled_after_a_move": lambda body: EVERTON.home not in teams(body),
+    "team_merged": lambda body: body["items"][1]["match"]["away_team"] == "Chelsea",
+    "merge_undone": lambda body: body["items"][1]["match"]["away_team"] == "Fulham",
+    "deleted": lambda body: EVERTON.home not in teams(body),
+    # B365 alone, de-margined multiplicatively: 1/2.2 of 1/2.2 + 1/3.4 + 1/3.6.
+    "activated": lambda body: (
+        arsenal(body)["prediction"]["probabilities"]["home"]
+        == pytest.approx((1 / 2.2) / (1 / 2.2 + 1 / 3.4 + 1 / 3.6))
+    ),
+}
+CHANGES: dict[str, Change] = {
+    "new_quote": new_quote,
+    "changed_price": changed_price,
+    "new_match": new_match,
+    "rescheduled": rescheduled,
+    "settled_after_a_move": settled_after_a_move,
+    "team_merged": team_merged,
+    "merge_undone": merge_undone,
+    "deleted": deleted,
+    "activated": activated,
+}
+
+
+@pytest.fixture
+def watermark_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watermark trusted as soon as a stamp read saw it: every poll after the first
+    takes the cheap check, whatever was written just before."""
+    monkeypatch.setattr(upcoming_service, "SETTLED_AFTER", dt.timedelta(0))
+
+
+def polled(client: TestClient, **headers: str) -> tuple[Response, list[str]]:
+    """One poll of the default board, and the SELECT statements it ran."""
+    statements: list[str] = []
+
+    def record(*args: Any) -> None:
+        statements.append(str(args[2]))
+
+    engine = app_state(client.app_state).engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        response = client.get("/upcoming", headers=headers)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    selects = [s for s in request_statements(statements) if s.lstrip().upper().startswith("SELECT")]
+    return response, selects
+
+
+def reads_quotes_per_match(selects: list[str]) -> bool:
+    return any("count(" in select.lower() for select in selects)
+
+
+# What is written before the board is polled.
+PREPARED: dict[str, Change] = {"merge_undone": team_merged}
+
+
+@pytest.mark.usefixtures("watermark_trusted")
+@pytest.mark.parametrize("kind", list(CHANGES))
+def test_each_kind_of_write_shows_in_the_next_poll_after_cheap_ones(
+    seeded: Seeded, kind: str
+) -> None:
+    if kind in PREPARED:
+        PREPARED[kind](seeded)
+    first, _ = polled(seeded.client)
+    again, selects = polled(seeded.client)
+    # Unchanged: one query that reads no quote of a match, and the same tag.
+    assert len(selects) == 1, selects
+    assert not reads_quotes_per_match(selects), selects
+    assert again.headers["etag"] == first.headers["etag"]
+    assert first.headers["etag"].startswith('W/"')
+    assert not SHOWN[kind](again.json())
+    CHANGES[kind](seeded)
+    after, _ = polled(seeded.client)
+    assert SHOWN[kind](after.json()), after.json()
+    assert after.headers["etag"] != first.headers["etag"]
+    # What a process that never made a board answers.
+    with app_on(seeded.database_url) as fresh:
+        anew = fresh.get("/upcoming")
+    assert anew.headers["etag"] == after.headers["etag"]
+    assert comparable(anew.json()) == comparable(after.json())
+
+
+def comparable(body: dict[str, Any]) -> dict[str, Any]:
+    """The body without what is as of its answer."""
+    for item in body["items"]:
+        item["freshness"].pop("age_seconds")
+    return {key: value for key, value in body.items() if key not in ("answered_at", "from", "to")}
+
+
+@pytest.mark.usefixtures("watermark_trusted")
+def test_a_match_that_kicks_off_leaves_the_next_poll(seeded: Seeded) -> None:
+    from app.services.pagination import PageWindow
+    from app.services.upcoming import UpcomingQuery
+
+    state = app_state(seeded.client.app_state)
+    query = UpcomingQuery(
+        terms=state.settings.value_terms(),
+        daily_exposure_cap=state.settings.value_daily_exposure_cap,
+    )
+    window = PageWindow(limit=50, offset=0)
+    portal = seeded.client.portal
+    assert portal is not None  # the client is open
+
+    def home_teams_at(now: dt.datetime) -> list[str]:
+        page = portal.call(lambda: state.upcoming.page(query, window, now=now))
+        return [item.match.home_team for item in page.items]
+
+    before = ARSENAL.kickoff - dt.timedelta(seconds=1)
+    assert home_teams_at(before)[0] == "Arsenal"
+    assert home_teams_at(before)[0] == "Arsenal"
+    assert home_teams_at(ARSENAL.kickoff)[0] == "Everton"
+
+
+def test_if_none_match_gets_304_without_a_body_while_nothing_changed(seeded: Seeded) -> None:
+    first = seeded.client.get("/upcoming")
+    etag = first.headers["etag"]
+    unchanged = seeded.client.get("/upcoming", headers={"If-None-Match": etag})
+    assert unchanged.status_code == 304
+    assert unchanged.content == b""
+    assert unchanged.headers["etag"] == etag
+    # Among others, and compared weakly.
+    listed = f'W/"other", {etag.removeprefix("W/")}'
+    assert seeded.client.get("/upcoming", headers={"If-None-Match": listed}).status_code == 304
+    assert seeded.client.get("/upcoming", headers={"If-None-Match": "*"}).status_code == 304
+    other = seeded.client.get("/upcoming", headers={"If-None-Match": 'W/"other"'})
+    assert other.status_code == 200
+    assert other.headers["etag"] == etag
+    # Another page, window or terms: another answer, another tag.
+    for params in ({"limit": 2}, {"competition": "E0"}, {"bankroll": 1000}):
+        asked = seeded.client.get("/upcoming", params=params, headers={"If-None-Match": etag})
+        assert asked.status_code == 200
+        assert asked.headers["etag"] != etag
+    new_quote(seeded)
+    changed = seeded.client.get("/upcoming", headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["etag"] != etag
+
+
+def test_the_api_document_lists_304(client: TestClient) -> None:
+    operation = client.get("/openapi.json").json()["paths"]["/upcoming"]["get"]
+    assert "304" in operation["responses"]
+    assert "if-none-match" in {parameter["name"].lower() for parameter in operation["parameters"]}

@@ -23,6 +23,29 @@ from app.services.value_bets import AppliedTerms, ValueBet
 # Kept while the service keeps the page. Used on the event loop only.
 _WRITTEN: WeakKeyDictionary[UpcomingPage, bytes] = WeakKeyDictionary()
 
+NOT_MODIFIED = (
+    "The answer is the one whose ETag was sent as If-None-Match (its ages as of that answer); "
+    "no body."
+)
+
+
+def etag_of(page: UpcomingPage) -> str:
+    """The weak ETag of ``page``: equal for pages that show the same (but their ages)."""
+    return f'W/"{page.tag}"'
+
+
+def matches_etag(if_none_match: str | None, etag: str) -> bool:
+    """Whether an If-None-Match header names ``etag`` (or is ``*``), compared weakly as
+    RFC 9110 asks of If-None-Match."""
+    if if_none_match is None:
+        return False
+    wanted = etag.removeprefix("W/")
+    for held in if_none_match.split(","):
+        held = held.strip()
+        if held == "*" or held.removeprefix("W/") == wanted:
+            return True
+    return False
+
 
 def upcoming_json(page: UpcomingPage) -> bytes:
     """The body of ``page``, in the shape :class:`app.api.schemas.upcoming.UpcomingPage`

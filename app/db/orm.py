@@ -270,6 +270,8 @@ class Match(Base):
         ),
         Index("ix_matches_competition_id_kickoff", "competition_id", "kickoff"),
         Index("ix_matches_kickoff", "kickoff"),
+        # The newest change of any match, read by a poll of the upcoming board.
+        Index("ix_matches_updated_at", "updated_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -333,6 +335,8 @@ class OddsQuote(Base):
             name="price_range",
         ),
         Index("ix_odds_quotes_bookmaker_id", "bookmaker_id"),
+        # The newest receipt of any quote, read by a poll of the upcoming board.
+        Index("ix_odds_quotes_received_at", "received_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

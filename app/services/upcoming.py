@@ -1,14 +1,30 @@
 """Every upcoming match in one call: its prediction, the value of each outcome, its value
 bets and how fresh its quotes are, for a dashboard that polls.
 
-A poll costs one small query when nothing changed. That query reads, for each upcoming
-match of the window, what an answer depends on in the database: the match's last change
-(its teams, kickoff or result; a team merge) and the number and latest receipt of its quotes
-(a new quote adds one; a changed price is received again). With the active model's version
-it is the board's stamp: a board is kept per query and served again while its stamp is the
-same, so a new quote or a model activation shows in the very next answer, and a match that
-kicks off leaves the window (and the stamp) at once. Only the ages of the quotes are worked
-out anew for every answer.
+What an answer depends on in the database is, for each upcoming match of the window: the
+match's last change (its teams, kickoff or result; a team merge) and the number and latest
+receipt of its quotes (a new quote adds one; a changed price is received again). With the
+active model's version it is the board's stamp: a board is kept per query and served again
+while its stamp is the same, so a new quote, a result, a reschedule, a team merge, a deleted
+match or a model activation shows in the very next answer, and a match that kicks off
+leaves the window (and the stamp) at once. Only the ages of the quotes are worked out anew
+for every answer.
+
+Reading the stamp reads every quote of the window, so a poll first reads less: the ids of
+the window's matches (by the kickoff index) and the watermark of the whole database, the
+newest quote receipt and the newest match change (each one index entry). Every write of a
+quote or a match moves the watermark (ingest, results and corrections stamp their rows;
+a team merge stamps the matches it changes and the twin its quotes move to), and a deleted
+match leaves the window's ids. While both are what the board's last reading of its stamp
+saw, the stamp is unchanged and the board is served; else the stamp is read again, and
+only the matches whose own part of it changed are made again.
+
+A write stamps its rows before it commits, so one that commits after a later-stamped one
+can land below a watermark already seen. The watermark is therefore trusted only once the
+newest change it holds is ``SETTLED_AFTER`` older than the stamp read that saw it (every
+write of the service commits well within that), and the stamp is read again at least every
+``VERIFIED_FOR`` whatever the watermark says. Polls of one query that arrive while its
+check runs share the next check, which starts after they all arrived.
 
 The board is made as the prediction service answers a match by id (the same stored quotes,
 the same prediction of the same snapshot of the model), but from the database every time
@@ -21,11 +37,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import ScalarSelect, func, select
+from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from app.db.engine import session_scope
 from app.db.orm import Match, OddsQuote, utcnow
@@ -45,6 +63,11 @@ NO_USABLE_QUOTE = (
 )
 # Boards kept per process: one per distinct query (filters and terms) polled.
 BOARDS_KEPT = 256
+# How much older than the stamp read that saw it the newest change must be before the
+# watermark alone is trusted (longer than any write takes from stamping its rows to its
+# commit), and how long a stamp read is trusted at most.
+SETTLED_AFTER = dt.timedelta(seconds=30)
+VERIFIED_FOR = dt.timedelta(seconds=60)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,11 +153,18 @@ class UpcomingPage:
     model_version: int | None
     answered_at: dt.datetime
     unfitted: bool  # no model has been fitted: the predictions are the consensus
+    # A digest of what the page shows but its ages and window start: the board's stamp, the
+    # query as asked and the page's place. Equal tags, equal pages (as of their answers).
+    tag: str
 
 
 # What a board's answers depend on in the database, per match: its id, its season, its
 # last change, its number of quotes and the latest receipt of one.
 _MatchStamp = tuple[int, str, dt.datetime, int, dt.datetime | None]
+
+
+# A check's reading, and the board it found its stamp unchanged for (else the board kept).
+_Checked = tuple["_Read", "_Board | None"]
 
 
 # A match as a board made it (value bets aside), and the answer it was made from.
@@ -147,11 +177,34 @@ class _Stamp:
     matches: tuple[_MatchStamp, ...]
 
 
+# The newest quote receipt and the newest match change of the whole database (None for an
+# empty window: its board depends on nothing but which matches enter it).
+_Watermark = tuple[dt.datetime | None, dt.datetime | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What one check of a query read at ``at``: the ids of the window's matches and the
+    watermark, and the stamp's matches when they were read too (else None: unchanged)."""
+
+    at: dt.datetime
+    ids: tuple[int, ...]
+    watermark: _Watermark
+    matches: tuple[_MatchStamp, ...] | None
+
+    def trusted_at(self, moment: dt.datetime) -> bool:
+        """Whether a stamp read by this check can stand at ``moment`` while the window's ids
+        and the watermark are the same (see the module)."""
+        changes = [change for change in self.watermark if change is not None]
+        settled = not changes or self.at - max(changes) >= SETTLED_AFTER
+        return settled and moment - self.at < VERIFIED_FOR
+
+
 # The pages of a board handed out within one second, kept per window up to this many.
 PAGES_KEPT = 32
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class _Board:
     """Every match of a query's window as last made, the stamp it was made at, and the
     pages last handed out of it (per window: each answers every poll of its second)."""
@@ -160,7 +213,21 @@ class _Board:
     matches: Sequence[UpcomingMatch]
     unfitted: bool
     made: dict[_MatchStamp, _Made]
+    digest: str
     pages: dict[tuple[int, int], UpcomingPage] = field(default_factory=dict)
+    # The latest reading of the stamp that found this board's: what a check compares with.
+    verified: _Read | None = None
+
+    def verified_by(self, read: _Read) -> None:
+        if self.verified is None or self.verified.at < read.at:
+            self.verified = read
+
+    def trusted(self, model_version: int | None, moment: dt.datetime) -> _Read | None:
+        """The stamp reading a check at ``moment`` can compare with, if any."""
+        last = self.verified
+        if model_version != self.stamp.model_version or last is None:
+            return None
+        return last if last.trusted_at(moment) else None
 
     def kept_for(self, stamp: _Stamp) -> dict[_MatchStamp, _Made]:
         """What a board at ``stamp`` can take from this one: the matches as made, by their
@@ -195,6 +262,7 @@ class _Board:
         now: dt.datetime,
     ) -> UpcomingPage:
         shown = self.matches[window.offset : window.offset + window.limit]
+        terms = _applied(query)
         return UpcomingPage(
             items=[_aged(match, now) for match in shown],
             total=len(self.matches),
@@ -202,21 +270,38 @@ class _Board:
             offset=window.offset,
             kickoff_from=start,
             kickoff_to=end,
-            terms=AppliedTerms(
-                min_ev=query.terms.min_ev,
-                kelly_fraction=query.terms.kelly_fraction,
-                stake_cap=query.terms.stake_cap,
-                daily_exposure_cap=query.daily_exposure_cap,
-                source=query.terms.source,
-                bookmakers=None
-                if query.terms.bookmakers is None
-                else tuple(sorted(query.terms.bookmakers)),
-                bankroll=query.terms.bankroll,
-            ),
+            terms=terms,
             model_version=self.stamp.model_version,
             answered_at=now,
             unfitted=self.unfitted,
+            tag=_digest(
+                self.digest,
+                terms,
+                query.kickoff_from,
+                query.kickoff_to,
+                query.competition,
+                window.offset,
+                window.limit,
+            ),
         )
+
+
+def _applied(query: UpcomingQuery) -> AppliedTerms:
+    terms = query.terms
+    return AppliedTerms(
+        min_ev=terms.min_ev,
+        kelly_fraction=terms.kelly_fraction,
+        stake_cap=terms.stake_cap,
+        daily_exposure_cap=query.daily_exposure_cap,
+        source=terms.source,
+        bookmakers=None if terms.bookmakers is None else tuple(sorted(terms.bookmakers)),
+        bankroll=terms.bankroll,
+    )
+
+
+def _digest(*parts: object) -> str:
+    """A digest of values whose ``repr`` is the same in every process (no sets)."""
+    return hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
 
 
 class UpcomingBoards:
@@ -240,28 +325,77 @@ class UpcomingBoards:
         self._boards: AnswerCache[_Board] = AnswerCache(float("inf"), max_entries=BOARDS_KEPT)
         # Used from the event loop only, as the cache is.
         self._making: dict[tuple[UpcomingQuery, _Stamp], asyncio.Future[_Board]] = {}
+        # Per query and model version: the check running, and the one waiting to start.
+        self._running: dict[tuple[UpcomingQuery, int | None], asyncio.Future[_Checked]] = {}
+        self._waiting: dict[tuple[UpcomingQuery, int | None], asyncio.Future[_Checked]] = {}
 
     async def page(
         self, query: UpcomingQuery, window: PageWindow, *, now: dt.datetime | None = None
     ) -> UpcomingPage:
         """One page of the upcoming matches ``query`` selects, by kickoff (then id)."""
-        moment = now or utcnow()
-        start = query.kickoff_from or moment
-        end = query.kickoff_to or moment + DEFAULT_HORIZON
+        ensemble = self._models.ensemble  # read once: the board is made with this one
+        version = None if ensemble is None else ensemble.version
+        if now is None:
+            read, board = await self._checked(query, version)
+        else:
+            read, board = await asyncio.to_thread(self._check, query, version, now)
+        if read.matches is not None:
+            stamp = _Stamp(version, read.matches)
+            if board is None or board.stamp != stamp:
+                board = await self._made_once(query, stamp, ensemble)
+            board.verified_by(read)
+        assert board is not None  # a check that read no stamp compared with a board's
+        start, end = _window(query, read.at)
+        return board.page(query, window, start, end, read.at)
+
+    async def _checked(
+        self, query: UpcomingQuery, version: int | None
+    ) -> tuple[_Read, _Board | None]:
+        """A check of ``query`` that starts after this call: the one waiting to start if
+        another poll asked first, else a new one, started when the running one ends."""
+        key = (query, version)
+        waiting = self._waiting.get(key)
+        if waiting is None:
+            waiting = asyncio.ensure_future(self._check_after(key, self._running.get(key)))
+            self._waiting[key] = waiting
+        # Shielded: a poll that goes away does not cancel the others' check.
+        return await asyncio.shield(waiting)
+
+    async def _check_after(
+        self,
+        key: tuple[UpcomingQuery, int | None],
+        running: asyncio.Future[tuple[_Read, _Board | None]] | None,
+    ) -> tuple[_Read, _Board | None]:
+        if running is not None:
+            await asyncio.wait([running])
+        # From here on a poll that arrives waits for the next check.
+        this = self._waiting.pop(key)
+        self._running[key] = this
+        try:
+            return await asyncio.to_thread(self._check, *key, utcnow())
+        finally:
+            if self._running.get(key) is this:
+                del self._running[key]
+
+    def _check(
+        self, query: UpcomingQuery, version: int | None, moment: dt.datetime
+    ) -> tuple[_Read, _Board | None]:
+        """What the database holds for ``query`` at ``moment``: the window's ids and the
+        watermark alone when they are what the kept board's trusted reading saw (the board
+        stands), else its stamp too."""
+        start, end = _window(query, moment)
         filters = queries.MatchFilter(
             competition=query.competition, kickoff_from=start, kickoff_to=end
         )
-        ensemble = self._models.ensemble  # read once: the board is made with this one
-        matches = await asyncio.to_thread(self._stamps, filters, moment)
-        stamp = _Stamp(None if ensemble is None else ensemble.version, matches)
         board = self._boards.get(query)
-        if board is None or board.stamp != stamp:
-            board = await self._made_once(query, stamp, ensemble)
-        return board.page(query, window, start, end, moment)
-
-    def _stamps(self, filters: queries.MatchFilter, now: dt.datetime) -> tuple[_MatchStamp, ...]:
+        last = None if board is None else board.trusted(version, moment)
         with busy_as_service_error(), session_scope(self._sessions) as session:
-            return match_stamps(session, filters, now)
+            if last is not None:
+                ids, watermark = window_watermark(session, filters, moment)
+                if (ids, watermark) == (last.ids, last.watermark):
+                    return _Read(moment, ids, watermark, None), board
+            matches, watermark = match_stamps(session, filters, moment)
+        return _Read(moment, tuple(match[0] for match in matches), watermark, matches), board
 
     async def _made_once(
         self, query: UpcomingQuery, stamp: _Stamp, ensemble: Ensemble | None
@@ -305,7 +439,8 @@ class UpcomingBoards:
             if match[0] in made
         ]
         made_by_stamp = {match: made[match[0]] for match in stamp.matches if match[0] in made}
-        return _Board(stamp, board, ensemble is None and bool(answers), made_by_stamp)
+        unfitted = ensemble is None and bool(answers)
+        return _Board(stamp, board, unfitted, made_by_stamp, _digest(stamp, unfitted))
 
     def _made(
         self,
@@ -347,10 +482,11 @@ class UpcomingBoards:
 
 def match_stamps(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
-) -> tuple[_MatchStamp, ...]:
+) -> tuple[tuple[_MatchStamp, ...], _Watermark]:
     """Per upcoming match that fits ``filters``, by kickoff then id: what its answer depends
-    on in the database (see the module). One query, which finds the matches by the kickoff
-    index and reads only their quotes (a join with GROUP BY would scan every match)."""
+    on in the database (see the module); and the watermark, read with it. One query, which
+    finds the matches by the kickoff index and reads only their quotes (a join with GROUP
+    BY would scan every match)."""
     of_match = OddsQuote.match_id == Match.id
     statement = select(
         Match.id,
@@ -358,9 +494,45 @@ def match_stamps(
         Match.updated_at,
         select(func.count()).where(of_match).scalar_subquery(),
         select(func.max(OddsQuote.received_at)).where(of_match).scalar_subquery(),
+        *_watermark_columns(),
     ).order_by(Match.kickoff, Match.id)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
-    return tuple((row[0], row[1], row[2], int(row[3]), row[4]) for row in rows)
+    matches = tuple((row[0], row[1], row[2], int(row[3]), row[4]) for row in rows)
+    return matches, _watermark_of(rows)
+
+
+def window_watermark(
+    session: Session, filters: queries.MatchFilter, now: dt.datetime
+) -> tuple[tuple[int, ...], _Watermark]:
+    """The ids of the upcoming matches that fit ``filters``, by kickoff then id, and the
+    watermark: one query that reads indexes only (the kickoff index, and one entry of each
+    watermark's index)."""
+    statement = select(Match.id, *_watermark_columns()).order_by(Match.kickoff, Match.id)
+    rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
+    return tuple(row[0] for row in rows), _watermark_of(rows)
+
+
+def _watermark_columns() -> tuple[ScalarSelect[dt.datetime], ScalarSelect[dt.datetime]]:
+    return _WATERMARK_COLUMNS
+
+
+# Uncorrelated: the newest of the whole tables, each one entry of its index. Built once: an
+# unchanged poll runs little more than this.
+_CHANGED = aliased(Match)
+_WATERMARK_COLUMNS = (
+    select(func.max(OddsQuote.received_at)).correlate(None).scalar_subquery(),
+    select(func.max(_CHANGED.updated_at)).correlate(None).scalar_subquery(),
+)
+
+
+def _watermark_of(rows: Sequence[Sequence[Any]]) -> _Watermark:
+    """The watermark read as the last two columns of every row."""
+    return (None, None) if not rows else (rows[0][-2], rows[0][-1])
+
+
+def _window(query: UpcomingQuery, moment: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """The kickoffs ``query`` looks at, at ``moment``."""
+    return query.kickoff_from or moment, query.kickoff_to or moment + DEFAULT_HORIZON
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,15 +31,10 @@ import json
 import os
 import random
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,18 +46,19 @@ from app.domain.vocabulary import RunTrigger
 from app.services.ingest import import_football_data
 from app.services.refit import run_refit
 from app.settings import Settings, settings_environment
+from tests.benchmarks.common import (
+    LUA_RESULT,
+    free_port,
+    latency_summary,
+    rate,
+    run_wrk,
+    serve,
+)
 
 LEAGUES = ("E0", "SP1", "I1", "D1", "F1")
 SEASONS = ("1516", "1617", "1718", "1819")
 BOOKMAKERS = ("B365", "BW", "IW", "PS", "WH", "VC")
 HERE = Path(__file__).resolve().parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def prepare(directory: Path, data_dir: Path) -> tuple[Settings, list[int]]:
@@ -91,28 +87,6 @@ def prepare(directory: Path, data_dir: Path) -> tuple[Settings, list[int]]:
     return settings, ids
 
 
-@contextmanager
-def serve(command: list[str], environment: dict[str, str], port: int, probe: str) -> Iterator[str]:
-    process = subprocess.Popen(
-        command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{base}{probe}", timeout=1)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"{command} did not start") from None
-                time.sleep(0.2)
-        yield base
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
-
-
 def inline_odds(rng: random.Random) -> list[dict[str, Any]]:
     """Six bookmakers' odds for one match, as real books look: the same underlying
     probabilities, each book with its own margin (3-8%) and a little disagreement."""
@@ -127,18 +101,13 @@ def inline_odds(rng: random.Random) -> list[dict[str, Any]]:
     return odds
 
 
-LUA_COMMON = """
+LUA_COMMON = (
+    """
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-done = function(summary, latency, requests)
-  local e = summary.errors
-  local errors = e.connect + e.read + e.write + e.status + e.timeout
-  io.write(string.format(
-    'RESULT {"requests": %d, "seconds": %f, "p50_ms": %f, "p99_ms": %f, "errors": %d}\\n',
-    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000,
-    latency:percentile(99) / 1000, errors))
-end
 """
+    + LUA_RESULT
+)
 
 LUA_INLINE = """
 -- The same generator as inline_odds() in bench_predict.py.
@@ -211,32 +180,6 @@ def request_body(
     return "/predict/batch", {"items": [{"odds": inline_odds(rng)} for _ in range(100)]}
 
 
-def run_wrk(base: str, script: str, connections: int, seconds: int) -> dict[str, float]:
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
-        handle.write(script)
-    try:
-        output = subprocess.run(
-            [
-                "wrk",
-                "-t1",
-                f"-c{connections}",
-                f"-d{seconds}s",
-                "--latency",
-                "-s",
-                handle.name,
-                base,
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    finally:
-        os.unlink(handle.name)
-    line = next(line for line in output.splitlines() if line.startswith("RESULT "))
-    result: dict[str, float] = json.loads(line.removeprefix("RESULT "))
-    return result
-
-
 async def run_asyncio(
     base: str, scenario: str, match_ids: list[int], connections: int, seconds: int
 ) -> dict[str, float]:
@@ -257,15 +200,7 @@ async def run_asyncio(
 
     started = time.monotonic()
     await asyncio.gather(*(worker(i) for i in range(connections)))
-    elapsed = time.monotonic() - started
-    quantiles = statistics.quantiles(latencies, n=100)
-    return {
-        "requests": len(latencies),
-        "seconds": elapsed,
-        "p50_ms": quantiles[49] * 1e3,
-        "p99_ms": quantiles[98] * 1e3,
-        "errors": errors,
-    }
+    return latency_summary(latencies, errors, time.monotonic() - started)
 
 
 def measure(
@@ -274,10 +209,6 @@ def measure(
     if shutil.which("wrk"):
         return run_wrk(base, lua_script(scenario, match_ids), connections, seconds)
     return asyncio.run(run_asyncio(base, scenario, match_ids, connections, seconds))
-
-
-def rate(rows: list[dict[str, float]]) -> float:
-    return sum(row["requests"] for row in rows) / sum(row["seconds"] for row in rows)
 
 
 def main() -> None:

@@ -7,13 +7,17 @@ benchmark makes them; a hand-made model version trusts six of the bookmakers. Th
 scenarios, each run of one followed at once by a run of the other:
 
 * upcoming: GET /upcoming?limit=200, every match of the week in one page, as a dashboard
-  polls it (nothing changes between polls: each answer is the kept board, checked by one
-  query);
+  polls it (nothing changes between polls: each answer is the kept board, checked by the
+  window's ids and the watermark);
+* upcoming_304: the same poll sending the ETag of the last answer as If-None-Match, as a
+  client that keeps the answer polls (304, no body);
 * match_id: POST /predict {"match_id": n}, n drawn from the same 200 matches.
 
-Also times a poll that follows a new quote (the board made again), median of ten. Prints
-requests/s, p50 and p99 latency of each, and the ratio of the board's throughput to the
-prediction's.
+First times a poll that follows a new quote (the board made again), median of ten, then
+waits until the last write is older than the board's settling time, so that the runs
+measure the polls of a board whose watermark is trusted. Prints requests/s, p50 and p99
+latency of each, the ratio of each poll's throughput to the prediction's with its aim, and
+the machine's load average before and after.
 
 Run: ``python tests/benchmarks/bench_upcoming.py [--workers 1 --connections 16
 --duration 10 --repeats 1]``
@@ -23,26 +27,31 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import random
 import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 
-from app.settings import settings_environment
-from tests.benchmarks.bench_predict import free_port, rate, run_wrk, serve
-from tests.benchmarks.bench_value_bets import ADMIN_KEY, OTHERS, POOL, book, lua_script, prepare
+from app.services.upcoming import SETTLED_AFTER
+from tests.benchmarks.bench_value_bets import OTHERS, POOL, book, lua_script
+from tests.benchmarks.common import (
+    LUA_RESULT,
+    load_average,
+    rate,
+    run_wrk,
+    served_quotes,
+    store_quotes,
+)
 
 MATCHES = 200
 BOOKMAKERS_PER_MATCH = (6, 40)
 BOARD_PATH = "/upcoming?limit=200"
-SCENARIOS = ("upcoming", "match_id")
+SCENARIOS = ("upcoming", "upcoming_304", "match_id")
 COLD_POLLS = 10
+# The throughput of each poll against a prediction by id that it aims at.
+AIMS = {"upcoming": 1 / 3, "upcoming_304": 0.8}
 
 
 def week(rng: random.Random, now: dt.datetime) -> list[dict[str, Any]]:
@@ -69,9 +78,14 @@ def week(rng: random.Random, now: dt.datetime) -> list[dict[str, Any]]:
     return quotes
 
 
-def board_script() -> str:
-    # The value-bets script's reporting, with this request.
-    return lua_script("value_bets", []).replace("/value-bets?limit=500", BOARD_PATH)
+def board_script(etag: str | None = None) -> str:
+    """GET of the board; with ``etag``, sent as If-None-Match."""
+    headers = "nil" if etag is None else f"{{['If-None-Match'] = '{etag}'}}"
+    return f"""
+request = function()
+  return wrk.format("GET", "{BOARD_PATH}", {headers})
+end
+{LUA_RESULT}"""
 
 
 def cold_polls(base: str, quote: dict[str, Any]) -> list[float]:
@@ -80,9 +94,7 @@ def cold_polls(base: str, quote: dict[str, Any]) -> list[float]:
     captured = dt.datetime.fromisoformat(quote["captured_at"])
     for minute in range(1, COLD_POLLS + 1):
         fresh = quote | {"captured_at": (captured + dt.timedelta(minutes=minute)).isoformat()}
-        stored = httpx.post(
-            f"{base}/admin/odds", json={"quotes": [fresh]}, headers={"X-API-Key": ADMIN_KEY}
-        )
+        stored = store_quotes(base, [fresh])
         assert stored.status_code == 200, stored.text
         started = time.perf_counter()
         polled = httpx.get(f"{base}{BOARD_PATH}", timeout=30)
@@ -99,53 +111,56 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="Runs of each scenario, alternated.")
     args = parser.parse_args()
     results: dict[str, list[dict[str, float]]] = {scenario: [] for scenario in SCENARIOS}
-    with tempfile.TemporaryDirectory() as directory:
-        settings = prepare(Path(directory))
-        environment = {**os.environ, **settings_environment(settings)}
-        environment["ODDSBOOST_ADMIN_API_KEY"] = ADMIN_KEY
-        port = free_port()
-        command = [sys.executable, "-m", "app", "serve", "--port", str(port)]
-        with serve(
-            [*command, "--workers", str(args.workers)], environment, port, "/models/active"
-        ) as base:
-            quotes = week(random.Random(7), dt.datetime.now(dt.UTC))
-            stored = httpx.post(
-                f"{base}/admin/odds",
-                json={"quotes": quotes},
-                headers={"X-API-Key": ADMIN_KEY},
-                timeout=120,
-            )
-            assert stored.status_code == 200, stored.text
-            board = httpx.get(f"{base}{BOARD_PATH}", timeout=30)
-            assert board.status_code == 200, board.text
-            match_ids = [item["match"]["id"] for item in board.json()["items"]]
-            assert len(match_ids) == MATCHES, len(match_ids)
-            predicted = httpx.post(f"{base}/predict", json={"match_id": match_ids[0]})
-            assert predicted.status_code == 200, predicted.text
-            cold = cold_polls(base, quotes[0])
-            scripts = {"upcoming": board_script(), "match_id": lua_script("match_id", match_ids)}
-            for _ in range(args.repeats):
-                for scenario in SCENARIOS:
-                    results[scenario].append(
-                        run_wrk(base, scripts[scenario], args.connections, args.duration)
-                    )
+    loads = [load_average()]
+    with served_quotes(args.workers, POOL, lambda now: week(random.Random(7), now)) as (
+        base,
+        quotes,
+    ):
+        board = httpx.get(f"{base}{BOARD_PATH}", timeout=30)
+        assert board.status_code == 200, board.text
+        match_ids = [item["match"]["id"] for item in board.json()["items"]]
+        assert len(match_ids) == MATCHES, len(match_ids)
+        predicted = httpx.post(f"{base}/predict", json={"match_id": match_ids[0]})
+        assert predicted.status_code == 200, predicted.text
+        cold = cold_polls(base, quotes[0])
+        # The board's watermark is trusted once its newest change has settled.
+        time.sleep(SETTLED_AFTER.total_seconds() + 1)
+        board = httpx.get(f"{base}{BOARD_PATH}", timeout=30)
+        etag = board.headers["ETag"]
+        held = httpx.get(f"{base}{BOARD_PATH}", headers={"If-None-Match": etag})
+        assert held.status_code == 304, held.status_code
+        scripts = {
+            "upcoming": board_script(),
+            "upcoming_304": board_script(etag),
+            "match_id": lua_script("match_id", match_ids),
+        }
+        for _ in range(args.repeats):
+            for scenario in SCENARIOS:
+                results[scenario].append(
+                    run_wrk(base, scripts[scenario], args.connections, args.duration)
+                )
+    loads.append(load_average())
 
     print(
         f"wrk, {args.connections} connections, {args.duration} s x {args.repeats} each, "
         f"{args.workers} worker(s); {MATCHES} matches, {len(quotes)} quotes; the board: "
-        f"{len(board.content):,} bytes; a prediction: {len(predicted.content):,} bytes"
+        f"{len(board.content):,} bytes; a prediction: {len(predicted.content):,} bytes; "
+        f"load average before {loads[0]}, after {loads[1]}"
     )
-    print(
-        "{:<11} {:>8} {:>8} {:>8} {:>6}".format("scenario", "req/s", "p50 ms", "p99 ms", "errors")
-    )
+    header = ("scenario", "req/s", "p50 ms", "p99 ms", "errors", "ratio", "aim")
+    print("{:<13} {:>8} {:>8} {:>8} {:>6} {:>6} {:>5}".format(*header))
+    predictions = rate(results["match_id"])
     for scenario in SCENARIOS:
         rows = results[scenario]
         p50 = statistics.median(row["p50_ms"] for row in rows)
         p99 = statistics.median(row["p99_ms"] for row in rows)
         errors = int(sum(row["errors"] for row in rows))
-        print(f"{scenario:<11} {rate(rows):>8.0f} {p50:>8.2f} {p99:>8.2f} {errors:>6}")
-    overall = rate(results["upcoming"]) / rate(results["match_id"])
-    print(f"ratio upcoming / match_id: {overall:.2f}")
+        ratio = f"{rate(rows) / predictions:.2f}" if scenario in AIMS else ""
+        aim = f"{AIMS[scenario]:.2f}" if scenario in AIMS else ""
+        print(
+            f"{scenario:<13} {rate(rows):>8.0f} {p50:>8.2f} {p99:>8.2f} {errors:>6} "
+            f"{ratio:>6} {aim:>5}"
+        )
     print(f"a poll after a new quote (board made again): {statistics.median(cold):.1f} ms median")
 
 

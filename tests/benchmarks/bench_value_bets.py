@@ -25,27 +25,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
-import os
 import random
 import shutil
 import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 
-from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.migrate import upgrade_to_head
-from app.domain.vocabulary import ActivatedBy
-from app.services.model_versions import activate
-from app.settings import Settings, settings_environment
-from tests.benchmarks.bench_predict import free_port, rate, run_wrk, serve
-from tests.helpers import hand_made_version
+from tests.benchmarks.common import (
+    LUA_RESULT,
+    latency_summary,
+    load_average,
+    rate,
+    run_wrk,
+    served_quotes,
+)
 
-ADMIN_KEY = "bench-admin-key-123"
 MATCHES = 50
 BOOKMAKERS_PER_MATCH = (6, 40)
 MARGINS = (0.02, 0.08)
@@ -89,20 +85,6 @@ def matchday(rng: random.Random, now: dt.datetime) -> list[dict[str, Any]]:
     return quotes
 
 
-def prepare(directory: Path) -> Settings:
-    """A database at the newest schema whose active version is the hand-made one."""
-    url = f"sqlite:///{directory / 'bench.db'}"
-    upgrade_to_head(url)
-    engine = make_engine(url)
-    with session_scope(make_session_factory(engine, for_writes=True)) as session:
-        version = hand_made_version(weights=POOL)
-        session.add(version)
-        session.flush()
-        activate(session, version, by=ActivatedBy.REFIT)
-    engine.dispose()
-    return Settings(database_url=url, admin_api_key=ADMIN_KEY)
-
-
 def lua_script(scenario: str, match_ids: list[int]) -> str:
     if scenario == "value_bets":
         request = f"""
@@ -119,19 +101,7 @@ request = function()
     '{{"match_id":' .. ids[math.random(#ids)] .. '}}')
 end
 """
-    return (
-        request
-        + """
-done = function(summary, latency, requests)
-  local e = summary.errors
-  local errors = e.connect + e.read + e.write + e.status + e.timeout
-  io.write(string.format(
-    'RESULT {"requests": %d, "seconds": %f, "p50_ms": %f, "p99_ms": %f, "errors": %d}\\n',
-    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000,
-    latency:percentile(99) / 1000, errors))
-end
-"""
-    )
+    return request + LUA_RESULT
 
 
 async def run_asyncio(
@@ -158,14 +128,7 @@ async def run_asyncio(
 
     started = time.monotonic()
     await asyncio.gather(*(worker(i) for i in range(connections)))
-    quantiles = statistics.quantiles(latencies, n=100)
-    return {
-        "requests": len(latencies),
-        "seconds": time.monotonic() - started,
-        "p50_ms": quantiles[49] * 1e3,
-        "p99_ms": quantiles[98] * 1e3,
-        "errors": errors,
-    }
+    return latency_summary(latencies, errors, time.monotonic() - started)
 
 
 def measure(
@@ -184,43 +147,30 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="Runs of each scenario, alternated.")
     args = parser.parse_args()
     results: dict[str, list[dict[str, float]]] = {scenario: [] for scenario in SCENARIOS}
-    with tempfile.TemporaryDirectory() as directory:
-        settings = prepare(Path(directory))
-        environment = {**os.environ, **settings_environment(settings)}
-        environment["ODDSBOOST_ADMIN_API_KEY"] = ADMIN_KEY
-        port = free_port()
-        command = [sys.executable, "-m", "app", "serve", "--port", str(port)]
-        with serve(
-            [*command, "--workers", str(args.workers)], environment, port, "/models/active"
-        ) as base:
-            quotes = matchday(random.Random(7), dt.datetime.now(dt.UTC))
-            stored = httpx.post(
-                f"{base}/admin/odds",
-                json={"quotes": quotes},
-                headers={"X-API-Key": ADMIN_KEY},
-                timeout=60,
-            )
-            assert stored.status_code == 200, stored.text
-            listed = httpx.get(f"{base}{LIST_PATH}", timeout=30)
-            assert listed.status_code == 200, listed.text
-            body = listed.json()
-            upcoming = httpx.get(f"{base}/matches", params={"status": "upcoming", "limit": 100})
-            match_ids = [match["id"] for match in upcoming.json()["items"]]
-            assert len(match_ids) == MATCHES, match_ids
-            predicted = httpx.post(f"{base}/predict", json={"match_id": match_ids[0]})
-            assert predicted.status_code == 200, predicted.text
-            for _ in range(args.repeats):
-                for scenario in SCENARIOS:
-                    results[scenario].append(
-                        measure(base, scenario, match_ids, args.connections, args.duration)
-                    )
+    with served_quotes(args.workers, POOL, lambda now: matchday(random.Random(7), now)) as (
+        base,
+        quotes,
+    ):
+        listed = httpx.get(f"{base}{LIST_PATH}", timeout=30)
+        assert listed.status_code == 200, listed.text
+        body = listed.json()
+        upcoming = httpx.get(f"{base}/matches", params={"status": "upcoming", "limit": 100})
+        match_ids = [match["id"] for match in upcoming.json()["items"]]
+        assert len(match_ids) == MATCHES, match_ids
+        predicted = httpx.post(f"{base}/predict", json={"match_id": match_ids[0]})
+        assert predicted.status_code == 200, predicted.text
+        for _ in range(args.repeats):
+            for scenario in SCENARIOS:
+                results[scenario].append(
+                    measure(base, scenario, match_ids, args.connections, args.duration)
+                )
 
     tool = "wrk" if shutil.which("wrk") else "asyncio client"
     print(
         f"{tool}, {args.connections} connections, {args.duration} s x {args.repeats} each, "
         f"{args.workers} worker(s); {MATCHES} matches, {len(quotes)} quotes; the list: "
         f"{body['total']} value bets, {len(listed.content):,} bytes; a prediction: "
-        f"{len(predicted.content):,} bytes"
+        f"{len(predicted.content):,} bytes; load average {load_average()}"
     )
     print(
         "{:<11} {:>8} {:>8} {:>8} {:>6}".format("scenario", "req/s", "p50 ms", "p99 ms", "errors")
