@@ -27,7 +27,8 @@ from app.main import create_app
 from app.services import readiness
 from app.settings import Settings
 from app.state import app_state
-from tests.conftest import ADMIN_KEY
+from tests.conftest import ADMIN_KEY, client_on
+from tests.databases import SharedDatabase
 from tests.helpers import error_messages, request_statements
 from tests.processes import child_environment, running_server
 from tests.test_admin_api import quote
@@ -95,9 +96,14 @@ def test_not_ready_when_the_database_does_not_answer(
     assert seeded_client.get("/health").status_code == 200  # alive all the same
 
 
-def test_not_ready_until_the_model_state_is_read(seeded_client: TestClient) -> None:
-    app_state(seeded_client.app_state).models.loaded = False
-    response = seeded_client.get("/ready")
+def test_not_ready_until_the_model_state_is_read(
+    seeded_database: SharedDatabase, seeded_settings: Settings
+) -> None:
+    # No background refresh during the test: it would read the model state again.
+    settings = seeded_settings.model_copy(update={"model_refresh_seconds": 3600.0})
+    with client_on(seeded_database, settings) as client:
+        app_state(client.app_state).models.loaded = False
+        response = client.get("/ready")
     assert response.status_code == 503
     assert "has not been read" in response.json()["problems"]["model"]
     assert response.json() == {
