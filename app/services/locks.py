@@ -5,8 +5,8 @@ connection that is not from the pool, held for the whole run, and released on th
 connection (closing it would release it too, so a crashed process cannot leave it held).
 Because a connection can also end under a running refit (a server timeout, an
 administrator), the refit checks, inside the transaction that would store and promote its
-version, that the lock is still held by that connection. Promotions themselves are
-serialised by a transaction-level advisory lock.
+version, that the lock is still held by that connection. Activations of a version, a
+refit's promotion or one by hand, are serialised by a transaction-level advisory lock.
 
 SQLite: an exclusive ``flock`` on a file beside the database file, which the operating
 system releases when the process ends; an in-memory database uses a lock of this process.
@@ -101,7 +101,7 @@ def _advisory_lock(engine: Engine) -> Iterator[RefitLock]:
 def _held_by(session: Session, holder: int) -> bool:
     """Inside the caller's transaction: wait for any other promotion, then check that the
     refit lock is still held by the ``holder`` backend."""
-    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PROMOTION_LOCK_KEY})
+    serialise_promotions(session)
     return bool(
         session.execute(
             text(
@@ -112,6 +112,20 @@ def _held_by(session: Session, holder: int) -> bool:
             {"key": REFIT_LOCK_KEY, "holder": holder},
         ).scalar()
     )
+
+
+def serialise_promotions(session: Session) -> None:
+    """Inside the caller's transaction: wait for any other activation of a model version
+    (a refit's promotion, or one by hand) to commit, so that this one reads the active
+    version it replaces as committed, and the later of two simply wins.
+
+    PostgreSQL: a transaction-level advisory lock; without it, two activations could each
+    clear the version active before either committed and both set their own, which the
+    index allowing one active version refuses. SQLite: nothing to do, a write session
+    already holds the database's write lock from its BEGIN.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PROMOTION_LOCK_KEY})
 
 
 def serialise_refit_requests(session: Session) -> None:
