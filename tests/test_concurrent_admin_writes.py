@@ -14,9 +14,10 @@ from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import ModelActivation, ModelVersion
+from app.db.orm import ModelActivation, ModelVersion, Team, TeamAlias
 from app.domain.vocabulary import ActivatedBy
 from app.services.model_versions import activate_version
+from app.services.teams import AliasConflictError, TeamNotFoundError, add_alias, remove_alias
 from app.settings import Settings
 from tests.helpers import hand_made_version
 from tests.test_cli import store_versions
@@ -156,3 +157,60 @@ def test_two_activations_of_the_same_version_record_one(
             )
         ).all()
     assert [tuple(row) for row in history] == [(active, None), (first, active)]
+
+
+def store_teams(factory: sessionmaker[Session], *names: str) -> None:
+    with session_scope(factory) as session:
+        session.add_all(Team(name=name) for name in names)
+
+
+def aliasing(alias: str, team: str) -> Work:
+    def work(session: Session) -> object:
+        return add_alias(session, alias=alias, team=team).created
+
+    return work
+
+
+def test_the_same_alias_added_at_once_to_two_teams_is_refused_for_the_later(
+    writers: Writers,
+) -> None:
+    store_teams(writers.factory, "Manchester United", "Manchester City")
+
+    writers.run(aliasing("Man U", "Manchester United"), aliasing("Man U", "Manchester City"))
+
+    assert writers.results == [True]
+    assert [type(error) for error in writers.errors] == [AliasConflictError]
+    assert str(writers.errors[0]) == (
+        "'Man U' is already an alias of 'Manchester United'; remove it first"
+    )
+    with writers.factory() as session:
+        aliases = session.execute(select(TeamAlias.alias, Team.name).join(Team)).all()
+    assert [tuple(row) for row in aliases] == [("Man U", "Manchester United")]
+
+
+def test_the_same_alias_added_at_once_to_one_team_is_added_once(writers: Writers) -> None:
+    store_teams(writers.factory, "Manchester United")
+
+    writers.run(aliasing("Man U", "Manchester United"), aliasing("Man U", "Manchester United"))
+
+    assert writers.errors == []
+    assert writers.results == [True, False]  # the second found it there
+
+
+def test_an_alias_that_merged_a_team_removed_at_once_twice_is_undone_once(
+    writers: Writers,
+) -> None:
+    store_teams(writers.factory, "Manchester United", "Man Utd")
+    with session_scope(writers.factory) as session:
+        add_alias(session, alias="Man Utd", team="Manchester United")
+
+    def removing(session: Session) -> object:
+        return remove_alias(session, "Man Utd").restored_team
+
+    writers.run(removing, removing)
+
+    assert writers.results == [True]
+    assert [type(error) for error in writers.errors] == [TeamNotFoundError]
+    with writers.factory() as session:
+        assert sorted(session.scalars(select(Team.name))) == ["Man Utd", "Manchester United"]
+        assert session.scalars(select(TeamAlias.alias)).all() == []
