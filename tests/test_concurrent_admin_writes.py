@@ -13,13 +13,17 @@ import pytest
 from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.api.schemas.ingest import OddsUpload
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import ModelActivation, ModelVersion, Team, TeamAlias
+from app.db.orm import Match, ModelActivation, ModelVersion, OddsQuote, Team, TeamAlias
 from app.domain.vocabulary import ActivatedBy
+from app.services.ingest import ingest_batch
+from app.services.matches import MatchNotFoundError, delete_match
 from app.services.model_versions import activate_version
 from app.services.teams import AliasConflictError, TeamNotFoundError, add_alias, remove_alias
 from app.settings import Settings
-from tests.helpers import hand_made_version
+from tests.helpers import count_rows, hand_made_version
+from tests.test_admin_api import quote
 from tests.test_cli import store_versions
 
 # How long a writer may take to start waiting for the other's lock before the test fails.
@@ -214,3 +218,22 @@ def test_an_alias_that_merged_a_team_removed_at_once_twice_is_undone_once(
     with writers.factory() as session:
         assert sorted(session.scalars(select(Team.name))) == ["Man Utd", "Manchester United"]
         assert session.scalars(select(TeamAlias.alias)).all() == []
+
+
+def test_a_match_deleted_at_once_twice_is_deleted_once(writers: Writers) -> None:
+    upload = OddsUpload.model_validate({"quotes": [quote(), quote(bookmaker="PS", home=1.6)]})
+    with session_scope(writers.factory) as session:
+        ingest_batch(session, upload.to_batch(), source="a test")
+    with writers.factory() as session:
+        (match_id,) = session.scalars(select(Match.id)).all()
+
+    def deleting(session: Session) -> object:
+        return delete_match(session, match_id).quotes_deleted
+
+    writers.run(deleting, deleting)
+
+    assert writers.results == [2]
+    assert [type(error) for error in writers.errors] == [MatchNotFoundError]
+    assert str(writers.errors[0]) == f"no match with id {match_id}"
+    with writers.factory() as session:
+        assert count_rows(session, Match) == count_rows(session, OddsQuote) == 0
