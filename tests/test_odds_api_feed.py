@@ -337,39 +337,37 @@ def test_a_server_that_keeps_failing_fails_the_sport_and_stores_nothing(
     assert quote_count(factory) == 0
 
 
-def test_odds_answered_slower_than_the_timeout_are_not_asked_again(
-    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+@pytest.mark.parametrize(
+    ("slow", "error", "paths"),
+    [
+        # The Odds API counts a request it answered, even too late: sent again, the odds
+        # would be paid for twice. The sport fails; the next run asks again.
+        (EPL, "soccer_epl: no answer in time", [SPORTS, EPL, BUNDESLIGA]),
+        # The check of the key costs nothing: asked again.
+        (
+            SPORTS,
+            "The Odds API did not answer: no answer in time (3 attempts); nothing fetched",
+            [SPORTS, SPORTS, SPORTS],
+        ),
+    ],
+)
+def test_an_answer_slower_than_the_timeout_is_asked_again_only_if_free(
+    odds_api: tuple[FakeOddsApi, str],
+    factory: sessionmaker[Session],
+    slow: str,
+    error: str,
+    paths: list[str],
 ) -> None:
-    # The Odds API counts a request it answered, even too late: sent again, it would be
-    # paid for twice. The next run asks again.
     api, base = odds_api
-    api.script(EPL, Answer(hold=api.released))
+    api.script(slow, Answer(hold=api.released))
     settings = feed_settings(
         base, odds_api_timeout_seconds=0.2, odds_api_attempts=3, odds_api_backoff_seconds=0
     )
     outcome = fetch(factory, settings)
     assert outcome.status is FetchStatus.FAILED
-    assert outcome.error == "soccer_epl: no answer in time"
-    assert api.paths() == [SPORTS, EPL, BUNDESLIGA]
-    # The other sport is fetched all the same.
-    assert [s.error is None for s in outcome.sports] == [False, True]
-    assert stored_run(factory, outcome.run_id).requests == 3
-
-
-def test_the_free_check_answered_slower_than_the_timeout_is_asked_again(
-    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
-) -> None:
-    api, base = odds_api
-    api.script(SPORTS, Answer(hold=api.released))
-    settings = feed_settings(
-        base, odds_api_timeout_seconds=0.2, odds_api_attempts=2, odds_api_backoff_seconds=0
-    )
-    outcome = fetch(factory, settings)
-    assert outcome.status is FetchStatus.FAILED
-    assert outcome.error == (
-        "The Odds API did not answer: no answer in time (2 attempts); nothing fetched"
-    )
-    assert api.paths() == [SPORTS, SPORTS]
+    assert outcome.error == error
+    assert api.paths() == paths
+    assert stored_run(factory, outcome.run_id).requests == len(paths)
 
 
 @pytest.mark.parametrize(
