@@ -262,7 +262,9 @@ class Settings(BaseSettings):
         default=3,
         ge=1,
         le=10,
-        description="Attempts of a request answered 429 or 5xx, or not answered in time.",
+        description="Attempts of a request answered 429 or 5xx, or whose connection could "
+        "not be made; of the free check of the key, also one not answered in time (a "
+        "sport's odds request is not sent again then: it may have cost credits).",
     )
     odds_api_backoff_seconds: float = Field(
         default=2.0,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -336,19 +337,72 @@ def test_a_server_that_keeps_failing_fails_the_sport_and_stores_nothing(
     assert quote_count(factory) == 0
 
 
-def test_an_answer_slower_than_the_timeout_fails_the_sport(
-    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+@pytest.mark.parametrize(
+    ("slow", "error", "paths"),
+    [
+        # The Odds API counts a request it answered, even too late: sent again, the odds
+        # would be paid for twice. The sport fails; the next run asks again.
+        (EPL, "soccer_epl: no answer in time", [SPORTS, EPL, BUNDESLIGA]),
+        # The check of the key costs nothing: asked again.
+        (
+            SPORTS,
+            "The Odds API did not answer: no answer in time (3 attempts); nothing fetched",
+            [SPORTS, SPORTS, SPORTS],
+        ),
+    ],
+)
+def test_an_answer_slower_than_the_timeout_is_asked_again_only_if_free(
+    odds_api: tuple[FakeOddsApi, str],
+    factory: sessionmaker[Session],
+    slow: str,
+    error: str,
+    paths: list[str],
 ) -> None:
     api, base = odds_api
-    api.script(EPL, Answer(hold=api.released))
+    api.script(slow, Answer(hold=api.released))
     settings = feed_settings(
-        base, odds_api_timeout_seconds=0.2, odds_api_attempts=2, odds_api_backoff_seconds=0
+        base, odds_api_timeout_seconds=0.2, odds_api_attempts=3, odds_api_backoff_seconds=0
     )
     outcome = fetch(factory, settings)
     assert outcome.status is FetchStatus.FAILED
-    assert outcome.error == "soccer_epl: no answer in time (2 attempts)"
-    # The other sport is fetched all the same.
-    assert [s.error is None for s in outcome.sports] == [False, True]
+    assert outcome.error == error
+    assert api.paths() == paths
+    assert stored_run(factory, outcome.run_id).requests == len(paths)
+
+
+@pytest.mark.parametrize(
+    ("failure", "sent"),
+    [
+        # The request never left: sending it again cannot make it counted twice.
+        (httpx.ConnectError("connection refused"), 2),
+        (httpx.ConnectTimeout("no connection in time"), 2),
+        (httpx.PoolTimeout("no free connection in time"), 2),
+        # It left, and may have been answered (and counted) already.
+        (httpx.ReadTimeout("no answer in time"), 1),
+        (httpx.ReadError("connection reset"), 1),
+        (httpx.WriteTimeout("not sent whole in time"), 1),
+    ],
+)
+def test_a_counted_request_is_sent_again_only_when_it_never_left(
+    failure: httpx.TransportError, sent: int
+) -> None:
+    calls = 0
+
+    def once() -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise failure
+        return httpx.Response(200)
+
+    policy = RetryPolicy(attempts=3, backoff=0.0, max_wait=60.0, sleep=Waits())
+    counted = policy.for_counted_requests()
+    if sent == 1:
+        with pytest.raises(type(failure)):
+            send_with_retries(once, counted)
+    else:
+        assert send_with_retries(once, counted).status_code == 200
+    assert calls == sent
 
 
 @pytest.mark.parametrize(
@@ -467,8 +521,6 @@ def test_the_scheduled_job_records_a_failure_and_raises_nothing(
 
 
 def test_the_retry_after_of_a_date_is_waited_until_it_or_refused_when_too_far() -> None:
-    import httpx
-
     def answering(retry_after: str) -> httpx.Response:
         return httpx.Response(429, headers={"Retry-After": retry_after})
 

@@ -20,6 +20,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
 
 from app.domain.vocabulary import RunTrigger
 from app.logs import SecretFilter, logging_config
@@ -27,11 +28,12 @@ from app.main import create_app
 from app.services import readiness
 from app.settings import Settings
 from app.state import app_state
-from tests.conftest import ADMIN_KEY, client_on
+from tests.conftest import ADMIN_KEY, build_app, client_on
 from tests.databases import SharedDatabase
 from tests.helpers import error_messages, request_statements
 from tests.processes import child_environment, running_server
 from tests.test_admin_api import quote
+from tests.test_log_lines import json_handler, written
 
 INLINE = {"odds": [{"bookmaker": "B365", "home": 2.1, "draw": 3.4, "away": 3.6}]}
 
@@ -242,6 +244,46 @@ def test_every_answer_carries_a_request_id(seeded_client: TestClient) -> None:
     odd = seeded_client.get("/health", headers={"X-Request-ID": "x" * 200}).headers["X-Request-ID"]
     assert re.fullmatch(r"[0-9a-f]{32}", odd)
     assert seeded_client.get("/nowhere").headers["X-Request-ID"]  # errors too
+
+
+def test_an_unexpected_failure_is_answered_and_logged_with_the_request_id(
+    settings: Settings, session: Session
+) -> None:
+    app = build_app(settings, session)
+
+    def fails() -> None:
+        raise RuntimeError("injected failure")
+
+    app.add_api_route("/fails", fails)
+    handler, buffer = json_handler(settings)
+    root, access = logging.getLogger(), logging.getLogger("oddsboost.access")
+    level = access.level
+    root.addHandler(handler)
+    access.setLevel(logging.INFO)
+    try:
+        with TestClient(app) as client:
+            given = client.get("/fails", headers={"X-Request-ID": "trace-500"})
+            generated = client.get("/fails")
+    finally:
+        root.removeHandler(handler)
+        access.setLevel(level)
+    assert given.status_code == generated.status_code == 500
+    assert given.headers["content-type"] == "application/problem+json"
+    assert given.json()["detail"] == "the request failed unexpectedly; the error is logged"
+    assert given.headers["X-Request-ID"] == "trace-500"
+    assert re.fullmatch(r"[0-9a-f]{32}", generated.headers["X-Request-ID"])
+    lines = written(buffer)
+    failures = [line for line in lines if "exc_info" in line]
+    assert [line["request_id"] for line in failures] == [
+        "trace-500",
+        generated.headers["X-Request-ID"],
+    ]
+    assert all("RuntimeError: injected failure" in line["exc_info"] for line in failures)
+    requests = [line for line in lines if line["logger"] == "oddsboost.access"]
+    assert [(line["request_id"], line["status"]) for line in requests] == [
+        ("trace-500", 500),
+        (generated.headers["X-Request-ID"], 500),
+    ]
 
 
 @pytest.mark.parametrize("given", [ADMIN_KEY, f"trace-{ADMIN_KEY}-1"])

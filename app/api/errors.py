@@ -129,9 +129,18 @@ def _client_gone(request: Request, _exc: Exception) -> Response:
     return problem_response(Problem.of(status.HTTP_400_BAD_REQUEST, detail, request.url.path))
 
 
+def internal_error(instance: str) -> Response:
+    """The answer to an unexpected failure: a 500 that tells nothing of the error, which
+    is logged with the request's id (:class:`app.api.middleware.RequestMiddleware`)."""
+    return problem_response(
+        Problem.of(status.HTTP_500_INTERNAL_SERVER_ERROR, INTERNAL_DETAIL, instance)
+    )
+
+
 def _internal_error(request: Request, _exc: Exception) -> Response:
-    # The server logs the exception with its traceback once this answer is sent.
-    return problem_response(Problem.of(500, INTERNAL_DETAIL, request.url.path))
+    # Reached only by a failure outside the request middleware, which answers and logs
+    # every one below it; the server logs this one once the answer is sent.
+    return internal_error(request.url.path)
 
 
 def install_error_handlers(app: FastAPI) -> None:

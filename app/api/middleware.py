@@ -18,12 +18,13 @@ from urllib.parse import parse_qsl
 from fastapi import HTTPException, status
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.errors import problem_json, problem_response
+from app.api.errors import internal_error, problem_json, problem_response
 from app.api.schemas.problems import PROBLEM_MEDIA_TYPE, FieldError, Problem
 from app.logs import REQUEST_ID
 from app.metrics import observe_request
 
 access_log = logging.getLogger("oddsboost.access")
+error_log = logging.getLogger(__name__)
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode("latin-1")
@@ -47,7 +48,11 @@ class RequestMiddleware:
     """Gives every request an id (the caller's X-Request-ID if it is plain and holds none of
     ``secrets``, else a new one), returns it as X-Request-ID, writes one log line per
     request, and counts the request by method, route template (never the raw path) and
-    status."""
+    status.
+
+    An unexpected failure below it is logged here with its traceback and answered with the
+    500 problem, both under the request's id.
+    """
 
     def __init__(self, app: ASGIApp, secrets: Sequence[str] = ()) -> None:
         self.app = app
@@ -73,15 +78,26 @@ class RequestMiddleware:
         status_code = 500
         started = time.perf_counter()
 
+        started_answer = False
+
         async def send_with_id(message: Message) -> None:
-            nonlocal status_code
+            nonlocal status_code, started_answer
             if message["type"] == "http.response.start":
                 status_code = message["status"]
+                started_answer = True
                 message["headers"] = [*message.get("headers", ()), (_REQUEST_ID_NAME, encoded_id)]
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception:
+            # Answered and logged here, where the request id is known: Starlette's own
+            # handler of last resort sits outside this middleware, and the server logs
+            # what escapes the application after the id is gone.
+            error_log.exception("%s %s failed unexpectedly", scope["method"], scope["path"])
+            if started_answer:
+                raise  # too late for another answer; the server drops the connection
+            await internal_error(scope["path"])(scope, receive, send_with_id)
         finally:
             elapsed = time.perf_counter() - started
             route = scope.get("route")

@@ -1,6 +1,8 @@
 """A request to a feed tried again, a bounded number of times, when the answer says "later":
-429 Too Many Requests and 5xx server errors (waiting what ``Retry-After`` asks), a timeout,
-a connection that failed. Every wait goes through the policy's ``sleep``, so a test can
+429 Too Many Requests and 5xx server errors (waiting what ``Retry-After`` asks), and the
+failures without an answer that the policy says are safe to send again: for a free
+request, a timeout or a connection that failed; for one the provider counts, only a
+request that never left. Every wait goes through the policy's ``sleep``, so a test can
 record the waits instead of spending them."""
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import datetime as dt
 import email.utils
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import httpx
 
@@ -17,20 +19,34 @@ from app.domain.wording import counted
 
 TOO_MANY_REQUESTS = 429
 
+Failures = tuple[type[httpx.TransportError], ...]
+# Every failure that ends with no answer: a timeout, a connection that failed or broke.
+UNANSWERED: Failures = (httpx.TimeoutException, httpx.NetworkError)
+# The failures of a request that never reached the server (no connection made, or none
+# free): the server cannot have handled it, so sending it again cannot make it count twice.
+UNSENT: Failures = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How often a request is tried and how long to wait between attempts: ``backoff``
     seconds before the second, doubled before each next one, unless the answer says
-    ``Retry-After``; a wait beyond ``max_wait`` ends the attempts instead."""
+    ``Retry-After``; a wait beyond ``max_wait`` ends the attempts instead. Of the failures
+    without an answer, only the ``retried`` ones are tried again; any other is raised."""
 
     attempts: int
     backoff: float
     max_wait: float
     sleep: Callable[[float], None] = time.sleep
+    retried: Failures = UNANSWERED
 
     def wait_after(self, attempt: int) -> float:
         return self.backoff * 2.0 ** (attempt - 1)
+
+    def for_counted_requests(self) -> RetryPolicy:
+        """The policy for a request the server counts (against a quota, a bill) once it has
+        it, answered in time or not: sent again only if it never left."""
+        return replace(self, retried=UNSENT)
 
 
 class GaveUpError(Exception):
@@ -70,12 +86,13 @@ def describe(error: httpx.TransportError) -> str:
 
 def send_with_retries(send: Callable[[], httpx.Response], policy: RetryPolicy) -> httpx.Response:
     """The first answer that is neither 429 nor 5xx. Raises :class:`GaveUpError` when the
-    attempts run out or an answer asks for a longer wait than the policy allows. An answer
-    cut short is not tried again: it may have been counted against a quota."""
+    attempts run out or an answer asks for a longer wait than the policy allows, and a
+    failure the policy does not retry as it came. An answer cut short is not tried again:
+    it may have been counted against a quota."""
     for attempt in range(1, policy.attempts + 1):
         try:
             response = send()
-        except (httpx.TimeoutException, httpx.NetworkError) as error:
+        except policy.retried as error:
             why, asked = describe(error), None
         else:
             if not is_retried(response.status_code):

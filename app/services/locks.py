@@ -5,8 +5,9 @@ connection that is not from the pool, held for the whole run, and released on th
 connection (closing it would release it too, so a crashed process cannot leave it held).
 Because a connection can also end under a running refit (a server timeout, an
 administrator), the refit checks, inside the transaction that would store and promote its
-version, that the lock is still held by that connection. Promotions themselves are
-serialised by a transaction-level advisory lock.
+version, that the lock is still held by that connection. Activations of a version, a
+refit's promotion or one by hand, are serialised by a transaction-level advisory lock, and
+so are requests to refit and changes of team aliases, each by a lock of its own.
 
 SQLite: an exclusive ``flock`` on a file beside the database file, which the operating
 system releases when the process ends; an in-memory database uses a lock of this process.
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 REFIT_LOCK_KEY = zlib.crc32(b"oddsboost.refit")
 PROMOTION_LOCK_KEY = zlib.crc32(b"oddsboost.promotion")
 REQUEST_LOCK_KEY = zlib.crc32(b"oddsboost.refit-request")
+ALIAS_LOCK_KEY = zlib.crc32(b"oddsboost.team-alias")
 _memory_lock = threading.Lock()
 
 
@@ -101,7 +103,7 @@ def _advisory_lock(engine: Engine) -> Iterator[RefitLock]:
 def _held_by(session: Session, holder: int) -> bool:
     """Inside the caller's transaction: wait for any other promotion, then check that the
     refit lock is still held by the ``holder`` backend."""
-    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PROMOTION_LOCK_KEY})
+    serialise_promotions(session)
     return bool(
         session.execute(
             text(
@@ -114,6 +116,19 @@ def _held_by(session: Session, holder: int) -> bool:
     )
 
 
+def serialise_promotions(session: Session) -> None:
+    """Inside the caller's transaction: wait for any other activation of a model version
+    (a refit's promotion, or one by hand) to commit, so that this one reads the active
+    version it replaces as committed, and the later of two simply wins.
+
+    PostgreSQL: a transaction-level advisory lock; without it, two activations could each
+    clear the version active before either committed and both set their own, which the
+    index allowing one active version refuses. SQLite: nothing to do, a write session
+    already holds the database's write lock from its BEGIN.
+    """
+    _transaction_lock(session, PROMOTION_LOCK_KEY)
+
+
 def serialise_refit_requests(session: Session) -> None:
     """Inside the caller's transaction: wait for any other request to refit to commit, so
     that two requests never both find no run under way and both start one.
@@ -121,8 +136,25 @@ def serialise_refit_requests(session: Session) -> None:
     PostgreSQL: a transaction-level advisory lock. SQLite: nothing to do, a write session
     already holds the database's write lock from its BEGIN.
     """
+    _transaction_lock(session, REQUEST_LOCK_KEY)
+
+
+def serialise_alias_changes(session: Session) -> None:
+    """Inside the caller's transaction: wait for any other change of a team alias (adding
+    one, with the merge it makes; removing one, with its undo) to commit, so that this one
+    reads the aliases and teams as that one left them: the same alias added twice is found
+    there, not refused by the unique index with a database error.
+
+    PostgreSQL: a transaction-level advisory lock. SQLite: nothing to do, a write session
+    already holds the database's write lock from its BEGIN.
+    """
+    _transaction_lock(session, ALIAS_LOCK_KEY)
+
+
+def _transaction_lock(session: Session, key: int) -> None:
+    """PostgreSQL: wait for the advisory lock ``key``, held until the transaction ends."""
     if session.get_bind().dialect.name == "postgresql":
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": REQUEST_LOCK_KEY})
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
 
 def _close_quietly(connection: Connection) -> None:

@@ -72,12 +72,15 @@ def delete_match(session: Session, match_id: int, *, force: bool = False) -> Del
     Raises :class:`MatchNotFoundError` for an unknown id, and :class:`MatchTrainedOnError`
     for a match a stored model version was trained on, unless ``force``.
     """
+    # Locked until the transaction ends: a deletion of the same match at the same time waits,
+    # then finds it gone (PostgreSQL; SQLite's write sessions take turns already).
     match = session.scalar(
         select(Match)
         .where(Match.id == match_id)
         .options(
             joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
         )
+        .with_for_update(of=Match)
     )
     if match is None:
         raise MatchNotFoundError(f"no match with id {match_id}")

@@ -23,6 +23,7 @@ from app.domain.ensemble import Ensemble
 from app.domain.fitting import methods_to_try
 from app.domain.tables import MatchTable, QuoteTable, tables_from_rows
 from app.domain.vocabulary import ActivatedBy
+from app.services.locks import serialise_promotions
 from app.services.pagination import Paged, PageWindow, paginate
 from app.settings import Settings
 
@@ -68,8 +69,11 @@ def activate(
 
     The statements run in one transaction, so every reader sees either the old active
     version or the new one, never none and never two (the partial unique index would
-    refuse two), and never an activation that did not happen.
+    refuse two), and never an activation that did not happen. Activations at the same
+    time take their turn: the later one replaces the earlier, and records it as the
+    version it replaced.
     """
+    serialise_promotions(session)
     previous = active_version_id(session)
     session.execute(update(ModelVersion).where(ModelVersion.is_active).values(is_active=False))
     session.flush()
@@ -109,6 +113,8 @@ def activate_version(
 ) -> Activation:
     """Roll back or forward to a stored version, whatever its status; activating the active
     version records nothing. Raises :class:`VersionNotFoundError`."""
+    # Before reading whether it is active: another activation may be about to commit.
+    serialise_promotions(session)
     version = session.get(ModelVersion, version_id)
     if version is None:
         raise VersionNotFoundError(f"no model version {version_id}")

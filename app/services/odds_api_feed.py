@@ -128,23 +128,29 @@ class KeyedTransport(httpx.BaseTransport):
 
 class OddsApiClient:
     """One run's requests: each tried as the policy says, counted, its quota headers read;
-    a 401 raises :class:`KeyRefusedError` at once."""
+    a 401 raises :class:`KeyRefusedError` at once.
+
+    A request that costs credits is sent again only if it never left: The Odds API counts
+    one it answered even when the answer came too late, so a read timeout fails it, and
+    the next run asks again.
+    """
 
     def __init__(self, client: httpx.Client, policy: RetryPolicy, key: str) -> None:
         self._client = client
-        self._policy = policy
+        self._free_policy = policy
+        self._paid_policy = policy.for_counted_requests()
         self._key = key
         self.requests = 0
         self.quota = Quota()
 
-    def get(self, path: str, params: dict[str, str]) -> httpx.Response:
+    def get(self, path: str, params: dict[str, str], *, costs: bool) -> httpx.Response:
         def once() -> httpx.Response:
             self.requests += 1
             response = self._client.get(path, params=params)
             self.quota = self.quota.read(response.headers)
             return response
 
-        response = send_with_retries(once, self._policy)
+        response = send_with_retries(once, self._paid_policy if costs else self._free_policy)
         if response.status_code == UNAUTHORIZED:
             raise KeyRefusedError
         return response
@@ -282,7 +288,7 @@ def _check_key(api: OddsApiClient) -> str | None:
     """Ask for the list of sports (it costs no credit): the key is checked and the quota
     read before any request that costs. The run's error if it cannot go on."""
     try:
-        response = api.get(SPORTS_PATH, {})
+        response = api.get(SPORTS_PATH, {}, costs=False)
     except KeyRefusedError:
         return _refused("nothing fetched")
     except GaveUpError as error:
@@ -336,6 +342,7 @@ def _events_of(api: OddsApiClient, sport: str, regions: tuple[str, ...]) -> list
             "oddsFormat": "decimal",
             "dateFormat": "iso",
         },
+        costs=True,
     )
     if response.status_code != httpx.codes.OK:
         raise SportFailedError(_status(response))
