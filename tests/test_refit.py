@@ -571,16 +571,22 @@ def test_the_advisory_lock_knows_when_its_connection_ended(engine: Engine) -> No
             assert held.still_held(session)
         with engine.connect() as admin:
             # Only this database's holder: other test processes refit in databases of their
-            # own, under the same key.
-            admin.execute(
-                text(
-                    "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
-                    "AND objid = :key AND database = "
-                    "(SELECT oid FROM pg_database WHERE datname = current_database())"
-                ),
-                {"key": refit_service_lock_key()},
+            # own, under the same key. With a timeout, pg_terminate_backend waits until the
+            # backend is gone (and its lock released), however loaded the server is.
+            ended = (
+                admin.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid, 60000) FROM pg_locks "
+                        "WHERE locktype = 'advisory' AND objid = :key AND database = "
+                        "(SELECT oid FROM pg_database WHERE datname = current_database())"
+                    ),
+                    {"key": refit_service_lock_key()},
+                )
+                .scalars()
+                .all()
             )
             admin.commit()
+            assert ended == [True]
         with factory() as session:
             assert not held.still_held(session)
         with refit_lock(engine) as other:
