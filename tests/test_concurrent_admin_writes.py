@@ -237,3 +237,37 @@ def test_a_match_deleted_at_once_twice_is_deleted_once(writers: Writers) -> None
     assert str(writers.errors[0]) == f"no match with id {match_id}"
     with writers.factory() as session:
         assert count_rows(session, Match) == count_rows(session, OddsQuote) == 0
+
+
+def test_a_match_deleted_while_a_merge_folds_it_waits_and_finds_it_gone(
+    writers: Writers,
+) -> None:
+    # The same fixture under two names: the merge folds Man Utd's match into Man United's.
+    upload = OddsUpload.model_validate(
+        {
+            "quotes": [
+                quote(),
+                quote(bookmaker="PS", home=1.6, match={"home_team": "Man Utd"}),
+            ]
+        }
+    )
+    with session_scope(writers.factory) as session:
+        ingest_batch(session, upload.to_batch(), source="a test")
+    with writers.factory() as session:
+        folded = session.scalars(
+            select(Match.id).join(Team, Team.id == Match.home_team_id).where(Team.name == "Man Utd")
+        ).one()
+
+    def deleting(session: Session) -> object:
+        return delete_match(session, folded).quotes_deleted
+
+    writers.run(aliasing("Man Utd", "Man United"), deleting)
+
+    assert writers.results == [True]
+    assert [type(error) for error in writers.errors] == [MatchNotFoundError]
+    with writers.factory() as session:
+        (kept,) = session.scalars(select(Match)).all()
+        codes = session.scalars(
+            select(OddsQuote.bookmaker_id).where(OddsQuote.match_id == kept.id)
+        ).all()
+    assert len(codes) == 2  # the folded match's quote moved to its twin, nothing deleted

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 REFIT_LOCK_KEY = zlib.crc32(b"oddsboost.refit")
 PROMOTION_LOCK_KEY = zlib.crc32(b"oddsboost.promotion")
 REQUEST_LOCK_KEY = zlib.crc32(b"oddsboost.refit-request")
-ALIAS_LOCK_KEY = zlib.crc32(b"oddsboost.team-alias")
+MATCH_REWRITE_LOCK_KEY = zlib.crc32(b"oddsboost.team-alias")
 _memory_lock = threading.Lock()
 
 
@@ -139,16 +139,18 @@ def serialise_refit_requests(session: Session) -> None:
     _transaction_lock(session, REQUEST_LOCK_KEY)
 
 
-def serialise_alias_changes(session: Session) -> None:
+def serialise_match_rewrites(session: Session) -> None:
     """Inside the caller's transaction: wait for any other change of a team alias (adding
-    one, with the merge it makes; removing one, with its undo) to commit, so that this one
-    reads the aliases and teams as that one left them: the same alias added twice is found
-    there, not refused by the unique index with a database error.
+    one, with the merge it makes; removing one, with its undo) or deletion of a match to
+    commit, so that this one reads the aliases, teams and matches as that one left them:
+    the same alias added twice is found there, not refused by the unique index with a
+    database error; and a merge, which locks a match's quotes before the match, never runs
+    beside a deletion, which locks them the other way round (a deadlock).
 
     PostgreSQL: a transaction-level advisory lock. SQLite: nothing to do, a write session
     already holds the database's write lock from its BEGIN.
     """
-    _transaction_lock(session, ALIAS_LOCK_KEY)
+    _transaction_lock(session, MATCH_REWRITE_LOCK_KEY)
 
 
 def _transaction_lock(session: Session, key: int) -> None:

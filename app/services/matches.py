@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, joinedload
 
 from app.db.engine import on_commit
 from app.db.orm import Match, ModelVersion, OddsQuote
+from app.services.locks import serialise_match_rewrites
 
 log = logging.getLogger(__name__)
 
@@ -72,15 +73,15 @@ def delete_match(session: Session, match_id: int, *, force: bool = False) -> Del
     Raises :class:`MatchNotFoundError` for an unknown id, and :class:`MatchTrainedOnError`
     for a match a stored model version was trained on, unless ``force``.
     """
-    # Locked until the transaction ends: a deletion of the same match at the same time waits,
-    # then finds it gone (PostgreSQL; SQLite's write sessions take turns already).
+    # A deletion of the same match, or a team merge, at the same time waits, then finds
+    # what that one left (PostgreSQL; SQLite's write sessions take turns already).
+    serialise_match_rewrites(session)
     match = session.scalar(
         select(Match)
         .where(Match.id == match_id)
         .options(
             joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
         )
-        .with_for_update(of=Match)
     )
     if match is None:
         raise MatchNotFoundError(f"no match with id {match_id}")

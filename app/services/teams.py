@@ -33,7 +33,7 @@ from app.db.orm import (
 )
 from app.domain.records import check_team_name, normalised
 from app.domain.vocabulary import MergeChange
-from app.services.locks import serialise_alias_changes
+from app.services.locks import serialise_match_rewrites
 
 
 class TeamNotFoundError(LookupError):
@@ -169,7 +169,7 @@ def add_alias(
     alias, team = check_team_name(alias), check_team_name(team)
     if alias == team:
         raise AliasConflictError(f"{alias!r} is already the team's own name")
-    serialise_alias_changes(session)
+    serialise_match_rewrites(session)
     target = _team_named(session, team)
     existing = session.scalar(select(TeamAlias).where(TeamAlias.alias == alias))
     if existing is not None:
@@ -225,7 +225,7 @@ def _team_named(session: Session, name: str) -> Team:
 def remove_alias(session: Session, alias: str) -> UnaliasReport:
     """Remove an alias; if adding it merged a team, undo what can be undone (see the
     module's docstring) and report what could not."""
-    serialise_alias_changes(session)
+    serialise_match_rewrites(session)
     found = session.scalar(select(TeamAlias).where(TeamAlias.alias == normalised(alias)))
     if found is None:
         raise TeamNotFoundError(f"no alias {alias!r}")
