@@ -465,8 +465,11 @@ def watermark_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(upcoming_service, "SETTLED_AFTER", dt.timedelta(0))
 
 
-def polled(client: TestClient, **headers: str) -> tuple[Response, list[str]]:
-    """One poll of the default board, and the SELECT statements it ran."""
+def polled(
+    client: TestClient, path: str = "/upcoming", **headers: str
+) -> tuple[Response, list[str]]:
+    """One poll of the default board (or another page that shows it), and the SELECT
+    statements it ran."""
     statements: list[str] = []
 
     def record(*args: Any) -> None:
@@ -475,7 +478,7 @@ def polled(client: TestClient, **headers: str) -> tuple[Response, list[str]]:
     engine = app_state(client.app_state).engine
     event.listen(engine, "before_cursor_execute", record)
     try:
-        response = client.get("/upcoming", headers=headers)
+        response = client.get(path, headers=headers)
     finally:
         event.remove(engine, "before_cursor_execute", record)
     selects = [s for s in request_statements(statements) if s.lstrip().upper().startswith("SELECT")]
@@ -576,3 +579,13 @@ def test_the_api_document_lists_304(client: TestClient) -> None:
     operation = client.get("/openapi.json").json()["paths"]["/upcoming"]["get"]
     assert "304" in operation["responses"]
     assert "if-none-match" in {parameter["name"].lower() for parameter in operation["parameters"]}
+
+
+@pytest.mark.usefixtures("watermark_trusted")
+def test_the_dashboard_page_reloaded_reuses_its_board(seeded: Seeded) -> None:
+    first, selects = polled(seeded.client, "/dashboard")
+    assert first.status_code == 200
+    assert reads_quotes_per_match(selects)
+    again, selects = polled(seeded.client, "/dashboard")
+    assert again.status_code == 200
+    assert not reads_quotes_per_match(selects), selects

@@ -49,7 +49,7 @@ async def upcoming_view(boards: UpcomingBoards, query: UpcomingQuery, days: int)
     """The board of the next ``days`` days (``query`` without its window), and the
     competitions that have matches in them."""
     now = utcnow()
-    windowed = replace(query, kickoff_from=None, kickoff_to=now + dt.timedelta(days=days))
+    windowed = replace(query, kickoff_from=None, kickoff_to=None, horizon=dt.timedelta(days=days))
     rows = PageWindow(UPCOMING_ROWS, 0)
     every = await boards.page(replace(windowed, competition=None), rows, now=now)
     competitions = tuple(sorted({item.match.competition for item in every.items}))

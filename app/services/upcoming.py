@@ -80,6 +80,9 @@ class UpcomingQuery:
     kickoff_from: dt.datetime | None = None
     kickoff_to: dt.datetime | None = None
     competition: str | None = None
+    # How far ahead of the moment of each answer the window ends, when ``kickoff_to`` is
+    # not given: a window that moves with time is one query, answered by one board.
+    horizon: dt.timedelta = DEFAULT_HORIZON
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +341,8 @@ class UpcomingBoards:
         if now is None:
             read, board = await self._checked(query, version)
         else:
-            read, board = await asyncio.to_thread(self._check, query, version, now)
+            kept = self._boards.get(query)
+            read, board = await asyncio.to_thread(self._check, query, version, now, kept)
         if read.matches is not None:
             stamp = _Stamp(version, read.matches)
             if board is None or board.stamp != stamp:
@@ -372,22 +376,27 @@ class UpcomingBoards:
         this = self._waiting.pop(key)
         self._running[key] = this
         try:
-            return await asyncio.to_thread(self._check, *key, utcnow())
+            kept = self._boards.get(key[0])
+            return await asyncio.to_thread(self._check, *key, utcnow(), kept)
         finally:
             if self._running.get(key) is this:
                 del self._running[key]
 
     def _check(
-        self, query: UpcomingQuery, version: int | None, moment: dt.datetime
+        self,
+        query: UpcomingQuery,
+        version: int | None,
+        moment: dt.datetime,
+        board: _Board | None,
     ) -> tuple[_Read, _Board | None]:
         """What the database holds for ``query`` at ``moment``: the window's ids and the
-        watermark alone when they are what the kept board's trusted reading saw (the board
-        stands), else its stamp too."""
+        watermark alone when they are what the kept ``board``'s trusted reading saw (the
+        board stands), else its stamp too. Runs in a worker thread: the board was looked up
+        on the event loop, which alone uses the cache."""
         start, end = _window(query, moment)
         filters = queries.MatchFilter(
             competition=query.competition, kickoff_from=start, kickoff_to=end
         )
-        board = self._boards.get(query)
         last = None if board is None else board.trusted(version, moment)
         with busy_as_service_error(), session_scope(self._sessions) as session:
             if last is not None:
@@ -404,7 +413,10 @@ class UpcomingBoards:
         key = (query, stamp)
         making = self._making.get(key)
         if making is None:
-            making = asyncio.ensure_future(asyncio.to_thread(self._make, query, stamp, ensemble))
+            previous = self._boards.get(query)
+            making = asyncio.ensure_future(
+                asyncio.to_thread(self._make, query, stamp, ensemble, previous)
+            )
             self._making[key] = making
             making.add_done_callback(lambda _: self._making.pop(key, None))
         # Shielded: a request that goes away does not cancel the others' board.
@@ -412,7 +424,13 @@ class UpcomingBoards:
         self._boards.put(query, board)
         return board
 
-    def _make(self, query: UpcomingQuery, stamp: _Stamp, ensemble: Ensemble | None) -> _Board:
+    def _make(
+        self,
+        query: UpcomingQuery,
+        stamp: _Stamp,
+        ensemble: Ensemble | None,
+        previous: _Board | None,
+    ) -> _Board:
         """The board of ``query`` at ``stamp``. The answers of the matches whose own part of
         the stamp is unchanged since the last board (by the same model) are taken from it;
         only the others are read and predicted again, all in one batch. The value bets are
@@ -420,7 +438,6 @@ class UpcomingBoards:
         phase = self._default_phase if ensemble is None else ensemble.phase
         method = self._default_method if ensemble is None else ensemble.method
         judging = _Judging(query.terms, method, stamp.model_version)
-        previous = self._boards.get(query)
         kept = {} if previous is None else previous.kept_for(stamp)
         wanted = [match for match in stamp.matches if match not in kept]
         made = self._made(wanted, phase, method, ensemble, judging)
@@ -532,7 +549,7 @@ def _watermark_of(rows: Sequence[Sequence[Any]]) -> _Watermark:
 
 def _window(query: UpcomingQuery, moment: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
     """The kickoffs ``query`` looks at, at ``moment``."""
-    return query.kickoff_from or moment, query.kickoff_to or moment + DEFAULT_HORIZON
+    return query.kickoff_from or moment, query.kickoff_to or moment + query.horizon
 
 
 @dataclass(frozen=True, slots=True)
