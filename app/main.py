@@ -126,8 +126,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             CORSMiddleware,
             allow_origins=settings.cors_allow_origins,
             allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Content-Type", "X-API-Key", REQUEST_ID_HEADER],
-            expose_headers=[REQUEST_ID_HEADER],
+            # A dashboard on another origin polls /upcoming with If-None-Match.
+            allow_headers=["Content-Type", "X-API-Key", REQUEST_ID_HEADER, "If-None-Match"],
+            expose_headers=[REQUEST_ID_HEADER, "ETag"],
             max_age=600,
         )
     app.add_middleware(RequestMiddleware, secrets=secrets_of(settings))

@@ -524,6 +524,20 @@ def test_configured_origins_pass_preflight(seeded_settings: Settings) -> None:
         )
         assert answer.headers["access-control-allow-origin"] == "https://dashboard.example"
         assert "x-request-id" in answer.headers["access-control-expose-headers"].lower()
+        # A dashboard elsewhere polls the board conditionally: it sends If-None-Match and
+        # reads the ETag.
+        polled = client.options(
+            "/upcoming",
+            headers={
+                "Origin": "https://dashboard.example",
+                "Access-Control-Request-Method": "GET",
+                "Access-Control-Request-Headers": "if-none-match",
+            },
+        )
+        assert polled.status_code == 200
+        assert "if-none-match" in polled.headers["access-control-allow-headers"].lower()
+        board = client.get("/upcoming", headers={"Origin": "https://dashboard.example"})
+        assert "etag" in board.headers["access-control-expose-headers"].lower()
 
 
 # --- graceful shutdown -------------------------------------------------------------------------

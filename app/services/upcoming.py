@@ -6,7 +6,7 @@ match's last change (its teams, kickoff or result; a team merge) and the number 
 receipt of its quotes (a new quote adds one; a changed price is received again). With the
 active model's version it is the board's stamp: a board is kept per query and served again
 while its stamp is the same, so a new quote, a result, a reschedule, a team merge, a deleted
-match or a model activation shows in the very next answer, and a match that kicks off
+match or a model activation shows in the next answer (but see below), and a match that kicks off
 leaves the window (and the stamp) at once. Only the ages of the quotes are worked out anew
 for every answer.
 
@@ -23,7 +23,8 @@ A write stamps its rows before it commits, so one that commits after a later-sta
 can land below a watermark already seen. The watermark is therefore trusted only once the
 newest change it holds is ``SETTLED_AFTER`` older than the stamp read that saw it (every
 write of the service commits well within that), and the stamp is read again at least every
-``VERIFIED_FOR`` whatever the watermark says. Polls of one query that arrive while its
+``VERIFIED_FOR`` whatever the watermark says: a write that takes longer, or stamps by a
+clock that far behind, shows at most ``VERIFIED_FOR`` late. Polls of one query that arrive while its
 check runs share the next check, which starts after they all arrived.
 
 The board is made as the prediction service answers a match by id (the same stored quotes,
@@ -522,8 +523,8 @@ def window_watermark(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
 ) -> tuple[tuple[int, ...], _Watermark]:
     """The ids of the upcoming matches that fit ``filters``, by kickoff then id, and the
-    watermark: one query that reads indexes only (the kickoff index, and one entry of each
-    watermark's index)."""
+    watermark: one query that reads no quote (the window's matches found by the kickoff
+    index, and one entry of each watermark's index)."""
     statement = select(Match.id, *_watermark_columns()).order_by(Match.kickoff, Match.id)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
     return tuple(row[0] for row in rows), _watermark_of(rows)
