@@ -266,7 +266,7 @@ class _Board:
         now: dt.datetime,
     ) -> UpcomingPage:
         shown = self.matches[window.offset : window.offset + window.limit]
-        terms = _applied(query)
+        terms = AppliedTerms.of(query.terms, query.daily_exposure_cap)
         return UpcomingPage(
             items=[_aged(match, now) for match in shown],
             total=len(self.matches),
@@ -288,19 +288,6 @@ class _Board:
                 window.limit,
             ),
         )
-
-
-def _applied(query: UpcomingQuery) -> AppliedTerms:
-    terms = query.terms
-    return AppliedTerms(
-        min_ev=terms.min_ev,
-        kelly_fraction=terms.kelly_fraction,
-        stake_cap=terms.stake_cap,
-        daily_exposure_cap=query.daily_exposure_cap,
-        source=terms.source,
-        bookmakers=None if terms.bookmakers is None else tuple(sorted(terms.bookmakers)),
-        bankroll=terms.bankroll,
-    )
 
 
 def _digest(*parts: object) -> str:

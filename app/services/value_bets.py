@@ -105,6 +105,19 @@ class AppliedTerms:
     bookmakers: tuple[str, ...] | None
     bankroll: float | None
 
+    @classmethod
+    def of(cls, terms: ValueTerms, daily_exposure_cap: float) -> AppliedTerms:
+        """``terms`` with the day's cap, the bookmakers in order."""
+        return cls(
+            min_ev=terms.min_ev,
+            kelly_fraction=terms.kelly_fraction,
+            stake_cap=terms.stake_cap,
+            daily_exposure_cap=daily_exposure_cap,
+            source=terms.source,
+            bookmakers=None if terms.bookmakers is None else tuple(sorted(terms.bookmakers)),
+            bankroll=terms.bankroll,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ValueBets:
@@ -148,7 +161,7 @@ class _WholeList:
             offset=window.offset,
             kickoff_from=self.kickoff_from,
             kickoff_to=self.kickoff_to,
-            terms=_applied(query),
+            terms=AppliedTerms.of(query.terms, query.daily_exposure_cap),
             days=self.days,
             model_version=self.model_version,
             unfitted=self.unfitted,
@@ -315,16 +328,3 @@ def _rank(bet: ValueBet) -> tuple[float, dt.datetime, int, int]:
     assert bet.match.kickoff is not None
     assert bet.match.id is not None
     return (-bet.expected_value, bet.match.kickoff, bet.match.id, OUTCOME_INDEX[bet.outcome])
-
-
-def _applied(query: ValueBetQuery) -> AppliedTerms:
-    terms = query.terms
-    return AppliedTerms(
-        min_ev=terms.min_ev,
-        kelly_fraction=terms.kelly_fraction,
-        stake_cap=terms.stake_cap,
-        daily_exposure_cap=query.daily_exposure_cap,
-        source=terms.source,
-        bookmakers=None if terms.bookmakers is None else tuple(sorted(terms.bookmakers)),
-        bankroll=terms.bankroll,
-    )
