@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi.responses import StreamingResponse
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
@@ -284,6 +285,31 @@ def test_an_unexpected_failure_is_answered_and_logged_with_the_request_id(
         ("trace-500", 500),
         (generated.headers["X-Request-ID"], 500),
     ]
+
+
+def test_a_failure_after_the_answer_began_is_tied_to_its_request_once(
+    settings: Settings, session: Session
+) -> None:
+    app = build_app(settings, session)
+
+    def chunks() -> Iterator[bytes]:
+        yield b"first part"
+        raise RuntimeError("injected failure")
+
+    app.add_api_route("/breaks", lambda: StreamingResponse(chunks()))
+    handler, buffer = json_handler(settings)
+    logging.getLogger().addHandler(handler)
+    try:
+        with TestClient(app) as client, pytest.raises(RuntimeError, match="injected failure"):
+            client.get("/breaks", headers={"X-Request-ID": "trace-late"})
+    finally:
+        logging.getLogger().removeHandler(handler)
+    failures = [line for line in written(buffer) if line["level"] == "ERROR"]
+    # One line with the request id; the traceback is the server's to write, once.
+    assert [(line["request_id"], "exc_info" in line) for line in failures] == [
+        ("trace-late", False)
+    ]
+    assert failures[0]["message"] == "GET /breaks failed after its answer began"
 
 
 @pytest.mark.parametrize("given", [ADMIN_KEY, f"trace-{ADMIN_KEY}-1"])

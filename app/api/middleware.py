@@ -94,9 +94,14 @@ class RequestMiddleware:
             # Answered and logged here, where the request id is known: Starlette's own
             # handler of last resort sits outside this middleware, and the server logs
             # what escapes the application after the id is gone.
-            error_log.exception("%s %s failed unexpectedly", scope["method"], scope["path"])
             if started_answer:
-                raise  # too late for another answer; the server drops the connection
+                # Too late for another answer: the server drops the connection and logs the
+                # traceback; this line ties it to the request id.
+                error_log.error(
+                    "%s %s failed after its answer began", scope["method"], scope["path"]
+                )
+                raise
+            error_log.exception("%s %s failed unexpectedly", scope["method"], scope["path"])
             await internal_error(scope["path"])(scope, receive, send_with_id)
         finally:
             elapsed = time.perf_counter() - started
