@@ -3,10 +3,11 @@ Football-Data.co.uk feed fetches the past season and the fixtures, The Odds API 
 fetches prices twice, the refit makes a model active, the board lists the matches, the
 track record logs them at kickoff, the feed settles them, and GET /performance scores them.
 
-Both sites are local servers answering in the real formats with real rows (E0 and D1,
-2017/18 and the start of 2018/19). The rows are moved a whole number of years into the
-future, so that the matchday is still to come by the real clock the HTTP answers read;
-the jobs are given the simulated moment where they take one.
+The jobs are those of the scheduler the service builds (``build_scheduler``), fired by
+their own cron triggers as a simulated clock moves on, and they read that clock. Both
+sites are local servers answering in the real formats with real rows (E0 and D1, 2017/18
+and the start of 2018/19). The rows are moved a whole number of years into the future, so
+that the matchday is still to come by the real clock the board (GET /upcoming) reads.
 """
 
 from __future__ import annotations
@@ -19,18 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from apscheduler.job import Job
+from apscheduler.schedulers.blocking import BlockingScheduler
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine
-from app.db.orm import Match, PredictionLogEntry
-from app.domain.vocabulary import FetchSource, FetchStatus, RunStatus, RunTrigger
+from app.db.orm import Match, PredictionLogEntry, RefitRun
+from app.domain.vocabulary import FetchSource, FetchStatus, RunStatus
 from app.main import create_app
-from app.services.football_data_feed import scheduled_football_data_fetch
-from app.services.odds_api_feed import scheduled_fetch
-from app.services.refit import run_refit
-from app.services.track_record import track_record_job
+from app.services.scheduling import build_scheduler
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY
 from tests.test_cli import http_server
@@ -218,19 +218,79 @@ def sites() -> Iterator[tuple[Site, FakeOddsApi, str, str]]:
 
 
 def live_settings(database_url: str, football_data_url: str, odds_api_url: str) -> Settings:
+    """Two leagues, both feeds and the track record on a schedule: Football-Data.co.uk at
+    six in the evening, the refit at three in the morning, The Odds API at eight in the
+    morning and evening, the track record every five minutes (its default)."""
     return Settings(
         database_url=database_url,
         admin_api_key=ADMIN_KEY,
         football_data_url=football_data_url,
         football_data_leagues="E0,D1",
         football_data_retries=0,
+        football_data_cron="0 18 * * *",
+        refit_cron="0 3 * * *",
         odds_api_key=KEY,
         odds_api_url=odds_api_url,
         odds_api_sports=["soccer_epl", "soccer_germany_bundesliga"],
         odds_api_regions=["uk", "eu"],
+        odds_api_cron="0 8,20 * * *",
         refit_rounds_grid=[1, 5, 20],
         model_refresh_seconds=0.5,
     )
+
+
+@dataclass
+class SimulatedClock:
+    now: dt.datetime
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+class SimulatedScheduler:
+    """The jobs of a scheduler the service built, fired as APScheduler fires them, by their
+    cron triggers against ``clock`` (which the jobs read too): each job function called
+    with the arguments it was registered with."""
+
+    def __init__(self, scheduler: BlockingScheduler, clock: SimulatedClock) -> None:
+        self.clock = clock
+        self.jobs: list[Job] = scheduler.get_jobs()
+        self.next_run: dict[str, dt.datetime | None] = {
+            job.id: job.trigger.get_next_fire_time(None, clock.now) for job in self.jobs
+        }
+        self.ran: list[tuple[dt.datetime, str]] = []
+        self.missed: list[tuple[dt.datetime, str]] = []
+
+    def run_until(self, moment: dt.datetime) -> None:
+        """Move the clock to ``moment``, stopping at each fire time on the way."""
+        while True:
+            due = [run for run in self.next_run.values() if run is not None and run <= moment]
+            if not due:
+                break
+            self.wake_at(min(due))
+        self.clock.now = moment
+
+    def wake_at(self, moment: dt.datetime) -> None:
+        """Move the clock to ``moment`` at once, as a machine that slept: a job whose fire
+        times passed runs once for them all if the latest is within its misfire grace, and
+        misses them otherwise (APScheduler's ``coalesce`` and ``misfire_grace_time``)."""
+        self.clock.now = moment
+        for job in self.jobs:
+            run_times: list[dt.datetime] = []
+            upcoming = self.next_run[job.id]
+            while upcoming is not None and upcoming <= moment:
+                run_times.append(upcoming)
+                upcoming = job.trigger.get_next_fire_time(upcoming, moment)
+            self.next_run[job.id] = upcoming
+            for run_time in run_times[-1:] if job.coalesce else run_times:
+                if moment - run_time > dt.timedelta(seconds=job.misfire_grace_time):
+                    self.missed.append((run_time, job.id))
+                    continue
+                job.func(*job.args, **job.kwargs)
+                self.ran.append((run_time, job.id))
+
+    def runs_of(self, *job_ids: str) -> list[tuple[dt.datetime, str]]:
+        return [(moment, job_id) for moment, job_id in self.ran if job_id in job_ids]
 
 
 def folder(season_start: int) -> str:
@@ -267,12 +327,16 @@ def check_board(settings: Settings, matchday: Matchday, morning: dt.datetime, ve
 
 
 def check_logged_once(
-    engine: Engine, settings: Settings, matchday: Matchday, morning: dt.datetime, version: int
+    engine: Engine,
+    scheduler: SimulatedScheduler,
+    matchday: Matchday,
+    morning: dt.datetime,
+    version: int,
 ) -> dict[int, tuple[str, str]]:
     """The track-record job after kickoff logs each match once, by ``version``, with
     Pinnacle's last quote before kickoff (that of the morning); the teams of each match id."""
     after_kickoff = dt.datetime.combine(matchday.day, dt.time(16, 0), tzinfo=dt.UTC)
-    track_record_job(engine, settings, now=after_kickoff)
+    scheduler.run_until(after_kickoff)
     entries = logged(engine)
     assert len(entries) == E0_MATCHDAY + D1_MATCHDAY
     assert {entry.served.model_version for entry in entries} == {version}
@@ -290,7 +354,11 @@ def check_logged_once(
         pinnacle = [q for q in entry.served.quotes if q.bookmaker == "PS"]
         assert len(pinnacle) == 1
         assert pinnacle[0].captured_at == morning
-    track_record_job(engine, settings, now=after_kickoff + dt.timedelta(minutes=5))
+    scheduler.run_until(after_kickoff + dt.timedelta(minutes=5))
+    assert scheduler.runs_of("track-record")[-1] == (
+        after_kickoff + dt.timedelta(minutes=5),
+        "track-record",
+    )
     assert [e.id for e in logged(engine)] == [e.id for e in entries]
     return teams
 
@@ -340,21 +408,33 @@ def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
     football_data.documents["fixtures.csv"] = Served(matchday.fixtures, '"fixtures-v1"')
     assert len(matchday.matches) == E0_MATCHDAY + D1_MATCHDAY
 
-    # 1. The close season, then the eve of the matchday: last season's files, this
-    # season's so far, and the fixtures.
-    scheduled_football_data_fetch(engine, settings, today=dt.date(2018 + years, 7, 1))
+    # The scheduler starts on a fresh database in the close season, and its machine sleeps
+    # through the summer.
+    def at(day: dt.date, hour: int, minute: int = 0) -> dt.datetime:
+        return dt.datetime.combine(day, dt.time(hour, minute), tzinfo=dt.UTC)
+
     eve = matchday.day - dt.timedelta(days=1)
-    scheduled_football_data_fetch(engine, settings, today=eve)
-
-    # 2. Prices on the eve and on the morning: Pinnacle's move to its closing line.
-    morning = dt.datetime.combine(matchday.day, dt.time(8, 0), tzinfo=dt.UTC)
+    morning = at(matchday.day, 8)
+    clock = SimulatedClock(at(dt.date(2018 + years, 7, 1), 18))
+    scheduler = SimulatedScheduler(
+        build_scheduler(engine, settings, should_stop=lambda: False, clock=clock), clock
+    )
     script_prices(odds_api, matchday, morning - dt.timedelta(hours=14), closing=False)
-    scheduled_fetch(engine, settings)
-    script_prices(odds_api, matchday, morning, closing=True)
-    scheduled_fetch(engine, settings)
 
-    # 3. The refit of the morning.
-    refit = run_refit(engine, settings, trigger=RunTrigger.SCHEDULER, until=morning)
+    # 1. The close season: last season's files, and the fixtures. Then the eve of the
+    # matchday: this season's files so far, the prices of the evening and the refit of
+    # the night.
+    scheduler.run_until(clock.now)
+    scheduler.wake_at(at(eve, 18))
+    scheduler.run_until(at(matchday.day, 7))
+
+    # 2. The prices of the morning: Pinnacle's move to its closing line.
+    script_prices(odds_api, matchday, morning, closing=True)
+    scheduler.run_until(morning)
+
+    # 3. The refit of the night made a version active.
+    with Session(engine) as session:
+        refit = session.scalars(select(RefitRun)).one()
     assert refit.status == RunStatus.SUCCEEDED, refit.message
     assert refit.version_id is not None
 
@@ -363,14 +443,14 @@ def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
 
     # 5. Kickoff has passed: each match is logged once, by the version active at kickoff,
     # with the last quotes before it (Pinnacle's closing line).
-    teams = check_logged_once(engine, settings, matchday, morning, refit.version_id)
+    teams = check_logged_once(engine, scheduler, matchday, morning, refit.version_id)
 
-    # 6. The next day the season files hold the results, under new ETags.
+    # 6. In the evening the season files hold the results, under new ETags.
     for league in ("E0", "D1"):
         football_data.documents[f"mmz4281/{current}/{league}.csv"] = Served(
             matchday.after[league], f'"{league}-{current}-v2"'
         )
-    scheduled_football_data_fetch(engine, settings, today=matchday.day + dt.timedelta(days=1))
+    scheduler.run_until(at(matchday.day, 19))
     with Session(engine) as session:
         results = {
             (match.home_team.name, match.away_team.name): match.result
@@ -379,6 +459,19 @@ def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
     # The file's FTR letters (H, D, A) in the service's 1X2 words.
     letters = {"H": "1", "D": "X", "A": "2"}
     assert results == {(m.home, m.away): letters[m.result] for m in matchday.matches}
+
+    # Each feed and the refit ran when their crons said, from the eve on; over the summer
+    # the sleeping machine missed them.
+    assert scheduler.runs_of("football-data", "the-odds-api", "refit") == [
+        (at(dt.date(2018 + years, 7, 1), 18), "football-data"),
+        (at(eve, 18), "football-data"),
+        (at(eve, 20), "the-odds-api"),
+        (at(matchday.day, 3), "refit"),
+        (morning, "the-odds-api"),
+        (at(matchday.day, 18), "football-data"),
+    ]
+    assert {job_id for _, job_id in scheduler.missed} == {"refit", "the-odds-api"}
+    assert all(moment < at(eve, 18) for moment, _ in scheduler.missed)
 
     # 7. The track record of the day scores every match; every fetch run succeeded.
     check_scored(settings, matchday)

@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import (
     Bookmaker,
+    Clock,
     Competition,
     Match,
     OddsQuote,
@@ -83,6 +84,11 @@ M3 = Fixture(
     {"BW": (1.25, 10.0, 10.0), "PS": (1.25, 10.0, 10.0), "B365": (2.0, 4.0, 4.0)},
 )
 FIXTURES = (M1, M2, M3)
+
+
+def at(moment: dt.datetime) -> Clock:
+    """A clock stopped at ``moment``."""
+    return lambda: moment
 
 
 def settings_for(database_url: str) -> Settings:
@@ -424,16 +430,22 @@ def test_the_job_logs_each_match_once_it_has_kicked_off(migrated_url: str) -> No
         with session_scope(make_session_factory(engine, for_writes=True)) as session:
             ids = seed(session)
         factory = make_session_factory(engine)
-        track_record.track_record_job(engine, settings, now=M1_KICKOFF - dt.timedelta(minutes=1))
+        track_record.track_record_job(
+            engine, settings, clock=at(M1_KICKOFF - dt.timedelta(minutes=1))
+        )
         with session_scope(factory) as session:
             assert count_rows(session, PredictionLogEntry) == 0
-        track_record.track_record_job(engine, settings, now=M1_KICKOFF + dt.timedelta(minutes=5))
+        track_record.track_record_job(
+            engine, settings, clock=at(M1_KICKOFF + dt.timedelta(minutes=5))
+        )
         with session_scope(factory) as session:
             logged = session.scalars(select(PredictionLogEntry.match_id)).all()
             assert logged == [ids["M1"]]
         # An hour after M3's kickoff, M2's is 21 hours back: both are written, M1 is left
         # as it was.
-        track_record.track_record_job(engine, settings, now=M3_KICKOFF + dt.timedelta(hours=1))
+        track_record.track_record_job(
+            engine, settings, clock=at(M3_KICKOFF + dt.timedelta(hours=1))
+        )
         with session_scope(factory) as session:
             assert count_rows(session, PredictionLogEntry) == 3
         # Beyond the day it looks back, a match never logged is left to a rebuild.
@@ -441,7 +453,7 @@ def test_the_job_logs_each_match_once_it_has_kicked_off(migrated_url: str) -> No
             late = store_match(
                 session, Fixture("Hull", "Stoke", M3_KICKOFF, (0, 0), {"BW": (2.5, 5.0, 2.5)})
             )
-        track_record.track_record_job(engine, settings, now=M3_KICKOFF + dt.timedelta(days=2))
+        track_record.track_record_job(engine, settings, clock=at(M3_KICKOFF + dt.timedelta(days=2)))
         with session_scope(factory) as session:
             assert entry_count_of(session, late) == 0
     finally:
@@ -462,8 +474,12 @@ def test_the_gauge_shows_the_rolling_difference(migrated_url: str) -> None:
     try:
         with session_scope(make_session_factory(engine, for_writes=True)) as session:
             seed(session)
-        track_record.track_record_job(engine, settings, now=M1_KICKOFF + dt.timedelta(minutes=5))
-        track_record.track_record_job(engine, settings, now=M3_KICKOFF + dt.timedelta(hours=3))
+        track_record.track_record_job(
+            engine, settings, clock=at(M1_KICKOFF + dt.timedelta(minutes=5))
+        )
+        track_record.track_record_job(
+            engine, settings, clock=at(M3_KICKOFF + dt.timedelta(hours=3))
+        )
     finally:
         engine.dispose()
     with TestClient(create_app(settings)) as client:
@@ -514,7 +530,9 @@ def test_the_job_leaves_a_match_whose_quotes_all_came_after_kickoff(migrated_url
             session.execute(
                 update(OddsQuote).where(OddsQuote.match_id == late).values(captured_at=None)
             )
-        track_record.track_record_job(engine, settings, now=M1_KICKOFF + dt.timedelta(minutes=5))
+        track_record.track_record_job(
+            engine, settings, clock=at(M1_KICKOFF + dt.timedelta(minutes=5))
+        )
         factory = make_session_factory(engine, for_writes=True)
         with session_scope(factory) as session:
             assert entry_count_of(session, late) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -152,6 +153,11 @@ class JSONRecord(TypeDecorator[RecordT]):
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+# Where a job reads the present moment: ``utcnow`` when the service runs, a simulated one
+# when a test steps a clock through a matchday.
+Clock = Callable[[], dt.datetime]
 
 
 class Base(DeclarativeBase):

@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_session_factory, session_scope
-from app.db.orm import FetchedDocument, utcnow
+from app.db.orm import Clock, FetchedDocument, utcnow
 from app.domain.football_data import FileFormatError, parse_football_data
 from app.domain.football_data_feed import (
     FeedDocument,
@@ -174,9 +174,11 @@ def fetch_football_data(
     timeout_seconds: float,
     policy: RetryPolicy,
     trigger: RunTrigger,
+    clock: Clock = utcnow,
 ) -> FeedOutcome:
     """One recorded run: each document of ``request`` downloaded if it changed and imported.
-    ``factory`` makes write sessions; each import is its own transaction."""
+    ``factory`` makes write sessions; each import is its own transaction, its quotes
+    received at ``clock``'s present."""
     run_id = start_fetch(factory, FetchSource.FOOTBALL_DATA, trigger)
     outcomes: list[DocumentOutcome] = []
     try:
@@ -184,7 +186,7 @@ def fetch_football_data(
             timeout=timeout_seconds, follow_redirects=True, headers={"User-Agent": USER_AGENT}
         ) as client:
             for document in documents(request.leagues, request.folder):
-                outcomes.append(_fetch_document(factory, client, request, document, policy))
+                outcomes.append(_fetch_document(factory, client, request, document, policy, clock))
     except BaseException as error:
         # Not one document's failure (those are in the outcomes): a stop, or a fault here.
         partial = FeedOutcome(run_id, tuple(outcomes), _total(outcomes))
@@ -228,6 +230,7 @@ def _fetch_document(
     request: FeedRequest,
     document: FeedDocument,
     policy: RetryPolicy,
+    clock: Clock,
 ) -> DocumentOutcome:
     url = request.url(document)
     imported_as = _imported_as(url, document)
@@ -245,7 +248,7 @@ def _fetch_document(
         if response.status_code != 200:
             reason = f"HTTP {response.status_code} {response.reason_phrase}"
             raise DownloadError(reason, requests)
-        report = _import(factory, document, imported_as, response)
+        report = _import(factory, document, imported_as, response, clock())
     except DownloadError as error:
         counts = FetchCounts(requests=error.requests)
         return DocumentOutcome(document.path, DocumentStatus.FAILED, counts, str(error))
@@ -288,13 +291,16 @@ def _import(
     document: FeedDocument,
     imported_as: str,
     response: httpx.Response,
+    now: dt.datetime,
 ) -> IngestReport:
     """Import a downloaded document and remember its validators, in one transaction."""
     batch = parse_football_data(response.content)
     if document.keep is not None:
         batch = keep_competitions(batch, document.keep)
     with session_scope(factory) as session:
-        report = ingest_batch(session, batch, source=f"Football-Data.co.uk {document.path}")
+        report = ingest_batch(
+            session, batch, source=f"Football-Data.co.uk {document.path}", now=now
+        )
         _remember(session, imported_as, response)
     return report
 
@@ -332,21 +338,20 @@ def _checked(session: Session, url: str) -> None:
 
 
 def scheduled_football_data_fetch(
-    engine: Engine, settings: Settings, *, today: dt.date | None = None
+    engine: Engine, settings: Settings, *, clock: Clock = utcnow
 ) -> None:
     """The scheduler's run over the configured leagues' current season (the one holding
-    ``today``, by default the real date). It never raises: a failure is logged (and
-    recorded, when the database could record it), and the next run is on schedule."""
+    ``clock``'s date). It never raises: a failure is logged (and recorded, when the
+    database could record it), and the next run is on schedule."""
     try:
-        request = FeedRequest.of(
-            settings, leagues=None, season="current", today=today or dt.datetime.now(dt.UTC).date()
-        )
+        request = FeedRequest.of(settings, leagues=None, season="current", today=clock().date())
         fetch_football_data(
             make_session_factory(engine, for_writes=True),
             request,
             timeout_seconds=settings.football_data_timeout_seconds,
             policy=retry_policy(settings),
             trigger=RunTrigger.SCHEDULER,
+            clock=clock,
         )
     except Exception:
         log.exception("scheduled football-data fetch failed; the next one is on schedule")

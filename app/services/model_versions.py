@@ -63,9 +63,10 @@ def activate(
     by: ActivatedBy,
     reason: str | None = None,
     run_id: int | None = None,
+    at: dt.datetime | None = None,
 ) -> ModelActivation:
-    """Make ``version`` the only active one and record the activation, inside the caller's
-    transaction.
+    """Make ``version`` the only active one and record the activation (``at``: now), inside
+    the caller's transaction.
 
     The statements run in one transaction, so every reader sees either the old active
     version or the new one, never none and never two (the partial unique index would
@@ -77,7 +78,7 @@ def activate(
     previous = active_version_id(session)
     session.execute(update(ModelVersion).where(ModelVersion.is_active).values(is_active=False))
     session.flush()
-    moment = utcnow()
+    moment = at or utcnow()
     version.is_active = True
     version.activated_at = moment
     activation = ModelActivation(

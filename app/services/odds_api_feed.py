@@ -28,6 +28,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_session_factory, session_scope
+from app.db.orm import Clock, utcnow
 from app.domain.odds_api import H2H_MARKET, Event, read_events, region_keys, sport_keys
 from app.domain.records import TooManyBookmakersError
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
@@ -197,11 +198,13 @@ def fetch_the_odds_api(
     sports: tuple[str, ...] | None = None,
     regions: tuple[str, ...] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Clock = utcnow,
 ) -> OddsApiFetch:
     """Fetch and store the h2h prices of ``sports`` (default: the settings'), recording the
-    run. A sport that fails stores nothing and the others go on; a refused key stops the
-    run at once. Raises :class:`OddsApiKeyMissingError` (nothing recorded) without a key,
-    ValueError for a bad sport or region."""
+    run; ``clock`` tells when each answer was received. A sport that fails stores nothing
+    and the others go on; a refused key stops the run at once. Raises
+    :class:`OddsApiKeyMissingError` (nothing recorded) without a key, ValueError for a bad
+    sport or region."""
     chosen_sports = sport_keys(sports) if sports is not None else tuple(settings.odds_api_sports)
     chosen_regions = (
         region_keys(regions) if regions is not None else tuple(settings.odds_api_regions)
@@ -210,7 +213,12 @@ def fetch_the_odds_api(
         run_id = start_fetch(factory, SOURCE, trigger)
         try:
             done, error = _fetch_all(
-                api, factory, chosen_sports, chosen_regions, settings.odds_api_quota_reserve
+                api,
+                factory,
+                chosen_sports,
+                chosen_regions,
+                settings.odds_api_quota_reserve,
+                clock,
             )
         except Exception as unexpected:
             error = api.scrubbed(f"stopped by {type(unexpected).__name__}: {unexpected}")
@@ -258,6 +266,7 @@ def _fetch_all(
     sports: tuple[str, ...],
     regions: tuple[str, ...],
     reserve: int,
+    clock: Clock,
 ) -> tuple[tuple[SportFetch, ...], str | None]:
     """Each sport's fetch, and the run's error (None when every sport was stored)."""
     refused = _check_key(api)
@@ -275,7 +284,7 @@ def _fetch_all(
             done.append(SportFetch(sport, FetchCounts(), why))
             continue
         try:
-            done.append(_fetch_sport(api, factory, sport, regions))
+            done.append(_fetch_sport(api, factory, sport, regions, clock))
         except KeyRefusedError:
             return tuple(done), _refused(f"while fetching {sport}")
     failures = [f"{sport.sport}: {sport.error}" for sport in done if sport.error is not None]
@@ -308,13 +317,17 @@ def _refused(what: str) -> str:
 
 
 def _fetch_sport(
-    api: OddsApiClient, factory: sessionmaker[Session], sport: str, regions: tuple[str, ...]
+    api: OddsApiClient,
+    factory: sessionmaker[Session],
+    sport: str,
+    regions: tuple[str, ...],
+    clock: Clock,
 ) -> SportFetch:
     before = api.requests
     try:
         events = _events_of(api, sport, regions)
         with session_scope(factory) as session:
-            report = import_odds_api(session, events, source=f"The Odds API {sport}")
+            report = import_odds_api(session, events, source=f"The Odds API {sport}", now=clock())
     except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
         why = str(error)
     except httpx.TransportError as error:
@@ -374,12 +387,15 @@ def _first_problem(error: ValidationError) -> str:
     return f"not a valid answer, nothing stored: {where or 'the document'}: {first['msg']}{more}"
 
 
-def scheduled_fetch(engine: Engine, settings: Settings) -> None:
+def scheduled_fetch(engine: Engine, settings: Settings, *, clock: Clock = utcnow) -> None:
     """One run on the schedule. Whatever happens is logged and recorded, never raised: the
     scheduler and its other jobs go on."""
     try:
         fetch_the_odds_api(
-            make_session_factory(engine, for_writes=True), settings, trigger=RunTrigger.SCHEDULER
+            make_session_factory(engine, for_writes=True),
+            settings,
+            trigger=RunTrigger.SCHEDULER,
+            clock=clock,
         )
     except Exception:
         log.exception("scheduled fetch of The Odds API failed; the next one is on schedule")

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import app as package
 from app.db.engine import make_session_factory
-from app.db.orm import ModelVersion, RefitRun, utcnow
+from app.db.orm import Clock, ModelVersion, RefitRun, utcnow
 from app.domain.ensemble import ALGORITHM
 from app.domain.fitting import Fit, FitError, FitOptions, fit_ensemble, methods_to_try
 from app.domain.validation import compare_with_active, promotion_refusal, validation_report
@@ -68,11 +68,14 @@ def run_refit(
     until: dt.datetime | None = None,
     run_id: int | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    clock: Clock = utcnow,
 ) -> RefitOutcome:
-    """Refit once. A failed fit does not raise: the run records it. Raises ``RefitError``
-    only when ``run_id`` names a run that cannot be carried out (unknown or finished)."""
+    """Refit once, up to ``until`` (by default the present moment, as ``clock`` tells it,
+    which also dates the new version and its activation). A failed fit does not raise: the
+    run records it. Raises ``RefitError`` only when ``run_id`` names a run that cannot be
+    carried out (unknown or finished)."""
     ends_now = until is None
-    until = until or utcnow()
+    until = until or clock()
     factory = make_session_factory(engine, for_writes=True)
     if run_id is None:
         run_id = create_run(factory, trigger=trigger, until=until, status=RunStatus.RUNNING)
@@ -94,6 +97,7 @@ def run_refit(
                 ends_now=ends_now,
                 should_stop=should_stop,
                 lock=lock,
+                clock=clock,
             )
         except RefitCancelledError:
             message = "stopped by a shutdown before it finished; the active model is unchanged"
@@ -169,6 +173,7 @@ def _refit(
     ends_now: bool,
     should_stop: Callable[[], bool],
     lock: RefitLock,
+    clock: Clock,
 ) -> RefitOutcome:
     started = time.perf_counter()
     start = until - dt.timedelta(days=settings.refit_window_days)
@@ -216,7 +221,7 @@ def _refit(
             comparison = compare_with_active(active, matches, quotes, validation, validation_proba)
             report = replace(report, active_version=comparison)
         version = ModelVersion(
-            created_at=utcnow(),
+            created_at=clock(),
             algorithm=ALGORITHM,
             method=training.method,
             phase=training.phase,
@@ -236,7 +241,7 @@ def _refit(
         session.flush()
         refusal = promotion_refusal(fit.ensemble, report, active, settings.promotion_tolerance)
         if refusal is None:
-            activate(session, version, by=ActivatedBy.REFIT, run_id=run_id)
+            activate(session, version, by=ActivatedBy.REFIT, run_id=run_id, at=clock())
             status = RunStatus.SUCCEEDED
             message = (
                 f"version {version.id} is active: {counted(fit.choice.rounds, 'round')} "

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.db.engine import make_session_factory, session_scope
 from app.db.orm import (
+    Clock,
     Competition,
     Match,
     ModelActivation,
@@ -302,11 +303,11 @@ def count_entries(session: Session) -> int:
     return session.scalar(select(func.count()).select_from(PredictionLogEntry)) or 0
 
 
-def track_record_job(engine: Engine, settings: Settings, *, now: dt.datetime | None = None) -> None:
-    """One run of the scheduler's job: log the matches that kicked off, then refresh the
-    rolling figure. A failure is logged and left to the next run; it never stops the
-    scheduler."""
-    moment = now or utcnow()
+def track_record_job(engine: Engine, settings: Settings, *, clock: Clock = utcnow) -> None:
+    """One run of the scheduler's job: log the matches that kicked off by ``clock``'s
+    present, then refresh the rolling figure. A failure is logged and left to the next run;
+    it never stops the scheduler."""
+    moment = clock()
     try:
         with session_scope(make_session_factory(engine, for_writes=True)) as session:
             done = log_kickoffs(session, settings, now=moment)

@@ -57,7 +57,11 @@ def import_football_data(
 
 
 def import_odds_api(
-    session: Session, events: list[Event], *, source: str = "The Odds API"
+    session: Session,
+    events: list[Event],
+    *,
+    source: str = "The Odds API",
+    now: dt.datetime | None = None,
 ) -> IngestReport:
-    """Store a validated The Odds API v4 ``/odds`` response."""
-    return ingest_batch(session, parse_events(events), source=source)
+    """Store a validated The Odds API v4 ``/odds`` response, received ``now``."""
+    return ingest_batch(session, parse_events(events), source=source, now=now)
