@@ -477,3 +477,112 @@ def test_a_shared_fixtures_file_is_imported_again_for_other_leagues(
     # D1 2018/19 has 306 matches: 297 from its file, its last round of 9 from the fixtures.
     assert after.competitions == {"E0", "D1"}
     assert after.matches == 380 + 306
+
+
+# The extra leagues' files, in the site's layout: new/<CODE>.csv holds every season of a
+# league, each row naming its own; new_league_fixtures.csv holds every extra league's next
+# matches, with no Season column and no result.
+EXTRA_HEADER = (
+    "Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PSH,PSD,PSA,MaxH,MaxD,MaxA,AvgH,AvgD,AvgA"
+)
+BRA_FILE = (
+    EXTRA_HEADER + "\r\n"
+    "Brazil,Serie A,2025,07/12/2025,19:00,Palmeiras,Santos,2,1,H,"
+    "1.62,4.1,5.6,1.66,4.2,5.9,1.6,3.95,5.4\r\n"
+    "Brazil,Serie A,2026,29/03/2026,21:30,Flamengo,Gremio,1,1,D,"
+    "1.8,3.7,4.7,1.84,3.8,4.9,1.77,3.6,4.55\r\n"
+    "Brazil,Serie A,2026,22/11/2026,19:00,Santos,Flamengo,0,2,A,"
+    "3.9,3.5,2.0,4.0,3.6,2.05,3.8,3.4,1.96\r\n"
+).encode()
+AUT_FILE = (
+    EXTRA_HEADER + "\r\n"
+    "Austria,Bundesliga,2025/2026,24/05/2026,15:30,Salzburg,Sturm Graz,3,0,H,"
+    "1.45,4.8,6.5,1.5,5.0,7.0,1.43,4.6,6.2\r\n"
+    "Austria,Bundesliga,2026/2027,02/08/2026,17:00,Rapid Vienna,Salzburg,1,2,A,"
+    "3.6,3.7,2.0,3.7,3.8,2.1,3.5,3.6,1.95\r\n"
+).encode()
+EXTRA_FIXTURES = (
+    b"Country,League,Date,Time,Home,Away,PSH,PSD,PSA,MaxH,MaxD,MaxA,AvgH,AvgD,AvgA\r\n"
+    b"Brazil,Serie A,29/11/2026,19:00,Gremio,Palmeiras,2.9,3.3,2.55,3.0,3.4,2.6,2.85,3.2,2.5\r\n"
+    b"Austria,Bundesliga,29/11/2026,16:30,Salzburg,Rapid Vienna,"
+    b"1.5,4.5,6.0,1.55,4.6,6.3,1.48,4.3,5.7\r\n"
+    b"Norway,Eliteserien,29/11/2026,17:00,Bodo/Glimt,Molde,1.65,4.2,4.8,1.7,4.3,5.0,1.6,4.0,4.6\r\n"
+)
+
+
+def extra_matches(url: str) -> dict[tuple[str, str, str], tuple[str, str | None]]:
+    """Each stored match, by competition, home and away team: its season and result."""
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            return {
+                (m.competition.code, m.home_team.name, m.away_team.name): (m.season, m.result)
+                for m in session.scalars(select(Match))
+            }
+    finally:
+        engine.dispose()
+
+
+def test_extra_leagues_are_downloaded_from_their_files_and_then_answered_304(
+    migrated_url: str, site: tuple[Site, str]
+) -> None:
+    local, base = site
+    local.documents["new/BRA.csv"] = Served(BRA_FILE, '"bra-v1"')
+    local.documents["new/AUT.csv"] = Served(AUT_FILE, '"aut-v1"')
+    local.documents["new_league_fixtures.csv"] = Served(EXTRA_FIXTURES, '"extra-fixtures-v1"')
+    settings = Settings(
+        database_url=migrated_url,
+        football_data_url=base,
+        football_data_leagues="BRA,AUT",
+        football_data_retries=0,
+    )
+    engine = make_engine(migrated_url)
+    morning = dt.datetime(2026, 11, 27, 2, 30, tzinfo=dt.UTC)
+    try:
+        scheduled_football_data_fetch(engine, settings, clock=lambda: morning)
+    finally:
+        engine.dispose()
+
+    after_first = stored(migrated_url)
+    run = after_first.runs[-1]
+    assert (run.status, run.trigger, run.error) == (
+        FetchStatus.SUCCEEDED,
+        RunTrigger.SCHEDULER,
+        None,
+    )
+    # Three documents; five played matches and two upcoming ones (Norway's is not asked
+    # for), each with Pinnacle's prices (Max and Avg are not bookmakers).
+    assert counts_of(run) == (3, 3, 7, 7, 5)
+    assert after_first.competitions == {"BRA", "AUT"}
+    # A played match's season is its row's; an upcoming one's follows its league's rule:
+    # the calendar year in Brazil, July to June in Austria. The results: H, D, A as 1, X, 2.
+    assert extra_matches(migrated_url) == {
+        ("BRA", "Palmeiras", "Santos"): ("2025", "1"),
+        ("BRA", "Flamengo", "Gremio"): ("2026", "X"),
+        ("BRA", "Santos", "Flamengo"): ("2026", "2"),
+        ("BRA", "Gremio", "Palmeiras"): ("2026", None),
+        ("AUT", "Salzburg", "Sturm Graz"): ("2025/26", "1"),
+        ("AUT", "Rapid Vienna", "Salzburg"): ("2026/27", "2"),
+        ("AUT", "Salzburg", "Rapid Vienna"): ("2026/27", None),
+    }
+
+    engine = make_engine(migrated_url)
+    try:
+        scheduled_football_data_fetch(
+            engine, settings, clock=lambda: morning + dt.timedelta(days=1)
+        )
+    finally:
+        engine.dispose()
+    after_second = stored(migrated_url)
+    assert counts_of(after_second.runs[-1]) == (3, 0, 0, 0, 0)
+    assert after_second.runs[-1].status == FetchStatus.SUCCEEDED
+    assert (after_second.matches, after_second.settled) == (7, 5)
+    for path, etag in (
+        ("new/BRA.csv", '"bra-v1"'),
+        ("new/AUT.csv", '"aut-v1"'),
+        ("new_league_fixtures.csv", '"extra-fixtures-v1"'),
+    ):
+        first, second = local.asked(path)
+        assert first.get("if-none-match") is None
+        assert second["if-none-match"] == etag
+        assert second["if-modified-since"] == "Mon, 13 May 2019 08:00:00 GMT"
