@@ -63,17 +63,17 @@ class SportFailedError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Quota:
-    """What The Odds API's headers said of the quota after the last answer that had them."""
+    """What The Odds API's headers said of the quota after the last answer that had them.
+    (Its ``x-requests-last``, what that request cost, is not read: the reserve needs a
+    sport's cost before the sport is asked for, which the documented price gives.)"""
 
     remaining: int | None = None
     used: int | None = None
-    last_cost: int | None = None
 
     def read(self, headers: httpx.Headers) -> Quota:
         return Quota(
             remaining=_header_count(headers, "x-requests-remaining", self.remaining),
             used=_header_count(headers, "x-requests-used", self.used),
-            last_cost=_header_count(headers, "x-requests-last", self.last_cost),
         )
 
 
@@ -272,7 +272,9 @@ def _fetch_all(
     refused = _check_key(api)
     if refused is not None:
         return (), refused
-    cost = len(regions)  # one market (h2h) in each region asked for
+    # The documented price of a sport's request, markets × regions (h2h only), known before
+    # it is sent.
+    cost = len(regions)
     done: list[SportFetch] = []
     for sport in sports:
         remaining = api.quota.remaining
