@@ -192,6 +192,10 @@ def test_every_outcome_at_the_best_price_and_the_distance_to_the_close() -> None
     ensemble = next(d for d in whole.closing_distances if d.source == "ensemble")
     # Only match 11 differs from the close: |0.4−0.4| + |0.3−0.2| + |0.3−0.4| over 9 cells.
     assert ensemble.mean_absolute == pytest.approx(0.2 / 9)
+    # The report gives it for each season and for all of them.
+    markdown = value_markdown(summary(), plots_written=False)
+    for season in ("2018/19", "all"):
+        assert f"| {season} | ensemble | 3 | 0.0222 | +0.0000 | +0.0333 | -0.0333 |" in markdown
 
 
 # A consensus unlike the ensemble, for comparing two sources' bets: no outcome of match 10

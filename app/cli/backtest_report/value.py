@@ -10,6 +10,7 @@ import numpy as np
 from app.domain.evaluation import MeanInterval
 from app.domain.value_summary import (
     PLOTTED_THRESHOLD,
+    ClosingDistance,
     RuleComparison,
     ValuePeriod,
     ValueRule,
@@ -69,7 +70,7 @@ def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
         + ".",
         "",
         *_comparisons(value),
-        *_distances(whole),
+        *_distances(value),
         *_bins(value),
         *_value_plots(plots_written),
     ]
@@ -133,7 +134,7 @@ def _comparison_cells(comparison: RuleComparison) -> str:
     )
 
 
-def _distances(whole: ValuePeriod) -> list[str]:
+def _distances(value: ValueSummary) -> list[str]:
     lines = [
         "### Distance to the closing line",
         "",
@@ -141,19 +142,23 @@ def _distances(whole: ValuePeriod) -> list[str]:
         "closing line, per outcome, and the mean signed difference for 1, X and 2: a source "
         "nearer the close has less of its own noise to mistake for value.",
         "",
-        "| source | matches | mean absolute | bias 1 | bias X | bias 2 |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| season | source | matches | mean absolute | bias 1 | bias X | bias 2 |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
-    for distance in whole.closing_distances:
-        if distance.mean_absolute is None or distance.bias is None:
-            lines.append(f"| {distance.source} | 0 | | | | |")
-            continue
-        home, draw, away = distance.bias
-        lines.append(
-            f"| {distance.source} | {distance.matches} | {distance.mean_absolute:.4f} | "
-            f"{home:+.4f} | {draw:+.4f} | {away:+.4f} |"
-        )
+    for period in [*value.seasons, value.overall]:
+        season = period.season or "all"
+        lines += [f"| {season} | {_distance_cells(d)} |" for d in period.closing_distances]
     return [*lines, ""]
+
+
+def _distance_cells(distance: ClosingDistance) -> str:
+    if distance.mean_absolute is None or distance.bias is None:
+        return f"{distance.source} | 0 | | | |"
+    home, draw, away = distance.bias
+    return (
+        f"{distance.source} | {distance.matches} | {distance.mean_absolute:.4f} | "
+        f"{home:+.4f} | {draw:+.4f} | {away:+.4f}"
+    )
 
 
 def _bins(value: ValueSummary) -> list[str]:
