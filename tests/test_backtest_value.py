@@ -4,6 +4,7 @@ season files."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from app.cli.backtest_report.value import value_markdown
 from app.domain.backtest import CONSENSUS, ENSEMBLE, Fold
 from app.domain.backtest.prices import best_prices
 from app.domain.backtest.value_bets import (
@@ -190,6 +192,54 @@ def test_every_outcome_at_the_best_price_and_the_distance_to_the_close() -> None
     ensemble = next(d for d in whole.closing_distances if d.source == "ensemble")
     # Only match 11 differs from the close: |0.4−0.4| + |0.3−0.2| + |0.3−0.4| over 9 cells.
     assert ensemble.mean_absolute == pytest.approx(0.2 / 9)
+    # The report gives it for each season and for all of them.
+    markdown = value_markdown(summary(), plots_written=False)
+    for season in ("2018/19", "all"):
+        assert f"| {season} | ensemble | 3 | 0.0222 | +0.0000 | +0.0333 | -0.0333 |" in markdown
+
+
+# A consensus unlike the ensemble, for comparing two sources' bets: no outcome of match 10
+# or 11 is worth a bet at the best prices; match 12's away win at 2.06 claims
+# 0.60 × 2.06 − 1 = +0.236; match 13's home win at 1.62 claims 0.70 × 1.62 − 1 = +0.134.
+OTHER_CONSENSUS = [
+    [0.475, 0.249, 0.276],
+    [0.41, 0.28, 0.31],
+    [0.20, 0.20, 0.60],
+    [0.70, 0.20, 0.10],
+]
+
+
+def test_each_sources_own_bets_keep_their_claimed_ev_beside_their_clv() -> None:
+    matches, quotes = hand_made_tables()
+    forecasts = {ENSEMBLE: np.array(ENSEMBLE_PROBABILITIES), CONSENSUS: np.array(OTHER_CONSENSUS)}
+    fold = dataclasses.replace(hand_made_fold(), forecasts=forecasts)
+    config = dataclasses.replace(CONFIG, sources=("PS", "consensus"))
+    value = summarise_value([fold], matches, quotes, config)
+    whole = value.overall
+    # Above 0, Pinnacle's line bets 10 (+0.05), 11 (+0.24) and 12 (+0.03); the consensus
+    # 12 and 13. Pinnacle's own bets are 10 and 11; the consensus's own, 13, has no close.
+    at_zero = next(c for c in whole.comparisons if c.threshold == 0.0)
+    assert (at_zero.first, at_zero.second, at_zero.matches) == ("PS", "consensus", 1)
+    assert at_zero.first_only.n == 2
+    assert at_zero.first_only_claimed_ev == pytest.approx((0.05 + 0.24) / 2)
+    assert (at_zero.second_only.n, at_zero.second_only_claimed_ev) == (0, None)
+    # Above 4 %, Pinnacle's line drops 12, which the consensus then bets alone: it claims
+    # +0.236 for a CLV of 2.06 × 0.5 − 1 = +0.03. Match 13, without a close, is left out
+    # of both means, or the claim would be (0.236 + 0.134) / 2.
+    above = next(c for c in whole.comparisons if c.threshold == 0.04)
+    assert above.matches == 0
+    assert above.first_only_claimed_ev == pytest.approx(0.145)
+    assert above.second_only.n == 1
+    assert above.second_only.mean == pytest.approx(0.03)
+    assert above.second_only_claimed_ev == pytest.approx(0.236)
+    written = above.to_json()
+    assert written["first_only_claimed_ev"] == pytest.approx(0.145)
+    assert written["second_only_claimed_ev"] == pytest.approx(0.236)
+    # The report prints them beside each CLV, for the season and for all seasons.
+    markdown = "\n".join(value_markdown(value, plots_written=False))
+    for season in ("2018/19", "all"):
+        assert f"| {season} | PS vs consensus | 4% | 0 | 0 | | | +14.50 % [" in markdown
+    assert "(2) | +14.50 % | +3.00 % (1) | +23.60 % |" in markdown
 
 
 def test_a_bookmaker_outside_the_price_takers_is_never_chosen() -> None:

@@ -363,9 +363,15 @@ def test_the_documented_value_schema_accepts_what_the_api_accepts(client: TestCl
         if (accepts(ValueIn, value), validator.is_valid(value)) != (taken, taken)
     ]
     assert not wrong
-    # The API docs say what a value bet is worth, and what it is not.
-    description = json.dumps(document["components"]["schemas"]["PredictionOut"])
-    for said in ("an estimate", "few hundred bets", "limit or close accounts"):
-        assert said in description
-    assert "few hundred bets" in document["paths"]["/predict"]["post"]["description"]
+    # The API docs say what a value bet is worth, and what it is not: in the answer's
+    # schema and in every route that judges value.
+    routes = document["paths"]
+    for description in (
+        json.dumps(document["components"]["schemas"]["PredictionOut"]),
+        routes["/predict"]["post"]["description"],
+        routes["/value-bets"]["get"]["description"],
+        routes["/upcoming"]["get"]["description"],
+    ):
+        for said in ("an estimate", "few hundred bets is mostly noise", "limit or close accounts"):
+            assert said in description
     assert PredictIn.model_validate({"match_id": 1, "value": {}}).value == ValueIn()

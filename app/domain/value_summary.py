@@ -96,7 +96,12 @@ class ValueRule:
 class RuleComparison:
     """Two sources at one threshold, on the matches both bet on (with a closing line):
     how often they chose the same outcome, and the paired difference of their CLV
-    (first minus second; None on fewer than two matches)."""
+    (first minus second; None on fewer than two matches).
+
+    Then each source's own bets, on matches (with a closing line) the other did not bet
+    on: their CLV, and the mean EV they claimed (None without such bets), so the edge a
+    source claims alone can be set against what it realised.
+    """
 
     first: str
     second: str
@@ -104,8 +109,10 @@ class RuleComparison:
     matches: int
     same_outcome: int
     clv_difference: PairedDifference | None
-    first_only: MeanInterval  # CLV of the first's bets on matches the second did not bet
+    first_only: MeanInterval
     second_only: MeanInterval
+    first_only_claimed_ev: float | None
+    second_only_claimed_ev: float | None
 
     def to_json(self) -> dict[str, object]:
         difference = self.clv_difference
@@ -118,6 +125,8 @@ class RuleComparison:
             "clv_difference": None if difference is None else asdict(difference),
             "first_only": interval_json(self.first_only),
             "second_only": interval_json(self.second_only),
+            "first_only_claimed_ev": self.first_only_claimed_ev,
+            "second_only_claimed_ev": self.second_only_claimed_ev,
         }
 
 
@@ -318,6 +327,8 @@ def _comparison(first: str, second: str, threshold: float, a: Bets, b: Bets) -> 
         clv_difference=difference,
         first_only=mean_interval(a.clv[a_only]),
         second_only=mean_interval(b.clv[b_only]),
+        first_only_claimed_ev=mean_interval(a.claimed_ev[a_only]).mean,
+        second_only_claimed_ev=mean_interval(b.claimed_ev[b_only]).mean,
     )
 
 

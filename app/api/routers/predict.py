@@ -16,7 +16,14 @@ from pydantic import TypeAdapter, ValidationError
 
 from app.api.answers import BatchResult, batch_json, prediction_json
 from app.api.deps import JSON_BODY, PredictionsDep, SettingsDep, check_item_count
-from app.api.schemas.predict import PREDICT_BODY, BatchIn, BatchOut, PredictIn, PredictionOut
+from app.api.schemas.predict import (
+    PREDICT_BODY,
+    RESPONSIBLE_USE,
+    BatchIn,
+    BatchOut,
+    PredictIn,
+    PredictionOut,
+)
 from app.api.schemas.problems import (
     NOT_JSON,
     TOO_LARGE,
@@ -42,6 +49,19 @@ REFUSAL_STATUS = {
 }
 
 
+# The route's API docs, ending with the text every value's docs share.
+PREDICT_DOCS = (
+    "Ensemble probabilities of 1, X and 2 for a stored match or an inline one.\n\n"
+    'Send ``{"match_id": 17}`` or an inline match with ``odds`` (teams, competition and '
+    "kickoff optional). An inline request touches no database. Before any model exists the "
+    "answer is the consensus of the quotes, with ``model: null`` and a note saying so.\n\n"
+    "The answer's ``value`` gives, for each outcome, the best price of the bookmakers you can "
+    "bet with, its expected value (probability × price − 1) and a suggested stake (a share of "
+    "the Kelly stake, capped), by the terms of the request's ``value`` or the settings'. "
+    + RESPONSIBLE_USE
+)
+
+
 def _json(body: bytes) -> Response:
     return Response(body, media_type="application/json")
 
@@ -58,21 +78,9 @@ def _json(body: bytes) -> Response:
         }
     ),
     openapi_extra=PREDICT_BODY,
+    description=PREDICT_DOCS,
 )
 async def predict(request: Request, predictions: PredictionsDep) -> Response:
-    """Ensemble probabilities of 1, X and 2 for a stored match or an inline one.
-
-    Send ``{"match_id": 17}`` or an inline match with ``odds`` (teams, competition and
-    kickoff optional). An inline request touches no database. Before any model exists the
-    answer is the consensus of the quotes, with ``model: null`` and a note saying so.
-
-    The answer's ``value`` gives, for each outcome, the best price of the bookmakers you can
-    bet with, its expected value (probability × price − 1) and a suggested stake (a share of
-    the Kelly stake, capped), by the terms of the request's ``value`` or the settings'.
-    The expected value is an estimate from the served probability, not a promise; the
-    return over a few hundred bets is mostly noise; bookmakers limit or close accounts that
-    win.
-    """
     try:
         item = PredictIn.model_validate_json(await request.body())
     except ValidationError as error:

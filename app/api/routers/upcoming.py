@@ -13,6 +13,7 @@ from app.api.routers.value_bets import (
     coming_window,
     requested_terms,
 )
+from app.api.schemas.predict import RESPONSIBLE_USE
 from app.api.schemas.problems import BUSY, INVALID, problem_responses
 from app.api.schemas.upcoming import UpcomingPage
 from app.api.upcoming_answer import NOT_MODIFIED, etag_of, matches_etag, upcoming_json
@@ -22,6 +23,20 @@ from app.services.upcoming import UpcomingQuery
 
 router = APIRouter(tags=["predictions"])
 
+# The route's API docs, ending with the text every value's docs share.
+UPCOMING_DOCS = (
+    "Every match that has not kicked off in the window, by kickoff: its prediction, the value "
+    "of each outcome and its value bets (as GET /value-bets judges them, with the same "
+    "parameters), how fresh its quotes are, and the model version.\n\n"
+    "Cheap to poll: the answer is made again only when a quote, a match or the active model "
+    "changed since the last one. Each answer has a weak `ETag` naming what it shows (the "
+    "matches, their predictions and value, the window and page asked for, the terms); send it "
+    "back as `If-None-Match` and, while nothing changed, the answer is 304 with no body. "
+    "`answered_at`, `from` (when not given), `to` (when not given) and each `age_seconds` are "
+    "as of the 200 answer that carried the ETag: a client that keeps an answer works ages out "
+    "from `newest_captured_at`.\n\n" + RESPONSIBLE_USE
+)
+
 
 @router.get(
     "/upcoming",
@@ -30,6 +45,7 @@ router = APIRouter(tags=["predictions"])
         304: {"description": NOT_MODIFIED},
         **problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: BUSY}),
     },
+    description=UPCOMING_DOCS,
 )
 async def list_upcoming(
     boards: UpcomingBoardsDep,
@@ -45,18 +61,6 @@ async def list_upcoming(
         ),
     ] = None,
 ) -> Response:
-    """Every match that has not kicked off in the window, by kickoff: its prediction, the
-    value of each outcome and its value bets (as GET /value-bets judges them, with the same
-    parameters), how fresh its quotes are, and the model version.
-
-    Cheap to poll: the answer is made again only when a quote, a match or the active model
-    changed since the last one. Each answer has a weak `ETag` naming what it shows (the
-    matches, their predictions and value, the window and page asked for, the terms); send it
-    back as `If-None-Match` and, while nothing changed, the answer is 304 with no body.
-    `answered_at`, `from` (when not given), `to` (when not given) and each `age_seconds` are
-    as of the 200 answer that carried the ETag: a client that keeps an answer works ages out
-    from `newest_captured_at`.
-    """
     query = UpcomingQuery(
         terms=terms,
         daily_exposure_cap=settings.value_daily_exposure_cap,

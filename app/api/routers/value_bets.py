@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Query, Response
 
 from app.api.deps import SettingsDep, ValueBetListsDep, page_window
 from app.api.errors import check_window
+from app.api.schemas.predict import RESPONSIBLE_USE
 from app.api.schemas.problems import BUSY, INVALID, problem_responses
 from app.api.schemas.value_bets import ValueBetPage
 from app.domain.fields import BookmakerReference, UtcDateTime
@@ -28,6 +29,15 @@ BANKROLL_MAX = 1e12
 URL_TOO_LONG = (
     "The request line and headers are over ODDSBOOST_HEADER_LIMIT_BYTES (16 KiB): name fewer "
     "bookmakers, or shorter names."
+)
+
+# The route's API docs, ending with the text every value's docs share.
+VALUE_BETS_DOCS = (
+    "Every outcome of the coming matches whose expected value (probability × best price − 1) "
+    "is above ``min_ev``, highest first, with the stake to place: a fraction of the Kelly "
+    "stake, capped per bet, and scaled down on a UTC day whose stakes sum to more than "
+    "ODDSBOOST_VALUE_DAILY_EXPOSURE_CAP (over the whole list, so every page agrees).\n\n"
+    + RESPONSIBLE_USE
 )
 
 
@@ -126,6 +136,7 @@ async def coming_window(
     "/value-bets",
     response_model=ValueBetPage,
     responses=problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: BUSY}),
+    description=VALUE_BETS_DOCS,
 )
 async def list_value_bets(
     lists: ValueBetListsDep,
@@ -134,14 +145,6 @@ async def list_value_bets(
     terms: Annotated[ValueTerms, Depends(requested_terms)],
     window: Annotated[ComingWindow, Depends(coming_window)],
 ) -> Response:
-    """Every outcome of the coming matches whose expected value (probability × best price −
-    1) is above ``min_ev``, highest first, with the stake to place: a fraction of the Kelly
-    stake, capped per bet, and scaled down on a UTC day whose stakes sum to more than
-    ODDSBOOST_VALUE_DAILY_EXPOSURE_CAP (over the whole list, so every page agrees).
-
-    The expected value is an estimate, only as good as the probability; bookmakers limit
-    the accounts of customers who win.
-    """
     query = value_bets.ValueBetQuery(
         terms=terms,
         daily_exposure_cap=settings.value_daily_exposure_cap,

@@ -424,11 +424,12 @@ class QuotesOut(BaseModel):
     )
 
 
-# What every answer's value, and the API docs of it, say about using it.
+# What the API docs of every value (/predict's, /value-bets, /upcoming) say about using it.
 RESPONSIBLE_USE = (
-    "The expected value is an estimate from the served probability, not a promise: a small "
-    "error in the probability makes or removes an edge of a few per cent. The return over a "
-    "few hundred bets is mostly noise, and bookmakers limit or close accounts that win."
+    "The expected value is an estimate, only as good as the probability it is judged by, "
+    "not a promise: a small error in the probability makes or removes an edge of a few per "
+    "cent. The return over a few hundred bets is mostly noise, and bookmakers limit or close "
+    "accounts that win."
 )
 
 

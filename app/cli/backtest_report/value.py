@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +10,7 @@ import numpy as np
 from app.domain.evaluation import MeanInterval
 from app.domain.value_summary import (
     PLOTTED_THRESHOLD,
+    ClosingDistance,
     RuleComparison,
     ValuePeriod,
     ValueRule,
@@ -69,8 +69,8 @@ def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
         )
         + ".",
         "",
-        *_comparisons(whole.comparisons),
-        *_distances(whole),
+        *_comparisons(value),
+        *_distances(value),
         *_bins(value),
         *_value_plots(plots_written),
     ]
@@ -94,38 +94,47 @@ def _rule_cells(rule: ValueRule) -> str:
     )
 
 
-def _comparisons(comparisons: Sequence[RuleComparison]) -> list[str]:
-    if not comparisons:
+def _comparisons(value: ValueSummary) -> list[str]:
+    periods = [*value.seasons, value.overall]
+    if not value.overall.comparisons:
         return []
     lines = [
         "### Sources compared bet by bet",
         "",
         "On the matches both sources bet on (with a closing line): how often they chose the "
         "same outcome and the paired difference of their CLV (first minus second, ± its "
-        "standard error); then the CLV of the bets each made alone.",
+        "standard error); then the CLV of the bets each made alone (on matches with a "
+        "closing line the other did not bet on), with the mean EV those bets claimed.",
         "",
-        "| first vs second | EV > | both bet | same outcome | CLV difference | p "
-        "| first alone | second alone |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| season | first vs second | EV > | both bet | same outcome | CLV difference | p "
+        "| first alone | its claimed EV | second alone | its claimed EV |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for comparison in comparisons:
-        difference = comparison.clv_difference
-        cells = (
-            "| |"
-            if difference is None
-            else f"{difference.mean * 100:+.2f} % ± {difference.standard_error * 100:.2f} | "
-            f"{'< 0.01' if difference.p_value < 0.005 else f'{difference.p_value:.2f}'} |"
-        )
-        lines.append(
-            f"| {comparison.first} vs {comparison.second} | {comparison.threshold:.0%} | "
-            f"{comparison.matches} | {comparison.same_outcome} | {cells} "
-            f"{_interval(comparison.first_only, 2)} ({comparison.first_only.n}) | "
-            f"{_interval(comparison.second_only, 2)} ({comparison.second_only.n}) |"
-        )
+    for period in periods:
+        season = period.season or "all"
+        lines += [f"| {season} | {_comparison_cells(c)} |" for c in period.comparisons]
     return [*lines, ""]
 
 
-def _distances(whole: ValuePeriod) -> list[str]:
+def _comparison_cells(comparison: RuleComparison) -> str:
+    difference = comparison.clv_difference
+    paired = (
+        "|"
+        if difference is None
+        else f"{difference.mean * 100:+.2f} % ± {difference.standard_error * 100:.2f} | "
+        f"{'< 0.01' if difference.p_value < 0.005 else f'{difference.p_value:.2f}'}"
+    )
+    return (
+        f"{comparison.first} vs {comparison.second} | {comparison.threshold:.0%} | "
+        f"{comparison.matches} | {comparison.same_outcome} | {paired} | "
+        f"{_interval(comparison.first_only, 2)} ({comparison.first_only.n}) | "
+        f"{_percent(comparison.first_only_claimed_ev)} | "
+        f"{_interval(comparison.second_only, 2)} ({comparison.second_only.n}) | "
+        f"{_percent(comparison.second_only_claimed_ev)}"
+    )
+
+
+def _distances(value: ValueSummary) -> list[str]:
     lines = [
         "### Distance to the closing line",
         "",
@@ -133,19 +142,23 @@ def _distances(whole: ValuePeriod) -> list[str]:
         "closing line, per outcome, and the mean signed difference for 1, X and 2: a source "
         "nearer the close has less of its own noise to mistake for value.",
         "",
-        "| source | matches | mean absolute | bias 1 | bias X | bias 2 |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| season | source | matches | mean absolute | bias 1 | bias X | bias 2 |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
-    for distance in whole.closing_distances:
-        if distance.mean_absolute is None or distance.bias is None:
-            lines.append(f"| {distance.source} | 0 | | | | |")
-            continue
-        home, draw, away = distance.bias
-        lines.append(
-            f"| {distance.source} | {distance.matches} | {distance.mean_absolute:.4f} | "
-            f"{home:+.4f} | {draw:+.4f} | {away:+.4f} |"
-        )
+    for period in [*value.seasons, value.overall]:
+        season = period.season or "all"
+        lines += [f"| {season} | {_distance_cells(d)} |" for d in period.closing_distances]
     return [*lines, ""]
+
+
+def _distance_cells(distance: ClosingDistance) -> str:
+    if distance.mean_absolute is None or distance.bias is None:
+        return f"{distance.source} | 0 | | | |"
+    home, draw, away = distance.bias
+    return (
+        f"{distance.source} | {distance.matches} | {distance.mean_absolute:.4f} | "
+        f"{home:+.4f} | {draw:+.4f} | {away:+.4f}"
+    )
 
 
 def _bins(value: ValueSummary) -> list[str]:
@@ -176,6 +189,10 @@ def _value_plots(plots_written: bool) -> list[str]:
         f"![Kelly bankroll of each source]({VALUE_PLOTS['bankroll']})",
         f"![Claimed EV against realised CLV]({VALUE_PLOTS['calibration']})",
     ]
+
+
+def _percent(share: float | None) -> str:
+    return "" if share is None else f"{share * 100:+.2f} %"
 
 
 def _interval(interval: MeanInterval, digits: int) -> str:
