@@ -344,3 +344,12 @@ def fit_gate(tmp_path: Path) -> Iterator[FitGate]:
     gate = FitGate(directory)
     yield gate
     gate.release()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests marked ``slow`` first.
+
+    On several workers they then run side by side while the quick tests fill in around them,
+    instead of one of them starting last and holding up the end of the run.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
