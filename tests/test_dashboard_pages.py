@@ -124,6 +124,11 @@ def test_an_empty_database_says_how_to_fill_it(client: TestClient) -> None:
         _, parsed = page(client, path)
         assert parsed.having("p", class_="empty"), path
         assert not parsed.having("svg"), path
+    # The scheduler runs the logging job, not the server; a rebuild back-fills.
+    text, _ = page(client, "/dashboard/track-record")
+    assert "<code>oddsboost scheduler</code> runs the job" in text
+    assert "oddsboost serve" not in text
+    assert "<code>oddsboost track-record rebuild --from DATE</code>" in text
 
 
 def test_the_rows_are_the_boards_matches_with_its_probabilities(seeded: Seeded) -> None:
