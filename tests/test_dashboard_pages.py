@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.api import charts
+from app.domain.track_record_scores import DayBucket
 from tests.conftest import ADMIN_KEY
 from tests.helpers import error_messages
 from tests.test_track_record import entry_of
@@ -244,6 +245,12 @@ def test_the_track_record_page_scores_what_was_served(
     text, parsed = page(track_client, "/dashboard/track-record")
     assert parsed.having("table", id="scores")
     assert parsed.having("svg", class_="chart", id="log-loss")
+    # Served, consensus and PS, the best bookmaker of the window.
+    start = text.index('id="log-loss"')
+    log_loss = Elements()
+    log_loss.feed(text[start : text.index("</figure>", start)])
+    assert len(log_loss.having("path", class_="line")) == 3
+    assert "best bookmaker (PS)" in text
     assert parsed.having("svg", class_="chart", id="bankroll")
     # Served: M1 home at 0.5, M2 draw at 0.2, M3 away at 0.1; consensus 0.5, 0.2, 0.15.
     served = -(math.log(0.5) + math.log(0.2) + math.log(0.1)) / 3
@@ -378,3 +385,50 @@ def test_a_chart_of_one_point_marks_it() -> None:
     x_middle = (charts.LEFT + charts.WIDTH - charts.RIGHT) / 2
     y_middle = (charts.TOP + charts.HEIGHT - charts.BOTTOM) / 2
     assert (float(point["cx"]), float(point["cy"])) == (x_middle, y_middle)
+
+
+def path_points(d: str) -> list[tuple[float, float]]:
+    """The points of a line's path ``M x,y L x,y …``."""
+    return [(float(x), float(y)) for x, y in (point.split(",") for point in d[1:].split(" L"))]
+
+
+def test_the_log_loss_chart_runs_each_line_over_the_matches_it_scored() -> None:
+    day = dt.date(2026, 3, 2)
+    days = [
+        DayBucket(day, 2, 1.0, 1.2, 1, 0.8, 0, 0.0),
+        # The best bookmaker quoted nothing this day: its mean to date stays.
+        DayBucket(day + dt.timedelta(days=1), 1, 0.4, 0.6, 0, None, 0, 0.0),
+        DayBucket(day + dt.timedelta(days=2), 1, 0.6, 0.8, 1, 0.4, 0, 0.0),
+    ]
+    chart = str(charts.daily_log_loss(days, "PS"))
+    parsed = Elements()
+    parsed.feed(chart)
+    # Means to date weighted by matches: served 1.0, 2.4/3, 3/4; consensus 1.2, 3/3,
+    # 3.8/4; the best bookmaker 0.8, 0.8, 1.2/2 on the matches it quoted.
+    expected = {
+        "s0": [1.0, 0.8, 0.75],
+        "s1": [1.2, 1.0, 0.95],
+        "s2": [0.8, 0.8, 0.6],
+    }
+    low, high = 0.6, 1.2
+    bottom = charts.HEIGHT - charts.BOTTOM
+    xs = [charts.LEFT, (charts.LEFT + charts.WIDTH - charts.RIGHT) / 2, charts.WIDTH - charts.RIGHT]
+    for kind, means in expected.items():
+        (line,) = parsed.having("path", class_=kind)
+        drawn = path_points(line["d"])
+        wanted = [
+            (x, bottom - (mean - low) / (high - low) * (bottom - charts.TOP))
+            for x, mean in zip(xs, means, strict=True)
+        ]
+        assert drawn == [pytest.approx(point, abs=0.01) for point in wanted], kind
+    assert "best bookmaker (PS)" in chart
+    # The axis runs from the lowest mean to the highest.
+    assert 'text-anchor="end">1.200</text>' in chart
+    assert 'text-anchor="end">0.600</text>' in chart
+
+
+def test_the_log_loss_chart_without_a_best_bookmaker_has_two_lines() -> None:
+    days = [DayBucket(dt.date(2026, 3, 2), 2, 1.0, 1.2, 0, None, 0, 0.0)]
+    parsed = Elements()
+    parsed.feed(str(charts.daily_log_loss(days, None)))
+    assert len(parsed.having("path", class_="line")) == 2

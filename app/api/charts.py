@@ -189,21 +189,39 @@ def weights(bookmakers: Sequence[BookmakerWeight]) -> Markup:
     )
 
 
-def daily_log_loss(days: Sequence[DayBucket]) -> Markup:
-    """Served and consensus log loss per day, each a running mean over the days so far
-    weighted by their matches (one day alone is too noisy to read)."""
-    matches = np.array([day.matches for day in days], dtype=np.float64)
-    counted = np.cumsum(matches)
-    served = np.cumsum(matches * [day.served_log_loss for day in days]) / counted
-    consensus = np.cumsum(matches * [day.consensus_log_loss for day in days]) / counted
+def daily_log_loss(days: Sequence[DayBucket], best_bookmaker: str | None) -> Markup:
+    """Served, consensus and best-bookmaker log loss per day, each a running mean over the
+    days so far weighted by the matches it was scored on (one day alone is too noisy to
+    read). The best bookmaker's line starts on its first quoted day and holds its mean
+    through days it quoted nothing."""
     x = [float(day.day.toordinal()) for day in days]
+    matches = np.array([day.matches for day in days], dtype=np.float64)
+    lines = [
+        Series("served", x, _running_mean(matches, [day.served_log_loss for day in days])),
+        Series("consensus", x, _running_mean(matches, [day.consensus_log_loss for day in days])),
+    ]
+    quoted = np.array([day.best_bookmaker_matches for day in days], dtype=np.float64)
+    scored = np.cumsum(quoted) > 0
+    if best_bookmaker is not None and scored.any():
+        losses = [day.best_bookmaker_log_loss or 0.0 for day in days]
+        means = np.asarray(_running_mean(quoted, losses))
+        best_x = np.asarray(x)[scored].tolist()
+        lines.append(Series(f"best bookmaker ({best_bookmaker})", best_x, means[scored].tolist()))
     return line_chart(
-        [Series("served", x, served.tolist()), Series("consensus", x, consensus.tolist())],
+        lines,
         element_id="log-loss",
-        title="Log loss to date: served against the consensus",
+        title="Log loss to date: served against the consensus and the best bookmaker",
         x_labels=(days[0].day.isoformat(), days[-1].day.isoformat()),
         y_format="{:.3f}",
     )
+
+
+def _running_mean(weights: np.ndarray, values: Sequence[float]) -> list[float]:
+    """The mean to date of ``values`` weighted by ``weights`` (NaN before any weight)."""
+    counted = np.cumsum(weights)
+    total = np.cumsum(weights * np.asarray(values, dtype=np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return [float(mean) for mean in total / counted]
 
 
 def bankroll(points: Sequence[BankrollPoint], zone: tzinfo) -> Markup:
