@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 from html.parser import HTMLParser
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -19,9 +20,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.api import charts
+from app.domain.scoring import Scores
 from app.domain.track_record_scores import DayBucket
+from app.domain.vocabulary import ActivatedBy
+from app.services.model_versions import activate
 from tests.conftest import ADMIN_KEY
-from tests.helpers import error_messages
+from tests.helpers import HAND_MADE_VALIDATION, error_messages, hand_made_version
 from tests.test_track_record import entry_of
 from tests.test_track_record import logged as logged
 from tests.test_track_record import track_client as track_client
@@ -235,6 +239,34 @@ def test_the_model_page_shows_the_active_version(seeded: Seeded) -> None:
     assert parsed.having("rect", class_="weight")
     assert parsed.having("table", id="versions")
     assert parsed.having("table", id="activations")
+
+
+def test_the_model_page_shows_the_validation_report_against_the_consensus(
+    client: TestClient, session: Session
+) -> None:
+    report = replace(
+        HAND_MADE_VALIDATION,
+        rows=400,
+        model=Scores(log_loss=0.9812, brier=0.5843, rps=0.1972, accuracy=0.535),
+        consensus=Scores(log_loss=0.995, brier=0.5901, rps=0.2003, accuracy=0.52),
+    )
+    version = hand_made_version(validation=report)
+    session.add(version)
+    session.flush()
+    activate(session, version, by=ActivatedBy.CLI)
+    text, parsed = page(client, "/dashboard/model")
+    assert parsed.having("table", id="validation")
+    shown = [float(attrs["data-value"]) for attrs in parsed.having("td", class_="validation")]
+    # Model, consensus, model − consensus; each by log loss, Brier, RPS and accuracy.
+    model = [0.9812, 0.5843, 0.1972, 0.535]
+    consensus = [0.995, 0.5901, 0.2003, 0.52]
+    difference = [-0.0138, -0.0058, -0.0031, 0.015]
+    assert shown == pytest.approx([*model, *consensus, *difference])
+    for figure in ("0.9812", "0.5843", "0.1972", "53.5 %", "0.9950", "0.5901", "0.2003"):
+        assert figure in text
+    for signed in ("-0.0138", "-0.0058", "-0.0031", "+1.5 points"):
+        assert signed in text
+    assert "on 400 held-out matches" in text
 
 
 def test_the_track_record_page_scores_what_was_served(
