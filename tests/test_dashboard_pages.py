@@ -20,13 +20,19 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.api import charts
+from app.db.orm import PredictionLogEntry
 from app.domain.scoring import Scores
 from app.domain.track_record_scores import DayBucket
 from app.domain.vocabulary import ActivatedBy
 from app.services.model_versions import activate
 from tests.conftest import ADMIN_KEY
-from tests.helpers import HAND_MADE_VALIDATION, error_messages, hand_made_version
-from tests.test_track_record import entry_of
+from tests.helpers import (
+    HAND_MADE_VALIDATION,
+    error_messages,
+    hand_made_served,
+    hand_made_version,
+)
+from tests.test_track_record import Fixture, entry_of, settle, store_match
 from tests.test_track_record import logged as logged
 from tests.test_track_record import track_client as track_client
 from tests.test_value_bets import (
@@ -267,6 +273,79 @@ def test_the_model_page_shows_the_validation_report_against_the_consensus(
     for signed in ("-0.0138", "-0.0058", "-0.0031", "+1.5 points"):
         assert signed in text
     assert "on 400 held-out matches" in text
+
+
+# A log made by hand: the served probabilities (away from the bins' edges) and the result
+# of four settled matches, and of one not settled yet.
+RELIABILITY_LOG = (
+    ((0.55, 0.24, 0.21), (1, 0)),
+    ((0.55, 0.24, 0.21), (1, 1)),
+    ((0.33, 0.32, 0.35), (0, 1)),
+    ((0.72, 0.17, 0.11), (2, 0)),
+    ((0.9, 0.05, 0.05), None),
+)
+
+
+def log_by_hand(session: Session) -> None:
+    for number, (served, goals) in enumerate(RELIABILITY_LOG):
+        kickoff = dt.datetime(2026, 3, 2 + number, 15, tzinfo=dt.UTC)
+        fixture = Fixture(f"Home {number}", f"Away {number}", kickoff, goals or (0, 0), {})
+        match_id = store_match(session, fixture)
+        if goals is not None:
+            settle(session, match_id, goals)
+        session.add(
+            PredictionLogEntry(
+                match_id=match_id,
+                kickoff=kickoff,
+                model_version=None,
+                served=hand_made_served(served),
+            )
+        )
+    session.flush()
+
+
+def test_the_model_page_draws_the_reliability_of_what_was_served(
+    client: TestClient, session: Session
+) -> None:
+    log_by_hand(session)
+    text, parsed = page(client, "/dashboard/model")
+    assert parsed.having("svg", class_="chart", id="reliability")
+    assert "4 settled matches" in text
+    # Bins a tenth wide, per outcome: (mean served, share that happened, matches).
+    # Home: .33 lost; .55 won once in two; .72 won. Draw: .17 not; .24 once in two;
+    # .32 not. Away: .11 not; .21 twice not; .35 happened. The unsettled .9 is left out.
+    bins = {
+        "s0": [(0.33, 0.0, 1), (0.55, 0.5, 2), (0.72, 1.0, 1)],
+        "s1": [(0.17, 0.0, 1), (0.24, 0.5, 2), (0.32, 0.0, 1)],
+        "s2": [(0.11, 0.0, 1), (0.21, 0.0, 2), (0.35, 1.0, 1)],
+    }
+    for kind, wanted in bins.items():
+        points = parsed.having("circle", class_=kind)
+        xs = [charts.LEFT + served * charts.SQUARE for served, _, _ in wanted]
+        ys = [charts.TOP + (1 - happened) * charts.SQUARE for _, happened, _ in wanted]
+        assert [float(p["cx"]) for p in points] == pytest.approx(xs, abs=0.01), kind
+        assert [float(p["cy"]) for p in points] == pytest.approx(ys, abs=0.01), kind
+        assert [int(p["data-count"]) for p in points] == [n for _, _, n in wanted], kind
+        # A bin of two matches has twice the area of a bin of one.
+        radii = {int(p["data-count"]): float(p["r"]) for p in points}
+        assert radii[2] == pytest.approx(charts.LARGEST_RADIUS, abs=0.01)
+        assert radii[1] == pytest.approx(charts.LARGEST_RADIUS / math.sqrt(2), abs=0.01)
+    bottom = charts.TOP + charts.SQUARE
+    (diagonal,) = parsed.having("line", class_="diagonal")
+    assert [float(diagonal[key]) for key in ("x1", "y1", "x2", "y2")] == [
+        charts.LEFT,
+        bottom,
+        charts.LEFT + charts.SQUARE,
+        charts.TOP,
+    ]
+    assert "happened in 50.0% of 2 matches" in text
+
+
+def test_the_model_page_says_how_to_log_when_nothing_settled_is(client: TestClient) -> None:
+    text, parsed = page(client, "/dashboard/model")
+    assert not parsed.having("svg", id="reliability")
+    assert "No settled match has a prediction logged at its kickoff yet" in text
+    assert "<code>oddsboost track-record rebuild --from DATE</code>" in text
 
 
 def test_the_track_record_page_scores_what_was_served(

@@ -17,13 +17,19 @@ from markupsafe import Markup, escape
 
 from app.domain.track_record_scores import BankrollPoint, DayBucket
 from app.domain.version_records import BookmakerWeight
-from app.services.dashboard import PriceHistory
+from app.domain.wording import counted
+from app.services.dashboard import PriceHistory, ServedReliability
 
 # The plotting area inside a line chart's box, in SVG user units.
 WIDTH, HEIGHT = 640.0, 220.0
 LEFT, RIGHT, TOP, BOTTOM = 56.0, 12.0, 12.0, 28.0
 # Classes that colour a chart's series in turn (the stylesheet defines them).
 SERIES_CLASSES = ("s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7")
+# The reliability diagram: a square from 0 to 1 on both axes, placed at (LEFT, TOP), and
+# the radius of the point of its largest bin (a point's area is in proportion to its count).
+SQUARE = 300.0
+LARGEST_RADIUS = 8.0
+OUTCOME_NAMES = ("home win", "draw", "away win")
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,4 +243,71 @@ def bankroll(points: Sequence[BankrollPoint], zone: tzinfo) -> Markup:
         title="Kelly bankroll of the value bets (starting at 1)",
         x_labels=(shown_time(points[0].kickoff, zone), shown_time(points[-1].kickoff, zone)),
         y_format="{:.3f}",
+    )
+
+
+def _square_x(probability: float) -> float:
+    return LEFT + probability * SQUARE
+
+
+def _square_y(frequency: float) -> float:
+    return TOP + (1.0 - frequency) * SQUARE
+
+
+def reliability_diagram(served: ServedReliability) -> Markup:
+    """Per outcome, the share of matches whose outcome happened against the mean served
+    probability of each bin: on the diagonal, the probabilities meant what they said.
+    Each point's area is in proportion to its bin's matches (a bin of few matches among
+    many stays a visible dot), its title says how many."""
+    largest = max(max(curve.count) for curve in served.curves)
+    shapes: list[str] = []
+    legend: list[str] = []
+    for index, (name, curve) in enumerate(zip(OUTCOME_NAMES, served.curves, strict=True)):
+        kind = SERIES_CLASSES[index]
+        xs = [_square_x(p) for p in curve.predicted]
+        ys = [_square_y(f) for f in curve.observed]
+        if len(xs) > 1:
+            points = " L".join(f"{_number(x)},{_number(y)}" for x, y in zip(xs, ys, strict=True))
+            shapes.append(f'<path class="line {kind}" d="M{points}"/>')
+        for x, y, p, f, n in zip(xs, ys, curve.predicted, curve.observed, curve.count, strict=True):
+            radius = max(LARGEST_RADIUS * float(np.sqrt(n / largest)), 2.0)
+            label = escape(f"{name}: served {p:.1%} on average, happened in {f:.1%} of")
+            shapes.append(
+                f'<circle class="point {kind}" cx="{_number(x)}" cy="{_number(y)}"'
+                f' r="{_number(radius)}" data-count="{int(n)}">'
+                f"<title>{label} {escape(counted(int(n), 'match'))}</title></circle>"
+            )
+        legend.append(f'<li><span class="key {kind}"></span>{escape(name)}</li>')
+    title = f"Reliability of the served predictions on {counted(served.matches, 'settled match')}"
+    width, height = LEFT + SQUARE + RIGHT, TOP + SQUARE + BOTTOM + 16
+    return _trusted(
+        f'<figure><svg class="chart" id="reliability" viewBox="0 0 {_number(width)}'
+        f' {_number(height)}" width="{_number(width)}" height="{_number(height)}" role="img"'
+        f' aria-label="{escape(title)}"><title>{escape(title)}</title>{_square_axes()}'
+        f"{''.join(shapes)}</svg>"
+        f'<figcaption><ul class="legend">{"".join(legend)}</ul></figcaption></figure>'
+    )
+
+
+def _square_axes() -> str:
+    """The reliability diagram's axes, their ticks at 0, ½ and 1, and the diagonal."""
+    bottom, right = TOP + SQUARE, LEFT + SQUARE
+    ticks = "".join(
+        f'<text class="tick" x="{_number(_square_x(v))}" y="{_number(bottom + 14)}"'
+        f' text-anchor="middle">{v:g}</text>'
+        f'<text class="tick" x="{_number(LEFT - 6)}" y="{_number(_square_y(v) + 4)}"'
+        f' text-anchor="end">{v:g}</text>'
+        for v in (0.0, 0.5, 1.0)
+    )
+    return (
+        f'<line class="axis" x1="{LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}"/>'
+        f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}"/>'
+        f'<line class="diagonal" x1="{LEFT}" y1="{bottom}" x2="{right}" y2="{TOP}">'
+        "<title>perfect calibration</title></line>"
+        f"{ticks}"
+        f'<text class="tick" x="{_number(LEFT + SQUARE / 2)}" y="{_number(bottom + 30)}"'
+        ' text-anchor="middle">served probability</text>'
+        f'<text class="tick" x="{_number(LEFT - 30)}" y="{_number(TOP + SQUARE / 2)}"'
+        f' text-anchor="middle" transform="rotate(-90 {_number(LEFT - 30)}'
+        f' {_number(TOP + SQUARE / 2)})">observed frequency</text>'
     )

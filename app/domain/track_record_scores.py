@@ -24,6 +24,7 @@ from app.domain.evaluation import ROUNDING, mean_interval, paired_difference
 from app.domain.few_quotes import Triple
 from app.domain.odds import demargin
 from app.domain.records import OUTCOME_INDEX, OUTCOMES
+from app.domain.reliability import ReliabilityCurve, reliability
 from app.domain.scoring import scores
 from app.domain.track_record import ServedPrediction
 from app.domain.value import bookmaker_key
@@ -162,6 +163,16 @@ def served_against_consensus(entries: Sequence[SettledEntry]) -> Difference:
     served = _probabilities([entry.served.probabilities for entry in entries])
     consensus = _probabilities([entry.served.consensus for entry in entries])
     return _difference(_log_loss_rows(y, served), _log_loss_rows(y, consensus))
+
+
+def served_reliability(entries: Sequence[SettledEntry], bins: int) -> tuple[ReliabilityCurve, ...]:
+    """How often each outcome (home, draw, away) happened against the probability served
+    for it, in ``bins`` equal-width bins; none without entries."""
+    if not entries:
+        return ()
+    y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
+    served = _probabilities([entry.served.probabilities for entry in entries])
+    return tuple(reliability(y, served, bins))
 
 
 def _probabilities(rows: Sequence[Triple]) -> NDArray[np.float64]:
