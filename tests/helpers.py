@@ -1,5 +1,5 @@
 """Small helpers shared by tests (independent counts, row counts, a free port, polling, a
-model version made by hand)."""
+model version and a track record's entry made by hand)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.db.orm import Base, ModelVersion
+from app.domain.few_quotes import Triple
 from app.domain.scoring import Scores
+from app.domain.track_record import LoggedQuote, ServedPrediction
 from app.domain.version_records import BookmakerWeight, FitReport
-from app.domain.vocabulary import Method, Phase
+from app.domain.vocabulary import Basis, Method, Phase
 from boosting import StopReason
 
 
@@ -144,3 +146,28 @@ REFRESH_TABLES = ("refit_runs", "model_versions", "model_activations", "rolling_
 def request_statements(statements: list[str]) -> list[str]:
     """The statements recorded on an app's engine, less the background refresh's."""
     return [s for s in statements if not any(table in s for table in REFRESH_TABLES)]
+
+
+def hand_made_served(
+    probabilities: Triple, lines: dict[str, Triple] | None = None
+) -> ServedPrediction:
+    """A logged prediction serving ``probabilities``, from quotes of the given bookmakers
+    without margin (each price 1/p of its line), with no value bet; the consensus is the
+    mean of the lines (``probabilities`` without any)."""
+    lines = lines or {}
+    quotes = tuple(
+        LoggedQuote(code, 1 / line[0], 1 / line[1], 1 / line[2], None, line)
+        for code, line in lines.items()
+    )
+    mean = [sum(line[i] for line in lines.values()) / len(lines) for i in range(3)] if lines else []
+    return ServedPrediction(
+        probabilities=probabilities,
+        consensus=(mean[0], mean[1], mean[2]) if mean else probabilities,
+        basis=Basis.MODEL,
+        model_version=None,
+        method=Method.MULTIPLICATIVE,
+        phase=Phase.PRE,
+        value_source="model",
+        quotes=quotes,
+        bets=(),
+    )

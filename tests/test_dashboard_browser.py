@@ -1,6 +1,7 @@
 """The dashboard in a real browser: Debian's chromium, driven by Playwright, against a real
 ``oddsboost serve`` on the fitted data (model version 1) with upcoming matches posted through
-the admin API, one of them between a team named like a script and another.
+the admin API, one of them between a team named like a script and another, and the track
+record back-filled for the data's last month.
 
 Each page must load with no console error (a blocked inline style or script is one: the
 Content-Security-Policy reports it there) and no failed request; the board must show what
@@ -37,6 +38,8 @@ from playwright.sync_api import (
 )
 from playwright.sync_api import Request as BrowserRequest
 
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.services import track_record
 from tests.conftest import ADMIN_KEY, refit_settings_for
 from tests.databases import Databases
 from tests.processes import Server, child_environment, running_server
@@ -65,6 +68,9 @@ UPCOMING = (
     ("SP1", "Valencia", "Getafe", 4),
 )
 TILT = 0.1
+# The fitted data's last month of matches, back-filled into the track record.
+LOGGED_FROM = dt.datetime(2018, 5, 1, tzinfo=dt.UTC)
+LOGGED_TO = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
 VIEWPORT = ViewportSize(width=1280, height=900)
 PAGE_NAMES = {
     "/dashboard": "dashboard",
@@ -195,6 +201,22 @@ def post_upcoming(server: Server) -> dict[str, int]:
     return ids
 
 
+def log_last_month(database_url: str) -> None:
+    """Back-fill the track record of the data's last month, as ``oddsboost track-record
+    rebuild`` does."""
+    engine = make_engine(database_url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        done = track_record.rebuild(
+            session,
+            refit_settings_for(database_url),
+            kickoff_from=LOGGED_FROM,
+            kickoff_to=LOGGED_TO,
+            now=dt.datetime.now(dt.UTC),
+        )
+    engine.dispose()
+    assert done.written > 0, str(done)
+
+
 def screenshot(page: Page, directory: Path, name: str) -> None:
     page.screenshot(path=directory / f"{name}.png", full_page=True)
     wanted = os.environ.get("ODDSBOOST_SCREENSHOT_DIR")
@@ -219,8 +241,10 @@ def board(
     browser: Browser,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Board]:
-    """A server on a copy of the fitted data with the upcoming matches posted."""
+    """A server on a copy of the fitted data with the upcoming matches posted and the last
+    month of the track record back-filled."""
     database = databases.copy(fitted_template)
+    log_last_month(database)
     directory = tmp_path_factory.mktemp("dashboard")
     environment = child_environment(refit_settings_for(database))
     try:
@@ -310,6 +334,21 @@ def test_charts_draw_shapes_of_some_size(board: Board) -> None:
 
     page, watched = board.open("/dashboard/model")
     assert drawn_shapes(page.locator("svg.chart#weights"))
+    reliability = page.locator("svg.chart#reliability")
+    # The diagonal and a line for each outcome, and a point per filled bin.
+    assert len(drawn_shapes(reliability)) >= 4
+    assert reliability.locator("circle.point").count() >= 3
+    watched.assert_clean()
+    page.close()
+
+    page, watched = board.open("/dashboard/track-record")
+    lines = page.locator("svg.chart#log-loss path.line")
+    # Served, consensus and the best bookmaker, each drawn across the days.
+    assert lines.count() == 3
+    for i in range(lines.count()):
+        box = lines.nth(i).bounding_box()
+        assert box is not None
+        assert box["width"] > 0, i
     watched.assert_clean()
     page.close()
 

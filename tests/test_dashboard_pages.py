@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 from html.parser import HTMLParser
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -19,9 +20,19 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.api import charts
+from app.db.orm import PredictionLogEntry
+from app.domain.scoring import Scores
+from app.domain.track_record_scores import DayBucket
+from app.domain.vocabulary import ActivatedBy
+from app.services.model_versions import activate
 from tests.conftest import ADMIN_KEY
-from tests.helpers import error_messages
-from tests.test_track_record import entry_of
+from tests.helpers import (
+    HAND_MADE_VALIDATION,
+    error_messages,
+    hand_made_served,
+    hand_made_version,
+)
+from tests.test_track_record import Fixture, entry_of, settle, store_match
 from tests.test_track_record import logged as logged
 from tests.test_track_record import track_client as track_client
 from tests.test_value_bets import (
@@ -124,6 +135,11 @@ def test_an_empty_database_says_how_to_fill_it(client: TestClient) -> None:
         _, parsed = page(client, path)
         assert parsed.having("p", class_="empty"), path
         assert not parsed.having("svg"), path
+    # The scheduler runs the logging job, not the server; a rebuild back-fills.
+    text, _ = page(client, "/dashboard/track-record")
+    assert "<code>oddsboost scheduler</code> runs the job" in text
+    assert "oddsboost serve" not in text
+    assert "<code>oddsboost track-record rebuild --from DATE</code>" in text
 
 
 def test_the_rows_are_the_boards_matches_with_its_probabilities(seeded: Seeded) -> None:
@@ -231,6 +247,107 @@ def test_the_model_page_shows_the_active_version(seeded: Seeded) -> None:
     assert parsed.having("table", id="activations")
 
 
+def test_the_model_page_shows_the_validation_report_against_the_consensus(
+    client: TestClient, session: Session
+) -> None:
+    report = replace(
+        HAND_MADE_VALIDATION,
+        rows=400,
+        model=Scores(log_loss=0.9812, brier=0.5843, rps=0.1972, accuracy=0.535),
+        consensus=Scores(log_loss=0.995, brier=0.5901, rps=0.2003, accuracy=0.52),
+    )
+    version = hand_made_version(validation=report)
+    session.add(version)
+    session.flush()
+    activate(session, version, by=ActivatedBy.CLI)
+    text, parsed = page(client, "/dashboard/model")
+    assert parsed.having("table", id="validation")
+    shown = [float(attrs["data-value"]) for attrs in parsed.having("td", class_="validation")]
+    # Model, consensus, model − consensus; each by log loss, Brier, RPS and accuracy.
+    model = [0.9812, 0.5843, 0.1972, 0.535]
+    consensus = [0.995, 0.5901, 0.2003, 0.52]
+    difference = [-0.0138, -0.0058, -0.0031, 0.015]
+    assert shown == pytest.approx([*model, *consensus, *difference])
+    for figure in ("0.9812", "0.5843", "0.1972", "53.5 %", "0.9950", "0.5901", "0.2003"):
+        assert figure in text
+    for signed in ("-0.0138", "-0.0058", "-0.0031", "+1.5 points"):
+        assert signed in text
+    assert "on 400 held-out matches" in text
+
+
+# A log made by hand: the served probabilities (away from the bins' edges) and the result
+# of four settled matches, and of one not settled yet.
+RELIABILITY_LOG = (
+    ((0.55, 0.24, 0.21), (1, 0)),
+    ((0.55, 0.24, 0.21), (1, 1)),
+    ((0.33, 0.32, 0.35), (0, 1)),
+    ((0.72, 0.17, 0.11), (2, 0)),
+    ((0.9, 0.05, 0.05), None),
+)
+
+
+def log_by_hand(session: Session) -> None:
+    for number, (served, goals) in enumerate(RELIABILITY_LOG):
+        kickoff = dt.datetime(2026, 3, 2 + number, 15, tzinfo=dt.UTC)
+        fixture = Fixture(f"Home {number}", f"Away {number}", kickoff, goals or (0, 0), {})
+        match_id = store_match(session, fixture)
+        if goals is not None:
+            settle(session, match_id, goals)
+        session.add(
+            PredictionLogEntry(
+                match_id=match_id,
+                kickoff=kickoff,
+                model_version=None,
+                served=hand_made_served(served),
+            )
+        )
+    session.flush()
+
+
+def test_the_model_page_draws_the_reliability_of_what_was_served(
+    client: TestClient, session: Session
+) -> None:
+    log_by_hand(session)
+    text, parsed = page(client, "/dashboard/model")
+    assert parsed.having("svg", class_="chart", id="reliability")
+    assert "4 settled matches" in text
+    # Bins a tenth wide, per outcome: (mean served, share that happened, matches).
+    # Home: .33 lost; .55 won once in two; .72 won. Draw: .17 not; .24 once in two;
+    # .32 not. Away: .11 not; .21 twice not; .35 happened. The unsettled .9 is left out.
+    bins = {
+        "s0": [(0.33, 0.0, 1), (0.55, 0.5, 2), (0.72, 1.0, 1)],
+        "s1": [(0.17, 0.0, 1), (0.24, 0.5, 2), (0.32, 0.0, 1)],
+        "s2": [(0.11, 0.0, 1), (0.21, 0.0, 2), (0.35, 1.0, 1)],
+    }
+    for kind, wanted in bins.items():
+        points = parsed.having("circle", class_=kind)
+        xs = [charts.LEFT + served * charts.SQUARE for served, _, _ in wanted]
+        ys = [charts.TOP + (1 - happened) * charts.SQUARE for _, happened, _ in wanted]
+        assert [float(p["cx"]) for p in points] == pytest.approx(xs, abs=0.01), kind
+        assert [float(p["cy"]) for p in points] == pytest.approx(ys, abs=0.01), kind
+        assert [int(p["data-count"]) for p in points] == [n for _, _, n in wanted], kind
+        # A bin of two matches has twice the area of a bin of one.
+        radii = {int(p["data-count"]): float(p["r"]) for p in points}
+        assert radii[2] == pytest.approx(charts.LARGEST_RADIUS, abs=0.01)
+        assert radii[1] == pytest.approx(charts.LARGEST_RADIUS / math.sqrt(2), abs=0.01)
+    bottom = charts.TOP + charts.SQUARE
+    (diagonal,) = parsed.having("line", class_="diagonal")
+    assert [float(diagonal[key]) for key in ("x1", "y1", "x2", "y2")] == [
+        charts.LEFT,
+        bottom,
+        charts.LEFT + charts.SQUARE,
+        charts.TOP,
+    ]
+    assert "happened in 50.0% of 2 matches" in text
+
+
+def test_the_model_page_says_how_to_log_when_nothing_settled_is(client: TestClient) -> None:
+    text, parsed = page(client, "/dashboard/model")
+    assert not parsed.having("svg", id="reliability")
+    assert "No settled match has a prediction logged at its kickoff yet" in text
+    assert "<code>oddsboost track-record rebuild --from DATE</code>" in text
+
+
 def test_the_track_record_page_scores_what_was_served(
     track_client: TestClient,
     logged: dict[str, int],
@@ -239,6 +356,12 @@ def test_the_track_record_page_scores_what_was_served(
     text, parsed = page(track_client, "/dashboard/track-record")
     assert parsed.having("table", id="scores")
     assert parsed.having("svg", class_="chart", id="log-loss")
+    # Served, consensus and PS, the best bookmaker of the window.
+    start = text.index('id="log-loss"')
+    log_loss = Elements()
+    log_loss.feed(text[start : text.index("</figure>", start)])
+    assert len(log_loss.having("path", class_="line")) == 3
+    assert "best bookmaker (PS)" in text
     assert parsed.having("svg", class_="chart", id="bankroll")
     # Served: M1 home at 0.5, M2 draw at 0.2, M3 away at 0.1; consensus 0.5, 0.2, 0.15.
     served = -(math.log(0.5) + math.log(0.2) + math.log(0.1)) / 3
@@ -373,3 +496,50 @@ def test_a_chart_of_one_point_marks_it() -> None:
     x_middle = (charts.LEFT + charts.WIDTH - charts.RIGHT) / 2
     y_middle = (charts.TOP + charts.HEIGHT - charts.BOTTOM) / 2
     assert (float(point["cx"]), float(point["cy"])) == (x_middle, y_middle)
+
+
+def path_points(d: str) -> list[tuple[float, float]]:
+    """The points of a line's path ``M x,y L x,y …``."""
+    return [(float(x), float(y)) for x, y in (point.split(",") for point in d[1:].split(" L"))]
+
+
+def test_the_log_loss_chart_runs_each_line_over_the_matches_it_scored() -> None:
+    day = dt.date(2026, 3, 2)
+    days = [
+        DayBucket(day, 2, 1.0, 1.2, 1, 0.8, 0, 0.0),
+        # The best bookmaker quoted nothing this day: its mean to date stays.
+        DayBucket(day + dt.timedelta(days=1), 1, 0.4, 0.6, 0, None, 0, 0.0),
+        DayBucket(day + dt.timedelta(days=2), 1, 0.6, 0.8, 1, 0.4, 0, 0.0),
+    ]
+    chart = str(charts.daily_log_loss(days, "PS"))
+    parsed = Elements()
+    parsed.feed(chart)
+    # Means to date weighted by matches: served 1.0, 2.4/3, 3/4; consensus 1.2, 3/3,
+    # 3.8/4; the best bookmaker 0.8, 0.8, 1.2/2 on the matches it quoted.
+    expected = {
+        "s0": [1.0, 0.8, 0.75],
+        "s1": [1.2, 1.0, 0.95],
+        "s2": [0.8, 0.8, 0.6],
+    }
+    low, high = 0.6, 1.2
+    bottom = charts.HEIGHT - charts.BOTTOM
+    xs = [charts.LEFT, (charts.LEFT + charts.WIDTH - charts.RIGHT) / 2, charts.WIDTH - charts.RIGHT]
+    for kind, means in expected.items():
+        (line,) = parsed.having("path", class_=kind)
+        drawn = path_points(line["d"])
+        wanted = [
+            (x, bottom - (mean - low) / (high - low) * (bottom - charts.TOP))
+            for x, mean in zip(xs, means, strict=True)
+        ]
+        assert drawn == [pytest.approx(point, abs=0.01) for point in wanted], kind
+    assert "best bookmaker (PS)" in chart
+    # The axis runs from the lowest mean to the highest.
+    assert 'text-anchor="end">1.200</text>' in chart
+    assert 'text-anchor="end">0.600</text>' in chart
+
+
+def test_the_log_loss_chart_without_a_best_bookmaker_has_two_lines() -> None:
+    days = [DayBucket(dt.date(2026, 3, 2), 2, 1.0, 1.2, 0, None, 0, 0.0)]
+    parsed = Elements()
+    parsed.feed(str(charts.daily_log_loss(days, None)))
+    assert len(parsed.having("path", class_="line")) == 2

@@ -348,6 +348,9 @@ def test_performance_is_scored_by_hand(track_client: TestClient) -> None:
             "matches": 2,
             "served_log_loss": pytest.approx(-(math.log(0.5) + math.log(0.2)) / 2),
             "consensus_log_loss": pytest.approx(-(math.log(0.5) + math.log(0.2)) / 2),
+            # PS, the best of the window, gave M1's home win .6 and M2's draw .2.
+            "best_bookmaker_matches": 2,
+            "best_bookmaker_log_loss": pytest.approx(-(math.log(0.6) + math.log(0.2)) / 2),
             "bets": 3,
             "profit": pytest.approx(-0.5),
         },
@@ -356,6 +359,8 @@ def test_performance_is_scored_by_hand(track_client: TestClient) -> None:
             "matches": 1,
             "served_log_loss": pytest.approx(-math.log(0.1)),
             "consensus_log_loss": pytest.approx(-math.log(0.15)),
+            "best_bookmaker_matches": 1,
+            "best_bookmaker_log_loss": pytest.approx(-math.log(0.1)),
             "bets": 1,
             "profit": pytest.approx(-1.0),
         },

@@ -17,13 +17,19 @@ from markupsafe import Markup, escape
 
 from app.domain.track_record_scores import BankrollPoint, DayBucket
 from app.domain.version_records import BookmakerWeight
-from app.services.dashboard import PriceHistory
+from app.domain.wording import counted
+from app.services.dashboard import PriceHistory, ServedReliability
 
 # The plotting area inside a line chart's box, in SVG user units.
 WIDTH, HEIGHT = 640.0, 220.0
 LEFT, RIGHT, TOP, BOTTOM = 56.0, 12.0, 12.0, 28.0
 # Classes that colour a chart's series in turn (the stylesheet defines them).
 SERIES_CLASSES = ("s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7")
+# The reliability diagram: a square from 0 to 1 on both axes, placed at (LEFT, TOP), and
+# the radius of the point of its largest bin (a point's area is in proportion to its count).
+SQUARE = 300.0
+LARGEST_RADIUS = 8.0
+OUTCOME_NAMES = ("home win", "draw", "away win")
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,21 +195,39 @@ def weights(bookmakers: Sequence[BookmakerWeight]) -> Markup:
     )
 
 
-def daily_log_loss(days: Sequence[DayBucket]) -> Markup:
-    """Served and consensus log loss per day, each a running mean over the days so far
-    weighted by their matches (one day alone is too noisy to read)."""
-    matches = np.array([day.matches for day in days], dtype=np.float64)
-    counted = np.cumsum(matches)
-    served = np.cumsum(matches * [day.served_log_loss for day in days]) / counted
-    consensus = np.cumsum(matches * [day.consensus_log_loss for day in days]) / counted
+def daily_log_loss(days: Sequence[DayBucket], best_bookmaker: str | None) -> Markup:
+    """Served, consensus and best-bookmaker log loss per day, each a running mean over the
+    days so far weighted by the matches it was scored on (one day alone is too noisy to
+    read). The best bookmaker's line starts on its first quoted day and holds its mean
+    through days it quoted nothing."""
     x = [float(day.day.toordinal()) for day in days]
+    matches = np.array([day.matches for day in days], dtype=np.float64)
+    lines = [
+        Series("served", x, _running_mean(matches, [day.served_log_loss for day in days])),
+        Series("consensus", x, _running_mean(matches, [day.consensus_log_loss for day in days])),
+    ]
+    quoted = np.array([day.best_bookmaker_matches for day in days], dtype=np.float64)
+    scored = np.cumsum(quoted) > 0
+    if best_bookmaker is not None and scored.any():
+        losses = [day.best_bookmaker_log_loss or 0.0 for day in days]
+        means = np.asarray(_running_mean(quoted, losses))
+        best_x = np.asarray(x)[scored].tolist()
+        lines.append(Series(f"best bookmaker ({best_bookmaker})", best_x, means[scored].tolist()))
     return line_chart(
-        [Series("served", x, served.tolist()), Series("consensus", x, consensus.tolist())],
+        lines,
         element_id="log-loss",
-        title="Log loss to date: served against the consensus",
+        title="Log loss to date: served against the consensus and the best bookmaker",
         x_labels=(days[0].day.isoformat(), days[-1].day.isoformat()),
         y_format="{:.3f}",
     )
+
+
+def _running_mean(weights: np.ndarray, values: Sequence[float]) -> list[float]:
+    """The mean to date of ``values`` weighted by ``weights`` (NaN before any weight)."""
+    counted = np.cumsum(weights)
+    total = np.cumsum(weights * np.asarray(values, dtype=np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return [float(mean) for mean in total / counted]
 
 
 def bankroll(points: Sequence[BankrollPoint], zone: tzinfo) -> Markup:
@@ -219,4 +243,71 @@ def bankroll(points: Sequence[BankrollPoint], zone: tzinfo) -> Markup:
         title="Kelly bankroll of the value bets (starting at 1)",
         x_labels=(shown_time(points[0].kickoff, zone), shown_time(points[-1].kickoff, zone)),
         y_format="{:.3f}",
+    )
+
+
+def _square_x(probability: float) -> float:
+    return LEFT + probability * SQUARE
+
+
+def _square_y(frequency: float) -> float:
+    return TOP + (1.0 - frequency) * SQUARE
+
+
+def reliability_diagram(served: ServedReliability) -> Markup:
+    """Per outcome, the share of matches whose outcome happened against the mean served
+    probability of each bin: on the diagonal, the probabilities meant what they said.
+    Each point's area is in proportion to its bin's matches (a bin of few matches among
+    many stays a visible dot), its title says how many."""
+    largest = max(max(curve.count) for curve in served.curves)
+    shapes: list[str] = []
+    legend: list[str] = []
+    for index, (name, curve) in enumerate(zip(OUTCOME_NAMES, served.curves, strict=True)):
+        kind = SERIES_CLASSES[index]
+        xs = [_square_x(p) for p in curve.predicted]
+        ys = [_square_y(f) for f in curve.observed]
+        if len(xs) > 1:
+            points = " L".join(f"{_number(x)},{_number(y)}" for x, y in zip(xs, ys, strict=True))
+            shapes.append(f'<path class="line {kind}" d="M{points}"/>')
+        for x, y, p, f, n in zip(xs, ys, curve.predicted, curve.observed, curve.count, strict=True):
+            radius = max(LARGEST_RADIUS * float(np.sqrt(n / largest)), 2.0)
+            label = escape(f"{name}: served {p:.1%} on average, happened in {f:.1%} of")
+            shapes.append(
+                f'<circle class="point {kind}" cx="{_number(x)}" cy="{_number(y)}"'
+                f' r="{_number(radius)}" data-count="{int(n)}">'
+                f"<title>{label} {escape(counted(int(n), 'match'))}</title></circle>"
+            )
+        legend.append(f'<li><span class="key {kind}"></span>{escape(name)}</li>')
+    title = f"Reliability of the served predictions on {counted(served.matches, 'settled match')}"
+    width, height = LEFT + SQUARE + RIGHT, TOP + SQUARE + BOTTOM + 16
+    return _trusted(
+        f'<figure><svg class="chart" id="reliability" viewBox="0 0 {_number(width)}'
+        f' {_number(height)}" width="{_number(width)}" height="{_number(height)}" role="img"'
+        f' aria-label="{escape(title)}"><title>{escape(title)}</title>{_square_axes()}'
+        f"{''.join(shapes)}</svg>"
+        f'<figcaption><ul class="legend">{"".join(legend)}</ul></figcaption></figure>'
+    )
+
+
+def _square_axes() -> str:
+    """The reliability diagram's axes, their ticks at 0, ½ and 1, and the diagonal."""
+    bottom, right = TOP + SQUARE, LEFT + SQUARE
+    ticks = "".join(
+        f'<text class="tick" x="{_number(_square_x(v))}" y="{_number(bottom + 14)}"'
+        f' text-anchor="middle">{v:g}</text>'
+        f'<text class="tick" x="{_number(LEFT - 6)}" y="{_number(_square_y(v) + 4)}"'
+        f' text-anchor="end">{v:g}</text>'
+        for v in (0.0, 0.5, 1.0)
+    )
+    return (
+        f'<line class="axis" x1="{LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}"/>'
+        f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}"/>'
+        f'<line class="diagonal" x1="{LEFT}" y1="{bottom}" x2="{right}" y2="{TOP}">'
+        "<title>perfect calibration</title></line>"
+        f"{ticks}"
+        f'<text class="tick" x="{_number(LEFT + SQUARE / 2)}" y="{_number(bottom + 30)}"'
+        ' text-anchor="middle">served probability</text>'
+        f'<text class="tick" x="{_number(LEFT - 30)}" y="{_number(TOP + SQUARE / 2)}"'
+        f' text-anchor="middle" transform="rotate(-90 {_number(LEFT - 30)}'
+        f' {_number(TOP + SQUARE / 2)})">observed frequency</text>'
     )

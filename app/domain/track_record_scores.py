@@ -24,6 +24,7 @@ from app.domain.evaluation import ROUNDING, mean_interval, paired_difference
 from app.domain.few_quotes import Triple
 from app.domain.odds import demargin
 from app.domain.records import OUTCOME_INDEX, OUTCOMES
+from app.domain.reliability import ReliabilityCurve, reliability
 from app.domain.scoring import scores
 from app.domain.track_record import ServedPrediction
 from app.domain.value import bookmaker_key
@@ -111,12 +112,15 @@ class ValueBetRecord:
 
 @dataclass(frozen=True, slots=True)
 class DayBucket:
-    """One UTC day of kickoffs."""
+    """One UTC day of kickoffs. The best bookmaker is the window's (see the module), scored
+    on the day's matches it quoted: None when it quoted none of them, or none was best."""
 
     day: dt.date
     matches: int
     served_log_loss: float
     consensus_log_loss: float
+    best_bookmaker_matches: int
+    best_bookmaker_log_loss: float | None
     bets: int
     profit: float  # of a stake of 1 on each bet
 
@@ -141,14 +145,15 @@ def performance_of(
     consensus = _probabilities([entry.served.consensus for entry in entries])
     served_rows = _log_loss_rows(y, served)
     consensus_rows = _log_loss_rows(y, consensus)
+    best_bookmaker, best_rows = _best_bookmaker(entries, y, served)
     return Performance(
         matches=len(entries),
         served=_scores(y, served),
         consensus=_scores(y, consensus),
         served_minus_consensus=_difference(served_rows, consensus_rows),
-        best_bookmaker=_best_bookmaker(entries, y, served),
+        best_bookmaker=best_bookmaker,
         value_bets=_value_bets(entries, kelly_fraction, stake_cap),
-        days=_days(entries, served_rows, consensus_rows),
+        days=_days(entries, served_rows, consensus_rows, best_rows),
     )
 
 
@@ -158,6 +163,16 @@ def served_against_consensus(entries: Sequence[SettledEntry]) -> Difference:
     served = _probabilities([entry.served.probabilities for entry in entries])
     consensus = _probabilities([entry.served.consensus for entry in entries])
     return _difference(_log_loss_rows(y, served), _log_loss_rows(y, consensus))
+
+
+def served_reliability(entries: Sequence[SettledEntry], bins: int) -> tuple[ReliabilityCurve, ...]:
+    """How often each outcome (home, draw, away) happened against the probability served
+    for it, in ``bins`` equal-width bins; none without entries."""
+    if not entries:
+        return ()
+    y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
+    served = _probabilities([entry.served.probabilities for entry in entries])
+    return tuple(reliability(y, served, bins))
 
 
 def _probabilities(rows: Sequence[Triple]) -> NDArray[np.float64]:
@@ -191,7 +206,8 @@ def _mean_with_interval(values: NDArray[np.float64]) -> MeanWithInterval:
 
 def _best_bookmaker(
     entries: Sequence[SettledEntry], y: NDArray[np.intp], served: NDArray[np.float64]
-) -> BestBookmaker:
+) -> tuple[BestBookmaker, NDArray[np.float64]]:
+    """The best bookmaker, and its log loss on each entry (NaN where it did not quote)."""
     codes = sorted({bookmaker_key(q.bookmaker) for e in entries for q in e.served.quotes})
     column = {code: index for index, code in enumerate(codes)}
     lines = np.full((len(entries), len(codes), len(OUTCOMES)), np.nan)
@@ -206,18 +222,25 @@ def _best_bookmaker(
     eligible = np.flatnonzero(coverage >= BEST_COVERAGE)
     if not eligible.size:
         nothing = ForecastScores(0, None, None, None, None)
-        return BestBookmaker(None, None, nothing, nothing, _difference(np.empty(0), np.empty(0)))
+        none_best = BestBookmaker(
+            None, None, nothing, nothing, _difference(np.empty(0), np.empty(0))
+        )
+        return none_best, np.full(len(entries), np.nan)
     # Lowest log loss; equal ones by code (np.argmin takes the first).
     best = int(eligible[np.argmin(mean_loss[eligible])])
     rows = np.flatnonzero(quoted[:, best])
     best_proba = lines[rows, best]
-    return BestBookmaker(
+    best_rows = _log_loss_rows(y[rows], best_proba)
+    per_entry = np.full(len(entries), np.nan)
+    per_entry[rows] = best_rows
+    found = BestBookmaker(
         codes[best],
         float(coverage[best]),
         _scores(y[rows], best_proba),
         _scores(y[rows], served[rows]),
-        _difference(_log_loss_rows(y[rows], served[rows]), _log_loss_rows(y[rows], best_proba)),
+        _difference(_log_loss_rows(y[rows], served[rows]), best_rows),
     )
+    return found, per_entry
 
 
 def _value_bets(
@@ -279,6 +302,7 @@ def _days(
     entries: Sequence[SettledEntry],
     served_rows: NDArray[np.float64],
     consensus_rows: NDArray[np.float64],
+    best_rows: NDArray[np.float64],
 ) -> tuple[DayBucket, ...]:
     if not entries:
         return ()
@@ -299,6 +323,9 @@ def _days(
     )
     served = np.bincount(day_of, served_rows, len(days)) / matches
     consensus = np.bincount(day_of, consensus_rows, len(days)) / matches
+    best_quoted = ~np.isnan(best_rows)
+    best_matches = np.bincount(day_of, best_quoted, len(days))
+    best_sum = np.bincount(day_of, np.where(best_quoted, best_rows, 0.0), len(days))
     bets = np.bincount(day_of, bets_per_match, len(days))
     profit = np.bincount(day_of, profit_per_match, len(days))
     return tuple(
@@ -307,6 +334,8 @@ def _days(
             int(matches[index]),
             float(served[index]),
             float(consensus[index]),
+            int(best_matches[index]),
+            float(best_sum[index] / best_matches[index]) if best_matches[index] else None,
             int(bets[index]),
             float(profit[index]),
         )

@@ -20,7 +20,9 @@ from app.db.orm import ModelActivation, ModelVersion, OddsQuote, PredictionLogEn
 from app.domain.odds import demargin
 from app.domain.prediction import MatchPrediction, QuotedOdds, predict_matches
 from app.domain.records import OUTCOME_INDEX, result_of
+from app.domain.reliability import ReliabilityCurve
 from app.domain.scoring import scores
+from app.domain.track_record_scores import served_reliability
 from app.domain.vocabulary import MatchStatus, Method, Phase
 from app.services import model_versions, queries, track_record
 from app.services.pagination import PageWindow
@@ -32,6 +34,8 @@ from app.settings import Settings
 UPCOMING_ROWS = 500
 # The model page lists the newest versions and activations.
 HISTORY_ROWS = 50
+# The reliability diagram's bins of served probability, each a tenth wide.
+RELIABILITY_BINS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,27 +225,44 @@ def _settlement(
 
 
 @dataclass(frozen=True, slots=True)
+class ServedReliability:
+    """The reliability of the predictions served at kickoff of every settled match of the
+    track record, whichever version (or the consensus) served each: per outcome (home,
+    draw, away), the mean served probability and the share that happened in each filled
+    bin, with its count. No curve without a settled logged match."""
+
+    matches: int
+    bins: int
+    curves: tuple[ReliabilityCurve, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ModelPage:
     """The model page: the active version (None before the first fit), the newest versions
-    and activations."""
+    and activations, and the reliability of what was served."""
 
     active: ModelVersion | None
     versions: Sequence[ModelVersion]
     versions_total: int
     activations: Sequence[ModelActivation]
     activations_total: int
+    reliability: ServedReliability
 
 
 def model_page(session: Session) -> ModelPage:
     window = PageWindow(HISTORY_ROWS, 0)
     versions = model_versions.list_versions(session, window)
     activations = model_versions.list_activations(session, window)
+    entries = track_record.settled_entries(session, track_record.PerformanceQuery())
     return ModelPage(
         model_versions.active_version(session),
         versions.items,
         versions.total,
         activations.items,
         activations.total,
+        ServedReliability(
+            len(entries), RELIABILITY_BINS, served_reliability(entries, RELIABILITY_BINS)
+        ),
     )
 
 

@@ -78,6 +78,12 @@ class DayOut(_Read):
     matches: int
     served_log_loss: float
     consensus_log_loss: float
+    best_bookmaker_matches: int = Field(
+        description="The day's matches the window's best bookmaker (`best_bookmaker`) quoted."
+    )
+    best_bookmaker_log_loss: float | None = Field(
+        description="Its mean log loss on them; null when it quoted none, or none was best."
+    )
     bets: int
     profit: float
 
