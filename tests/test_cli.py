@@ -253,10 +253,37 @@ def test_a_season_option_that_is_not_a_season_is_a_usage_error(
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"--season: season {season!r} is not YYYY/YY")
     assert "e.g. 2018/19" in line
-    calendar = import_json(
-        oddsboost, migrated_url, "football-data", str(season_file("I1_0203")), "--season", "2003"
+
+
+def test_a_calendar_year_for_a_league_that_plays_over_two_years_is_a_usage_error(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    # A Brazilian league file plays within a calendar year: 2019 fits it, not the E0 file.
+    brazil = tmp_path / "BRA.csv"
+    brazil.write_bytes(
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\n"
+        b"Brazil,Serie A,2019,28/04/2019,20:00,Palmeiras,Fortaleza,4,0,H,1.4,4.5,8.5\n"
     )
-    assert calendar["total"]["matches_created"] == 306
+    premier_league = str(season_file("E0_1819"))
+    result = oddsboost.run(
+        "import",
+        "football-data",
+        premier_league,
+        str(brazil),
+        "--season",
+        "2019",
+        env=on(migrated_url),
+    )
+    assert result.returncode == 2, result.stderr
+    assert (
+        f"failed {premier_league}: --season: season '2019' is a calendar year, but E0 plays "
+        "over two years, as 2018/19 or 2019/20 (nothing imported)"
+    ) in result.stdout
+    assert match_ids(migrated_url, Match.season == "2019") == match_ids(
+        migrated_url, Match.competition.has(code="BRA")
+    )
+    assert len(match_ids(migrated_url, Match.season == "2019")) == 1
+    assert match_ids(migrated_url, Match.competition.has(code="E0")) == []
 
 
 def test_a_rescheduled_fixture_is_shown_in_the_summary(
