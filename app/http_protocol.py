@@ -15,6 +15,9 @@ or a byte now and then, is held open for good. Here:
   (``Expect: 100-continue``) or while it has stopped reading (flow control), is not
   counted against the client.
 
+A request the parser cannot read is answered 400 and the connection closed, as uvicorn
+does, but with the problem every other error answer is rather than uvicorn's plain text.
+
 ``oddsboost serve`` names this class to uvicorn; each worker reads the limits from its
 settings.
 """
@@ -107,12 +110,20 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         all_headers = self._reading_headers
         self._headers_ended = False
         super().data_received(data)
+        if self._closed_here:
+            return  # the bytes were not a request: refused
         if all_headers and self._reading_headers and not self._headers_ended:
             # Every byte just read belongs to headers that have not ended: count them before
             # the parser buffers any more of them.
             self._header_bytes += len(data)
             if self._header_bytes > self.limits.header_bytes:
                 self._refuse_large_headers()
+
+    def send_400_response(self, _msg: str) -> None:
+        # uvicorn's answer to bytes its parser refused, which it has logged (``_msg``).
+        self._close_with(
+            400, "the request is not valid HTTP/1.1", answer=self._no_answer_under_way()
+        )
 
     def handle_websocket_upgrade(self) -> None:
         self._disarm()  # the connection is no longer a request being received

@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
-from sqlalchemy.engine import make_url
-
+from app.db.engine import DatabaseUrlError, read_database_url
 from app.settings import Settings
 
 REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
@@ -159,7 +158,12 @@ def secrets_of(settings: Settings) -> list[str]:
     for key in (settings.admin_api_key, settings.odds_api_key):
         if key is not None:
             secrets.append(key.get_secret_value())
-    password = make_url(settings.database_url).password
+    try:
+        password = read_database_url(settings.database_url).password
+    except DatabaseUrlError:
+        # The command stops on it with one line when it opens the database; there is no
+        # password to find in what cannot be read.
+        password = None
     if password:
         secrets.append(str(password))
     return secrets

@@ -522,11 +522,77 @@ def test_a_season_in_json_follows_the_same_rule(
     assert message.startswith("body.quotes.1.match.season: ")
     assert "YYYY/YY (two consecutive years, e.g. 2018/19)" in message
     assert count_rows(session, Match) == 0
-    calendar = client.post(
-        "/admin/odds", json={"quotes": [quote(match={"season": "2018"})]}, headers=admin_headers
+
+
+@pytest.mark.parametrize(
+    ("match", "refused"),
+    [
+        ({"season": "2018"}, "season '2018' is a calendar year, but E0 plays over two years"),
+        (
+            {"competition": "BRA", "season": "2018/19"},
+            "season '2018/19' runs over two years, but BRA plays within a calendar year",
+        ),
+    ],
+)
+def test_a_season_in_json_is_in_the_form_its_competition_plays(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    session: Session,
+    match: dict[str, str],
+    refused: str,
+) -> None:
+    response = client.post(
+        "/admin/odds", json={"quotes": [quote(), quote(match=match)]}, headers=admin_headers
     )
-    assert calendar.status_code == 200
-    assert session.scalars(select(Match.season)).all() == ["2018"]
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message.startswith(f"body.quotes.1.match.season: Value error, {refused}"), message
+    assert count_rows(session, Match) == 0
+    results = client.post(
+        "/admin/results",
+        json={
+            "results": [{"match": quote(match=match)["match"], "home_goals": 1, "away_goals": 0}]
+        },
+        headers=admin_headers,
+    )
+    assert results.status_code == 422
+    (message,) = error_messages(results.json())
+    assert message.startswith(f"body.results.0.match.season: Value error, {refused}"), message
+
+
+@pytest.mark.parametrize(
+    ("competition", "season"),
+    [("E0", "2018/19"), ("BRA", "2018"), ("FRIENDLY", "2018"), ("FRIENDLY", "2018/19")],
+)
+def test_a_season_in_json_in_its_competitions_form_or_of_a_free_code_is_stored(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    session: Session,
+    competition: str,
+    season: str,
+) -> None:
+    match = {"competition": competition, "season": season}
+    response = client.post(
+        "/admin/odds", json={"quotes": [quote(match=match)]}, headers=admin_headers
+    )
+    assert response.status_code == 200, response.text
+    assert session.scalars(select(Match.season)).all() == [season]
+
+
+def test_a_calendar_year_for_a_premier_league_file_is_422_and_relabels_nothing(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    season_file: SeasonFile,
+    session: Session,
+) -> None:
+    response = post_csv(client, admin_headers, season_file("E0_1819").read_bytes(), season="2019")
+    assert response.status_code == 422
+    (message,) = error_messages(response.json())
+    assert message == (
+        "query.season: season '2019' is a calendar year, but E0 plays over two years, "
+        "as 2018/19 or 2019/20"
+    )
+    assert count_rows(session, Match) == 0
 
 
 def test_empty_body_and_non_season_files_are_422(

@@ -51,7 +51,10 @@ def test_every_operation_documents_its_errors_as_problems(client: TestClient) ->
         where = f"{method.upper()} {path}"
         responses = operation["responses"]
         errors = {int(status) for status in responses if int(status) >= 400}
-        assert 500 in errors, where
+        # Any request may be cut off by the server before it reaches the operation.
+        assert {408, 431, 500} <= errors, where
+        assert "ODDSBOOST_BODY_TIMEOUT_SECONDS" in responses["408"]["description"], where
+        assert "ODDSBOOST_HEADER_LIMIT_BYTES" in responses["431"]["description"], where
         if operation.get("parameters") or "requestBody" in operation:
             assert 422 in errors, where
         if "requestBody" in operation:
@@ -273,7 +276,9 @@ AGREEMENT: list[tuple[type[BaseModel], dict[str, Any], bool]] = [
     # A season is YYYY/YY of two consecutive years or a calendar year YYYY, 1900-2099.
     (ingest.MatchRef, {**A_MATCH, "season": " 2018/19 "}, True),
     (ingest.MatchRef, {**A_MATCH, "season": "1999/00"}, True),
-    (ingest.MatchRef, {**A_MATCH, "season": "2019"}, True),
+    # The form a known competition plays (E0: over two years) is in the field's description:
+    # the schema takes either form, as the API does for a competition it does not know.
+    (ingest.MatchRef, {**A_MATCH, "competition": "CUP", "season": "2019"}, True),
     (ingest.MatchRef, {**A_MATCH, "season": "2018/20"}, False),
     (ingest.MatchRef, {**A_MATCH, "season": "2099/00"}, False),
     (ingest.MatchRef, {**A_MATCH, "season": "1899"}, False),

@@ -253,10 +253,37 @@ def test_a_season_option_that_is_not_a_season_is_a_usage_error(
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"--season: season {season!r} is not YYYY/YY")
     assert "e.g. 2018/19" in line
-    calendar = import_json(
-        oddsboost, migrated_url, "football-data", str(season_file("I1_0203")), "--season", "2003"
+
+
+def test_a_calendar_year_for_a_league_that_plays_over_two_years_is_a_usage_error(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    # A Brazilian league file plays within a calendar year: 2019 fits it, not the E0 file.
+    brazil = tmp_path / "BRA.csv"
+    brazil.write_bytes(
+        b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\n"
+        b"Brazil,Serie A,2019,28/04/2019,20:00,Palmeiras,Fortaleza,4,0,H,1.4,4.5,8.5\n"
     )
-    assert calendar["total"]["matches_created"] == 306
+    premier_league = str(season_file("E0_1819"))
+    result = oddsboost.run(
+        "import",
+        "football-data",
+        premier_league,
+        str(brazil),
+        "--season",
+        "2019",
+        env=on(migrated_url),
+    )
+    assert result.returncode == 2, result.stderr
+    assert (
+        f"failed {premier_league}: --season: season '2019' is a calendar year, but E0 plays "
+        "over two years, as 2018/19 or 2019/20 (nothing imported)"
+    ) in result.stdout
+    assert match_ids(migrated_url, Match.season == "2019") == match_ids(
+        migrated_url, Match.competition.has(code="BRA")
+    )
+    assert len(match_ids(migrated_url, Match.season == "2019")) == 1
+    assert match_ids(migrated_url, Match.competition.has(code="E0")) == []
 
 
 def test_a_rescheduled_fixture_is_shown_in_the_summary(
@@ -377,8 +404,8 @@ def test_team_alias_command(oddsboost: Oddsboost, migrated_url: str) -> None:
 PASSWORD = "s3cret-Pa55"
 
 
-def unusable_urls(database_url: str, tmp_path: Path) -> dict[str, tuple[str, str]]:
-    """Database URLs that cannot work, with the URL as a message may show it (password
+def unusable_urls(database_url: str, tmp_path: Path) -> dict[str, tuple[str, str, str]]:
+    """Database URLs that cannot work, with the URL as the message must show it (password
     hidden) and what the message must say."""
     url = make_url(database_url)
     if url.get_backend_name() == "postgresql":
@@ -391,17 +418,45 @@ def unusable_urls(database_url: str, tmp_path: Path) -> dict[str, tuple[str, str
             f"postgresql+psycopg://oddsboost:{PASSWORD}@127.0.0.1:{free_port()}/oddsboost",
             "refused",
         )
+    missing_folder = f"sqlite:///{tmp_path}/no-such-folder/oddsboost.db"
+    mysql = f"mysql://oddsboost:{PASSWORD}@localhost/oddsboost"
     return {
-        "postgresql": (unreachable[0], unreachable[1]),
+        "postgresql": (unreachable[0], hidden(unreachable[0]), unreachable[1]),
         "sqlite in a missing folder": (
-            f"sqlite:///{tmp_path}/no-such-folder/oddsboost.db",
+            missing_folder,
+            missing_folder,
             "no-such-folder does not exist",
         ),
-        "mysql": (f"mysql://oddsboost:{PASSWORD}@localhost/oddsboost", "not supported"),
+        "mysql": (mysql, hidden(mysql), "not supported"),
+        # Not URLs at all: SQLAlchemy cannot read them, so the message shows them as given,
+        # with what would be a password hidden by hand.
+        "not a url": ("not a url", "'not a url'", "cannot be read"),
+        "a bare sqlite file name": (":memory:", "':memory:'", "cannot be read"),
+        "sqlite with one slash": ("sqlite:/x.db", "'sqlite:/x.db'", "cannot be read"),
+        "a port that is not a number": (
+            f"postgresql+psycopg://oddsboost:{PASSWORD}@localhost:notaport/oddsboost",
+            "'postgresql+psycopg://oddsboost:***@localhost:notaport/oddsboost'",
+            "cannot be read",
+        ),
     }
 
 
-@pytest.mark.parametrize("kind", ["postgresql", "sqlite in a missing folder", "mysql"])
+def hidden(url: str) -> str:
+    return make_url(url).render_as_string(hide_password=True)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "postgresql",
+        "sqlite in a missing folder",
+        "mysql",
+        "not a url",
+        "a bare sqlite file name",
+        "sqlite with one slash",
+        "a port that is not a number",
+    ],
+)
 @pytest.mark.parametrize(
     "command",
     [
@@ -409,9 +464,14 @@ def unusable_urls(database_url: str, tmp_path: Path) -> dict[str, tuple[str, str
         ("serve", "--port", "0"),
         ("serve", "--no-migrate", "--port", "0"),
         ("import", "the-odds-api", str(FIXTURES / "the_odds_api_epl.json")),
+        # The file is not read: the database is opened first.
+        ("import", "football-data", "E0_1819.csv"),
+        ("fetch", "football-data"),
+        ("teams", "alias", "Man Utd", "Manchester United"),
         ("teams", "unalias", "Man Utd"),
         ("matches", "delete", "1"),
         ("refit",),
+        ("scheduler",),
         ("backtest", "--database"),
     ],
     ids=lambda command: " ".join(command[:2]),
@@ -423,13 +483,13 @@ def test_a_database_that_cannot_be_used_is_one_line(
     kind: str,
     command: tuple[str, ...],
 ) -> None:
-    url, reason = unusable_urls(database_url, tmp_path)[kind]
+    url, shown, reason = unusable_urls(database_url, tmp_path)[kind]
     result = oddsboost.run(*command, env=on(url))
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert make_url(url).render_as_string(hide_password=True) in lines[0]
+    assert shown in lines[0]
     assert reason in lines[0]
     assert PASSWORD not in result.stdout + result.stderr
 

@@ -15,6 +15,7 @@ import pytest
 
 from app.domain.football_data import (
     FileFormatError,
+    LeagueSeasonError,
     decode,
     find_price_columns,
     leading_competitions,
@@ -254,6 +255,97 @@ def test_season_spans_the_file_not_each_date() -> None:
     assert {m.season for m in given.matches} == {"2020/21"}
     with pytest.raises(ValueError, match="season '2019-20 extended' is not YYYY/YY"):
         parse_football_data(content, season="2019-20 extended")
+
+
+EXTRA_HEADER = b"Country,League,Season,Date,Time,Home,Away,HG,AG,Res,PH,PD,PA\n"
+
+
+def test_a_calendar_year_given_for_a_real_premier_league_file_relabels_nothing(
+    season_file: SeasonFile,
+) -> None:
+    content = season_file("E0_1819").read_bytes()
+    with pytest.raises(
+        LeagueSeasonError,
+        match=r"^season '2019' is a calendar year, but E0 plays over two years, as 2018/19 or "
+        r"2019/20$",
+    ):
+        parse_football_data(content, season="2019")
+    assert {m.season for m in parse_football_data(content, season="2019/20").matches} == {"2019/20"}
+
+
+@pytest.mark.parametrize(
+    ("row", "season", "refused"),
+    [
+        # A main league and an extra league of July to June: over two years.
+        (b"E0,10/08/2018,Man United,Leicester,2,1", "2018", "E0 plays over two years"),
+        (b"SP1,17/08/2018,Betis,Levante,0,3", "2019", "SP1 plays over two years"),
+        (b"Austria,Bundesliga,,21/07/2019,16:00,Rapid,Salzburg,0,2,A,4,3.8,1.8", "2019", "AUT"),
+        # An extra league of a calendar year: within one.
+        (b"Brazil,Serie A,,19/05/2012,22:30,Palmeiras,Portuguesa,1,1,D,1.75,3.86,5.25",
+         "2012/13", "BRA plays within a calendar year, as 2012 or 2013"),
+        # Japan moved to July-June after its 2026 season.
+        (b"Japan,J1,,02/03/2019,06:00,Urawa,Sendai,0,0,D,1.7,3.6,5", "2019/20",
+         "JPN plays within a calendar year until 2026"),
+        (b"Japan,J1,,14/08/2027,11:00,Urawa,Sendai,0,0,D,1.7,3.6,5", "2027",
+         "JPN plays over two years from 2026/27, as 2026/27 or 2027/28"),
+    ],
+)  # fmt: skip
+def test_a_season_given_in_the_form_its_league_does_not_play_is_refused(
+    row: bytes, season: str, refused: str
+) -> None:
+    header = EXTRA_HEADER if row.count(b",") > 5 else b"Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\n"
+    with pytest.raises(LeagueSeasonError, match=refused):
+        parse_football_data(header + row + b"\n", season=season)
+
+
+@pytest.mark.parametrize(
+    ("row", "season"),
+    [
+        (b"E0,10/08/2018,Man United,Leicester,2,1", "2018/19"),
+        (b"Brazil,Serie A,,19/05/2012,22:30,Palmeiras,Portuguesa,1,1,D,1.75,3.86,5.25", "2012"),
+        (b"Japan,J1,,02/03/2019,06:00,Urawa,Sendai,0,0,D,1.7,3.6,5", "2019"),
+        (b"Japan,J1,,06/05/2026,11:00,Urawa,Sendai,0,0,D,1.7,3.6,5", "2026"),
+        (b"Japan,J1,,14/08/2026,11:00,Urawa,Sendai,0,0,D,1.7,3.6,5", "2026/27"),
+        # Nothing says how a country without a code of ours plays: either form.
+        (b"Czech Republic,First League,,19/07/2020,16:00,Slavia,Sparta,2,1,H,1.8,3.6,4.5",
+         "2020"),
+        (b"Czech Republic,First League,,19/07/2020,16:00,Slavia,Sparta,2,1,H,1.8,3.6,4.5",
+         "2020/21"),
+    ],
+)  # fmt: skip
+def test_a_season_given_in_the_form_its_league_plays_names_its_matches(
+    row: bytes, season: str
+) -> None:
+    header = EXTRA_HEADER if row.count(b",") > 5 else b"Div,Date,HomeTeam,AwayTeam,FTHG,FTAG\n"
+    (match,) = parse_football_data(header + row + b"\n", season=season).matches
+    assert match.season == season
+
+
+def test_a_season_column_in_the_form_its_league_does_not_play_skips_its_row() -> None:
+    content = EXTRA_HEADER + (
+        b"Norway,Eliteserien,2019,31/03/2019,17:00,Brann,Viking,1,0,H,2.1,3.4,3.5\n"
+        b"Norway,Eliteserien,2019/2020,07/04/2019,17:00,Viking,Brann,1,1,D,2.1,3.4,3.5\n"
+        b"Austria,Bundesliga,2019,21/07/2019,16:00,Rapid,Salzburg,0,2,A,4,3.8,1.8\n"
+        b"Austria,Bundesliga,2019/2020,28/07/2019,16:00,Salzburg,Rapid,3,1,H,1.3,5,9\n"
+    )
+    batch = parse_football_data(content)
+    assert [(m.home_team, m.season) for m in batch.matches] == [
+        ("Brann", "2019"),
+        ("Salzburg", "2019/20"),
+    ]
+    assert [(s.where, s.field, s.reason) for s in batch.skipped] == [
+        (
+            "row 3",
+            "Season",
+            "season '2019/20' runs over two years, but NOR plays within a calendar year, "
+            "as 2019 or 2020",
+        ),
+        (
+            "row 4",
+            "Season",
+            "season '2019' is a calendar year, but AUT plays over two years, as 2018/19 or 2019/20",
+        ),
+    ]
 
 
 def test_season_is_the_one_holding_most_matches() -> None:

@@ -175,3 +175,24 @@ def test_a_request_for_the_key_leaves_no_trace_of_it(
     assert line["path"] == "/***"
     assert line["message"] == "GET /*** 404 " + line["message"].rsplit(" ", 1)[1]
     assert line["request_id"] == answer.headers["X-Request-ID"]
+
+
+@pytest.mark.parametrize(
+    ("database_url", "secrets"),
+    [
+        # Readable, even of a database the service does not run on: its password is a secret.
+        ("postgresql+psycopg://u:pg-password@h:5432/db", [SECRET_KEY, "pg-password"]),
+        ("mysql://u:my-password@h/db", [SECRET_KEY, "my-password"]),
+        # Not readable as a URL: no password to find, and logging is set up all the same, so
+        # that the command can say in one line what is wrong with the URL.
+        ("not a url", [SECRET_KEY]),
+        (":memory:", [SECRET_KEY]),
+        ("sqlite:/x.db", [SECRET_KEY]),
+        ("postgresql+psycopg://u:p@h:notaport/db", [SECRET_KEY]),
+    ],
+)
+def test_the_secrets_are_the_keys_and_a_readable_urls_password(
+    database_url: str, secrets: list[str]
+) -> None:
+    config = logging_config(Settings(database_url=database_url, admin_api_key=SECRET_KEY))
+    assert config["filters"]["secrets"]["secrets"] == secrets

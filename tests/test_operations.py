@@ -439,6 +439,23 @@ def until_closed(connection: socket.socket) -> bytes:
     return received
 
 
+def one_answer(connection: socket.socket) -> bytes:
+    """One whole answer (its head and the body its Content-Length gives), read from a
+    connection kept open."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += connection.recv(65536)
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":")[1])
+        for line in head.lower().split(b"\r\n")
+        if line.startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += connection.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
 def answer_of(received: bytes) -> tuple[int, dict[str, Any]]:
     """The status and the body of an answer the server wrote itself: a problem."""
     head, _, body = received.partition(b"\r\n\r\n")
@@ -476,6 +493,31 @@ def test_headers_over_the_limit_are_refused_with_431(
         # Under the limit, served as ever.
         assert httpx.get(f"{server.base_url}/health", headers={"X-Some": "c" * 6000}).is_success
     assert "431" in server.output()
+
+
+@pytest.mark.slow
+def test_a_request_that_is_not_http_is_refused_with_a_400_problem(
+    strict_settings: Settings, tmp_path: Path
+) -> None:
+    with running_server(child_environment(strict_settings), tmp_path / "server.log") as server:
+        # A header line without its colon.
+        with connect(server.port) as broken:
+            broken.sendall(b"GET /health HTTP/1.1\r\nHost x\r\n\r\n")
+            status, body = answer_of(until_closed(broken))
+        assert (status, body["instance"]) == (400, "/health")
+        assert error_messages(body) == ["the request is not valid HTTP/1.1"]
+        # Not HTTP at all.
+        with connect(server.port) as garbage:
+            garbage.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n")
+            assert answer_of(until_closed(garbage))[0] == 400
+        # On a connection kept alive, after a request answered in full.
+        with connect(server.port) as kept:
+            kept.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert one_answer(kept).startswith(b"HTTP/1.1 200 ")
+            kept.sendall(b"GET /health HTTP/1.1\r\nHost x\r\n\r\n")
+            assert answer_of(until_closed(kept))[0] == 400
+        assert httpx.get(f"{server.base_url}/health").is_success
+    assert "Traceback" not in server.output()
 
 
 @pytest.mark.slow

@@ -86,7 +86,7 @@ def import_football_data(
         str | None,
         typer.Option(
             help="Season of every match: 2018/19 (two consecutive years) or 2019 (a calendar "
-            "year); default: derived."
+            "year), in the form each file's league plays; default: derived."
         ),
     ] = None,
     show_all: Annotated[bool, typer.Option("--show-all", help="List every skipped item.")] = False,
@@ -98,7 +98,7 @@ def import_football_data(
     from sqlalchemy.exc import SQLAlchemyError
 
     from app.db.engine import session_scope
-    from app.domain.football_data import FileFormatError
+    from app.domain.football_data import FileFormatError, LeagueSeasonError
     from app.domain.records import TooManyBookmakersError, optional_season
     from app.services import ingest
     from app.services.ingest import IngestReport
@@ -114,6 +114,9 @@ def import_football_data(
     expanded = list(_expand(sources))
     total = IngestReport()
     per_file: list[tuple[str, IngestReport | str]] = []
+    # --season in the form a league of a file does not play: a usage error, as a season that
+    # is not one is, though found only once the file is read (and nothing of it imported).
+    season_refused = False
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -133,6 +136,9 @@ def import_football_data(
                 content = _read(source, client)
                 with session_scope(factory) as session:
                     report = ingest.import_football_data(session, content, season=season)
+            except LeagueSeasonError as error:
+                per_file.append((source.label, f"--season: {error}"))
+                season_refused = True
             except (
                 OSError,
                 httpx.HTTPError,
@@ -152,7 +158,7 @@ def import_football_data(
     else:
         _print_summary(per_file, total, show_all=show_all)
     if failed:
-        raise typer.Exit(1)
+        raise typer.Exit(2 if season_refused else 1)
 
 
 @import_cli.command("the-odds-api")

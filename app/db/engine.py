@@ -51,15 +51,38 @@ def make_engine(
         ) from None
 
 
-def _parse_url(database_url: str) -> URL:
+def read_database_url(database_url: str) -> URL:
+    """The database URL as SQLAlchemy reads it, or :class:`DatabaseUrlError` if it cannot:
+    the one place that decides it, for the engine, the migrations and the logs' secrets."""
     try:
-        url = make_url(database_url)
-    except ArgumentError:
-        # Not echoed: what cannot be parsed cannot have its password hidden.
-        raise DatabaseUrlError(f"the database URL cannot be read as one: use {URL_FORMS}") from None
+        return make_url(database_url)
+    except (ArgumentError, ValueError):
+        # SQLAlchemy's ArgumentError for text that is no URL; a plain ValueError for a port
+        # that is not a number.
+        raise DatabaseUrlError(
+            f"the database URL {_unreadable_shown(database_url)!r} cannot be read as one: "
+            f"use {URL_FORMS}"
+        ) from None
+
+
+def _parse_url(database_url: str) -> URL:
+    url = read_database_url(database_url)
     if url.get_backend_name() not in SUPPORTED_BACKENDS:
         raise DatabaseUrlError(f"the database URL {shown(url)} is not supported: use {URL_FORMS}")
     return url
+
+
+def _unreadable_shown(database_url: str) -> str:
+    """A URL SQLAlchemy cannot read, as messages show it: whatever stands between the user's
+    name and the last ``@`` (a password, if the text has one) hidden, as ``shown`` would."""
+    userinfo, at, host = database_url.rpartition("@")
+    if not at:
+        return database_url
+    scheme, separator, credentials = userinfo.rpartition("://")
+    user, colon, _password = credentials.partition(":")
+    if not colon:
+        return database_url
+    return f"{scheme}{separator}{user}:***@{host}"
 
 
 def shown(url: URL | str) -> str:

@@ -121,16 +121,72 @@ NEW_LEAGUE_CODES = {
     "Switzerland": "SWZ",
     "USA": "USA",
 }
+# The main leagues' division codes, as their files' Div column and names spell them; each
+# plays from August to July.
+MAIN_LEAGUES = (
+    "E0", "E1", "E2", "E3", "EC",
+    "SC0", "SC1", "SC2", "SC3",
+    "D1", "D2", "I1", "I2", "SP1", "SP2", "F1", "F2",
+    "N1", "B1", "P1", "T1", "G1",
+)  # fmt: skip
 # The extra leagues that play from July to June, as the Season column of their files names
 # them ("2016/2017"; Japan's J1 from 2026/27 on). The others play within a calendar year
 # ("2016"), and so does a league of a country without a code of ours.
 JULY_TO_JUNE_LEAGUES = frozenset({"AUT", "DNK", "JPN", "MEX", "POL", "ROU", "RUS", "SWZ"})
+# The leagues that moved from the calendar year to July-June, by the year both forms meet:
+# Japan's J1 named its seasons 2025 and 2026, then 2026/27.
+MOVED_TO_JULY_TO_JUNE = {"JPN": 2026}
 
 _TIME_PATTERN = re.compile(r"^(\d{1,2})[:.](\d{2})$")
 
 
 class FileFormatError(ValueError):
     """The file is not a football-data.co.uk season file at all (nothing was imported)."""
+
+
+class LeagueSeasonError(ValueError):
+    """The season given for every match of a file is not in the form one of its leagues
+    names its seasons (nothing was imported)."""
+
+
+def check_league_season(competition: str, season: str) -> str:
+    """``season``, checked by :func:`~app.domain.records.check_season`, if ``competition``
+    names its seasons in its form; else ``ValueError`` saying which form it takes.
+
+    The main leagues and the extra leagues that play from July to June take ``YYYY/YY``;
+    the other extra leagues a calendar year, ``YYYY``. A competition of neither kind (a code
+    sent as JSON, a country without a code of ours) may take either form: nothing says
+    which it plays.
+    """
+    over_two_years = "/" in season
+    start = int(season[:4])
+    if _plays_in_form(competition, start, over_two_years=over_two_years):
+        return season
+    moved = MOVED_TO_JULY_TO_JUNE.get(competition)
+    until = "" if moved is None else f" until {moved}"
+    since = "" if moved is None else f" from {moved}/{(moved + 1) % 100:02d}"
+    if over_two_years:
+        raise ValueError(
+            f"season {season!r} runs over two years, but {competition} plays within a "
+            f"calendar year{until}, as {start} or {start + 1}"
+        )
+    raise ValueError(
+        f"season {season!r} is a calendar year, but {competition} plays over two years"
+        f"{since}, as {start - 1}/{start % 100:02d} or {start}/{(start + 1) % 100:02d}"
+    )
+
+
+def _plays_in_form(competition: str, start: int, *, over_two_years: bool) -> bool:
+    """Whether ``competition`` may play a season that starts in the year ``start`` over two
+    years (``over_two_years``) or within that calendar year (not)."""
+    moved = MOVED_TO_JULY_TO_JUNE.get(competition)
+    if moved is not None:
+        return start >= moved if over_two_years else start <= moved
+    if competition in MAIN_LEAGUES or competition in JULY_TO_JUNE_LEAGUES:
+        return over_two_years
+    if competition in NEW_LEAGUE_CODES.values():
+        return not over_two_years
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +344,9 @@ def normalise_season(text: str) -> str:
 def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatch:
     """Parse one football-data.co.uk CSV file into an :class:`IngestBatch`.
 
-    ``season`` overrides the season of every match (blank means not given). Otherwise the
+    ``season`` overrides the season of every match (blank means not given);
+    :class:`LeagueSeasonError` if a league of the file plays its seasons in the other form
+    (:func:`check_league_season`, which a ``Season`` column's value must pass too). Otherwise the
     new-leagues layout uses its ``Season`` column, and a match without one (every match of
     the main layout, of ``fixtures.csv`` and of ``new_league_fixtures.csv``) takes, for each
     competition in the file, the season holding most of its matches (so a season that runs
@@ -410,12 +468,17 @@ def _set_season(
     season: str | None,
     skipped: list[Skipped],
 ) -> bool:
-    """The season given for the file, else the row's own; False if the row's is invalid."""
+    """The season given for the file (:class:`LeagueSeasonError` if the row's league names
+    its seasons in the other form), else the row's own; False if the row's is invalid."""
     if season is not None:
-        record.season = season
+        try:
+            record.season = check_league_season(record.competition, season)
+        except ValueError as error:
+            raise LeagueSeasonError(str(error)) from None
     elif columns.cell(row, "season"):
         try:
-            record.season = check_season(normalise_season(columns.cell(row, "season")))
+            own = check_season(normalise_season(columns.cell(row, "season")))
+            record.season = check_league_season(record.competition, own)
         except ValueError as error:
             skipped.append(Skipped(record.where, str(error), columns.name["season"]))
             return False

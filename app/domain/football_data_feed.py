@@ -14,16 +14,9 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.domain.football_data import NEW_LEAGUE_CODES
+from app.domain.football_data import MAIN_LEAGUES, NEW_LEAGUE_CODES
 from app.domain.records import IngestBatch, MatchRecord, QuoteRecord, check_season, season_of
 
-# The main leagues' division codes, as their files' Div column and names spell them.
-MAIN_LEAGUES = (
-    "E0", "E1", "E2", "E3", "EC",
-    "SC0", "SC1", "SC2", "SC3",
-    "D1", "D2", "I1", "I2", "SP1", "SP2", "F1", "F2",
-    "N1", "B1", "P1", "T1", "G1",
-)  # fmt: skip
 # The extra leagues, by the codes the importer gives their countries.
 EXTRA_LEAGUES = tuple(NEW_LEAGUE_CODES.values())
 MAIN_FIXTURES = "fixtures.csv"

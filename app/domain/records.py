@@ -229,7 +229,9 @@ def check_season(value: str) -> str:
     (2018/19, 1999/00), or ``YYYY``, the calendar year of a league that plays within one.
 
     Every season a caller or a file gives is checked here, so a typing mistake is refused
-    rather than stored as a new season that relabels matches.
+    rather than stored as a new season that relabels matches. Which form a league plays is
+    checked, where the league is known, by
+    :func:`app.domain.football_data.check_league_season`.
     """
     text = check_text(value, "season", SEASON_MAX_LENGTH)
     form = SEASON_PATTERN.fullmatch(text)

@@ -39,6 +39,7 @@ from app.api.schemas.problems import (
     problem_responses,
 )
 from app.domain.fields import OptionalSeason
+from app.domain.football_data import LeagueSeasonError
 from app.domain.odds_api import Event
 from app.services import ingest, matches, teams
 
@@ -104,8 +105,8 @@ def post_results(
         {
             400: "The multipart form could not be parsed.",
             413: TOO_LARGE,
-            422: "Not a season file, an empty body or form, or an invalid season; nothing "
-            "was written.",
+            422: "Not a season file, an empty body or form, or an invalid season (or one "
+            "in the form a league of the file does not play); nothing was written.",
         },
     ),
     openapi_extra=CSV_BODY,
@@ -117,7 +118,8 @@ async def import_football_data(
         OptionalSeason,
         Query(
             description="Season of every match: 2018/19 (two consecutive years) or 2019 (a "
-            "calendar year); blank or absent: derived from the file's dates.",
+            "calendar year), in the form each league of the file plays; blank or absent: "
+            "derived from the file's dates.",
             examples=["2018/19"],
         ),
     ] = None,
@@ -128,7 +130,14 @@ async def import_football_data(
     is imported. Row numbers count the header as row 1.
     """
     content = await _uploaded_bytes(request)
-    report = await run_in_threadpool(ingest.import_football_data, session, content, season=season)
+    try:
+        report = await run_in_threadpool(
+            ingest.import_football_data, session, content, season=season
+        )
+    except LeagueSeasonError as error:
+        raise invalid(
+            [FieldError(loc=["query", "season"], msg=str(error), type="value_error")]
+        ) from None
     return IngestResponse.model_validate(report)
 
 

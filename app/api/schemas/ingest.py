@@ -13,12 +13,15 @@ from pydantic import (
     Field,
     JsonValue,
     Strict,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 
 from app.api.schemas.common import ERRORS_SHOWN, MatchId, StrictModel, price_field
 from app.api.schemas.problems import Problem
 from app.domain.fields import Code, ExternalId, OptionalSeason, Price, TeamName, UtcDateTime
+from app.domain.football_data import check_league_season
 from app.domain.records import (
     IngestBatch,
     MatchRecord,
@@ -95,11 +98,22 @@ class MatchRef(StrictModel):
     season: Annotated[
         OptionalSeason,
         Field(
-            description="2018/19 (two consecutive years) or 2019 (a calendar year); absent or "
-            "blank: the August-July season of the kickoff.",
+            description="2018/19 (two consecutive years) or 2019 (a calendar year), in the "
+            "form the competition plays: over two years for football-data.co.uk's main "
+            "leagues (E0, SP1, ...) and its extra leagues of July to June (AUT, ...), a "
+            "calendar year for its other extra leagues (BRA, ...), either for any other "
+            "code. Absent or blank: the August-July season of the kickoff.",
             examples=["2018/19"],
         ),
     ] = None
+
+    @field_validator("season")
+    @classmethod
+    def _season_of_its_competition(cls, season: str | None, info: ValidationInfo) -> str | None:
+        competition = info.data.get("competition")
+        if season is None or competition is None:
+            return season  # not given, or the competition is refused on its own
+        return check_league_season(competition, season)
 
     @model_validator(mode="after")
     def _distinct_teams(self) -> MatchRef:

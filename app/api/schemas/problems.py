@@ -137,6 +137,15 @@ def _field_error(error: Mapping[str, Any]) -> FieldError:
 # The reasons a status is answered, shared by the operations that may answer it.
 INVALID = "Invalid input: `errors` names each field that is wrong, and where."
 INTERNAL = "An unexpected failure; the error is logged."
+# What the server answers before any operation runs (app/http_protocol.py), so any of them
+# may: the request did not arrive in time, or its head is too large.
+PROTOCOL: dict[int, str] = {
+    408: "The request's headers did not arrive within ODDSBOOST_HEADER_TIMEOUT_SECONDS of its "
+    "first byte, or its body within ODDSBOOST_BODY_TIMEOUT_SECONDS of its headers; the "
+    "connection is closed.",
+    431: "The request line and headers are over ODDSBOOST_HEADER_LIMIT_BYTES; the connection "
+    "is closed.",
+}
 TOO_LARGE = "The request body is over the size limit, which the message states."
 NOT_JSON = "The body was sent with a Content-Type other than JSON."
 BUSY = (
@@ -155,7 +164,8 @@ def problem_responses(
     *reasons: Mapping[int, str], extended: Mapping[int, type[Problem]] | None = None
 ) -> dict[int | str, dict[str, Any]]:
     """The ``responses`` of an operation: each status it may answer besides its success, with
-    the reason and the problem schema; 500 is on every operation.
+    the reason and the problem schema; 500 and the server's own answers (:data:`PROTOCOL`)
+    are on every operation, with the reason an operation gives, if it gives one.
 
     ``extended`` names the statuses whose problem may carry members of its own (a
     :class:`Problem` subclass): their schema is either.
@@ -164,6 +174,8 @@ def problem_responses(
     for reason in reasons:
         merged.update(reason)
     merged.setdefault(500, INTERNAL)
+    for status, server_reason in PROTOCOL.items():
+        merged.setdefault(status, server_reason)
     return {
         status: {
             "description": reason,
