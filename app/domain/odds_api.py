@@ -21,7 +21,7 @@ from pydantic import (
     TypeAdapter,
 )
 
-from app.domain.fields import Code, DecimalPrice, ExternalId, TeamName, UtcDateTime
+from app.domain.fields import Code, DecimalPrice, ExternalId, TeamName, UtcDateTime, text_rule
 from app.domain.records import (
     BOOKMAKER_NAME_MAX_LENGTH,
     IngestBatch,
@@ -31,7 +31,6 @@ from app.domain.records import (
     check_bookmaker_name,
     check_overround,
     normalised,
-    text_pattern,
 )
 from app.domain.vocabulary import Phase
 
@@ -154,7 +153,7 @@ class BookmakerOdds(BaseModel):
     title: Annotated[
         str,
         AfterValidator(lambda v: check_bookmaker_name(v, "title")),
-        Field(json_schema_extra={"pattern": text_pattern(BOOKMAKER_NAME_MAX_LENGTH)}),
+        Field(json_schema_extra=text_rule(BOOKMAKER_NAME_MAX_LENGTH)),
     ]
     last_update: UtcDateTime
     markets: list[Market]
