@@ -12,12 +12,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 ROUNDING = 1e-12  # per-row differences this small are floating-point noise
+
+
+def _student_t() -> Any:
+    """Student's t distribution of scipy.
+
+    Imported when first needed: scipy.stats takes about 0.6 s to import, and every process of
+    the service imports this module (the dashboard's charts, the track record), while only a
+    backtest or a track record's scores use the distribution.
+    """
+    from scipy import stats
+
+    return stats.t
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +67,7 @@ def paired_difference(a_rows: ArrayLike, b_rows: ArrayLike) -> PairedDifference:
     if standard_error == 0.0:
         p_value = 1.0 if mean == 0.0 else 0.0
     else:
-        p_value = 2.0 * float(stats.t.sf(abs(mean) / standard_error, n - 1))
+        p_value = 2.0 * float(_student_t().sf(abs(mean) / standard_error, n - 1))
     return PairedDifference(mean, standard_error, min(1.0, p_value), n)
 
 
@@ -92,7 +104,7 @@ def mean_interval(values: ArrayLike, confidence: float = CONFIDENCE) -> MeanInte
     mean = float(array.mean())
     if n == 1:
         return MeanInterval(1, mean, None, None)
-    half_width = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * float(
+    half_width = float(_student_t().ppf(0.5 + confidence / 2.0, n - 1)) * float(
         array.std(ddof=1) / math.sqrt(n)
     )
     return MeanInterval(n, mean, mean - half_width, mean + half_width)
