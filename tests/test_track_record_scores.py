@@ -40,7 +40,7 @@ def test_a_day_the_best_bookmaker_did_not_quote_has_no_log_loss_of_it() -> None:
 
 def test_with_no_best_bookmaker_no_day_has_its_log_loss() -> None:
     # BW and PS each quoted half the matches: neither reaches 90 %.
-    entries = [home_win(0, DAY_ONE, {"BW": HALF}), home_win(1, DAY_ONE, {"B": SIXTY})]
+    entries = [home_win(0, DAY_ONE, {"BW": HALF}), home_win(1, DAY_ONE, {"PS": SIXTY})]
     performance = performance_of(entries, kelly_fraction=0.25, stake_cap=0.02)
     assert performance.best_bookmaker.code is None
     (day,) = performance.days

@@ -150,8 +150,9 @@ class LeagueSeasonError(ValueError):
 
 
 def check_league_season(competition: str, season: str) -> str:
-    """``season``, checked by :func:`~app.domain.records.check_season`, if ``competition``
-    names its seasons in its form; else ``ValueError`` saying which form it takes.
+    """``season`` (already checked by :func:`~app.domain.records.check_season`) if
+    ``competition`` names its seasons in its form; else ``ValueError`` saying which form it
+    takes.
 
     The main leagues and the extra leagues that play from July to June take ``YYYY/YY``;
     the other extra leagues a calendar year, ``YYYY``. A competition of neither kind (a code
