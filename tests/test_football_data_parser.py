@@ -16,6 +16,7 @@ import pytest
 from app.domain.football_data import (
     FileFormatError,
     LeagueSeasonError,
+    check_league_season,
     decode,
     find_price_columns,
     leading_competitions,
@@ -615,6 +616,21 @@ def test_a_july_fixture_of_a_league_starting_in_july_belongs_to_the_new_season()
     )
     seasons = {m.competition: m.season for m in parse_football_data(content).matches}
     assert seasons == {"SWZ": "2026/27", "SWE": "2026"}
+
+
+def test_a_japanese_fixture_takes_the_season_form_of_its_date() -> None:
+    # Japan plays the calendar year 2026 (its last), then from July: 2026/27. A fixture file
+    # has no Season column, so its date must give the season Japan's own file would name,
+    # one that the check of a given season takes.
+    header = b"Country,League,Date,Time,Home,Away,PSH,PSD,PSA\n"
+    for row, expected in (
+        (b"Japan,J1 League,01/03/2026,06:00,Kashima,Urawa,2.1,3.3,3.4\n", "2026"),
+        (b"Japan,J1 League,15/08/2026,11:00,Urawa,Kashima,2.2,3.3,3.2\n", "2026/27"),
+        (b"Japan,J1 League,01/03/2025,06:00,Kashima,Urawa,2.1,3.3,3.4\n", "2025"),
+    ):
+        (match,) = parse_football_data(header + row).matches
+        assert match.season == expected
+        assert check_league_season("JPN", expected) == expected
 
 
 def test_the_leagues_a_file_starts_with_are_read_from_its_first_bytes(

@@ -613,6 +613,12 @@ def _season_rule(competition: str, *, extra_league: bool) -> Callable[[dt.date],
     leagues, July to June or the calendar year for the extra ones."""
     if not extra_league:
         return season_of
+    moved = MOVED_TO_JULY_TO_JUNE.get(competition)
+    if moved is not None:
+        # Calendar years until the one it moved in, July to June from that July on.
+        return lambda day: (
+            calendar_season(day) if day < dt.date(moved, 7, 1) else season_of(day, first_month=7)
+        )
     if competition in JULY_TO_JUNE_LEAGUES:
         return lambda day: season_of(day, first_month=7)
     return calendar_season
