@@ -103,7 +103,8 @@ def post_results(
     responses=problem_responses(
         ADMIN,
         {
-            400: "The multipart form could not be parsed.",
+            400: "The multipart form could not be parsed, or the request is not valid HTTP/1.1 "
+            "(the connection is then closed).",
             413: TOO_LARGE,
             422: "Not a season file, an empty body or form, or an invalid season (or one "
             "in the form a league of the file does not play); nothing was written.",

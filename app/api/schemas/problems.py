@@ -138,8 +138,11 @@ def _field_error(error: Mapping[str, Any]) -> FieldError:
 INVALID = "Invalid input: `errors` names each field that is wrong, and where."
 INTERNAL = "An unexpected failure; the error is logged."
 # What the server answers before any operation runs (app/http_protocol.py), so any of them
-# may: the request did not arrive in time, or its head is too large.
+# may: the bytes are not a request, the request did not arrive in time, or its head is too
+# large.
 PROTOCOL: dict[int, str] = {
+    400: "The request is not valid HTTP/1.1 (the server could not parse it); the connection "
+    "is closed.",
     408: "The request's headers did not arrive within ODDSBOOST_HEADER_TIMEOUT_SECONDS of its "
     "first byte, or its body within ODDSBOOST_BODY_TIMEOUT_SECONDS of its headers; the "
     "connection is closed.",
