@@ -1283,6 +1283,35 @@ def test_blank_season_and_odd_external_ids_in_json(
     assert bad.json()["errors"][0]["loc"] == ["body", "quotes", 0, "match", "external_id"]
 
 
+@pytest.mark.parametrize(
+    ("competition", "kickoff", "season"),
+    [
+        ("E0", "2018-05-10T19:00:00Z", "2017/18"),  # August to July
+        ("BRA", "2018-05-10T19:00:00Z", "2018"),  # a calendar year, as Brazil's own file says
+        ("AUT", "2018-07-20T19:00:00Z", "2018/19"),  # July to June
+        ("JPN", "2026-03-01T06:00:00Z", "2026"),  # Japan's last calendar year
+        ("JPN", "2026-08-15T11:00:00Z", "2026/27"),
+        ("XYZ", "2018-05-10T19:00:00Z", "2017/18"),  # a code of no league of ours
+    ],
+)
+def test_a_season_not_given_is_the_one_its_league_names_the_kickoff_in(
+    client: TestClient,
+    admin_headers: dict[str, str],
+    session: Session,
+    competition: str,
+    kickoff: str,
+    season: str,
+) -> None:
+    match = {"competition": competition, "kickoff": kickoff}
+    odds = client.post("/admin/odds", json={"quotes": [quote(match=match)]}, headers=admin_headers)
+    assert odds.status_code == 200, odds.text
+    assert session.scalars(select(Match.season)).all() == [season]
+    # The season derived is one the season check takes, given back for the same match.
+    again = quote(match={**match, "season": season})
+    report = client.post("/admin/odds", json={"quotes": [again]}, headers=admin_headers).json()
+    assert report["matches_unchanged"] == 1
+
+
 # --- look-alike names ------------------------------------------------------------------------
 
 BAYERN_NFC = "Bayern M\u00fcnchen"

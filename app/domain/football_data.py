@@ -121,6 +121,7 @@ NEW_LEAGUE_CODES = {
     "Switzerland": "SWZ",
     "USA": "USA",
 }
+EXTRA_LEAGUE_CODES = frozenset(NEW_LEAGUE_CODES.values())
 # The main leagues' division codes, as their files' Div column and names spell them; each
 # plays from August to July.
 MAIN_LEAGUES = (
@@ -185,7 +186,7 @@ def _plays_in_form(competition: str, start: int, *, over_two_years: bool) -> boo
         return start >= moved if over_two_years else start <= moved
     if competition in MAIN_LEAGUES or competition in JULY_TO_JUNE_LEAGUES:
         return over_two_years
-    if competition in NEW_LEAGUE_CODES.values():
+    if competition in EXTRA_LEAGUE_CODES:
         return not over_two_years
     return True
 
@@ -606,6 +607,13 @@ def _parse_quote(
             skipped.append(Skipped(where, str(error), name))
             return None
     return None  # pragma: no cover - one of the cells failed above
+
+
+def season_for(competition: str, day: dt.date) -> str:
+    """The season ``competition`` names ``day`` in, where a source gives none: its league's
+    calendar for a code of football-data.co.uk's (August to July for the main leagues, July
+    to June or the calendar year for the extra ones), August to July for any other code."""
+    return _season_rule(competition, extra_league=competition in EXTRA_LEAGUE_CODES)(day)
 
 
 def _season_rule(competition: str, *, extra_league: bool) -> Callable[[dt.date], str]:

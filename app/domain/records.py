@@ -322,7 +322,9 @@ class MatchRecord:
     away_team: str
     kickoff: dt.datetime  # aware, UTC
     kickoff_time_known: bool = True
-    season: str | None = None  # derived from the kickoff when None
+    # None: not given; a new match takes the season its league names the kickoff in
+    # (season_for in app.domain.football_data).
+    season: str | None = None
     external_id: str | None = None
     home_goals: int | None = None
     away_goals: int | None = None
@@ -331,11 +333,6 @@ class MatchRecord:
     @property
     def kickoff_date(self) -> dt.date:
         return self.kickoff.date()
-
-    @property
-    def season_or_derived(self) -> str:
-        """The season given, else the August-July season of the kickoff."""
-        return self.season or season_of(self.kickoff_date)
 
     @property
     def identity(self) -> tuple[str, str, str, dt.date]:

@@ -102,7 +102,8 @@ class MatchRef(StrictModel):
             "form the competition plays: over two years for football-data.co.uk's main "
             "leagues (E0, SP1, ...) and its extra leagues of July to June (AUT, ...), a "
             "calendar year for its other extra leagues (BRA, ...), either for any other "
-            "code. Absent or blank: the August-July season of the kickoff.",
+            "code. Absent or blank: for a new match, the season its league names the kickoff "
+            "in (August to July for any other code); a stored match keeps its own.",
             examples=["2018/19"],
         ),
     ] = None

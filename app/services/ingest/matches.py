@@ -23,6 +23,7 @@ from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import Match
+from app.domain.football_data import season_for
 from app.domain.records import IngestBatch, MatchRecord, Skipped, settled_result
 from app.services.ingest.bulk import MATCHES, Row, chunks
 from app.services.ingest.dimensions import ensure_competitions, resolve_teams
@@ -244,7 +245,7 @@ def write_matches(
         rescheduled=rescheduled_matches(
             session,
             {
-                key: NamedMatch(key, record.season_or_derived, record.external_id)
+                key: NamedMatch(key, _season(record), record.external_id)
                 for key, record in incoming.items()
             },
             by_key,
@@ -442,7 +443,7 @@ def _new_match_row(key: MatchKey, record: MatchRecord, now: dt.datetime) -> Row:
         "kickoff_date": key[3],
         "kickoff": record.kickoff,
         "kickoff_time_known": record.kickoff_time_known,
-        "season": record.season_or_derived,
+        "season": _season(record),
         "home_goals": record.home_goals if settled else None,
         "away_goals": record.away_goals if settled else None,
         "result": record.result,
@@ -450,6 +451,11 @@ def _new_match_row(key: MatchKey, record: MatchRecord, now: dt.datetime) -> Row:
         "created_at": now,
         "updated_at": now,
     }
+
+
+def _season(record: MatchRecord) -> str:
+    """The record's season, else the one its league names the kickoff in."""
+    return record.season or season_for(record.competition, record.kickoff_date)
 
 
 def _updated(match: StoredMatch, record: MatchRecord) -> StoredMatch:

@@ -14,7 +14,8 @@ from sqlalchemy import bindparam, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import Competition, utcnow
-from app.domain.records import Skipped, result_of, season_of
+from app.domain.football_data import season_for
+from app.domain.records import Skipped, result_of
 from app.services.ingest.bulk import MATCHES, Row, ids_by
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.matches import (
@@ -39,11 +40,11 @@ class MatchIdentity:
     away_team: str
     kickoff: dt.datetime
     external_id: str | None = None
-    season: str | None = None  # derived from the kickoff when None
+    season: str | None = None  # None: the one its league names the kickoff in
 
     @property
     def season_or_derived(self) -> str:
-        return self.season or season_of(self.kickoff.astimezone(dt.UTC).date())
+        return self.season or season_for(self.competition, self.kickoff.astimezone(dt.UTC).date())
 
 
 @dataclass(frozen=True, slots=True)
