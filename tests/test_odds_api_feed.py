@@ -118,6 +118,13 @@ def handler_for(api: FakeOddsApi) -> type[http.server.BaseHTTPRequestHandler]:
             answer = api.next_answer(self.path)
             if answer.hold is not None:
                 answer.hold.wait(timeout=30)
+            try:
+                self._answer(answer)
+            except (BrokenPipeError, ConnectionResetError):
+                # A held answer's client may have timed out and left: that is the test.
+                self.close_connection = True
+
+        def _answer(self, answer: Answer) -> None:
             self.send_response(answer.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(answer.body)))
