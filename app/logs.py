@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
-from app.db.engine import DatabaseUrlError, read_database_url
+from app.db.engine import DatabaseUrlError, read_database_url, unreadable_password
 from app.settings import Settings
 
 REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
@@ -161,9 +161,9 @@ def secrets_of(settings: Settings) -> list[str]:
     try:
         password = read_database_url(settings.database_url).password
     except DatabaseUrlError:
-        # The command stops on it with one line when it opens the database; there is no
-        # password to find in what cannot be read.
-        password = None
+        # The command stops on it with one line when it opens the database; what that line
+        # hides as a password is kept out of every other line too.
+        password = unreadable_password(settings.database_url)
     if password:
         secrets.append(str(password))
     return secrets

@@ -183,15 +183,16 @@ def test_a_request_for_the_key_leaves_no_trace_of_it(
         # Readable, even of a database the service does not run on: its password is a secret.
         ("postgresql+psycopg://u:pg-password@h:5432/db", [SECRET_KEY, "pg-password"]),
         ("mysql://u:my-password@h/db", [SECRET_KEY, "my-password"]),
-        # Not readable as a URL: no password to find, and logging is set up all the same, so
-        # that the command can say in one line what is wrong with the URL.
+        # Not readable as a URL: logging is set up all the same, so that the command can say
+        # in one line what is wrong with the URL; what that line hides as a password (between
+        # the user's name and the last @) is a secret too.
         ("not a url", [SECRET_KEY]),
         (":memory:", [SECRET_KEY]),
         ("sqlite:/x.db", [SECRET_KEY]),
-        ("postgresql+psycopg://u:p@h:notaport/db", [SECRET_KEY]),
+        ("postgresql+psycopg://u:p4ss@h:notaport/db", [SECRET_KEY, "p4ss"]),
     ],
 )
-def test_the_secrets_are_the_keys_and_a_readable_urls_password(
+def test_the_secrets_are_the_keys_and_a_database_urls_password(
     database_url: str, secrets: list[str]
 ) -> None:
     config = logging_config(Settings(database_url=database_url, admin_api_key=SECRET_KEY))

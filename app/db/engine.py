@@ -72,17 +72,33 @@ def _parse_url(database_url: str) -> URL:
     return url
 
 
-def _unreadable_shown(database_url: str) -> str:
-    """A URL SQLAlchemy cannot read, as messages show it: whatever stands between the user's
-    name and the last ``@`` (a password, if the text has one) hidden, as ``shown`` would."""
+def _unreadable_parts(database_url: str) -> tuple[str, str, str] | None:
+    """A URL SQLAlchemy cannot read, split around what may be its password: whatever stands
+    between the user's name and the last ``@``; None where the text has no such part."""
     userinfo, at, host = database_url.rpartition("@")
     if not at:
-        return database_url
+        return None
     scheme, separator, credentials = userinfo.rpartition("://")
-    user, colon, _password = credentials.partition(":")
+    user, colon, password = credentials.partition(":")
     if not colon:
+        return None
+    return f"{scheme}{separator}{user}:", password, f"@{host}"
+
+
+def unreadable_password(database_url: str) -> str | None:
+    """What a URL SQLAlchemy cannot read holds as a password, as its messages hide it."""
+    parts = _unreadable_parts(database_url)
+    return None if parts is None else parts[1] or None
+
+
+def _unreadable_shown(database_url: str) -> str:
+    """A URL SQLAlchemy cannot read, as messages show it: its password (see
+    :func:`unreadable_password`) hidden, as ``shown`` would."""
+    parts = _unreadable_parts(database_url)
+    if parts is None:
         return database_url
-    return f"{scheme}{separator}{user}:***@{host}"
+    before, _password, after = parts
+    return f"{before}***{after}"
 
 
 def shown(url: URL | str) -> str:
