@@ -56,6 +56,32 @@ def _number(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
+def _svg(element_id: str, title: str, width: float, height: float, body: str) -> str:
+    """A chart's box: an SVG of ``width`` by ``height`` user units, titled ``title``."""
+    return (
+        f'<svg class="chart" id="{escape(element_id)}" viewBox="0 0 {_number(width)}'
+        f' {_number(height)}" width="{_number(width)}" height="{_number(height)}" role="img"'
+        f' aria-label="{escape(title)}"><title>{escape(title)}</title>{body}</svg>'
+    )
+
+
+def _figure(svg: str, legend: Sequence[tuple[str, str]]) -> Markup:
+    """``svg`` with a legend of (series class, name) pairs beneath it."""
+    keys = "".join(
+        f'<li><span class="key {kind}"></span>{escape(name)}</li>' for kind, name in legend
+    )
+    return _trusted(
+        f'<figure>{svg}<figcaption><ul class="legend">{keys}</ul></figcaption></figure>'
+    )
+
+
+def _path(kind: str, xs: Sequence[float], ys: Sequence[float], title: str = "") -> str:
+    """A line through the points (``xs``, ``ys``), in user units."""
+    points = " L".join(f"{_number(x)},{_number(y)}" for x, y in zip(xs, ys, strict=True))
+    named = f"<title>{escape(title)}</title>" if title else ""
+    return f'<path class="line {kind}" d="M{points}">{named}</path>'
+
+
 def probability_bar(home: float, draw: float, away: float, *, width: float = 90.0) -> Markup:
     """Three probabilities as one stacked bar: home, draw, away from left to right."""
     widths = np.array([home, draw, away], dtype=np.float64) * width
@@ -92,21 +118,18 @@ def line_chart(
     x_low, x_high = float(xs.min()), float(xs.max())
     y_low, y_high = float(ys.min()), float(ys.max())
     shapes: list[str] = []
-    legend: list[str] = []
+    legend: list[tuple[str, str]] = []
     for index, line in enumerate(series):
         kind = SERIES_CLASSES[index % len(SERIES_CLASSES)]
         px = _scale(np.asarray(line.x, dtype=np.float64), x_low, x_high, LEFT, WIDTH - RIGHT)
         py = _scale(np.asarray(line.y, dtype=np.float64), y_low, y_high, HEIGHT - BOTTOM, TOP)
-        points = " L".join(f"{_number(x)},{_number(y)}" for x, y in zip(px, py, strict=True))
-        shapes.append(
-            f'<path class="line {kind}" d="M{points}"><title>{escape(line.name)}</title></path>'
-        )
+        shapes.append(_path(kind, px.tolist(), py.tolist(), line.name))
         if len(px) == 1:
             # A line of one point has no length: mark the point instead.
             shapes.append(
                 f'<circle class="point {kind}" cx="{_number(px[0])}" cy="{_number(py[0])}" r="4"/>'
             )
-        legend.append(f'<li><span class="key {kind}"></span>{escape(line.name)}</li>')
+        legend.append((kind, line.name))
     axes = (
         f'<line class="axis" x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}"'
         f' y2="{HEIGHT - BOTTOM}"/>'
@@ -119,12 +142,7 @@ def line_chart(
         f'<text class="tick" x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end">'
         f"{escape(x_labels[1])}</text>"
     )
-    return _trusted(
-        f'<figure><svg class="chart" id="{escape(element_id)}" viewBox="0 0 {WIDTH} {HEIGHT}"'
-        f' width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{escape(title)}">'
-        f"<title>{escape(title)}</title>{axes}{''.join(shapes)}</svg>"
-        f'<figcaption><ul class="legend">{"".join(legend)}</ul></figcaption></figure>'
-    )
+    return _figure(_svg(element_id, title, WIDTH, HEIGHT, axes + "".join(shapes)), legend)
 
 
 def bar_chart(bars: Sequence[Bar], *, element_id: str, title: str) -> Markup:
@@ -144,13 +162,7 @@ def bar_chart(bars: Sequence[Bar], *, element_id: str, title: str) -> Markup:
         f' y="{_number(i * row + 15)}">{bar.value:.3f}</text>'
         for i, (bar, w) in enumerate(zip(bars, widths, strict=True))
     ]
-    total_width = label_width + bar_width + 60
-    return _trusted(
-        f'<svg class="chart" id="{escape(element_id)}" viewBox="0 0 {_number(total_width)}'
-        f' {_number(height)}" width="{_number(total_width)}" height="{_number(height)}"'
-        f' role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>'
-        f"{''.join(rows)}</svg>"
-    )
+    return _trusted(_svg(element_id, title, label_width + bar_width + 60, height, "".join(rows)))
 
 
 # The dashboard's charts, from the records its pages show.
@@ -261,14 +273,13 @@ def reliability_diagram(served: ServedReliability) -> Markup:
     many stays a visible dot), its title says how many."""
     largest = max(max(curve.count) for curve in served.curves)
     shapes: list[str] = []
-    legend: list[str] = []
+    legend: list[tuple[str, str]] = []
     for index, (name, curve) in enumerate(zip(OUTCOME_NAMES, served.curves, strict=True)):
         kind = SERIES_CLASSES[index]
         xs = [_square_x(p) for p in curve.predicted]
         ys = [_square_y(f) for f in curve.observed]
         if len(xs) > 1:
-            points = " L".join(f"{_number(x)},{_number(y)}" for x, y in zip(xs, ys, strict=True))
-            shapes.append(f'<path class="line {kind}" d="M{points}"/>')
+            shapes.append(_path(kind, xs, ys))
         for x, y, p, f, n in zip(xs, ys, curve.predicted, curve.observed, curve.count, strict=True):
             radius = max(LARGEST_RADIUS * float(np.sqrt(n / largest)), 2.0)
             label = escape(f"{name}: served {p:.1%} on average, happened in {f:.1%} of")
@@ -277,15 +288,11 @@ def reliability_diagram(served: ServedReliability) -> Markup:
                 f' r="{_number(radius)}" data-count="{int(n)}">'
                 f"<title>{label} {escape(counted(int(n), 'match'))}</title></circle>"
             )
-        legend.append(f'<li><span class="key {kind}"></span>{escape(name)}</li>')
+        legend.append((kind, name))
     title = f"Reliability of the served predictions on {counted(served.matches, 'settled match')}"
     width, height = LEFT + SQUARE + RIGHT, TOP + SQUARE + BOTTOM + 16
-    return _trusted(
-        f'<figure><svg class="chart" id="reliability" viewBox="0 0 {_number(width)}'
-        f' {_number(height)}" width="{_number(width)}" height="{_number(height)}" role="img"'
-        f' aria-label="{escape(title)}"><title>{escape(title)}</title>{_square_axes()}'
-        f"{''.join(shapes)}</svg>"
-        f'<figcaption><ul class="legend">{"".join(legend)}</ul></figcaption></figure>'
+    return _figure(
+        _svg("reliability", title, width, height, _square_axes() + "".join(shapes)), legend
     )
 
 

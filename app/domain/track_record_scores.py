@@ -12,7 +12,7 @@ is scored on, which flatters that bookmaker: it is a strong bar, not a fair draw
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,29 +140,28 @@ def performance_of(
     entries: Sequence[SettledEntry], *, kelly_fraction: float, stake_cap: float
 ) -> Performance:
     """How the served predictions of ``entries`` fared (zeros and nulls without any)."""
-    y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
-    served = _probabilities([entry.served.probabilities for entry in entries])
-    consensus = _probabilities([entry.served.consensus for entry in entries])
-    served_rows = _log_loss_rows(y, served)
-    consensus_rows = _log_loss_rows(y, consensus)
-    best_bookmaker, best_rows = _best_bookmaker(entries, y, served)
+    forecasts = _Forecasts.of(entries)
+    served_rows = _log_loss_rows(forecasts.y, forecasts.served)
+    consensus_rows = _log_loss_rows(forecasts.y, forecasts.consensus)
+    best_bookmaker, best_rows = _best_bookmaker(entries, forecasts.y, forecasts.served)
     return Performance(
         matches=len(entries),
-        served=_scores(y, served),
-        consensus=_scores(y, consensus),
+        served=_scores(forecasts.y, forecasts.served),
+        consensus=_scores(forecasts.y, forecasts.consensus),
         served_minus_consensus=_difference(served_rows, consensus_rows),
         best_bookmaker=best_bookmaker,
         value_bets=_value_bets(entries, kelly_fraction, stake_cap),
-        days=_days(entries, served_rows, consensus_rows, best_rows),
+        days=_days(entries, forecasts.y, served_rows, consensus_rows, best_rows),
     )
 
 
 def served_against_consensus(entries: Sequence[SettledEntry]) -> Difference:
     """The served prediction's log loss minus the consensus's on ``entries``."""
-    y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
-    served = _probabilities([entry.served.probabilities for entry in entries])
-    consensus = _probabilities([entry.served.consensus for entry in entries])
-    return _difference(_log_loss_rows(y, served), _log_loss_rows(y, consensus))
+    forecasts = _Forecasts.of(entries)
+    return _difference(
+        _log_loss_rows(forecasts.y, forecasts.served),
+        _log_loss_rows(forecasts.y, forecasts.consensus),
+    )
 
 
 def served_reliability(entries: Sequence[SettledEntry], bins: int) -> tuple[ReliabilityCurve, ...]:
@@ -170,9 +169,29 @@ def served_reliability(entries: Sequence[SettledEntry], bins: int) -> tuple[Reli
     for it, in ``bins`` equal-width bins; none without entries."""
     if not entries:
         return ()
-    y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
-    served = _probabilities([entry.served.probabilities for entry in entries])
-    return tuple(reliability(y, served, bins))
+    forecasts = _Forecasts.of(entries)
+    return tuple(reliability(forecasts.y, forecasts.served, bins))
+
+
+@dataclass(frozen=True, slots=True)
+class _Forecasts:
+    """The entries' results (outcome indices) and the two forecasts logged for them."""
+
+    y: NDArray[np.intp]
+    served: NDArray[np.float64]
+    consensus: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, entries: Sequence[SettledEntry]) -> _Forecasts:
+        return cls(
+            y=_outcomes(entry.result for entry in entries),
+            served=_probabilities([entry.served.probabilities for entry in entries]),
+            consensus=_probabilities([entry.served.consensus for entry in entries]),
+        )
+
+
+def _outcomes(results: Iterable[str]) -> NDArray[np.intp]:
+    return np.array([OUTCOME_INDEX[result] for result in results], dtype=np.intp)
 
 
 def _probabilities(rows: Sequence[Triple]) -> NDArray[np.float64]:
@@ -248,7 +267,7 @@ def _value_bets(
 ) -> ValueBetRecord:
     flat = [(entry, bet) for entry in entries for bet in entry.served.bets]
     closing = _closing_lines(entries)
-    outcome = np.array([OUTCOME_INDEX[bet.outcome] for _, bet in flat], dtype=np.intp)
+    outcome = _outcomes(bet.outcome for _, bet in flat)
     price = np.array([bet.price for _, bet in flat], dtype=np.float64)
     closing_probability = np.array(
         [closing.get(entry.match_id, (np.nan,) * 3) for entry, _ in flat], dtype=np.float64
@@ -261,7 +280,7 @@ def _value_bets(
         bookmaker=np.array([bet.bookmaker for _, bet in flat], dtype=str),
         claimed_ev=np.array([bet.expected_value for _, bet in flat], dtype=np.float64),
         clv=closing_probability * price - 1.0,
-        won=np.array([OUTCOME_INDEX[entry.result] for entry, _ in flat], dtype=np.intp) == outcome,
+        won=_outcomes(entry.result for entry, _ in flat) == outcome,
     )
     returns = bets.returns
     curve = bankroll_curve(bets, kelly_fraction, stake_cap)
@@ -300,6 +319,7 @@ def _closing_lines(entries: Sequence[SettledEntry]) -> dict[int, Triple]:
 
 def _days(
     entries: Sequence[SettledEntry],
+    y: NDArray[np.intp],
     served_rows: NDArray[np.float64],
     consensus_rows: NDArray[np.float64],
     best_rows: NDArray[np.float64],
@@ -309,7 +329,6 @@ def _days(
     ordinal = np.array([e.kickoff.astimezone(dt.UTC).date().toordinal() for e in entries])
     days, day_of = np.unique(ordinal, return_inverse=True)
     matches = np.bincount(day_of, minlength=len(days))
-    won = [OUTCOME_INDEX[e.result] for e in entries]
     bets_per_match = np.array([len(e.served.bets) for e in entries])
     profit_per_match = np.array(
         [
@@ -317,7 +336,7 @@ def _days(
                 bet.price - 1.0 if OUTCOME_INDEX[bet.outcome] == result else -1.0
                 for bet in e.served.bets
             )
-            for e, result in zip(entries, won, strict=True)
+            for e, result in zip(entries, y.tolist(), strict=True)
         ],
         dtype=np.float64,
     )
