@@ -3,8 +3,9 @@ Football-Data.co.uk feed fetches the past season and the fixtures, The Odds API 
 fetches prices twice, the refit makes a model active, the board lists the matches, the
 track record logs them at kickoff, the feed settles them, and GET /performance scores them.
 
-The jobs are those of the scheduler the service builds (``build_scheduler``), fired by
-their own cron triggers as a simulated clock moves on, and they read that clock. Both
+The jobs are those the service gives its scheduler (``build_scheduler``), fired by
+APScheduler itself (its cron triggers, coalescing and misfire grace) as a simulated clock
+moves on, and they read that clock. Both
 sites are local servers answering in the real formats with real rows (E0 and D1, 2017/18
 and the start of 2018/19). The rows are moved a whole number of years into the future, so
 that the matchday is still to come by the real clock the board (GET /upcoming) reads.
@@ -19,8 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import apscheduler.executors.base
+import apscheduler.schedulers.base
 import pytest
-from apscheduler.job import Job
+from apscheduler.events import (
+    EVENT_JOB_ERROR,
+    EVENT_JOB_EXECUTED,
+    EVENT_JOB_MISSED,
+    JobExecutionEvent,
+)
+from apscheduler.executors.debug import DebugExecutor
+from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
@@ -247,50 +257,79 @@ class SimulatedClock:
         return self.now
 
 
-class SimulatedScheduler:
-    """The jobs of a scheduler the service built, fired as APScheduler fires them, by their
-    cron triggers against ``clock`` (which the jobs read too): each job function called
-    with the arguments it was registered with."""
+class SteppedScheduler(BaseScheduler):  # type: ignore[misc]  # untyped upstream
+    """APScheduler's scheduler without a loop of its own: the test steps it. A step is
+    APScheduler's own pass over the jobs (``_process_jobs``, what each of its schedulers'
+    loops calls): which are due, coalescing their missed runs, the misfire grace, the next
+    fire time. Jobs run in the test's thread (APScheduler's DebugExecutor), called with the
+    arguments they were registered with."""
 
-    def __init__(self, scheduler: BlockingScheduler, clock: SimulatedClock) -> None:
+    def __init__(self, clock: SimulatedClock) -> None:
+        super().__init__(timezone=dt.UTC)
         self.clock = clock
-        self.jobs: list[Job] = scheduler.get_jobs()
-        self.next_run: dict[str, dt.datetime | None] = {
-            job.id: job.trigger.get_next_fire_time(None, clock.now) for job in self.jobs
-        }
         self.ran: list[tuple[dt.datetime, str]] = []
         self.missed: list[tuple[dt.datetime, str]] = []
+        self.failed: list[tuple[str, BaseException | None]] = []
+        self.add_listener(self._record, EVENT_JOB_EXECUTED | EVENT_JOB_MISSED | EVENT_JOB_ERROR)
+
+    def wakeup(self) -> None:
+        """The test decides when the scheduler looks at its jobs."""
+
+    def shutdown(self, wait: bool = True) -> None:
+        super().shutdown(wait)
+
+    def _create_default_executor(self) -> DebugExecutor:
+        return DebugExecutor()
+
+    def _record(self, event: JobExecutionEvent) -> None:
+        moment = event.scheduled_run_time
+        if event.code == EVENT_JOB_MISSED:
+            self.missed.append((moment, event.job_id))
+        elif event.code == EVENT_JOB_ERROR:
+            self.failed.append((event.job_id, event.exception))
+        else:
+            self.ran.append((moment, event.job_id))
+
+    def next_fire_time(self) -> dt.datetime | None:
+        return min((job.next_run_time for job in self.get_jobs()), default=None)
 
     def run_until(self, moment: dt.datetime) -> None:
         """Move the clock to ``moment``, stopping at each fire time on the way."""
-        while True:
-            due = [run for run in self.next_run.values() if run is not None and run <= moment]
-            if not due:
-                break
-            self.wake_at(min(due))
+        while (due := self.next_fire_time()) is not None and due <= moment:
+            self.wake_at(due)
         self.clock.now = moment
 
     def wake_at(self, moment: dt.datetime) -> None:
-        """Move the clock to ``moment`` at once, as a machine that slept: a job whose fire
-        times passed runs once for them all if the latest is within its misfire grace, and
-        misses them otherwise (APScheduler's ``coalesce`` and ``misfire_grace_time``)."""
+        """Move the clock to ``moment`` at once, as a machine that slept, and let
+        APScheduler run what fell due meanwhile."""
         self.clock.now = moment
-        for job in self.jobs:
-            run_times: list[dt.datetime] = []
-            upcoming = self.next_run[job.id]
-            while upcoming is not None and upcoming <= moment:
-                run_times.append(upcoming)
-                upcoming = job.trigger.get_next_fire_time(upcoming, moment)
-            self.next_run[job.id] = upcoming
-            for run_time in run_times[-1:] if job.coalesce else run_times:
-                if moment - run_time > dt.timedelta(seconds=job.misfire_grace_time):
-                    self.missed.append((run_time, job.id))
-                    continue
-                job.func(*job.args, **job.kwargs)
-                self.ran.append((run_time, job.id))
+        self._process_jobs()
+        assert not self.failed, self.failed
 
     def runs_of(self, *job_ids: str) -> list[tuple[dt.datetime, str]]:
         return [(moment, job_id) for moment, job_id in self.ran if job_id in job_ids]
+
+
+@pytest.fixture
+def stepped_scheduler(monkeypatch: pytest.MonkeyPatch) -> Iterator[SteppedScheduler]:
+    """A stepped scheduler whose time is a simulated clock. APScheduler reads the time from
+    ``datetime.now`` in two modules; those two alone read the simulated clock, so the
+    service's own code keeps the real one, and a record it stamps from the real clock
+    instead of the clock it was given still fails the test."""
+    clock = SimulatedClock(dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
+
+    class SimulatedDatetime(dt.datetime):
+        @classmethod
+        def now(cls, tz: dt.tzinfo | None = None) -> SimulatedDatetime:
+            moment = clock.now.astimezone(tz)
+            return cls.combine(moment.date(), moment.timetz())
+
+    monkeypatch.setattr(apscheduler.schedulers.base, "datetime", SimulatedDatetime)
+    monkeypatch.setattr(apscheduler.executors.base, "datetime", SimulatedDatetime)
+    scheduler = SteppedScheduler(clock)
+    yield scheduler
+    if scheduler.running:
+        scheduler.shutdown()
 
 
 def folder(season_start: int) -> str:
@@ -328,7 +367,7 @@ def check_board(settings: Settings, matchday: Matchday, morning: dt.datetime, ve
 
 def check_logged_once(
     engine: Engine,
-    scheduler: SimulatedScheduler,
+    scheduler: SteppedScheduler,
     matchday: Matchday,
     morning: dt.datetime,
     version: int,
@@ -391,6 +430,7 @@ def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
     migrated_url: str,
     season_file: SeasonFile,
     sites: tuple[Site, FakeOddsApi, str, str],
+    stepped_scheduler: SteppedScheduler,
 ) -> None:
     football_data, odds_api, fd_base, api_base = sites
     matchday = build_matchday(season_file, years_ahead(dt.datetime.now(dt.UTC)))
@@ -415,10 +455,11 @@ def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
 
     eve = matchday.day - dt.timedelta(days=1)
     morning = at(matchday.day, 8)
-    clock = SimulatedClock(at(dt.date(2018 + years, 7, 1), 18))
-    scheduler = SimulatedScheduler(
-        build_scheduler(engine, settings, should_stop=lambda: False, clock=clock), clock
-    )
+    scheduler = stepped_scheduler
+    clock = scheduler.clock
+    clock.now = at(dt.date(2018 + years, 7, 1), 18)
+    build_scheduler(engine, settings, should_stop=lambda: False, clock=clock, into=scheduler)
+    scheduler.start()
     script_prices(odds_api, matchday, morning - dt.timedelta(hours=14), closing=False)
 
     # 1. The close season: last season's files, and the fixtures. Then the eve of the

@@ -12,7 +12,9 @@ import signal
 import threading
 from collections.abc import Callable
 from types import FrameType
+from typing import TypeVar
 
+from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import Engine
@@ -23,6 +25,8 @@ from app.services.refit import run_refit
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
+
+SchedulerT = TypeVar("SchedulerT", bound=BaseScheduler)
 
 # Each job: a run that falls due while the previous one still runs, or several that fell
 # due while the process was stopped or asleep, make one run, unless it is over an hour late.
@@ -59,13 +63,14 @@ def build_scheduler(
     should_stop: Callable[[], bool],
     clock: Clock = utcnow,
     run_now: bool = False,
-) -> BlockingScheduler:
-    """The scheduler with its jobs, not started: the refit, and each job the settings give a
-    cron. Each job is its function with its arguments, the clock among them: the moments
-    the service's data records (what a refit is fitted up to and when its version became
-    active, when a quote was received, what kicked off) are read from ``clock``; the runs'
-    own start and end times are the real ones."""
-    scheduler = BlockingScheduler(timezone=dt.UTC)
+    into: SchedulerT,
+) -> SchedulerT:
+    """``into``, a scheduler not started, with the service's jobs: the refit, and each job
+    the settings give a cron. Each job is its function with its arguments, the clock among
+    them: the moments the service's data records (what a refit is fitted up to and when its
+    version became active, when a quote was received, what kicked off) are read from
+    ``clock``; the runs' own start and end times are the real ones."""
+    scheduler = into
 
     def add(
         job_id: str,
@@ -118,7 +123,13 @@ def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) 
     """Block until SIGTERM or SIGINT. A refit in progress then stops at its next checkpoint,
     is recorded as failed ("stopped by a shutdown"), and releases the lock before exit."""
     stopping = threading.Event()
-    scheduler = build_scheduler(engine, settings, should_stop=stopping.is_set, run_now=run_now)
+    scheduler = build_scheduler(
+        engine,
+        settings,
+        should_stop=stopping.is_set,
+        run_now=run_now,
+        into=BlockingScheduler(timezone=dt.UTC),
+    )
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         log.info("%s received: stopping the scheduler", signal.Signals(signum).name)
