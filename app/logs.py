@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import datetime as dt
+import functools
 import json
 import logging
 import logging.config
@@ -92,10 +93,17 @@ class JsonLineFormatter(logging.Formatter):
             fields["exc_info"] = record.exc_text
         if record.stack_info:
             fields["stack_info"] = self.formatStack(record.stack_info)
-        for key, value in vars(record).items():
-            if key not in _RECORD_ATTRIBUTES:
-                fields[key] = value
+        attributes = vars(record)
+        for key in _extra_keys(tuple(attributes)):
+            fields[key] = attributes[key]
         return _ENCODER.encode(fields)
+
+
+@functools.lru_cache(maxsize=256)
+def _extra_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``extra`` fields among a record's attributes ``keys``, in order. The lines of one
+    call site all have the same attributes: they are found once for all of them."""
+    return tuple(key for key in keys if key not in _RECORD_ATTRIBUTES)
 
 
 class SecretFilter(logging.Filter):
@@ -124,7 +132,7 @@ class SecretFilter(logging.Filter):
         if record.stack_info:
             record.stack_info = self.redact(record.stack_info)
         fields = vars(record)
-        for key in fields.keys() - _OWN_ATTRIBUTES:
+        for key in _redactable_keys(tuple(fields)):
             fields[key] = self._redacted(fields[key])
         return True
 
@@ -135,10 +143,17 @@ class SecretFilter(logging.Filter):
         return text
 
     def _redacted(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is str:
+            return self.redact(value)
+        # Most fields of most lines are plain numbers: tell them apart by their exact type
+        # first, before the isinstance checks that subclasses need.
+        if kind in _PLAIN or isinstance(
+            value, int | float | bool | None | Enum | dt.date | dt.time
+        ):
+            return value
         if isinstance(value, str):
             return self.redact(value)
-        if isinstance(value, int | float | bool | None | Enum | dt.date | dt.time):
-            return value
         if isinstance(value, Mapping):
             return {self._redacted(key): self._redacted(item) for key, item in value.items()}
         if isinstance(value, list | tuple | set | frozenset):
@@ -147,10 +162,18 @@ class SecretFilter(logging.Filter):
         return self.redact(text) if any(secret in text for secret in self.secrets) else value
 
 
+_PLAIN = frozenset({int, float, bool, type(None)})
 # What every record has besides its request id: the logger's, the code's and the process's
 # own names and numbers, and the message and traceback, which are redacted on their own.
 _OWN_ATTRIBUTES = _RECORD_ATTRIBUTES - {"request_id"}
 _TRACEBACKS = logging.Formatter()
+
+
+@functools.lru_cache(maxsize=256)
+def _redactable_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The fields among a record's attributes ``keys`` that are redacted one by one (found
+    once for all the lines of a call site, as ``_extra_keys``)."""
+    return tuple(key for key in keys if key not in _OWN_ATTRIBUTES)
 
 
 def secrets_of(settings: Settings) -> list[str]:

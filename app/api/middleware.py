@@ -117,14 +117,18 @@ def _log_request(path: str, method: str, template: str, status_code: int, elapse
     level = logging.DEBUG if path in QUIET_PATHS else logging.INFO
     if not access_log.isEnabledFor(level):
         return
-    access_log.log(
+    # The record is made and handled as ``Logger.log`` would, without looking up the
+    # caller's frame: the line's source is always this function.
+    record = access_log.makeRecord(
+        access_log.name,
         level,
+        __file__,
+        0,
         "%s %s %s %.1fms",
-        method,
-        path,
-        status_code,
-        elapsed * 1000,
-        extra={
+        (method, path, status_code, elapsed * 1000),
+        None,
+        "_log_request",
+        {
             "method": method,
             "path": path,
             "route": template,
@@ -132,6 +136,7 @@ def _log_request(path: str, method: str, template: str, status_code: int, elapse
             "duration_ms": round(elapsed * 1000, 2),
         },
     )
+    access_log.handle(record)
 
 
 class NulCharacterMiddleware:
