@@ -1,6 +1,7 @@
 """The answers of the predict endpoints, written as JSON once, from the service's records.
 
-The hot path of /predict: the body is built as plain dicts and lists and written by
+The hot path of /predict: the body is built as plain dicts, lists and texts (an enum by its
+value: ``to_json`` writes a text at a fraction of an enum's cost) and written by
 ``to_json``, not as a ``PredictionOut`` read from the records' attributes. Building and
 validating that model again would cost more than the rest of a cached answer, and the
 values need no checking: they come from the service. The shapes are still the documented
@@ -140,12 +141,12 @@ def _prediction(answer: PredictionAnswer) -> dict[str, Any]:
             "fitted_at": ensemble.fitted_at,
             "rounds": ensemble.rounds,
             "method": str(ensemble.method),
-            "phase": ensemble.phase,
+            "phase": ensemble.phase.value,
         },
         "quotes": None
         if answer.quotes is None
-        else {"phase": answer.quotes.phase, "fallback": answer.quotes.fallback},
-        "basis": prediction.basis,
+        else {"phase": answer.quotes.phase.value, "fallback": answer.quotes.fallback},
+        "basis": prediction.basis.value,
         "note": note,
         "bookmakers": [
             {"code": u.code, "weight": u.weight, "probabilities": _outcomes(u.probabilities)}

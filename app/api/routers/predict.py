@@ -15,7 +15,13 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
 from app.api.answers import BatchResult, batch_json, prediction_json
-from app.api.deps import JSON_BODY, PredictionsDep, SettingsDep, check_item_count
+from app.api.deps import (
+    JSON_BODY,
+    PredictionsDep,
+    SettingsDep,
+    check_item_count,
+    predictions_of,
+)
 from app.api.schemas.predict import (
     PREDICT_BODY,
     RESPONSIBLE_USE,
@@ -80,7 +86,8 @@ def _json(body: bytes) -> Response:
     openapi_extra=PREDICT_BODY,
     description=PREDICT_DOCS,
 )
-async def predict(request: Request, predictions: PredictionsDep) -> Response:
+async def predict(request: Request) -> Response:
+    predictions = predictions_of(request)
     try:
         item = PredictIn.model_validate_json(await request.body())
     except ValidationError as error:
