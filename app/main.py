@@ -100,8 +100,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    install_docs(app)
+    # Routes are matched in order: /predict, the hot path, is tried first.
     app.include_router(predict.router)
+    install_docs(app)
     app.include_router(models.router)
     app.include_router(models.admin_router)
     app.include_router(public.router)

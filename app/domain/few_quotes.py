@@ -54,9 +54,11 @@ def _power(home: float, draw: float, away: float) -> Triple | None:
     for _ in range(MAX_ITERATIONS):
         p_home, p_draw = math.exp(k * log_home), math.exp(k * log_draw)
         p_away = math.exp(k * log_away)
-        value = p_home + p_draw + p_away - 1.0
+        total = p_home + p_draw + p_away
+        value = total - 1.0
         if abs(value) <= TOLERANCE:
-            break
+            # The powers at the root are those just worked out: nothing to redo.
+            return (p_home / total, p_draw / total, p_away / total)
         k = k - value / (p_home * log_home + p_draw * log_draw + p_away * log_away)
     p_home, p_draw = math.exp(k * log_home), math.exp(k * log_draw)
     p_away = math.exp(k * log_away)

@@ -10,6 +10,7 @@ import datetime as dt
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,9 +22,11 @@ from app.domain.odds import demargin
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Basis, Method, Phase
 
+# The records made for every quote of every prediction are named tuples: as immutable as a
+# frozen dataclass, and made in half the time, which /predict notices.
 
-@dataclass(frozen=True, slots=True)
-class QuotedOdds:
+
+class QuotedOdds(NamedTuple):
     bookmaker: str
     home: float
     draw: float
@@ -63,15 +66,13 @@ class QuotedMatch:
     stored: StoredQuotes | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class UsedBookmaker:
+class UsedBookmaker(NamedTuple):
     code: str
     weight: float | None  # None when no model is active
     probabilities: tuple[float, float, float]
 
 
-@dataclass(frozen=True, slots=True)
-class IgnoredBookmaker:
+class IgnoredBookmaker(NamedTuple):
     code: str
     reason: str
 
@@ -213,12 +214,9 @@ class _Layout:
     used: list[UsedBookmaker]
     ignored: list[IgnoredBookmaker]
     columns: list[int]
-
-    @property
-    def modelled(self) -> bool:
-        # The model's only if some quoted bookmaker has weight; with weights all zero the
-        # mix would be a plain mean, which is labelled as the consensus it is.
-        return any(u.weight for u in self.used)
+    # The model's only if some quoted bookmaker has weight; with weights all zero the mix
+    # would be a plain mean, which is labelled as the consensus it is.
+    modelled: bool
 
 
 def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _Layout:
@@ -236,7 +234,7 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
             continue
         used.append(UsedBookmaker(pool.codes[index], pool.weights[index], row))
         columns.append(index)
-    return _Layout(_mean(rows), used, ignored, columns)
+    return _Layout(_mean(rows), used, ignored, columns, any(u.weight for u in used))
 
 
 def _demargin_many(quotes: list[QuotedOdds], method: Method) -> list[Triple]:

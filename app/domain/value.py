@@ -19,7 +19,7 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -98,12 +98,12 @@ class ValueTerms:
         return self.bookmakers is None or bookmaker_key(bookmaker) in self.bookmakers
 
 
-@dataclass(frozen=True, slots=True)
-class OutcomeValue:
+class OutcomeValue(NamedTuple):
     """One outcome of a match: the best price the bettor can take, and what it is worth.
 
     ``price`` is None when no allowed bookmaker quoted the match. An outcome is flagged when
-    its EV is above the terms' ``min_ev``; only a flagged outcome gets a stake.
+    its EV is above the terms' ``min_ev``; only a flagged outcome gets a stake. (A named
+    tuple, as the records of each quote: see ``app.domain.prediction``.)
     """
 
     outcome: str
