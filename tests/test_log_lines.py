@@ -89,6 +89,25 @@ def test_a_line_has_the_common_fields_then_the_extra_ones(
     assert second["level"] == "WARNING"
 
 
+def test_any_field_makes_one_json_line(lines: tuple[logging.Logger, io.StringIO]) -> None:
+    """Text outside ASCII stays as it is; what JSON has no form for is written as its text,
+    bytes that are not UTF-8 among them."""
+
+    class Opaque:
+        def __str__(self) -> str:
+            return "opaque"
+
+    logger, buffer = lines
+    logger.info("Málaga – Bayern München", extra={"thing": Opaque()})
+    logger.info("raw", extra={"raw": b"\xff\x00", "thing": Opaque()})
+    first, second = written(buffer)
+    assert first["message"] == "Málaga – Bayern München"
+    assert "Málaga" in buffer.getvalue().splitlines()[0]
+    assert first["thing"] == "opaque"
+    assert second["raw"] == str(b"\xff\x00")
+    assert second["thing"] == "opaque"
+
+
 def test_a_traceback_is_one_field_and_secrets_leave_the_message(
     lines: tuple[logging.Logger, io.StringIO],
 ) -> None:
