@@ -101,7 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     # Routes are matched in order: /predict, the hot path, is tried first.
-    app.include_router(predict.router)
+    predict.install(app)
     install_docs(app)
     app.include_router(models.router)
     app.include_router(models.admin_router)

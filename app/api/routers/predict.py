@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request, Response, status
+from fastapi import APIRouter, FastAPI, HTTPException, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from pydantic import TypeAdapter, ValidationError
 
 from app.api.answers import BatchResult, batch_json, prediction_json
@@ -41,6 +42,7 @@ from app.services.prediction import ON_LOOP_MAX, Refusal, Unanswerable
 
 router = APIRouter(tags=["predict"])
 PREDICT_IN = TypeAdapter(PredictIn)
+PREDICT_PATH = "/predict"
 BATCH_PATH = "/predict/batch"
 
 INVALID_OR_UNQUOTED = (
@@ -73,7 +75,7 @@ def _json(body: bytes) -> Response:
 
 
 @router.post(
-    "/predict",
+    PREDICT_PATH,
     response_model=PredictionOut,
     responses=problem_responses(
         {
@@ -156,3 +158,26 @@ def _check_items(items: list[Any]) -> tuple[list[PredictIn], list[BatchResult]]:
 def _item(index: int) -> str:
     """A batch item, as the instance of its problem: the item in the request body."""
     return f"{BATCH_PATH}#/items/{index}"
+
+
+def install(app: FastAPI) -> None:
+    """The routes of this router, added to ``app`` itself, first: FastAPI matches the routes of
+    an included router through a layer of its own, which costs /predict, the hot path, about
+    a tenth of what the bare framework takes for a whole answer."""
+    for route in router.routes:
+        assert isinstance(route, APIRoute)
+        app.add_api_route(
+            route.path,
+            route.endpoint,
+            methods=sorted(route.methods or ()),
+            name=route.name,
+            tags=list(route.tags),
+            summary=route.summary,
+            description=route.description,
+            response_description=route.response_description,
+            response_model=route.response_model,
+            status_code=route.status_code,
+            dependencies=list(route.dependencies),
+            responses=route.responses,
+            openapi_extra=route.openapi_extra,
+        )
