@@ -19,6 +19,7 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import NamedTuple, TypeVar
 
 import numpy as np
@@ -168,21 +169,18 @@ def _line(quote: QuotedOdds, method: Method) -> Triple:
     return (home, draw, away)
 
 
-_PRICE_FIELDS = ("home", "draw", "away")
+# Each outcome's price in a quote.
+_PRICE_OF = (attrgetter("home"), attrgetter("draw"), attrgetter("away"))
 
 
 def _outcome_value(
     index: int, probability: float, allowed: Sequence[QuotedOdds], terms: ValueTerms
 ) -> OutcomeValue:
-    best: QuotedOdds | None = None
-    best_price = 0.0
-    field = _PRICE_FIELDS[index]
-    for quote in allowed:
-        price: float = getattr(quote, field)
-        if price > best_price:
-            best, best_price = quote, price
-    if best is None:
+    if not allowed:
         return OutcomeValue(OUTCOMES[index], probability, None, None, None, None, 0.0, None, False)
+    price_of = _PRICE_OF[index]
+    best = max(allowed, key=price_of)  # the first of equal best prices
+    best_price: float = price_of(best)
     ev = expected_value(probability, best_price)
     flagged = ev > terms.min_ev
     fraction = (
