@@ -5,8 +5,9 @@ PostgreSQL databases are created on the server of the database under test; a cop
 ``CREATE DATABASE ... TEMPLATE ...``. A template is sealed once built (a read-only file, or
 a database that accepts no connections), so no test can change what later tests copy.
 PostgreSQL makes a checkpoint for every ``DROP DATABASE`` and waits for it, so databases are
-dropped on a thread of their own while the tests go on; every drop has ended, or failed the
-run, when ``drop_all`` returns.
+dropped on threads of their own while the tests go on, several at once: drops that wait
+together share the next checkpoint. Every drop has ended, or failed the run, when
+``drop_all`` returns.
 
 A shared database is a copy that many tests read. Each test writes only inside a transaction
 of its own that is rolled back; everything else (an app's own engine, a command) connects
@@ -30,6 +31,8 @@ from app.db.engine import make_engine
 
 # Files SQLite and the refit lock keep beside a database file.
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal", ".refit-lock")
+# PostgreSQL databases dropped at once (each on a connection of its own while it waits).
+DROPPERS = 4
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ class Databases:
             if self.is_sqlite
             else create_engine(self.url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
         )
-        self._dropper = None if self.is_sqlite else ThreadPoolExecutor(max_workers=1)
+        self._dropper = None if self.is_sqlite else ThreadPoolExecutor(max_workers=DROPPERS)
         self._drops: list[Future[None]] = []
 
     def create(self) -> str:
