@@ -207,7 +207,7 @@ def seeded_copy(databases: Databases, template: SeededTemplate) -> Iterator[Seed
     database = databases.copy(template.url)
     try:
         with app_on(database) as client:
-            yield Seeded(client, template.ids, template.version, database)
+            yield Seeded(client, dict(template.ids), template.version, database)
     finally:
         databases.drop(database)
 
