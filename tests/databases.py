@@ -25,7 +25,6 @@ from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.pool import NullPool
 
 from app.db.engine import make_engine
 
@@ -52,10 +51,12 @@ class Databases:
         self.directory = directory
         self.is_sqlite = self.url.get_backend_name() == "sqlite"
         self._created: list[str] = []
+        # Its connections are kept between statements: a new one costs the server more than
+        # most of the statements sent on it.
         self._admin = (
             None
             if self.is_sqlite
-            else create_engine(self.url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+            else create_engine(self.url, isolation_level="AUTOCOMMIT", pool_size=DROPPERS + 1)
         )
         self._dropper = None if self.is_sqlite else ThreadPoolExecutor(max_workers=DROPPERS)
         self._drops: list[Future[None]] = []
