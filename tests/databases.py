@@ -4,6 +4,10 @@ SQLite databases are files in one directory; a copy is made with SQLite's backup
 PostgreSQL databases are created on the server of the database under test; a copy is
 ``CREATE DATABASE ... TEMPLATE ...``. A template is sealed once built (a read-only file, or
 a database that accepts no connections), so no test can change what later tests copy.
+PostgreSQL makes a checkpoint for every ``DROP DATABASE`` and waits for it, so databases are
+dropped on threads of their own while the tests go on, several at once: drops that wait
+together share the next checkpoint. Every drop has ended, or failed the run, when
+``drop_all`` returns.
 
 A shared database is a copy that many tests read. Each test writes only inside a transaction
 of its own that is rolled back; everything else (an app's own engine, a command) connects
@@ -14,18 +18,20 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.pool import NullPool
 
 from app.db.engine import make_engine
 
 # Files SQLite and the refit lock keep beside a database file.
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal", ".refit-lock")
+# PostgreSQL databases dropped at once (each on a connection of its own while it waits).
+DROPPERS = 4
 
 
 @dataclass(frozen=True)
@@ -45,11 +51,15 @@ class Databases:
         self.directory = directory
         self.is_sqlite = self.url.get_backend_name() == "sqlite"
         self._created: list[str] = []
+        # Its connections are kept between statements: a new one costs the server more than
+        # most of the statements sent on it.
         self._admin = (
             None
             if self.is_sqlite
-            else create_engine(self.url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+            else create_engine(self.url, isolation_level="AUTOCOMMIT", pool_size=DROPPERS + 1)
         )
+        self._dropper = None if self.is_sqlite else ThreadPoolExecutor(max_workers=DROPPERS)
+        self._drops: list[Future[None]] = []
 
     def create(self) -> str:
         """A new empty database (no schema)."""
@@ -94,18 +104,25 @@ class Databases:
             for file in (path, *(Path(f"{path}{suffix}") for suffix in SQLITE_COMPANIONS)):
                 file.unlink(missing_ok=True)
         else:
-            name = self._name(database)
-            # A sealed template must be unsealed before it can be dropped.
-            self._execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE false')
-            self._execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            assert self._dropper is not None
+            self._drops.append(self._dropper.submit(self._drop_postgresql, self._name(database)))
         if database in self._created:
             self._created.remove(database)
 
     def drop_all(self) -> None:
         for database in reversed(self._created):
             self.drop(database)
+        if self._dropper is not None:
+            self._dropper.shutdown()
+            for dropped in self._drops:
+                dropped.result()
         if self._admin is not None:
             self._admin.dispose()
+
+    def _drop_postgresql(self, name: str) -> None:
+        # A sealed template must be unsealed before it can be dropped.
+        self._execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE false')
+        self._execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def _new(self, template: str | None = None) -> str:
         name = f"oddsboost_test_{uuid.uuid4().hex[:12]}"

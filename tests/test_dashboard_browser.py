@@ -129,6 +129,15 @@ class Board:
     browser: Browser
     ids: dict[str, int]
     screenshots: Path
+    shown_pages: dict[str, tuple[Page, Watched]] = field(default_factory=dict)
+
+    def shown(self, path: str) -> tuple[Page, Watched]:
+        """``path`` loaded once for every test that only reads it (none clicks or navigates
+        there): a load waits for half a second of network quiet, the longest part of most
+        of these tests. What goes wrong on it at any time is still watched."""
+        if path not in self.shown_pages:
+            self.shown_pages[path] = self.open(path)
+        return self.shown_pages[path]
 
     def open(self, path: str) -> tuple[Page, Watched]:
         page = self.browser.new_page(viewport=VIEWPORT)
@@ -278,7 +287,7 @@ def test_every_page_loads_with_no_console_error_and_no_failed_request(board: Boa
     arsenal = board.ids["Arsenal"]
     pages = {**PAGE_NAMES, f"/dashboard/matches/{arsenal}": "dashboard-match"}
     for path, name in pages.items():
-        page, watched = board.open(path)
+        page, watched = board.shown(path)
         # Every page leads to the four pages and names the model version.
         links = page.locator("nav a")
         hrefs = {links.nth(i).get_attribute("href") for i in range(links.count())}
@@ -289,7 +298,6 @@ def test_every_page_loads_with_no_console_error_and_no_failed_request(board: Boa
         assert page.locator("script").count() == 0, path
         screenshot(page, board.screenshots, name)
         watched.assert_clean()
-        page.close()
 
 
 def test_the_root_leads_to_the_board(board: Board) -> None:
@@ -302,7 +310,7 @@ def test_the_root_leads_to_the_board(board: Board) -> None:
 def test_the_board_lists_the_upcoming_matches_with_the_served_probabilities(
     board: Board,
 ) -> None:
-    page, watched = board.open("/dashboard")
+    page, watched = board.shown("/dashboard")
     served = board.upcoming()
     assert row_ids(page) == [item["match"]["id"] for item in served]
     # Each match has its own figures, so a row showing another match's would be caught.
@@ -319,29 +327,26 @@ def test_the_board_lists_the_upcoming_matches_with_the_served_probabilities(
         link = row.locator(f'a[href="/dashboard/matches/{item["match"]["id"]}"]')
         assert link.count() >= 1
     watched.assert_clean()
-    page.close()
 
 
 def test_charts_draw_shapes_of_some_size(board: Board) -> None:
-    page, watched = board.open("/dashboard")
+    page, watched = board.shown("/dashboard")
     bars = page.locator("table#upcoming svg.bar")
     assert bars.count() == len(board.ids)
     # Three probabilities stacked: at least one rectangle of each bar is drawn.
     for i in range(bars.count()):
         assert drawn_shapes(bars.nth(i)), f"bar {i} draws nothing"
     watched.assert_clean()
-    page.close()
 
-    page, watched = board.open("/dashboard/model")
+    page, watched = board.shown("/dashboard/model")
     assert drawn_shapes(page.locator("svg.chart#weights"))
     reliability = page.locator("svg.chart#reliability")
     # The diagonal and a line for each outcome, and a point per filled bin.
     assert len(drawn_shapes(reliability)) >= 4
     assert reliability.locator("circle.point").count() >= 3
     watched.assert_clean()
-    page.close()
 
-    page, watched = board.open("/dashboard/track-record")
+    page, watched = board.shown("/dashboard/track-record")
     lines = page.locator("svg.chart#log-loss path.line")
     # Served, consensus and the best bookmaker, each drawn across the days.
     assert lines.count() == 3
@@ -350,12 +355,10 @@ def test_charts_draw_shapes_of_some_size(board: Board) -> None:
         assert box is not None
         assert box["width"] > 0, i
     watched.assert_clean()
-    page.close()
 
-    page, watched = board.open(f"/dashboard/matches/{board.ids['Arsenal']}")
+    page, watched = board.shown(f"/dashboard/matches/{board.ids['Arsenal']}")
     assert drawn_shapes(page.locator("svg.chart#price-history"))
     watched.assert_clean()
-    page.close()
 
 
 def test_choosing_a_competition_narrows_the_rows(board: Board) -> None:
@@ -378,14 +381,13 @@ def test_choosing_a_competition_narrows_the_rows(board: Board) -> None:
 def test_a_hostile_team_name_shows_as_text(board: Board) -> None:
     match_id = board.ids[HOSTILE]
     for path in ("/dashboard", f"/dashboard/matches/{match_id}"):
-        page, watched = board.open(path)
+        page, watched = board.shown(path)
         # Read as markup, the name would be a script element and its text "alert(1)" alone.
         named = page.locator("main").get_by_text(HOSTILE)
         assert named.count() >= 1, path
         assert HOSTILE in (named.first.text_content() or "")
         assert page.locator("script").count() == 0, path
         watched.assert_clean()
-        page.close()
 
 
 def test_an_empty_database_shows_how_to_fill_the_board(

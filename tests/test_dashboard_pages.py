@@ -26,6 +26,7 @@ from app.domain.track_record_scores import DayBucket
 from app.domain.vocabulary import ActivatedBy
 from app.services.model_versions import activate
 from tests.conftest import ADMIN_KEY
+from tests.databases import Databases
 from tests.helpers import (
     HAND_MADE_VALIDATION,
     error_messages,
@@ -39,9 +40,12 @@ from tests.test_value_bets import (
     ARSENAL,
     CAPTURED,
     Seeded,
+    SeededTemplate,
     app_on,
     quote_items,
     seed,
+    seeded_copy,
+    seeded_template,
     store,
     store_model,
 )
@@ -90,12 +94,17 @@ def page(client: TestClient, path: str, **params: Any) -> tuple[str, Elements]:
     return response.text, parsed
 
 
+@pytest.fixture(scope="module")
+def template(databases: Databases, migrated_template: str) -> SeededTemplate:
+    """What ``seeded`` copies: the model and the matches of the value-bets tests."""
+    return seeded_template(databases, migrated_template)
+
+
 @pytest.fixture
-def seeded(migrated_url: str) -> Iterator[Seeded]:
+def seeded(databases: Databases, template: SeededTemplate) -> Iterator[Seeded]:
     """The app with its own sessions on a database of its own, as the board reads."""
-    version = store_model(migrated_url)
-    with app_on(migrated_url) as client:
-        yield Seeded(client, seed(client), version, migrated_url)
+    with seeded_copy(databases, template) as seeded:
+        yield seeded
 
 
 def test_the_root_sends_the_browser_to_the_dashboard(client: TestClient) -> None:

@@ -12,6 +12,7 @@ import signal
 import socket
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,9 @@ from app.services import readiness
 from app.settings import Settings
 from app.state import app_state
 from tests.conftest import ADMIN_KEY, build_app, client_on
-from tests.databases import SharedDatabase
+from tests.databases import Databases, SharedDatabase
 from tests.helpers import error_messages, request_statements
-from tests.processes import child_environment, running_server
+from tests.processes import Server, child_environment, running_server
 from tests.test_admin_api import quote
 from tests.test_log_lines import json_handler, written
 
@@ -463,98 +464,124 @@ def answer_of(received: bytes) -> tuple[int, dict[str, Any]]:
     return int(head.split()[1]), json.loads(body)
 
 
-@pytest.fixture
-def strict_settings(migrated_url: str) -> Settings:
-    return Settings(
-        database_url=migrated_url,
+@pytest.fixture(scope="module")
+def strict_server(
+    databases: Databases, migrated_template: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """One server with a small header limit and one-second deadlines, for the tests of the
+    answers it writes itself, none of which writes to the database: starting one costs more
+    than what each test does with it. Once it stops, its whole output is checked."""
+    database = databases.copy(migrated_template)
+    settings = Settings(
+        database_url=database,
         header_limit_bytes=8192,
         header_timeout_seconds=1,
         body_timeout_seconds=1,
     )
+    log_path = tmp_path_factory.mktemp("strict_server") / "server.log"
+    try:
+        with running_server(child_environment(settings), log_path) as server:
+            yield server
+        assert "Traceback" not in server.output()
+    finally:
+        databases.drop(database)
 
 
 @pytest.mark.slow
-def test_headers_over_the_limit_are_refused_with_431(
-    strict_settings: Settings, tmp_path: Path
-) -> None:
-    with running_server(child_environment(strict_settings), tmp_path / "server.log") as server:
-        # One endless header, never finished: refused as the bytes pile up.
-        with connect(server.port) as endless:
-            endless.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 1_000_000)
-            status, body = answer_of(until_closed(endless))
-        assert status == 431
-        (message,) = error_messages(body)
-        assert "at most 8192 bytes" in message
-        # Many headers, each small, sent at once with the end of the request.
-        many = "".join(f"X-Part-{i}: {'b' * 500}\r\n" for i in range(20))
-        with connect(server.port) as crowded:
-            crowded.sendall(f"GET /health HTTP/1.1\r\nHost: x\r\n{many}\r\n".encode())
-            assert answer_of(until_closed(crowded))[0] == 431
-        # Under the limit, served as ever.
-        assert httpx.get(f"{server.base_url}/health", headers={"X-Some": "c" * 6000}).is_success
+def test_headers_over_the_limit_are_refused_with_431(strict_server: Server) -> None:
+    server = strict_server
+    # One endless header, never finished: refused as the bytes pile up.
+    with connect(server.port) as endless:
+        endless.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 1_000_000)
+        status, body = answer_of(until_closed(endless))
+    assert status == 431
+    (message,) = error_messages(body)
+    assert "at most 8192 bytes" in message
+    # Many headers, each small, sent at once with the end of the request.
+    many = "".join(f"X-Part-{i}: {'b' * 500}\r\n" for i in range(20))
+    with connect(server.port) as crowded:
+        crowded.sendall(f"GET /health HTTP/1.1\r\nHost: x\r\n{many}\r\n".encode())
+        assert answer_of(until_closed(crowded))[0] == 431
+    # Under the limit, served as ever.
+    assert httpx.get(f"{server.base_url}/health", headers={"X-Some": "c" * 6000}).is_success
+    # Logged before the answer was written.
     assert "431" in server.output()
 
 
 @pytest.mark.slow
-def test_a_request_that_is_not_http_is_refused_with_a_400_problem(
-    strict_settings: Settings, tmp_path: Path
-) -> None:
-    with running_server(child_environment(strict_settings), tmp_path / "server.log") as server:
-        # A header line without its colon.
-        with connect(server.port) as broken:
-            broken.sendall(b"GET /health HTTP/1.1\r\nHost x\r\n\r\n")
-            status, body = answer_of(until_closed(broken))
-        assert (status, body["instance"]) == (400, "/health")
-        assert error_messages(body) == ["the request is not valid HTTP/1.1"]
-        # Not HTTP at all.
-        with connect(server.port) as garbage:
-            garbage.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n")
-            assert answer_of(until_closed(garbage))[0] == 400
-        # On a connection kept alive, after a request answered in full.
-        with connect(server.port) as kept:
-            kept.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-            assert one_answer(kept).startswith(b"HTTP/1.1 200 ")
-            kept.sendall(b"GET /health HTTP/1.1\r\nHost x\r\n\r\n")
-            assert answer_of(until_closed(kept))[0] == 400
-        assert httpx.get(f"{server.base_url}/health").is_success
-    assert "Traceback" not in server.output()
+def test_a_request_that_is_not_http_is_refused_with_a_400_problem(strict_server: Server) -> None:
+    server = strict_server
+    # A header line without its colon.
+    with connect(server.port) as broken:
+        broken.sendall(b"GET /health HTTP/1.1\r\nHost x\r\n\r\n")
+        status, body = answer_of(until_closed(broken))
+    assert (status, body["instance"]) == (400, "/health")
+    assert error_messages(body) == ["the request is not valid HTTP/1.1"]
+    # Not HTTP at all.
+    with connect(server.port) as garbage:
+        garbage.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n")
+        assert answer_of(until_closed(garbage))[0] == 400
+    # On a connection kept alive, after a request answered in full.
+    with connect(server.port) as kept:
+        kept.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert one_answer(kept).startswith(b"HTTP/1.1 200 ")
+        kept.sendall(b"GET /health HTTP/1.1\r\nHost x\r\n\r\n")
+        assert answer_of(until_closed(kept))[0] == 400
+    assert httpx.get(f"{server.base_url}/health").is_success
+
+
+def silent_client(port: int) -> None:
+    """Connects and sends nothing: closed, no answer."""
+    with connect(port) as silent:
+        assert until_closed(silent) == b""
+
+
+def half_request_client(port: int) -> None:
+    """The headers never end."""
+    with connect(port) as half:
+        half.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        status, body = answer_of(until_closed(half))
+        assert (status, error_messages(body)) == (408, ["request headers not complete within 1 s"])
+
+
+def trickling_client(port: int) -> None:
+    """A byte at a time, never quite stopping."""
+    with connect(port) as trickle:
+        trickle.settimeout(0.1)
+        trickle.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        started, received = time.monotonic(), None
+        while received is None and time.monotonic() - started < CLOSE_WAIT_SECONDS:
+            try:
+                received = trickle.recv(65536)
+            except TimeoutError:
+                trickle.sendall(b"s")
+        assert received is not None, "the trickling connection was never closed"
+        assert received.startswith(b"HTTP/1.1 408 ")
+
+
+def unfinished_body_client(port: int) -> None:
+    """The body never ends."""
+    with connect(port) as unfinished:
+        unfinished.sendall(
+            b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"odds": '
+        )
+        status, body = answer_of(until_closed(unfinished))
+        assert (status, error_messages(body)) == (408, ["request body not complete within 1 s"])
 
 
 @pytest.mark.slow
-def test_silent_and_slow_clients_are_cut_off(strict_settings: Settings, tmp_path: Path) -> None:
-    with running_server(child_environment(strict_settings), tmp_path / "server.log") as server:
-        with connect(server.port) as silent:  # connects and sends nothing: closed, no answer
-            assert until_closed(silent) == b""
-        with connect(server.port) as half:  # the headers never end
-            half.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
-            status, body = answer_of(until_closed(half))
-            assert (status, error_messages(body)) == (
-                408,
-                ["request headers not complete within 1 s"],
-            )
-        with connect(server.port) as trickle:  # a byte at a time, never quite stopping
-            trickle.settimeout(0.1)
-            trickle.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-            started, received = time.monotonic(), None
-            while received is None and time.monotonic() - started < CLOSE_WAIT_SECONDS:
-                try:
-                    received = trickle.recv(65536)
-                except TimeoutError:
-                    trickle.sendall(b"s")
-            assert received is not None, "the trickling connection was never closed"
-            assert received.startswith(b"HTTP/1.1 408 ")
-        with connect(server.port) as unfinished:  # the body never ends
-            unfinished.sendall(
-                b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                b'Content-Length: 100\r\n\r\n{"odds": '
-            )
-            status, body = answer_of(until_closed(unfinished))
-            assert (status, error_messages(body)) == (408, ["request body not complete within 1 s"])
-        # A client that keeps up is served, on a connection kept alive between requests.
-        with httpx.Client(base_url=server.base_url) as client:
-            for _ in range(3):
-                assert client.post("/predict", json=INLINE).status_code == 200
-    assert "Traceback" not in server.output()
+def test_silent_and_slow_clients_are_cut_off(strict_server: Server) -> None:
+    # Each connection has deadlines of its own: the four wait out theirs side by side.
+    clients = (silent_client, half_request_client, trickling_client, unfinished_body_client)
+    with ThreadPoolExecutor(max_workers=len(clients)) as pool:
+        waiting = [pool.submit(client, strict_server.port) for client in clients]
+    for done in waiting:
+        done.result()
+    # A client that keeps up is served, on a connection kept alive between requests.
+    with httpx.Client(base_url=strict_server.base_url) as client:
+        for _ in range(3):
+            assert client.post("/predict", json=INLINE).status_code == 200
 
 
 # --- CORS -------------------------------------------------------------------------------------

@@ -3,18 +3,22 @@ and what an ingest wrote is counted only once it is committed."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event, func, select
+from sqlalchemy import Table, event, func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.api.schemas.ingest import OddsUpload
+from app.db.bulk import insert_rows
 from app.db.engine import make_engine, make_session_factory
-from app.db.orm import Competition, Match, Team
+from app.db.orm import Bookmaker, Competition, Match, OddsQuote, Team
+from app.domain.vocabulary import Phase
 from app.main import create_app
 from app.metrics import REGISTRY
 from app.services.ingest import batches, ingest_batch
@@ -131,3 +135,59 @@ def test_an_ingest_undone_with_its_savepoint_is_not_counted(session: Session) ->
     assert quotes_counted() == before  # written, not yet committed
     session.commit()
     assert quotes_counted() == before + 1
+
+
+def test_rows_written_in_bulk_read_back_as_written(session: Session) -> None:
+    """COPY on PostgreSQL, an executemany on SQLite: each value through its column's type."""
+    competition = Competition(code="E0")
+    home, away = Team(name="Home"), Team(name="Away")
+    session.add_all([competition, home, away])
+    session.flush()
+    kickoff = dt.datetime(2018, 8, 10, 21, 0, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    insert_rows(
+        session.connection(),
+        cast(Table, Match.__table__),
+        [
+            {
+                "competition_id": competition.id,
+                "season": "2018/19",
+                "kickoff": kickoff,
+                "kickoff_date": kickoff.date(),
+                "kickoff_time_known": True,
+                "home_team_id": home.id,
+                "away_team_id": away.id,
+                "home_goals": None,
+                "away_goals": None,
+                "result": None,
+                "external_id": "a 'quoted', tab\tseparated \\N",
+                "created_at": kickoff,
+                "updated_at": kickoff,
+            }
+        ],
+    )
+    match = session.scalars(select(Match)).one()
+    assert match.kickoff == dt.datetime(2018, 8, 10, 19, 0, tzinfo=dt.UTC)
+    assert match.kickoff_time_known is True
+    assert match.home_goals is None
+    assert match.external_id == "a 'quoted', tab\tseparated \\N"
+    bookmaker = Bookmaker(code="B365", name="Bet365")
+    session.add(bookmaker)
+    session.flush()
+    quote_row = {
+        "match_id": match.id,
+        "bookmaker_id": bookmaker.id,
+        "phase": Phase.CLOSING,
+        "captured_at": None,
+        "home": 1.5,
+        "draw": 4.0,
+        "away": 6.5,
+        "received_at": kickoff,
+    }
+    quotes = cast(Table, OddsQuote.__table__)
+    insert_rows(session.connection(), quotes, [quote_row])
+    stored = session.scalars(select(OddsQuote)).one()
+    assert (stored.phase, stored.home, stored.draw, stored.away) == (Phase.CLOSING, 1.5, 4.0, 6.5)
+    # The error a concurrent writer's same rows give a statement, which ingest tries again on.
+    with pytest.raises(IntegrityError), session.begin_nested():
+        insert_rows(session.connection(), quotes, [quote_row])
+    assert session.scalar(select(func.count()).select_from(OddsQuote)) == 1

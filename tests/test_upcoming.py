@@ -25,6 +25,7 @@ from app.services.matches import delete_match
 from app.services.model_versions import activate
 from app.services.teams import add_alias, remove_alias
 from app.state import app_state
+from tests.databases import Databases
 from tests.helpers import error_messages, hand_made_version, request_statements
 from tests.test_value_bets import (
     ARSENAL,
@@ -37,9 +38,12 @@ from tests.test_value_bets import (
     NOW,
     Fixture,
     Seeded,
+    SeededTemplate,
     app_on,
     quote_items,
     seed,
+    seeded_copy,
+    seeded_template,
     store,
     store_model,
 )
@@ -54,13 +58,16 @@ def seed_quiet(client: TestClient) -> None:
     store(client, [late])
 
 
+@pytest.fixture(scope="module")
+def template(databases: Databases, migrated_template: str) -> SeededTemplate:
+    """What ``seeded`` copies: the matches of the value-bets tests, and the quiet one."""
+    return seeded_template(databases, migrated_template, more=seed_quiet)
+
+
 @pytest.fixture
-def seeded(migrated_url: str) -> Iterator[Seeded]:
-    version = store_model(migrated_url)
-    with app_on(migrated_url) as client:
-        ids = seed(client)
-        seed_quiet(client)
-        yield Seeded(client, ids, version, migrated_url)
+def seeded(databases: Databases, template: SeededTemplate) -> Iterator[Seeded]:
+    with seeded_copy(databases, template) as seeded:
+        yield seeded
 
 
 def upcoming(client: TestClient, **params: Any) -> dict[str, Any]:

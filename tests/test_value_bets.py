@@ -11,7 +11,8 @@ off yet): D1 is tomorrow (UTC), D2 the day after.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,7 @@ from app.main import create_app
 from app.services.model_versions import activate
 from app.state import app_state
 from tests.conftest import ADMIN_KEY, refit_settings_for
+from tests.databases import Databases
 from tests.helpers import error_messages, hand_made_version, request_statements
 
 NOW = dt.datetime.now(dt.UTC)
@@ -172,13 +174,54 @@ class Seeded:
     database_url: str
 
 
+@dataclass(frozen=True)
+class SeededTemplate:
+    """A sealed database holding the model and the seeded matches, and their ids."""
+
+    url: str
+    ids: dict[str, int]
+    version: int
+
+
+def seeded_template(
+    databases: Databases,
+    migrated_template: str,
+    more: Callable[[TestClient], None] | None = None,
+) -> SeededTemplate:
+    """The model stored and every fixture seeded (then ``more``) once, for each test of a
+    module to copy: storing them again for each test took longer than a copy."""
+    template = databases.copy(migrated_template)
+    version = store_model(template)
+    with app_on(template) as client:
+        ids = seed(client)
+        if more is not None:
+            more(client)
+    databases.seal(template)
+    return SeededTemplate(template, ids, version)
+
+
+@contextmanager
+def seeded_copy(databases: Databases, template: SeededTemplate) -> Iterator[Seeded]:
+    """The app with its own sessions on a copy of ``template`` of its own (the prediction
+    service reads on connections of its own, so what a test stores must be committed)."""
+    database = databases.copy(template.url)
+    try:
+        with app_on(database) as client:
+            yield Seeded(client, dict(template.ids), template.version, database)
+    finally:
+        databases.drop(database)
+
+
+@pytest.fixture(scope="module")
+def template(databases: Databases, migrated_template: str) -> SeededTemplate:
+    """What ``seeded`` copies: the model and the matches of the value-bets tests."""
+    return seeded_template(databases, migrated_template)
+
+
 @pytest.fixture
-def seeded(migrated_url: str) -> Iterator[Seeded]:
-    """The app with its own sessions on a database of its own (the prediction service reads
-    on connections of its own, so what the test stores must be committed)."""
-    version = store_model(migrated_url)
-    with app_on(migrated_url) as client:
-        yield Seeded(client, seed(client), version, migrated_url)
+def seeded(databases: Databases, template: SeededTemplate) -> Iterator[Seeded]:
+    with seeded_copy(databases, template) as seeded:
+        yield seeded
 
 
 def value_bets(client: TestClient, **params: Any) -> dict[str, Any]:

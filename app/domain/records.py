@@ -13,7 +13,7 @@ import sys
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal
 
 from app.domain.vocabulary import Phase
@@ -106,6 +106,9 @@ def normalised(value: str) -> str:
     return unicodedata.normalize("NFC", value.strip())
 
 
+# A season file names each team and competition hundreds of times: each text is checked once.
+# Refused texts raise, and are never kept.
+@lru_cache(maxsize=4096)
 def check_text(value: str, what: str, max_length: int) -> str:
     """Trim, compose (NFC) and check a name or code: 1..max_length characters, no control
     characters and no invisible ones.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar, cast
 
 from sqlalchemy import Insert, SQLColumnExpression, Table, insert, select
@@ -10,6 +10,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.db.bulk import Row
 from app.db.orm import Bookmaker, Competition, Match, OddsQuote, Team
 
 # Keeps IN lists and multi-row statements well below every backend's parameter limit.
@@ -24,9 +25,6 @@ BOOKMAKERS = cast(Table, Bookmaker.__table__)
 TEAMS = cast(Table, Team.__table__)
 MATCHES = cast(Table, Match.__table__)
 QUOTES = cast(Table, OddsQuote.__table__)
-
-# One row of an executemany: column name -> value.
-Row = Mapping[str, object]
 
 
 def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:

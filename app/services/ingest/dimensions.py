@@ -7,12 +7,12 @@ from collections.abc import Iterable, Mapping
 from sqlalchemy import Table
 from sqlalchemy.orm import Session
 
+from app.db.bulk import Row
 from app.db.orm import Team, TeamAlias
 from app.services.ingest.bulk import (
     BOOKMAKERS,
     COMPETITIONS,
     TEAMS,
-    Row,
     ids_by,
     insert_ignoring_duplicates,
 )

@@ -19,13 +19,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
+from app.db.bulk import Row, insert_rows
 from app.db.orm import Match
 from app.domain.football_data import season_for
 from app.domain.records import IngestBatch, MatchRecord, Skipped, settled_result
-from app.services.ingest.bulk import MATCHES, Row, chunks
+from app.services.ingest.bulk import MATCHES, chunks
 from app.services.ingest.dimensions import ensure_competitions, resolve_teams
 from app.services.ingest.report import IngestReport
 
@@ -495,10 +496,9 @@ def _insert(session: Session, writes: _MatchWrites, report: IngestReport) -> set
     """Insert the new matches; their ids go to ``writes.match_ids``. Returns those ids."""
     if not writes.new_rows:
         return set()
-    # A plain executemany, then the new ids by key: multi-row RETURNING cannot promise
-    # parameter order on SQLite and would fall back to one statement per row.
-    for part in chunks(writes.new_rows):
-        session.execute(insert(MATCHES), list(part))
+    # The rows, then their new ids by key: multi-row RETURNING cannot promise parameter
+    # order on SQLite and would fall back to one statement per row.
+    insert_rows(session.connection(), MATCHES, writes.new_rows)
     stored_now = load_matches_by_key(session, date_ranges(writes.new_keys))
     created: set[int] = set()
     for key in writes.new_keys:

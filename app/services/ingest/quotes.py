@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
+from app.db.bulk import Row, insert_rows
 from app.db.orm import OddsQuote
 from app.domain.records import IngestBatch, QuoteRecord, Skipped
 from app.domain.vocabulary import Phase
-from app.services.ingest.bulk import QUOTES, Row, chunks
+from app.services.ingest.bulk import QUOTES, chunks
 from app.services.ingest.dimensions import ensure_bookmakers
 from app.services.ingest.report import IngestReport
 
@@ -65,8 +66,7 @@ def write_quotes(
                     "received_at": now,
                 }
             )
-    for part in chunks(new_rows):
-        session.execute(insert(QUOTES), list(part))
+    insert_rows(session.connection(), QUOTES, new_rows)
     report.quotes_inserted += len(new_rows)
     _update(session, updates)
     report.quotes_updated += len(updates)

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from sqlalchemy import bindparam, update
 from sqlalchemy.orm import Session
 
+from app.db.bulk import Row
 from app.db.orm import Competition, utcnow
 from app.domain.football_data import season_for
 from app.domain.records import Skipped, result_of
-from app.services.ingest.bulk import MATCHES, Row, ids_by
+from app.services.ingest.bulk import MATCHES, ids_by
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.matches import (
     MatchKey,
