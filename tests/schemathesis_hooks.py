@@ -1,20 +1,23 @@
 """Schemathesis hooks for tests/test_api_fuzz.py: requests that break a rule a JSON schema
 cannot state are not sent, and a season file is not "valid" for being any file.
 
-Three rules compare one field with another: a match's home and away teams differ, an inline
-prediction names each bookmaker once (by code or by name, in any letter case), and its three
+Four rules compare one field with another: a match's home and away teams differ, an inline
+prediction names each bookmaker once (by code or by name, in any letter case), its three
 prices make a book a bookmaker could offer (the overround, the sum of 1/price less 1, within
-bounds). A fourth is about how a number is written: an id or a number of goals is a JSON
-integer, and 3.0, which a JSON schema takes for the integer 3, is refused. The API answers
-each with 422 and says why; sent as "valid" data, they would only show that a schema cannot
-say so.
+bounds), and a window of kickoffs ends after it starts (``to`` after ``from``: the API docs'
+examples of a window are dates near today, which the fuzzer mixes with others). A fifth is
+about how a number is written: an id or a number of goals is a JSON integer, and 3.0, which
+a JSON schema takes for the integer 3, is refused. The API answers each with 422 and says
+why; sent as "valid" data, they would only show that a schema cannot say so.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import schemathesis
+from pydantic import TypeAdapter, ValidationError
 from schemathesis.core.failures import Failure
 from schemathesis.core.transport import Response
 from schemathesis.openapi.checks import RejectedPositiveData
@@ -85,9 +88,35 @@ def _integer_as_float(node: Any) -> bool:
     return any(_integer_as_float(value) for value in node.values())
 
 
+# The operations that refuse a window of kickoffs given backwards.
+WINDOWED = frozenset({"/upcoming", "/value-bets", "/performance"})
+
+
+_TIMESTAMP = TypeAdapter(dt.datetime)
+
+
+def _moment(value: Any) -> dt.datetime | None:
+    """A query's timestamp as the API reads it (UTC if naive), or None if it is not one."""
+    try:
+        moment = _TIMESTAMP.validate_python(value)
+    except ValidationError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
+
+
+def backwards_window(query: Any) -> bool:
+    """Whether a query's ``from`` and ``to`` are both timestamps, ``to`` not after ``from``."""
+    if not isinstance(query, dict):
+        return False
+    start, end = _moment(query.get("from")), _moment(query.get("to"))
+    return start is not None and end is not None and end <= start
+
+
 @schemathesis.hook
 def filter_case(_context: schemathesis.HookContext, case: schemathesis.Case[Any]) -> bool:
     """Whether to send the case (every phase asks, with the case's whole request)."""
+    if case.operation.path in WINDOWED:
+        return not backwards_window(case.query)
     if case.operation.path not in CHECKED:
         return True
     body = case.body
