@@ -143,9 +143,19 @@ def hand_made_version(
 REFRESH_TABLES = ("refit_runs", "model_versions", "model_activations", "rolling_scores")
 
 
+# Statements that only open or end a transaction (SQLite's BEGIN is sent as one): they read
+# nothing, and the refresh sends them too. A request that reads sends statements that do.
+TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
+
+
 def request_statements(statements: list[str]) -> list[str]:
     """The statements recorded on an app's engine, less the background refresh's."""
-    return [s for s in statements if not any(table in s for table in REFRESH_TABLES)]
+    return [
+        s
+        for s in statements
+        if not any(table in s for table in REFRESH_TABLES)
+        and not s.lstrip().upper().startswith(TRANSACTION_CONTROL)
+    ]
 
 
 def hand_made_served(
