@@ -89,7 +89,7 @@ class JsonLineFormatter(logging.Formatter):
         if record.stack_info:
             fields["stack_info"] = self.formatStack(record.stack_info)
         attributes = vars(record)
-        for key in _extra_keys(tuple(attributes)):
+        for key in _keys_outside(tuple(attributes), _RECORD_ATTRIBUTES):
             fields[key] = attributes[key]
         try:
             # pydantic-core's writer takes a fifth of the standard library's time on a
@@ -101,10 +101,11 @@ class JsonLineFormatter(logging.Formatter):
 
 
 @functools.lru_cache(maxsize=256)
-def _extra_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
-    """The ``extra`` fields among a record's attributes ``keys``, in order. The lines of one
-    call site all have the same attributes: they are found once for all of them."""
-    return tuple(key for key in keys if key not in _RECORD_ATTRIBUTES)
+def _keys_outside(keys: tuple[str, ...], known: frozenset[str]) -> tuple[str, ...]:
+    """The record attributes among ``keys`` that are not in ``known``, in order: the
+    ``extra`` fields a formatter writes, the fields a filter redacts. The lines of one call
+    site all have the same attributes: they are found once for all of them."""
+    return tuple(key for key in keys if key not in known)
 
 
 class SecretFilter(logging.Filter):
@@ -133,7 +134,7 @@ class SecretFilter(logging.Filter):
         if record.stack_info:
             record.stack_info = self.redact(record.stack_info)
         fields = vars(record)
-        for key in _redactable_keys(tuple(fields)):
+        for key in _keys_outside(tuple(fields), _OWN_ATTRIBUTES):
             fields[key] = self._redacted(fields[key])
         return True
 
@@ -144,17 +145,14 @@ class SecretFilter(logging.Filter):
         return text
 
     def _redacted(self, value: Any) -> Any:
-        kind = type(value)
-        if kind is str:
+        if isinstance(value, str):
             return self.redact(value)
         # Most fields of most lines are plain numbers: tell them apart by their exact type
         # first, before the isinstance checks that subclasses need.
-        if kind in _PLAIN or isinstance(
+        if type(value) in _PLAIN or isinstance(
             value, int | float | bool | None | Enum | dt.date | dt.time
         ):
             return value
-        if isinstance(value, str):
-            return self.redact(value)
         if isinstance(value, Mapping):
             return {self._redacted(key): self._redacted(item) for key, item in value.items()}
         if isinstance(value, list | tuple | set | frozenset):
@@ -168,13 +166,6 @@ _PLAIN = frozenset({int, float, bool, type(None)})
 # own names and numbers, and the message and traceback, which are redacted on their own.
 _OWN_ATTRIBUTES = _RECORD_ATTRIBUTES - {"request_id"}
 _TRACEBACKS = logging.Formatter()
-
-
-@functools.lru_cache(maxsize=256)
-def _redactable_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
-    """The fields among a record's attributes ``keys`` that are redacted one by one (found
-    once for all the lines of a call site, as ``_extra_keys``)."""
-    return tuple(key for key in keys if key not in _OWN_ATTRIBUTES)
 
 
 def secrets_of(settings: Settings) -> list[str]:
