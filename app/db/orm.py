@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    case,
     text,
 )
 from sqlalchemy.ext.hybrid import hybrid_property
@@ -34,6 +35,7 @@ from app.domain.records import (
     EXTERNAL_ID_MAX_LENGTH,
     SEASON_MAX_LENGTH,
     TEAM_NAME_MAX_LENGTH,
+    credible_capture,
 )
 from app.domain.rounds import GridPoint
 from app.domain.track_record import ServedPrediction
@@ -357,6 +359,19 @@ class OddsQuote(Base):
 
     match: Mapped[Match] = relationship()
     bookmaker: Mapped[Bookmaker] = relationship()
+
+    @hybrid_property
+    def credible_captured_at(self) -> dt.datetime | None:
+        """The capture time as far as it can be believed, never later than the receipt (on
+        a row and in a query): the domain's rule, :func:`app.domain.records.credible_capture`.
+        """
+        return credible_capture(self.captured_at, self.received_at)
+
+    @credible_captured_at.inplace.expression
+    @classmethod
+    def _credible_captured_at_expression(cls) -> ColumnElement[dt.datetime | None]:
+        # NULL stays NULL: the comparison is unknown, so the ELSE gives the NULL back.
+        return case((cls.captured_at > cls.received_at, cls.received_at), else_=cls.captured_at)
 
 
 class ModelVersion(Base):
