@@ -162,6 +162,12 @@ def utcnow() -> dt.datetime:
 Clock = Callable[[], dt.datetime]
 
 
+# The table arguments of a table whose ids the API shows, so that an id is never handed out
+# again after its row is deleted: on SQLite a new row would otherwise take the largest id in
+# use plus one, a deleted newest row's (PostgreSQL's sequences never go back).
+NEVER_REUSED: dict[str, Any] = {"sqlite_autoincrement": True}
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -176,6 +182,7 @@ class Competition(Base):
 
 class Team(Base):
     __tablename__ = "teams"
+    __table_args__ = (NEVER_REUSED,)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX_LENGTH), unique=True)
@@ -280,6 +287,7 @@ class Match(Base):
         Index("ix_matches_kickoff", "kickoff"),
         # The newest change of any match, read by a poll of the upcoming board.
         Index("ix_matches_updated_at", "updated_at"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -393,6 +401,7 @@ class ModelVersion(Base):
             postgresql_where=text("is_active"),
         ),
         Index("ix_model_versions_created_at", "created_at"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -445,6 +454,7 @@ class ModelActivation(Base):
             name="activated_by_code",
         ),
         Index("ix_model_activations_activated_at", "activated_at"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -472,6 +482,7 @@ class RefitRun(Base):
             name="status_code",
         ),
         Index("ix_refit_runs_started_at", "started_at"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -505,6 +516,7 @@ class FetchRun(Base):
             name="status_code",
         ),
         Index("ix_fetch_runs_started_at", "started_at"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
