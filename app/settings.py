@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from enum import Enum
 from functools import lru_cache
@@ -11,6 +12,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.domain import defaults
+from app.domain.records import CAPTURE_SKEW
 from app.domain.time_zones import TimeZoneName
 from app.domain.vocabulary import Method, Phase
 
@@ -115,6 +117,14 @@ class Settings(BaseSettings):
     )
     page_size_max: int = Field(
         default=500, ge=1, description="Largest `limit` accepted by paginated endpoints."
+    )
+    capture_skew_seconds: float = Field(
+        default=CAPTURE_SKEW.total_seconds(),
+        ge=0,
+        le=24 * 3600,
+        description="How far a quote's capture time may be later than the moment the service "
+        "receives it (a sender's clock running ahead). A later one is refused: 422 at the "
+        "admin API, skipped and reported in a file or a feed.",
     )
 
     # --- the model ------------------------------------------------------------------------
@@ -343,6 +353,10 @@ class Settings(BaseSettings):
         from app.domain.football_data_feed import check_leagues
 
         return ",".join(check_leagues(text.split(",")))
+
+    @property
+    def capture_skew(self) -> dt.timedelta:
+        return dt.timedelta(seconds=self.capture_skew_seconds)
 
     def value_terms(self) -> ValueTerms:
         """The value-bet terms a request that gives none of its own is judged by."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from alembic import context
-from sqlalchemy import pool
+from sqlalchemy import Connection, event, pool
 
 from app.db.engine import make_engine
 from app.db.orm import Base
@@ -29,8 +31,27 @@ def run_migrations_offline() -> None:
         context.run_migrations()
 
 
+def _foreign_keys_off(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.execute("PRAGMA foreign_keys=OFF")
+
+
+def _check_foreign_keys(connection: Connection) -> None:
+    """Every row still refers to a row that exists (SQLite's own check, run before the
+    migrations' transaction commits)."""
+    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+    if broken:
+        raise RuntimeError(f"the migration left rows that refer to no row: {broken[:5]}")
+
+
 def run_migrations_online() -> None:
     engine = make_engine(_database_url(), poolclass=pool.NullPool)
+    sqlite = engine.dialect.name == "sqlite"
+    if sqlite:
+        # Batch mode rebuilds a table by dropping it and renaming its copy; with foreign
+        # keys enforced, the drop would delete (ON DELETE CASCADE) the rows that refer to
+        # it. Turned off as the connection opens (the pragma does nothing inside a
+        # transaction), and the links checked before the transaction commits.
+        event.listen(engine, "connect", _foreign_keys_off)
     try:
         with engine.connect() as connection:
             context.configure(
@@ -41,6 +62,8 @@ def run_migrations_online() -> None:
             )
             with context.begin_transaction():
                 context.run_migrations()
+                if sqlite:
+                    _check_foreign_keys(connection)
     finally:
         engine.dispose()
 

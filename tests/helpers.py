@@ -1,5 +1,5 @@
 """Small helpers shared by tests (independent counts, row counts, a free port, polling, a
-model version and a track record's entry made by hand)."""
+model version and a track record's entry made by hand, the admin API's clock moved)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,17 @@ import io
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.api.deps import received_now
 from app.db.orm import Base, ModelVersion
 from app.domain.few_quotes import Triple
 from app.domain.scoring import Scores
@@ -181,3 +185,16 @@ def hand_made_served(
         quotes=quotes,
         bets=(),
     )
+
+
+@contextmanager
+def received_at(client: TestClient, moment: dt.datetime) -> Iterator[None]:
+    """Within the block, ``client``'s app takes the quotes it is sent as received at
+    ``moment``: a match years ahead can then have quotes captured before (and after) its
+    kickoff, which the real present would refuse as captured in the future."""
+    app = cast(FastAPI, client.app)
+    app.dependency_overrides[received_now] = lambda: moment
+    try:
+        yield
+    finally:
+        del app.dependency_overrides[received_now]

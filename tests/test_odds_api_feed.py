@@ -280,6 +280,33 @@ def test_prices_that_moved_add_quotes_and_the_same_ones_add_nothing(
     ]
 
 
+def test_prices_updated_after_the_answer_arrived_are_skipped_and_counted(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    _, base = odds_api
+    # The answer arrives at 12:30 on the day of the first match: Pinnacle's price of 18:55
+    # and Betfair's of the next morning are from the future; Unibet's of 12:00 is not.
+    arrived = utc(2018, 8, 10, 12, 30)
+    outcome = fetch_the_odds_api(
+        factory,
+        feed_settings(base, odds_api_sports=["soccer_epl"]),
+        trigger=RunTrigger.CLI,
+        sleep=Waits(),
+        clock=lambda: arrived,
+    )
+    assert outcome.status is FetchStatus.SUCCEEDED, outcome.error
+    with factory() as session:
+        stored = session.execute(
+            select(Bookmaker.code, OddsQuote.captured_at, OddsQuote.received_at).join(
+                Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id
+            )
+        ).all()
+    assert [tuple(row) for row in stored] == [("UNIBET_EU", utc(2018, 8, 10, 12, 0), arrived)]
+    run = stored_run(factory, outcome.run_id)
+    # William Hill's in-play price, and the two from the future.
+    assert (run.quotes, run.skipped) == (1, 3)
+
+
 def test_a_refused_key_fails_at_once(
     odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
 ) -> None:

@@ -6,6 +6,7 @@ scipy's root finder, and the weighted mix is written out by hand.
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from app.settings import Settings, settings_environment
 from app.state import app_state
 from tests.commands import Oddsboost
 from tests.conftest import ADMIN_KEY, REFIT_UNTIL, refit_settings_for
-from tests.helpers import DEADLINE_SECONDS, error_messages, wait_until
+from tests.helpers import DEADLINE_SECONDS, error_messages, received_at, wait_until
 from tests.processes import child_environment, running_server
 
 UNTIL = REFIT_UNTIL
@@ -208,7 +209,11 @@ def upcoming_match(
         | {"phase": phase, "captured_at": captured_at}
         for code, (home, draw, away), captured_at in quotes
     ]
-    stored = client.post("/admin/odds", json={"quotes": items}, headers={"X-API-Key": ADMIN_KEY})
+    # Sent after the last of them was captured: none is from the future.
+    with received_at(client, dt.datetime(2030, 1, 5, 16, 0, tzinfo=dt.UTC)):
+        stored = client.post(
+            "/admin/odds", json={"quotes": items}, headers={"X-API-Key": ADMIN_KEY}
+        )
     assert stored.status_code == 200, stored.text
     upcoming = client.get("/matches", params={"status": "upcoming"}).json()["items"]
     match_id: int = next(m["id"] for m in upcoming if m["home_team"] == "Arsenal")
@@ -320,7 +325,8 @@ def test_errors(committing_client: TestClient) -> None:
             }
         ]
     }
-    committing_client.post("/admin/odds", json=future, headers={"X-API-Key": ADMIN_KEY})
+    with received_at(committing_client, dt.datetime(2030, 1, 1, 16, 0, tzinfo=dt.UTC)):
+        committing_client.post("/admin/odds", json=future, headers={"X-API-Key": ADMIN_KEY})
     future_id = committing_client.get("/matches", params={"status": "upcoming"}).json()["items"][0][
         "id"
     ]

@@ -66,7 +66,7 @@ def test_a_match_shows_the_quotes_training_uses() -> None:
     # of a phase valid before kickoff) read recency the same way: with every quote before
     # kickoff they pick the same quotes.
     kickoff = dt.datetime(2018, 8, 10, 19, 0, tzinfo=dt.UTC)
-    arrival = dt.datetime(2018, 8, 1, tzinfo=dt.UTC)
+    arrival = kickoff  # every quote captured before it arrived
     b365, ps = Bookmaker(id=1, code="B365", name="Bet365"), Bookmaker(id=2, code="PS", name="PS")
     rows = [  # (id, bookmaker, phase, hours before kickoff or None, hours after arrival)
         (1, b365, Phase.PRE, None, 0),

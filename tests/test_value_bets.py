@@ -139,12 +139,14 @@ def store(client: TestClient, items: list[dict[str, Any]]) -> None:
 
 
 def seed(client: TestClient) -> dict[str, int]:
-    """Every fixture stored, and a price better than any other captured after Everton's
-    kickoff (never to be used); the ids of the matches by home team."""
+    """Every fixture stored, and a price better than any other stamped after Everton's
+    kickoff (refused: that is still to come, so it is never used); the ids of the matches
+    by home team."""
     store(client, [item for fixture in FIXTURES for item in quote_items(fixture)])
     late = quote_items(EVERTON)[1] | {"home": 3.0, "draw": 4.0, "away": 2.2}
     late["captured_at"] = (EVERTON.kickoff + dt.timedelta(minutes=5)).isoformat()
-    store(client, [late])
+    refused = client.post("/admin/odds", json={"quotes": [late]}, headers={"X-API-Key": ADMIN_KEY})
+    assert refused.status_code == 422, refused.text
     matches = client.get("/matches", params={"limit": 100}).json()["items"]
     return {match["home_team"]: match["id"] for match in matches}
 
@@ -290,7 +292,7 @@ def test_the_flagged_outcomes_of_the_coming_week_highest_value_first(seeded: See
 def test_a_later_quote_is_never_used_and_a_match_without_value_gives_nothing(
     seeded: Seeded,
 ) -> None:
-    # B365's 3.0 on Everton came after kickoff: 0.4 × 3.0 − 1 = 0.2 if it were taken.
+    # B365's 3.0 on Everton was stamped after kickoff: 0.4 × 3.0 − 1 = 0.2 if it were taken.
     body = value_bets(seeded.client, min_ev=0)
     assert "Everton" not in {bet["match"]["home_team"] for bet in body["items"]}
 

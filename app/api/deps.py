@@ -126,7 +126,14 @@ async def get_readiness_check(state: AppStateDep) -> ReadinessCheck:
     return partial(check_readiness, sessions=state.read_sessions, models=state.models)
 
 
+async def received_now() -> dt.datetime:
+    """The moment a request is handled: when the quotes it carries count as received (a
+    test moves it by overriding this dependency)."""
+    return dt.datetime.now(dt.UTC)
+
+
 SettingsDep = Annotated[Settings, Depends(app_settings)]
+ReceivedAtDep = Annotated[dt.datetime, Depends(received_now)]
 ModelsDep = Annotated[ModelCache, Depends(get_models)]
 PredictionsDep = Annotated[PredictionService, Depends(get_predictions)]
 ValueBetListsDep = Annotated[ValueBetLists, Depends(get_value_bet_lists)]

@@ -28,7 +28,7 @@ from app.api.schemas.problems import (
     field_errors,
 )
 from app.domain.football_data import FileFormatError
-from app.domain.records import TooManyBookmakersError
+from app.domain.records import CapturedInFutureError, TooManyBookmakersError
 from app.services.busy import DatabaseBusyError
 from app.services.teams import AliasConflictError, MergeNeedsConfirmationError, TeamNotFoundError
 
@@ -117,6 +117,16 @@ def _merge_needs_confirmation(request: Request, exc: Exception) -> Response:
     return problem_response(problem)
 
 
+def _captured_in_future(request: Request, exc: Exception) -> Response:
+    """422 naming the field of each quote's capture time in the body."""
+    assert isinstance(exc, CapturedInFutureError)
+    errors = [
+        FieldError(loc=["body", *quote.capture_path], msg=reason, type="value_error")
+        for quote, reason in exc.reasons()
+    ]
+    return problem_response(Problem.invalid(errors, request.url.path))
+
+
 def _busy(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, DatabaseBusyError)
     problem = Problem.of(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc), request.url.path)
@@ -148,6 +158,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(ClientDisconnect, _client_gone)
     app.add_exception_handler(DatabaseBusyError, _busy)
+    app.add_exception_handler(CapturedInFutureError, _captured_in_future)
     app.add_exception_handler(FileFormatError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT))
     app.add_exception_handler(
         TooManyBookmakersError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT)

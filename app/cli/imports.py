@@ -202,7 +202,7 @@ def import_the_odds_api(
         raise typer.Exit(1) from None
     try:
         with database_session(settings, writes=True) as session:
-            report = ingest.import_odds_api(session, events)
+            report = ingest.import_odds_api(session, events, capture_skew=settings.capture_skew)
     except TooManyBookmakersError as error:
         fail(f"{source}: {error}; nothing imported")
     if as_json:

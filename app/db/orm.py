@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    case,
     text,
 )
 from sqlalchemy.ext.hybrid import hybrid_property
@@ -34,6 +35,7 @@ from app.domain.records import (
     EXTERNAL_ID_MAX_LENGTH,
     SEASON_MAX_LENGTH,
     TEAM_NAME_MAX_LENGTH,
+    credible_capture,
 )
 from app.domain.rounds import GridPoint
 from app.domain.track_record import ServedPrediction
@@ -160,6 +162,12 @@ def utcnow() -> dt.datetime:
 Clock = Callable[[], dt.datetime]
 
 
+# The table arguments of a table whose ids the API shows, so that an id is never handed out
+# again after its row is deleted: on SQLite a new row would otherwise take the largest id in
+# use plus one, a deleted newest row's (PostgreSQL's sequences never go back).
+NEVER_REUSED: dict[str, Any] = {"sqlite_autoincrement": True}
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -174,6 +182,7 @@ class Competition(Base):
 
 class Team(Base):
     __tablename__ = "teams"
+    __table_args__ = (NEVER_REUSED,)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(TEAM_NAME_MAX_LENGTH), unique=True)
@@ -278,6 +287,7 @@ class Match(Base):
         Index("ix_matches_kickoff", "kickoff"),
         # The newest change of any match, read by a poll of the upcoming board.
         Index("ix_matches_updated_at", "updated_at"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -358,6 +368,19 @@ class OddsQuote(Base):
     match: Mapped[Match] = relationship()
     bookmaker: Mapped[Bookmaker] = relationship()
 
+    @hybrid_property
+    def credible_captured_at(self) -> dt.datetime | None:
+        """The capture time as far as it can be believed, never later than the receipt (on
+        a row and in a query): the domain's rule, :func:`app.domain.records.credible_capture`.
+        """
+        return credible_capture(self.captured_at, self.received_at)
+
+    @credible_captured_at.inplace.expression
+    @classmethod
+    def _credible_captured_at_expression(cls) -> ColumnElement[dt.datetime | None]:
+        # NULL stays NULL: the comparison is unknown, so the ELSE gives the NULL back.
+        return case((cls.captured_at > cls.received_at, cls.received_at), else_=cls.captured_at)
+
 
 class ModelVersion(Base):
     """A fitted ensemble: how much to trust each bookmaker, and how it was validated.
@@ -378,6 +401,7 @@ class ModelVersion(Base):
             postgresql_where=text("is_active"),
         ),
         Index("ix_model_versions_created_at", "created_at"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -430,6 +454,7 @@ class ModelActivation(Base):
             name="activated_by_code",
         ),
         Index("ix_model_activations_activated_at", "activated_at"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -457,6 +482,7 @@ class RefitRun(Base):
             name="status_code",
         ),
         Index("ix_refit_runs_started_at", "started_at"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -490,6 +516,7 @@ class FetchRun(Base):
             name="status_code",
         ),
         Index("ix_fetch_runs_started_at", "started_at"),
+        NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

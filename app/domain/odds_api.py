@@ -198,6 +198,25 @@ def competition_code(sport_key: str) -> str:
     return SPORT_COMPETITIONS.get(sport_key, sport_key)
 
 
+def _h2h_market(bookmaker: BookmakerOdds) -> tuple[int, H2HMarket] | None:
+    """The bookmaker's 1X2 market, with its index among its markets."""
+    return next(
+        ((index, m) for index, m in enumerate(bookmaker.markets) if isinstance(m, H2HMarket)),
+        None,
+    )
+
+
+def _capture_path(
+    event_index: int, bookmaker_index: int, market_index: int, market: H2HMarket
+) -> tuple[str | int, ...]:
+    """Where the response gives a quote's capture time: its market's ``last_update``, else
+    its bookmaker's."""
+    bookmaker = (event_index, "bookmakers", bookmaker_index)
+    if market.last_update is not None:
+        return (*bookmaker, "markets", market_index, "last_update")
+    return (*bookmaker, "last_update")
+
+
 def parse_events(events: list[Event]) -> IngestBatch:
     """Turn validated events into a batch; in-play prices and non-1X2 markets are skipped."""
     batch = IngestBatch()
@@ -220,9 +239,10 @@ def parse_events(events: list[Event]) -> IngestBatch:
         )
         match_index = len(batch.matches) - 1
         for bookmaker_index, bookmaker in enumerate(event.bookmakers):
-            market = next((m for m in bookmaker.markets if isinstance(m, H2HMarket)), None)
-            if market is None:
+            found = _h2h_market(bookmaker)
+            if found is None:
                 continue
+            market_index, market = found
             bookmaker_where = f"{where}.bookmakers[{bookmaker_index}]"
             captured_at = market.last_update or bookmaker.last_update
             if captured_at >= kickoff:
@@ -260,6 +280,7 @@ def parse_events(events: list[Event]) -> IngestBatch:
                     away=away,
                     captured_at=captured_at,
                     where=bookmaker_where,
+                    capture_path=_capture_path(event_index, bookmaker_index, market_index, market),
                 )
             )
     return batch

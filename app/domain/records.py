@@ -11,7 +11,7 @@ import math
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Literal
@@ -59,6 +59,10 @@ REASON_MAX_LENGTH = 500
 # date arithmetic overflows.
 EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
 LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
+# How far a quote's capture time may run ahead of the moment the service receives it, by
+# default: the sender's clock may be a little ahead of ours, but no price is offered in the
+# future.
+CAPTURE_SKEW = dt.timedelta(minutes=5)
 
 
 class TooManyBookmakersError(ValueError):
@@ -360,6 +364,70 @@ class QuoteRecord:
     away: float
     captured_at: dt.datetime | None = None
     where: str = ""
+    # Where the source document gives the capture time (a path of JSON keys and indices),
+    # so that a refusal can name the field.
+    capture_path: tuple[str | int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureLimit:
+    """The latest capture time a quote received at ``received_at`` may carry: that moment
+    plus ``skew``, by which the sender's clock may run ahead of the service's. A later one
+    cannot be true (no price is offered in the future), and would outrank every quote
+    captured until then."""
+
+    received_at: dt.datetime
+    skew: dt.timedelta = CAPTURE_SKEW
+
+    def refuses(self, captured_at: dt.datetime | None) -> bool:
+        return captured_at is not None and captured_at > self.received_at + self.skew
+
+    def reason(self, captured_at: dt.datetime) -> str:
+        return (
+            f"{_utc_text(captured_at)} is in the future: later than the moment the prices were "
+            f"received, {_utc_text(self.received_at)}, by more than the "
+            f"{self.skew.total_seconds():g} s allowed for a clock running ahead"
+        )
+
+
+def _utc_text(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class CapturedInFutureError(ValueError):
+    """Quotes whose capture time the :class:`CaptureLimit` refuses; nothing was written."""
+
+    def __init__(self, quotes: Sequence[QuoteRecord], limit: CaptureLimit) -> None:
+        self.quotes = tuple(quotes)
+        self.limit = limit
+        first = quotes[0]
+        assert first.captured_at is not None
+        super().__init__(f"{first.where}: {limit.reason(first.captured_at)}")
+
+    def reasons(self) -> list[tuple[QuoteRecord, str]]:
+        """Each refused quote with why."""
+        return [
+            (quote, self.limit.reason(quote.captured_at))
+            for quote in self.quotes
+            if quote.captured_at is not None
+        ]
+
+
+def credible_capture(
+    captured_at: dt.datetime | None, received_at: dt.datetime | None
+) -> dt.datetime | None:
+    """When a stored quote was captured, as far as the service can believe it: its capture
+    time, but never later than the moment the service received it.
+
+    A capture time after the receipt (stored before such times were refused, or within the
+    skew a sender's clock is allowed) is a clock or typing mistake; the quote counts as
+    captured when it arrived, so it never outranks a quote captured after that. An undated
+    quote stays undated; without a receipt (a season file read from disk) the time is kept.
+    ``OddsQuote.credible_captured_at`` in :mod:`app.db.orm` mirrors this rule in SQL.
+    """
+    if captured_at is None or received_at is None:
+        return captured_at
+    return min(captured_at, received_at)
 
 
 @dataclass(slots=True)
@@ -371,3 +439,21 @@ class IngestBatch:
     skipped: list[Skipped] = field(default_factory=list)
     bookmaker_names: dict[str, str] = field(default_factory=dict)
     rows_read: int = 0
+
+    def captured_beyond(self, limit: CaptureLimit) -> list[QuoteRecord]:
+        """The quotes whose capture time ``limit`` refuses."""
+        return [quote for quote in self.quotes if limit.refuses(quote.captured_at)]
+
+    def skip_captured_beyond(self, limit: CaptureLimit) -> None:
+        """Leave out the quotes whose capture time ``limit`` refuses, each reported with
+        the field that gave the time."""
+        kept: list[QuoteRecord] = []
+        for quote in self.quotes:
+            if quote.captured_at is not None and limit.refuses(quote.captured_at):
+                field_name = str(quote.capture_path[-1]) if quote.capture_path else "captured_at"
+                self.skipped.append(
+                    Skipped(quote.where, limit.reason(quote.captured_at), field_name)
+                )
+            else:
+                kept.append(quote)
+        self.quotes = kept

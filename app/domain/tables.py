@@ -14,7 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain.records import OUTCOME_INDEX, IngestBatch, MatchRecord, QuoteRecord
+from app.domain.records import (
+    OUTCOME_INDEX,
+    IngestBatch,
+    MatchRecord,
+    QuoteRecord,
+    credible_capture,
+)
 
 UNSETTLED = -1
 
@@ -73,7 +79,8 @@ class QuoteTable:
     match: NDArray[np.intp]
     bookmaker: NDArray[np.str_]
     phase: NDArray[np.str_]
-    captured_at: NDArray[np.float64]  # POSIX seconds; NaN when the source gave no time
+    # POSIX seconds, never later than the receipt (credible_capture); NaN: the source gave none
+    captured_at: NDArray[np.float64]
     received_at: NDArray[np.float64]  # POSIX seconds; 0 when the source gave no time
     prices: NDArray[np.float64]  # (n, 3) decimal odds for 1, X, 2
 
@@ -92,15 +99,21 @@ class QuoteTable:
         received_at: Sequence[dt.datetime | None],
         prices: Sequence[Sequence[float]],
     ) -> QuoteTable:
-        """Quotes naming their match by its id in ``matches``."""
+        """Quotes naming their match by its id in ``matches``; each capture time as far as
+        it can be believed (:func:`app.domain.records.credible_capture`: never later than
+        the quote's receipt)."""
         order = np.argsort(matches.ids)
         at = np.searchsorted(matches.ids, np.array(match_ids, dtype=np.int64), sorter=order)
+        credible = (
+            credible_capture(captured, received)
+            for captured, received in zip(captured_at, received_at, strict=True)
+        )
         return cls(
             match=order[at].astype(np.intp),
             bookmaker=np.array(bookmaker, dtype=str).reshape(-1),
             phase=np.array(phase, dtype=str).reshape(-1),
             captured_at=np.array(
-                [np.nan if moment is None else moment.timestamp() for moment in captured_at],
+                [np.nan if moment is None else moment.timestamp() for moment in credible],
                 dtype=np.float64,
             ),
             received_at=np.array(

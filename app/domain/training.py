@@ -76,8 +76,10 @@ def latest_of_groups(
 ) -> NDArray[np.intp]:
     """Position of the most recent quote of each group, in group order.
 
-    The one rule of recency: dated quotes by capture time (POSIX seconds), an undated one
-    (NaN) older than any dated one, equal capture times by arrival, then the later position.
+    The one rule of recency: dated quotes by capture time (POSIX seconds, as far as it can
+    be believed: never later than the quote's arrival, see
+    :func:`app.domain.records.credible_capture`), an undated one (NaN) older than any dated
+    one, equal capture times by arrival, then the later position.
     """
     dated = ~np.isnan(captured_at)
     order = np.lexsort((received_at, np.where(dated, captured_at, -np.inf), dated, group))

@@ -189,7 +189,7 @@ def _price_history(
     ).all()
     by_bookmaker: dict[str, list[PricePoint]] = {}
     for quote in quotes:
-        at = quote.captured_at or quote.received_at
+        at = quote.credible_captured_at or quote.received_at
         if at <= kickoff:
             point = PricePoint(at, quote.home, quote.draw, quote.away)
             by_bookmaker.setdefault(quote.bookmaker.code, []).append(point)

@@ -15,6 +15,7 @@ error text is cleaned of it before it is logged or stored.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -92,6 +93,15 @@ class SportFetch:
     sport: str
     counts: FetchCounts
     error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """When an answer counts as received (``clock``), and how far a price's
+    ``last_update`` may be later than that (see :class:`app.domain.records.CaptureLimit`)."""
+
+    clock: Clock
+    capture_skew: dt.timedelta
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +228,7 @@ def fetch_the_odds_api(
                 chosen_sports,
                 chosen_regions,
                 settings.odds_api_quota_reserve,
-                clock,
+                Receipt(clock, settings.capture_skew),
             )
         except Exception as unexpected:
             error = api.scrubbed(f"stopped by {type(unexpected).__name__}: {unexpected}")
@@ -266,7 +276,7 @@ def _fetch_all(
     sports: tuple[str, ...],
     regions: tuple[str, ...],
     reserve: int,
-    clock: Clock,
+    receipt: Receipt,
 ) -> tuple[tuple[SportFetch, ...], str | None]:
     """Each sport's fetch, and the run's error (None when every sport was stored)."""
     refused = _check_key(api)
@@ -286,7 +296,7 @@ def _fetch_all(
             done.append(SportFetch(sport, FetchCounts(), why))
             continue
         try:
-            done.append(_fetch_sport(api, factory, sport, regions, clock))
+            done.append(_fetch_sport(api, factory, sport, regions, receipt))
         except KeyRefusedError:
             return tuple(done), _refused(f"while fetching {sport}")
     failures = [f"{sport.sport}: {sport.error}" for sport in done if sport.error is not None]
@@ -323,13 +333,19 @@ def _fetch_sport(
     factory: sessionmaker[Session],
     sport: str,
     regions: tuple[str, ...],
-    clock: Clock,
+    receipt: Receipt,
 ) -> SportFetch:
     before = api.requests
     try:
         events = _events_of(api, sport, regions)
         with session_scope(factory) as session:
-            report = import_odds_api(session, events, source=f"The Odds API {sport}", now=clock())
+            report = import_odds_api(
+                session,
+                events,
+                source=f"The Odds API {sport}",
+                now=receipt.clock(),
+                capture_skew=receipt.capture_skew,
+            )
     except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
         why = str(error)
     except httpx.TransportError as error:

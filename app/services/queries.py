@@ -189,7 +189,8 @@ def match_detail(
 
 
 def latest_by_bookmaker_and_phase(quotes: Sequence[OddsQuote]) -> list[OddsQuote]:
-    """The latest quote of each bookmaker in each phase, by the recency rule of training."""
+    """The latest quote of each bookmaker in each phase, by the recency rule of training (a
+    capture time counted as far as it can be believed: ``credible_captured_at``)."""
     if not quotes:
         return []
     groups: dict[tuple[int, str], int] = {}
@@ -197,7 +198,10 @@ def latest_by_bookmaker_and_phase(quotes: Sequence[OddsQuote]) -> list[OddsQuote
         [groups.setdefault((q.bookmaker_id, q.phase), len(groups)) for q in quotes], dtype=np.intp
     )
     captured_at = np.array(
-        [np.nan if q.captured_at is None else q.captured_at.timestamp() for q in quotes]
+        [
+            np.nan if captured is None else captured.timestamp()
+            for captured in (q.credible_captured_at for q in quotes)
+        ]
     )
     received_at = np.array([q.received_at.timestamp() for q in quotes])
     latest = [quotes[int(i)] for i in latest_of_groups(group, captured_at, received_at)]

@@ -119,7 +119,7 @@ def _log_window(
         held = select(OddsQuote.id).where(
             OddsQuote.match_id == Match.id,
             or_(
-                OddsQuote.captured_at < Match.kickoff,
+                OddsQuote.credible_captured_at < Match.kickoff,
                 and_(OddsQuote.captured_at.is_(None), OddsQuote.received_at <= Match.kickoff),
             ),
         )

@@ -586,11 +586,12 @@ def _freshness(odds: Sequence[QuotedOdds]) -> Freshness:
 
 
 def _aged(match: UpcomingMatch, now: dt.datetime) -> UpcomingMatch:
-    """The match with the age of its newest quote at ``now``."""
+    """The match with the age of its newest quote at ``now``; never below zero (a quote
+    received from a host whose clock runs ahead is as new as can be, not from the future)."""
     newest = match.freshness.newest_captured_at
     if newest is None:
         return match
-    age = (now - newest).total_seconds()
+    age = max((now - newest).total_seconds(), 0.0)
     return replace(match, freshness=replace(match.freshness, age_seconds=age))
 
 

@@ -12,6 +12,7 @@ from starlette.datastructures import UploadFile
 
 from app.api.deps import (
     JSON_BODY,
+    ReceivedAtDep,
     SettingsDep,
     WriteSessionDep,
     check_item_count,
@@ -73,11 +74,22 @@ CSV_BODY: dict[str, Any] = {
     "/odds", response_model=IngestResponse, dependencies=[JSON_BODY], responses=JSON_INGEST_ERRORS
 )
 def post_odds(
-    upload: OddsUpload, session: WriteSessionDep, settings: SettingsDep
+    upload: OddsUpload, session: WriteSessionDep, settings: SettingsDep, received: ReceivedAtDep
 ) -> IngestResponse:
-    """Store quotes, creating missing competitions, teams, matches and bookmakers."""
+    """Store quotes, creating missing competitions, teams, matches and bookmakers.
+
+    A quote captured later than the moment the request is received, plus
+    ODDSBOOST_CAPTURE_SKEW_SECONDS, is refused: 422 naming its `captured_at`.
+    """
     check_item_count(len(upload.quotes), settings.admin_items_max, ["body", "quotes"])
-    report = ingest.ingest_batch(session, upload.to_batch(), source="/admin/odds")
+    report = ingest.ingest_batch(
+        session,
+        upload.to_batch(),
+        source="/admin/odds",
+        now=received,
+        capture_skew=settings.capture_skew,
+        refuse_future_captures=True,
+    )
     return IngestResponse.model_validate(report)
 
 
@@ -153,7 +165,9 @@ def import_the_odds_api(
         list[Event],
         Field(max_length=MAX_ITEMS_PER_REQUEST),
         Body(
-            description="The JSON list returned by The Odds API v4 /odds with markets=h2h.",
+            description="The JSON list returned by The Odds API v4 /odds with markets=h2h. "
+            "A price's `last_update` may not be later than the moment the request is received, "
+            "beyond ODDSBOOST_CAPTURE_SKEW_SECONDS (300 s): 422 otherwise.",
             examples=[
                 [
                     {
@@ -186,10 +200,22 @@ def import_the_odds_api(
     ],
     session: WriteSessionDep,
     settings: SettingsDep,
+    received: ReceivedAtDep,
 ) -> IngestResponse:
-    """Import a saved The Odds API response (h2h market; other markets are ignored)."""
+    """Import a saved The Odds API response (h2h market; other markets are ignored).
+
+    Prices updated later than the moment the request is received, plus
+    ODDSBOOST_CAPTURE_SKEW_SECONDS, are refused: 422 naming their `last_update`.
+    """
     check_item_count(len(events), settings.admin_items_max, ["body"])
-    return IngestResponse.model_validate(ingest.import_odds_api(session, events))
+    report = ingest.import_odds_api(
+        session,
+        events,
+        now=received,
+        capture_skew=settings.capture_skew,
+        refuse_future_captures=True,
+    )
+    return IngestResponse.model_validate(report)
 
 
 @router.delete(

@@ -172,7 +172,8 @@ class QuoteIn(StrictModel):
         UtcDateTime | None,
         Field(
             description="When the bookmaker offered these prices, if known (ISO 8601; UTC "
-            "without an offset).",
+            "without an offset). Not later than the moment the request is received, beyond "
+            "ODDSBOOST_CAPTURE_SKEW_SECONDS (300 s) for a clock running ahead: 422 otherwise.",
             examples=["2018-08-09T12:00:00Z"],
         ),
     ] = None
@@ -214,6 +215,7 @@ class OddsUpload(StrictModel):
                     away=quote.away,
                     captured_at=quote.captured_at,
                     where=f"quotes[{index}]",
+                    capture_path=("quotes", index, "captured_at"),
                 )
             )
         return batch

@@ -67,7 +67,11 @@ class QuoteOut(BaseModel):
     home: float
     draw: float
     away: float
-    captured_at: dt.datetime | None
+    captured_at: dt.datetime | None = Field(
+        validation_alias="credible_captured_at",
+        description="When the bookmaker offered these prices, if known; never later than "
+        "received_at (a later capture time counts as the moment of receipt).",
+    )
     received_at: dt.datetime
 
 

@@ -80,12 +80,16 @@ class FreshnessOut(BaseModel):
 
     bookmakers: int = Field(description="How many bookmakers' quotes were read.")
     newest_captured_at: dt.datetime | None = Field(
-        description="When the newest of them was captured; null if none said."
+        description="When the newest of them was captured (never later than it was received); "
+        "null if none said."
     )
     oldest_captured_at: dt.datetime | None = Field(
-        description="When the oldest of them was captured; null if none said."
+        description="When the oldest of them was captured (never later than it was received); "
+        "null if none said."
     )
-    age_seconds: float | None = Field(description="Seconds from newest_captured_at to answered_at.")
+    age_seconds: float | None = Field(
+        description="Seconds from newest_captured_at to answered_at; never negative.", ge=0
+    )
 
 
 class UpcomingOut(BaseModel):

@@ -10,7 +10,13 @@ from sqlalchemy.orm import Session
 from app.db.orm import utcnow
 from app.domain.football_data import parse_football_data
 from app.domain.odds_api import Event, parse_events
-from app.domain.records import IngestBatch, check_bookmaker_count
+from app.domain.records import (
+    CAPTURE_SKEW,
+    CapturedInFutureError,
+    CaptureLimit,
+    IngestBatch,
+    check_bookmaker_count,
+)
 from app.services.ingest.bulk import retry_on_conflict
 from app.services.ingest.matches import write_matches
 from app.services.ingest.quotes import write_quotes
@@ -18,16 +24,32 @@ from app.services.ingest.report import IngestReport, record_on_commit
 
 
 def ingest_batch(
-    session: Session, batch: IngestBatch, *, source: str, now: dt.datetime | None = None
+    session: Session,
+    batch: IngestBatch,
+    *,
+    source: str,
+    now: dt.datetime | None = None,
+    capture_skew: dt.timedelta = CAPTURE_SKEW,
+    refuse_future_captures: bool = False,
 ) -> IngestReport:
-    """Write a parsed batch (matches, their results, quotes); idempotent. What it wrote is
-    counted under ``source`` once the caller commits.
+    """Write a parsed batch (matches, their results, quotes), received ``now``; idempotent.
+    What it wrote is counted under ``source`` once the caller commits.
 
-    Raises ``TooManyBookmakersError`` (nothing written) when the batch names more
+    A quote captured later than ``now`` plus ``capture_skew`` is skipped and reported, or,
+    with ``refuse_future_captures``, refuses the batch: ``CapturedInFutureError``, nothing
+    written. Raises ``TooManyBookmakersError`` (nothing written) when the batch names more
     bookmakers than one import takes.
     """
     check_bookmaker_count(quote.bookmaker for quote in batch.quotes)
-    report = _write_batch(session, batch, now or utcnow())
+    moment = now or utcnow()
+    limit = CaptureLimit(moment, capture_skew)
+    if refuse_future_captures:
+        refused = batch.captured_beyond(limit)
+        if refused:
+            raise CapturedInFutureError(refused, limit)
+    else:
+        batch.skip_captured_beyond(limit)
+    report = _write_batch(session, batch, moment)
     record_on_commit(session, report, source=source)
     return report
 
@@ -62,6 +84,16 @@ def import_odds_api(
     *,
     source: str = "The Odds API",
     now: dt.datetime | None = None,
+    capture_skew: dt.timedelta = CAPTURE_SKEW,
+    refuse_future_captures: bool = False,
 ) -> IngestReport:
-    """Store a validated The Odds API v4 ``/odds`` response, received ``now``."""
-    return ingest_batch(session, parse_events(events), source=source, now=now)
+    """Store a validated The Odds API v4 ``/odds`` response, received ``now`` (a price
+    updated later than that plus ``capture_skew``: see :func:`ingest_batch`)."""
+    return ingest_batch(
+        session,
+        parse_events(events),
+        source=source,
+        now=now,
+        capture_skew=capture_skew,
+        refuse_future_captures=refuse_future_captures,
+    )
