@@ -7,7 +7,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.domain import defaults
@@ -15,6 +15,8 @@ from app.domain.time_zones import TimeZoneName
 from app.domain.vocabulary import Method, Phase
 
 if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
     from app.domain.value import ValueTerms
 
 # Keys that look like a value copied from an example file rather than a real secret.
@@ -450,10 +452,44 @@ def check_cron(expression: str) -> str:
     return expression
 
 
+class ConfigurationError(ValueError):
+    """Settings that cannot be used: each problem names its variable and says why."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def configuration_problems(error: ValidationError) -> list[str]:
+    """Each error of reading the settings as ``ODDSBOOST_NAME: reason``, for an operator:
+    without pydantic's links to its documentation, and without the value (a secret, maybe).
+    A check of several settings at once already names them in its reason."""
+    problems = []
+    for item in error.errors(include_url=False, include_input=False):
+        reason = _reason(item)
+        if not item["loc"]:
+            problems.append(reason)
+            continue
+        name, *within = item["loc"]
+        variable = f"ODDSBOOST_{str(name).upper()}" + "".join(f"[{part}]" for part in within)
+        problems.append(f"{variable}: {reason}")
+    return problems
+
+
+def _reason(item: ErrorDetails) -> str:
+    # A validator's own ValueError: its message, without pydantic's "Value error, ".
+    error = item.get("ctx", {}).get("error")
+    return str(error) if item["type"] == "value_error" and error is not None else item["msg"]
+
+
 @lru_cache
 def get_settings() -> Settings:
-    """Settings of this process, read once from the environment."""
-    return Settings()
+    """Settings of this process, read once from the environment; ConfigurationError, which
+    says only what is wrong with which variable, when they cannot be used."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        raise ConfigurationError(configuration_problems(error)) from None
 
 
 # The variables of the secret settings (the admin key), which no child process is given.

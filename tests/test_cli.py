@@ -774,6 +774,38 @@ def test_serve_refuses_a_weak_admin_key_without_repeating_it(oddsboost: Oddsboos
     assert "weak-key-1" not in result.stdout + result.stderr
 
 
+def test_a_configuration_error_says_the_variable_and_the_reason_only(
+    oddsboost: Oddsboost,
+) -> None:
+    """Each refused setting on its own line, as the operator set it; none of pydantic's
+    headings or links to its documentation."""
+    bounds = oddsboost.run(
+        "models",
+        "list",
+        env={"ODDSBOOST_PORT": "99999", "ODDSBOOST_REFIT_ROUNDS_GRID": '[50, "many"]'},
+    )
+    assert bounds.returncode == 2
+    assert bounds.stderr.splitlines() == [
+        # Settings.port is bounded by the highest TCP port.
+        "configuration error: ODDSBOOST_PORT: Input should be less than or equal to 65535",
+        "configuration error: ODDSBOOST_REFIT_ROUNDS_GRID[1]: Input should be a valid "
+        "integer, unable to parse string as an integer",
+    ]
+    cron = oddsboost.run("migrate", env={"ODDSBOOST_REFIT_CRON": "at three"})
+    assert cron.returncode == 2
+    (line,) = cron.stderr.splitlines()
+    assert line.startswith("configuration error: ODDSBOOST_REFIT_CRON: not a cron expression (")
+    key = oddsboost.run("serve", env={"ODDSBOOST_ADMIN_API_KEY": "weak-key-1"})
+    (line,) = key.stderr.splitlines()
+    assert line.startswith(
+        "configuration error: ODDSBOOST_ADMIN_API_KEY must have at least 16 characters"
+    )
+    for result in (bounds, cron, key):
+        assert "pydantic" not in result.stderr
+        assert "validation error" not in result.stderr
+        assert "Value error" not in result.stderr
+
+
 # --- health -------------------------------------------------------------------------------
 
 

@@ -29,15 +29,17 @@ output = Console()
 
 
 def load_settings() -> Settings:
-    """The settings of this process, or exit 2 with what is wrong in the environment."""
-    from pydantic import ValidationError
-
-    from app.settings import get_settings
+    """The settings of this process, or exit 2 with what is wrong in the environment: one
+    line per problem, the variable and the reason."""
+    from app.settings import ConfigurationError, get_settings
 
     try:
         return get_settings()
-    except ValidationError as error:
-        console.print(f"[red]configuration error:[/red] {error}")
+    except ConfigurationError as error:
+        for problem in error.problems:
+            console.print(
+                f"configuration error: {problem}", style="red", markup=False, soft_wrap=True
+            )
         raise typer.Exit(2) from None
 
 
