@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, inspect, select
 from sqlalchemy.engine import make_url
 
 from app.db.engine import make_engine, make_session_factory, session_scope
@@ -58,6 +58,54 @@ def test_migrate(oddsboost: Oddsboost, fresh_database_url: str) -> None:
     engine = make_engine(fresh_database_url)
     assert current_revision(engine) == head_revision()
     engine.dispose()
+
+
+def table_names(database_url: str) -> set[str]:
+    """The tables the database has, Alembic's own left out."""
+    engine = make_engine(database_url)
+    try:
+        return set(inspect(engine).get_table_names()) - {"alembic_version"}
+    finally:
+        engine.dispose()
+
+
+def listed_after_heading(printed: str) -> tuple[str, list[str]]:
+    """The first line of a command's output, and the comma-separated names the lines after
+    it list."""
+    heading, *rest = printed.splitlines()
+    return heading, " ".join(line.strip() for line in rest).split(", ")
+
+
+def test_migrate_says_what_it_created(oddsboost: Oddsboost, fresh_database_url: str) -> None:
+    created = oddsboost.run("migrate", env={**on(fresh_database_url), "COLUMNS": "80"})
+    assert created.returncode == 0, created.stderr
+    tables = table_names(fresh_database_url)
+    heading, listed = listed_after_heading(created.stdout)
+    assert heading == (
+        f"the database had no schema: created the newest, revision {head_revision()}, "
+        f"{len(tables)} tables:"
+    )
+    assert sorted(listed) == sorted(tables)
+    assert max(len(line) for line in created.stdout.splitlines()) <= 80
+    again = oddsboost.run("migrate", env=on(fresh_database_url))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines() == [
+        f"the database is at the newest schema, revision {head_revision()}: nothing to do"
+    ]
+
+
+def test_migrate_says_what_an_upgrade_created(oddsboost: Oddsboost, migrated_url: str) -> None:
+    downgrade_to(migrated_url, "0005")
+    before = table_names(migrated_url)
+    upgraded = oddsboost.run("migrate", env=on(migrated_url))
+    assert upgraded.returncode == 0, upgraded.stderr
+    new_tables = table_names(migrated_url) - before
+    heading, listed = listed_after_heading(upgraded.stdout)
+    assert heading == (
+        f"upgraded the schema from revision 0005 to {head_revision()}: "
+        f"{len(new_tables)} tables created:"
+    )
+    assert sorted(listed) == sorted(new_tables)
 
 
 def revision_of(database_url: str) -> str | None:
