@@ -3,6 +3,7 @@ the process itself is the point (``serve`` end to end, what ``health`` imports).
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import http.server
 import json
@@ -16,6 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import ColumnElement, inspect, select
 from sqlalchemy.engine import make_url
 
@@ -24,6 +27,7 @@ from app.db.migrate import current_revision, downgrade_to, head_revision
 from app.db.orm import Match, ModelVersion
 from app.domain.vocabulary import ActivatedBy, Phase
 from app.services.model_versions import activate
+from app.services.scheduling import build_scheduler
 from app.settings import Settings, settings_environment
 from tests.commands import Oddsboost
 from tests.helpers import count_complete_triples, free_port, hand_made_version
@@ -767,6 +771,51 @@ def test_a_merge_counts_in_the_singular_and_the_plural(
     )
     assert merged.returncode == 0, merged.stderr
     assert "1 match moved, 0 merged, 0 quotes moved" in merged.stdout
+
+
+# --- scheduler ----------------------------------------------------------------------------
+
+CRON_SETTINGS = ("refit_cron", "track_record_cron", "odds_api_cron", "football_data_cron")
+
+
+def test_scheduler_help_names_every_job_it_runs(oddsboost: Oddsboost) -> None:
+    """Every job the scheduler is given, each told by the cron setting that times it."""
+    crons = {name: f"{minute} 4 * * *" for minute, name in enumerate(CRON_SETTINGS)}
+    settings = Settings(
+        database_url="sqlite://",
+        odds_api_key="key-of-the-test",
+        refit_cron=crons["refit_cron"],
+        track_record_cron=crons["track_record_cron"],
+        odds_api_cron=crons["odds_api_cron"],
+        football_data_cron=crons["football_data_cron"],
+    )
+    engine = make_engine(settings.database_url)
+    try:
+        scheduler = build_scheduler(
+            engine, settings, should_stop=lambda: False, into=BackgroundScheduler()
+        )
+        timed_by = {
+            str(job.trigger): name
+            for name in CRON_SETTINGS
+            for job in scheduler.get_jobs()
+            if str(job.trigger) == str(CronTrigger.from_crontab(crons[name], timezone=dt.UTC))
+        }
+        assert len(timed_by) == len(scheduler.get_jobs()) == 4
+    finally:
+        engine.dispose()
+    result = oddsboost.run("scheduler", "--help")
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "Run the service's four jobs, each on its own cron (UTC)" in text
+    for name in timed_by.values():
+        assert f"ODDSBOOST_{name.upper()}" in text
+    defaults = Settings()
+    assert f"ODDSBOOST_REFIT_CRON (default {defaults.refit_cron})" in text
+    assert defaults.track_record_cron == "*/5 * * * *"
+    assert "ODDSBOOST_TRACK_RECORD_CRON (default every 5 minutes; empty: off)" in text
+    assert (defaults.odds_api_cron, defaults.football_data_cron) == (None, None)
+    assert "ODDSBOOST_ODDS_API_CRON (unset: off)" in text
+    assert "ODDSBOOST_FOOTBALL_DATA_CRON (unset: off)" in text
 
 
 # --- serve --------------------------------------------------------------------------------

@@ -63,10 +63,21 @@ def refit_command(
 
 def scheduler_command(
     run_now: Annotated[
-        bool, typer.Option("--run-now", help="Refit once at start, then keep the schedule.")
+        bool,
+        typer.Option("--run-now", help="Refit once at start too; every job keeps its schedule."),
     ] = False,
 ) -> None:
-    """Refit on the ODDSBOOST_REFIT_CRON schedule (UTC) until stopped with SIGTERM or SIGINT."""
+    """Run the service's four jobs, each on its own cron (UTC), until SIGTERM or SIGINT.
+
+    - the refit: ODDSBOOST_REFIT_CRON (default 0 3 * * *);
+    - the track record, logging each match that kicked off as it was served:
+      ODDSBOOST_TRACK_RECORD_CRON (default every 5 minutes; empty: off);
+    - The Odds API feed: ODDSBOOST_ODDS_API_CRON (unset: off);
+    - the Football-Data.co.uk feed: ODDSBOOST_FOOTBALL_DATA_CRON (unset: off).
+
+    A job that fails is logged (a refit or a fetch is also recorded as a failed run);
+    the others keep their schedules.
+    """
     from app.logs import configure_logging
     from app.services import scheduling
 
