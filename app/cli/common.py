@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -25,6 +25,11 @@ cli = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+# The option of every command whose results a script may read.
+AsJson = Annotated[
+    bool, typer.Option("--json", help="Print the results as one JSON document, for scripts.")
+]
 
 # Messages and errors go to stderr; results (tables, JSON) to stdout.
 console = Console(stderr=True)
@@ -57,22 +62,18 @@ def say(text: str, *, indent: int = 0, hang: int = 2) -> None:
     output.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
 
 
-def new_table(title: str | None = None, *, caption: str | None = None) -> Table:
-    """A table of results: ruled on a terminal; plain columns with no box characters on a
-    pipe or in a file (the form for scripts is ``--json``). Cells fold rather than being cut
-    short when the table is too wide for the output."""
-    from rich import box
+def new_table(title: str | None = None) -> Table:
+    """A table of results: plain columns, no box characters (the header in bold on a
+    terminal, as rich styles it), so that a list fits in 80 columns and each row is one line
+    on a pipe (the form for scripts is ``--json``). A cell too long for the output folds
+    rather than being cut short."""
     from rich.table import Table
 
-    ruled = output.is_terminal
     return Table(
         title=title,
-        caption=caption,
-        box=box.HEAVY_HEAD if ruled else None,
-        title_justify="center" if ruled else "left",
-        caption_justify="center" if ruled else "left",
-        pad_edge=ruled,
-        collapse_padding=not ruled,
+        box=None,
+        title_justify="left",
+        pad_edge=False,
     )
 
 

@@ -16,7 +16,6 @@ from app.cli.common import (
     database_errors,
     load_settings,
     log_as_a_command,
-    output,
     say,
 )
 
@@ -114,7 +113,7 @@ def health_command(
     if status != 200:
         console.print(f"[red]{target}: HTTP {status}[/red]")
         raise typer.Exit(1)
-    output.print(f"{target}: ok")
+    say(f"{target}: ok")
 
 
 def _health_url(url: str) -> str:
