@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})
 # Shortest admin key accepted outside development: a guessable key is no key.
 ADMIN_KEY_MIN_LENGTH = 16
+# Room an item of /admin/odds or /admin/results may take in the body, on average: a quote of
+# the README's shape takes 235 bytes as the README writes it, 287 indented by a JSON library,
+# and one with every optional field and team names of 23 characters, indented, 448.
+ADMIN_ITEM_BYTES = 512
 
 
 class Settings(BaseSettings):
@@ -190,7 +194,8 @@ class Settings(BaseSettings):
         ge=1,
         le=10_000,
         description="Most items in one admin JSON request: the quotes of /admin/odds, the "
-        "results of /admin/results, the events of /admin/import/the-odds-api.",
+        "results of /admin/results, the events of /admin/import/the-odds-api. The body "
+        "limit of /admin/odds and /admin/results follows it: 512 bytes an item.",
     )
     predict_batch_max: int = Field(
         default=1000, ge=1, le=10_000, description="Most items accepted by POST /predict/batch."
@@ -345,6 +350,13 @@ class Settings(BaseSettings):
         from app.domain.football_data_feed import check_leagues
 
         return ",".join(check_leagues(text.split(",")))
+
+    @property
+    def admin_json_body_limit_bytes(self) -> int:
+        """The largest body of /admin/odds and /admin/results: room for
+        ``admin_items_max`` items of ``ADMIN_ITEM_BYTES`` each (5,120,000 bytes for 10,000),
+        so that the items a request may hold fit in it; never less than the body limit."""
+        return max(self.body_limit_bytes, self.admin_items_max * ADMIN_ITEM_BYTES)
 
     def value_terms(self) -> ValueTerms:
         """The value-bet terms a request that gives none of its own is judged by."""
