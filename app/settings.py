@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from app.domain import defaults
 from app.domain.time_zones import TimeZoneName
 from app.domain.vocabulary import Method, Phase
+from app.domain.wording import counted
 
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
@@ -446,7 +447,8 @@ class Settings(BaseSettings):
             )
         if len(key) < ADMIN_KEY_MIN_LENGTH:
             raise ValueError(
-                f"ODDSBOOST_ADMIN_API_KEY must have at least {ADMIN_KEY_MIN_LENGTH} characters "
+                "ODDSBOOST_ADMIN_API_KEY must have at least "
+                f"{counted(ADMIN_KEY_MIN_LENGTH, 'character')} "
                 "outside development; make one with "
                 "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
             )
