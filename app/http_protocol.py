@@ -37,6 +37,7 @@ from uvicorn.server import ServerState
 
 from app.api.middleware import error_body
 from app.api.schemas.problems import PROBLEM_MEDIA_TYPE
+from app.domain.wording import counted
 from app.settings import get_settings
 
 log = logging.getLogger("oddsboost.connections")
@@ -180,7 +181,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         limit = self.limits.header_bytes
         self._close_with(
             431,
-            f"request headers too large: at most {limit} bytes with the request line",
+            f"request headers too large: at most {counted(limit, 'byte')} with the request line",
             answer=self._no_answer_under_way(),
         )
 

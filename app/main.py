@@ -119,7 +119,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(
         BodyLimitMiddleware,
         default_limit=settings.body_limit_bytes,
-        limits={"/admin/import/": settings.import_body_limit_bytes},
+        limits={
+            "/admin/import/": settings.import_body_limit_bytes,
+            # As many items as a request may hold must fit in its body.
+            "/admin/odds": settings.admin_json_body_limit_bytes,
+            "/admin/results": settings.admin_json_body_limit_bytes,
+        },
     )
     app.add_middleware(NulCharacterMiddleware)
     if settings.cors_allow_origins:

@@ -8,21 +8,28 @@ from enum import Enum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.domain import defaults
 from app.domain.records import CAPTURE_SKEW
 from app.domain.time_zones import TimeZoneName
 from app.domain.vocabulary import Method, Phase
+from app.domain.wording import counted
 
 if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
     from app.domain.value import ValueTerms
 
 # Keys that look like a value copied from an example file rather than a real secret.
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})
 # Shortest admin key accepted outside development: a guessable key is no key.
 ADMIN_KEY_MIN_LENGTH = 16
+# Room an item of /admin/odds or /admin/results may take in the body, on average: a quote of
+# the README's shape takes 235 bytes as the README writes it, 287 indented by a JSON library,
+# and one with every optional field and team names of 23 characters, indented, 448.
+ADMIN_ITEM_BYTES = 512
 
 
 class Settings(BaseSettings):
@@ -198,7 +205,8 @@ class Settings(BaseSettings):
         ge=1,
         le=10_000,
         description="Most items in one admin JSON request: the quotes of /admin/odds, the "
-        "results of /admin/results, the events of /admin/import/the-odds-api.",
+        "results of /admin/results, the events of /admin/import/the-odds-api. The body "
+        "limit of /admin/odds and /admin/results follows it: 512 bytes an item.",
     )
     predict_batch_max: int = Field(
         default=1000, ge=1, le=10_000, description="Most items accepted by POST /predict/batch."
@@ -358,6 +366,13 @@ class Settings(BaseSettings):
     def capture_skew(self) -> dt.timedelta:
         return dt.timedelta(seconds=self.capture_skew_seconds)
 
+    @property
+    def admin_json_body_limit_bytes(self) -> int:
+        """The largest body of /admin/odds and /admin/results: room for
+        ``admin_items_max`` items of ``ADMIN_ITEM_BYTES`` each (5,120,000 bytes for 10,000),
+        so that the items a request may hold fit in it; never less than the body limit."""
+        return max(self.body_limit_bytes, self.admin_items_max * ADMIN_ITEM_BYTES)
+
     def value_terms(self) -> ValueTerms:
         """The value-bet terms a request that gives none of its own is judged by."""
         from app.domain.value import ValueTerms
@@ -446,7 +461,8 @@ class Settings(BaseSettings):
             )
         if len(key) < ADMIN_KEY_MIN_LENGTH:
             raise ValueError(
-                f"ODDSBOOST_ADMIN_API_KEY must have at least {ADMIN_KEY_MIN_LENGTH} characters "
+                "ODDSBOOST_ADMIN_API_KEY must have at least "
+                f"{counted(ADMIN_KEY_MIN_LENGTH, 'character')} "
                 "outside development; make one with "
                 "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
             )
@@ -464,10 +480,44 @@ def check_cron(expression: str) -> str:
     return expression
 
 
+class ConfigurationError(ValueError):
+    """Settings that cannot be used: each problem names its variable and says why."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def configuration_problems(error: ValidationError) -> list[str]:
+    """Each error of reading the settings as ``ODDSBOOST_NAME: reason``, for an operator:
+    without pydantic's links to its documentation, and without the value (a secret, maybe).
+    A check of several settings at once already names them in its reason."""
+    problems = []
+    for item in error.errors(include_url=False, include_input=False):
+        reason = _reason(item)
+        if not item["loc"]:
+            problems.append(reason)
+            continue
+        name, *within = item["loc"]
+        variable = f"ODDSBOOST_{str(name).upper()}" + "".join(f"[{part}]" for part in within)
+        problems.append(f"{variable}: {reason}")
+    return problems
+
+
+def _reason(item: ErrorDetails) -> str:
+    # A validator's own ValueError: its message, without pydantic's "Value error, ".
+    error = item.get("ctx", {}).get("error")
+    return str(error) if item["type"] == "value_error" and error is not None else item["msg"]
+
+
 @lru_cache
 def get_settings() -> Settings:
-    """Settings of this process, read once from the environment."""
-    return Settings()
+    """Settings of this process, read once from the environment; ConfigurationError, which
+    says only what is wrong with which variable, when they cannot be used."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        raise ConfigurationError(configuration_problems(error)) from None
 
 
 # The variables of the secret settings (the admin key), which no child process is given.

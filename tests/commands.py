@@ -37,11 +37,23 @@ class Oddsboost:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self._monkeypatch = monkeypatch
 
-    def run(self, *args: str, env: Mapping[str, str] | None = None) -> CommandResult:
-        """Run the command with ``env`` added to this process's environment for the run."""
+    def run(
+        self,
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        terminal: bool = False,
+        columns: int | None = 200,
+    ) -> CommandResult:
+        """Run the command with ``env`` added to this process's environment for the run.
+
+        Its output goes to a pipe, or with ``terminal`` to a terminal (without colours, so
+        that tests read the text). ``columns`` is the terminal's width and COLUMNS; None
+        leaves COLUMNS unset, as a shell does for the commands it starts.
+        """
         # Wide enough that messages are not wrapped in the middle of what tests look for.
-        variables = {"COLUMNS": "200", **(env or {})}
+        variables = {**({} if columns is None else {"COLUMNS": str(columns)}), **(env or {})}
         with self._monkeypatch.context() as patch, preserved_logging():
+            patch.delenv("COLUMNS", raising=False)
             for name, value in variables.items():
                 patch.setenv(name, value)
             for console in vars(common).values():
@@ -49,8 +61,10 @@ class Oddsboost:
                     # Chosen when the console was made, which may have been on a terminal
                     # (pytest -s); a process writing to a pipe would use no colours.
                     patch.setattr(console, "_color_system", None)
-                    # Its width too was fixed then, from that process's COLUMNS or terminal.
-                    patch.setattr(console, "_width", int(variables["COLUMNS"]))
+                    # Its width too was fixed then, from that process's COLUMNS or terminal:
+                    # the terminal's (say, 200 columns), whatever COLUMNS is.
+                    patch.setattr(console, "_width", columns or 200)
+                    patch.setattr(console, "_force_terminal", terminal)
             get_settings.cache_clear()
             try:
                 result = CliRunner().invoke(cli, list(args))
@@ -91,3 +105,34 @@ def preserved_logging() -> Iterator[None]:
                 made.handlers.clear()
                 made.propagate = True
                 made.disabled = False
+
+
+def table_rows(printed: str, first_column: str) -> list[dict[str, str]]:
+    """The rows of a table a command printed, each cell by its column's name.
+
+    The header is the first line that starts with ``first_column``; the rows are the lines
+    after it as wide as it (a table pads each of its lines to its width). A column is a run
+    of the positions some line of the table fills, apart from the next by two spaces or more.
+    """
+    lines = printed.splitlines()
+    header = next(line for line in lines if line.startswith(first_column))
+    at = lines.index(header)
+    block = [header]
+    for line in lines[at + 1 :]:
+        if len(line) != len(header):
+            break
+        block.append(line)
+    filled = [any(line[i] != " " for line in block) for i in range(len(header))]
+    spans: list[tuple[int, int]] = []
+    for i, used in enumerate(filled):
+        if not used:
+            continue
+        if spans and i - spans[-1][1] <= 1:
+            spans[-1] = (spans[-1][0], i + 1)  # one space inside a column: "log loss"
+        else:
+            spans.append((i, i + 1))
+    names = [header[a:b].strip() for a, b in spans]
+    return [
+        {name: line[a:b].strip() for name, (a, b) in zip(names, spans, strict=True)}
+        for line in block[1:]
+    ]

@@ -3,9 +3,12 @@ the process itself is the point (``serve`` end to end, what ``health`` imports).
 
 from __future__ import annotations
 
+import ast
+import datetime as dt
 import functools
 import http.server
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -16,16 +19,19 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import ColumnElement, select
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
+from sqlalchemy import ColumnElement, inspect, select
 from sqlalchemy.engine import make_url
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import current_revision, downgrade_to, head_revision
 from app.db.orm import Match, ModelVersion
-from app.domain.vocabulary import ActivatedBy, Phase
+from app.domain.vocabulary import ActivatedBy, Method, Phase
 from app.services.model_versions import activate
+from app.services.scheduling import build_scheduler
 from app.settings import Settings, settings_environment
-from tests.commands import Oddsboost
+from tests.commands import CommandResult, Oddsboost, table_rows
 from tests.helpers import count_complete_triples, free_port, hand_made_version
 from tests.processes import child_environment, running_server
 from tests.test_admin_api import season_file_with_bookmakers
@@ -58,6 +64,54 @@ def test_migrate(oddsboost: Oddsboost, fresh_database_url: str) -> None:
     engine = make_engine(fresh_database_url)
     assert current_revision(engine) == head_revision()
     engine.dispose()
+
+
+def table_names(database_url: str) -> set[str]:
+    """The tables the database has, Alembic's own left out."""
+    engine = make_engine(database_url)
+    try:
+        return set(inspect(engine).get_table_names()) - {"alembic_version"}
+    finally:
+        engine.dispose()
+
+
+def listed_after_heading(printed: str) -> tuple[str, list[str]]:
+    """The first line of a command's output, and the comma-separated names the lines after
+    it list."""
+    heading, *rest = printed.splitlines()
+    return heading, " ".join(line.strip() for line in rest).split(", ")
+
+
+def test_migrate_says_what_it_created(oddsboost: Oddsboost, fresh_database_url: str) -> None:
+    created = oddsboost.run("migrate", env=on(fresh_database_url), columns=None)
+    assert created.returncode == 0, created.stderr
+    tables = table_names(fresh_database_url)
+    heading, listed = listed_after_heading(created.stdout)
+    assert heading == (
+        f"the database had no schema: created the newest, revision {head_revision()}, "
+        f"{len(tables)} tables:"
+    )
+    assert sorted(listed) == sorted(tables)
+    assert max(len(line) for line in created.stdout.splitlines()) <= 80
+    again = oddsboost.run("migrate", env=on(fresh_database_url))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines() == [
+        f"the database is at the newest schema, revision {head_revision()}: nothing to do"
+    ]
+
+
+def test_migrate_says_what_an_upgrade_created(oddsboost: Oddsboost, migrated_url: str) -> None:
+    downgrade_to(migrated_url, "0005")
+    before = table_names(migrated_url)
+    upgraded = oddsboost.run("migrate", env=on(migrated_url))
+    assert upgraded.returncode == 0, upgraded.stderr
+    new_tables = table_names(migrated_url) - before
+    heading, listed = listed_after_heading(upgraded.stdout)
+    assert heading == (
+        f"upgraded the schema from revision 0005 to {head_revision()}: "
+        f"{len(new_tables)} tables created:"
+    )
+    assert sorted(listed) == sorted(new_tables)
 
 
 def revision_of(database_url: str) -> str | None:
@@ -302,12 +356,9 @@ def test_a_rescheduled_fixture_is_shown_in_the_summary(
         "import", "football-data", str(season_file("E0_1819")), env=on(migrated_url)
     )
     assert result.returncode == 0, result.stderr
-    titles = next(line for line in result.stdout.splitlines() if "rescheduled" in line)
-    cells = next(line for line in result.stdout.splitlines() if "E0_1819.csv" in line)
-    columns = [c.strip() for c in titles.strip("┃│ ").replace("┃", "│").split("│")]
-    values = [c.strip() for c in cells.strip("┃│ ").split("│")]
-    assert dict(zip(columns, values, strict=True))["rescheduled"] == "1"
-    assert dict(zip(columns, values, strict=True))["matches"] == "379/1/0"
+    (row,) = [row for row in table_rows(result.stdout, "file") if row["file"] == "E0_1819.csv"]
+    assert row["rescheduled"] == "1"
+    assert row["matches"] == "379/1/0"
 
 
 def test_import_the_odds_api_file(oddsboost: Oddsboost, migrated_url: str, tmp_path: Path) -> None:
@@ -342,7 +393,8 @@ def test_a_file_given_to_the_other_importer_names_the_right_command(
     response = str(FIXTURES / "the_odds_api_epl.json")
     as_season = oddsboost.run("import", "football-data", response, env=on(migrated_url))
     assert as_season.returncode == 1
-    assert "oddsboost import the-odds-api" in as_season.stdout
+    # The failure's line, as long as its path makes it, is wrapped at the output's width.
+    assert "oddsboost import the-odds-api" in " ".join(as_season.stdout.split())
     as_response = oddsboost.run(
         "import", "the-odds-api", str(season_file("E0_1819")), env=on(migrated_url)
     )
@@ -614,15 +666,6 @@ def test_delete_an_id_that_cannot_be_one_is_a_usage_error(
 # --- models -------------------------------------------------------------------------------
 
 
-def table_cells(printed: str) -> list[list[str]]:
-    """The cells of each body row of a table the command printed."""
-    return [
-        [cell.strip() for cell in line.split("│")[1:-1]]
-        for line in printed.splitlines()
-        if line.startswith("│")
-    ]
-
-
 def store_versions(database_url: str, *versions: ModelVersion) -> list[int]:
     """Commit hand-made versions; the last one active, as the refit that made it left it."""
     engine = make_engine(database_url)
@@ -646,7 +689,10 @@ def test_models_list_and_activate_roll_back_and_forward(
     )
     listed = oddsboost.run("models", "list", env=on(migrated_url))
     assert listed.returncode == 0, listed.stderr
-    assert [row[:4] for row in table_cells(listed.stdout)] == [
+    assert [
+        [row["id"], row["status"], row["phase"], row["method"]]
+        for row in table_rows(listed.stdout, "id")
+    ] == [
         [str(second), "active", "pre", "power"],
         [str(first), "retired", "pre", "power"],
     ]
@@ -667,12 +713,12 @@ def test_models_list_and_activate_roll_back_and_forward(
     assert f"version {first} is already the active version" in again.stdout
     history = oddsboost.run("models", "activations", env=on(migrated_url))
     assert history.returncode == 0, history.stderr
-    cells = table_cells(history.stdout)
-    assert [cell[1:5] for cell in cells] == [
+    rows = table_rows(history.stdout, "activated")
+    assert [[row["version"], row["previous"], row["by"], row["run"]] for row in rows] == [
         [str(first), str(second), "cli", ""],
         [str(second), "", "refit", ""],
     ]
-    assert cells[0][5] == "back to the pool of two"
+    assert rows[0]["reason"] == "back to the pool of two"
 
 
 def test_models_activate_warns_and_refuses_what_it_cannot_do(
@@ -719,6 +765,257 @@ def test_a_merge_counts_in_the_singular_and_the_plural(
     )
     assert merged.returncode == 0, merged.stderr
     assert "1 match moved, 0 merged, 0 quotes moved" in merged.stdout
+
+
+def test_a_merge_preview_counts_in_the_singular_and_the_plural(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+    # Tottenham's one match, against Newcastle, quoted by one bookmaker in the fixture.
+    previewed = oddsboost.run(
+        "teams", "alias", "Tottenham Hotspur", "Leicester City", "--dry-run", env=on(migrated_url)
+    )
+    assert previewed.returncode == 0, previewed.stderr
+    assert "'Tottenham Hotspur' into 'Leicester City' moves 1 match with 1 quote, " in (
+        previewed.stdout
+    )
+    assert "(0 quotes moved to them, 0 they already had)" in previewed.stdout
+    assert "'Tottenham Hotspur' played E0 2018/19: 1 match\n" in previewed.stdout
+
+
+def test_a_match_deleted_with_one_quote_says_one_quote(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+    (tottenham,) = match_ids(migrated_url, Match.away_team.has(name="Tottenham Hotspur"))
+    deleted = oddsboost.run("matches", "delete", str(tottenham), env=on(migrated_url))
+    assert deleted.returncode == 0, deleted.stderr
+    assert deleted.stdout.strip().endswith(", 2018-08-11) and its 1 quote")
+
+
+# --- lists: on a terminal and on a pipe, and as JSON --------------------------------------
+
+BOX_DRAWING = re.compile("[\u2500-\u257f]")
+LONG_REASON = "back to the version before the pool lost a bookmaker; " * 4
+
+
+def assert_fits(printed: str, *, columns: int = 80) -> None:
+    """Something printed, in lines of at most ``columns``, with no box characters and no
+    terminal codes."""
+    assert printed.strip()
+    too_wide = [line for line in printed.splitlines() if len(line) > columns]
+    assert not too_wide, printed
+    assert not BOX_DRAWING.search(printed), printed
+    assert "\x1b" not in printed
+
+
+def store_listed_versions(database_url: str) -> None:
+    """A version with the longest words a list shows, rejected, then activated by hand with
+    a long reason; and the version active now."""
+    first, _ = store_versions(
+        database_url,
+        hand_made_version(
+            phase=Phase.CLOSING,
+            method=Method.MULTIPLICATIVE,
+            rejected_reason="worse than the consensus",
+            n_matches=123_456,
+        ),
+        hand_made_version(),
+    )
+    engine = make_engine(database_url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        activate(session, session.get_one(ModelVersion, first), by=ActivatedBy.CLI)
+        session.flush()
+        activate(
+            session,
+            session.get_one(ModelVersion, first + 1),
+            by=ActivatedBy.CLI,
+            reason=LONG_REASON.strip(),
+        )
+    engine.dispose()
+
+
+LISTS = [("models", "list"), ("models", "activations")]
+
+
+@pytest.mark.parametrize("command", LISTS, ids=[" ".join(c) for c in LISTS])
+def test_a_list_fits_80_columns_on_a_pipe_and_a_terminal(
+    oddsboost: Oddsboost, migrated_url: str, command: tuple[str, ...]
+) -> None:
+    store_listed_versions(migrated_url)
+    # A pipe, from a shell in a terminal of 200 columns: COLUMNS is not exported.
+    piped = oddsboost.run(*command, env=on(migrated_url), columns=None)
+    assert piped.returncode == 0, piped.stderr
+    assert_fits(piped.stdout)
+    on_terminal = oddsboost.run(*command, env=on(migrated_url), terminal=True, columns=80)
+    assert on_terminal.returncode == 0, on_terminal.stderr
+    assert_fits(on_terminal.stdout)
+    # Nothing is cut short: the long reason is all there, folded over lines.
+    if command[-1] == "activations":
+        assert " ".join(LONG_REASON.split()) in " ".join(piped.stdout.split())
+
+
+def test_an_import_summary_fits_80_columns(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, tmp_path: Path
+) -> None:
+    deep = tmp_path / ("a-folder-whose-name-is-long-" * 3)
+    deep.mkdir()
+    broken = deep / "season-file-with-a-long-name-that-is-not-one.csv"
+    broken.write_text("name,age\nann,3\n")
+    # E1 2012/13 has a row skipped: a price of 0.
+    files = (str(season_file("E0_1819")), str(season_file("E1_1213")), str(broken))
+    piped = oddsboost.run("import", "football-data", *files, env=on(migrated_url), columns=None)
+    assert piped.returncode == 1
+    assert_fits(piped.stdout)
+    assert "skipped E1_1213.csv row 532 B365H: price 0" in piped.stdout
+    # The path, longer than a line, is broken over two.
+    assert f"failed{broken}:FileFormatError:" in "".join(piped.stdout.split())
+
+
+def test_a_merge_preview_fits_80_columns(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile
+) -> None:
+    for name in ("E0_1819", "SP1_1819"):
+        import_json(oddsboost, migrated_url, "football-data", str(season_file(name)))
+    looked = oddsboost.run(
+        "teams", "alias", "Getafe", "Arsenal", "--dry-run", env=on(migrated_url), columns=None
+    )
+    assert looked.returncode == 0, looked.stderr
+    assert_fits(looked.stdout)
+
+
+def test_commands_print_results_only_through_the_bounded_helpers() -> None:
+    """Every table and line of results goes through ``new_table``/``show_table``, ``say`` and
+    ``show_json`` (app/cli/common.py), which keep to the output's width: no command makes a
+    rich table or writes to the results' console itself."""
+    cli_dir = Path(__file__).resolve().parents[1] / "app" / "cli"
+    wrong = []
+    for path in sorted(cli_dir.rglob("*.py")):
+        if path.name == "common.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "rich.table":
+                wrong.append(f"{path.name} imports rich.table")
+            if isinstance(node, ast.ImportFrom) and any(a.name == "output" for a in node.names):
+                wrong.append(f"{path.name} imports the results' console")
+    assert not wrong
+
+
+VERSION_KEYS = {
+    "id",
+    "status",
+    "phase",
+    "method",
+    "rounds",
+    "n_matches",
+    "window_start",
+    "window_end",
+    "log_loss",
+    "consensus_log_loss",
+    "created_at",
+    "activated_at",
+}
+ACTIVATION_KEYS = {"id", "version_id", "previous_version_id", "activated_at", "by", "reason"}
+
+
+def json_of(result: CommandResult) -> Any:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_lists_take_json(oddsboost: Oddsboost, migrated_url: str) -> None:
+    store_listed_versions(migrated_url)
+    engine = make_engine(migrated_url)
+    with make_session_factory(engine)() as session:
+        stored = list(session.scalars(select(ModelVersion).order_by(ModelVersion.id.desc())))
+        expected = [(v.id, str(v.status), str(v.method), v.n_matches) for v in stored]
+    engine.dispose()
+    versions = json_of(oddsboost.run("models", "list", "--json", env=on(migrated_url)))
+    assert (versions["total"], versions["limit"], versions["offset"]) == (2, 20, 0)
+    assert {key for item in versions["items"] for key in item} == VERSION_KEYS
+    assert [
+        (item["id"], item["status"], item["method"], item["n_matches"])
+        for item in versions["items"]
+    ] == expected
+    activations = json_of(
+        oddsboost.run("models", "activations", "--limit", "2", "--json", env=on(migrated_url))
+    )
+    assert (activations["total"], len(activations["items"])) == (3, 2)
+    assert {key for item in activations["items"] for key in item} == ACTIVATION_KEYS | {"run_id"}
+    newest = activations["items"][0]
+    assert (newest["by"], newest["reason"]) == ("cli", LONG_REASON.strip())
+    assert newest["version_id"] == expected[0][0]
+    assert newest["previous_version_id"] == expected[1][0]
+
+
+def test_teams_refit_and_track_record_take_json(oddsboost: Oddsboost, migrated_url: str) -> None:
+    env = on(migrated_url)
+    import_json(oddsboost, migrated_url, "the-odds-api", str(FIXTURES / "the_odds_api_epl.json"))
+    merged = json_of(
+        oddsboost.run("teams", "alias", "Tottenham Hotspur", "Leicester City", "--json", env=env)
+    )
+    assert (merged["created"], merged["merged_team"], merged["matches_moved"]) == (True, True, 1)
+    assert merged["preview"]["competitions"] == [
+        {"competition": "E0", "season": "2018/19", "matches": 1}
+    ]
+    undone = json_of(oddsboost.run("teams", "unalias", "Tottenham Hotspur", "--json", env=env))
+    assert (undone["restored_team"], undone["matches_moved_back"]) == (True, 1)
+    # Two matches stored, neither settled: the refit fails, and says so as a document too.
+    refit = oddsboost.run("refit", "--json", env=env)
+    assert refit.returncode == 1
+    run = json.loads(refit.stdout)
+    assert (run["status"], run["version_id"]) == ("failed", None)
+    assert run["message"].startswith("only 0 settled matches")
+    logged = json_of(
+        oddsboost.run("track-record", "rebuild", "--from", "2018-08-01", "--json", env=env)
+    )
+    # Both matches have quotes, but no model version was active at their kickoffs.
+    assert set(logged) == {"written", "already_logged", "without_quotes"}
+
+
+# --- scheduler ----------------------------------------------------------------------------
+
+CRON_SETTINGS = ("refit_cron", "track_record_cron", "odds_api_cron", "football_data_cron")
+
+
+def test_scheduler_help_names_every_job_it_runs(oddsboost: Oddsboost) -> None:
+    """Every job the scheduler is given, each told by the cron setting that times it."""
+    crons = {name: f"{minute} 4 * * *" for minute, name in enumerate(CRON_SETTINGS)}
+    settings = Settings(
+        database_url="sqlite://",
+        odds_api_key="key-of-the-test",
+        refit_cron=crons["refit_cron"],
+        track_record_cron=crons["track_record_cron"],
+        odds_api_cron=crons["odds_api_cron"],
+        football_data_cron=crons["football_data_cron"],
+    )
+    engine = make_engine(settings.database_url)
+    try:
+        scheduler = build_scheduler(
+            engine, settings, should_stop=lambda: False, into=BackgroundScheduler()
+        )
+        timed_by = {
+            str(job.trigger): name
+            for name in CRON_SETTINGS
+            for job in scheduler.get_jobs()
+            if str(job.trigger) == str(CronTrigger.from_crontab(crons[name], timezone=dt.UTC))
+        }
+        assert len(timed_by) == len(scheduler.get_jobs()) == 4
+    finally:
+        engine.dispose()
+    result = oddsboost.run("scheduler", "--help")
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "Run the service's four jobs, each on its own cron (UTC)" in text
+    for name in timed_by.values():
+        assert f"ODDSBOOST_{name.upper()}" in text
+    defaults = Settings()
+    assert f"ODDSBOOST_REFIT_CRON (default {defaults.refit_cron})" in text
+    assert defaults.track_record_cron == "*/5 * * * *"
+    assert "ODDSBOOST_TRACK_RECORD_CRON (default every 5 minutes; empty: off)" in text
+    assert (defaults.odds_api_cron, defaults.football_data_cron) == (None, None)
+    assert "ODDSBOOST_ODDS_API_CRON (unset: off)" in text
+    assert "ODDSBOOST_FOOTBALL_DATA_CRON (unset: off)" in text
 
 
 # --- serve --------------------------------------------------------------------------------
@@ -772,6 +1069,38 @@ def test_serve_refuses_a_weak_admin_key_without_repeating_it(oddsboost: Oddsboos
     assert "configuration error" in result.stderr
     assert "at least 16 characters" in result.stderr
     assert "weak-key-1" not in result.stdout + result.stderr
+
+
+def test_a_configuration_error_says_the_variable_and_the_reason_only(
+    oddsboost: Oddsboost,
+) -> None:
+    """Each refused setting on its own line, as the operator set it; none of pydantic's
+    headings or links to its documentation."""
+    bounds = oddsboost.run(
+        "models",
+        "list",
+        env={"ODDSBOOST_PORT": "99999", "ODDSBOOST_REFIT_ROUNDS_GRID": '[50, "many"]'},
+    )
+    assert bounds.returncode == 2
+    assert bounds.stderr.splitlines() == [
+        # Settings.port is bounded by the highest TCP port.
+        "configuration error: ODDSBOOST_PORT: Input should be less than or equal to 65535",
+        "configuration error: ODDSBOOST_REFIT_ROUNDS_GRID[1]: Input should be a valid "
+        "integer, unable to parse string as an integer",
+    ]
+    cron = oddsboost.run("migrate", env={"ODDSBOOST_REFIT_CRON": "at three"})
+    assert cron.returncode == 2
+    (line,) = cron.stderr.splitlines()
+    assert line.startswith("configuration error: ODDSBOOST_REFIT_CRON: not a cron expression (")
+    key = oddsboost.run("serve", env={"ODDSBOOST_ADMIN_API_KEY": "weak-key-1"})
+    (line,) = key.stderr.splitlines()
+    assert line.startswith(
+        "configuration error: ODDSBOOST_ADMIN_API_KEY must have at least 16 characters"
+    )
+    for result in (bounds, cron, key):
+        assert "pydantic" not in result.stderr
+        assert "validation error" not in result.stderr
+        assert "Value error" not in result.stderr
 
 
 # --- health -------------------------------------------------------------------------------

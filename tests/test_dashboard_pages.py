@@ -247,6 +247,13 @@ def test_a_missing_match_is_a_404_page(client: TestClient) -> None:
     assert "no match with id 987654" in response.text
 
 
+def test_an_empty_board_of_one_day_says_one_day(client: TestClient) -> None:
+    text, _ = page(client, "/dashboard", days=1)
+    assert "No upcoming matches in the next 1 day." in text
+    text, _ = page(client, "/dashboard", days=2)
+    assert "No upcoming matches in the next 2 days." in text
+
+
 def test_the_model_page_shows_the_active_version(seeded: Seeded) -> None:
     text, parsed = page(seeded.client, "/dashboard/model")
     assert f"Active: version {seeded.version}" in text

@@ -9,9 +9,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pathspec
 import pytest
 import yaml
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
+from app.db.engine import make_engine
+from app.services.locks import refit_lock
 from app.settings import Settings
 from tests.commands import Oddsboost
 
@@ -170,3 +175,23 @@ def test_files_exist_and_mention_no_local_paths(path: str) -> None:
     text = (ROOT / path).read_text()
     assert "/work/" not in text
     assert "shared/data" not in text
+
+
+def test_the_files_beside_a_sqlite_database_are_ignored_by_git(tmp_path: Path) -> None:
+    """The database of the default URL, and what the service writes beside it (its journal,
+    the refit lock), are never committed by accident."""
+    name = make_url(Settings().database_url).database
+    assert name is not None
+    database = tmp_path / Path(name).name
+    engine = make_engine(f"sqlite:///{database}")
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("CREATE TABLE written (id INTEGER)"))
+        with refit_lock(engine) as lock:
+            assert lock.taken
+            written = sorted(path.name for path in tmp_path.iterdir())
+    finally:
+        engine.dispose()
+    assert f"{database.name}.refit-lock" in written
+    ignored = pathspec.GitIgnoreSpec.from_lines((ROOT / ".gitignore").read_text().splitlines())
+    assert [name for name in written if not ignored.match_file(name)] == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import http.client
 import io
 import json
@@ -402,21 +403,73 @@ def test_bodies_over_the_limit_are_refused(
     seeded_client: TestClient, seeded_settings: Settings
 ) -> None:
     headers = {"X-API-Key": ADMIN_KEY, "Content-Type": "application/json"}
-    big = b'{"quotes": [' + b" " * (seeded_settings.body_limit_bytes + 10) + b"]}"
-    response = seeded_client.post("/admin/odds", content=big, headers=headers)
+    big = b'{"alias": "' + b" " * (seeded_settings.body_limit_bytes + 10) + b'"}'
+    response = seeded_client.post("/admin/teams/aliases", content=big, headers=headers)
     assert response.status_code == 413
     assert "at most 1048576 bytes (1.0 MiB)" in response.json()["detail"]
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it streams
-        yield b'{"quotes": ['
+        yield b'{"alias": "'
         for _ in range(40):
             yield b" " * 32_768
-        yield b"]}"
+        yield b'"}'
 
-    streamed = seeded_client.post("/admin/odds", content=chunks(), headers=headers)
+    streamed = seeded_client.post("/admin/teams/aliases", content=chunks(), headers=headers)
     assert streamed.status_code == 413
     assert "request body too large" in streamed.json()["detail"]
     assert seeded_client.post("/predict", content=big, headers=headers).status_code == 413
+
+
+def readme_quote() -> dict[str, Any]:
+    """The quote of the README's example of POST /admin/odds, as it is written there."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    payload = text.split("localhost:8000/admin/odds -d '", 1)[1].split("'", 1)[0]
+    (item,) = json.loads(payload)["quotes"]
+    assert isinstance(item, dict)
+    return item
+
+
+def test_the_admin_json_endpoints_take_as_many_items_as_a_request_may_hold(
+    client: TestClient, settings: Settings
+) -> None:
+    """ODDSBOOST_ADMIN_ITEMS_MAX quotes of the README's shape, and as many results for the
+    same matches, as a JSON library writes them (indented), fit in the body a request may
+    send; a body over the limit is still refused, with the limit."""
+    headers = {"X-API-Key": ADMIN_KEY, "Content-Type": "application/json"}
+    item = readme_quote()
+    first = dt.datetime.fromisoformat(item["match"]["kickoff"])
+    # 100 matches on 100 days, each quoted by 100 bookmakers with codes as long as B365.
+    matches = [
+        {**item["match"], "kickoff": (first + dt.timedelta(days=day)).isoformat()}
+        for day in range(100)
+    ]
+    quotes = [
+        {**item, "match": match, "bookmaker": f"B{code:03d}"}
+        for match in matches
+        for code in range(100)
+    ]
+    assert len(quotes) == settings.admin_items_max
+    odds = json.dumps({"quotes": quotes}, indent=2)
+    results = json.dumps(
+        {
+            "results": [
+                {"match": quote["match"], "home_goals": 2, "away_goals": 1} for quote in quotes
+            ]
+        },
+        indent=2,
+    )
+    assert min(len(odds), len(results)) > settings.body_limit_bytes
+    stored = client.post("/admin/odds", content=odds, headers=headers)
+    assert stored.status_code == 200, stored.text
+    assert stored.json()["quotes_inserted"] == settings.admin_items_max
+    settled = client.post("/admin/results", content=results, headers=headers)
+    assert settled.status_code == 200, settled.text
+    assert settled.json()["results_set"] == len(matches)
+    limit = settings.admin_json_body_limit_bytes
+    for path in ("/admin/odds", "/admin/results"):
+        over = client.post(path, content=b" " * (limit + 1), headers=headers)
+        assert over.status_code == 413
+        assert f"at most {limit} bytes" in over.json()["detail"]
 
 
 def test_imports_may_be_larger(seeded_client: TestClient, season_file: Any) -> None:

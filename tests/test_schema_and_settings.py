@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import traceback
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -22,7 +23,8 @@ from app.db.migrate import (
 )
 from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, RefitRun, Team
 from app.domain.vocabulary import Phase, RunStatus, RunTrigger
-from app.settings import Settings
+from app.main import create_app
+from app.settings import ConfigurationError, Settings, get_settings
 
 
 def test_migrations_produce_exactly_the_models(connection: Connection) -> None:
@@ -309,3 +311,24 @@ def test_a_refused_admin_key_is_not_repeated_in_the_message() -> None:
     with pytest.raises(ValidationError) as refused:
         Settings(admin_api_key="short-key-7")
     assert "short-key-7" not in str(refused.value)
+
+
+def test_the_server_s_configuration_error_says_the_variable_and_the_reason_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The app factory, as uvicorn's workers call it, reads the same settings the same way."""
+    monkeypatch.setenv("ODDSBOOST_PAGE_SIZE_MAX", "0")
+    monkeypatch.setenv("ODDSBOOST_ADMIN_API_KEY", "short-key-7")
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(ConfigurationError) as refused:
+            create_app()
+    finally:
+        get_settings.cache_clear()
+    # page_size_max is at least 1; a field's own error stops the checks of the whole.
+    assert refused.value.problems == [
+        "ODDSBOOST_PAGE_SIZE_MAX: Input should be greater than or equal to 1"
+    ]
+    shown = "".join(traceback.format_exception(refused.value))
+    assert "errors.pydantic.dev" not in shown
+    assert "short-key-7" not in shown

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.errors import internal_error, problem_json, problem_response
 from app.api.schemas.problems import PROBLEM_MEDIA_TYPE, FieldError, Problem
+from app.domain.wording import counted
 from app.logs import REQUEST_ID
 from app.metrics import observe_request
 
@@ -235,7 +236,7 @@ class BodyLimitMiddleware:
 
 
 def _too_large(limit: int) -> str:
-    return f"request body too large: at most {limit} bytes ({_size(limit)}) here"
+    return f"request body too large: at most {counted(limit, 'byte')} ({_size(limit)}) here"
 
 
 def error_body(status_code: int, detail: str, instance: str) -> bytes:

@@ -7,9 +7,19 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, fail, load_settings, open_database, output, split_list
+from app.cli.common import (
+    console,
+    fail,
+    load_settings,
+    new_table,
+    open_database,
+    say,
+    show_table,
+    split_list,
+)
 from app.domain import defaults
 from app.domain.vocabulary import Method, Phase
+from app.domain.wording import counted
 
 if TYPE_CHECKING:
     from app.domain.backtest import BacktestConfig
@@ -151,7 +161,7 @@ def backtest_command(
     )
     written = write_report(evaluation, report_dir)
     _print_overall(evaluation.summary.overall)
-    output.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
+    say("wrote " + ", ".join(str(path) for path in written))
 
 
 def _value_config(sources: str, thresholds: str, reference: str, bookmakers: str) -> ValueBetConfig:
@@ -234,9 +244,7 @@ def _evaluate(
 
 
 def _print_overall(whole: OverallSummary) -> None:
-    from rich.table import Table
-
-    table = Table(title=f"overall, {whole.rows} test matches")
+    table = new_table(f"overall, {counted(whole.rows, 'test match')}")
     for column in ("forecast", "log loss", "Brier", "RPS", "accuracy"):
         table.add_column(column, justify="left" if column == "forecast" else "right")
     for name, scored in whole.scores.items():
@@ -244,9 +252,9 @@ def _print_overall(whole: OverallSummary) -> None:
         table.add_row(
             name, f"{row.log_loss:.4f}", f"{row.brier:.4f}", f"{row.rps:.4f}", f"{row.accuracy:.4f}"
         )
-    output.print(table)
+    show_table(table)
     difference = whole.ensemble_vs_consensus
-    output.print(
+    say(
         f"ensemble - consensus: {difference.mean:+.4f} ± {difference.standard_error:.4f} "
         f"log loss per match (p = {difference.p_value:.2f})"
     )

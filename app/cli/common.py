@@ -1,15 +1,18 @@
-"""What every command shares: the consoles, the settings, an open database, list options."""
+"""What every command shares: the consoles, how results are printed, the settings, an open
+database, list options."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
+    from rich.table import Table
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
@@ -23,21 +26,83 @@ cli = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+# The option of every command whose results a script may read.
+AsJson = Annotated[
+    bool, typer.Option("--json", help="Print the results as one JSON document, for scripts.")
+]
+
 # Messages and errors go to stderr; results (tables, JSON) to stdout.
 console = Console(stderr=True)
 output = Console()
 
+# Lines written to a pipe or a file are at most this wide, unless COLUMNS says otherwise: the
+# width of a terminal window would be the one of whichever stream is one (stdin, say).
+PIPE_WIDTH = 80
+
+
+def output_width() -> int:
+    """How wide a line of the results may be: the terminal's, else COLUMNS, else 80."""
+    if output.is_terminal or os.environ.get("COLUMNS", "").isdigit():
+        return output.width
+    return PIPE_WIDTH
+
+
+def say(text: str, *, indent: int = 0, hang: int = 2) -> None:
+    """A line of the results on stdout, as it is (no markup), ``indent`` spaces in and
+    wrapped at the output's width; the lines it continues on are ``hang`` spaces further in."""
+    import textwrap
+
+    lines = textwrap.wrap(
+        text,
+        width=output_width(),
+        initial_indent=" " * indent,
+        subsequent_indent=" " * (indent + hang),
+        break_on_hyphens=False,
+    )
+    output.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+
+
+def new_table(title: str | None = None) -> Table:
+    """A table of results: plain columns, no box characters (the header in bold on a
+    terminal, as rich styles it), so that a list fits in 80 columns and each row is one line
+    on a pipe (the form for scripts is ``--json``). A cell too long for the output folds
+    rather than being cut short."""
+    from rich.table import Table
+
+    return Table(
+        title=title,
+        box=None,
+        title_justify="left",
+        pad_edge=False,
+    )
+
+
+def show_table(table: Table) -> None:
+    """Print a table of :func:`new_table` on stdout, as wide as the output allows."""
+    for column in table.columns:
+        column.overflow = "fold"
+    output.print(table, width=output_width())
+
+
+def show_json(document: Mapping[str, Any]) -> None:
+    """The results as one JSON document on stdout, for scripts."""
+    import json
+
+    output.print_json(json.dumps(document))
+
 
 def load_settings() -> Settings:
-    """The settings of this process, or exit 2 with what is wrong in the environment."""
-    from pydantic import ValidationError
-
-    from app.settings import get_settings
+    """The settings of this process, or exit 2 with what is wrong in the environment: one
+    line per problem, the variable and the reason."""
+    from app.settings import ConfigurationError, get_settings
 
     try:
         return get_settings()
-    except ValidationError as error:
-        console.print(f"[red]configuration error:[/red] {error}")
+    except ConfigurationError as error:
+        for problem in error.problems:
+            console.print(
+                f"configuration error: {problem}", style="red", markup=False, soft_wrap=True
+            )
         raise typer.Exit(2) from None
 
 

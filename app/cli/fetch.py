@@ -4,13 +4,22 @@ on their schedules)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import fail, load_settings, log_as_a_command, open_database, output
+from app.cli.common import (
+    AsJson,
+    fail,
+    load_settings,
+    log_as_a_command,
+    new_table,
+    open_database,
+    say,
+    show_json,
+    show_table,
+)
 from app.domain.wording import counted
 
 if TYPE_CHECKING:
@@ -39,7 +48,7 @@ def the_odds_api(
             "us2, au. Each costs one credit per sport."
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Fetch the 1X2 prices of upcoming matches from The Odds API and store them: one
     transaction per sport, the run recorded (GET /admin/fetches). Exits with 1 if any sport
@@ -91,30 +100,21 @@ def _listed(
 
 
 def _show(outcome: OddsApiFetch, *, as_json: bool) -> None:
-    import dataclasses
-    import json
-
-    from rich.table import Table
-
-    from app.cli.common import output
-
     if as_json:
-        output.print_json(
-            json.dumps(
-                {
-                    "run_id": outcome.run_id,
-                    "status": outcome.status.value,
-                    "error": outcome.error,
-                    **dataclasses.asdict(outcome.counts),
-                    "sports": [
-                        {"sport": s.sport, "error": s.error, **dataclasses.asdict(s.counts)}
-                        for s in outcome.sports
-                    ],
-                }
-            )
+        show_json(
+            {
+                "run_id": outcome.run_id,
+                "status": outcome.status.value,
+                "error": outcome.error,
+                **dataclasses.asdict(outcome.counts),
+                "sports": [
+                    {"sport": s.sport, "error": s.error, **dataclasses.asdict(s.counts)}
+                    for s in outcome.sports
+                ],
+            }
         )
         return
-    table = Table(title=f"The Odds API fetch run {outcome.run_id}: {outcome.status.value}")
+    table = new_table(f"The Odds API fetch run {outcome.run_id}: {outcome.status.value}")
     for name in ("sport", "requests", "matches", "quotes", "skipped", "error"):
         table.add_column(name, justify="left" if name in ("sport", "error") else "right")
     for sport in outcome.sports:
@@ -127,16 +127,15 @@ def _show(outcome: OddsApiFetch, *, as_json: bool) -> None:
             str(counts.skipped),
             sport.error or "",
         )
-    output.print(table)
+    show_table(table)
     quota = outcome.counts
-    output.print(
-        f"{quota.requests} requests sent; quota: "
+    say(
+        f"{counted(quota.requests, 'request')} sent; quota: "
         f"{'unknown' if quota.quota_remaining is None else quota.quota_remaining} remaining, "
-        f"{'unknown' if quota.quota_used is None else quota.quota_used} used",
-        soft_wrap=True,
+        f"{'unknown' if quota.quota_used is None else quota.quota_used} used"
     )
     if outcome.error is not None:
-        output.print(f"failed: {outcome.error}", style="red", markup=False, soft_wrap=True)
+        say(f"failed: {outcome.error}")
 
 
 @fetch_cli.command("football-data")
@@ -155,7 +154,7 @@ def fetch_football_data(
             "2025/26. An extra league's file holds all its seasons."
         ),
     ] = "current",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Download the Football-Data.co.uk files of some leagues that changed since the last
     fetch, and import each in its own transaction. Exits 1 if a file failed."""
@@ -187,7 +186,7 @@ def fetch_football_data(
     finally:
         engine.dispose()
     if as_json:
-        output.print_json(json.dumps(_outcome_json(outcome)))
+        show_json(_outcome_json(outcome))
     else:
         _print_outcome(outcome)
     if outcome.error is not None:
@@ -211,28 +210,23 @@ def _outcome_json(outcome: FeedOutcome) -> dict[str, object]:
 
 
 def _print_outcome(outcome: FeedOutcome) -> None:
-    from rich.table import Table
-
-    table = Table(title=f"fetch run {outcome.run_id}")
+    table = new_table(f"fetch run {outcome.run_id}")
     columns = ("file", "status", "requests", "matches", "quotes", "results", "skipped")
     for name in columns:
-        table.add_column(
-            name, justify="left" if name in ("file", "status") else "right", no_wrap=True
-        )
+        table.add_column(name, justify="left" if name in ("file", "status") else "right")
     for document in outcome.documents:
         counts = document.counts
         numbers = (counts.requests, counts.matches, counts.quotes, counts.results, counts.skipped)
         table.add_row(document.path, document.status.value, *(str(n) for n in numbers))
-    output.print(table)
+    show_table(table)
     for document in outcome.documents:
         if document.error is not None:
-            output.print(f"failed {document.path}: {document.error}", soft_wrap=True, markup=False)
+            say(f"failed {document.path}: {document.error}")
     status = "failed" if outcome.error else "succeeded"
     counts = outcome.counts
-    output.print(
+    say(
         f"fetch run {outcome.run_id} {status}: {counts.changed} of "
         f"{counted(len(outcome.documents), 'file')} changed; "
         f"{counted(counts.matches, 'new match')}, {counted(counts.quotes, 'quote')}, "
-        f"{counted(counts.results, 'result')} stored",
-        soft_wrap=True,
+        f"{counted(counts.results, 'result')} stored"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,13 +10,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from app.cli.common import (
+    AsJson,
     console,
     database_session,
     fail,
     load_settings,
     log_as_a_command,
+    new_table,
     open_database,
-    output,
+    say,
+    show_json,
+    show_table,
 )
 
 if TYPE_CHECKING:
@@ -90,7 +93,7 @@ def import_football_data(
         ),
     ] = None,
     show_all: Annotated[bool, typer.Option("--show-all", help="List every skipped item.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Import football-data.co.uk season files: one transaction per file."""
     import httpx
@@ -154,7 +157,7 @@ def import_football_data(
     engine.dispose()
     failed = [(label, r) for label, r in per_file if isinstance(r, str)]
     if as_json:
-        output.print_json(json.dumps(_json_report(per_file, total)))
+        show_json(_json_report(per_file, total))
     else:
         _print_summary(per_file, total, show_all=show_all)
     if failed:
@@ -167,7 +170,7 @@ def import_the_odds_api(
         str,
         typer.Argument(help="A saved JSON response of The Odds API v4 /odds, or its http(s) URL."),
     ],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Import a saved The Odds API v4 response (h2h market) in one transaction."""
     import httpx
@@ -206,7 +209,7 @@ def import_the_odds_api(
     except TooManyBookmakersError as error:
         fail(f"{source}: {error}; nothing imported")
     if as_json:
-        output.print_json(json.dumps(_json_report([(source, report)], report)))
+        show_json(_json_report([(source, report)], report))
     else:
         _print_summary([(source, report)], report, show_all=False)
 
@@ -236,29 +239,30 @@ def _json_report(
 def _print_summary(
     per_file: list[tuple[str, IngestReport | str]], total: IngestReport, *, show_all: bool
 ) -> None:
-    from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title="import summary", caption="new/updated/unchanged")
+    table = new_table("import summary")
     for name in ("file", "rows", "matches", "rescheduled", "quotes", "results", "skipped"):
         table.add_column(name, justify="left" if name == "file" else "right")
     for label, report in per_file:
         if isinstance(report, str):
-            table.add_row(Path(label).name, "[red]failed[/red]")
+            table.add_row(Path(label).name, Text("failed", style="red"))
         else:
             table.add_row(Path(label).name, *_count_cells(report))
     if len(per_file) > 1:
-        table.add_row("[bold]total[/bold]", *_count_cells(total))
-    output.print(table)
+        table.add_row("total", *_count_cells(total))
+    show_table(table)
+    say("matches and quotes: new/updated/unchanged")
     skipped = [(label, s) for label, r in per_file if not isinstance(r, str) for s in r.skipped]
     shown = skipped if show_all else skipped[:SKIPPED_SHOWN]
     for label, item in shown:
         where = f"{Path(label).name} {item.where}" + (f" {item.field}" if item.field else "")
-        output.print(f"skipped {where}: {item.reason}", soft_wrap=True)
+        say(f"skipped {where}: {item.reason}")
     if len(skipped) > len(shown):
-        output.print(f"... and {len(skipped) - len(shown)} more (use --show-all)")
+        say(f"... and {len(skipped) - len(shown)} more (use --show-all)")
     for label, report in per_file:
         if isinstance(report, str):
-            output.print(f"[red]failed[/red] {label}: {report} (nothing imported)", soft_wrap=True)
+            say(f"failed {label}: {report} (nothing imported)")
 
 
 def _count_cells(report: IngestReport) -> list[str]:

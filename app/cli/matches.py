@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, database_session, load_settings, output
+from app.cli.common import console, database_session, load_settings, say
+from app.domain.wording import counted
 
 matches_cli = typer.Typer(help="Stored matches: corrections.", no_args_is_help=True)
 
@@ -40,13 +41,11 @@ def delete_match(
     except matches.MatchTrainedOnError as error:
         console.print(f"[red]{error}; pass --force to delete it anyway[/red]", soft_wrap=True)
         raise typer.Exit(1) from None
-    output.print(
+    say(
         f"deleted match {deleted.id} ({deleted.competition} {deleted.season}, "
         f"{deleted.home_team} v {deleted.away_team}, {deleted.kickoff:%Y-%m-%d}) and its "
-        f"{deleted.quotes_deleted} quotes",
-        soft_wrap=True,
-        markup=False,
+        f"{counted(deleted.quotes_deleted, 'quote')}"
     )
     if deleted.model_versions:
         versions = ", ".join(str(v) for v in deleted.model_versions)
-        output.print(f"model versions trained on it: {versions}", soft_wrap=True)
+        say(f"model versions trained on it: {versions}")

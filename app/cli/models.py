@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, database_session, load_settings, output
+from app.cli.common import (
+    AsJson,
+    console,
+    database_session,
+    load_settings,
+    new_table,
+    say,
+    show_json,
+    show_table,
+)
 
 models_cli = typer.Typer(
     help="Model versions: list them, activate one (roll back or forward), see the activations.",
@@ -21,26 +30,48 @@ def _when(moment: dt.datetime | None) -> str:
     return "" if moment is None else f"{moment:%Y-%m-%d %H:%M}"
 
 
-@models_cli.command("list")
-def list_command(limit: Limit = 20) -> None:
-    """Model versions, newest first: status, how each was fitted and its validation log loss."""
-    from rich.table import Table
+def _iso(moment: dt.datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
 
+
+@models_cli.command("list")
+def list_command(limit: Limit = 20, as_json: AsJson = False) -> None:
+    """Model versions, newest first: status, how each was fitted and its validation log loss."""
     from app.services import model_versions
     from app.services.pagination import PageWindow
 
     settings = load_settings()
     with database_session(settings, writes=False) as session:
         page = model_versions.list_versions(session, PageWindow(limit, 0))
-    if not page.items:
-        output.print("no model version yet: run `oddsboost refit`")
+    if as_json:
+        versions = [
+            {
+                "id": version.id,
+                "status": version.status,
+                "phase": version.phase,
+                "method": version.method,
+                "rounds": version.rounds,
+                "n_matches": version.n_matches,
+                "window_start": _iso(version.window_start),
+                "window_end": _iso(version.window_end),
+                "log_loss": version.validation.model.log_loss,
+                "consensus_log_loss": version.validation.consensus.log_loss,
+                "created_at": _iso(version.created_at),
+                "activated_at": _iso(version.activated_at),
+            }
+            for version in page.items
+        ]
+        show_json({"items": versions, "total": page.total, "limit": limit, "offset": 0})
         return
-    table = Table(title=f"model versions ({len(page.items)} of {page.total})")
+    if not page.items:
+        say("no model version yet: run `oddsboost refit`")
+        return
+    table = new_table(f"model versions ({len(page.items)} of {page.total})")
     for column in ("id", "status", "phase", "method", "rounds", "matches", "window end"):
         table.add_column(column)
     table.add_column("log loss", justify="right")
     table.add_column("consensus", justify="right")
-    table.add_column("activated")
+    # When each was activated: `models activations` (and --json) tell.
     for version in page.items:
         table.add_row(
             str(version.id),
@@ -52,9 +83,8 @@ def list_command(limit: Limit = 20) -> None:
             f"{version.window_end:%Y-%m-%d}",
             f"{version.validation.model.log_loss:.4f}",
             f"{version.validation.consensus.log_loss:.4f}",
-            _when(version.activated_at),
         )
-    output.print(table)
+    show_table(table)
 
 
 @models_cli.command("activate")
@@ -92,33 +122,46 @@ def activate_command(
     for warning in done.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}", soft_wrap=True)
     if done.activation is None:
-        output.print(f"version {version_id} is already the active version")
+        say(f"version {version_id} is already the active version")
     elif done.activation.previous_version_id is None:
-        output.print(f"version {version_id} is active")
+        say(f"version {version_id} is active")
     else:
-        output.print(
+        say(
             f"version {version_id} is active, in place of version "
             f"{done.activation.previous_version_id}"
         )
 
 
 @models_cli.command("activations")
-def activations_command(limit: Limit = 20) -> None:
+def activations_command(limit: Limit = 20, as_json: AsJson = False) -> None:
     """Every time a version became the active one, newest first: when, by whom and why."""
-    from rich.table import Table
-
     from app.services import model_versions
     from app.services.pagination import PageWindow
 
     settings = load_settings()
     with database_session(settings, writes=False) as session:
         page = model_versions.list_activations(session, PageWindow(limit, 0))
-    if not page.items:
-        output.print("no version has been activated yet")
+    if as_json:
+        activations = [
+            {
+                "id": activation.id,
+                "version_id": activation.version_id,
+                "previous_version_id": activation.previous_version_id,
+                "activated_at": _iso(activation.activated_at),
+                "by": activation.activated_by,
+                "reason": activation.reason,
+                "run_id": activation.run_id,
+            }
+            for activation in page.items
+        ]
+        show_json({"items": activations, "total": page.total, "limit": limit, "offset": 0})
         return
-    table = Table(title=f"activations ({len(page.items)} of {page.total})")
+    if not page.items:
+        say("no version has been activated yet")
+        return
+    table = new_table(f"activations ({len(page.items)} of {page.total})")
     for column in ("activated", "version", "previous", "by", "run", "reason"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column)
     for activation in page.items:
         table.add_row(
             _when(activation.activated_at),
@@ -128,4 +171,4 @@ def activations_command(limit: Limit = 20) -> None:
             "" if activation.run_id is None else str(activation.run_id),
             activation.reason or "",
         )
-    output.print(table)
+    show_table(table)

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, load_settings, log_as_a_command, open_database, output
+from app.cli.common import (
+    AsJson,
+    console,
+    load_settings,
+    log_as_a_command,
+    open_database,
+    say,
+    show_json,
+)
 
 
 def _parse_until(value: str | None) -> dt.datetime | None:
@@ -30,6 +38,7 @@ def refit_command(
     run_id: Annotated[
         int | None, typer.Option(help="Carry out this queued run (used by POST /admin/refit).")
     ] = None,
+    as_json: AsJson = False,
 ) -> None:
     """Refit the model once. Exits 0 when it succeeded, was rejected or was skipped."""
     from app.domain.vocabulary import RunStatus, RunTrigger
@@ -56,17 +65,38 @@ def refit_command(
         raise typer.Exit(1) from None
     finally:
         engine.dispose()
-    output.print(f"refit run {outcome.run_id} {outcome.status}: {outcome.message}", soft_wrap=True)
+    if as_json:
+        show_json(
+            {
+                "run_id": outcome.run_id,
+                "status": outcome.status,
+                "message": outcome.message,
+                "version_id": outcome.version_id,
+            }
+        )
+    else:
+        say(f"refit run {outcome.run_id} {outcome.status}: {outcome.message}")
     if outcome.status == RunStatus.FAILED:
         raise typer.Exit(1)
 
 
 def scheduler_command(
     run_now: Annotated[
-        bool, typer.Option("--run-now", help="Refit once at start, then keep the schedule.")
+        bool,
+        typer.Option("--run-now", help="Refit once at start too; every job keeps its schedule."),
     ] = False,
 ) -> None:
-    """Refit on the ODDSBOOST_REFIT_CRON schedule (UTC) until stopped with SIGTERM or SIGINT."""
+    """Run the service's four jobs, each on its own cron (UTC), until SIGTERM or SIGINT.
+
+    - the refit: ODDSBOOST_REFIT_CRON (default 0 3 * * *);
+    - the track record, logging each match that kicked off as it was served:
+      ODDSBOOST_TRACK_RECORD_CRON (default every 5 minutes; empty: off);
+    - The Odds API feed: ODDSBOOST_ODDS_API_CRON (unset: off);
+    - the Football-Data.co.uk feed: ODDSBOOST_FOOTBALL_DATA_CRON (unset: off).
+
+    A job that fails is logged (a refit or a fetch is also recorded as a failed run);
+    the others keep their schedules.
+    """
     from app.logs import configure_logging
     from app.services import scheduling
 

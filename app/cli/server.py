@@ -11,7 +11,13 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, database_errors, load_settings, log_as_a_command, output
+from app.cli.common import (
+    console,
+    database_errors,
+    load_settings,
+    log_as_a_command,
+    say,
+)
 
 # prometheus-client's own variable. Read here without importing the metrics module, which
 # decides at import time whether it writes to that directory.
@@ -107,7 +113,7 @@ def health_command(
     if status != 200:
         console.print(f"[red]{target}: HTTP {status}[/red]")
         raise typer.Exit(1)
-    output.print(f"{target}: ok")
+    say(f"{target}: ok")
 
 
 def _health_url(url: str) -> str:
@@ -144,11 +150,24 @@ def _status_of(url: str, timeout: float) -> int:
 
 
 def migrate_command() -> None:
-    """Upgrade the configured database to the newest schema (alembic upgrade head)."""
-    from app.db.migrate import upgrade_to_head
+    """Upgrade the configured database to the newest schema (alembic upgrade head), and say
+    what that did: the revisions, and the tables it created."""
+    from app.db.migrate import upgrade_and_report
+    from app.domain.wording import counted
 
     settings = load_settings()
     log_as_a_command(settings)
     with database_errors(settings.database_url):
-        upgrade_to_head(settings.database_url)
-    console.print("database is at the newest schema")
+        upgrade = upgrade_and_report(settings.database_url)
+    created = counted(len(upgrade.tables_created), "table")
+    if upgrade.before is None:
+        say(f"the database had no schema: created the newest, revision {upgrade.after}, {created}:")
+    elif upgrade.before != upgrade.after:
+        say(
+            f"upgraded the schema from revision {upgrade.before} to {upgrade.after}: "
+            f"{created} created{':' if upgrade.tables_created else ''}"
+        )
+    else:
+        say(f"the database is at the newest schema, revision {upgrade.after}: nothing to do")
+    if upgrade.tables_created:
+        say(", ".join(upgrade.tables_created), indent=2, hang=0)

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import console, database_session, load_settings, log_as_a_command, output
+from app.cli.common import (
+    AsJson,
+    console,
+    database_session,
+    load_settings,
+    log_as_a_command,
+    say,
+    show_json,
+)
+from app.domain.wording import counted
 
 if TYPE_CHECKING:
     from app.services.teams import MergePreview, UnaliasReport
@@ -33,10 +43,10 @@ def add_alias(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would change; change nothing.")
     ] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Map ALIAS to TEAM for every ingest; a team already stored as ALIAS is merged into TEAM
     (what moves is shown first)."""
-    from app.domain.wording import counted
     from app.services import teams
 
     settings = load_settings()
@@ -45,32 +55,38 @@ def add_alias(
         with database_session(settings, writes=True) as session:
             report = teams.add_alias(session, alias=alias, team=team, confirm=yes, dry_run=dry_run)
     except teams.MergeNeedsConfirmationError as error:
-        _print_preview(error.preview)
+        if as_json:
+            show_json({"error": str(error), "preview": dataclasses.asdict(error.preview)})
+        else:
+            _print_preview(error.preview)
         console.print(f"{error}; run again with --yes to merge them anyway", soft_wrap=True)
         raise typer.Exit(1) from None
     except (teams.TeamNotFoundError, teams.AliasConflictError, ValueError) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None
+    if as_json:
+        show_json(dataclasses.asdict(report))
+        return
     if report.preview is not None:
         _print_preview(report.preview)
     if report.dry_run:
-        output.print("dry run: nothing was changed")
+        say("dry run: nothing was changed")
     elif not report.created:
-        output.print(f"{report.alias!r} already maps to {report.team!r}", markup=False)
+        say(f"{report.alias!r} already maps to {report.team!r}")
     elif report.merged_team:
-        output.print(
+        say(
             f"{report.alias!r} now maps to {report.team!r}; merged the team stored under that "
             f"name: {counted(report.matches_moved, 'match')} moved, "
-            f"{report.matches_merged} merged, {counted(report.quotes_moved, 'quote')} moved",
-            soft_wrap=True,
-            markup=False,
+            f"{report.matches_merged} merged, {counted(report.quotes_moved, 'quote')} moved"
         )
     else:
-        output.print(f"{report.alias!r} now maps to {report.team!r}", markup=False)
+        say(f"{report.alias!r} now maps to {report.team!r}")
 
 
 @teams_cli.command("unalias")
-def remove_alias(alias: Annotated[str, typer.Argument(help="The alias to remove.")]) -> None:
+def remove_alias(
+    alias: Annotated[str, typer.Argument(help="The alias to remove.")], as_json: AsJson = False
+) -> None:
     """Remove an alias; if adding it merged a team, restore that team with the matches that
     moved over (matches merged into the other team's keep the quotes of both)."""
     from app.services import teams
@@ -83,46 +99,47 @@ def remove_alias(alias: Annotated[str, typer.Argument(help="The alias to remove.
     except (teams.TeamNotFoundError, teams.AliasConflictError) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None
-    output.print(f"removed alias {alias!r}", markup=False)
+    if as_json:
+        show_json(dataclasses.asdict(report))
+        return
+    say(f"removed alias {alias!r}")
     if report.restored_team:
         _print_undo(report)
 
 
 def _print_preview(preview: MergePreview) -> None:
-    output.print(
+    say(
         f"merging the team {preview.merged_team!r} into {preview.team!r} moves "
-        f"{preview.matches_moved} matches with {preview.quotes_moved_with_matches} quotes, and "
-        f"merges {preview.matches_merged} into matches {preview.team!r} already has "
-        f"({preview.quotes_moved} quotes moved to them, {preview.quotes_dropped} they already "
-        "had)",
-        soft_wrap=True,
-        markup=False,
+        f"{counted(preview.matches_moved, 'match')} with "
+        f"{counted(preview.quotes_moved_with_matches, 'quote')}, and merges "
+        f"{preview.matches_merged} into matches {preview.team!r} already has "
+        f"({counted(preview.quotes_moved, 'quote')} moved to them, {preview.quotes_dropped} "
+        "they already had)"
     )
     for part in preview.competitions:
-        output.print(
-            f"  {preview.merged_team!r} played {part.competition} {part.season}: "
-            f"{part.matches} matches",
-            soft_wrap=True,
-            markup=False,
+        say(
+            f"{preview.merged_team!r} played {part.competition} {part.season}: "
+            f"{counted(part.matches, 'match')}",
+            indent=2,
         )
 
 
 def _print_undo(report: UnaliasReport) -> None:
-    lines = [
-        f"restored the team {report.alias!r}: {report.matches_moved_back} matches moved back "
-        f"from {report.team!r}"
-    ]
-    lines += [f"  its aliases again: {name!r}" for name in report.aliases_moved_back]
+    say(
+        f"restored the team {report.alias!r}: {counted(report.matches_moved_back, 'match')} "
+        f"moved back from {report.team!r}"
+    )
+    lines = [f"its aliases again: {name!r}" for name in report.aliases_moved_back]
     lines += [
-        f"  match {item.match_id if item.match_id is not None else '(deleted)'} not moved back: "
+        f"match {item.match_id if item.match_id is not None else '(deleted)'} not moved back: "
         f"{item.reason}"
         for item in report.not_moved_back
     ]
     lines += [
-        f"  match {match_id} stays merged: it keeps the quotes of both teams' matches, which "
+        f"match {match_id} stays merged: it keeps the quotes of both teams' matches, which "
         "cannot be split again (correct it by hand, or delete it with `oddsboost matches "
         "delete`)"
         for match_id in report.merged_matches
     ]
     for line in lines:
-        output.print(line, soft_wrap=True, markup=False)
+        say(line, indent=2)

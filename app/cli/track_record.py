@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Annotated
 
 import typer
 
-from app.cli.common import database_session, load_settings, output
+from app.cli.common import AsJson, database_session, load_settings, say, show_json
 
 track_record_cli = typer.Typer(
     help="The track record: what was served for each match at kickoff.",
@@ -41,6 +42,7 @@ def rebuild_command(
             help="Kickoffs before this one (default: now).",
         ),
     ] = None,
+    as_json: AsJson = False,
 ) -> None:
     """Log each match that kicked off in the window and is not logged yet, as it would
     have been served at kickoff: its last quotes before kickoff, the model version active
@@ -58,4 +60,7 @@ def rebuild_command(
             kickoff_to=kickoff_to,
             now=dt.datetime.now(dt.UTC),
         )
-    output.print(str(done), markup=False)
+    if as_json:
+        show_json(dataclasses.asdict(done))
+    else:
+        say(str(done))

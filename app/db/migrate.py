@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from alembic import command
@@ -32,6 +33,40 @@ def alembic_config(database_url: str) -> Config:
 
 def upgrade_to_head(database_url: str) -> None:
     command.upgrade(alembic_config(database_url), "head")
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaUpgrade:
+    """What an upgrade to the newest schema did: the revision before (None: the database had
+    no schema) and after, and the tables it created (Alembic's own table left out)."""
+
+    before: str | None
+    after: str | None
+    tables_created: tuple[str, ...]
+
+
+def upgrade_and_report(database_url: str) -> SchemaUpgrade:
+    """Upgrade to the newest schema (``oddsboost migrate``) and say what that changed."""
+    from app.db.engine import make_engine
+
+    engine = make_engine(database_url)
+    try:
+        before, tables_before = current_revision(engine), _table_names(engine)
+        upgrade_to_head(database_url)
+        after, tables_after = current_revision(engine), _table_names(engine)
+    finally:
+        engine.dispose()
+    created = tables_after - tables_before - {ALEMBIC_TABLE}
+    return SchemaUpgrade(before, after, tuple(sorted(created)))
+
+
+# Where Alembic records the revision: bookkeeping, not a table of the service's.
+ALEMBIC_TABLE = "alembic_version"
+
+
+def _table_names(engine: Engine) -> set[str]:
+    with engine.connect() as connection:
+        return set(inspect(connection).get_table_names())
 
 
 def downgrade_to(database_url: str, revision: str) -> None:

@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 from typing import Literal
 
 from app.domain.vocabulary import Phase
+from app.domain.wording import counted
 
 Outcome = Literal["1", "X", "2"]
 # The order of the outcomes wherever they are an axis (probabilities, odds, results 0/1/2).
@@ -75,7 +76,8 @@ def check_bookmaker_count(codes: Iterable[str]) -> None:
     count = len(set(codes))
     if count > BOOKMAKERS_PER_IMPORT_MAX:
         raise TooManyBookmakersError(
-            f"{count} bookmakers in one import; at most {BOOKMAKERS_PER_IMPORT_MAX} are accepted"
+            f"{counted(count, 'bookmaker')} in one import; at most {BOOKMAKERS_PER_IMPORT_MAX} "
+            "are accepted"
         )
 
 
@@ -126,7 +128,7 @@ def check_text(value: str, what: str, max_length: int) -> str:
     if not text:
         raise ValueError(f"{what} is empty")
     if len(text) > max_length:
-        raise ValueError(f"{what} is longer than {max_length} characters")
+        raise ValueError(f"{what} is longer than {counted(max_length, 'character')}")
     categories = [unicodedata.category(character) for character in text]
     if "Cc" in categories:
         raise ValueError(f"{what} contains control characters")

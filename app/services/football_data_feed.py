@@ -33,6 +33,7 @@ from app.domain.football_data_feed import (
 )
 from app.domain.records import TooManyBookmakersError
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
+from app.domain.wording import counted
 from app.metrics import FETCH_RUNS
 from app.services.busy import DatabaseBusyError
 from app.services.fetch_runs import FetchCounts, finish_fetch, start_fetch
@@ -133,7 +134,7 @@ def check_complete(response: httpx.Response) -> None:
         return
     if declared.isdigit() and int(declared) != len(response.content):
         raise httpx.RemoteProtocolError(
-            f"body of {len(response.content)} bytes, but Content-Length {declared}"
+            f"body of {counted(len(response.content), 'byte')}, but Content-Length {declared}"
         )
 
 
@@ -211,15 +212,14 @@ def _finish(factory: sessionmaker[Session], outcome: FeedOutcome, error: str | N
     counts = outcome.counts
     log.log(
         logging.INFO if error is None else logging.ERROR,
-        "football-data fetch run %d %s: %d requests, %d documents changed, %d matches, "
-        "%d quotes, %d results stored%s",
+        "football-data fetch run %d %s: %s, %s changed, %s, %s, %s stored%s",
         outcome.run_id,
         status,
-        counts.requests,
-        counts.changed,
-        counts.matches,
-        counts.quotes,
-        counts.results,
+        counted(counts.requests, "request"),
+        counted(counts.changed, "document"),
+        counted(counts.matches, "match"),
+        counted(counts.quotes, "quote"),
+        counted(counts.results, "result"),
         f"; {error}" if error else "",
     )
 

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, joinedload
 
 from app.db.engine import on_commit
 from app.db.orm import Match, ModelVersion, OddsQuote
+from app.domain.wording import counted
 from app.services.locks import serialise_match_rewrites
 
 log = logging.getLogger(__name__)
@@ -110,14 +111,14 @@ def delete_match(session: Session, match_id: int, *, force: bool = False) -> Del
 
 def _log_deletion(deleted: DeletedMatch) -> None:
     log.info(
-        "deleted match %d (%s %s, %s v %s, %s) with %d quotes%s",
+        "deleted match %d (%s %s, %s v %s, %s) with %s%s",
         deleted.id,
         deleted.competition,
         deleted.season,
         deleted.home_team,
         deleted.away_team,
         f"{deleted.kickoff:%Y-%m-%d}",
-        deleted.quotes_deleted,
+        counted(deleted.quotes_deleted, "quote"),
         f"; forced: model versions {deleted.model_versions} were trained on it"
         if deleted.model_versions
         else "",

@@ -33,6 +33,7 @@ from app.db.orm import (
 )
 from app.domain.records import check_team_name, normalised
 from app.domain.vocabulary import MergeChange
+from app.domain.wording import counted
 from app.services.locks import serialise_match_rewrites
 
 
@@ -94,7 +95,8 @@ class MergeNeedsConfirmationError(AliasConflictError):
         super().__init__(
             f"{preview.merged_team!r} and {preview.team!r} look like two teams: they played in "
             f"different competitions in the same season ({seasons}); merging would move "
-            f"{preview.matches_moved} matches with {preview.quotes_moved_with_matches} quotes "
+            f"{counted(preview.matches_moved, 'match')} with "
+            f"{counted(preview.quotes_moved_with_matches, 'quote')} "
             f"and merge {preview.matches_merged}"
         )
 

@@ -316,9 +316,9 @@ def track_record_job(engine: Engine, settings: Settings, *, clock: Clock = utcno
         log.exception("the track record could not be written; the next run tries again")
         return
     log.info(
-        "track record: %s; served minus consensus log loss over %d days: %s on %s",
+        "track record: %s; served minus consensus log loss over %s: %s on %s",
         done,
-        ROLLING_DAYS,
+        counted(ROLLING_DAYS, "day"),
         "none"
         if score.served_minus_consensus_log_loss is None
         else f"{score.served_minus_consensus_log_loss:+.4f}",

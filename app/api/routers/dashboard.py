@@ -118,7 +118,7 @@ def age(seconds: float | None) -> str:
         return f"updated {minutes} min ago"
     if minutes < 48 * 60:
         return f"updated {minutes // 60} h ago"
-    return f"updated {minutes // 1440} days ago"
+    return f"updated {counted(minutes // 1440, 'day')} ago"
 
 
 @cache

@@ -30,6 +30,7 @@ from app.domain.records import (
     check_overround,
 )
 from app.domain.vocabulary import Phase
+from app.domain.wording import counted
 from app.services.ingest import MatchIdentity, ResultItem
 
 MAX_ITEMS_PER_REQUEST = 10_000
@@ -322,8 +323,8 @@ class IngestResponse(BaseModel):
     results_set: int
     rows_read: int
     skipped: Annotated[list[SkippedOut], BeforeValidator(_first_shown)] = Field(
-        description=f"The first {ERRORS_SHOWN} items skipped, in the order of the input, "
-        "each with its reason."
+        description=f"The first {counted(ERRORS_SHOWN, 'item')} skipped, in the order of the "
+        "input, each with its reason."
     )
     skipped_total: Annotated[int, BeforeValidator(len)] = Field(
         validation_alias=AliasPath("skipped"), description="How many items were skipped in all."

@@ -67,7 +67,7 @@ def _introduction(evaluation: Evaluation) -> list[str]:
         f"{list(options.rounds_grid)} chosen on the last {options.validation_fraction:.0%} of "
         f"each training window, bookmakers with at least {counted(options.min_quotes, 'quote')}"
         + (
-            f", time decay half-life {options.half_life_days} days"
+            f", time decay half-life {_days(options.half_life_days)}"
             if options.half_life_days
             else ""
         )
@@ -297,3 +297,8 @@ def _training_seasons(plan: Mapping[str, Sequence[str]]) -> str:
         f"{', '.join(competitions)}: {', '.join(seasons)}"
         for seasons, competitions in groups.items()
     )
+
+
+def _days(days: float) -> str:
+    """A number of days, whole or not: "1 day", "365 days", "182.5 days"."""
+    return counted(int(days), "day") if days.is_integer() else f"{days:g} days"

@@ -12,6 +12,7 @@ import numpy as np
 from app.domain.backtest import BEST, CONSENSUS, ENSEMBLE, Fold
 from app.domain.backtest_summary import SeasonSummary, overall
 from app.domain.reliability import reliability
+from app.domain.wording import counted
 from app.services.backtest import Evaluation
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def _reliability(folds: Sequence[Fold]) -> Figure:
         axis.set_ylim(0, 1)
     axes[0].set_ylabel("observed frequency")
     axes[0].legend()
-    figure.suptitle(f"Reliability on {len(y)} test matches")
+    figure.suptitle(f"Reliability on {counted(len(y), 'test match')}")
     return figure
 
 

@@ -37,7 +37,7 @@ def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
         f"the threshold, at the best pre-match price of {', '.join(config.bookmakers)}. The "
         f"closing-line value (CLV) of a bet is its price against {config.reference}'s closing "
         f"line de-margined ({config.method}), on the {counted(whole.closing_matches, 'match')} "
-        f"of the {whole.matches} test matches that have it; the return (ROI) is at flat "
+        f"of the {counted(whole.matches, 'test match')} that have it; the return (ROI) is at flat "
         "stakes; the bankroll stakes "
         f"{config.kelly_fraction:g} Kelly of the current bankroll, at most "
         f"{config.stake_cap:.0%} a bet, bets sharing a kickoff staked from the same "
@@ -50,7 +50,7 @@ def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
         "### All test seasons",
         "",
         *_rule_table(whole),
-        f"| bet every outcome (baseline) | | {whole.every_outcome.n} matches | | "
+        f"| bet every outcome (baseline) | | {counted(whole.every_outcome.n, 'match')} | | "
         f"{_interval(whole.every_outcome, 1)} | | | |",
         "",
         "### By season",
@@ -167,7 +167,7 @@ def _bins(value: ValueSummary) -> list[str]:
         "",
         f"Every source's bets at the lowest threshold ({min(value.config.thresholds):.0%}), "
         "pooled, by claimed EV (the plot leaves out bins of fewer than "
-        f"{FEWEST_BETS_PLOTTED} bets).",
+        f"{counted(FEWEST_BETS_PLOTTED, 'bet')}).",
         "",
         "| source | claimed EV | bets | mean claimed | mean CLV |",
         "|---|---|---:|---:|---:|",
