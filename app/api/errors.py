@@ -29,7 +29,7 @@ from app.api.schemas.problems import (
 )
 from app.domain.football_data import FileFormatError
 from app.domain.records import TooManyBookmakersError
-from app.services.busy import DatabaseBusyError
+from app.services.busy import DatabaseUnavailableError
 from app.services.teams import AliasConflictError, MergeNeedsConfirmationError, TeamNotFoundError
 
 INTERNAL_DETAIL = "the request failed unexpectedly; the error is logged"
@@ -117,8 +117,9 @@ def _merge_needs_confirmation(request: Request, exc: Exception) -> Response:
     return problem_response(problem)
 
 
-def _busy(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, DatabaseBusyError)
+def _unavailable(request: Request, exc: Exception) -> Response:
+    # Busy or unreachable: the same request may succeed later, and Retry-After says when.
+    assert isinstance(exc, DatabaseUnavailableError)
     problem = Problem.of(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc), request.url.path)
     return problem_response(problem, {"Retry-After": str(exc.retry_after_seconds)})
 
@@ -147,7 +148,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(ClientDisconnect, _client_gone)
-    app.add_exception_handler(DatabaseBusyError, _busy)
+    app.add_exception_handler(DatabaseUnavailableError, _unavailable)
     app.add_exception_handler(FileFormatError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT))
     app.add_exception_handler(
         TooManyBookmakersError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT)

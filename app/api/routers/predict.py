@@ -38,6 +38,7 @@ from app.api.schemas.problems import (
     field_errors,
     problem_responses,
 )
+from app.services.busy import DatabaseUnreachableError
 from app.services.prediction import ON_LOOP_MAX, Refusal, Unanswerable
 
 router = APIRouter(tags=["predict"])
@@ -82,7 +83,8 @@ def _json(body: bytes) -> Response:
             404: "No match with that id.",
             413: TOO_LARGE,
             422: INVALID_OR_UNQUOTED,
-            503: "The database is unreachable (a prediction by match_id only).",
+            503: "The database is unreachable (a prediction by match_id only); Retry-After "
+            "says when to send the request again.",
         }
     ),
     openapi_extra=PREDICT_BODY,
@@ -99,6 +101,9 @@ async def predict(request: Request) -> Response:
     terms = item.value_terms(predictions.default_terms)
     (answer,) = await predictions.answer([item.to_request()], None if terms is None else [terms])
     if isinstance(answer, Refusal):
+        if answer.reason is Unanswerable.DATABASE_DOWN:
+            # Answered as every endpoint answers a database it cannot reach.
+            raise DatabaseUnreachableError(answer.detail)
         raise HTTPException(REFUSAL_STATUS[answer.reason], answer.detail)
     return _json(prediction_json(answer))
 
