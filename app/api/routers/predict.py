@@ -21,6 +21,7 @@ from app.api.deps import (
     PredictionsDep,
     SettingsDep,
     check_item_count,
+    check_json_body,
     predictions_of,
 )
 from app.api.schemas.predict import (
@@ -82,6 +83,7 @@ def _json(body: bytes) -> Response:
         {
             404: "No match with that id.",
             413: TOO_LARGE,
+            415: NOT_JSON,
             422: INVALID_OR_UNQUOTED,
             503: "The database is unreachable (a prediction by match_id only); Retry-After "
             "says when to send the request again.",
@@ -92,8 +94,10 @@ def _json(body: bytes) -> Response:
 )
 async def predict(request: Request) -> Response:
     predictions = predictions_of(request)
+    body = await request.body()
+    check_json_body(request.headers.get("content-type"), body)
     try:
-        item = PredictIn.model_validate_json(await request.body())
+        item = PredictIn.model_validate_json(body)
     except ValidationError as error:
         raise RequestValidationError(
             [{**e, "loc": ("body", *e["loc"])} for e in error.errors()]

@@ -150,7 +150,10 @@ PROTOCOL: dict[int, str] = {
     "is closed.",
 }
 TOO_LARGE = "The request body is over the size limit, which the message states."
-NOT_JSON = "The body was sent with a Content-Type other than JSON."
+NOT_JSON = (
+    "The body was not sent as JSON: its Content-Type is not application/json (or another "
+    "+json type), or it has none. Every endpoint that takes JSON takes only JSON."
+)
 UNAVAILABLE = (
     "The database cannot take the request now: it is busy with other writes (SQLite takes "
     "one writer at a time; nothing was written) or it cannot be reached. Retry-After says in "
