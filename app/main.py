@@ -15,6 +15,7 @@ import app as package
 from app.api.errors import install_error_handlers
 from app.api.middleware import (
     REQUEST_ID_HEADER,
+    AdminKeyMiddleware,
     BodyLimitMiddleware,
     NulCharacterMiddleware,
     RequestMiddleware,
@@ -50,8 +51,15 @@ Timestamps are ISO 8601; one without an offset is taken as UTC.
 
 Every error is answered as RFC 9457 problem details (`application/problem+json`): `type`,
 `title`, `status`, `detail`, `instance`, and `errors`, each field that was wrong with its
-location (`loc`), message and kind. A body that is not valid JSON gets 422, on every
-endpoint.
+location (`loc`), message and kind.
+
+Every endpoint that takes a JSON body takes it only as JSON: a body sent with another
+`Content-Type` (`text/plain`, `application/xml`, a form), or with none, gets 415. A body that
+is not valid JSON (not UTF-8, cut short, nested too deeply) gets 422 with `type`
+`json_invalid`, on every endpoint. An admin endpoint checks `X-API-Key` before it reads
+anything else of the request. Paths are matched as written: a trailing slash is not
+redirected. While the database cannot be reached, an endpoint that needs it answers 503 with
+`Retry-After`.
 """
 
 
@@ -98,6 +106,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=package.__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        # A redirect to the path with or without its slash would be built from the Host
+        # header the client sent, naming whatever site the client chose.
+        redirect_slashes=False,
     )
     install_error_handlers(app)
     # Routes are matched in order: /predict, the hot path, is tried first.
@@ -127,6 +138,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         },
     )
     app.add_middleware(NulCharacterMiddleware)
+    # Outside the checks of a request's path, query and body: a caller without the key
+    # learns nothing of them.
+    app.add_middleware(AdminKeyMiddleware, admin_api_key=settings.admin_api_key)
     if settings.cors_allow_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import require_current_schema
-from app.services.busy import busy_as_service_error
+from app.services.busy import unavailable_as_service_error
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
 from app.services.upcoming import UpcomingBoards
@@ -91,13 +91,14 @@ class AppState:
 
     def read_session(self) -> Iterator[Session]:
         """One unit of work that reads: committed if the caller finishes, rolled back if it
-        raises; a database too busy to answer raises ``DatabaseBusyError``."""
-        with busy_as_service_error(), session_scope(self.read_sessions) as session:
+        raises; a database too busy to answer, or one that cannot be reached, raises a
+        ``DatabaseUnavailableError``."""
+        with unavailable_as_service_error(), session_scope(self.read_sessions) as session:
             yield session
 
     def write_session(self) -> Iterator[Session]:
         """Like :meth:`read_session`, for work that writes."""
-        with busy_as_service_error(), session_scope(self.write_sessions) as session:
+        with unavailable_as_service_error(), session_scope(self.write_sessions) as session:
             yield session
 
 

@@ -19,17 +19,10 @@ from app.api.schemas import common, ingest, model_versions, predict, refits
 from app.domain.records import check_text, text_pattern
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY, build_app
+from tests.documented import operations
 
 PROBLEM = "application/problem+json"
 PROBLEM_CONTENT = {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}}
-METHODS = {"get", "post", "put", "patch", "delete"}
-
-
-def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    for path, item in document["paths"].items():
-        for method, operation in item.items():
-            if method in METHODS:
-                yield path, method, operation
 
 
 def test_every_operation_documents_its_errors_as_problems(client: TestClient) -> None:

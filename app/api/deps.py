@@ -10,14 +10,13 @@ use: no router holds one.
 from __future__ import annotations
 
 import datetime as dt
-import secrets
 from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
 from typing import Annotated, Protocol
 
 from fastapi import Depends, HTTPException, Query, Request, Security, status
-from fastapi.security import APIKeyHeader
 
+from app.api.admin_key import admin_key_header, admin_key_refusal
 from app.api.errors import invalid
 from app.api.openapi import setting_maximum
 from app.api.schemas.common import MAX_ID
@@ -33,13 +32,6 @@ from app.services.upcoming import UpcomingBoards
 from app.services.value_bets import ValueBetLists
 from app.settings import Settings
 from app.state import AppState, Session, app_state
-
-ADMIN_KEY_HEADER = "X-API-Key"
-admin_key_header = APIKeyHeader(
-    name=ADMIN_KEY_HEADER,
-    auto_error=False,
-    description="The value of ODDSBOOST_ADMIN_API_KEY.",
-)
 
 # The dependencies below are async where they only read: a plain function dependency would
 # be sent to the thread pool on every request.
@@ -179,26 +171,37 @@ def page_window(default_limit: int) -> Callable[..., Awaitable[PageWindow]]:
     return window
 
 
+JSON_MEDIA_TYPE = "application/json"
+
+
 def _is_json(content_type: str) -> bool:
+    if content_type == JSON_MEDIA_TYPE:
+        return True  # as nearly every client sends it: no parsing
     media_type = content_type.partition(";")[0].strip().lower()
     kind, _, subtype = media_type.partition("/")
     return kind == "application" and (subtype == "json" or subtype.endswith("+json"))
 
 
-async def require_json(request: Request) -> None:
-    """A body the route reads as JSON must be sent as JSON (415 otherwise).
+def check_json_body(content_type: str | None, body: bytes) -> None:
+    """The one rule of every endpoint that reads its body as JSON: the body must be sent as
+    JSON (``application/json``, or a ``+json`` type), else 415, whatever it holds. An empty
+    body needs no type.
 
-    FastAPI parses a body only when its Content-Type says JSON; any other body would fail
-    validation with a puzzling "Input should be a valid dictionary".
+    Without it a body sent as text or as a form would be read anyway by some endpoints and
+    fail validation with a puzzling "Input should be a valid dictionary" on others.
     """
-    content_type = request.headers.get("content-type")
-    if (content_type is not None and _is_json(content_type)) or not await request.body():
+    if not body or (content_type is not None and _is_json(content_type)):
         return
     sent = f"not {content_type}" if content_type else "the request has no Content-Type"
     raise HTTPException(
         status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
-        f"send the body as JSON (Content-Type: application/json); {sent}",
+        f"send the body as JSON (Content-Type: {JSON_MEDIA_TYPE}); {sent}",
     )
+
+
+async def require_json(request: Request) -> None:
+    """:func:`check_json_body`, as a dependency of the routes whose body FastAPI reads."""
+    check_json_body(request.headers.get("content-type"), await request.body())
 
 
 JSON_BODY = Depends(require_json)
@@ -222,17 +225,7 @@ def check_item_count(count: int, limit: int, loc: list[str | int], *, per: str =
 def require_admin(
     settings: SettingsDep, api_key: Annotated[str | None, Security(admin_key_header)]
 ) -> None:
-    expected = settings.admin_api_key
-    if expected is None:
-        raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE,
-            "admin API disabled: set ODDSBOOST_ADMIN_API_KEY",
-        )
-    if not api_key:
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            f"missing {ADMIN_KEY_HEADER} header",
-            headers={"WWW-Authenticate": "ApiKey"},
-        )
-    if not secrets.compare_digest(api_key.encode(), expected.get_secret_value().encode()):
-        raise HTTPException(status.HTTP_403_FORBIDDEN, f"wrong {ADMIN_KEY_HEADER}")
+    """The admin key, checked (again: the middleware checked it first) and documented."""
+    refusal = admin_key_refusal(settings.admin_api_key, api_key)
+    if refusal is not None:
+        raise refusal

@@ -29,7 +29,7 @@ from app.api.schemas.problems import (
 )
 from app.domain.football_data import FileFormatError
 from app.domain.records import CapturedInFutureError, TooManyBookmakersError
-from app.services.busy import DatabaseBusyError
+from app.services.busy import DatabaseUnavailableError
 from app.services.teams import AliasConflictError, MergeNeedsConfirmationError, TeamNotFoundError
 
 INTERNAL_DETAIL = "the request failed unexpectedly; the error is logged"
@@ -67,12 +67,16 @@ def _validation_error(request: Request, exc: Exception) -> Response:
     return problem_response(Problem.invalid(field_errors(exc.errors()), request.url.path))
 
 
-def _is_undecodable_body(exc: HTTPException) -> bool:
-    # FastAPI answers 400 for a JSON body that is not text (not UTF-8, say) but 422 for one
-    # that is not JSON: one status for both, the one every other malformed body gets.
-    return exc.status_code == status.HTTP_400_BAD_REQUEST and isinstance(
-        exc.__cause__, UnicodeError
-    )
+def _undecodable_body(exc: HTTPException) -> str | None:
+    """Why a JSON body could not be read, for the failures FastAPI answers with 400 where it
+    answers 422 for a body that is not JSON: one status for every malformed body."""
+    if exc.status_code != status.HTTP_400_BAD_REQUEST:
+        return None
+    if isinstance(exc.__cause__, UnicodeError):  # not text (not UTF-8, say)
+        return f"JSON decode error: {exc.__cause__}"
+    if isinstance(exc.__cause__, RecursionError):  # arrays or objects nested too deeply
+        return "Invalid JSON: nested too deeply (recursion limit exceeded)"
+    return None
 
 
 def _detail(request: Request, exc: HTTPException) -> str:
@@ -89,10 +93,9 @@ def _detail(request: Request, exc: HTTPException) -> str:
 
 def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    if _is_undecodable_body(exc):
-        error = FieldError(
-            loc=["body"], msg=f"JSON decode error: {exc.__cause__}", type="json_invalid"
-        )
+    undecodable = _undecodable_body(exc)
+    if undecodable is not None:
+        error = FieldError(loc=["body"], msg=undecodable, type="json_invalid")
         return problem_response(Problem.invalid([error], request.url.path))
     problem = Problem.of(exc.status_code, _detail(request, exc), request.url.path)
     return problem_response(problem, exc.headers)
@@ -127,8 +130,9 @@ def _captured_in_future(request: Request, exc: Exception) -> Response:
     return problem_response(Problem.invalid(errors, request.url.path))
 
 
-def _busy(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, DatabaseBusyError)
+def _unavailable(request: Request, exc: Exception) -> Response:
+    # Busy or unreachable: the same request may succeed later, and Retry-After says when.
+    assert isinstance(exc, DatabaseUnavailableError)
     problem = Problem.of(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc), request.url.path)
     return problem_response(problem, {"Retry-After": str(exc.retry_after_seconds)})
 
@@ -157,7 +161,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(ClientDisconnect, _client_gone)
-    app.add_exception_handler(DatabaseBusyError, _busy)
+    app.add_exception_handler(DatabaseUnavailableError, _unavailable)
     app.add_exception_handler(CapturedInFutureError, _captured_in_future)
     app.add_exception_handler(FileFormatError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT))
     app.add_exception_handler(

@@ -1,5 +1,5 @@
-"""ASGI middleware: request ids, request logs and metrics, request body limits, and NUL
-characters refused in paths and queries.
+"""ASGI middleware: request ids, request logs and metrics, the admin key checked first,
+request body limits, and NUL characters refused in paths and queries.
 
 Each runs on every request, /predict included, so each does its per-request work with the
 raw ASGI scope and keeps what does not change between requests (messages, labelled metric
@@ -16,8 +16,10 @@ from secrets import token_hex
 from urllib.parse import parse_qsl
 
 from fastapi import HTTPException, status
+from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.admin_key import ADMIN_KEY_HEADER, admin_key_refusal, is_admin_path
 from app.api.errors import internal_error, problem_json, problem_response
 from app.api.schemas.problems import PROBLEM_MEDIA_TYPE, FieldError, Problem
 from app.domain.wording import counted
@@ -176,6 +178,28 @@ def _nul_errors(scope: Scope) -> list[FieldError]:
             if "\x00" in name or "\x00" in value:
                 errors.append(FieldError(loc=["query", name], msg=_NUL_MESSAGE, type="value_error"))
     return errors
+
+
+class AdminKeyMiddleware:
+    """Checks the admin key of every request under ``/admin`` before anything else: a
+    request without the right key gets 401, 403 or, while the admin API is disabled, 503,
+    whatever its path, query or body (which is never read)."""
+
+    def __init__(self, app: ASGIApp, admin_api_key: SecretStr | None) -> None:
+        self.app = app
+        self.admin_api_key = admin_api_key
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and is_admin_path(scope["path"]):
+            refusal = admin_key_refusal(self.admin_api_key, header(scope, _ADMIN_KEY))
+            if refusal is not None:
+                problem = Problem.of(refusal.status_code, refusal.detail, _printable(scope["path"]))
+                await problem_response(problem, refusal.headers)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+_ADMIN_KEY = ADMIN_KEY_HEADER.lower().encode("latin-1")
 
 
 def _printable(text: str) -> str:

@@ -141,6 +141,37 @@ def is_database_locked(error: BaseException) -> bool:
     return isinstance(code, int) and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
+# SQLite's codes for a database file that cannot be opened or read at all (its folder gone,
+# its disk failing): the service cannot reach it, whatever the query.
+_SQLITE_UNREACHABLE = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR)
+# PostgreSQL's SQLSTATEs of a server that cannot be reached or is going away: the class of
+# connection exceptions, a shutdown under way, a server still starting, no connection free.
+_POSTGRESQL_UNREACHABLE_CLASS = "08"
+_POSTGRESQL_UNREACHABLE_STATES = frozenset({"57P01", "57P02", "57P03", "53300"})
+
+
+def is_database_unreachable(error: BaseException) -> bool:
+    """Whether a driver error says the database cannot be reached now (no connection to be
+    had, or the one in use lost), rather than anything about the query: the same request
+    may succeed once the database is back."""
+    if getattr(error, "connection_invalidated", False):
+        return True  # SQLAlchemy found the connection dead
+    driver_error = getattr(error, "orig", error)
+    code = getattr(driver_error, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in _SQLITE_UNREACHABLE
+    import psycopg  # the driver of PostgreSQL, loaded already if the error is its own
+
+    if not isinstance(driver_error, psycopg.Error):
+        return False
+    state = driver_error.sqlstate
+    if state is None:
+        # An error of the server always has a SQLSTATE; psycopg's own OperationalError has
+        # none: the server was never heard from (a refused connection) or stopped answering.
+        return isinstance(driver_error, psycopg.OperationalError)
+    return state[:2] == _POSTGRESQL_UNREACHABLE_CLASS or state in _POSTGRESQL_UNREACHABLE_STATES
+
+
 def _configure_sqlite(engine: Engine, *, in_memory: bool, busy_timeout_ms: int) -> None:
     # pysqlite opens transactions lazily and ignores SAVEPOINT semantics; taking over
     # BEGIN ourselves gives real transactions (one ingest batch = one transaction).

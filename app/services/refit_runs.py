@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.orm import RefitRun, utcnow
 from app.domain.vocabulary import RunStatus, RunTrigger
-from app.services.busy import busy_as_service_error
+from app.services.busy import unavailable_as_service_error
 from app.services.locks import serialise_refit_requests
 from app.services.pagination import Paged, PageWindow, paginate
 from app.settings import SECRET_VARIABLES, Settings, settings_environment
@@ -134,7 +134,7 @@ def queue_refit(
     could be started.
     """
     until = until or utcnow()
-    with busy_as_service_error(), factory.begin() as session:
+    with unavailable_as_service_error(), factory.begin() as session:
         serialise_refit_requests(session)
         under_way = run_under_way(session, utcnow())
         if under_way is not None:

@@ -53,7 +53,7 @@ from app.domain.prediction import MatchInfo, QuotedOdds, predict_matches
 from app.domain.value import MatchValue, ValueTerms, match_value
 from app.domain.vocabulary import Basis, Method, Phase
 from app.services import queries
-from app.services.busy import busy_as_service_error
+from app.services.busy import unavailable_as_service_error
 from app.services.pagination import PageWindow
 from app.services.prediction import AnswerCache, PredictionAnswer, Unanswerable
 from app.services.serving import ModelCache, stored_matches
@@ -386,7 +386,7 @@ class UpcomingBoards:
             competition=query.competition, kickoff_from=start, kickoff_to=end
         )
         last = None if board is None else board.trusted(version, moment)
-        with busy_as_service_error(), session_scope(self._sessions) as session:
+        with unavailable_as_service_error(), session_scope(self._sessions) as session:
             if last is not None:
                 ids, watermark = window_watermark(session, filters, moment)
                 if (ids, watermark) == (last.ids, last.watermark):
@@ -460,7 +460,7 @@ class UpcomingBoards:
         if not matches:
             return {}
         seasons = {match[0]: match[1] for match in matches}
-        with busy_as_service_error(), session_scope(self._sessions) as session:
+        with unavailable_as_service_error(), session_scope(self._sessions) as session:
             stored = stored_matches(session, list(seasons), phase=phase)
         usable = [match for match in stored.values() if match.odds]
         predictions = predict_matches([match.odds for match in usable], ensemble, method)

@@ -36,7 +36,7 @@ from app.domain.value import (
 )
 from app.domain.vocabulary import Basis, Method
 from app.services import queries
-from app.services.busy import busy_as_service_error
+from app.services.busy import unavailable_as_service_error
 from app.services.pagination import PageWindow
 from app.services.prediction import AnswerCache, PredictionAnswer, PredictionService, Refusal
 
@@ -233,7 +233,7 @@ class ValueBetLists:
         return whole
 
     def _upcoming(self, filters: queries.MatchFilter, now: dt.datetime) -> list[int]:
-        with busy_as_service_error(), session_scope(self._sessions) as session:
+        with unavailable_as_service_error(), session_scope(self._sessions) as session:
             return queries.upcoming_match_ids(session, filters, now=now)
 
 

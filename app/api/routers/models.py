@@ -24,10 +24,10 @@ from app.api.schemas.model_versions import (
 )
 from app.api.schemas.problems import (
     ADMIN,
-    BUSY,
     INVALID,
     NOT_JSON,
     TOO_LARGE,
+    UNAVAILABLE,
     problem_responses,
 )
 from app.domain.vocabulary import ActivatedBy
@@ -40,7 +40,7 @@ admin_router = APIRouter(
 )
 VersionId = Annotated[int, Path(ge=1, le=MAX_ID, description="The version's id.", examples=[2])]
 # What a read of the versions may answer besides its success.
-PAGE_ERRORS = problem_responses({422: INVALID, 503: BUSY})
+PAGE_ERRORS = problem_responses({422: INVALID, 503: UNAVAILABLE})
 
 
 @router.get("", response_model=Page[ModelVersionOut], responses=PAGE_ERRORS)
@@ -64,7 +64,7 @@ def list_activations(
 @router.get(
     "/active",
     response_model=ModelVersionOut,
-    responses=problem_responses({404: "No model has been fitted yet.", 503: BUSY}),
+    responses=problem_responses({404: "No model has been fitted yet.", 503: UNAVAILABLE}),
 )
 def get_active_model(session: SessionDep) -> ModelVersionOut:
     version = model_versions.active_version(session)
@@ -79,7 +79,7 @@ def get_active_model(session: SessionDep) -> ModelVersionOut:
 @router.get(
     "/{version_id}",
     response_model=ModelVersionOut,
-    responses=problem_responses({404: "No such version.", 422: INVALID, 503: BUSY}),
+    responses=problem_responses({404: "No such version.", 422: INVALID, 503: UNAVAILABLE}),
 )
 def get_model(version_id: VersionId, session: SessionDep) -> ModelVersionOut:
     version = model_versions.get_version(session, version_id)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from app.api.deps import SessionDep, SettingsDep
 from app.api.errors import check_window
 from app.api.schemas.performance import PerformanceOut
-from app.api.schemas.problems import INVALID, problem_responses
+from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.services import track_record
@@ -21,7 +21,7 @@ router = APIRouter(tags=["track record"])
     "/performance",
     response_model=PerformanceOut,
     response_model_by_alias=True,
-    responses=problem_responses({422: INVALID}),
+    responses=problem_responses({422: INVALID, 503: UNAVAILABLE}),
 )
 def get_performance(
     session: SessionDep,

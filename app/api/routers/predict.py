@@ -21,6 +21,7 @@ from app.api.deps import (
     PredictionsDep,
     SettingsDep,
     check_item_count,
+    check_json_body,
     predictions_of,
 )
 from app.api.schemas.predict import (
@@ -38,6 +39,7 @@ from app.api.schemas.problems import (
     field_errors,
     problem_responses,
 )
+from app.services.busy import DatabaseUnreachableError
 from app.services.prediction import ON_LOOP_MAX, Refusal, Unanswerable
 
 router = APIRouter(tags=["predict"])
@@ -81,8 +83,10 @@ def _json(body: bytes) -> Response:
         {
             404: "No match with that id.",
             413: TOO_LARGE,
+            415: NOT_JSON,
             422: INVALID_OR_UNQUOTED,
-            503: "The database is unreachable (a prediction by match_id only).",
+            503: "The database is unreachable (a prediction by match_id only); Retry-After "
+            "says when to send the request again.",
         }
     ),
     openapi_extra=PREDICT_BODY,
@@ -90,8 +94,10 @@ def _json(body: bytes) -> Response:
 )
 async def predict(request: Request) -> Response:
     predictions = predictions_of(request)
+    body = await request.body()
+    check_json_body(request.headers.get("content-type"), body)
     try:
-        item = PredictIn.model_validate_json(await request.body())
+        item = PredictIn.model_validate_json(body)
     except ValidationError as error:
         raise RequestValidationError(
             [{**e, "loc": ("body", *e["loc"])} for e in error.errors()]
@@ -99,6 +105,9 @@ async def predict(request: Request) -> Response:
     terms = item.value_terms(predictions.default_terms)
     (answer,) = await predictions.answer([item.to_request()], None if terms is None else [terms])
     if isinstance(answer, Refusal):
+        if answer.reason is Unanswerable.DATABASE_DOWN:
+            # Answered as every endpoint answers a database it cannot reach.
+            raise DatabaseUnreachableError(answer.detail)
         raise HTTPException(REFUSAL_STATUS[answer.reason], answer.detail)
     return _json(prediction_json(answer))
 

@@ -15,7 +15,7 @@ from app.api.schemas.matches import (
     MatchOut,
     TeamOut,
 )
-from app.api.schemas.problems import BUSY, INVALID, problem_responses
+from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
 from app.domain.fields import IsoDate, OptionalSeason, UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH, TEAM_NAME_MAX_LENGTH
 from app.domain.vocabulary import MatchStatus
@@ -28,7 +28,7 @@ router = APIRouter(tags=["matches"])
 @router.get(
     "/matches",
     response_model=Page[MatchOut],
-    responses=problem_responses({422: INVALID, 503: BUSY}),
+    responses=problem_responses({422: INVALID, 503: UNAVAILABLE}),
 )
 def list_matches(
     session: SessionDep,
@@ -118,7 +118,7 @@ def list_matches(
 @router.get(
     "/matches/{match_id}",
     response_model=MatchDetailOut,
-    responses=problem_responses({404: "No match with that id.", 422: INVALID, 503: BUSY}),
+    responses=problem_responses({404: "No match with that id.", 422: INVALID, 503: UNAVAILABLE}),
 )
 def get_match(
     match_id: Annotated[int, Path(ge=1, le=MAX_ID, description="The match's id.", examples=[17])],
@@ -135,7 +135,7 @@ def get_match(
     "/bookmakers",
     response_model=Page[BookmakerOut],
     tags=["reference"],
-    responses=problem_responses({422: INVALID, 503: BUSY}),
+    responses=problem_responses({422: INVALID, 503: UNAVAILABLE}),
 )
 def list_bookmakers(
     session: SessionDep, page: Annotated[PageWindow, Depends(page_window(100))]
@@ -148,7 +148,7 @@ def list_bookmakers(
     "/competitions",
     response_model=list[CompetitionOut],
     tags=["reference"],
-    responses=problem_responses({503: BUSY}),
+    responses=problem_responses({503: UNAVAILABLE}),
 )
 def list_competitions(session: SessionDep) -> list[CompetitionOut]:
     return [CompetitionOut.model_validate(c) for c in queries.list_competitions(session)]
@@ -158,7 +158,7 @@ def list_competitions(session: SessionDep) -> list[CompetitionOut]:
     "/teams",
     response_model=list[TeamOut],
     tags=["reference"],
-    responses=problem_responses({422: INVALID, 503: BUSY}),
+    responses=problem_responses({422: INVALID, 503: UNAVAILABLE}),
 )
 def list_teams(
     session: SessionDep,

@@ -35,8 +35,9 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(requir
                 415: NOT_JSON,
                 422: INVALID,
                 503: "Admin API disabled (ODDSBOOST_ADMIN_API_KEY is not set), or the refit "
-                "process could not be started. Or the database is busy with other writes: "
-                "nothing was written; Retry-After says when to send it again.",
+                "process could not be started. Or the database is busy with other writes "
+                "(nothing was written) or cannot be reached: Retry-After says when to send "
+                "the request again.",
             },
         ),
     },

@@ -14,7 +14,7 @@ from app.api.routers.value_bets import (
     requested_terms,
 )
 from app.api.schemas.predict import RESPONSIBLE_USE
-from app.api.schemas.problems import BUSY, INVALID, problem_responses
+from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
 from app.api.schemas.upcoming import UpcomingPage
 from app.api.upcoming_answer import NOT_MODIFIED, etag_of, matches_etag, upcoming_json
 from app.domain.value import ValueTerms
@@ -43,7 +43,7 @@ UPCOMING_DOCS = (
     response_model=UpcomingPage,
     responses={
         304: {"description": NOT_MODIFIED},
-        **problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: BUSY}),
+        **problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: UNAVAILABLE}),
     },
     description=UPCOMING_DOCS,
 )

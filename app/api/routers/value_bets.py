@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from app.api.deps import SettingsDep, ValueBetListsDep, page_window
 from app.api.errors import check_window
 from app.api.schemas.predict import RESPONSIBLE_USE
-from app.api.schemas.problems import BUSY, INVALID, problem_responses
+from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
 from app.api.schemas.value_bets import ValueBetPage
 from app.domain.fields import BookmakerReference, UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
@@ -135,7 +135,7 @@ async def coming_window(
 @router.get(
     "/value-bets",
     response_model=ValueBetPage,
-    responses=problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: BUSY}),
+    responses=problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: UNAVAILABLE}),
     description=VALUE_BETS_DOCS,
 )
 async def list_value_bets(

@@ -150,16 +150,21 @@ PROTOCOL: dict[int, str] = {
     "is closed.",
 }
 TOO_LARGE = "The request body is over the size limit, which the message states."
-NOT_JSON = "The body was sent with a Content-Type other than JSON."
-BUSY = (
-    "The database is busy with other writes (SQLite takes one writer at a time): nothing was "
-    "written; Retry-After says in how many seconds to send the same request again."
+NOT_JSON = (
+    "The body was not sent as JSON: its Content-Type is not application/json (or another "
+    "+json type), or it has none. Every endpoint that takes JSON takes only JSON."
+)
+UNAVAILABLE = (
+    "The database cannot take the request now: it is busy with other writes (SQLite takes "
+    "one writer at a time; nothing was written) or it cannot be reached. Retry-After says in "
+    "how many seconds to send the same request again."
 )
 ADMIN: dict[int, str] = {
-    401: "No X-API-Key header.",
+    401: "No X-API-Key header. The key is checked before anything else of the request.",
     403: "Wrong X-API-Key.",
     503: "Admin API disabled: ODDSBOOST_ADMIN_API_KEY is not set. Or the database is busy "
-    "with other writes: nothing was written; Retry-After says when to send it again.",
+    "with other writes (nothing was written) or cannot be reached: Retry-After says when to "
+    "send the request again.",
 }
 
 
