@@ -124,3 +124,43 @@ def least_squares_slope(x_values: ArrayLike, y_values: ArrayLike) -> float | Non
     if spread == 0.0:
         return None
     return float(deviation @ (y - y.mean())) / spread
+
+
+def interval_of_sums(
+    n: int, total: float, squares: float, confidence: float = CONFIDENCE
+) -> MeanInterval:
+    """The mean of ``n`` values given by their sum and sum of squares, with its t interval
+    at ``confidence``: :func:`mean_interval` of those values, to within rounding."""
+    if n == 0:
+        return MeanInterval(0, None, None, None)
+    mean = total / n
+    if n == 1:
+        return MeanInterval(1, mean, None, None)
+    half_width = float(_student_t().ppf(0.5 + confidence / 2.0, n - 1)) * _standard_error(
+        n, total, squares
+    )
+    return MeanInterval(n, mean, mean - half_width, mean + half_width)
+
+
+def paired_p_value_of_sums(n: int, total: float, squares: float) -> float:
+    """The paired t-test's two-sided p-value from the sum and sum of squares of ``n`` >= 2
+    (already rounded) differences: that of :func:`paired_difference`, to within rounding."""
+    if n < 2:
+        raise ValueError("a paired comparison needs at least 2 rows")
+    mean = total / n
+    standard_error = _standard_error(n, total, squares)
+    if standard_error == 0.0:
+        return 1.0 if mean == 0.0 else 0.0
+    return min(1.0, 2.0 * float(_student_t().sf(abs(mean) / standard_error, n - 1)))
+
+
+# The spread left by rounding when every value is the same, relative to the sum of squares.
+_SPREAD_NOISE = 1e-12
+
+
+def _standard_error(n: int, total: float, squares: float) -> float:
+    """s/√n of ``n`` >= 2 values from their sum and sum of squares."""
+    spread = squares - total * total / n
+    if spread <= _SPREAD_NOISE * squares:
+        return 0.0
+    return math.sqrt(spread / (n - 1) / n)

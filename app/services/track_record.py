@@ -34,16 +34,17 @@ from app.db.orm import (
 )
 from app.domain.prediction import QuotedMatch
 from app.domain.track_record import served_predictions
+from app.domain.track_record_aggregates import RELIABILITY_BINS, TallyTerms, performance_of_sums
 from app.domain.track_record_scores import (
     BEST_COVERAGE,
     CLOSING_METHOD,
     CLOSING_REFERENCE,
     Performance,
     SettledEntry,
-    performance_of,
     served_against_consensus,
 )
 from app.domain.wording import counted
+from app.services import track_record_aggregates as aggregates
 from app.services.model_versions import ensemble_of
 from app.services.serving import stored_matches
 from app.settings import Settings
@@ -147,7 +148,17 @@ def log_matches(
         inserted = _insert(session, settings, version_id, quoted)
         written += inserted
         already += len(quoted) - inserted
+    # The aggregates take the new entries (and any match changed since) in the same
+    # transaction: an answer never sees an entry they lack.
+    aggregates.refresh(session, tally_terms(settings), now=utcnow())
     return LogCount(written, already, without)
+
+
+def tally_terms(settings: Settings) -> TallyTerms:
+    """The terms the aggregates are made with: the bankroll staked by the default value
+    terms."""
+    terms = settings.value_terms()
+    return TallyTerms(terms.kelly_fraction, terms.stake_cap, RELIABILITY_BINS)
 
 
 def versions_at(session: Session, moments: Sequence[dt.datetime]) -> list[int | None]:
@@ -236,9 +247,10 @@ class PerformanceReport:
 
 def performance(session: Session, query: PerformanceQuery, settings: Settings) -> PerformanceReport:
     """Scores of the logged predictions of the settled matches that kicked off in
-    [from, to) (of one competition, or all), by their results as they are now."""
-    terms = settings.value_terms()
-    entries = settled_entries(session, query)
+    [from, to) (of one competition, or all), by their results as they are now, read from
+    the aggregates (the bankroll staked by the terms they were made with)."""
+    terms = aggregates.coverage(session).terms or tally_terms(settings)
+    window = aggregates.Window(query.kickoff_from, query.kickoff_to, query.competition)
     return PerformanceReport(
         kickoff_from=query.kickoff_from,
         kickoff_to=query.kickoff_to,
@@ -248,9 +260,7 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
         closing_method=CLOSING_METHOD,
         kelly_fraction=terms.kelly_fraction,
         stake_cap=terms.stake_cap,
-        performance=performance_of(
-            entries, kelly_fraction=terms.kelly_fraction, stake_cap=terms.stake_cap
-        ),
+        performance=performance_of_sums(aggregates.window_sums(session, window, terms)),
     )
 
 

@@ -216,8 +216,10 @@ def match_page(
 
 
 @router.get("/dashboard/model")
-def model_page(request: Request, session: SessionDep, models: ModelsDep, zone: ZoneDep) -> Response:
-    view = dashboard.model_page(session)
+def model_page(
+    request: Request, session: SessionDep, models: ModelsDep, settings: SettingsDep, zone: ZoneDep
+) -> Response:
+    view = dashboard.model_page(session, settings)
     return render(request, "dashboard/model.html", models, zone, {"view": view, "page": "model"})
 
 
