@@ -169,7 +169,8 @@ def test_the_log_has_what_the_windows_need(logged: Session, fitted_settings: Set
     assert everything.value_bets.bets > 20
     assert everything.value_bets.bets_with_closing > 0
     versions = set(logged.scalars(select(PredictionLogEntry.model_version).distinct()))
-    assert versions == {None, 1, 2}
+    assert None in versions
+    assert len(versions) == 3
     inside = assert_answers_per_entry(logged, fitted_settings, WINDOWS["inside one day"])
     assert 0 < inside.matches < len(_entries_of_day(logged, SPREAD_DAY))
     stored = logged.scalar(select(func.sum(TrackRecordDay.matches)))

@@ -17,9 +17,9 @@ the same bankroll, so its curve needs, per kickoff, the sum of stake × return o
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Self, TypeVar
+from typing import Any, Self, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -228,38 +228,55 @@ def _zeroed(differences: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.where(np.abs(differences) <= ROUNDING, 0.0, differences)
 
 
+def _grouped(
+    keys: Sequence[Hashable], columns: Sequence[NDArray[np.float64]], make: type[S]
+) -> dict[Any, S]:
+    """``make`` per distinct key, each field the sum of its column over the rows of that
+    key (the columns in the order of ``make``'s fields, counts rounded back to integers)."""
+    index: dict[Hashable, int] = {}
+    group = np.array([index.setdefault(key, len(index)) for key in keys], dtype=np.intp)
+    sums = [np.bincount(group, weights=column, minlength=len(index)) for column in columns]
+    kinds = [field.type for field in fields(make)]  # type: ignore[arg-type]
+    found: dict[Any, S] = {}
+    for key, at in index.items():
+        values = [
+            round(float(total[at])) if kind == "int" else float(total[at])
+            for total, kind in zip(sums, kinds, strict=True)
+        ]
+        found[key] = make(*values)
+    return found
+
+
 def _day_sums(
     entries: Sequence[SettledEntry], keys: Sequence[GroupKey], rows: _EntryRows
 ) -> dict[GroupKey, DaySums]:
     served, consensus = rows.served, rows.consensus
     difference = _zeroed(served.log_loss - consensus.log_loss)
     bets = _bet_rows(entries)
-    found: dict[GroupKey, DaySums] = {}
-    for index, key in enumerate(keys):
-        clv = bets.clv[index]
-        returns = bets.returns[index]
-        entry_sums = DaySums(
-            1,
-            float(served.log_loss[index]),
-            float(served.brier[index]),
-            float(served.rps[index]),
-            float(served.hits[index]),
-            float(consensus.log_loss[index]),
-            float(consensus.brier[index]),
-            float(consensus.rps[index]),
-            float(consensus.hits[index]),
-            float(difference[index]),
-            float(difference[index] ** 2),
-            len(returns),
-            len(clv),
-            sum(clv),
-            sum(value * value for value in clv),
-            sum(returns),
-            sum(value * value for value in returns),
-        )
-        before = found.get(key)
-        found[key] = entry_sums if before is None else before.plus(entry_sums)
-    return found
+
+    def per_entry(values: list[list[float]], power: int) -> NDArray[np.float64]:
+        return np.array([sum(v**power for v in row) for row in values], dtype=np.float64)
+
+    columns = [
+        np.ones(len(entries)),
+        served.log_loss,
+        served.brier,
+        served.rps,
+        served.hits,
+        consensus.log_loss,
+        consensus.brier,
+        consensus.rps,
+        consensus.hits,
+        difference,
+        difference**2,
+        per_entry(bets.returns, 0),
+        per_entry(bets.clv, 0),
+        per_entry(bets.clv, 1),
+        per_entry(bets.clv, 2),
+        per_entry(bets.returns, 1),
+        per_entry(bets.returns, 2),
+    ]
+    return _grouped(keys, columns, DaySums)
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,25 +342,20 @@ def _bookmaker_sums(
     scored = _Scored.of(rows.y[at], _probabilities(lines))
     served = rows.served
     difference = _zeroed(served.log_loss[at] - scored.log_loss)
-    found: dict[tuple[GroupKey, str], BookmakerSums] = {}
-    for row, (index, code) in enumerate(quoted):
-        sums = BookmakerSums(
-            1,
-            float(scored.log_loss[row]),
-            float(scored.brier[row]),
-            float(scored.rps[row]),
-            float(scored.hits[row]),
-            float(served.log_loss[index]),
-            float(served.brier[index]),
-            float(served.rps[index]),
-            float(served.hits[index]),
-            float(difference[row]),
-            float(difference[row] ** 2),
-        )
-        key = (keys[index], code)
-        before = found.get(key)
-        found[key] = sums if before is None else before.plus(sums)
-    return found
+    columns = [
+        np.ones(len(quoted)),
+        scored.log_loss,
+        scored.brier,
+        scored.rps,
+        scored.hits,
+        served.log_loss[at],
+        served.brier[at],
+        served.rps[at],
+        served.hits[at],
+        difference,
+        difference**2,
+    ]
+    return _grouped([(keys[index], code) for index, code in quoted], columns, BookmakerSums)
 
 
 def _bankroll_sums(
@@ -364,17 +376,17 @@ def _bankroll_sums(
 def _bin_sums(
     keys: Sequence[GroupKey], rows: _EntryRows, bins: int
 ) -> dict[tuple[dt.date, int, int], BinSums]:
-    found: dict[tuple[dt.date, int, int], BinSums] = {}
+    places: list[tuple[dt.date, int, int]] = []
+    predicted: list[NDArray[np.float64]] = []
+    happened: list[NDArray[np.float64]] = []
     for outcome in range(len(OUTCOMES)):
-        predicted = rows.served_proba[:, outcome]
-        index = np.minimum((predicted * bins).astype(int), bins - 1)
-        happened = rows.y == outcome
-        for row, key in enumerate(keys):
-            sums = BinSums(1, float(predicted[row]), float(happened[row]))
-            place = (key.day, outcome, int(index[row]))
-            before = found.get(place)
-            found[place] = sums if before is None else before.plus(sums)
-    return found
+        probability = rows.served_proba[:, outcome]
+        index = np.minimum((probability * bins).astype(int), bins - 1).tolist()
+        places.extend((key.day, outcome, at) for key, at in zip(keys, index, strict=True))
+        predicted.append(probability)
+        happened.append((rows.y == outcome).astype(np.float64))
+    columns = [np.ones(len(places)), np.concatenate(predicted), np.concatenate(happened)]
+    return _grouped(places, columns, BinSums)
 
 
 # The figures from the sums.

@@ -32,12 +32,14 @@ next pass, which looks ``CHANGE_LAG`` further back.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, Select, delete, func, insert, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.engine import session_scope
 from app.db.orm import (
     Competition,
     Match,
@@ -68,8 +70,12 @@ STATE_ID = 1
 # How far before its watermark a pass looks again for changed matches: longer than a write
 # of results takes to commit, so one that committed after a later one is still found.
 CHANGE_LAG = dt.timedelta(minutes=2)
-# Entries a chunk of the fill reads (whole days: a day is never split).
-FILL_ENTRIES = 5_000
+# Entries a chunk of the fill reads (whole days: a day is never split): SQLite's write lock
+# is held about a second for each.
+FILL_ENTRIES = 2_000
+# The pause after a chunk of a long write: longer than the longest sleep of SQLite's busy
+# handler, so a writer waiting for the lock takes it before the next chunk does.
+WRITER_PAUSE_SECONDS = 0.1
 # Days named in one statement: well under SQLite's limit of bound values.
 DAYS_PER_STATEMENT = 400
 ONE_DAY = dt.timedelta(days=1)
@@ -364,18 +370,29 @@ def _next_days(session: Session, start: dt.date | None) -> list[dt.date]:
 
 
 def fill(
-    run_chunk: Callable[[Callable[[Session], FillStep | None]], FillStep | None],
+    sessions: sessionmaker[Session],
     terms: TallyTerms,
     *,
     now: dt.datetime,
+    between_chunks: Callable[[], None] | None = None,
 ) -> int:
-    """Fill every day not covered yet, each chunk in a transaction of its own
-    (``run_chunk`` runs one in a new transaction and commits it); returns the number of
-    chunks. Resumable: a fill stopped half-way goes on from the last committed chunk."""
+    """Fill every day not covered yet, each chunk in a write transaction of its own from
+    ``sessions`` (``between_chunks`` runs after each commit, by default
+    :func:`let_writers_in`); returns the number of chunks.
+    Resumable: a fill stopped half-way goes on from its last committed chunk."""
     chunks = 0
-    while run_chunk(lambda session: fill_chunk(session, terms, now=now)) is not None:
+    while True:
+        with session_scope(sessions) as session:
+            step = fill_chunk(session, terms, now=now)
+        if step is None:
+            return chunks
         chunks += 1
-    return chunks
+        (between_chunks or let_writers_in)()
+
+
+def let_writers_in() -> None:
+    """Pause between two chunks of a long write, for the writers waiting for the lock."""
+    time.sleep(WRITER_PAUSE_SECONDS)
 
 
 # Reading the aggregates.
