@@ -121,6 +121,18 @@ def assert_same(found: Any, expected: Any, where: str = "performance") -> None:
         assert found == expected, f"{where}: {found!r} != {expected!r}"
 
 
+def latest_days(performance: Performance, days_max: int) -> Performance:
+    """``performance`` listing only its latest ``days_max`` days, and the bankroll's points
+    on those days."""
+    days = performance.days[-days_max:]
+    first = days[0].day if days else dt.date.max
+    value_bets = performance.value_bets
+    points = tuple(p for p in value_bets.bankroll if p.kickoff.astimezone(UTC).date() >= first)
+    return dataclasses.replace(
+        performance, days=days, value_bets=dataclasses.replace(value_bets, bankroll=points)
+    )
+
+
 def answered_and_reference(
     session: Session, settings: Settings, query: Query
 ) -> tuple[Performance, Performance]:
@@ -130,7 +142,7 @@ def answered_and_reference(
         kelly_fraction=report.kelly_fraction,
         stake_cap=report.stake_cap,
     )
-    return report.performance, reference
+    return report.performance, latest_days(reference, report.days_max)
 
 
 def assert_answers_per_entry(session: Session, settings: Settings, query: Query) -> Performance:
@@ -186,6 +198,22 @@ def _entries_of_day(session: Session, day: dt.date) -> list[int]:
             )
         )
     )
+
+
+@pytest.mark.parametrize("days_max", [1, 30, 1000])
+def test_the_days_listed_are_the_latest_of_the_window(
+    logged: Session, fitted_settings: Settings, days_max: int
+) -> None:
+    settings = fitted_settings.model_copy(update={"performance_days_max": days_max})
+    for query in (Query(), WINDOWS["days cut at both ends"], WINDOWS["one competition"]):
+        found = assert_answers_per_entry(logged, settings, query)
+        everything = track_record.settled_entries(logged, query)
+        days = {entry.kickoff.date() for entry in everything}
+        assert len(found.days) == min(days_max, len(days))
+        assert found.days[-1].day == max(days)
+        if found.value_bets.bankroll:
+            # The bankroll goes on from where the earlier days left it.
+            assert found.value_bets.bankroll[0].kickoff.date() >= found.days[0].day
 
 
 def test_one_entry(logged: Session, fitted_settings: Settings) -> None:

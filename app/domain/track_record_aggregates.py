@@ -406,10 +406,12 @@ def best_bookmaker_of(totals: Mapping[str, BookmakerSums], matches: int) -> str 
 
 @dataclass(frozen=True, slots=True)
 class WindowSums:
-    """A window's sums: per day (in day order), per bookmaker over the window, its best
-    bookmaker (see :func:`best_bookmaker_of`) and that one's sums per day, and the
-    bankroll's stake × return per kickoff (in kickoff order)."""
+    """A window's sums: over the whole window; per day for its latest days (in day order);
+    per bookmaker over the window, its best bookmaker (see :func:`best_bookmaker_of`) and
+    that one's sums on those days; the bankroll's stake × return per kickoff over the whole
+    window (in kickoff order)."""
 
+    total: DaySums
     days: Sequence[tuple[dt.date, DaySums]]
     bookmakers: Mapping[str, BookmakerSums]
     best: str | None
@@ -418,10 +420,9 @@ class WindowSums:
 
 
 def performance_of_sums(sums: WindowSums) -> Performance:
-    """The figures of a window from its sums."""
-    total = DaySums()
-    for _, day in sums.days:
-        total = total.plus(day)
+    """The figures of a window from its sums: the days and the bankroll's points are those
+    of the days ``sums`` has (the bankroll still starts from 1 at the window's start)."""
+    total = sums.total
     return Performance(
         matches=total.matches,
         served=_forecast(
@@ -442,7 +443,7 @@ def performance_of_sums(sums: WindowSums) -> Performance:
             total.matches, total.difference_sum, total.difference_squares
         ),
         best_bookmaker=_best(sums.bookmakers, sums.best, total.matches),
-        value_bets=_value_bets(total, sums.bankroll),
+        value_bets=_value_bets(total, sums.bankroll, sums.days[0][0] if sums.days else dt.date.max),
         days=tuple(_bucket(day, day_sums, sums.best_days.get(day)) for day, day_sums in sums.days),
     )
 
@@ -479,7 +480,9 @@ def _best(totals: Mapping[str, BookmakerSums], best: str | None, matches: int) -
     )
 
 
-def _value_bets(total: DaySums, bankroll: Sequence[tuple[dt.datetime, float]]) -> ValueBetRecord:
+def _value_bets(
+    total: DaySums, bankroll: Sequence[tuple[dt.datetime, float]], first_day: dt.date
+) -> ValueBetRecord:
     clv = interval_of_sums(total.bets_with_closing, total.clv_sum, total.clv_squares)
     roi = interval_of_sums(total.bets, total.return_sum, total.return_squares)
     curve = np.cumprod(1.0 + np.array([growth for _, growth in bankroll], dtype=np.float64))
@@ -492,6 +495,7 @@ def _value_bets(total: DaySums, bankroll: Sequence[tuple[dt.datetime, float]]) -
         bankroll=tuple(
             BankrollPoint(kickoff, float(value))
             for (kickoff, _), value in zip(bankroll, curve.tolist(), strict=True)
+            if utc_day(kickoff) >= first_day
         ),
     )
 

@@ -247,7 +247,9 @@ class ModelPage:
     reliability: ServedReliability
 
 
-def model_page(session: Session, settings: Settings) -> ModelPage:
+def model_page(session: Session, reliability: ServedReliability) -> ModelPage:
+    """The model page, with the reliability of what was served (see
+    :func:`served_reliability`)."""
     window = PageWindow(HISTORY_ROWS, 0)
     versions = model_versions.list_versions(session, window)
     activations = model_versions.list_activations(session, window)
@@ -257,7 +259,7 @@ def model_page(session: Session, settings: Settings) -> ModelPage:
         versions.total,
         activations.items,
         activations.total,
-        served_reliability(session, settings),
+        reliability,
     )
 
 

@@ -290,6 +290,7 @@ class PerformanceReport:
     closing_method: str
     kelly_fraction: float
     stake_cap: float
+    days_max: int  # the latest days of the window listed day by day
     performance: Performance
 
 
@@ -308,7 +309,10 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
         closing_method=CLOSING_METHOD,
         kelly_fraction=terms.kelly_fraction,
         stake_cap=terms.stake_cap,
-        performance=performance_of_sums(aggregates.window_sums(session, window, terms)),
+        days_max=settings.performance_days_max,
+        performance=performance_of_sums(
+            aggregates.window_sums(session, window, terms, days_max=settings.performance_days_max)
+        ),
     )
 
 

@@ -533,36 +533,54 @@ def _stored(table: type, window: Window, split: _Split) -> list[ColumnElement[bo
     return conditions
 
 
-def window_sums(session: Session, window: Window, terms: TallyTerms) -> WindowSums:
-    """The sums of the scored entries of ``window`` (see the module), and its best
-    bookmaker."""
+def window_sums(
+    session: Session, window: Window, terms: TallyTerms, *, days_max: int
+) -> WindowSums:
+    """The sums of the scored entries of ``window`` (see the module): over the whole
+    window, and per day for its latest ``days_max`` days with a scored entry."""
     held = coverage(session)
     split = _split(session, window, held)
     computed = _computed(session, window, split, terms)
-    days = _day_rows(session, window, split, computed)
+    total = _total(session, window, split, computed)
+    days = _latest_days(session, window, split, computed, days_max)
     bookmakers = _bookmaker_totals(session, window, split, computed)
-    matches = sum(sums.matches for _, sums in days)
-    best = best_bookmaker_of(bookmakers, matches)
+    best = best_bookmaker_of(bookmakers, total.matches)
+    first_day = days[0][0] if days else None
     return WindowSums(
+        total=total,
         days=days,
         bookmakers=bookmakers,
-        best_days={} if best is None else _best_days(session, window, split, computed, best),
-        bankroll=_bankroll(session, window, split, computed),
         best=best,
+        best_days={}
+        if best is None or first_day is None
+        else _best_days(session, window, split, computed, best, first_day),
+        bankroll=_bankroll(session, window, split, computed),
     )
 
 
-def _day_rows(
-    session: Session, window: Window, split: _Split, computed: Tally
+def _total(session: Session, window: Window, split: _Split, computed: Tally) -> DaySums:
+    statement = select(*(func.coalesce(func.sum(column), 0) for column in DAY_COLUMNS)).where(
+        *_stored(TrackRecordDay, window, split)
+    )
+    total = DaySums(*session.execute(statement).one())
+    for sums in computed.days.values():
+        total = total.plus(sums)
+    return total
+
+
+def _latest_days(
+    session: Session, window: Window, split: _Split, computed: Tally, days_max: int
 ) -> list[tuple[dt.date, DaySums]]:
     statement = (
         select(TrackRecordDay.day, *(func.sum(column) for column in DAY_COLUMNS))
         .where(*_stored(TrackRecordDay, window, split))
         .group_by(TrackRecordDay.day)
+        .order_by(TrackRecordDay.day.desc())
+        .limit(days_max)
     )
     stored = ((row[0], DaySums(*row[1:])) for row in session.execute(statement))
     fresh = ((key.day, sums) for key, sums in computed.days.items())
-    return sorted(added_up([*stored, *fresh]).items())
+    return sorted(added_up([*stored, *fresh]).items())[-days_max:]
 
 
 def _bookmaker_totals(
@@ -579,17 +597,28 @@ def _bookmaker_totals(
 
 
 def _best_days(
-    session: Session, window: Window, split: _Split, computed: Tally, best: str
+    session: Session,
+    window: Window,
+    split: _Split,
+    computed: Tally,
+    best: str,
+    first_day: dt.date,
 ) -> dict[dt.date, BookmakerSums]:
     statement = (
         select(TrackRecordBookmaker.day, *(func.sum(column) for column in BOOKMAKER_COLUMNS))
         .where(
-            TrackRecordBookmaker.bookmaker == best, *_stored(TrackRecordBookmaker, window, split)
+            TrackRecordBookmaker.bookmaker == best,
+            TrackRecordBookmaker.day >= first_day,
+            *_stored(TrackRecordBookmaker, window, split),
         )
         .group_by(TrackRecordBookmaker.day)
     )
     stored = ((row[0], BookmakerSums(*row[1:])) for row in session.execute(statement))
-    fresh = ((key.day, sums) for (key, code), sums in computed.bookmakers.items() if code == best)
+    fresh = (
+        (key.day, sums)
+        for (key, code), sums in computed.bookmakers.items()
+        if code == best and key.day >= first_day
+    )
     return added_up([*stored, *fresh])
 
 
@@ -634,10 +663,5 @@ def reliability_sums(session: Session, terms: TallyTerms) -> ReliabilitySums:
     )
     stored = (((row[0], row[1]), BinSums(*row[2:])) for row in session.execute(statement))
     fresh = (((outcome, index), sums) for (_, outcome, index), sums in computed.reliability.items())
-    matches = session.scalar(
-        select(func.coalesce(func.sum(TrackRecordDay.matches), 0)).where(
-            *_stored(TrackRecordDay, Window(), split)
-        )
-    )
-    matches = int(matches or 0) + sum(sums.matches for sums in computed.days.values())
+    matches = _total(session, Window(), split, computed).matches
     return ReliabilitySums(matches, added_up([*stored, *fresh]))
