@@ -15,14 +15,16 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import PredictionLogEntry
+from app.db.orm import Match, PredictionLogEntry, TrackRecordState
+from app.domain.track_record_scores import performance_of
 from app.main import create_app
 from app.services import track_record
 from app.services import track_record_aggregates as aggregates
+from app.services.ingest.results import ResultItem, settle_results
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY, refit_settings_for
 from tests.databases import Databases
@@ -158,3 +160,67 @@ def test_a_rebuild_stopped_half_way_ends_as_one_run(
     assert log_of(fitted_engine) == log_of(second_fitted_engine)
     assert aggregates_of(fitted_engine) == aggregates_of(second_fitted_engine)
     assert sum(len(rows) for rows in aggregates_of(fitted_engine).values()) > 0
+
+
+@pytest.mark.usefixtures("small_chunks")
+def test_results_changed_across_history_are_caught_up_in_chunks(
+    fitted_url: str, fitted_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Corrected results of every logged match (three writes) are taken into the aggregates
+    chunk by chunk, the watermark moving with each, so a writer gets in between."""
+    settings = refit_settings_for(fitted_url)
+    rebuild(fitted_engine, settings, between_chunks=lambda: None)
+    sessions = write_sessions(fitted_engine)
+    with session_scope(sessions) as session:
+        matches = session.execute(
+            select(Match.id, Match.home_goals, Match.away_goals)
+            .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
+            .where(Match.home_goals.is_not(None))
+            .order_by(Match.id)
+        ).all()
+    for part in range(3):
+        with session_scope(sessions) as session:
+            settle_results(
+                session,
+                [
+                    ResultItem(away or 0, home or 0, match_id=match_id)  # the goals swapped
+                    for match_id, home, away in matches[part::3]
+                ],
+                source="test",
+            )
+    monkeypatch.setattr(aggregates, "FILL_ENTRIES", 300)
+    impatient = make_engine(fitted_url, sqlite_busy_timeout_seconds=0.05)
+    written: list[int] = []
+
+    def write_between() -> None:
+        with session_scope(write_sessions(impatient)) as session:
+            written.append(session.execute(select(func.count()).select_from(Match)).scalar_one())
+            session.execute(update(Match).where(Match.id == matches[0][0]).values(season="1718"))
+
+    try:
+        chunks = aggregates.catch_up(
+            sessions, track_record.tally_terms(settings), now=NOW, between_chunks=write_between
+        )
+    finally:
+        impatient.dispose()
+    assert chunks >= 3
+    assert len(written) == chunks
+    with session_scope(make_session_factory(fitted_engine)) as session:
+        state = session.get(TrackRecordState, aggregates.STATE_ID)
+        assert state is not None
+        # The watermark moved past the writes taken: few changes are left to a pass.
+        assert state.matches_through is not None
+        left = session.scalar(
+            select(func.count()).select_from(Match).where(Match.updated_at > state.matches_through)
+        )
+        assert left is not None
+        assert left < aggregates.FILL_ENTRIES
+        report = track_record.performance(session, track_record.PerformanceQuery(), settings)
+        reference = performance_of(
+            track_record.settled_entries(session, track_record.PerformanceQuery()),
+            kelly_fraction=report.kelly_fraction,
+            stake_cap=report.stake_cap,
+        )
+        assert report.performance.matches == reference.matches
+        assert report.performance.served.log_loss == pytest.approx(reference.served.log_loss)
+        assert report.performance.value_bets.profit == pytest.approx(reference.value_bets.profit)

@@ -112,10 +112,10 @@ def rebuild_in_chunks(
     """:func:`rebuild` in write transactions of at most ``REBUILD_CHUNK`` matches each (the
     entries and their aggregates together), so that another writer waits for one chunk at
     most; ``between_chunks`` runs after each commit (by default a pause that lets them in).
-    The aggregates are filled first.
+    The aggregates are filled and caught up with the changed matches first.
     Stopped half-way, it goes on where it stopped when run again: an entry is written once,
     and a day's aggregates are made from its entries as a whole."""
-    aggregates.fill(sessions, tally_terms(settings), now=now, between_chunks=between_chunks)
+    aggregates.catch_up(sessions, tally_terms(settings), now=now, between_chunks=between_chunks)
     end = now if kickoff_to is None or kickoff_to > now else kickoff_to
     with session_scope(sessions) as session:
         found, missing = _unlogged(
@@ -372,7 +372,7 @@ def track_record_job(engine: Engine, settings: Settings, *, clock: Clock = utcno
     moment = clock()
     sessions = make_session_factory(engine, for_writes=True)
     try:
-        aggregates.fill(sessions, tally_terms(settings), now=utcnow())
+        aggregates.catch_up(sessions, tally_terms(settings), now=utcnow())
         with session_scope(sessions) as session:
             done = log_kickoffs(session, settings, now=moment)
             score = record_rolling_score(session, now=moment)

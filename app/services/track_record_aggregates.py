@@ -390,6 +390,63 @@ def fill(
         (between_chunks or let_writers_in)()
 
 
+def catch_up(
+    sessions: sessionmaker[Session],
+    terms: TallyTerms,
+    *,
+    now: dt.datetime,
+    between_chunks: Callable[[], None] | None = None,
+) -> int:
+    """:func:`fill`, then bring up to date the days of the matches changed since the last
+    pass, oldest changes first, in chunks of about ``FILL_ENTRIES`` entries, each its own
+    transaction (the last few are left to the next :func:`refresh`); returns the number of
+    chunks."""
+    chunks = fill(sessions, terms, now=now, between_chunks=between_chunks)
+    while True:
+        with session_scope(sessions) as session:
+            caught_up = _catch_up_chunk(session, terms)
+        if caught_up:
+            return chunks
+        chunks += 1
+        (between_chunks or let_writers_in)()
+
+
+def _catch_up_chunk(session: Session, terms: TallyTerms) -> bool:
+    """Recompute the days of the oldest changes after the watermark, whole moments of
+    change at a time, and move the watermark past them; True when fewer than
+    ``FILL_ENTRIES`` entries are left to a pass."""
+    state = _state(session, lock=True)
+    if terms_of(state) != terms or not state.complete or state.matches_through is None:
+        return True
+    changes = session.execute(
+        select(Match.updated_at, PredictionLogEntry.kickoff)
+        .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
+        .where(Match.updated_at > state.matches_through)
+        .order_by(Match.updated_at)
+        .limit(FILL_ENTRIES)
+    ).all()
+    if len(changes) < FILL_ENTRIES:
+        return True
+    last = changes[-1][0]
+    # The matches of one write share its moment: they are taken together, all of them.
+    whole = [change for change in changes if change[0] < last] or _changed_at(session, last)
+    _write_days(session, sorted({utc_day(kickoff) for _, kickoff in whole}), terms)
+    state.matches_through = whole[-1][0]
+    state.revision += 1
+    session.flush()
+    return False
+
+
+def _changed_at(session: Session, moment: dt.datetime) -> list[tuple[dt.datetime, dt.datetime]]:
+    """The entries' kickoffs of the matches changed at ``moment`` (one write's)."""
+    rows = session.execute(
+        select(Match.updated_at, PredictionLogEntry.kickoff)
+        .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
+        .where(Match.updated_at == moment)
+    )
+    return [(changed, kickoff) for changed, kickoff in rows]
+
+
 def let_writers_in() -> None:
     """Pause between two chunks of a long write, for the writers waiting for the lock."""
     time.sleep(WRITER_PAUSE_SECONDS)
