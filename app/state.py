@@ -90,6 +90,7 @@ class AppState:
         )
 
     def close(self) -> None:
+        self.track_record.close()
         self.engine.dispose()
 
     def read_session(self) -> Iterator[Session]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
@@ -24,6 +25,8 @@ AnswerT = TypeVar("AnswerT")
 # Answers kept per process: a few dozen windows asked for often, each at most a few
 # hundred kilobytes (a window's days are bounded by ODDSBOOST_PERFORMANCE_DAYS_MAX).
 KEPT_ANSWERS = 32
+# Different questions computed at once.
+COMPUTING_THREADS = 2
 
 
 class TrackRecordAnswers:
@@ -31,6 +34,10 @@ class TrackRecordAnswers:
 
     def __init__(self, *, max_entries: int = KEPT_ANSWERS) -> None:
         self._max_entries = max_entries
+        # Computations run on threads of their own: never queued behind the reads of the
+        # stamp, which may wait for a pooled connection that a request waiting for a
+        # computation holds.
+        self._computing = ThreadPoolExecutor(COMPUTING_THREADS, "track-record")
         # Used from the event loop only, as the single flight is.
         self._kept: OrderedDict[Hashable, Any] = OrderedDict()
         self._flights: SingleFlight[Hashable, Any] = SingleFlight()
@@ -48,12 +55,17 @@ class TrackRecordAnswers:
             return kept
 
         async def computed() -> AnswerT:
-            found = await asyncio.to_thread(compute, session)
+            loop = asyncio.get_running_loop()
+            found = await loop.run_in_executor(self._computing, compute, session)
             self._keep(key, found)
             return found
 
         answer: AnswerT = await self._flights.run(key, computed)
         return answer
+
+    def close(self) -> None:
+        """Let the computing threads end once their work is done."""
+        self._computing.shutdown(wait=False)
 
     def _keep(self, key: Hashable, answer: object) -> None:
         self._kept[key] = answer
