@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, Select, delete, func, insert, or_, select
+from sqlalchemy import ColumnElement, ScalarSelect, Select, delete, func, insert, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import session_scope
@@ -55,6 +55,7 @@ from app.domain.track_record_aggregates import (
     BinSums,
     BookmakerSums,
     DaySums,
+    GroupKey,
     Tally,
     TallyTerms,
     WindowSums,
@@ -150,8 +151,8 @@ def _scored_statement(
     return statement
 
 
-def _competition_id(code: str) -> Select[tuple[int]]:
-    return select(Competition.id).where(Competition.code == code).scalar_subquery()  # type: ignore[return-value]
+def _competition_id(code: str) -> ScalarSelect[int]:
+    return select(Competition.id).where(Competition.code == code).scalar_subquery()
 
 
 def day_ranges(days: Iterable[dt.date]) -> list[tuple[dt.datetime, dt.datetime]]:
@@ -217,11 +218,11 @@ def _write_days(session: Session, days: Sequence[dt.date], terms: TallyTerms) ->
 
 
 def _insert(session: Session, sums: Tally) -> None:
-    def keyed(key: object) -> dict[str, object]:
+    def keyed(key: GroupKey) -> dict[str, object]:
         return {
-            "day": key.day,  # type: ignore[attr-defined]
-            "competition_id": key.competition,  # type: ignore[attr-defined]
-            "model_version": key.model_version,  # type: ignore[attr-defined]
+            "day": key.day,
+            "competition_id": key.competition,
+            "model_version": key.model_version,
         }
 
     rows = {
@@ -573,10 +574,18 @@ def _computed(session: Session, window: Window, split: _Split, terms: TallyTerms
     return tally([e for e, _ in found], [c for _, c in found], terms)
 
 
-def _stored(table: type, window: Window, split: _Split) -> list[ColumnElement[bool]]:
+_ByDay = (
+    type[TrackRecordDay]
+    | type[TrackRecordBookmaker]
+    | type[TrackRecordBankroll]
+    | type[TrackRecordReliability]
+)
+
+
+def _stored(table: _ByDay, window: Window, split: _Split) -> list[ColumnElement[bool]]:
     """Which stored rows of ``table`` the window takes."""
     conditions: list[ColumnElement[bool]] = []
-    day = table.day  # type: ignore[attr-defined]
+    day = table.day
     if split.first is not None:
         conditions.append(day >= split.first)
     if split.end is not None:
@@ -586,7 +595,9 @@ def _stored(table: type, window: Window, split: _Split) -> list[ColumnElement[bo
     if split.computed:
         conditions.append(day.not_in(sorted(split.computed)))
     if window.competition is not None:
-        conditions.append(table.competition_id == _competition_id(window.competition))  # type: ignore[attr-defined]
+        if table is TrackRecordReliability:
+            raise ValueError("the reliability bins are kept for every competition together")
+        conditions.append(table.competition_id == _competition_id(window.competition))  # type: ignore[union-attr]
     return conditions
 
 
