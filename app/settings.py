@@ -112,6 +112,14 @@ class Settings(BaseSettings):
         gt=0,
         description="On SIGTERM, how long `oddsboost serve` lets in-flight requests finish.",
     )
+    performance_days_max: int = Field(
+        default=366,
+        ge=1,
+        le=100_000,
+        description="`/performance` and the track record page list, day by day (and in "
+        "the bankroll's points), the latest this many days of a window with a settled "
+        "logged match; the other figures cover the whole window.",
+    )
     sqlite_busy_timeout_seconds: float = Field(
         default=30.0,
         gt=0,

@@ -19,6 +19,7 @@ from app.db.migrate import require_current_schema
 from app.services.busy import unavailable_as_service_error
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
+from app.services.track_record_answers import TrackRecordAnswers
 from app.services.upcoming import UpcomingBoards
 from app.services.value_bets import ValueBetLists
 from app.settings import Settings
@@ -30,8 +31,8 @@ __all__ = ["AppState", "LifespanState", "Session", "app_state"]
 @dataclass(frozen=True, slots=True)
 class AppState:
     """The settings, the database, the model in memory, the prediction service, the
-    value-bets lists and the boards of upcoming matches of one running application (one per
-    worker process)."""
+    value-bets lists, the boards of upcoming matches and the track record's answers of one
+    running application (one per worker process)."""
 
     settings: Settings
     engine: Engine
@@ -42,6 +43,7 @@ class AppState:
     predictions: PredictionService
     value_bets: ValueBetLists
     upcoming: UpcomingBoards
+    track_record: TrackRecordAnswers
 
     @classmethod
     def open(cls, settings: Settings) -> AppState:
@@ -84,9 +86,11 @@ class AppState:
                 default_method=settings.demargin_method,
                 default_phase=settings.refit_phase,
             ),
+            track_record=TrackRecordAnswers(),
         )
 
     def close(self) -> None:
+        self.track_record.close()
         self.engine.dispose()
 
     def read_session(self) -> Iterator[Session]:

@@ -28,6 +28,7 @@ from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
 from app.services.readiness import Readiness, check_readiness
 from app.services.serving import ModelCache
+from app.services.track_record_answers import TrackRecordAnswers
 from app.services.upcoming import UpcomingBoards
 from app.services.value_bets import ValueBetLists
 from app.settings import Settings
@@ -72,6 +73,10 @@ async def get_predictions(request: Request) -> PredictionService:
 async def get_value_bet_lists(request: Request) -> ValueBetLists:
     # Straight from the request, as get_predictions: a dashboard polls this list.
     return _state_of(request).value_bets
+
+
+async def get_track_record_answers(request: Request) -> TrackRecordAnswers:
+    return _state_of(request).track_record
 
 
 async def get_upcoming_boards(request: Request) -> UpcomingBoards:
@@ -130,6 +135,7 @@ ModelsDep = Annotated[ModelCache, Depends(get_models)]
 PredictionsDep = Annotated[PredictionService, Depends(get_predictions)]
 ValueBetListsDep = Annotated[ValueBetLists, Depends(get_value_bet_lists)]
 UpcomingBoardsDep = Annotated[UpcomingBoards, Depends(get_upcoming_boards)]
+TrackRecordAnswersDep = Annotated[TrackRecordAnswers, Depends(get_track_record_answers)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
 QueueRefitDep = Annotated[QueueRefit, Depends(get_queue_refit)]

@@ -7,7 +7,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +18,9 @@ from app.cli.common import (
     log_as_a_command,
     say,
 )
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 # prometheus-client's own variable. Read here without importing the metrics module, which
 # decides at import time whether it writes to that directory.
@@ -159,6 +162,7 @@ def migrate_command() -> None:
     log_as_a_command(settings)
     with database_errors(settings.database_url):
         upgrade = upgrade_and_report(settings.database_url)
+        filled = _fill_track_record(settings)
     created = counted(len(upgrade.tables_created), "table")
     if upgrade.before is None:
         say(f"the database had no schema: created the newest, revision {upgrade.after}, {created}:")
@@ -171,3 +175,26 @@ def migrate_command() -> None:
         say(f"the database is at the newest schema, revision {upgrade.after}: nothing to do")
     if upgrade.tables_created:
         say(", ".join(upgrade.tables_created), indent=2, hang=0)
+    if filled:
+        say(f"track record: aggregates filled in {counted(filled, 'chunk')}")
+
+
+def _fill_track_record(settings: Settings) -> int:
+    """Fill the track record's aggregates a log kept before them lacks (see
+    ``app.services.track_record_aggregates``)."""
+    import datetime as dt
+
+    from app.db.engine import make_engine, make_session_factory
+    from app.services import track_record, track_record_aggregates
+
+    engine = make_engine(
+        settings.database_url, sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds
+    )
+    try:
+        return track_record_aggregates.fill(
+            make_session_factory(engine, for_writes=True),
+            track_record.tally_terms(settings),
+            now=dt.datetime.now(dt.UTC),
+        )
+    finally:
+        engine.dispose()

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import AsJson, database_session, load_settings, say, show_json
+from app.cli.common import AsJson, database_errors, load_settings, open_database, say, show_json
 
 track_record_cli = typer.Typer(
     help="The track record: what was served for each match at kickoff.",
@@ -46,20 +46,25 @@ def rebuild_command(
 ) -> None:
     """Log each match that kicked off in the window and is not logged yet, as it would
     have been served at kickoff: its last quotes before kickoff, the model version active
-    then. Entries already logged are never rewritten."""
+    then. Entries already logged are never rewritten. Written in chunks, each its own
+    transaction: stopped half-way, a second run goes on where the first stopped."""
     from app.services import track_record
 
     if kickoff_to is not None and kickoff_to <= kickoff_from:
         raise typer.BadParameter("must be after --from", param_hint="--to")
     settings = load_settings()
-    with database_session(settings, writes=True) as session:
-        done = track_record.rebuild(
-            session,
-            settings,
-            kickoff_from=kickoff_from,
-            kickoff_to=kickoff_to,
-            now=dt.datetime.now(dt.UTC),
-        )
+    engine, sessions = open_database(settings, writes=True)
+    try:
+        with database_errors(settings.database_url):
+            done = track_record.rebuild_in_chunks(
+                sessions,
+                settings,
+                kickoff_from=kickoff_from,
+                kickoff_to=kickoff_to,
+                now=dt.datetime.now(dt.UTC),
+            )
+    finally:
+        engine.dispose()
     if as_json:
         show_json(dataclasses.asdict(done))
     else:

@@ -305,7 +305,9 @@ class Match(Base):
     result: Mapped[str | None] = mapped_column(String(1))
     external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_MAX_LENGTH), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Every change of a row moves it on (a write that sets it gives its own moment): the
+    # track record's aggregates find the matches changed since they were computed by it.
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
     competition: Mapped[Competition] = relationship()
     home_team: Mapped[Team] = relationship(foreign_keys=[home_team_id])
@@ -585,3 +587,125 @@ class RollingScore(Base):
     days: Mapped[int]
     matches: Mapped[int]
     served_minus_consensus_log_loss: Mapped[float | None] = mapped_column(Float)
+
+
+# The track record's daily aggregates (``app/services/track_record_aggregates.py``): per UTC
+# day of kickoff, competition and model version (None: the consensus was served), the sums
+# every figure of ``GET /performance`` is made from. A day's rows are replaced together.
+
+
+class TrackRecordDay(Base):
+    """The scored entries of a day, competition and version: their count, the served and
+    the consensus forecasts' summed scores, the served − consensus log-loss differences
+    (their sum and sum of squares), and the value bets' counts, CLV and flat returns."""
+
+    __tablename__ = "track_record_days"
+    __table_args__ = (Index("ix_track_record_days_day", "day"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    day: Mapped[dt.date] = mapped_column(Date)
+    competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id"))
+    model_version: Mapped[int | None]
+    matches: Mapped[int]
+    served_log_loss: Mapped[float] = mapped_column(Float)
+    served_brier: Mapped[float] = mapped_column(Float)
+    served_rps: Mapped[float] = mapped_column(Float)
+    served_hits: Mapped[float] = mapped_column(Float)
+    consensus_log_loss: Mapped[float] = mapped_column(Float)
+    consensus_brier: Mapped[float] = mapped_column(Float)
+    consensus_rps: Mapped[float] = mapped_column(Float)
+    consensus_hits: Mapped[float] = mapped_column(Float)
+    difference_sum: Mapped[float] = mapped_column(Float)
+    difference_squares: Mapped[float] = mapped_column(Float)
+    bets: Mapped[int]
+    bets_with_closing: Mapped[int]
+    clv_sum: Mapped[float] = mapped_column(Float)
+    clv_squares: Mapped[float] = mapped_column(Float)
+    return_sum: Mapped[float] = mapped_column(Float)
+    return_squares: Mapped[float] = mapped_column(Float)
+
+
+class TrackRecordBookmaker(Base):
+    """A bookmaker on the scored entries of a day, competition and version it quoted: their
+    count, its line's summed scores, the served forecast's on the same entries, and the
+    served − bookmaker log-loss differences."""
+
+    __tablename__ = "track_record_bookmakers"
+    __table_args__ = (
+        Index("ix_track_record_bookmakers_day", "day"),
+        Index("ix_track_record_bookmakers_bookmaker_day", "bookmaker", "day"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    day: Mapped[dt.date] = mapped_column(Date)
+    competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id"))
+    model_version: Mapped[int | None]
+    bookmaker: Mapped[str] = mapped_column(String(TEAM_NAME_MAX_LENGTH))
+    matches: Mapped[int]
+    log_loss: Mapped[float] = mapped_column(Float)
+    brier: Mapped[float] = mapped_column(Float)
+    rps: Mapped[float] = mapped_column(Float)
+    hits: Mapped[float] = mapped_column(Float)
+    served_log_loss: Mapped[float] = mapped_column(Float)
+    served_brier: Mapped[float] = mapped_column(Float)
+    served_rps: Mapped[float] = mapped_column(Float)
+    served_hits: Mapped[float] = mapped_column(Float)
+    difference_sum: Mapped[float] = mapped_column(Float)
+    difference_squares: Mapped[float] = mapped_column(Float)
+
+
+class TrackRecordBankroll(Base):
+    """The value bets of one kickoff, competition and version: their number and the sum of
+    stake × return, the stakes a fraction of Kelly of the bankroll (the terms in
+    :class:`TrackRecordState`). Bets of one kickoff are staked from the same bankroll, so
+    the bankroll after a kickoff is the one before times 1 + that sum over its rows."""
+
+    __tablename__ = "track_record_bankroll"
+    __table_args__ = (
+        Index("ix_track_record_bankroll_day", "day"),
+        Index("ix_track_record_bankroll_kickoff", "kickoff"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    day: Mapped[dt.date] = mapped_column(Date)
+    kickoff: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id"))
+    model_version: Mapped[int | None]
+    bets: Mapped[int]
+    growth: Mapped[float] = mapped_column(Float)
+
+
+class TrackRecordReliability(Base):
+    """The served probabilities of one outcome (0 home, 1 draw, 2 away) that fell in one bin
+    on a day: their count, their sum, and how many times the outcome happened."""
+
+    __tablename__ = "track_record_reliability"
+    __table_args__ = (Index("ix_track_record_reliability_day", "day"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    day: Mapped[dt.date] = mapped_column(Date)
+    outcome: Mapped[int] = mapped_column(SmallInteger)
+    bin: Mapped[int] = mapped_column(SmallInteger)
+    count: Mapped[int]
+    predicted: Mapped[float] = mapped_column(Float)
+    observed: Mapped[float] = mapped_column(Float)
+
+
+class TrackRecordState(Base):
+    """What the aggregates cover (one row): the terms they were made with (None: none made
+    yet), whether every day is in them (else the days before ``filled_until``), the entries
+    they hold (ids up to ``entries_through``), the match changes they follow (up to
+    ``matches_through``, checked at ``checked_at``), and a revision moved by every write."""
+
+    __tablename__ = "track_record_state"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kelly_fraction: Mapped[float | None] = mapped_column(Float)
+    stake_cap: Mapped[float | None] = mapped_column(Float)
+    reliability_bins: Mapped[int | None]
+    complete: Mapped[bool]
+    filled_until: Mapped[dt.date | None] = mapped_column(Date)
+    entries_through: Mapped[int]
+    matches_through: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    checked_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    revision: Mapped[int]

@@ -22,9 +22,9 @@ from app.domain.prediction import MatchPrediction, QuotedOdds, predict_matches
 from app.domain.records import OUTCOME_INDEX, result_of
 from app.domain.reliability import ReliabilityCurve
 from app.domain.scoring import scores
-from app.domain.track_record_scores import served_reliability
+from app.domain.track_record_aggregates import reliability_of_sums
 from app.domain.vocabulary import MatchStatus, Method, Phase
-from app.services import model_versions, queries, track_record
+from app.services import model_versions, queries, track_record, track_record_aggregates
 from app.services.pagination import PageWindow
 from app.services.serving import ModelCache, stored_matches
 from app.services.upcoming import UpcomingBoards, UpcomingPage, UpcomingQuery
@@ -34,8 +34,6 @@ from app.settings import Settings
 UPCOMING_ROWS = 500
 # The model page lists the newest versions and activations.
 HISTORY_ROWS = 50
-# The reliability diagram's bins of served probability, each a tenth wide.
-RELIABILITY_BINS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,21 +247,29 @@ class ModelPage:
     reliability: ServedReliability
 
 
-def model_page(session: Session) -> ModelPage:
+def model_page(session: Session, reliability: ServedReliability) -> ModelPage:
+    """The model page, with the reliability of what was served (see
+    :func:`served_reliability`)."""
     window = PageWindow(HISTORY_ROWS, 0)
     versions = model_versions.list_versions(session, window)
     activations = model_versions.list_activations(session, window)
-    entries = track_record.settled_entries(session, track_record.PerformanceQuery())
     return ModelPage(
         model_versions.active_version(session),
         versions.items,
         versions.total,
         activations.items,
         activations.total,
-        ServedReliability(
-            len(entries), RELIABILITY_BINS, served_reliability(entries, RELIABILITY_BINS)
-        ),
+        reliability,
     )
+
+
+def served_reliability(session: Session, settings: Settings) -> ServedReliability:
+    """The reliability of every settled logged match's served prediction, read from the
+    track record's aggregates (their bins)."""
+    terms = track_record_aggregates.coverage(session).terms or track_record.tally_terms(settings)
+    found = track_record_aggregates.reliability_sums(session, terms)
+    bins = terms.reliability_bins
+    return ServedReliability(found.matches, bins, reliability_of_sums(found.bins, bins))
 
 
 @dataclass(frozen=True, slots=True)

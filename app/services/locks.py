@@ -37,6 +37,7 @@ REFIT_LOCK_KEY = zlib.crc32(b"oddsboost.refit")
 PROMOTION_LOCK_KEY = zlib.crc32(b"oddsboost.promotion")
 REQUEST_LOCK_KEY = zlib.crc32(b"oddsboost.refit-request")
 MATCH_REWRITE_LOCK_KEY = zlib.crc32(b"oddsboost.team-alias")
+TRACK_RECORD_LOCK_KEY = zlib.crc32(b"oddsboost.track-record")
 _memory_lock = threading.Lock()
 
 
@@ -189,3 +190,14 @@ def _process_lock() -> Iterator[bool]:
     finally:
         if taken:
             _memory_lock.release()
+
+
+def serialise_track_record_writes(session: Session) -> None:
+    """Inside the caller's transaction: wait for any other writer of the track record's
+    aggregates to commit, so that two never replace the same day's rows at once (each
+    would delete the rows the other had not committed yet, and both insert theirs).
+
+    PostgreSQL: a transaction-level advisory lock. SQLite: nothing to do, a write session
+    already holds the database's write lock from its BEGIN.
+    """
+    _transaction_lock(session, TRACK_RECORD_LOCK_KEY)

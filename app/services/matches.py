@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, joinedload
 from app.db.engine import on_commit
 from app.db.orm import Match, ModelVersion, OddsQuote
 from app.domain.wording import counted
+from app.services import track_record_aggregates
 from app.services.locks import serialise_match_rewrites
 
 log = logging.getLogger(__name__)
@@ -102,9 +103,12 @@ def delete_match(session: Session, match_id: int, *, force: bool = False) -> Del
         quotes_deleted=quotes or 0,
         model_versions=[version.id for version in versions],
     )
+    logged_days = track_record_aggregates.entry_days(session, [match_id])
     session.execute(delete(OddsQuote).where(OddsQuote.match_id == match_id))
     session.delete(match)
     session.flush()
+    # Its logged prediction went with it (the foreign key cascades): so do its sums.
+    track_record_aggregates.recompute_days(session, logged_days)
     on_commit(session, lambda: _log_deletion(deleted))
     return deleted
 

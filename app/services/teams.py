@@ -34,6 +34,7 @@ from app.db.orm import (
 from app.domain.records import check_team_name, normalised
 from app.domain.vocabulary import MergeChange
 from app.domain.wording import counted
+from app.services import track_record_aggregates
 from app.services.locks import serialise_match_rewrites
 
 
@@ -419,8 +420,11 @@ def _fold_into(
     if not twin.kickoff_time_known and match.kickoff_time_known:
         twin.kickoff, twin.kickoff_time_known = match.kickoff, True
     external_id = match.external_id
+    # An entry the folded match keeps (the twin had its own) goes with it: so do its sums.
+    dropped_days = track_record_aggregates.entry_days(session, [match.id])
     session.delete(match)
     session.flush()
+    track_record_aggregates.recompute_days(session, dropped_days)
     if twin.external_id is None and external_id is not None:
         twin.external_id = external_id
     twin.updated_at = now

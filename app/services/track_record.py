@@ -12,13 +12,13 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from sqlalchemy import Engine, Insert, and_, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_session_factory, session_scope
 from app.db.orm import (
@@ -34,16 +34,17 @@ from app.db.orm import (
 )
 from app.domain.prediction import QuotedMatch
 from app.domain.track_record import served_predictions
+from app.domain.track_record_aggregates import RELIABILITY_BINS, TallyTerms, performance_of_sums
 from app.domain.track_record_scores import (
     BEST_COVERAGE,
     CLOSING_METHOD,
     CLOSING_REFERENCE,
     Performance,
     SettledEntry,
-    performance_of,
     served_against_consensus,
 )
 from app.domain.wording import counted
+from app.services import track_record_aggregates as aggregates
 from app.services.model_versions import ensemble_of
 from app.services.serving import stored_matches
 from app.settings import Settings
@@ -55,6 +56,9 @@ log = logging.getLogger(__name__)
 ROLLING_DAYS = 30
 # Entries inserted per statement: well under SQLite's limit of bound values.
 INSERT_CHUNK = 500
+# Matches logged per transaction by a rebuild: SQLite's write lock is held well under a
+# second for each (the other writers wait that long at most).
+REBUILD_CHUNK = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +95,41 @@ def rebuild(
     now: dt.datetime,
 ) -> LogCount:
     """Write the entries missing for the matches that kicked off in [from, to) (to: now),
-    never rewriting one that exists."""
+    never rewriting one that exists, in the caller's transaction."""
     end = now if kickoff_to is None or kickoff_to > now else kickoff_to
     return _log_window(session, settings, kickoff_from, end, inclusive_end=kickoff_to is None)
+
+
+def rebuild_in_chunks(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    *,
+    kickoff_from: dt.datetime,
+    kickoff_to: dt.datetime | None,
+    now: dt.datetime,
+    between_chunks: Callable[[], None] = aggregates.let_writers_in,
+) -> LogCount:
+    """:func:`rebuild` in write transactions of at most ``REBUILD_CHUNK`` matches each (the
+    entries and their aggregates together), so that another writer waits for one chunk at
+    most; ``between_chunks`` runs after each commit (by default a pause that lets them in).
+    The aggregates are filled and caught up with the changed matches first.
+    Stopped half-way, it goes on where it stopped when run again: an entry is written once,
+    and a day's aggregates are made from its entries as a whole."""
+    aggregates.catch_up(sessions, tally_terms(settings), now=now, between_chunks=between_chunks)
+    end = now if kickoff_to is None or kickoff_to > now else kickoff_to
+    with session_scope(sessions) as session:
+        found, missing = _unlogged(
+            session, kickoff_from, end, inclusive_end=kickoff_to is None, live=False
+        )
+    written = already = without = 0
+    for start in range(0, len(missing), REBUILD_CHUNK):
+        with session_scope(sessions) as session:
+            done = log_matches(session, settings, missing[start : start + REBUILD_CHUNK])
+        written += done.written
+        already += done.already_logged
+        without += done.without_quotes
+        between_chunks()
+    return LogCount(written, found - len(missing) + already, without)
 
 
 def _log_window(
@@ -108,6 +144,22 @@ def _log_window(
     """``live``: log only matches the service held a quote of at kickoff, one captured
     before it (by its time) or, undated, stored before it. A match whose quotes all came
     later (a season file imported with its results) had nothing served at kickoff."""
+    found, missing = _unlogged(session, start, end, inclusive_end=inclusive_end, live=live)
+    counts = log_matches(session, settings, missing)
+    already = found - len(missing) + counts.already_logged
+    return LogCount(counts.written, already, counts.without_quotes)
+
+
+def _unlogged(
+    session: Session,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    inclusive_end: bool,
+    live: bool,
+) -> tuple[int, list[tuple[int, dt.datetime]]]:
+    """How many matches of the window there are (see :func:`_log_window`), and those
+    without an entry (id, kickoff), in kickoff order."""
     upper = Match.kickoff <= end if inclusive_end else Match.kickoff < end
     statement = (
         select(Match.id, Match.kickoff, PredictionLogEntry.id)
@@ -125,10 +177,7 @@ def _log_window(
         )
         statement = statement.where(held.exists())
     rows = session.execute(statement).all()
-    missing = [(row[0], row[1]) for row in rows if row[2] is None]
-    counts = log_matches(session, settings, missing)
-    already = len(rows) - len(missing) + counts.already_logged
-    return LogCount(counts.written, already, counts.without_quotes)
+    return len(rows), [(row[0], row[1]) for row in rows if row[2] is None]
 
 
 def log_matches(
@@ -147,7 +196,17 @@ def log_matches(
         inserted = _insert(session, settings, version_id, quoted)
         written += inserted
         already += len(quoted) - inserted
+    # The aggregates take the new entries (and any match changed since) in the same
+    # transaction: an answer never sees an entry they lack.
+    aggregates.refresh(session, tally_terms(settings), now=utcnow())
     return LogCount(written, already, without)
+
+
+def tally_terms(settings: Settings) -> TallyTerms:
+    """The terms the aggregates are made with: the bankroll staked by the default value
+    terms."""
+    terms = settings.value_terms()
+    return TallyTerms(terms.kelly_fraction, terms.stake_cap, RELIABILITY_BINS)
 
 
 def versions_at(session: Session, moments: Sequence[dt.datetime]) -> list[int | None]:
@@ -231,14 +290,16 @@ class PerformanceReport:
     closing_method: str
     kelly_fraction: float
     stake_cap: float
+    days_max: int  # the latest days of the window listed day by day
     performance: Performance
 
 
 def performance(session: Session, query: PerformanceQuery, settings: Settings) -> PerformanceReport:
     """Scores of the logged predictions of the settled matches that kicked off in
-    [from, to) (of one competition, or all), by their results as they are now."""
-    terms = settings.value_terms()
-    entries = settled_entries(session, query)
+    [from, to) (of one competition, or all), by their results as they are now, read from
+    the aggregates (the bankroll staked by the terms they were made with)."""
+    terms = aggregates.coverage(session).terms or tally_terms(settings)
+    window = aggregates.Window(query.kickoff_from, query.kickoff_to, query.competition)
     return PerformanceReport(
         kickoff_from=query.kickoff_from,
         kickoff_to=query.kickoff_to,
@@ -248,8 +309,9 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
         closing_method=CLOSING_METHOD,
         kelly_fraction=terms.kelly_fraction,
         stake_cap=terms.stake_cap,
-        performance=performance_of(
-            entries, kelly_fraction=terms.kelly_fraction, stake_cap=terms.stake_cap
+        days_max=settings.performance_days_max,
+        performance=performance_of_sums(
+            aggregates.window_sums(session, window, terms, days_max=settings.performance_days_max)
         ),
     )
 
@@ -308,8 +370,10 @@ def track_record_job(engine: Engine, settings: Settings, *, clock: Clock = utcno
     present, then refresh the rolling figure. A failure is logged and left to the next run;
     it never stops the scheduler."""
     moment = clock()
+    sessions = make_session_factory(engine, for_writes=True)
     try:
-        with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        aggregates.catch_up(sessions, tally_terms(settings), now=utcnow())
+        with session_scope(sessions) as session:
             done = log_kickoffs(session, settings, now=moment)
             score = record_rolling_score(session, now=moment)
     except Exception:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,9 +25,16 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 from jinja2.runtime import Context
 from pydantic import BeforeValidator, StringConstraints
+from starlette.concurrency import run_in_threadpool
 
 from app.api import charts
-from app.api.deps import ModelsDep, SessionDep, SettingsDep, UpcomingBoardsDep
+from app.api.deps import (
+    ModelsDep,
+    SessionDep,
+    SettingsDep,
+    TrackRecordAnswersDep,
+    UpcomingBoardsDep,
+)
 from app.api.errors import invalid
 from app.api.schemas.common import MAX_ID
 from app.api.schemas.problems import FieldError
@@ -216,17 +223,28 @@ def match_page(
 
 
 @router.get("/dashboard/model")
-def model_page(request: Request, session: SessionDep, models: ModelsDep, zone: ZoneDep) -> Response:
-    view = dashboard.model_page(session)
-    return render(request, "dashboard/model.html", models, zone, {"view": view, "page": "model"})
-
-
-@router.get("/dashboard/track-record")
-def track_record_page(
+async def model_page(
     request: Request,
     session: SessionDep,
     models: ModelsDep,
     settings: SettingsDep,
+    answers: TrackRecordAnswersDep,
+    zone: ZoneDep,
+) -> Response:
+    reliability = await answers.answer(
+        session, ("reliability",), partial(dashboard.served_reliability, settings=settings)
+    )
+    view = await run_in_threadpool(dashboard.model_page, session, reliability)
+    return render(request, "dashboard/model.html", models, zone, {"view": view, "page": "model"})
+
+
+@router.get("/dashboard/track-record")
+async def track_record_page(
+    request: Request,
+    session: SessionDep,
+    models: ModelsDep,
+    settings: SettingsDep,
+    answers: TrackRecordAnswersDep,
     zone: ZoneDep,
     kickoff_from: Annotated[Moment, Query(alias="from")] = None,
     kickoff_to: Annotated[Moment, Query(alias="to")] = None,
@@ -237,7 +255,11 @@ def track_record_page(
             [FieldError(loc=["query", "to"], msg="must be after `from`", type="value_error")]
         )
     query = track_record.PerformanceQuery(kickoff_from, kickoff_to, competition)
-    view = dashboard.track_record_page(session, query, settings)
+    view = await answers.answer(
+        session,
+        ("track record page", query),
+        partial(dashboard.track_record_page, query=query, settings=settings),
+    )
     return render(
         request,
         "dashboard/track_record.html",

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
-from app.api.deps import SessionDep, SettingsDep
+from app.api.deps import SessionDep, SettingsDep, TrackRecordAnswersDep
 from app.api.errors import check_window
 from app.api.schemas.performance import PerformanceOut
 from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.services import track_record
+from app.state import Session
 
 router = APIRouter(tags=["track record"])
+JSON = "application/json"
 
 
 @router.get(
@@ -23,9 +25,10 @@ router = APIRouter(tags=["track record"])
     response_model_by_alias=True,
     responses=problem_responses({422: INVALID, 503: UNAVAILABLE}),
 )
-def get_performance(
+async def get_performance(
     session: SessionDep,
     settings: SettingsDep,
+    answers: TrackRecordAnswersDep,
     kickoff_from: Annotated[
         UtcDateTime | None,
         Query(
@@ -46,14 +49,20 @@ def get_performance(
         str | None,
         Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
     ] = None,
-) -> PerformanceOut:
+) -> Response:
     """Log loss, Brier, RPS and accuracy of the predictions served at kickoff for the
     settled matches of the window, against the consensus of the same quotes and the best
     single bookmaker, with paired differences and their 95 % intervals; the value bets'
-    closing-line value, flat return and Kelly bankroll; a bucket per UTC day. Results are
-    read as they are now, so a corrected result is scored again."""
+    closing-line value, flat return and Kelly bankroll; a bucket per UTC day (the latest
+    `days_max` days). Results are read as they are now, so a corrected result is scored
+    again."""
     check_window(kickoff_from, kickoff_to)
     query = track_record.PerformanceQuery(kickoff_from, kickoff_to, competition)
-    return PerformanceOut.model_validate(
-        track_record.performance(session, query, settings), from_attributes=True
-    )
+
+    def body(session: Session) -> bytes:
+        report = track_record.performance(session, query, settings)
+        answer = PerformanceOut.model_validate(report, from_attributes=True)
+        return answer.model_dump_json(by_alias=True).encode()
+
+    # The body is kept as written: a request answered from it costs no validation.
+    return Response(await answers.answer(session, ("performance", query), body), media_type=JSON)

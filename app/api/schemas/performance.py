@@ -69,7 +69,8 @@ class ValueBetsOut(_Read):
     roi: MeanOut = Field(description="Net return of a stake of 1 on each bet.")
     profit: float = Field(description="Sum of those returns.")
     bankroll: list[BankrollPointOut] = Field(
-        description="Staking `kelly_fraction` of Kelly (at most `stake_cap`) on each bet."
+        description="Staking `kelly_fraction` of Kelly (at most `stake_cap`) on each bet, "
+        "from 1 at the window's start; its points are those of the days of `days`."
     )
 
 
@@ -95,7 +96,10 @@ class PerformanceBody(_Read):
     served_minus_consensus: DifferenceOut
     best_bookmaker: BestBookmakerOut
     value_bets: ValueBetsOut
-    days: list[DayOut] = Field(description="Per UTC day of kickoff, for plotting.")
+    days: list[DayOut] = Field(
+        description="Per UTC day of kickoff, for plotting: the latest `days_max` days of the "
+        "window with a settled logged match (ask for an earlier `to` to see earlier ones)."
+    )
 
 
 class PerformanceOut(_Read):
@@ -110,4 +114,8 @@ class PerformanceOut(_Read):
     closing_method: str = Field(description="How its line is de-margined.")
     kelly_fraction: float
     stake_cap: float
+    days_max: int = Field(
+        description="The most days `days` lists (ODDSBOOST_PERFORMANCE_DAYS_MAX); every other "
+        "figure covers the whole window."
+    )
     performance: PerformanceBody

@@ -1,0 +1,535 @@
+"""The track record's figures as sums: what a day's scored entries add to each figure of
+:class:`~app.domain.track_record_scores.Performance`, and the figures made back from the
+sums of any set of days.
+
+Every figure is a count, a mean, a mean's t interval or a paired t-test, so the sums of
+the entries (and of their squares) are enough: a window's figures are those of the sums of
+its days, whatever the order they are added in. The per-entry steps are those of
+:mod:`app.domain.track_record_scores` (the same rows, the same ``ROUNDING`` zeroing, the
+same best-bookmaker rule, the same Kelly stakes), so the figures equal what it gives to
+within floating-point rounding.
+
+The bankroll is the one figure that is not a sum: the bets of one kickoff are staked from
+the same bankroll, so its curve needs, per kickoff, the sum of stake × return of its bets
+(:attr:`Tally.bankroll`), made by the Kelly terms the tally was made with.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Self, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.domain.evaluation import ROUNDING, interval_of_sums, paired_p_value_of_sums
+from app.domain.odds import demargin
+from app.domain.records import OUTCOME_INDEX, OUTCOMES
+from app.domain.reliability import ReliabilityCurve
+from app.domain.track_record_scores import (
+    BEST_COVERAGE,
+    CLOSING_METHOD,
+    CLOSING_REFERENCE,
+    BankrollPoint,
+    BestBookmaker,
+    DayBucket,
+    Difference,
+    ForecastScores,
+    MeanWithInterval,
+    Performance,
+    SettledEntry,
+    ValueBetRecord,
+)
+from app.domain.value import bookmaker_key, kelly_stake
+from boosting import accuracy_rows, brier_score_rows, log_loss_rows, ranked_probability_score_rows
+
+# The reliability diagram's bins of served probability, each a tenth wide.
+RELIABILITY_BINS = 10
+
+
+class _Sums:
+    """Sums that add field by field (every field a count or a sum)."""
+
+    __slots__ = ()
+
+    def plus(self, other: Self) -> Self:
+        names = [field.name for field in fields(self)]  # type: ignore[arg-type]
+        return type(self)(*(getattr(self, n) + getattr(other, n) for n in names))
+
+    def values(self) -> dict[str, float]:
+        """The sums by name (the columns they are stored in)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}  # type: ignore[arg-type]
+
+
+K = TypeVar("K")
+S = TypeVar("S", bound=_Sums)
+
+
+def added_up(pairs: Iterable[tuple[K, S]]) -> dict[K, S]:
+    """Sums added up by key."""
+    found: dict[K, S] = {}
+    for key, sums in pairs:
+        before = found.get(key)
+        found[key] = sums if before is None else before.plus(sums)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class DaySums(_Sums):
+    """What scored entries add to the window's figures (the columns of
+    ``track_record_days``): the served and consensus forecasts' summed scores (``hits``:
+    the matches whose most probable outcome happened), the served − consensus log-loss
+    differences, and the value bets' CLV (on the bets with a closing line) and flat return."""
+
+    matches: int = 0
+    served_log_loss: float = 0.0
+    served_brier: float = 0.0
+    served_rps: float = 0.0
+    served_hits: float = 0.0
+    consensus_log_loss: float = 0.0
+    consensus_brier: float = 0.0
+    consensus_rps: float = 0.0
+    consensus_hits: float = 0.0
+    difference_sum: float = 0.0
+    difference_squares: float = 0.0
+    bets: int = 0
+    bets_with_closing: int = 0
+    clv_sum: float = 0.0
+    clv_squares: float = 0.0
+    return_sum: float = 0.0
+    return_squares: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class BookmakerSums(_Sums):
+    """A bookmaker on the scored entries it quoted (the columns of
+    ``track_record_bookmakers``): its line's summed scores, the served forecast's on the
+    same entries, and the served − bookmaker log-loss differences."""
+
+    matches: int = 0
+    log_loss: float = 0.0
+    brier: float = 0.0
+    rps: float = 0.0
+    hits: float = 0.0
+    served_log_loss: float = 0.0
+    served_brier: float = 0.0
+    served_rps: float = 0.0
+    served_hits: float = 0.0
+    difference_sum: float = 0.0
+    difference_squares: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class BinSums(_Sums):
+    """The served probabilities of one outcome in one bin: how many, their sum, and how
+    many times the outcome happened."""
+
+    count: int = 0
+    predicted: float = 0.0
+    observed: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class GroupKey:
+    """Where entries' sums are kept: the UTC day of their kickoff, their competition and
+    the version that served them (None: the consensus)."""
+
+    day: dt.date
+    competition: int
+    model_version: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """The sums of some scored entries: per group; per group and bookmaker; the bankroll's
+    stake × return per kickoff and group (with the number of bets); per day, outcome and
+    bin of served probability."""
+
+    days: dict[GroupKey, DaySums]
+    bookmakers: dict[tuple[GroupKey, str], BookmakerSums]
+    bankroll: dict[tuple[dt.datetime, GroupKey], tuple[int, float]]
+    reliability: dict[tuple[dt.date, int, int], BinSums]
+
+
+@dataclass(frozen=True, slots=True)
+class TallyTerms:
+    """The terms a tally is made with: the Kelly stakes of the bankroll, the bins of the
+    reliability diagram."""
+
+    kelly_fraction: float
+    stake_cap: float
+    reliability_bins: int = RELIABILITY_BINS
+
+
+def utc_day(moment: dt.datetime) -> dt.date:
+    return moment.astimezone(dt.UTC).date()
+
+
+def tally(entries: Sequence[SettledEntry], competitions: Sequence[int], terms: TallyTerms) -> Tally:
+    """The sums of ``entries`` (each of the competition at the same place of
+    ``competitions``)."""
+    keys = [
+        GroupKey(utc_day(entry.kickoff), competition, entry.served.model_version)
+        for entry, competition in zip(entries, competitions, strict=True)
+    ]
+    if not entries:
+        return Tally({}, {}, {}, {})
+    rows = _EntryRows.of(entries)
+    return Tally(
+        days=_day_sums(entries, keys, rows),
+        bookmakers=_bookmaker_sums(entries, keys, rows),
+        bankroll=_bankroll_sums(entries, keys, terms),
+        reliability=_bin_sums(keys, rows, terms.reliability_bins),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    """Per entry, a forecast's four scores."""
+
+    log_loss: NDArray[np.float64]
+    brier: NDArray[np.float64]
+    rps: NDArray[np.float64]
+    hits: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, y: NDArray[np.intp], proba: NDArray[np.float64]) -> _Scored:
+        return cls(
+            log_loss_rows(y, proba),
+            brier_score_rows(y, proba),
+            ranked_probability_score_rows(y, proba),
+            accuracy_rows(y, proba),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _EntryRows:
+    y: NDArray[np.intp]
+    served_proba: NDArray[np.float64]
+    served: _Scored
+    consensus: _Scored
+
+    @classmethod
+    def of(cls, entries: Sequence[SettledEntry]) -> _EntryRows:
+        y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
+        served = _probabilities([entry.served.probabilities for entry in entries])
+        consensus = _probabilities([entry.served.consensus for entry in entries])
+        return cls(y, served, _Scored.of(y, served), _Scored.of(y, consensus))
+
+
+def _probabilities(rows: Sequence[tuple[float, float, float]]) -> NDArray[np.float64]:
+    return np.array(rows, dtype=np.float64).reshape(-1, len(OUTCOMES))
+
+
+def _zeroed(differences: NDArray[np.float64]) -> NDArray[np.float64]:
+    # Two forecasts equal up to rounding (the consensus served as such) do not differ.
+    return np.where(np.abs(differences) <= ROUNDING, 0.0, differences)
+
+
+def _grouped(
+    keys: Sequence[Hashable], columns: Sequence[NDArray[np.float64]], make: type[S]
+) -> dict[Any, S]:
+    """``make`` per distinct key, each field the sum of its column over the rows of that
+    key (the columns in the order of ``make``'s fields, counts rounded back to integers)."""
+    index: dict[Hashable, int] = {}
+    group = np.array([index.setdefault(key, len(index)) for key in keys], dtype=np.intp)
+    sums = [np.bincount(group, weights=column, minlength=len(index)) for column in columns]
+    kinds = [field.type for field in fields(make)]  # type: ignore[arg-type]
+    found: dict[Any, S] = {}
+    for key, at in index.items():
+        values = [
+            round(float(total[at])) if kind == "int" else float(total[at])
+            for total, kind in zip(sums, kinds, strict=True)
+        ]
+        found[key] = make(*values)
+    return found
+
+
+def _day_sums(
+    entries: Sequence[SettledEntry], keys: Sequence[GroupKey], rows: _EntryRows
+) -> dict[GroupKey, DaySums]:
+    served, consensus = rows.served, rows.consensus
+    difference = _zeroed(served.log_loss - consensus.log_loss)
+    bets = _bet_rows(entries)
+
+    def per_entry(values: list[list[float]], power: int) -> NDArray[np.float64]:
+        return np.array([sum(v**power for v in row) for row in values], dtype=np.float64)
+
+    columns = [
+        np.ones(len(entries)),
+        served.log_loss,
+        served.brier,
+        served.rps,
+        served.hits,
+        consensus.log_loss,
+        consensus.brier,
+        consensus.rps,
+        consensus.hits,
+        difference,
+        difference**2,
+        per_entry(bets.returns, 0),
+        per_entry(bets.clv, 0),
+        per_entry(bets.clv, 1),
+        per_entry(bets.clv, 2),
+        per_entry(bets.returns, 1),
+        per_entry(bets.returns, 2),
+    ]
+    return _grouped(keys, columns, DaySums)
+
+
+@dataclass(frozen=True, slots=True)
+class _BetRows:
+    """Per entry, its bets' CLV (of those with a closing line) and flat returns."""
+
+    clv: list[list[float]]
+    returns: list[list[float]]
+
+
+def _bet_rows(entries: Sequence[SettledEntry]) -> _BetRows:
+    closing = _closing_lines(entries)
+    clv: list[list[float]] = []
+    returns: list[list[float]] = []
+    for index, entry in enumerate(entries):
+        line = closing.get(index)
+        clv.append(
+            []
+            if line is None
+            else [line[OUTCOME_INDEX[bet.outcome]] * bet.price - 1.0 for bet in entry.served.bets]
+        )
+        returns.append(
+            [_flat_return(bet.price, bet.outcome == entry.result) for bet in entry.served.bets]
+        )
+    return _BetRows(clv, returns)
+
+
+def _flat_return(price: float, won: bool) -> float:
+    """What a stake of 1 returned, net."""
+    return price - 1.0 if won else -1.0
+
+
+def _closing_lines(entries: Sequence[SettledEntry]) -> dict[int, list[float]]:
+    """Per entry with bets whose quotes include the reference bookmaker, that line
+    de-margined by the closing method (the last such quote of the entry)."""
+    reference = bookmaker_key(CLOSING_REFERENCE)
+    found: dict[int, tuple[float, float, float]] = {}
+    for index, entry in enumerate(entries):
+        if not entry.served.bets:
+            continue
+        for quote in entry.served.quotes:
+            if bookmaker_key(quote.bookmaker) == reference:
+                found[index] = (quote.home, quote.draw, quote.away)
+    if not found:
+        return {}
+    lines = demargin(list(found.values()), CLOSING_METHOD).probabilities.tolist()
+    return dict(zip(found, lines, strict=True))
+
+
+def _bookmaker_sums(
+    entries: Sequence[SettledEntry], keys: Sequence[GroupKey], rows: _EntryRows
+) -> dict[tuple[GroupKey, str], BookmakerSums]:
+    # Each entry's line of each bookmaker (the last quote of one spelled two ways).
+    quoted: list[tuple[int, str]] = []
+    lines: list[tuple[float, float, float]] = []
+    for index, entry in enumerate(entries):
+        by_key = {bookmaker_key(q.bookmaker): q.probabilities for q in entry.served.quotes}
+        quoted.extend((index, code) for code in by_key)
+        lines.extend(by_key.values())
+    if not quoted:
+        return {}
+    at = np.array([index for index, _ in quoted], dtype=np.intp)
+    scored = _Scored.of(rows.y[at], _probabilities(lines))
+    served = rows.served
+    difference = _zeroed(served.log_loss[at] - scored.log_loss)
+    columns = [
+        np.ones(len(quoted)),
+        scored.log_loss,
+        scored.brier,
+        scored.rps,
+        scored.hits,
+        served.log_loss[at],
+        served.brier[at],
+        served.rps[at],
+        served.hits[at],
+        difference,
+        difference**2,
+    ]
+    return _grouped([(keys[index], code) for index, code in quoted], columns, BookmakerSums)
+
+
+def _bankroll_sums(
+    entries: Sequence[SettledEntry], keys: Sequence[GroupKey], terms: TallyTerms
+) -> dict[tuple[dt.datetime, GroupKey], tuple[int, float]]:
+    found: dict[tuple[dt.datetime, GroupKey], tuple[int, float]] = {}
+    for entry, key in zip(entries, keys, strict=True):
+        for bet in entry.served.bets:
+            stake = kelly_stake(
+                bet.expected_value, bet.price, terms.kelly_fraction, terms.stake_cap
+            )
+            growth = stake * _flat_return(bet.price, bet.outcome == entry.result)
+            bets, total = found.get((entry.kickoff, key), (0, 0.0))
+            found[(entry.kickoff, key)] = (bets + 1, total + growth)
+    return found
+
+
+def _bin_sums(
+    keys: Sequence[GroupKey], rows: _EntryRows, bins: int
+) -> dict[tuple[dt.date, int, int], BinSums]:
+    places: list[tuple[dt.date, int, int]] = []
+    predicted: list[NDArray[np.float64]] = []
+    happened: list[NDArray[np.float64]] = []
+    for outcome in range(len(OUTCOMES)):
+        probability = rows.served_proba[:, outcome]
+        index = np.minimum((probability * bins).astype(int), bins - 1).tolist()
+        places.extend((key.day, outcome, at) for key, at in zip(keys, index, strict=True))
+        predicted.append(probability)
+        happened.append((rows.y == outcome).astype(np.float64))
+    columns = [np.ones(len(places)), np.concatenate(predicted), np.concatenate(happened)]
+    return _grouped(places, columns, BinSums)
+
+
+# The figures from the sums.
+
+
+def best_bookmaker_of(totals: Mapping[str, BookmakerSums], matches: int) -> str | None:
+    """The bookmaker that quoted at least ``BEST_COVERAGE`` of the window's ``matches``
+    with the lowest mean log loss (equal ones: the first code), as
+    :mod:`app.domain.track_record_scores` chooses it."""
+    eligible = [
+        (sums.log_loss / sums.matches, code)
+        for code, sums in totals.items()
+        if matches and sums.matches and sums.matches / matches >= BEST_COVERAGE
+    ]
+    return min(eligible)[1] if eligible else None
+
+
+@dataclass(frozen=True, slots=True)
+class WindowSums:
+    """A window's sums: over the whole window; per day for its latest days (in day order);
+    per bookmaker over the window, its best bookmaker (see :func:`best_bookmaker_of`) and
+    that one's sums on those days; the bankroll's stake × return per kickoff over the whole
+    window (in kickoff order)."""
+
+    total: DaySums
+    days: Sequence[tuple[dt.date, DaySums]]
+    bookmakers: Mapping[str, BookmakerSums]
+    best: str | None
+    best_days: Mapping[dt.date, BookmakerSums]
+    bankroll: Sequence[tuple[dt.datetime, float]]
+
+
+def performance_of_sums(sums: WindowSums) -> Performance:
+    """The figures of a window from its sums: the days and the bankroll's points are those
+    of the days ``sums`` has (the bankroll still starts from 1 at the window's start)."""
+    total = sums.total
+    return Performance(
+        matches=total.matches,
+        served=_forecast(
+            total.matches,
+            total.served_log_loss,
+            total.served_brier,
+            total.served_rps,
+            total.served_hits,
+        ),
+        consensus=_forecast(
+            total.matches,
+            total.consensus_log_loss,
+            total.consensus_brier,
+            total.consensus_rps,
+            total.consensus_hits,
+        ),
+        served_minus_consensus=_difference(
+            total.matches, total.difference_sum, total.difference_squares
+        ),
+        best_bookmaker=_best(sums.bookmakers, sums.best, total.matches),
+        value_bets=_value_bets(total, sums.bankroll, sums.days[0][0] if sums.days else dt.date.max),
+        days=tuple(_bucket(day, day_sums, sums.best_days.get(day)) for day, day_sums in sums.days),
+    )
+
+
+def _forecast(
+    matches: int, log_loss: float, brier: float, rps: float, hits: float
+) -> ForecastScores:
+    if not matches:
+        return ForecastScores(0, None, None, None, None)
+    return ForecastScores(
+        matches, log_loss / matches, brier / matches, rps / matches, hits / matches
+    )
+
+
+def _difference(n: int, total: float, squares: float) -> Difference:
+    interval = interval_of_sums(n, total, squares)
+    p_value = paired_p_value_of_sums(n, total, squares) if n >= 2 else None
+    return Difference(n, interval.mean, interval.low, interval.high, p_value)
+
+
+def _best(totals: Mapping[str, BookmakerSums], best: str | None, matches: int) -> BestBookmaker:
+    if best is None:
+        nothing = ForecastScores(0, None, None, None, None)
+        return BestBookmaker(None, None, nothing, nothing, _difference(0, 0.0, 0.0))
+    sums = totals[best]
+    return BestBookmaker(
+        best,
+        sums.matches / matches,
+        _forecast(sums.matches, sums.log_loss, sums.brier, sums.rps, sums.hits),
+        _forecast(
+            sums.matches, sums.served_log_loss, sums.served_brier, sums.served_rps, sums.served_hits
+        ),
+        _difference(sums.matches, sums.difference_sum, sums.difference_squares),
+    )
+
+
+def _value_bets(
+    total: DaySums, bankroll: Sequence[tuple[dt.datetime, float]], first_day: dt.date
+) -> ValueBetRecord:
+    clv = interval_of_sums(total.bets_with_closing, total.clv_sum, total.clv_squares)
+    roi = interval_of_sums(total.bets, total.return_sum, total.return_squares)
+    curve = np.cumprod(1.0 + np.array([growth for _, growth in bankroll], dtype=np.float64))
+    return ValueBetRecord(
+        bets=total.bets,
+        bets_with_closing=total.bets_with_closing,
+        clv=MeanWithInterval(clv.mean, clv.low, clv.high),
+        roi=MeanWithInterval(roi.mean, roi.low, roi.high),
+        profit=total.return_sum,
+        bankroll=tuple(
+            BankrollPoint(kickoff, float(value))
+            for (kickoff, _), value in zip(bankroll, curve.tolist(), strict=True)
+            if utc_day(kickoff) >= first_day
+        ),
+    )
+
+
+def _bucket(day: dt.date, sums: DaySums, best: BookmakerSums | None) -> DayBucket:
+    best_matches = 0 if best is None else best.matches
+    return DayBucket(
+        day,
+        sums.matches,
+        sums.served_log_loss / sums.matches,
+        sums.consensus_log_loss / sums.matches,
+        best_matches,
+        None if best is None or not best_matches else best.log_loss / best_matches,
+        sums.bets,
+        sums.return_sum,
+    )
+
+
+def reliability_of_sums(
+    bins: Mapping[tuple[int, int], BinSums], bin_count: int
+) -> tuple[ReliabilityCurve, ...]:
+    """Per outcome, each filled bin's mean served probability, the share that happened, and
+    its count, as :func:`app.domain.reliability.reliability` draws them; none without any."""
+    if not bins:
+        return ()
+    curves = []
+    for outcome in range(len(OUTCOMES)):
+        filled = [bins[(outcome, b)] for b in range(bin_count) if (outcome, b) in bins]
+        filled = [sums for sums in filled if sums.count]
+        curves.append(
+            ReliabilityCurve(
+                predicted=[sums.predicted / sums.count for sums in filled],
+                observed=[sums.observed / sums.count for sums in filled],
+                count=[float(sums.count) for sums in filled],
+            )
+        )
+    return tuple(curves)
