@@ -544,11 +544,11 @@ def test_a_refit_that_lost_its_lock_stores_nothing(
 ) -> None:
     from contextlib import contextmanager
 
-    from app.services.locks import RefitLock
+    from app.services.locks import RunLock
 
     @contextmanager
-    def lost_lock(_engine: Engine) -> Iterator[RefitLock]:
-        yield RefitLock(True, lambda _session: False)
+    def lost_lock(_engine: Engine) -> Iterator[RunLock]:
+        yield RunLock(True, lambda _session: False)
 
     monkeypatch.setattr(refit_service, "refit_lock", lost_lock)
     outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)

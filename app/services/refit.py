@@ -30,7 +30,7 @@ from app.domain.validation import compare_with_active, promotion_refusal, valida
 from app.domain.version_records import fit_report, pool_of
 from app.domain.vocabulary import ActivatedBy, RunStatus, RunTrigger
 from app.domain.wording import counted
-from app.services.locks import RefitLock, refit_lock
+from app.services.locks import RunLock, refit_lock
 from app.services.model_versions import (
     activate,
     active_version,
@@ -172,7 +172,7 @@ def _refit(
     until: dt.datetime,
     ends_now: bool,
     should_stop: Callable[[], bool],
-    lock: RefitLock,
+    lock: RunLock,
     clock: Clock,
 ) -> RefitOutcome:
     started = time.perf_counter()
