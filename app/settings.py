@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})
 # Shortest admin key accepted outside development: a guessable key is no key.
 ADMIN_KEY_MIN_LENGTH = 16
+MIB = 1024 * 1024
+# The most a download's cap may be set to: what a fetch reads is held in memory.
+MAX_DOWNLOAD_BYTES = 256 * MIB
 
 
 class Settings(BaseSettings):
@@ -101,7 +104,8 @@ class Settings(BaseSettings):
     graceful_shutdown_seconds: float = Field(
         default=30.0,
         gt=0,
-        description="On SIGTERM, how long `oddsboost serve` lets in-flight requests finish.",
+        description="On SIGTERM, how long `oddsboost serve` lets in-flight requests finish, "
+        "and how long `oddsboost scheduler` lets its running jobs stop before it exits anyway.",
     )
     sqlite_busy_timeout_seconds: float = Field(
         default=30.0,
@@ -111,7 +115,10 @@ class Settings(BaseSettings):
         "before it gives up (HTTP 503 with Retry-After).",
     )
     http_timeout_seconds: float = Field(
-        default=30.0, gt=0, description="Timeout when `import` fetches a file over HTTP."
+        default=30.0,
+        gt=0,
+        description="Timeout of each read (and of connecting) when `import` fetches a file "
+        "over HTTP; its size and overall time are bounded by the feed's settings.",
     )
     page_size_max: int = Field(
         default=500, ge=1, description="Largest `limit` accepted by paginated endpoints."
@@ -283,6 +290,27 @@ class Settings(BaseSettings):
         default=None,
         description="When `oddsboost scheduler` fetches The Odds API (cron, UTC); unset: never.",
     )
+    odds_api_max_bytes: int = Field(
+        default=8 * MIB,
+        ge=1024,
+        le=MAX_DOWNLOAD_BYTES,
+        description="Largest answer of The Odds API read (bytes, once inflated), also by "
+        "`oddsboost import the-odds-api URL`: a larger one fails its sport, not read further.",
+    )
+    odds_api_request_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="Longest a request to The Odds API may take in all, however slowly its "
+        "answer comes (also for `oddsboost import the-odds-api URL`).",
+    )
+    odds_api_run_seconds: float = Field(
+        default=1800.0,
+        gt=0,
+        le=86400,
+        description="Longest a fetch run of The Odds API may take: past it, the run ends as "
+        "failed, keeping what it stored.",
+    )
 
     # --- the track record -----------------------------------------------------------------
     track_record_cron: str | None = Field(
@@ -335,6 +363,27 @@ class Settings(BaseSettings):
         le=600,
         description="Wait before the first retry of a request to Football-Data.co.uk; "
         "doubled before each further one.",
+    )
+    football_data_max_bytes: int = Field(
+        default=2 * MIB,
+        ge=1024,
+        le=MAX_DOWNLOAD_BYTES,
+        description="Largest file read from Football-Data.co.uk (bytes, once inflated), also "
+        "by `oddsboost import football-data URL`: a larger one fails, not read further.",
+    )
+    football_data_request_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="Longest a request to Football-Data.co.uk may take in all, however "
+        "slowly its answer comes (also for `oddsboost import football-data URL`).",
+    )
+    football_data_run_seconds: float = Field(
+        default=1800.0,
+        gt=0,
+        le=86400,
+        description="Longest a fetch run of Football-Data.co.uk may take: past it, the run "
+        "ends as failed, keeping the files it imported.",
     )
 
     @field_validator("football_data_leagues")

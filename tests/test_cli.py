@@ -29,6 +29,8 @@ from tests.commands import Oddsboost
 from tests.helpers import count_complete_triples, free_port, hand_made_version
 from tests.processes import child_environment, running_server
 from tests.test_admin_api import season_file_with_bookmakers
+from tests.upstreams import http_server as upstream_server
+from tests.upstreams import send_huge
 
 SeasonFile = Callable[[str], Path]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -150,6 +152,46 @@ def http_server(handler: Callable[..., http.server.BaseHTTPRequestHandler]) -> I
         server.shutdown()
         thread.join()
         server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "setting"),
+    [
+        ("football-data", "ODDSBOOST_FOOTBALL_DATA_MAX_BYTES"),
+        ("the-odds-api", "ODDSBOOST_ODDS_API_MAX_BYTES"),
+    ],
+)
+def test_an_import_from_a_url_reads_up_to_the_cap_and_no_further(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, kind: str, setting: str
+) -> None:
+    """500 MB of season rows (or of events) at a URL: the import stops at the cap of what
+    it imports, naming it, and imports nothing."""
+    if kind == "football-data":
+        head, _, filler = season_file("E0_1819").read_bytes().partition(b"\n")
+        head += b"\n"
+    else:
+        head, filler = b"[", (FIXTURES / "the_odds_api_epl.json").read_bytes().strip(b"[]\n") + b","
+
+    class Huge(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            send_huge(self, head=head, filler=filler, declared=False)
+
+        def log_message(self, *_args: Any) -> None:
+            return
+
+    with upstream_server(Huge) as base:
+        result = oddsboost.run(
+            "import", kind, f"{base}/huge", env={**on(migrated_url), setting: "1000000"}
+        )
+    assert result.returncode == 1
+    refused = f"the answer is larger than 1,000,000 bytes ({setting}); not read further"
+    assert refused in " ".join((result.stdout + result.stderr).split())
+    engine = make_engine(migrated_url)
+    try:
+        with make_session_factory(engine)() as session:
+            assert session.scalars(select(Match)).first() is None
+    finally:
+        engine.dispose()
 
 
 def test_import_from_a_url(

@@ -756,6 +756,31 @@ def test_sigterm_during_a_refit_records_it_and_frees_the_lock(
 
 
 @pytest.mark.slow
+def test_sigterm_ends_the_scheduler_within_its_graceful_time_whatever_its_jobs_do(
+    engine: Engine, refit_settings: Settings, fit_gate: FitGate, tmp_path: Path
+) -> None:
+    """A refit held at its fit never reaches a checkpoint: the scheduler waits for it
+    ODDSBOOST_GRACEFUL_SHUTDOWN_SECONDS, then exits without it (status 1), and the next
+    refit closes the run it left running."""
+    environment = scheduler_environment(
+        refit_settings, ODDSBOOST_GRACEFUL_SHUTDOWN_SECONDS="1", **fit_gate.environment()
+    )
+    with running(SCHEDULER, environment, tmp_path / "scheduler.log") as process:
+        fit_gate.wait_until_reached(process)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait() == 1, process.output()
+    assert "jobs still running 1 s after the signal" in process.output()
+    (left,) = runs(engine)
+    assert left.status == "running"
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    closed = runs(engine)[0]
+    assert (closed.status, closed.message) == (
+        "failed",
+        "abandoned: the process running it stopped before it finished",
+    )
+
+
+@pytest.mark.slow
 def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
     refit_settings: Settings, fit_gate: FitGate, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -97,6 +97,7 @@ def _show(outcome: OddsApiFetch, *, as_json: bool) -> None:
     from rich.table import Table
 
     from app.cli.common import output
+    from app.domain.vocabulary import FetchStatus
 
     if as_json:
         output.print_json(
@@ -135,7 +136,9 @@ def _show(outcome: OddsApiFetch, *, as_json: bool) -> None:
         f"{'unknown' if quota.quota_used is None else quota.quota_used} used",
         soft_wrap=True,
     )
-    if outcome.error is not None:
+    if outcome.status is FetchStatus.SKIPPED:
+        output.print(f"skipped: {outcome.error}", markup=False, soft_wrap=True)
+    elif outcome.error is not None:
         output.print(f"failed: {outcome.error}", style="red", markup=False, soft_wrap=True)
 
 
@@ -158,12 +161,13 @@ def fetch_football_data(
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Download the Football-Data.co.uk files of some leagues that changed since the last
-    fetch, and import each in its own transaction. Exits 1 if a file failed."""
+    fetch, and import each in its own transaction. Exits 1 if a file failed (or the run
+    ended early: its deadline, a stop); 0 when skipped because another fetch was running."""
     import datetime as dt
 
     from app.domain.football_data_feed import UnknownLeagueError
-    from app.domain.vocabulary import RunTrigger
-    from app.services.football_data_feed import FeedRequest, retry_policy
+    from app.domain.vocabulary import FetchStatus, RunTrigger
+    from app.services.football_data_feed import FeedRequest
     from app.services.football_data_feed import fetch_football_data as fetch
 
     settings = load_settings()
@@ -177,32 +181,29 @@ def fetch_football_data(
         fail(f"--season: {error}", code=2)
     engine, factory = open_database(settings, writes=True)
     try:
-        outcome = fetch(
-            factory,
-            request,
-            timeout_seconds=settings.football_data_timeout_seconds,
-            policy=retry_policy(settings),
-            trigger=RunTrigger.CLI,
-        )
+        outcome = fetch(factory, settings, request, trigger=RunTrigger.CLI)
     finally:
         engine.dispose()
     if as_json:
         output.print_json(json.dumps(_outcome_json(outcome)))
     else:
         _print_outcome(outcome)
-    if outcome.error is not None:
+    if outcome.status is FetchStatus.FAILED:
         raise typer.Exit(1)
 
 
 def _outcome_json(outcome: FeedOutcome) -> dict[str, object]:
     return {
         "run_id": outcome.run_id,
+        "status": outcome.status.value,
+        "error": outcome.error or outcome.skipped,
         "documents": [
             {
                 "path": document.path,
                 "status": document.status.value,
                 **dataclasses.asdict(document.counts),
                 "error": document.error,
+                "url": document.url,
             }
             for document in outcome.documents
         ],
@@ -213,6 +214,9 @@ def _outcome_json(outcome: FeedOutcome) -> dict[str, object]:
 def _print_outcome(outcome: FeedOutcome) -> None:
     from rich.table import Table
 
+    if outcome.skipped is not None:
+        output.print(f"fetch run {outcome.run_id} skipped: {outcome.skipped}", soft_wrap=True)
+        return
     table = Table(title=f"fetch run {outcome.run_id}")
     columns = ("file", "status", "requests", "matches", "quotes", "results", "skipped")
     for name in columns:
@@ -227,7 +231,9 @@ def _print_outcome(outcome: FeedOutcome) -> None:
     for document in outcome.documents:
         if document.error is not None:
             output.print(f"failed {document.path}: {document.error}", soft_wrap=True, markup=False)
-    status = "failed" if outcome.error else "succeeded"
+    if outcome.ended_early is not None:
+        output.print(f"ended early: {outcome.ended_early}", soft_wrap=True, markup=False)
+    status = outcome.status.value
     counts = outcome.counts
     output.print(
         f"fetch run {outcome.run_id} {status}: {counts.changed} of "

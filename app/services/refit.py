@@ -39,6 +39,7 @@ from app.services.model_versions import (
     newest_settled_kickoff,
 )
 from app.services.refit_runs import QUEUED_GRACE, create_run, finish_run
+from app.services.run_bounds import ABANDONED
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -145,7 +146,7 @@ def _abandon_stale_runs(factory: sessionmaker[Session], current: int) -> None:
             .values(
                 status=RunStatus.FAILED,
                 finished_at=now,
-                message="abandoned: the process running it stopped before it finished",
+                message=ABANDONED,
             )
         )
         session.execute(
