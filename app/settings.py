@@ -291,7 +291,7 @@ class Settings(BaseSettings):
         description="When `oddsboost scheduler` fetches The Odds API (cron, UTC); unset: never.",
     )
     odds_api_max_bytes: int = Field(
-        default=8 * MIB,
+        default=4 * MIB,
         ge=1024,
         le=MAX_DOWNLOAD_BYTES,
         description="Largest answer of The Odds API read (bytes, once inflated), also by "
