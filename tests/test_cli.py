@@ -8,9 +8,7 @@ import http.server
 import json
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +27,7 @@ from tests.commands import Oddsboost
 from tests.helpers import count_complete_triples, free_port, hand_made_version
 from tests.processes import child_environment, running_server
 from tests.test_admin_api import season_file_with_bookmakers
-from tests.upstreams import http_server as upstream_server
-from tests.upstreams import send_huge
+from tests.upstreams import http_server, send_huge
 
 SeasonFile = Callable[[str], Path]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -140,20 +137,6 @@ def test_import_every_season_file(oddsboost: Oddsboost, migrated_url: str, data_
     assert again["total"]["quotes_inserted"] == 0
 
 
-@contextmanager
-def http_server(handler: Callable[..., http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
-    """A local HTTP server in a thread, for as long as the block runs; yields its base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
-        server.server_close()
-
-
 @pytest.mark.parametrize(
     ("kind", "setting"),
     [
@@ -179,7 +162,7 @@ def test_an_import_from_a_url_reads_up_to_the_cap_and_no_further(
         def log_message(self, *_args: Any) -> None:
             return
 
-    with upstream_server(Huge) as base:
+    with http_server(Huge) as base:
         result = oddsboost.run(
             "import", kind, f"{base}/huge", env={**on(migrated_url), setting: "1000000"}
         )

@@ -44,7 +44,6 @@ from app.services.run_bounds import Stop
 from app.services.scheduling import build_scheduler
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY
-from tests.test_cli import http_server
 from tests.test_football_data_feed import (
     AFTER_THE_MATCH,
     Served,
@@ -62,6 +61,7 @@ from tests.test_odds_api_feed import (
     handler_for,
     quota,
 )
+from tests.upstreams import http_server
 
 SeasonFile = Callable[[str], Path]
 
