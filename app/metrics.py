@@ -63,7 +63,7 @@ INGESTED = Counter(
 
 FETCH_RUNS = Counter(
     "oddsboost_fetch_runs",
-    "Feed runs finished, by source and status (succeeded or failed).",
+    "Feed runs finished, by source and status (succeeded, failed or skipped).",
     ["source", "status"],
     registry=REGISTRY,
 )

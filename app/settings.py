@@ -30,6 +30,9 @@ ADMIN_KEY_MIN_LENGTH = 16
 # the README's shape takes 235 bytes as the README writes it, 287 indented by a JSON library,
 # and one with every optional field and team names of 23 characters, indented, 448.
 ADMIN_ITEM_BYTES = 512
+MIB = 1024 * 1024
+# The most a download's cap may be set to: what a fetch reads is held in memory.
+MAX_DOWNLOAD_BYTES = 256 * MIB
 
 
 class Settings(BaseSettings):
@@ -110,7 +113,8 @@ class Settings(BaseSettings):
     graceful_shutdown_seconds: float = Field(
         default=30.0,
         gt=0,
-        description="On SIGTERM, how long `oddsboost serve` lets in-flight requests finish.",
+        description="On SIGTERM, how long `oddsboost serve` lets in-flight requests finish, "
+        "and how long `oddsboost scheduler` lets its running jobs stop before it exits anyway.",
     )
     performance_days_max: int = Field(
         default=366,
@@ -128,7 +132,10 @@ class Settings(BaseSettings):
         "before it gives up (HTTP 503 with Retry-After).",
     )
     http_timeout_seconds: float = Field(
-        default=30.0, gt=0, description="Timeout when `import` fetches a file over HTTP."
+        default=30.0,
+        gt=0,
+        description="Timeout of each read (and of connecting) when `import` fetches a file "
+        "over HTTP; its size and overall time are bounded by the feed's settings.",
     )
     page_size_max: int = Field(
         default=500, ge=1, description="Largest `limit` accepted by paginated endpoints."
@@ -309,6 +316,27 @@ class Settings(BaseSettings):
         default=None,
         description="When `oddsboost scheduler` fetches The Odds API (cron, UTC); unset: never.",
     )
+    odds_api_max_bytes: int = Field(
+        default=4 * MIB,
+        ge=1024,
+        le=MAX_DOWNLOAD_BYTES,
+        description="Largest answer of The Odds API read (bytes, once inflated), also by "
+        "`oddsboost import the-odds-api URL`: a larger one fails its sport, not read further.",
+    )
+    odds_api_request_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="Longest a request to The Odds API may take in all, however slowly its "
+        "answer comes (also for `oddsboost import the-odds-api URL`).",
+    )
+    odds_api_run_seconds: float = Field(
+        default=1800.0,
+        gt=0,
+        le=86400,
+        description="Longest a fetch run of The Odds API may take: past it, the run ends as "
+        "failed, keeping what it stored.",
+    )
 
     # --- the track record -----------------------------------------------------------------
     track_record_cron: str | None = Field(
@@ -361,6 +389,27 @@ class Settings(BaseSettings):
         le=600,
         description="Wait before the first retry of a request to Football-Data.co.uk; "
         "doubled before each further one.",
+    )
+    football_data_max_bytes: int = Field(
+        default=2 * MIB,
+        ge=1024,
+        le=MAX_DOWNLOAD_BYTES,
+        description="Largest file read from Football-Data.co.uk (bytes, once inflated), also "
+        "by `oddsboost import football-data URL`: a larger one fails, not read further.",
+    )
+    football_data_request_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="Longest a request to Football-Data.co.uk may take in all, however "
+        "slowly its answer comes (also for `oddsboost import football-data URL`).",
+    )
+    football_data_run_seconds: float = Field(
+        default=1800.0,
+        gt=0,
+        le=86400,
+        description="Longest a fetch run of Football-Data.co.uk may take: past it, the run "
+        "ends as failed, keeping the files it imported.",
     )
 
     @field_validator("football_data_leagues")

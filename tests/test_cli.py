@@ -11,9 +11,7 @@ import json
 import re
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +27,14 @@ from app.db.migrate import current_revision, downgrade_to, head_revision
 from app.db.orm import Match, ModelVersion
 from app.domain.vocabulary import ActivatedBy, Method, Phase
 from app.services.model_versions import activate
+from app.services.run_bounds import Stop
 from app.services.scheduling import build_scheduler
 from app.settings import Settings, settings_environment
 from tests.commands import CommandResult, Oddsboost, table_rows
 from tests.helpers import count_complete_triples, free_port, hand_made_version
 from tests.processes import child_environment, running_server
 from tests.test_admin_api import season_file_with_bookmakers
+from tests.upstreams import http_server, send_huge
 
 SeasonFile = Callable[[str], Path]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -192,18 +192,44 @@ def test_import_every_season_file(oddsboost: Oddsboost, migrated_url: str, data_
     assert again["total"]["quotes_inserted"] == 0
 
 
-@contextmanager
-def http_server(handler: Callable[..., http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
-    """A local HTTP server in a thread, for as long as the block runs; yields its base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
+@pytest.mark.parametrize(
+    ("kind", "setting"),
+    [
+        ("football-data", "ODDSBOOST_FOOTBALL_DATA_MAX_BYTES"),
+        ("the-odds-api", "ODDSBOOST_ODDS_API_MAX_BYTES"),
+    ],
+)
+def test_an_import_from_a_url_reads_up_to_the_cap_and_no_further(
+    oddsboost: Oddsboost, migrated_url: str, season_file: SeasonFile, kind: str, setting: str
+) -> None:
+    """500 MB of season rows (or of events) at a URL: the import stops at the cap of what
+    it imports, naming it, and imports nothing."""
+    if kind == "football-data":
+        head, _, filler = season_file("E0_1819").read_bytes().partition(b"\n")
+        head += b"\n"
+    else:
+        head, filler = b"[", (FIXTURES / "the_odds_api_epl.json").read_bytes().strip(b"[]\n") + b","
+
+    class Huge(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            send_huge(self, head=head, filler=filler, declared=False)
+
+        def log_message(self, *_args: Any) -> None:
+            return
+
+    with http_server(Huge) as base:
+        result = oddsboost.run(
+            "import", kind, f"{base}/huge", env={**on(migrated_url), setting: "1000000"}
+        )
+    assert result.returncode == 1
+    refused = f"the answer is larger than 1,000,000 bytes ({setting}); not read further"
+    assert refused in " ".join((result.stdout + result.stderr).split())
+    engine = make_engine(migrated_url)
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        with make_session_factory(engine)() as session:
+            assert session.scalars(select(Match)).first() is None
     finally:
-        server.shutdown()
-        thread.join()
-        server.server_close()
+        engine.dispose()
 
 
 def test_import_from_a_url(
@@ -991,9 +1017,7 @@ def test_scheduler_help_names_every_job_it_runs(oddsboost: Oddsboost) -> None:
     )
     engine = make_engine(settings.database_url)
     try:
-        scheduler = build_scheduler(
-            engine, settings, should_stop=lambda: False, into=BackgroundScheduler()
-        )
+        scheduler = build_scheduler(engine, settings, stop=Stop(), into=BackgroundScheduler())
         timed_by = {
             str(job.trigger): name
             for name in CRON_SETTINGS

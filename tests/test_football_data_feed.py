@@ -1,6 +1,7 @@
 """The Football-Data.co.uk feed against a local copy of the site: real season files served
 as the site serves them (ETag, Last-Modified, 304 Not Modified), a fixtures.csv made of
-real rows, and the faults a download meets (5xx, a body cut short, no answer in time)."""
+real rows, and the faults a download meets (5xx, a body cut short, no answer in time, an
+answer far too large, one that comes a byte at a time, a redirect to another host)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import csv
 import datetime as dt
 import http.server
 import io
+import json
+import signal
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +24,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import Competition, FetchRun, Match
+from app.db.orm import Competition, FetchedDocument, FetchRun, Match, utcnow
 from app.domain.football_data import parse_football_data
 from app.domain.football_data_feed import (
     FeedDocument,
@@ -30,13 +34,27 @@ from app.domain.football_data_feed import (
     keep_competitions,
     season_folder,
 )
-from app.domain.vocabulary import FetchStatus, RunTrigger
+from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 from app.metrics import REGISTRY
-from app.services.football_data_feed import scheduled_football_data_fetch
+from app.services.football_data_feed import (
+    FeedRequest,
+    fetch_football_data,
+    scheduled_football_data_fetch,
+)
+from app.services.run_bounds import Stop
 from app.settings import Settings
 from tests.commands import CommandResult, Oddsboost
-from tests.helpers import count_complete_triples, free_port
-from tests.test_cli import http_server
+from tests.helpers import DEADLINE_SECONDS, count_complete_triples, free_port, wait_until
+from tests.processes import child_environment, running
+from tests.upstreams import (
+    ANOTHER_HOST,
+    gzip_bomb,
+    http_server,
+    send_gzip_bomb,
+    send_huge,
+    send_redirect,
+    send_trickle,
+)
 
 SeasonFile = Callable[[str], Path]
 E0_BOOKMAKERS = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
@@ -46,6 +64,8 @@ AFTER_THE_MATCH = (
     "HF", "AF", "HC", "AC", "HY", "AY", "HR", "AR",
 )  # fmt: skip
 PLAYED = 370  # E0 2018/19 as the site had it before its last round (10 matches)
+# What a gzip bomb inflates to: far past the caps these tests set.
+BOMB = 50 * 1024 * 1024
 
 
 @dataclass
@@ -59,6 +79,14 @@ class Served:
     truncated: bool = False  # promises the whole body, sends half and hangs up
     stalled: bool = False  # answers nothing until the test ends
     loops: bool = False  # redirects to itself, for ever
+    huge: str | None = None  # "declared", "undeclared" or "gzip": the body repeated, 500 MB
+    trickle: str | None = None  # "body" or "headers": a byte at a time until the test ends
+    location: str | None = None  # redirects there
+    retry_after: str | None = None  # with status 429 or 503: the Retry-After sent
+
+    @property
+    def misbehaves(self) -> bool:
+        return bool(self.stalled or self.loops or self.huge or self.trickle or self.location)
 
 
 @dataclass
@@ -73,15 +101,51 @@ class Site:
 
 
 def misbehave(handler: http.server.BaseHTTPRequestHandler, served: Served, site: Site) -> None:
-    """Answer nothing until the test ends, or redirect to the same path for ever."""
+    """Answer nothing until the test ends, redirect (to the same path for ever, or where
+    ``location`` says), send a huge body, or trickle one."""
+    head, _, rows = served.body.partition(b"\n")
     if served.stalled:
         site.release.wait(60)
         handler.close_connection = True
-        return
-    handler.send_response(302)
-    handler.send_header("Location", handler.path)
+    elif served.huge == "gzip":
+        send_gzip_bomb(handler, gzip_bomb(head + b"\n", rows, size=BOMB))
+    elif served.huge is not None:
+        send_huge(handler, head=head + b"\n", filler=rows, declared=served.huge == "declared")
+    elif served.trickle is not None:
+        send_trickle(handler, site.release, headers_too=served.trickle == "headers")
+    else:
+        send_redirect(handler, served.location or handler.path)
+
+
+def empty(
+    handler: http.server.BaseHTTPRequestHandler, status: int, retry_after: str | None = None
+) -> None:
+    handler.send_response(status)
     handler.send_header("Content-Length", "0")
+    if retry_after is not None:
+        handler.send_header("Retry-After", retry_after)
     handler.end_headers()
+
+
+def send_document(handler: http.server.BaseHTTPRequestHandler, served: Served) -> None:
+    """As the site answers: its status, or 304 to the ETag it holds, or the file."""
+    if served.status != 200:
+        empty(handler, served.status, served.retry_after)
+        return
+    if handler.headers.get("If-None-Match") == served.etag:
+        empty(handler, 304)
+        return
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/csv")
+    handler.send_header("Content-Length", str(len(served.body)))
+    handler.send_header("ETag", served.etag)
+    handler.send_header("Last-Modified", served.last_modified)
+    handler.end_headers()
+    if served.truncated:
+        handler.wfile.write(served.body[: len(served.body) // 2])
+        handler.close_connection = True
+    else:
+        handler.wfile.write(served.body)
 
 
 def site_handler(site: Site) -> type[http.server.BaseHTTPRequestHandler]:
@@ -93,33 +157,11 @@ def site_handler(site: Site) -> type[http.server.BaseHTTPRequestHandler]:
             site.requests.append((path, {k.lower(): v for k, v in self.headers.items()}))
             served = site.documents.get(path)
             if served is None:
-                self._empty(404)
-            elif served.stalled or served.loops:
+                empty(self, 404)
+            elif served.misbehaves:
                 misbehave(self, served, site)
-            elif served.status != 200:
-                self._empty(served.status)
-            elif self.headers.get("If-None-Match") == served.etag:
-                self._empty(304)
             else:
-                self._send(served)
-
-        def _empty(self, status: int) -> None:
-            self.send_response(status)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def _send(self, served: Served) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/csv")
-            self.send_header("Content-Length", str(len(served.body)))
-            self.send_header("ETag", served.etag)
-            self.send_header("Last-Modified", served.last_modified)
-            self.end_headers()
-            if served.truncated:
-                self.wfile.write(served.body[: len(served.body) // 2])
-                self.close_connection = True
-            else:
-                self.wfile.write(served.body)
+                send_document(self, served)
 
         def log_message(self, *_args: Any) -> None:
             return
@@ -586,3 +628,291 @@ def test_extra_leagues_are_downloaded_from_their_files_and_then_answered_304(
         assert first.get("if-none-match") is None
         assert second["if-none-match"] == etag
         assert second["if-modified-since"] == "Mon, 13 May 2019 08:00:00 GMT"
+
+
+# A cap well above the local site's real files (E0: about 100 KB) and far below what a
+# misbehaving answer sends.
+CAP = 1_000_000
+OVER_THE_CAP = (
+    f"the answer is larger than {CAP:,} bytes (ODDSBOOST_FOOTBALL_DATA_MAX_BYTES); not read further"
+)
+
+
+@pytest.mark.parametrize("huge", ["declared", "undeclared", "gzip"])
+def test_an_answer_over_the_cap_fails_its_file_naming_the_cap(
+    oddsboost: Oddsboost,
+    migrated_url: str,
+    site: tuple[Site, str],
+    season_files: SeasonFiles,
+    huge: str,
+) -> None:
+    """500 MB of season rows (or 50 MB, once inflated, of a small gzip body): read up to the
+    cap and no further, the file failed, the others imported."""
+    local, base = site
+    local.documents[E0_PATH] = Served(season_files.before_last_round, '"e0"', huge=huge)
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+    result = fetch(
+        oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19",
+        max_bytes=str(CAP),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"failed {E0_PATH}: {OVER_THE_CAP}" in result.stdout
+    after = stored(migrated_url)
+    assert after.matches == 380 - PLAYED  # the fixtures' E0 matches only
+    assert after.runs[-1].status == FetchStatus.FAILED
+    assert str(after.runs[-1].error).startswith(f"{E0_PATH}: {OVER_THE_CAP}")
+    assert len(local.asked(E0_PATH)) == 1  # the same answer would come again: not retried
+
+
+@pytest.mark.parametrize("trickle", ["body", "headers"])
+def test_a_file_that_comes_a_byte_at_a_time_fails_at_the_request_deadline(
+    oddsboost: Oddsboost,
+    migrated_url: str,
+    site: tuple[Site, str],
+    season_files: SeasonFiles,
+    trickle: str,
+) -> None:
+    """Each byte well inside the read timeout, so only the request's deadline ends it."""
+    local, base = site
+    local.documents[E0_PATH] = Served(season_files.before_last_round, '"e0"', trickle=trickle)
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+    result = fetch(
+        oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19",
+        timeout_seconds="30", request_seconds="0.5",
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout + result.stderr
+    # Tried again, as a timeout is (ODDSBOOST_FOOTBALL_DATA_RETRIES is 1 here).
+    reason = "no whole answer within 0.5 s (ODDSBOOST_FOOTBALL_DATA_REQUEST_SECONDS) (2 attempts)"
+    assert f"failed {E0_PATH}: {reason}" in result.stdout
+    assert len(local.asked(E0_PATH)) == 2
+    assert stored(migrated_url).matches == 380 - PLAYED
+
+
+def test_a_run_ends_at_its_deadline(
+    oddsboost: Oddsboost, migrated_url: str, site: tuple[Site, str], season_files: SeasonFiles
+) -> None:
+    """The request's own deadline is far off: the run's, nearer, cuts it."""
+    local, base = site
+    local.documents[E0_PATH] = Served(season_files.before_last_round, '"e0"', trickle="body")
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+    result = fetch(
+        oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19",
+        timeout_seconds="30", request_seconds="600", run_seconds="1",
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout + result.stderr
+    ended = (
+        "the run's deadline of 1 s (ODDSBOOST_FOOTBALL_DATA_RUN_SECONDS) passed, with 0 of 2 "
+        "files done"
+    )
+    assert f"ended early: {ended}" in result.stdout
+    run = stored(migrated_url).runs[-1]
+    assert (run.status, run.error) == (FetchStatus.FAILED, ended)
+    assert local.asked("fixtures.csv") == []
+
+
+def test_a_wait_past_the_runs_deadline_ends_the_run_without_waiting(
+    oddsboost: Oddsboost, migrated_url: str, site: tuple[Site, str], season_files: SeasonFiles
+) -> None:
+    """A storm of 503s asking for 30 s each, in a run of 5 s: not waited for."""
+    local, base = site
+    local.documents[E0_PATH] = Served(b"", '"e0"', status=503, retry_after="30")
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+    result = fetch(
+        oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19",
+        retries="5", run_seconds="5",
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout + result.stderr
+    ended = (
+        "asked to wait 30 s, past the run's deadline of 5 s "
+        "(ODDSBOOST_FOOTBALL_DATA_RUN_SECONDS), with 0 of 2 files done"
+    )
+    assert stored(migrated_url).runs[-1].error == ended
+    assert len(local.asked(E0_PATH)) == 1
+
+
+@pytest.fixture
+def another_host(season_file: SeasonFile) -> Iterator[tuple[list[str], str]]:
+    """A site on another address (127.0.0.2) serving the real E0 2018/19 file; the paths
+    it was asked for."""
+    asked: list[str] = []
+    body = season_file("E0_1819").read_bytes()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: Any) -> None:
+            return
+
+    with http_server(Handler, host=ANOTHER_HOST) as base:
+        yield asked, base
+
+
+def test_a_redirect_off_the_site_is_refused_and_nothing_of_it_imported(
+    oddsboost: Oddsboost,
+    migrated_url: str,
+    site: tuple[Site, str],
+    season_files: SeasonFiles,
+    another_host: tuple[list[str], str],
+) -> None:
+    local, base = site
+    elsewhere_asked, elsewhere = another_host
+    local.documents[E0_PATH] = Served(b"", '"e0"', location=f"{elsewhere}/E0.csv")
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+    result = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19")
+    assert result.returncode == 1, result.stdout + result.stderr
+    refused = f"redirected to {elsewhere}/E0.csv, off the configured site {base}; not followed"
+    assert f"failed {E0_PATH}: {refused}" in result.stdout
+    assert elsewhere_asked == []
+    after = stored(migrated_url)
+    assert after.matches == 380 - PLAYED
+    assert after.runs[-1].status == FetchStatus.FAILED
+
+
+def test_a_redirect_within_the_site_is_followed_and_where_it_led_is_recorded(
+    oddsboost: Oddsboost, migrated_url: str, site: tuple[Site, str], season_files: SeasonFiles
+) -> None:
+    local, base = site
+    local.documents[E0_PATH] = Served(b"", '"e0"', location="/moved/E0.csv")
+    local.documents["moved/E0.csv"] = Served(season_files.before_last_round, '"e0-v1"')
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+    result = fetch(
+        oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19", "--json"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    body = json.loads(result.stdout)
+    assert [(d["path"], d["url"]) for d in body["documents"]] == [
+        (E0_PATH, f"{base}/moved/E0.csv"),
+        ("fixtures.csv", f"{base}/fixtures.csv"),
+    ]
+    assert stored(migrated_url).matches == 380
+    engine = make_engine(migrated_url)
+    try:
+        with Session(engine) as session:
+            final = session.scalar(
+                select(FetchedDocument.final_url).where(FetchedDocument.url == f"{base}/{E0_PATH}")
+            )
+    finally:
+        engine.dispose()
+    assert final == f"{base}/moved/E0.csv"
+
+
+def feed_request(base: str) -> FeedRequest:
+    return FeedRequest(base_url=base, leagues=("E0",), folder="1819")
+
+
+def test_a_run_left_running_by_a_dead_process_is_closed_by_the_next_one(
+    oddsboost: Oddsboost, migrated_url: str, site: tuple[Site, str], season_files: SeasonFiles
+) -> None:
+    local, base = site
+    local.documents[E0_PATH] = Served(season_files.before_last_round, '"e0-v1"')
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+    engine = make_engine(migrated_url)
+    try:
+        # What a process killed mid-run leaves: its run marked running, and no lock held.
+        with Session(engine) as session, session.begin():
+            for source in (FetchSource.FOOTBALL_DATA, FetchSource.THE_ODDS_API):
+                session.add(
+                    FetchRun(
+                        source=source,
+                        trigger=RunTrigger.SCHEDULER,
+                        status=FetchStatus.RUNNING,
+                        started_at=utcnow(),
+                    )
+                )
+    finally:
+        engine.dispose()
+
+    result = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19")
+    assert result.returncode == 0, result.stdout + result.stderr
+    dead, other_source, new = stored(migrated_url).runs
+    assert (dead.status, dead.error) == (
+        FetchStatus.FAILED,
+        "abandoned: the process running it stopped before it finished",
+    )
+    assert dead.finished_at is not None
+    # The Odds API's run is its own feed's to close.
+    assert other_source.status == FetchStatus.RUNNING
+    assert (new.status, new.matches) == (FetchStatus.SUCCEEDED, 380)
+
+
+def test_a_fetch_while_another_runs_is_skipped_and_a_stop_ends_the_other_at_once(
+    oddsboost: Oddsboost, migrated_url: str, site: tuple[Site, str], season_files: SeasonFiles
+) -> None:
+    """The first fetch downloads a file that never ends (and would not for ten minutes:
+    its request's deadline); a second finds it running and does nothing; a stop (what
+    SIGTERM sets in the scheduler) then ends the first at once."""
+    local, base = site
+    local.documents[E0_PATH] = Served(season_files.before_last_round, '"e0"', trickle="body")
+    local.documents["fixtures.csv"] = Served(season_files.fixtures, '"fixtures-v1"')
+    settings = Settings(
+        database_url=migrated_url,
+        football_data_url=base,
+        football_data_retries=0,
+        football_data_timeout_seconds=60,
+        football_data_request_seconds=600,
+    )
+    engine = make_engine(migrated_url)
+    stop = Stop()
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            first = pool.submit(
+                fetch_football_data,
+                make_session_factory(engine, for_writes=True),
+                settings,
+                feed_request(base),
+                trigger=RunTrigger.SCHEDULER,
+                stop=stop,
+            )
+            wait_until(lambda: bool(local.asked(E0_PATH)), "the first fetch is downloading")
+            second = fetch(oddsboost, migrated_url, base, "--leagues", "E0", "--season", "2018/19")
+            stop.set()
+            outcome = first.result(timeout=DEADLINE_SECONDS)
+    finally:
+        engine.dispose()
+    assert second.returncode == 0, second.stdout + second.stderr
+    skipped = "another fetch of football-data is running (run 1); this one did nothing"
+    assert f"fetch run 2 skipped: {skipped}" in second.stdout
+    assert len(local.asked(E0_PATH)) == 1  # the second asked for nothing
+    stopped = "stopped by a shutdown before it finished, with 0 of 2 files done"
+    assert (outcome.status, outcome.error) == (FetchStatus.FAILED, stopped)
+    first_run, second_run = stored(migrated_url).runs
+    assert (first_run.status, first_run.error) == (FetchStatus.FAILED, stopped)
+    assert (second_run.status, second_run.error) == (FetchStatus.SKIPPED, skipped)
+
+
+@pytest.mark.slow
+def test_sigterm_ends_the_scheduler_mid_fetch(
+    migrated_url: str, site: tuple[Site, str], season_files: SeasonFiles, tmp_path: Path
+) -> None:
+    """The scheduler's fetch (on the next minute: its cron fires every minute) downloads a
+    file that never ends; SIGTERM ends the fetch, recorded, and then the process."""
+    local, base = site
+    path = f"mmz4281/{season_folder('current', dt.datetime.now(dt.UTC).date())}/E0.csv"
+    local.documents[path] = Served(season_files.before_last_round, '"e0"', trickle="body")
+    environment = child_environment(
+        Settings(database_url=migrated_url),
+        ODDSBOOST_FOOTBALL_DATA_URL=base,
+        ODDSBOOST_FOOTBALL_DATA_LEAGUES="E0",
+        ODDSBOOST_FOOTBALL_DATA_CRON="* * * * *",
+        ODDSBOOST_FOOTBALL_DATA_TIMEOUT_SECONDS="60",
+        ODDSBOOST_FOOTBALL_DATA_REQUEST_SECONDS="600",
+        ODDSBOOST_REFIT_CRON="0 3 1 1 *",
+        ODDSBOOST_TRACK_RECORD_CRON="",
+    )
+    with running(["scheduler"], environment, tmp_path / "scheduler.log") as process:
+        wait_until(
+            lambda: bool(local.asked(path)),
+            "the scheduled fetch is downloading",
+            alive=process.popen,
+        )
+        process.send_signal(signal.SIGTERM)
+        assert process.wait() == 0, process.output()
+    assert "scheduler stopped" in process.output()
+    run = stored(migrated_url).runs[-1]
+    assert (run.status, run.trigger) == (FetchStatus.FAILED, RunTrigger.SCHEDULER)
+    assert run.error == "stopped by a shutdown before it finished, with 0 of 2 files done"

@@ -40,10 +40,10 @@ from app.db.engine import make_engine
 from app.db.orm import Match, PredictionLogEntry, RefitRun
 from app.domain.vocabulary import FetchSource, FetchStatus, RunStatus
 from app.main import create_app
+from app.services.run_bounds import Stop
 from app.services.scheduling import build_scheduler
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY
-from tests.test_cli import http_server
 from tests.test_football_data_feed import (
     AFTER_THE_MATCH,
     Served,
@@ -61,6 +61,7 @@ from tests.test_odds_api_feed import (
     handler_for,
     quota,
 )
+from tests.upstreams import http_server
 
 SeasonFile = Callable[[str], Path]
 
@@ -458,7 +459,7 @@ def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
     scheduler = stepped_scheduler
     clock = scheduler.clock
     clock.now = at(dt.date(2018 + years, 7, 1), 18)
-    build_scheduler(engine, settings, should_stop=lambda: False, clock=clock, into=scheduler)
+    build_scheduler(engine, settings, stop=Stop(), clock=clock, into=scheduler)
     scheduler.start()
     script_prices(odds_api, matchday, morning - dt.timedelta(hours=14), closing=False)
 

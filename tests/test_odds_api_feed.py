@@ -13,6 +13,7 @@ import logging
 import signal
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,21 @@ from app.db.orm import Bookmaker, FetchRun, Match, OddsQuote
 from app.domain.vocabulary import FetchStatus, RunTrigger
 from app.metrics import REGISTRY
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
+from app.services.locks import run_lock
 from app.services.odds_api_feed import OddsApiFetch, fetch_the_odds_api, scheduled_fetch
+from app.services.run_bounds import Stop
 from app.settings import Settings
 from tests.commands import Oddsboost
-from tests.helpers import count_rows
+from tests.helpers import DEADLINE_SECONDS, count_rows, wait_until
+from tests.upstreams import (
+    ANOTHER_HOST,
+    gzip_bomb,
+    http_server,
+    send_gzip_bomb,
+    send_huge,
+    send_redirect,
+    send_trickle,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KEY = "k3y-of-the-odds-api-5ecret-7f1c"
@@ -69,13 +81,19 @@ def quota(remaining: int, used: int, last: int) -> dict[str, str]:
 @dataclass
 class Answer:
     """One scripted answer: ``hold`` makes the server wait for it first (a slow answer);
-    ``cut_to`` sends only that many bytes of a body whose full length it announces."""
+    ``cut_to`` sends only that many bytes of a body whose full length it announces;
+    ``huge`` sends the body's events over and over, 500 MB ("declared" or "undeclared"
+    length) or a gzip body that inflates to 50 MB ("gzip"); ``trickle`` sends a byte at a
+    time until the test ends; ``location`` redirects there."""
 
     status: int = 200
     body: bytes = b"[]"
     headers: dict[str, str] = field(default_factory=dict)
     hold: threading.Event | None = None
     cut_to: int | None = None
+    huge: str | None = None
+    trickle: bool = False
+    location: str | None = None
 
 
 def events_answer(events: list[dict[str, Any]], headers: dict[str, str]) -> Answer:
@@ -112,12 +130,36 @@ class FakeOddsApi:
             return queue.pop(0) if len(queue) > 1 else queue[0]
 
 
+def misbehave(
+    handler: http.server.BaseHTTPRequestHandler, answer: Answer, api: FakeOddsApi
+) -> None:
+    """A huge answer, a trickle, or a redirect."""
+    filler = answer.body.strip(b"[]") + b","
+    if answer.huge == "gzip":
+        send_gzip_bomb(handler, gzip_bomb(b"[", filler, size=50 * 1024 * 1024), answer.headers)
+    elif answer.huge is not None:
+        send_huge(
+            handler,
+            head=b"[",
+            filler=filler,
+            declared=answer.huge == "declared",
+            headers=answer.headers,
+        )
+    elif answer.trickle:
+        send_trickle(handler, api.released, headers_too=False)
+    else:
+        send_redirect(handler, str(answer.location))
+
+
 def handler_for(api: FakeOddsApi) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             answer = api.next_answer(self.path)
             if answer.hold is not None:
                 answer.hold.wait(timeout=30)
+            if answer.huge or answer.trickle or answer.location:
+                misbehave(self, answer, api)
+                return
             try:
                 self._answer(answer)
             except (BrokenPipeError, ConnectionResetError):
@@ -646,3 +688,130 @@ def test_the_scheduler_runs_the_feed_only_when_its_cron_is_set(
     engine.dispose()
     # The track record's job runs on its default schedule in both.
     assert registered == [["refit", "the-odds-api", "track-record"], ["refit", "track-record"]]
+
+
+CAP = 100_000  # well above the fixture's answer (3 KB), far below a misbehaving one
+
+
+@pytest.mark.parametrize("huge", ["declared", "undeclared", "gzip"])
+def test_an_answer_over_the_cap_fails_its_sport_naming_the_cap(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session], huge: str
+) -> None:
+    api, base = odds_api
+    api.script(
+        EPL, Answer(body=json.dumps(EPL_EVENTS).encode(), headers=quota(498, 2, 2), huge=huge)
+    )
+    outcome = fetch(factory, feed_settings(base, odds_api_max_bytes=CAP))
+    assert outcome.status is FetchStatus.FAILED
+    assert outcome.error == (
+        f"soccer_epl: the answer is larger than {CAP:,} bytes (ODDSBOOST_ODDS_API_MAX_BYTES); "
+        "not read further"
+    )
+    assert api.paths() == [SPORTS, EPL, BUNDESLIGA]  # not asked again; the next sport asked
+    assert [sport.error is None for sport in outcome.sports] == [False, True]
+    assert quote_count(factory) == 0
+
+
+def test_an_answer_that_comes_a_byte_at_a_time_fails_its_sport_at_the_request_deadline(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    api.script(EPL, Answer(headers=quota(498, 2, 2), trickle=True))
+    settings = feed_settings(base, odds_api_timeout_seconds=30, odds_api_request_seconds=0.5)
+    outcome = fetch(factory, settings)
+    assert outcome.status is FetchStatus.FAILED
+    assert outcome.error == (
+        "soccer_epl: no whole answer within 0.5 s (ODDSBOOST_ODDS_API_REQUEST_SECONDS)"
+    )
+    # It may have cost credits: not sent again.
+    assert api.paths() == [SPORTS, EPL, BUNDESLIGA]
+
+
+def test_a_redirect_to_another_host_is_refused_and_the_key_never_leaves(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    elsewhere_asked: list[str] = []
+
+    class Elsewhere(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            elsewhere_asked.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"[]")
+
+        def log_message(self, *_args: Any) -> None:
+            return
+
+    with http_server(Elsewhere, host=ANOTHER_HOST) as elsewhere:
+        api.script(EPL, Answer(302, location=f"{elsewhere}{EPL}"))
+        outcome = fetch(factory, feed_settings(base, odds_api_sports=["soccer_epl"]))
+    assert outcome.status is FetchStatus.FAILED
+    assert outcome.error == (
+        f"soccer_epl: redirected to {elsewhere}{EPL}, off the configured site {base}; not followed"
+    )
+    assert elsewhere_asked == []
+
+
+def test_a_stop_ends_a_run_at_once_keeping_what_it_stored(
+    odds_api: tuple[FakeOddsApi, str], migrated_url: str, factory: sessionmaker[Session]
+) -> None:
+    """The Bundesliga's answer never ends (and would not for ten minutes: its request's
+    deadline); a stop (what SIGTERM sets in the scheduler) ends the run at once."""
+    api, base = odds_api
+    api.script(BUNDESLIGA, Answer(headers=quota(496, 4, 2), trickle=True))
+    settings = feed_settings(
+        base, migrated_url, odds_api_timeout_seconds=60, odds_api_request_seconds=600
+    )
+    engine = make_engine(migrated_url)
+    stop = Stop()
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            job = pool.submit(scheduled_fetch, engine, settings, stop=stop)
+            wait_until(lambda: BUNDESLIGA in api.paths(), "the run is fetching the Bundesliga")
+            stop.set()
+            job.result(timeout=DEADLINE_SECONDS)
+    finally:
+        engine.dispose()
+    with factory() as session:
+        run = session.scalars(select(FetchRun)).one()
+    assert (run.status, run.trigger) == ("failed", "scheduler")
+    assert run.error == "stopped by a shutdown before it finished, with 1 of 2 sports done"
+    assert (run.quotes, quote_count(factory)) == (3, 3)  # the EPL's, stored before
+
+
+def test_a_wait_past_the_runs_deadline_ends_the_run(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    api.script(EPL, Answer(429, b'{"message": "Too many requests"}', {"Retry-After": "30"}))
+    waits = Waits()
+    settings = feed_settings(base, odds_api_run_seconds=5, odds_api_max_wait_seconds=600)
+    outcome = fetch(factory, settings, waits)
+    assert outcome.status is FetchStatus.FAILED
+    assert outcome.error == (
+        "asked to wait 30 s, past the run's deadline of 5 s (ODDSBOOST_ODDS_API_RUN_SECONDS), "
+        "with 0 of 2 sports done"
+    )
+    assert waits.seconds == []
+    assert api.paths() == [SPORTS, EPL]
+
+
+def test_a_fetch_while_another_runs_is_skipped_asking_nothing(
+    odds_api: tuple[FakeOddsApi, str], migrated_url: str, factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    engine = make_engine(migrated_url)
+    try:
+        # Another process's fetch of The Odds API, under way: it holds the feed's lock.
+        with run_lock(engine, "fetch-the-odds-api") as other:
+            assert other.taken
+            outcome = fetch(factory, feed_settings(base))
+    finally:
+        engine.dispose()
+    assert outcome.status is FetchStatus.SKIPPED
+    assert outcome.error == "another fetch of the-odds-api is running; this one did nothing"
+    assert api.paths() == []
+    run = stored_run(factory, outcome.run_id)
+    assert (run.status, run.requests, run.error) == ("skipped", 0, outcome.error)

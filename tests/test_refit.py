@@ -544,11 +544,11 @@ def test_a_refit_that_lost_its_lock_stores_nothing(
 ) -> None:
     from contextlib import contextmanager
 
-    from app.services.locks import RefitLock
+    from app.services.locks import RunLock
 
     @contextmanager
-    def lost_lock(_engine: Engine) -> Iterator[RefitLock]:
-        yield RefitLock(True, lambda _session: False)
+    def lost_lock(_engine: Engine) -> Iterator[RunLock]:
+        yield RunLock(True, lambda _session: False)
 
     monkeypatch.setattr(refit_service, "refit_lock", lost_lock)
     outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
@@ -753,6 +753,31 @@ def test_sigterm_during_a_refit_records_it_and_frees_the_lock(
     assert versions(engine) == []
     with refit_lock(engine) as held:
         assert held.taken
+
+
+@pytest.mark.slow
+def test_sigterm_ends_the_scheduler_within_its_graceful_time_whatever_its_jobs_do(
+    engine: Engine, refit_settings: Settings, fit_gate: FitGate, tmp_path: Path
+) -> None:
+    """A refit held at its fit never reaches a checkpoint: the scheduler waits for it
+    ODDSBOOST_GRACEFUL_SHUTDOWN_SECONDS, then exits without it (status 1), and the next
+    refit closes the run it left running."""
+    environment = scheduler_environment(
+        refit_settings, ODDSBOOST_GRACEFUL_SHUTDOWN_SECONDS="1", **fit_gate.environment()
+    )
+    with running(SCHEDULER, environment, tmp_path / "scheduler.log") as process:
+        fit_gate.wait_until_reached(process)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait() == 1, process.output()
+    assert "jobs still running 1 s after the signal" in process.output()
+    (left,) = runs(engine)
+    assert left.status == "running"
+    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    closed = runs(engine)[0]
+    assert (closed.status, closed.message) == (
+        "failed",
+        "abandoned: the process running it stopped before it finished",
+    )
 
 
 @pytest.mark.slow

@@ -100,6 +100,8 @@ def _listed(
 
 
 def _show(outcome: OddsApiFetch, *, as_json: bool) -> None:
+    from app.domain.vocabulary import FetchStatus
+
     if as_json:
         show_json(
             {
@@ -134,7 +136,9 @@ def _show(outcome: OddsApiFetch, *, as_json: bool) -> None:
         f"{'unknown' if quota.quota_remaining is None else quota.quota_remaining} remaining, "
         f"{'unknown' if quota.quota_used is None else quota.quota_used} used"
     )
-    if outcome.error is not None:
+    if outcome.status is FetchStatus.SKIPPED:
+        say(f"skipped: {outcome.error}")
+    elif outcome.error is not None:
         say(f"failed: {outcome.error}")
 
 
@@ -157,12 +161,13 @@ def fetch_football_data(
     as_json: AsJson = False,
 ) -> None:
     """Download the Football-Data.co.uk files of some leagues that changed since the last
-    fetch, and import each in its own transaction. Exits 1 if a file failed."""
+    fetch, and import each in its own transaction. Exits 1 if a file failed (or the run
+    ended early: its deadline, a stop); 0 when skipped because another fetch was running."""
     import datetime as dt
 
     from app.domain.football_data_feed import UnknownLeagueError
-    from app.domain.vocabulary import RunTrigger
-    from app.services.football_data_feed import FeedRequest, retry_policy
+    from app.domain.vocabulary import FetchStatus, RunTrigger
+    from app.services.football_data_feed import FeedRequest
     from app.services.football_data_feed import fetch_football_data as fetch
 
     settings = load_settings()
@@ -176,32 +181,29 @@ def fetch_football_data(
         fail(f"--season: {error}", code=2)
     engine, factory = open_database(settings, writes=True)
     try:
-        outcome = fetch(
-            factory,
-            request,
-            timeout_seconds=settings.football_data_timeout_seconds,
-            policy=retry_policy(settings),
-            trigger=RunTrigger.CLI,
-        )
+        outcome = fetch(factory, settings, request, trigger=RunTrigger.CLI)
     finally:
         engine.dispose()
     if as_json:
         show_json(_outcome_json(outcome))
     else:
         _print_outcome(outcome)
-    if outcome.error is not None:
+    if outcome.status is FetchStatus.FAILED:
         raise typer.Exit(1)
 
 
 def _outcome_json(outcome: FeedOutcome) -> dict[str, object]:
     return {
         "run_id": outcome.run_id,
+        "status": outcome.status.value,
+        "error": outcome.error or outcome.skipped,
         "documents": [
             {
                 "path": document.path,
                 "status": document.status.value,
                 **dataclasses.asdict(document.counts),
                 "error": document.error,
+                "url": document.url,
             }
             for document in outcome.documents
         ],
@@ -210,6 +212,9 @@ def _outcome_json(outcome: FeedOutcome) -> dict[str, object]:
 
 
 def _print_outcome(outcome: FeedOutcome) -> None:
+    if outcome.skipped is not None:
+        say(f"fetch run {outcome.run_id} skipped: {outcome.skipped}")
+        return
     table = new_table(f"fetch run {outcome.run_id}")
     columns = ("file", "status", "requests", "matches", "quotes", "results", "skipped")
     for name in columns:
@@ -222,7 +227,9 @@ def _print_outcome(outcome: FeedOutcome) -> None:
     for document in outcome.documents:
         if document.error is not None:
             say(f"failed {document.path}: {document.error}")
-    status = "failed" if outcome.error else "succeeded"
+    if outcome.ended_early is not None:
+        say(f"ended early: {outcome.ended_early}")
+    status = outcome.status.value
     counts = outcome.counts
     say(
         f"fetch run {outcome.run_id} {status}: {counts.changed} of "

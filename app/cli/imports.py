@@ -26,6 +26,7 @@ from app.cli.common import (
 if TYPE_CHECKING:
     import httpx
 
+    from app.services.downloads import DownloadLimits
     from app.services.ingest import IngestReport
 
 import_cli = typer.Typer(help="Import odds and results from files or URLs.", no_args_is_help=True)
@@ -56,27 +57,41 @@ def _expand(locations: list[str]) -> Iterator[Source]:
             yield Source(location, location)
 
 
-def _read(source: Source, client: httpx.Client) -> bytes:
+class AnswerStatusError(Exception):
+    """A URL answered with a status other than 2xx; the message says which."""
+
+
+def _read(source: Source, client: httpx.Client, limits: DownloadLimits) -> bytes:
     if Path(source.location).is_dir():
         raise FileNotFoundError(f"no .csv files in directory {source.location}")
-    return _fetch(source.location, client)
+    return _fetch(source.location, client, limits)
 
 
-def _fetch(location: str, client: httpx.Client) -> bytes:
-    """The bytes of a file, or of what an http(s) URL answers (an error status raises)."""
-    if location.startswith(("http://", "https://")):
-        response = client.get(location)
-        response.raise_for_status()
-        return response.content
-    return Path(location).read_bytes()
+def _fetch(location: str, client: httpx.Client, limits: DownloadLimits) -> bytes:
+    """The bytes of a file, or of what an http(s) URL answers, within ``limits`` (redirects
+    followed anywhere: the URL is the operator's own choice). An error status raises."""
+    from app.services.downloads import Downloader
+    from app.services.run_bounds import RunBounds
+
+    if not location.startswith(("http://", "https://")):
+        return Path(location).read_bytes()
+    downloader = Downloader(client, limits, site=None, bounds=RunBounds.unbounded())
+    answer = downloader.get(location)
+    if not 200 <= answer.status_code < 300:
+        raise AnswerStatusError(f"HTTP {answer.status_code} {answer.reason_phrase}")
+    return answer.content
 
 
 def _why(error: Exception) -> str:
     """Why a source could not be read or imported, on one line."""
     import httpx
 
-    if isinstance(error, httpx.HTTPStatusError):
-        return f"HTTP {error.response.status_code} {error.response.reason_phrase}"
+    from app.services.downloads import describe
+
+    if isinstance(error, AnswerStatusError):
+        return str(error)
+    if isinstance(error, httpx.RequestError):
+        return describe(error)
     return f"{type(error).__name__}: {' '.join(str(error).split())}"
 
 
@@ -104,6 +119,8 @@ def import_football_data(
     from app.domain.football_data import FileFormatError, LeagueSeasonError
     from app.domain.records import TooManyBookmakersError, optional_season
     from app.services import ingest
+    from app.services.downloads import bounded_client
+    from app.services.football_data_feed import download_limits
     from app.services.ingest import IngestReport
 
     settings = load_settings()
@@ -128,15 +145,13 @@ def import_football_data(
         console=console,
         disable=as_json,
     )
-    with (
-        httpx.Client(timeout=settings.http_timeout_seconds, follow_redirects=True) as client,
-        progress,
-    ):
+    limits = download_limits(settings, read_timeout_seconds=settings.http_timeout_seconds)
+    with bounded_client(timeout_seconds=settings.http_timeout_seconds) as client, progress:
         task = progress.add_task("importing", total=len(expanded))
         for source in expanded:
             progress.update(task, description=f"importing {Path(source.label).name}")
             try:
-                content = _read(source, client)
+                content = _read(source, client, limits)
                 with session_scope(factory) as session:
                     report = ingest.import_football_data(session, content, season=season)
             except LeagueSeasonError as error:
@@ -145,6 +160,7 @@ def import_football_data(
             except (
                 OSError,
                 httpx.HTTPError,
+                AnswerStatusError,
                 FileFormatError,
                 TooManyBookmakersError,
                 SQLAlchemyError,
@@ -179,14 +195,17 @@ def import_the_odds_api(
     from app.domain.odds_api import ResponseFormatError, read_events
     from app.domain.records import TooManyBookmakersError
     from app.services import ingest
+    from app.services.downloads import bounded_client
+    from app.services.odds_api_feed import download_limits
 
     settings = load_settings()
     log_as_a_command(settings)
+    limits = download_limits(settings, read_timeout_seconds=settings.http_timeout_seconds)
     try:
-        with httpx.Client(timeout=settings.http_timeout_seconds, follow_redirects=True) as client:
-            content = _fetch(source, client)
+        with bounded_client(timeout_seconds=settings.http_timeout_seconds) as client:
+            content = _fetch(source, client, limits)
         events = read_events(content)
-    except (OSError, httpx.HTTPError) as error:
+    except (OSError, httpx.HTTPError, AnswerStatusError) as error:
         fail(f"cannot read {source}: {_why(error)}")
     except ResponseFormatError as error:
         fail(f"{source}: {error}; nothing imported")

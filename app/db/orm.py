@@ -544,7 +544,8 @@ class FetchRun(Base):
 class FetchedDocument(Base):
     """What a feed last saw of one document (a URL, with no secret in it; for a shared file,
     with the leagues imported from it after a ``#``): the validators that let the next
-    request ask "only if it changed" (ETag, Last-Modified)."""
+    request ask "only if it changed" (ETag, Last-Modified), and where it was last read from
+    (the URL itself, or where the site redirected it, always on the site)."""
 
     __tablename__ = "fetched_documents"
 
@@ -552,6 +553,7 @@ class FetchedDocument(Base):
     url: Mapped[str] = mapped_column(String(500), unique=True)
     etag: Mapped[str | None] = mapped_column(String(255))
     last_modified: Mapped[str | None] = mapped_column(String(64))
+    final_url: Mapped[str | None] = mapped_column(Text)
     checked_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     changed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

@@ -79,11 +79,13 @@ class FetchSource(StrEnum):
 
 class FetchStatus(StrEnum):
     """Where a fetch stands. ``failed`` may still have stored part of what it read (each
-    file or sport is its own transaction): its counts say what."""
+    file or sport is its own transaction): its counts say what. ``skipped``: another fetch
+    of the same source was running, and this one did nothing."""
 
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    SKIPPED = "skipped"
 
     @property
     def is_final(self) -> bool:

@@ -1,18 +1,29 @@
 """Runs of the feeds: each fetch recorded when it starts and when it ends, with what it
 stored and the quota the source said was left, so an operator can follow them
-(``GET /admin/fetches``) and a failed fetch is visible rather than silent."""
+(``GET /admin/fetches``) and a failed fetch is visible rather than silent.
+
+One fetch of a source runs at a time, across processes and machines: a run holds its
+source's lock (``app/services/locks.py``) while it lasts, and a fetch that finds the lock
+taken is recorded as skipped. A run still marked running when a new one holds the lock was
+left by a process that died (killed, out of memory); the new run closes it as abandoned, as
+the refit does its own.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
+from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.orm import FetchRun, utcnow
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
+from app.services.locks import run_lock
 from app.services.pagination import Paged, PageWindow, paginate
+from app.services.run_bounds import ABANDONED
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,16 +58,61 @@ def _later(earlier: int | None, later: int | None) -> int | None:
     return earlier if later is None else later
 
 
+@contextmanager
+def fetch_lock(factory: sessionmaker[Session], source: FetchSource) -> Iterator[bool]:
+    """Whether this process holds ``source``'s lock, taken (if free) for as long as the
+    block runs. Never waits."""
+    with factory() as session:
+        bind = session.get_bind()
+    engine = bind if isinstance(bind, Engine) else bind.engine
+    with run_lock(engine, f"fetch-{source}") as lock:
+        yield lock.taken
+
+
 def start_fetch(factory: sessionmaker[Session], source: FetchSource, trigger: RunTrigger) -> int:
     """Record a fetch as running; returns its id. Committed at once, so the run is visible
-    while it lasts and stays recorded if its process dies."""
+    while it lasts and stays recorded if its process dies. Called holding the source's
+    lock (:func:`fetch_lock`): any other run of the source still marked running is then
+    closed as abandoned, in the same transaction."""
+    now = utcnow()
     with factory.begin() as session:
-        run = FetchRun(
-            source=source, trigger=trigger, status=FetchStatus.RUNNING, started_at=utcnow()
+        session.execute(
+            update(FetchRun)
+            .where(FetchRun.source == source, FetchRun.status == FetchStatus.RUNNING)
+            .values(status=FetchStatus.FAILED, error=ABANDONED, finished_at=now)
         )
+        run = FetchRun(source=source, trigger=trigger, status=FetchStatus.RUNNING, started_at=now)
         session.add(run)
         session.flush()
         return run.id
+
+
+def skip_fetch(
+    factory: sessionmaker[Session], source: FetchSource, trigger: RunTrigger
+) -> tuple[int, str]:
+    """Record a fetch that did nothing because another fetch of ``source`` holds its lock;
+    its id, and why it was skipped."""
+    now = utcnow()
+    with factory.begin() as session:
+        running = session.scalar(
+            select(FetchRun.id)
+            .where(FetchRun.source == source, FetchRun.status == FetchStatus.RUNNING)
+            .order_by(FetchRun.id.desc())
+            .limit(1)
+        )
+        which = "" if running is None else f" (run {running})"
+        why = f"another fetch of {source} is running{which}; this one did nothing"
+        run = FetchRun(
+            source=source,
+            trigger=trigger,
+            status=FetchStatus.SKIPPED,
+            started_at=now,
+            finished_at=now,
+            error=why,
+        )
+        session.add(run)
+        session.flush()
+        return run.id, why
 
 
 def finish_fetch(

@@ -5,8 +5,10 @@ If-None-Match and If-Modified-Since), and import each changed one in its own tra
 A document's validators are saved in the transaction that imports it, so a file whose
 import failed is downloaded and imported again by the next run. Every run is recorded
 (``app/services/fetch_runs.py``): a document that fails (an error status after the retries,
-a timeout, a body cut short, a file that is not a season file) fails the run, and the
-others are still imported.
+a timeout, a body cut short or over the cap, a redirect off the site, a file that is not a
+season file) fails the run, and the others are still imported. Each download is bounded in
+size, time and place (``app/services/downloads.py``), and the run ends at its deadline or
+when its process is asked to stop, recorded as failed with the files it imported.
 """
 
 from __future__ import annotations
@@ -34,15 +36,18 @@ from app.domain.football_data_feed import (
 from app.domain.records import TooManyBookmakersError
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 from app.domain.wording import counted
-from app.metrics import FETCH_RUNS
+from app.metrics import count_fetch_run
 from app.services.busy import DatabaseBusyError
-from app.services.fetch_runs import FetchCounts, finish_fetch, start_fetch
-from app.services.http_retry import GaveUpError, RetryPolicy, describe, send_with_retries
+from app.services.downloads import Download, Downloader, DownloadLimits, bounded_client, describe
+from app.services.fetch_runs import FetchCounts, fetch_lock, finish_fetch, skip_fetch, start_fetch
+from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.ingest import IngestReport, ingest_batch
+from app.services.run_bounds import RunBounds, RunEndedEarlyError, Stop
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
+SOURCE = FetchSource.FOOTBALL_DATA
 USER_AGENT = "oddsboost (football-data feed)"
 # Skipped rows named in the log, per document: enough to see what is wrong with a file.
 SKIPPED_LOGGED = 20
@@ -73,17 +78,35 @@ class FeedRequest:
     def url(self, document: FeedDocument) -> str:
         return f"{self.base_url}/{document.path}"
 
+    @property
+    def site(self) -> httpx.URL:
+        """Where redirects may lead: the configured site's scheme, host and port."""
+        return httpx.URL(self.base_url)
+
 
 # The longest Retry-After a download waits for; a site asking for more is tried next run.
 MAX_WAIT_SECONDS = 600.0
 
 
-def retry_policy(settings: Settings) -> RetryPolicy:
-    """The settings' retries of a download: 5xx, 429, a timeout or a broken connection."""
+def retry_policy(settings: Settings, bounds: RunBounds) -> RetryPolicy:
+    """The settings' retries of a download: 5xx, 429, a timeout or a broken connection,
+    each wait cut short by the run's stop and refused past its deadline."""
     return RetryPolicy(
         attempts=settings.football_data_retries + 1,
         backoff=settings.football_data_retry_wait_seconds,
         max_wait=MAX_WAIT_SECONDS,
+        sleep=bounds.sleep,
+    )
+
+
+def download_limits(settings: Settings, *, read_timeout_seconds: float) -> DownloadLimits:
+    """How far a download of a football-data file may go (also ``oddsboost import``'s)."""
+    return DownloadLimits(
+        max_bytes=settings.football_data_max_bytes,
+        max_bytes_setting="ODDSBOOST_FOOTBALL_DATA_MAX_BYTES",
+        request_seconds=settings.football_data_request_seconds,
+        request_seconds_setting="ODDSBOOST_FOOTBALL_DATA_REQUEST_SECONDS",
+        read_timeout_seconds=read_timeout_seconds,
     )
 
 
@@ -96,46 +119,26 @@ class DownloadError(Exception):
 
 
 def get_with_retries(
-    client: httpx.Client, url: str, headers: dict[str, str], policy: RetryPolicy
-) -> tuple[httpx.Response, int]:
+    downloader: Downloader, policy: RetryPolicy, url: str, headers: dict[str, str]
+) -> tuple[Download, int]:
     """The answer to a GET (any status but 429 and 5xx) and the requests it took;
-    DownloadError once the attempts are spent, or for a body shorter than its
-    Content-Length (fetched whole on the next run)."""
+    DownloadError once the attempts are spent, or for an answer cut short, over the cap or
+    redirected off the site (tried again on the next run). The run's end (its deadline, a
+    stop) is raised as it came."""
     sent = 0
 
-    def once() -> httpx.Response:
+    def once() -> Download:
         nonlocal sent
         sent += 1
-        response = client.get(url, headers=headers)
-        check_complete(response)
-        return response
+        return downloader.get(url, headers=headers)
 
     try:
         return send_with_retries(once, policy), sent
     except GaveUpError as error:
         raise DownloadError(str(error), sent) from None
-    except httpx.TransportError as error:
-        raise DownloadError(describe(error), sent) from None
     except httpx.RequestError as error:
-        # Too many redirects, a body that cannot be decoded: this file fails, not the run.
-        raise DownloadError(
-            f"{type(error).__name__}: {' '.join(str(error).split())}", sent
-        ) from None
-
-
-def check_complete(response: httpx.Response) -> None:
-    """A body shorter or longer than its Content-Length was cut or garbled on the way.
-
-    (The HTTP client notices a connection closed early itself; this also catches a length
-    it let through. A compressed body's length is that of the compressed bytes.)
-    """
-    declared = response.headers.get("Content-Length")
-    if declared is None or response.headers.get("Content-Encoding"):
-        return
-    if declared.isdigit() and int(declared) != len(response.content):
-        raise httpx.RemoteProtocolError(
-            f"body of {counted(len(response.content), 'byte')}, but Content-Length {declared}"
-        )
+        # Too many redirects too: this file fails, not the run.
+        raise DownloadError(describe(error), sent) from None
 
 
 class DocumentStatus(StrEnum):
@@ -148,52 +151,106 @@ class DocumentStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class DocumentOutcome:
+    """What a run did with one document; ``url``: where it was read from in the end (the
+    document's own URL, or where the site redirected it), None when it was not read."""
+
     path: str
     status: DocumentStatus
     counts: FetchCounts
     error: str | None = None
+    url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class FeedOutcome:
-    """A finished run: its id, each document's outcome and the counts of them all."""
+    """A finished run: its id, each document's outcome and the counts of them all; why it
+    ended before its last document (``ended_early``: its deadline, a stop), or why it did
+    nothing at all (``skipped``: another fetch was running)."""
 
     run_id: int
     documents: tuple[DocumentOutcome, ...]
     counts: FetchCounts = field(default_factory=FetchCounts)
+    ended_early: str | None = None
+    skipped: str | None = None
 
     @property
     def error(self) -> str | None:
         failed = [f"{d.path}: {d.error}" for d in self.documents if d.error is not None]
+        if self.ended_early is not None:
+            failed.append(self.ended_early)
         return "; ".join(failed) or None
+
+    @property
+    def status(self) -> FetchStatus:
+        if self.skipped is not None:
+            return FetchStatus.SKIPPED
+        return FetchStatus.SUCCEEDED if self.error is None else FetchStatus.FAILED
 
 
 def fetch_football_data(
     factory: sessionmaker[Session],
+    settings: Settings,
     request: FeedRequest,
     *,
-    timeout_seconds: float,
-    policy: RetryPolicy,
     trigger: RunTrigger,
     clock: Clock = utcnow,
+    stop: Stop | None = None,
 ) -> FeedOutcome:
-    """One recorded run: each document of ``request`` downloaded if it changed and imported.
-    ``factory`` makes write sessions; each import is its own transaction, its quotes
-    received at ``clock``'s present."""
-    run_id = start_fetch(factory, FetchSource.FOOTBALL_DATA, trigger)
+    """One recorded run: each document of ``request`` downloaded if it changed and imported,
+    within the settings' bounds; skipped (and recorded so) while another fetch of the site
+    runs. ``factory`` makes write sessions; each import is its own transaction, its quotes
+    received at ``clock``'s present. ``stop``, once set, ends the run at once."""
+    with fetch_lock(factory, SOURCE) as free:
+        if not free:
+            run_id, why = skip_fetch(factory, SOURCE, trigger)
+            log.warning("football-data fetch run %d skipped: %s", run_id, why)
+            count_fetch_run(SOURCE, FetchStatus.SKIPPED, None)
+            return FeedOutcome(run_id, (), skipped=why)
+        run_id = start_fetch(factory, SOURCE, trigger)
+        bounds = RunBounds(
+            settings.football_data_run_seconds, "ODDSBOOST_FOOTBALL_DATA_RUN_SECONDS", stop
+        )
+        return _run(factory, settings, request, run_id, bounds, clock)
+
+
+def _run(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    request: FeedRequest,
+    run_id: int,
+    bounds: RunBounds,
+    clock: Clock,
+) -> FeedOutcome:
     outcomes: list[DocumentOutcome] = []
+    ended_early: str | None = None
+    wanted = documents(request.leagues, request.folder)
     try:
-        with httpx.Client(
-            timeout=timeout_seconds, follow_redirects=True, headers={"User-Agent": USER_AGENT}
+        with bounded_client(
+            timeout_seconds=settings.football_data_timeout_seconds,
+            headers={"User-Agent": USER_AGENT},
         ) as client:
-            for document in documents(request.leagues, request.folder):
-                outcomes.append(_fetch_document(factory, client, request, document, policy, clock))
+            downloader = Downloader(
+                client=client,
+                limits=download_limits(
+                    settings, read_timeout_seconds=settings.football_data_timeout_seconds
+                ),
+                site=request.site,
+                bounds=bounds,
+            )
+            policy = retry_policy(settings, bounds)
+            for document in wanted:
+                bounds.check()
+                outcomes.append(
+                    _fetch_document(factory, downloader, policy, request, document, clock)
+                )
+    except RunEndedEarlyError as error:
+        ended_early = f"{error}, with {len(outcomes)} of {counted(len(wanted), 'file')} done"
     except BaseException as error:
-        # Not one document's failure (those are in the outcomes): a stop, or a fault here.
+        # Not one document's failure (those are in the outcomes): a fault here.
         partial = FeedOutcome(run_id, tuple(outcomes), _total(outcomes))
         _finish(factory, partial, f"stopped: {type(error).__name__}")
         raise
-    outcome = FeedOutcome(run_id, tuple(outcomes), _total(outcomes))
+    outcome = FeedOutcome(run_id, tuple(outcomes), _total(outcomes), ended_early=ended_early)
     _finish(factory, outcome, outcome.error)
     return outcome
 
@@ -208,7 +265,7 @@ def _total(outcomes: list[DocumentOutcome]) -> FetchCounts:
 def _finish(factory: sessionmaker[Session], outcome: FeedOutcome, error: str | None) -> None:
     finish_fetch(factory, outcome.run_id, outcome.counts, error)
     status = FetchStatus.SUCCEEDED if error is None else FetchStatus.FAILED
-    FETCH_RUNS.labels(FetchSource.FOOTBALL_DATA, status).inc()
+    count_fetch_run(SOURCE, status, None)
     counts = outcome.counts
     log.log(
         logging.INFO if error is None else logging.ERROR,
@@ -226,10 +283,10 @@ def _finish(factory: sessionmaker[Session], outcome: FeedOutcome, error: str | N
 
 def _fetch_document(
     factory: sessionmaker[Session],
-    client: httpx.Client,
+    downloader: Downloader,
+    policy: RetryPolicy,
     request: FeedRequest,
     document: FeedDocument,
-    policy: RetryPolicy,
     clock: Clock,
 ) -> DocumentOutcome:
     url = request.url(document)
@@ -238,12 +295,17 @@ def _fetch_document(
     try:
         with session_scope(factory) as session:
             headers = _conditional_headers(session.scalar(_document_row(imported_as)))
-        response, requests = get_with_retries(client, url, headers, policy)
+        response, requests = get_with_retries(downloader, policy, url, headers)
+        if response.url != url:
+            log.info("football-data %s was read from %s", document.path, response.url)
         if response.status_code == 304:
             with session_scope(factory) as session:
-                _checked(session, imported_as)
+                _checked(session, imported_as, response)
             return DocumentOutcome(
-                document.path, DocumentStatus.UNCHANGED, FetchCounts(requests=requests)
+                document.path,
+                DocumentStatus.UNCHANGED,
+                FetchCounts(requests=requests),
+                url=response.url,
             )
         if response.status_code != 200:
             reason = f"HTTP {response.status_code} {response.reason_phrase}"
@@ -274,7 +336,7 @@ def _fetch_document(
         results=report.results_set,
         skipped=len(report.skipped),
     )
-    return DocumentOutcome(document.path, DocumentStatus.IMPORTED, counts)
+    return DocumentOutcome(document.path, DocumentStatus.IMPORTED, counts, url=response.url)
 
 
 def _imported_as(url: str, document: FeedDocument) -> str:
@@ -290,7 +352,7 @@ def _import(
     factory: sessionmaker[Session],
     document: FeedDocument,
     imported_as: str,
-    response: httpx.Response,
+    response: Download,
     now: dt.datetime,
 ) -> IngestReport:
     """Import a downloaded document and remember its validators, in one transaction."""
@@ -319,7 +381,7 @@ def _conditional_headers(row: FetchedDocument | None) -> dict[str, str]:
     return headers
 
 
-def _remember(session: Session, url: str, response: httpx.Response) -> None:
+def _remember(session: Session, url: str, response: Download) -> None:
     now = utcnow()
     row = session.scalar(_document_row(url))
     if row is None:
@@ -327,31 +389,33 @@ def _remember(session: Session, url: str, response: httpx.Response) -> None:
         session.add(row)
     row.etag = response.headers.get("ETag")
     row.last_modified = response.headers.get("Last-Modified")
+    row.final_url = response.url
     row.checked_at = now
     row.changed_at = now
 
 
-def _checked(session: Session, url: str) -> None:
+def _checked(session: Session, url: str, response: Download) -> None:
     row = session.scalar(_document_row(url))
     if row is not None:
         row.checked_at = utcnow()
+        row.final_url = response.url
 
 
 def scheduled_football_data_fetch(
-    engine: Engine, settings: Settings, *, clock: Clock = utcnow
+    engine: Engine, settings: Settings, *, clock: Clock = utcnow, stop: Stop | None = None
 ) -> None:
     """The scheduler's run over the configured leagues' current season (the one holding
-    ``clock``'s date). It never raises: a failure is logged (and recorded, when the
-    database could record it), and the next run is on schedule."""
+    ``clock``'s date), which ``stop`` ends at once. It never raises: a failure is logged
+    (and recorded, when the database could record it), and the next run is on schedule."""
     try:
         request = FeedRequest.of(settings, leagues=None, season="current", today=clock().date())
         fetch_football_data(
             make_session_factory(engine, for_writes=True),
+            settings,
             request,
-            timeout_seconds=settings.football_data_timeout_seconds,
-            policy=retry_policy(settings),
             trigger=RunTrigger.SCHEDULER,
             clock=clock,
+            stop=stop,
         )
     except Exception:
         log.exception("scheduled football-data fetch failed; the next one is on schedule")

@@ -2,8 +2,9 @@
 429 Too Many Requests and 5xx server errors (waiting what ``Retry-After`` asks), and the
 failures without an answer that the policy says are safe to send again: for a free
 request, a timeout or a connection that failed; for one the provider counts, only a
-request that never left. Every wait goes through the policy's ``sleep``, so a test can
-record the waits instead of spending them."""
+request that never left. Every wait goes through the policy's ``sleep``: a run's, which a
+stop or the run's deadline ends (``app/services/run_bounds.py``), or a test's, which records
+the waits instead of spending them."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import email.utils
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol, TypeVar
 
 import httpx
 
 from app.domain.wording import counted
+from app.services.downloads import describe
 
 TOO_MANY_REQUESTS = 429
 
@@ -49,6 +52,22 @@ class RetryPolicy:
         return replace(self, retried=UNSENT)
 
 
+class Answer(Protocol):
+    """What the retries read of an answer (an ``httpx.Response`` or a whole ``Download``)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def reason_phrase(self) -> str: ...
+
+    @property
+    def headers(self) -> httpx.Headers: ...
+
+
+AnswerT = TypeVar("AnswerT", bound=Answer)
+
+
 class GaveUpError(Exception):
     """Every attempt got an answer that said "later", or none; the message says the last."""
 
@@ -57,7 +76,7 @@ def is_retried(status: int) -> bool:
     return status == TOO_MANY_REQUESTS or status >= 500
 
 
-def retry_after(response: httpx.Response) -> float | None:
+def retry_after(response: Answer) -> float | None:
     """The seconds a ``Retry-After`` header asks for (a number, or an HTTP date: none past
     it), None without one that can be read."""
     value = response.headers.get("retry-after", "").strip()
@@ -74,17 +93,7 @@ def retry_after(response: httpx.Response) -> float | None:
     return max(0.0, (moment - dt.datetime.now(dt.UTC)).total_seconds())
 
 
-def describe(error: httpx.TransportError) -> str:
-    """What went wrong with a request that got no (whole) answer, on one line and without
-    its URL, which may hold a key."""
-    if isinstance(error, httpx.TimeoutException):
-        return "no answer in time"
-    if isinstance(error, httpx.RemoteProtocolError):
-        return "the answer was cut short"
-    return f"{type(error).__name__}: {' '.join(str(error).split())}"
-
-
-def send_with_retries(send: Callable[[], httpx.Response], policy: RetryPolicy) -> httpx.Response:
+def send_with_retries(send: Callable[[], AnswerT], policy: RetryPolicy) -> AnswerT:
     """The first answer that is neither 429 nor 5xx. Raises :class:`GaveUpError` when the
     attempts run out or an answer asks for a longer wait than the policy allows, and a
     failure the policy does not retry as it came. An answer cut short is not tried again:

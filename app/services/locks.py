@@ -1,4 +1,5 @@
-"""One refit at a time, across processes and machines.
+"""One run of a kind at a time (one refit; one fetch of each feed), across processes and
+machines.
 
 PostgreSQL: a session-level advisory lock (``pg_try_advisory_lock``) taken on one dedicated
 connection that is not from the pool, held for the whole run, and released on that same
@@ -11,6 +12,9 @@ so are requests to refit and changes of team aliases, each by a lock of its own.
 
 SQLite: an exclusive ``flock`` on a file beside the database file, which the operating
 system releases when the process ends; an in-memory database uses a lock of this process.
+
+Either way a crashed process holds no lock, so whoever holds one knows that a run of its
+kind still marked running belongs to a process that died.
 """
 
 from __future__ import annotations
@@ -32,44 +36,60 @@ from sqlalchemy.pool import NullPool
 
 log = logging.getLogger(__name__)
 
-# Fixed 32-bit keys naming "the refit" and "a promotion" among the database's advisory locks.
+REFIT = "refit"
+# Fixed 32-bit keys naming "the refit" and "a promotion" among the database's advisory locks
+# (a run lock's key is its name's, as ``run_lock_key`` makes it).
 REFIT_LOCK_KEY = zlib.crc32(b"oddsboost.refit")
 PROMOTION_LOCK_KEY = zlib.crc32(b"oddsboost.promotion")
 REQUEST_LOCK_KEY = zlib.crc32(b"oddsboost.refit-request")
 MATCH_REWRITE_LOCK_KEY = zlib.crc32(b"oddsboost.team-alias")
 TRACK_RECORD_LOCK_KEY = zlib.crc32(b"oddsboost.track-record")
-_memory_lock = threading.Lock()
+_memory_locks: dict[str, threading.Lock] = {}
+_memory_locks_guard = threading.Lock()
 
 
 @dataclass(frozen=True)
-class RefitLock:
+class RunLock:
     """Whether the lock was taken, and how to check, inside a transaction, that it still is."""
 
     taken: bool
     still_held: Callable[[Session], bool] = lambda _session: True
 
 
+def run_lock_key(name: str) -> int:
+    """The advisory lock key of the run lock ``name`` (the refit's is ``REFIT_LOCK_KEY``)."""
+    return zlib.crc32(f"oddsboost.{name}".encode())
+
+
 @contextmanager
-def refit_lock(engine: Engine) -> Iterator[RefitLock]:
+def refit_lock(engine: Engine) -> Iterator[RunLock]:
     """Try to take the refit lock. Never waits."""
+    with run_lock(engine, REFIT) as lock:
+        yield lock
+
+
+@contextmanager
+def run_lock(engine: Engine, name: str) -> Iterator[RunLock]:
+    """Try to take the lock of the runs called ``name`` (``refit``, ``fetch-football-data``)
+    for as long as the block runs. Never waits."""
     backend = engine.dialect.name
     if backend == "postgresql":
-        with _advisory_lock(engine) as lock:
+        with _advisory_lock(engine, run_lock_key(name)) as lock:
             yield lock
     elif backend == "sqlite":
         database = engine.url.database
         if database in (None, "", ":memory:"):
-            with _process_lock() as taken:
-                yield RefitLock(taken)
+            with _process_lock(name) as taken:
+                yield RunLock(taken)
         else:
-            with _file_lock(Path(f"{database}.refit-lock")) as taken:
-                yield RefitLock(taken)
+            with _file_lock(Path(f"{database}.{name}-lock")) as taken:
+                yield RunLock(taken)
     else:  # pragma: no cover - only the two supported backends reach here
-        raise NotImplementedError(f"no refit lock for {backend}")
+        raise NotImplementedError(f"no run lock for {backend}")
 
 
 @contextmanager
-def _advisory_lock(engine: Engine) -> Iterator[RefitLock]:
+def _advisory_lock(engine: Engine, key: int) -> Iterator[RunLock]:
     dedicated = create_engine(engine.url, poolclass=NullPool)
     connection = dedicated.connect()
     taken = False
@@ -79,31 +99,27 @@ def _advisory_lock(engine: Engine) -> Iterator[RefitLock]:
             # not end it (and with it the lock).
             connection.execute(text("SET idle_session_timeout = 0"))
         taken = bool(
-            connection.execute(
-                text("SELECT pg_try_advisory_lock(:key)"), {"key": REFIT_LOCK_KEY}
-            ).scalar()
+            connection.execute(text("SELECT pg_try_advisory_lock(:key)"), {"key": key}).scalar()
         )
         holder = int(connection.execute(text("SELECT pg_backend_pid()")).scalar() or 0)
         connection.commit()  # a session-level lock outlives the transaction
-        yield RefitLock(taken, lambda session: _held_by(session, holder))
+        yield RunLock(taken, lambda session: _held_by(session, key, holder))
     finally:
         try:
             if taken:
-                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": REFIT_LOCK_KEY})
+                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": key})
                 connection.commit()
         except SQLAlchemyError as error:
             # The connection is gone, and the lock went with it; nothing is left to release.
-            log.warning(
-                "could not release the refit lock (%s); it ended with its connection", error
-            )
+            log.warning("could not release a run lock (%s); it ended with its connection", error)
         finally:
             _close_quietly(connection)
             dedicated.dispose()
 
 
-def _held_by(session: Session, holder: int) -> bool:
+def _held_by(session: Session, key: int, holder: int) -> bool:
     """Inside the caller's transaction: wait for any other promotion, then check that the
-    refit lock is still held by the ``holder`` backend."""
+    lock ``key`` is still held by the ``holder`` backend."""
     serialise_promotions(session)
     return bool(
         session.execute(
@@ -112,7 +128,7 @@ def _held_by(session: Session, holder: int) -> bool:
                 "AND classid = 0 AND objid = :key AND objsubid = 1 AND pid = :holder "
                 "AND granted)"
             ),
-            {"key": REFIT_LOCK_KEY, "holder": holder},
+            {"key": key, "holder": holder},
         ).scalar()
     )
 
@@ -183,13 +199,15 @@ def _file_lock(path: Path) -> Iterator[bool]:
 
 
 @contextmanager
-def _process_lock() -> Iterator[bool]:
-    taken = _memory_lock.acquire(blocking=False)
+def _process_lock(name: str) -> Iterator[bool]:
+    with _memory_locks_guard:
+        lock = _memory_locks.setdefault(name, threading.Lock())
+    taken = lock.acquire(blocking=False)
     try:
         yield taken
     finally:
         if taken:
-            _memory_lock.release()
+            lock.release()
 
 
 def serialise_track_record_writes(session: Session) -> None:

@@ -6,7 +6,10 @@ history up to kickoff, and a price that has not moved adds nothing.
 Each run is recorded (``app/services/fetch_runs.py``) with what it stored and the quota the
 answers said was left. A run starts with the free ``/v4/sports`` request, which checks the
 key and reads the quota, and fetches a sport only while its cost leaves the configured
-reserve unspent.
+reserve unspent. Each answer is bounded in size, time and place
+(``app/services/downloads.py``): one over the cap, too slow or redirected off the API's
+host fails its sport (the key never leaves for another host); the run ends at its deadline
+or when its process is asked to stop.
 
 The key travels in the query string, as the API requires, but it is added by the transport
 as each request leaves: the URL the client logs, raises and keeps holds no key, and every
@@ -17,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,9 +38,18 @@ from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 from app.domain.wording import counted
 from app.logs import REDACTED
 from app.metrics import count_fetch_run
-from app.services.fetch_runs import FetchCounts, finish_fetch, start_fetch
-from app.services.http_retry import GaveUpError, RetryPolicy, describe, send_with_retries
+from app.services.downloads import (
+    Download,
+    Downloader,
+    DownloadLimits,
+    bounded_client,
+    bounded_transport,
+    describe,
+)
+from app.services.fetch_runs import FetchCounts, fetch_lock, finish_fetch, skip_fetch, start_fetch
+from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.ingest import import_odds_api
+from app.services.run_bounds import RunBounds, RunEndedEarlyError, Stop
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -137,6 +148,17 @@ class KeyedTransport(httpx.BaseTransport):
         self._inner.close()
 
 
+def download_limits(settings: Settings, *, read_timeout_seconds: float) -> DownloadLimits:
+    """How far a download of The Odds API's answer may go (also ``oddsboost import``'s)."""
+    return DownloadLimits(
+        max_bytes=settings.odds_api_max_bytes,
+        max_bytes_setting="ODDSBOOST_ODDS_API_MAX_BYTES",
+        request_seconds=settings.odds_api_request_seconds,
+        request_seconds_setting="ODDSBOOST_ODDS_API_REQUEST_SECONDS",
+        read_timeout_seconds=read_timeout_seconds,
+    )
+
+
 class OddsApiClient:
     """One run's requests: each tried as the policy says, counted, its quota headers read;
     a 401 raises :class:`KeyRefusedError` at once.
@@ -146,18 +168,18 @@ class OddsApiClient:
     the next run asks again.
     """
 
-    def __init__(self, client: httpx.Client, policy: RetryPolicy, key: str) -> None:
-        self._client = client
+    def __init__(self, downloader: Downloader, policy: RetryPolicy, key: str) -> None:
+        self.downloader = downloader
         self._free_policy = policy
         self._paid_policy = policy.for_counted_requests()
         self._key = key
         self.requests = 0
         self.quota = Quota()
 
-    def get(self, path: str, params: dict[str, str], *, costs: bool) -> httpx.Response:
-        def once() -> httpx.Response:
+    def get(self, path: str, params: dict[str, str], *, costs: bool) -> Download:
+        def once() -> Download:
             self.requests += 1
-            response = self._client.get(path, params=params)
+            response = self.downloader.get(path, params=params)
             self.quota = self.quota.read(response.headers)
             return response
 
@@ -180,7 +202,11 @@ class OddsApiClient:
 
 
 @contextmanager
-def odds_api_client(settings: Settings, sleep: Callable[[float], None]) -> Iterator[OddsApiClient]:
+def odds_api_client(
+    settings: Settings, sleep: Callable[[float], None] | None, bounds: RunBounds
+) -> Iterator[OddsApiClient]:
+    """The run's client. Its waits between attempts are ``sleep``'s (None: the run's own,
+    which a stop cuts short), never past the run's deadline."""
     if settings.odds_api_key is None:
         raise OddsApiKeyMissingError("ODDSBOOST_ODDS_API_KEY is not set")
     key = settings.odds_api_key.get_secret_value()
@@ -188,16 +214,24 @@ def odds_api_client(settings: Settings, sleep: Callable[[float], None]) -> Itera
         attempts=settings.odds_api_attempts,
         backoff=settings.odds_api_backoff_seconds,
         max_wait=settings.odds_api_max_wait_seconds,
-        sleep=sleep,
+        sleep=bounds.sleep if sleep is None else bounds.checked(sleep),
     )
-    transport = KeyedTransport(key, httpx.HTTPTransport())
-    with httpx.Client(
-        base_url=settings.odds_api_url.rstrip("/"),
-        timeout=settings.odds_api_timeout_seconds,
-        transport=transport,
+    base_url = settings.odds_api_url.rstrip("/")
+    with bounded_client(
+        base_url=base_url,
+        timeout_seconds=settings.odds_api_timeout_seconds,
+        transport=KeyedTransport(key, bounded_transport()),
         headers={"Accept": "application/json"},
     ) as client:
-        yield OddsApiClient(client, policy, key)
+        downloader = Downloader(
+            client=client,
+            limits=download_limits(
+                settings, read_timeout_seconds=settings.odds_api_timeout_seconds
+            ),
+            site=httpx.URL(base_url),  # the key never leaves for another host
+            bounds=bounds,
+        )
+        yield OddsApiClient(downloader, policy, key)
 
 
 def fetch_the_odds_api(
@@ -207,19 +241,25 @@ def fetch_the_odds_api(
     trigger: RunTrigger,
     sports: tuple[str, ...] | None = None,
     regions: tuple[str, ...] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
     clock: Clock = utcnow,
+    stop: Stop | None = None,
 ) -> OddsApiFetch:
     """Fetch and store the h2h prices of ``sports`` (default: the settings'), recording the
     run; ``clock`` tells when each answer was received. A sport that fails stores nothing
-    and the others go on; a refused key stops the run at once. Raises
+    and the others go on; a refused key, the run's deadline or ``stop`` ends the run at
+    once; another fetch of The Odds API running makes this one a skipped run. The waits
+    between attempts are ``sleep``'s (None: the run's own). Raises
     :class:`OddsApiKeyMissingError` (nothing recorded) without a key, ValueError for a bad
     sport or region."""
     chosen_sports = sport_keys(sports) if sports is not None else tuple(settings.odds_api_sports)
     chosen_regions = (
         region_keys(regions) if regions is not None else tuple(settings.odds_api_regions)
     )
-    with odds_api_client(settings, sleep) as api:
+    bounds = RunBounds(settings.odds_api_run_seconds, "ODDSBOOST_ODDS_API_RUN_SECONDS", stop)
+    with odds_api_client(settings, sleep, bounds) as api, fetch_lock(factory, SOURCE) as free:
+        if not free:
+            return _skipped(factory, trigger)
         run_id = start_fetch(factory, SOURCE, trigger)
         try:
             done, error = _fetch_all(
@@ -246,6 +286,13 @@ def fetch_the_odds_api(
         )
     status = _finish(run_id, counts, error, factory)
     return OddsApiFetch(run_id, status, counts, done, error)
+
+
+def _skipped(factory: sessionmaker[Session], trigger: RunTrigger) -> OddsApiFetch:
+    run_id, why = skip_fetch(factory, SOURCE, trigger)
+    log.warning("The Odds API fetch run %d skipped: %s", run_id, why)
+    count_fetch_run(SOURCE, FetchStatus.SKIPPED, None)
+    return OddsApiFetch(run_id, FetchStatus.SKIPPED, FetchCounts(), (), why)
 
 
 def _finish(
@@ -279,30 +326,52 @@ def _fetch_all(
     receipt: Receipt,
 ) -> tuple[tuple[SportFetch, ...], str | None]:
     """Each sport's fetch, and the run's error (None when every sport was stored)."""
-    refused = _check_key(api)
-    if refused is not None:
-        return (), refused
-    # The documented price of a sport's request, markets × regions (h2h only), known before
-    # it is sent.
-    cost = len(regions)
     done: list[SportFetch] = []
-    for sport in sports:
-        remaining = api.quota.remaining
-        if remaining is not None and remaining - cost < reserve:
-            why = (
-                f"not fetched: {counted(remaining, 'credit')} left, it costs {cost} and "
-                f"{reserve} are kept in reserve (ODDSBOOST_ODDS_API_QUOTA_RESERVE)"
-            )
-            done.append(SportFetch(sport, FetchCounts(), why))
-            continue
-        try:
-            done.append(_fetch_sport(api, factory, sport, regions, receipt))
-        except KeyRefusedError:
-            return tuple(done), _refused(f"while fetching {sport}")
+    try:
+        refused = _check_key(api)
+        if refused is not None:
+            return (), refused
+        for sport in sports:
+            api.downloader.bounds.check()
+            fetched = _fetch_within_reserve(api, factory, sport, regions, reserve, receipt)
+            if fetched is None:
+                return tuple(done), _refused(f"while fetching {sport}")
+            done.append(fetched)
+    except RunEndedEarlyError as error:
+        ended: str | None = f"{error}, with {len(done)} of {counted(len(sports), 'sport')} done"
+    else:
+        ended = None
     failures = [f"{sport.sport}: {sport.error}" for sport in done if sport.error is not None]
     for failure in failures:
         log.warning("The Odds API %s", failure)
+    if ended is not None:
+        failures.append(ended)
     return tuple(done), "; ".join(failures) or None
+
+
+def _fetch_within_reserve(
+    api: OddsApiClient,
+    factory: sessionmaker[Session],
+    sport: str,
+    regions: tuple[str, ...],
+    reserve: int,
+    receipt: Receipt,
+) -> SportFetch | None:
+    """One sport, unless its cost would spend the reserve; None when the key was refused."""
+    # The documented price of a sport's request, markets × regions (h2h only), known before
+    # it is sent.
+    cost = len(regions)
+    remaining = api.quota.remaining
+    if remaining is not None and remaining - cost < reserve:
+        why = (
+            f"not fetched: {counted(remaining, 'credit')} left, it costs {cost} and "
+            f"{reserve} are kept in reserve (ODDSBOOST_ODDS_API_QUOTA_RESERVE)"
+        )
+        return SportFetch(sport, FetchCounts(), why)
+    try:
+        return _fetch_sport(api, factory, sport, regions, receipt)
+    except KeyRefusedError:
+        return None
 
 
 def _check_key(api: OddsApiClient) -> str | None:
@@ -314,7 +383,7 @@ def _check_key(api: OddsApiClient) -> str | None:
         return _refused("nothing fetched")
     except GaveUpError as error:
         return api.scrubbed(f"The Odds API did not answer: {error}; nothing fetched")
-    except httpx.TransportError as error:
+    except httpx.RequestError as error:
         return api.scrubbed(f"The Odds API did not answer: {describe(error)}; nothing fetched")
     if response.status_code != httpx.codes.OK:
         return api.scrubbed(f"The Odds API answered {_status(response)}; nothing fetched")
@@ -348,7 +417,7 @@ def _fetch_sport(
             )
     except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
         why = str(error)
-    except httpx.TransportError as error:
+    except httpx.RequestError as error:
         why = describe(error)
     except SQLAlchemyError as error:
         why = f"not stored: {type(error).__name__}: {str(error).splitlines()[0]}"
@@ -385,7 +454,7 @@ def _events_of(api: OddsApiClient, sport: str, regions: tuple[str, ...]) -> list
         raise SportFailedError(f"not The Odds API's JSON: {error}") from None
 
 
-def _status(response: httpx.Response) -> str:
+def _status(response: Download) -> str:
     """An error answer's status, and the message The Odds API puts in its body."""
     said = f"HTTP {response.status_code} {response.reason_phrase}".strip()
     try:
@@ -405,15 +474,18 @@ def _first_problem(error: ValidationError) -> str:
     return f"not a valid answer, nothing stored: {where or 'the document'}: {first['msg']}{more}"
 
 
-def scheduled_fetch(engine: Engine, settings: Settings, *, clock: Clock = utcnow) -> None:
-    """One run on the schedule. Whatever happens is logged and recorded, never raised: the
-    scheduler and its other jobs go on."""
+def scheduled_fetch(
+    engine: Engine, settings: Settings, *, clock: Clock = utcnow, stop: Stop | None = None
+) -> None:
+    """One run on the schedule, which ``stop`` ends at once. Whatever happens is logged and
+    recorded, never raised: the scheduler and its other jobs go on."""
     try:
         fetch_the_odds_api(
             make_session_factory(engine, for_writes=True),
             settings,
             trigger=RunTrigger.SCHEDULER,
             clock=clock,
+            stop=stop,
         )
     except Exception:
         log.exception("scheduled fetch of The Odds API failed; the next one is on schedule")

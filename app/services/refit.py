@@ -30,7 +30,7 @@ from app.domain.validation import compare_with_active, promotion_refusal, valida
 from app.domain.version_records import fit_report, pool_of
 from app.domain.vocabulary import ActivatedBy, RunStatus, RunTrigger
 from app.domain.wording import counted
-from app.services.locks import RefitLock, refit_lock
+from app.services.locks import RunLock, refit_lock
 from app.services.model_versions import (
     activate,
     active_version,
@@ -39,6 +39,7 @@ from app.services.model_versions import (
     newest_settled_kickoff,
 )
 from app.services.refit_runs import QUEUED_GRACE, create_run, finish_run
+from app.services.run_bounds import ABANDONED
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -145,7 +146,7 @@ def _abandon_stale_runs(factory: sessionmaker[Session], current: int) -> None:
             .values(
                 status=RunStatus.FAILED,
                 finished_at=now,
-                message="abandoned: the process running it stopped before it finished",
+                message=ABANDONED,
             )
         )
         session.execute(
@@ -172,7 +173,7 @@ def _refit(
     until: dt.datetime,
     ends_now: bool,
     should_stop: Callable[[], bool],
-    lock: RefitLock,
+    lock: RunLock,
     clock: Clock,
 ) -> RefitOutcome:
     started = time.perf_counter()

@@ -41,7 +41,8 @@ class FetchRunOut(BaseModel):
     source: FetchSource
     trigger: RunTrigger
     status: FetchStatus = Field(
-        description="`failed` may have stored part of what it read: the counts say what."
+        description="`failed` may have stored part of what it read: the counts say what. "
+        "`skipped`: another fetch of the source was running; this one did nothing."
     )
     started_at: dt.datetime
     finished_at: dt.datetime | None
@@ -55,4 +56,6 @@ class FetchRunOut(BaseModel):
         description="The Odds API's requests left after the run (x-requests-remaining)."
     )
     quota_used: int | None = Field(description="The Odds API's requests used (x-requests-used).")
-    error: str | None = Field(description="Why the run failed; no secret is ever in it.")
+    error: str | None = Field(
+        description="Why the run failed (or was skipped); no secret is ever in it."
+    )

@@ -1,0 +1,135 @@
+"""How long a run may last, and whether its process was asked to stop.
+
+A feed run is given a deadline when it starts and the process's :class:`Stop`, which a
+shutdown sets: the run checks both between its steps, its waits between attempts end at
+once when either says so, and a request in flight is cut (``app/services/downloads.py``).
+So a run always ends, and ends soon after a SIGTERM.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+
+class RunEndedEarlyError(Exception):
+    """The run must end now, before it finished; the message says why."""
+
+
+class RunStoppedError(RunEndedEarlyError):
+    """The process was asked to stop (a shutdown)."""
+
+
+class RunDeadlineError(RunEndedEarlyError):
+    """The run's deadline passed, or would pass during a wait it was asked for."""
+
+
+STOPPED = "stopped by a shutdown before it finished"
+# A run still marked running, found by the next run of its kind holding the lock of that
+# kind (``app/services/locks.py``): its process died without closing it.
+ABANDONED = "abandoned: the process running it stopped before it finished"
+
+
+class Stop:
+    """A process's request to stop, set once (by a signal handler, say). Whatever waits on
+    it ends when it is set: :meth:`wait` returns, and each callback registered with
+    :meth:`calling` is called at once."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._guard = threading.RLock()  # re-entrant: a signal may arrive inside it
+        self._callbacks: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        with self._guard:
+            self._event.set()
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            callback()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        """Wait ``seconds`` or until set, whichever comes first; True if it was set."""
+        return self._event.wait(seconds)
+
+    @contextmanager
+    def calling(self, callback: Callable[[], None]) -> Iterator[None]:
+        """Call ``callback`` when the stop is set while the block runs (at once if it
+        already is)."""
+        with self._guard:
+            self._callbacks.append(callback)
+            already = self._event.is_set()
+        if already:
+            callback()
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._callbacks.remove(callback)
+
+
+class RunBounds:
+    """A run's deadline, ``seconds`` from now (``setting`` names where it comes from, for
+    the messages), and the stop it obeys."""
+
+    def __init__(
+        self,
+        seconds: float,
+        setting: str,
+        stop: Stop | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.seconds = seconds
+        self.setting = setting
+        self.stop = stop or Stop()
+        self._monotonic = monotonic
+        self._ends_at = monotonic() + seconds
+
+    @classmethod
+    def unbounded(cls, stop: Stop | None = None) -> RunBounds:
+        """No deadline: what is done once, by hand (``oddsboost import`` of a URL)."""
+        return cls(math.inf, "", stop)
+
+    def remaining(self) -> float:
+        return self._ends_at - self._monotonic()
+
+    def deadline_passed(self) -> str:
+        return f"the run's deadline of {self.seconds:g} s ({self.setting}) passed"
+
+    def check(self) -> None:
+        """Raise :class:`RunStoppedError` or :class:`RunDeadlineError` if the run must end."""
+        if self.stop.is_set():
+            raise RunStoppedError(STOPPED)
+        if self.remaining() <= 0:
+            raise RunDeadlineError(self.deadline_passed())
+
+    def check_wait(self, seconds: float) -> None:
+        """Raise as :meth:`check` does, or :class:`RunDeadlineError` if a wait of
+        ``seconds`` would end past the deadline."""
+        self.check()
+        if seconds > self.remaining():
+            raise RunDeadlineError(
+                f"asked to wait {seconds:.0f} s, past the run's deadline of {self.seconds:g} s "
+                f"({self.setting})"
+            )
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` between two attempts: checked first (:meth:`check_wait`), and
+        cut short by a stop."""
+        self.check_wait(seconds)
+        if self.stop.wait(seconds):
+            raise RunStoppedError(STOPPED)
+
+    def checked(self, sleep: Callable[[float], None]) -> Callable[[float], None]:
+        """``sleep`` (a test's, say), each wait checked first as :meth:`sleep` checks it."""
+
+        def wait(seconds: float) -> None:
+            self.check_wait(seconds)
+            sleep(seconds)
+
+        return wait
