@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,11 +22,13 @@ from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Competition, Match, OddsQuote, PredictionLogEntry
 from app.services import track_record
 from tests.benchmarks.bench_track_record import (
+    MemoryWatch,
     RunSettings,
     WrkRequests,
     copy_under_codes,
     run_wrk,
     summarised,
+    tree_kib,
 )
 from tests.conftest import refit_settings_for
 
@@ -137,6 +142,75 @@ def test_wrk_ends_when_the_server_never_answers_and_counts_each_request_as_an_er
     assert requests.latencies_ms == []
     assert len(requests.pending_ms) == 2
     assert (outcome.requests, outcome.median_ms, outcome.errors) == (2, None, 2)
+
+
+# Holds a block of this many bytes for each line it reads ("free": drops them), and says
+# "ok" once done: a process whose memory the test moves step by step.
+ALLOCATOR = """
+import sys
+held = []
+print("ok", flush=True)
+for line in sys.stdin:
+    if line.strip() == "free":
+        held.clear()
+    else:
+        held.append(b"\\x01" * int(line))  # written, so every page is resident
+    print("ok", flush=True)
+"""
+BLOCK = 50_000_000
+
+
+@pytest.fixture
+def allocator() -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", ALLOCATOR],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "ok\n"
+    yield process
+    process.kill()
+    process.wait()
+
+
+def tell(process: subprocess.Popen[str], line: str) -> None:
+    assert process.stdin is not None
+    process.stdin.write(f"{line}\n")
+    process.stdin.flush()
+
+
+def ask(process: subprocess.Popen[str], line: str) -> None:
+    tell(process, line)
+    assert process.stdout is not None
+    assert process.stdout.readline() == "ok\n"
+
+
+@pytest.mark.slow
+def test_the_peak_counts_memory_held_only_between_two_samples(
+    allocator: subprocess.Popen[str],
+) -> None:
+    with MemoryWatch(allocator.pid, guard_kib=10**9) as watch:
+        ask(allocator, str(BLOCK))
+        ask(allocator, "free")  # given back before the run ends: only the peak saw it
+
+    extra_kib = watch.peak_kib() - watch.baseline_kib
+    # The block, and little else the interpreter allocated meanwhile; the kernel's RSS
+    # counters lag by a few pages, so within 1 MiB below.
+    assert BLOCK / 1024 - 1024 <= extra_kib <= BLOCK / 1024 + 10 * 1024
+    assert not watch.tripped.is_set()
+
+
+@pytest.mark.slow
+def test_a_process_past_the_memory_guard_is_killed(allocator: subprocess.Popen[str]) -> None:
+    guard_kib = tree_kib(allocator.pid) + 20 * 1024
+
+    with MemoryWatch(allocator.pid, guard_kib) as watch:
+        tell(allocator, str(BLOCK))  # killed before it can answer
+        assert watch.tripped.wait(timeout=60)
+
+    assert allocator.wait(timeout=60) == -signal.SIGKILL
 
 
 def counts(session: Session) -> tuple[int, int, int]:

@@ -345,11 +345,14 @@ def oddsboost(url: str, *arguments: str) -> None:
         text=True,
         check=False,
     )
+    files = [argument for argument in arguments if argument.endswith(".csv")]
+    named = [argument for argument in arguments if argument not in files]
+    command = " ".join(named) + (f" ({len(files)} files)" if files else "")
     if done.returncode != 0:
-        raise RuntimeError(f"oddsboost {' '.join(arguments[:3])} failed:\n{done.stderr}")
+        raise RuntimeError(f"oddsboost {command} failed:\n{done.stderr}")
     lines = done.stdout.strip().splitlines()
-    print(f"  oddsboost {' '.join(arguments[:2])}: {time.perf_counter() - started:.0f} s", end="")
-    print(f" ({lines[-1].strip()})" if lines and len(arguments) > 2 else "")
+    summary = f": {lines[-1].strip()}" if lines else ""
+    print(f"  oddsboost {command}, {time.perf_counter() - started:.0f} s{summary}", flush=True)
 
 
 def build_first(url: str, files: list[Path]) -> None:
@@ -608,12 +611,13 @@ def reset_peaks(root: int) -> None:
 
 
 class MemoryWatch:
-    """Samples the RSS of a process tree while a run lasts; kills the tree and sets
-    ``tripped`` when it passes ``guard_kib``."""
+    """The RSS of a process tree as a run starts (``baseline_kib``) and at its peak while
+    the run lasts; kills the tree and sets ``tripped`` when it passes ``guard_kib``."""
 
     def __init__(self, root: int, guard_kib: int) -> None:
         self.root = root
         self.guard_kib = guard_kib
+        self.baseline_kib = 0
         self.sampled_peak_kib = 0
         self.tripped = threading.Event()
         self._stop = threading.Event()
@@ -621,6 +625,9 @@ class MemoryWatch:
 
     def __enter__(self) -> MemoryWatch:
         reset_peaks(self.root)
+        # Read after the reset, so no high-water mark can be below it.
+        self.baseline_kib = tree_kib(self.root)
+        self.sampled_peak_kib = self.baseline_kib
         self._thread.start()
         return self
 
@@ -680,10 +687,9 @@ def measure(database: Database, path: str, clients: int, settings: RunSettings) 
         server,
     ):
         first_request_ms = warm_up(base, path)
-        baseline_kib = tree_kib(server.pid)
         with MemoryWatch(server.pid, settings.memory_guard_mb * 1024) as watch:
             requests = run_wrk(base, path, clients, settings, watch.tripped)
-        peak_kib = watch.peak_kib()
+        baseline_kib, peak_kib = watch.baseline_kib, watch.peak_kib()
     outcome = summarised(requests, settings.timeout_seconds)
     return Cell(
         log=database.log,
