@@ -43,7 +43,8 @@ between its markers (``tests/benchmarks/track_record_figures.py``). ``--quick`` 
 2 s timeout) checks the harness on code where each request takes seconds; its figures are
 not written.
 
-Needs ``wrk`` (Debian/Ubuntu: ``apt-get install -y wrk``).
+Needs ``wrk`` built with LuaJIT, as upstream's and Debian's are (Debian/Ubuntu: ``apt-get
+install -y wrk``): the script reads the clock through LuaJIT's FFI.
 
 Run: ``python tests/benchmarks/bench_track_record.py [--quick] [--duration 30 --timeout 10]``
 """
