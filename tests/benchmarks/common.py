@@ -49,8 +49,22 @@ def free_port() -> int:
         return port
 
 
+# How long a stopped server may take to finish what it is doing before it is killed.
+STOP_SECONDS = 30
+
+
 @contextmanager
 def serve(command: list[str], environment: dict[str, str], port: int, probe: str) -> Iterator[str]:
+    with serve_process(command, environment, port, probe) as (base, _process):
+        yield base
+
+
+@contextmanager
+def serve_process(
+    command: list[str], environment: dict[str, str], port: int, probe: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The server ``command`` starts, once ``probe`` answers: its base URL and its process.
+    Stopped with SIGTERM at the end, killed if it is still busy ``STOP_SECONDS`` later."""
     process = subprocess.Popen(
         command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -65,10 +79,14 @@ def serve(command: list[str], environment: dict[str, str], port: int, probe: str
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"{command} did not start") from None
                 time.sleep(0.2)
-        yield base
+        yield base, process
     finally:
         process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
+        try:
+            process.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def run_wrk(base: str, script: str, connections: int, seconds: int) -> dict[str, float]:

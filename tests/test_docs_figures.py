@@ -1,0 +1,157 @@
+"""The figures in the docs are the benchmarks' own: each block between markers is the
+rendering of the JSON results its benchmark wrote, so no figure is typed by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.benchmarks.track_record_figures import (
+    END_MARKER,
+    FIGURES_FILE,
+    PERFORMANCE_DOC,
+    START_MARKER,
+    BackendRun,
+    Cell,
+    Figures,
+    LogDatabase,
+    load_figures,
+    read_block,
+    render_block,
+    save_figures,
+    with_run,
+    write_block,
+)
+
+
+def test_the_performance_page_shows_the_rendering_of_the_track_record_figures() -> None:
+    block = read_block(PERFORMANCE_DOC.read_text())
+
+    assert block is not None, f"{PERFORMANCE_DOC} has no {START_MARKER} ... {END_MARKER} block"
+    assert block == render_block(load_figures(FIGURES_FILE)), (
+        f"the block of {PERFORMANCE_DOC.name} is not the rendering of {FIGURES_FILE.name}: "
+        "run tests/benchmarks/bench_track_record.py instead of editing it"
+    )
+
+
+def cell(log: str, request: str, clients: int, **figures: object) -> Cell:
+    values: dict[str, object] = {
+        "first_request_ms": 300.0,
+        "requests": 1000,
+        "median_ms": 50.0,
+        "p99_ms": 120.0,
+        "errors": 0,
+        "unfinished": 0,
+        "baseline_mb": 150.0,
+        "extra_mb": 10.0,
+        "memory_guard_tripped": False,
+    }
+    values.update(figures)
+    return Cell.model_validate({"log": log, "request": request, "clients": clients, **values})
+
+
+def backend_run(cells: tuple[Cell, ...], backend: str = "sqlite") -> BackendRun:
+    return BackendRun(
+        backend=backend,
+        measured_on="2026-11-27",
+        commit="abc1234",
+        cores=2,
+        load_average_before="0.50 0.40 0.30",
+        load_average_after="1.50 0.70 0.40",
+        tool="`wrk` 4.1.0",
+        duration_seconds=30,
+        timeout_seconds=10,
+        memory_guard_mb=4096,
+        databases=(
+            LogDatabase(log="1x", entries=43203, matches=43218, quotes=354892),
+            LogDatabase(log="10x", entries=432030, matches=432180, quotes=3548920),
+        ),
+        cells=cells,
+    )
+
+
+def test_each_run_says_whether_it_met_the_aims() -> None:
+    # Met: 50 ms < 200 ms, 10 MB < 30 MB, no error. Each other run misses one aim.
+    run = backend_run(
+        (
+            cell("1x", "/performance", 6),
+            cell("1x", "/performance", 32, median_ms=250.0, p99_ms=900.0),
+            cell("1x", "/dashboard/model", 6, extra_mb=40.0),
+            cell("1x", "/dashboard/model", 32, errors=3),
+            cell("10x", "/performance", 6, median_ms=None, p99_ms=None, errors=6),
+            cell("10x", "/performance", 32, extra_mb=4200.0, memory_guard_tripped=True),
+        )
+    )
+
+    rows = render_block(Figures(runs={"sqlite": run})).splitlines()
+
+    assert "| 1x | `GET /performance` | 6 | 1,000 | 50.0 | 120 | 0 | 150 | 10.0 | yes |" in rows
+    assert "| 1x | `GET /performance` | 32 | 1,000 | 250 | 900 | 0 | 150 | 10.0 | no |" in rows
+    assert "| 1x | `GET /dashboard/model` | 6 | 1,000 | 50.0 | 120 | 0 | 150 | 40.0 | no |" in rows
+    assert "| 1x | `GET /dashboard/model` | 32 | 1,000 | 50.0 | 120 | 3 | 150 | 10.0 | no |" in rows
+    # Unanswered within the 10 s timeout: slower than 10,000 ms, whatever it would have been.
+    assert (
+        "| 10x | `GET /performance` | 6 | 1,000 | > 10,000 | > 10,000 | 6 | 150 | 10.0 | no |"
+        in rows
+    )
+    assert "| 10x | `GET /performance` | 32 | 1,000 | 50.0 | 120 | 0 | 150 | > 4,096 | no |" in rows
+    assert (
+        "Aims (median under 200 ms, under 30 MB of extra memory, no error): met in 1 of 6 runs."
+        in rows
+    )
+
+
+def test_the_growth_factor_is_the_tenfold_median_over_the_first() -> None:
+    run = backend_run(
+        (
+            cell("1x", "/performance", 6, median_ms=40.0),
+            cell("1x", "/performance", 32, median_ms=80.0),
+            cell("10x", "/performance", 6, median_ms=50.0),
+            cell("10x", "/performance", 32, median_ms=None),
+        )
+    )
+
+    rows = render_block(Figures(runs={"sqlite": run})).splitlines()
+
+    # 50 / 40 = 1.25; an unknown median (past the timeout) has no factor.
+    assert "| `GET /performance` | 1.25 | — |" in rows
+    assert "| `GET /dashboard/model` | — | — |" in rows
+
+
+def test_a_run_replaces_its_backends_figures_and_keeps_the_others(tmp_path: Path) -> None:
+    path = tmp_path / "figures.json"
+    old_sqlite = backend_run((cell("1x", "/performance", 6, median_ms=900.0),))
+    postgresql = backend_run((cell("1x", "/performance", 6),), backend="postgresql")
+    save_figures(with_run(with_run(None, old_sqlite), postgresql), path)
+    new_sqlite = backend_run((cell("1x", "/performance", 6, median_ms=20.0),))
+
+    save_figures(with_run(load_figures(path), new_sqlite), path)
+
+    assert load_figures(path) == Figures(runs={"postgresql": postgresql, "sqlite": new_sqlite})
+
+
+def test_writing_the_figures_changes_only_the_block_between_the_markers(tmp_path: Path) -> None:
+    path = tmp_path / "performance.md"
+    before, after = "# Performance\n\nWritten by hand.\n\n", "\n\n## Next\n\nAlso by hand.\n"
+    path.write_text(f"{before}{START_MARKER}\nold figures\n{END_MARKER}{after}")
+    figures = Figures(runs={"sqlite": backend_run((cell("1x", "/performance", 6),))})
+
+    write_block(figures, path)
+    written = path.read_text()
+    write_block(figures, path)
+
+    assert (
+        written == f"{before}{START_MARKER}\n{render_block(figures).rstrip()}\n{END_MARKER}{after}"
+    )
+    assert path.read_text() == written
+    assert read_block(written) == render_block(figures)
+
+
+def test_a_missing_page_is_made_with_its_introduction(tmp_path: Path) -> None:
+    path = tmp_path / "docs" / "performance.md"
+
+    write_block(None, path)
+
+    text = path.read_text()
+    assert text.startswith("# Performance\n")
+    assert read_block(text) == render_block(None)
+    assert "No figures yet" in render_block(None)
