@@ -23,7 +23,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import make_session_factory, session_scope
 from app.db.orm import (
     Clock,
-    Competition,
     Match,
     ModelActivation,
     ModelVersion,
@@ -317,30 +316,14 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
 
 
 def settled_entries(session: Session, query: PerformanceQuery) -> list[SettledEntry]:
-    statement = (
-        select(
-            PredictionLogEntry.match_id,
-            PredictionLogEntry.kickoff,
-            Match.result,
-            PredictionLogEntry.served,
-        )
-        .join(Match, PredictionLogEntry.match_id == Match.id)
-        # An entry logged at a kickoff the match no longer has (it was postponed) served
-        # a match that was not played then: it is not scored.
-        .where(Match.is_settled, PredictionLogEntry.kickoff == Match.kickoff)
-        .order_by(PredictionLogEntry.kickoff, PredictionLogEntry.match_id)
-    )
-    if query.kickoff_from is not None:
-        statement = statement.where(PredictionLogEntry.kickoff >= query.kickoff_from)
-    if query.kickoff_to is not None:
-        statement = statement.where(PredictionLogEntry.kickoff < query.kickoff_to)
-    if query.competition is not None:
-        statement = statement.join(Competition, Match.competition_id == Competition.id).where(
-            Competition.code == query.competition
-        )
+    """Every scored entry of ``query``'s window, read one by one (the aggregates' rule of
+    which entries are scored)."""
+    wanted = aggregates.EntryFilter((), query.kickoff_from, query.kickoff_to, query.competition)
     return [
         SettledEntry(match_id, kickoff, result, served)
-        for match_id, kickoff, result, served in session.execute(statement).all()
+        for match_id, kickoff, result, served, _ in session.execute(
+            aggregates.scored_statement(wanted)
+        ).all()
         if result is not None  # settled, as the query asks
     ]
 

@@ -110,7 +110,7 @@ def scored_entries(session: Session, wanted: EntryFilter) -> list[tuple[SettledE
     found: list[tuple[SettledEntry, int]] = []
     for start in range(0, len(wanted.ranges), DAYS_PER_STATEMENT):
         ranges = wanted.ranges[start : start + DAYS_PER_STATEMENT]
-        statement = _scored_statement(wanted).where(
+        statement = scored_statement(wanted).where(
             or_(*(_kickoff_between(low, high) for low, high in ranges))
         )
         found.extend(
@@ -125,9 +125,11 @@ def _kickoff_between(low: dt.datetime, high: dt.datetime) -> ColumnElement[bool]
     return (PredictionLogEntry.kickoff >= low) & (PredictionLogEntry.kickoff < high)
 
 
-def _scored_statement(
+def scored_statement(
     wanted: EntryFilter,
 ) -> Select[int, dt.datetime, str | None, ServedPrediction, int]:
+    """The scored entries of ``wanted``'s window and competition (its ``ranges`` left to the
+    caller), each with its match's result and competition's id, by kickoff."""
     statement = (
         select(
             PredictionLogEntry.match_id,
