@@ -44,6 +44,7 @@ from app.domain.track_record_scores import (
 )
 from app.domain.wording import counted
 from app.services import track_record_aggregates as aggregates
+from app.services.locks import serialise_track_record_writes
 from app.services.model_versions import ensemble_of
 from app.services.serving import stored_matches
 from app.settings import Settings
@@ -183,6 +184,9 @@ def log_matches(
     session: Session, settings: Settings, matches: Sequence[tuple[int, dt.datetime]]
 ) -> LogCount:
     """Log the given matches (id, kickoff) as they would have been served at kickoff."""
+    # Writers of the log take turns from before they insert: the aggregates follow the
+    # entries by id, so an entry committed after a later one would be passed over.
+    serialise_track_record_writes(session)
     by_version: dict[int | None, list[int]] = defaultdict(list)
     for (match_id, _), version_id in zip(
         matches, versions_at(session, [kickoff for _, kickoff in matches]), strict=True

@@ -261,10 +261,11 @@ def refresh(session: Session, terms: TallyTerms, *, now: dt.datetime) -> None:
         days = {day for day in days if state.filled_until is not None and day < state.filled_until}
     if days:
         _write_days(session, sorted(days), terms)
+        # Answers kept by the stamp are made again only when the aggregates changed.
+        state.revision += 1
     state.entries_through = newest_entry
     state.matches_through = newest_change
     state.checked_at = now
-    state.revision += 1
     session.flush()
 
 
@@ -407,14 +408,14 @@ def catch_up(
     chunks = fill(sessions, terms, now=now, between_chunks=between_chunks)
     while True:
         with session_scope(sessions) as session:
-            caught_up = _catch_up_chunk(session, terms)
+            caught_up = _catch_up_chunk(session, terms, now=now)
         if caught_up:
             return chunks
         chunks += 1
         (between_chunks or let_writers_in)()
 
 
-def _catch_up_chunk(session: Session, terms: TallyTerms) -> bool:
+def _catch_up_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) -> bool:
     """Recompute the days of the oldest changes after the watermark, whole moments of
     change at a time, and move the watermark past them; True when fewer than
     ``FILL_ENTRIES`` entries are left to a pass."""
@@ -435,6 +436,8 @@ def _catch_up_chunk(session: Session, terms: TallyTerms) -> bool:
     whole = [change for change in changes if change[0] < last] or _changed_at(session, last)
     _write_days(session, sorted({utc_day(kickoff) for _, kickoff in whole}), terms)
     state.matches_through = whole[-1][0]
+    # A pass at ``now``: the next refresh looks back from here, not over the chunks done.
+    state.checked_at = now
     state.revision += 1
     session.flush()
     return False
