@@ -18,7 +18,7 @@ import httpx2
 import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
-from sqlalchemy import event, text
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
@@ -26,6 +26,7 @@ from app.api.routers import dashboard
 from app.db.engine import is_database_unreachable, make_engine
 from app.main import create_app
 from app.services import refit_runs
+from app.services.busy import RETRY_AFTER_SECONDS, DatabaseBusyError, unavailable_as_service_error
 from app.state import app_state
 from tests.conftest import ADMIN_KEY, refit_settings_for
 from tests.documented import DocumentedRequest, documented_requests
@@ -147,3 +148,22 @@ def test_only_a_database_that_cannot_be_reached_is_taken_for_one(
     finally:
         unreachable.dispose()
     assert is_database_unreachable(connection_error.value)
+
+
+def test_a_request_that_finds_every_pooled_connection_taken_is_told_to_come_back(
+    database_url: str,
+) -> None:
+    """A wait for a pooled connection that times out is a busy database (503 with
+    Retry-After), not an unexpected failure (500)."""
+    engine = create_engine(database_url, pool_size=1, max_overflow=0, pool_timeout=0.01)
+    try:
+        # The only connection is held by another request.
+        with (
+            engine.connect(),
+            pytest.raises(DatabaseBusyError, match="every connection") as refused,
+            unavailable_as_service_error(),
+        ):
+            engine.connect()
+    finally:
+        engine.dispose()
+    assert refused.value.retry_after_seconds == RETRY_AFTER_SECONDS

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from app.db.engine import is_database_locked, is_database_unreachable
 
@@ -34,6 +35,10 @@ BUSY_DETAIL = (
     "the database is busy with other writes (SQLite takes one writer at a time); "
     f"nothing was written, send the same request again in {RETRY_AFTER_SECONDS} s"
 )
+POOL_DETAIL = (
+    "every connection to the database is in use by other requests; "
+    f"send the same request again in {RETRY_AFTER_SECONDS} s"
+)
 UNREACHABLE_DETAIL = (
     f"the database is not reachable now; send the same request again in {RETRY_AFTER_SECONDS} s"
 )
@@ -42,10 +47,12 @@ UNREACHABLE_DETAIL = (
 @contextmanager
 def unavailable_as_service_error() -> Iterator[None]:
     """Work inside the block whose driver error says the database is locked or unreachable
-    is raised as a :class:`DatabaseBusyError` or a :class:`DatabaseUnreachableError`; any
-    other error passes unchanged."""
+    is raised as a :class:`DatabaseBusyError` or a :class:`DatabaseUnreachableError`, as is
+    a wait for a pooled connection that timed out; any other error passes unchanged."""
     try:
         yield
+    except PoolTimeoutError as error:
+        raise DatabaseBusyError(POOL_DETAIL) from error
     except DBAPIError as error:
         if is_database_locked(error):
             raise DatabaseBusyError(BUSY_DETAIL) from error
