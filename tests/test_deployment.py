@@ -16,7 +16,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from app.db.engine import make_engine
-from app.services.locks import refit_lock
+from app.domain.vocabulary import FetchSource
+from app.services.locks import refit_lock, run_lock
 from app.settings import Settings
 from tests.commands import Oddsboost
 
@@ -179,7 +180,7 @@ def test_files_exist_and_mention_no_local_paths(path: str) -> None:
 
 def test_the_files_beside_a_sqlite_database_are_ignored_by_git(tmp_path: Path) -> None:
     """The database of the default URL, and what the service writes beside it (its journal,
-    the refit lock), are never committed by accident."""
+    the refit's and each feed's run lock), are never committed by accident."""
     name = make_url(Settings().database_url).database
     assert name is not None
     database = tmp_path / Path(name).name
@@ -187,11 +188,16 @@ def test_the_files_beside_a_sqlite_database_are_ignored_by_git(tmp_path: Path) -
     try:
         with engine.begin() as connection:
             connection.execute(text("CREATE TABLE written (id INTEGER)"))
-        with refit_lock(engine) as lock:
-            assert lock.taken
+        with (
+            refit_lock(engine) as lock,
+            run_lock(engine, f"fetch-{FetchSource.FOOTBALL_DATA}") as football_data,
+            run_lock(engine, f"fetch-{FetchSource.THE_ODDS_API}") as odds_api,
+        ):
+            assert [lock.taken, football_data.taken, odds_api.taken] == [True, True, True]
             written = sorted(path.name for path in tmp_path.iterdir())
     finally:
         engine.dispose()
     assert f"{database.name}.refit-lock" in written
+    assert f"{database.name}.fetch-football-data-lock" in written
     ignored = pathspec.GitIgnoreSpec.from_lines((ROOT / ".gitignore").read_text().splitlines())
     assert [name for name in written if not ignored.match_file(name)] == []
