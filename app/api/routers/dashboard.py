@@ -235,7 +235,10 @@ async def model_page(
         session, ("reliability",), partial(dashboard.served_reliability, settings=settings)
     )
     view = await run_in_threadpool(dashboard.model_page, session, reliability)
-    return render(request, "dashboard/model.html", models, zone, {"view": view, "page": "model"})
+    # Rendered on a worker thread, as a page of a plain route is: never on the event loop.
+    return await run_in_threadpool(
+        render, request, "dashboard/model.html", models, zone, {"view": view, "page": "model"}
+    )
 
 
 @router.get("/dashboard/track-record")
@@ -260,7 +263,8 @@ async def track_record_page(
         ("track record page", query),
         partial(dashboard.track_record_page, query=query, settings=settings),
     )
-    return render(
+    return await run_in_threadpool(
+        render,
         request,
         "dashboard/track_record.html",
         models,
