@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Match, PredictionLogEntry, TrackRecordState
+from app.domain.track_record_aggregates import TallyTerms
 from app.domain.track_record_scores import performance_of
 from app.main import create_app
 from app.services import track_record
@@ -163,21 +164,17 @@ def test_a_rebuild_stopped_half_way_ends_as_one_run(
 
 
 @pytest.mark.usefixtures("small_chunks")
-def test_results_changed_across_history_are_caught_up_in_chunks(
-    fitted_url: str, fitted_engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Corrected results of every logged match (three writes) are taken into the aggregates
-    chunk by chunk, the watermark moving with each, so a writer gets in between."""
-    settings = refit_settings_for(fitted_url)
-    rebuild(fitted_engine, settings, between_chunks=lambda: None)
-    sessions = write_sessions(fitted_engine)
+def swap_every_result(sessions: sessionmaker[Session]) -> list[Any]:
+    """Every logged match's goals swapped, in three writes; the matches (id, goals)."""
     with session_scope(sessions) as session:
-        matches = session.execute(
-            select(Match.id, Match.home_goals, Match.away_goals)
-            .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
-            .where(Match.home_goals.is_not(None))
-            .order_by(Match.id)
-        ).all()
+        matches = list(
+            session.execute(
+                select(Match.id, Match.home_goals, Match.away_goals)
+                .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
+                .where(Match.home_goals.is_not(None))
+                .order_by(Match.id)
+            ).all()
+        )
     for part in range(3):
         with session_scope(sessions) as session:
             settle_results(
@@ -188,6 +185,18 @@ def test_results_changed_across_history_are_caught_up_in_chunks(
                 ],
                 source="test",
             )
+    return matches
+
+
+def test_results_changed_across_history_are_caught_up_in_chunks(
+    fitted_url: str, fitted_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Corrected results of every logged match (three writes) are taken into the aggregates
+    chunk by chunk, the watermark moving with each, so a writer gets in between."""
+    settings = refit_settings_for(fitted_url)
+    rebuild(fitted_engine, settings, between_chunks=lambda: None)
+    sessions = write_sessions(fitted_engine)
+    matches = swap_every_result(sessions)
     monkeypatch.setattr(aggregates, "FILL_ENTRIES", 300)
     impatient = make_engine(fitted_url, sqlite_busy_timeout_seconds=0.05)
     written: list[int] = []
@@ -224,3 +233,43 @@ def test_results_changed_across_history_are_caught_up_in_chunks(
         assert report.performance.matches == reference.matches
         assert report.performance.served.log_loss == pytest.approx(reference.served.log_loss)
         assert report.performance.value_bets.profit == pytest.approx(reference.value_bets.profit)
+
+
+def test_a_pass_after_the_chunks_of_a_catch_up_rewrites_only_what_they_left(
+    fitted_url: str, fitted_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunks of a catch-up count as passes: the job's refresh that follows takes the
+    few changes they left, not the whole backlog again in one long write."""
+    settings = refit_settings_for(fitted_url)
+    rebuild(fitted_engine, settings, between_chunks=lambda: None)
+    sessions = write_sessions(fitted_engine)
+    swap_every_result(sessions)
+    monkeypatch.setattr(aggregates, "FILL_ENTRIES", 300)
+    # No look-back: every change is committed before the pass that reads it.
+    monkeypatch.setattr(aggregates, "CHANGE_LAG", dt.timedelta(0))
+    terms = track_record.tally_terms(settings)
+    now = dt.datetime.now(UTC)
+    aggregates.catch_up(sessions, terms, now=now, between_chunks=lambda: None)
+    rewritten: list[dt.date] = []
+    write_days = aggregates._write_days
+
+    def counting(session: Session, days: Any, terms: TallyTerms) -> None:
+        rewritten.extend(days)
+        write_days(session, days, terms)
+
+    monkeypatch.setattr(aggregates, "_write_days", counting)
+    with session_scope(sessions) as session:
+        state = session.get(TrackRecordState, aggregates.STATE_ID)
+        assert state is not None
+        assert state.matches_through is not None
+        left = session.scalar(
+            select(func.count())
+            .select_from(Match)
+            .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
+            .where(Match.updated_at > state.matches_through)
+        )
+        aggregates.refresh(session, terms, now=now)
+    assert left is not None
+    assert left < aggregates.FILL_ENTRIES
+    # At most one day for each change left; the three writes touched every logged day.
+    assert len(rewritten) <= left
