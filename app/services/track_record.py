@@ -96,8 +96,14 @@ def rebuild(
 ) -> LogCount:
     """Write the entries missing for the matches that kicked off in [from, to) (to: now),
     never rewriting one that exists, in the caller's transaction."""
-    end = now if kickoff_to is None or kickoff_to > now else kickoff_to
+    end = _window_end(kickoff_to, now)
     return _log_window(session, settings, kickoff_from, end, inclusive_end=kickoff_to is None)
+
+
+def _window_end(kickoff_to: dt.datetime | None, now: dt.datetime) -> dt.datetime:
+    """A rebuild's end: ``to``, or now when it is later or not given (nothing after now
+    has kicked off)."""
+    return now if kickoff_to is None or kickoff_to > now else kickoff_to
 
 
 def rebuild_in_chunks(
@@ -116,7 +122,7 @@ def rebuild_in_chunks(
     Stopped half-way, it goes on where it stopped when run again: an entry is written once,
     and a day's aggregates are made from its entries as a whole."""
     aggregates.catch_up(sessions, tally_terms(settings), now=now, between_chunks=between_chunks)
-    end = now if kickoff_to is None or kickoff_to > now else kickoff_to
+    end = _window_end(kickoff_to, now)
     with session_scope(sessions) as session:
         found, missing = _unlogged(
             session, kickoff_from, end, inclusive_end=kickoff_to is None, live=False
