@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from app.api.deps import SessionDep, SettingsDep, TrackRecordAnswersDep
+from app.api.deps import JSON_MEDIA_TYPE, SessionDep, SettingsDep, TrackRecordAnswersDep
 from app.api.errors import check_window
 from app.api.schemas.performance import PerformanceOut
 from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
@@ -16,7 +16,6 @@ from app.services import track_record
 from app.state import Session
 
 router = APIRouter(tags=["track record"])
-JSON = "application/json"
 
 
 @router.get(
@@ -65,4 +64,6 @@ async def get_performance(
         return answer.model_dump_json(by_alias=True).encode()
 
     # The body is kept as written: a request answered from it costs no validation.
-    return Response(await answers.answer(session, ("performance", query), body), media_type=JSON)
+    return Response(
+        await answers.answer(session, ("performance", query), body), media_type=JSON_MEDIA_TYPE
+    )
