@@ -1,4 +1,4 @@
-"""The layers' import rules of docs/architecture.md, checked on the source itself."""
+"""The layers' import rules of docs/explanation/architecture.md, checked on the source itself."""
 
 from __future__ import annotations
 
