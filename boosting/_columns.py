@@ -103,7 +103,7 @@ def _encode_columns(
 ) -> tuple[NDArray[np.float64], dict[int, NDArray[Any]]]:
     """Encode numeric columns as floats and categorical ones as codes.
 
-    Also returns each categorical column's categories (see :func:`_category_codes`).
+    Also returns each categorical column's categories (see `_category_codes`).
     """
     values = np.empty(array.shape)
     found: dict[int, NDArray[Any]] = {}

@@ -1,8 +1,8 @@
 """What AdaBoost, AdaBoost.M1, SAMME and AdaBoost.MH share: boosting a weak learner.
 
-Each of them boosts a weak learner, either :class:`~boosting.stumps.DecisionStumps` (the
-default) or a :class:`~boosting.pool.FixedPool` of pre-trained hypotheses, through the loop
-of :mod:`boosting._loop`: each round one step picks the learner's best hypothesis under the
+Each of them boosts a weak learner, either `DecisionStumps` (the
+default) or a `FixedPool` of pre-trained hypotheses, through the loop
+of `boosting._loop`: each round one step picks the learner's best hypothesis under the
 current weights, weighs it and re-weights the samples. What they share beyond the loop is
 here: the learner, the bank of the hypotheses chosen, the weighted sums F(x) = Σ_t α_t h_t(x)
 and every prediction method built on them.
@@ -117,7 +117,7 @@ class WeakLearnerBoosting(BoostingLoop):
         Returns
         -------
         ndarray
-            F(x), of shape (n_samples,) for :class:`~boosting.binary.AdaBoost` and
+            F(x), of shape (n_samples,) for `AdaBoost` and
             (n_samples, n_classes) for the multi-class variants (see the class for its
             meaning).
 
@@ -142,7 +142,7 @@ class WeakLearnerBoosting(BoostingLoop):
         Yields
         ------
         ndarray
-            F after rounds 1, 2, …, ``n_rounds_``, shaped as :meth:`decision_function`; the
+            F after rounds 1, 2, …, ``n_rounds_``, shaped as `decision_function`; the
             last equals it.
 
         Raises
@@ -168,7 +168,7 @@ class WeakLearnerBoosting(BoostingLoop):
         -------
         ndarray
             Labels from ``classes_``, shape (n_samples,); for
-            :class:`~boosting.multilabel.AdaBoostMH` fitted on an indicator matrix, an
+            `AdaBoostMH` fitted on an indicator matrix, an
             indicator matrix of shape (n_samples, n_labels).
 
         Raises
@@ -193,7 +193,7 @@ class WeakLearnerBoosting(BoostingLoop):
         -------
         ndarray of shape (n_samples, n_classes)
             Probabilities of ``classes_`` in [0, 1], rows summing to 1 (for
-            :class:`~boosting.multilabel.AdaBoostMH` on an indicator matrix, each label's
+            `AdaBoostMH` on an indicator matrix, each label's
             own probability).
 
         Raises
@@ -217,7 +217,7 @@ class WeakLearnerBoosting(BoostingLoop):
         Yields
         ------
         ndarray
-            The predictions after rounds 1, 2, …, ``n_rounds_``, shaped as :meth:`predict`;
+            The predictions after rounds 1, 2, …, ``n_rounds_``, shaped as `predict`;
             the last equals it.
 
         Raises
@@ -243,7 +243,7 @@ class WeakLearnerBoosting(BoostingLoop):
         ------
         ndarray of shape (n_samples, n_classes)
             The probabilities after rounds 1, 2, …, ``n_rounds_``; the last equals
-            :meth:`predict_proba`.
+            `predict_proba`.
 
         Raises
         ------
@@ -265,7 +265,7 @@ class WeakLearnerBoosting(BoostingLoop):
             n_features) for decision stumps, the pool's outputs for a fixed pool.
         y : array-like
             The true labels, shape (n_samples,), or an indicator matrix (n_samples,
-            n_labels) for :class:`~boosting.multilabel.AdaBoostMH` fitted on one.
+            n_labels) for `AdaBoostMH` fitted on one.
 
         Returns
         -------

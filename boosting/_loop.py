@@ -60,7 +60,7 @@ class NotFittedError(ValueError, AttributeError):
 
 
 class BoostingLoop:
-    """Base class: ``fit`` validates, calls :meth:`_start`, then :meth:`_step` per round.
+    """Base class: ``fit`` validates, calls `_start`, then `_step` per round.
 
     Subclasses implement ``_start(X, y, sample_weight) -> state`` (validation and
     allocation) and ``_step(state) -> Step`` (choose, score and re-weight). After ``fit``:

@@ -46,7 +46,7 @@ class AdaBoost(WeakLearnerBoosting):
     r = 1 − 2ε with ε the weighted error), weighted by α_t = ½ ln((1 + r_t)/(1 − r_t)),
     which is ½ ln((1 − ε_t)/ε_t) for discrete hypotheses; then D_{t+1}(i) ∝
     D_t(i) exp(−α_t y_i h_t(x_i)). Real-valued hypotheses (h ∈ [−1, 1], from a
-    :class:`~boosting.pool.FixedPool`) use the same equations (Bonifaci).
+    `FixedPool`) use the same equations (Bonifaci).
 
     The other losses follow the stagewise loop of Vîntur (2019) on F = Σ α_t h_t:
 
@@ -66,8 +66,8 @@ class AdaBoost(WeakLearnerBoosting):
     n_rounds : int, >= 1
         Maximum number of rounds T.
     learner : WeakLearner, optional
-        Default :class:`~boosting.stumps.DecisionStumps`; a
-        :class:`~boosting.pool.FixedPool` boosts pre-trained hypotheses.
+        Default `DecisionStumps`; a
+        `FixedPool` boosts pre-trained hypotheses.
     loss : {"exponential", "logistic", "squared"}, default "exponential"
         The loss minimised.
 

@@ -5,7 +5,7 @@ maximises a linear criterion
 
     score(h) = Σ_i Σ_c G[i, c] · h(x_i)[c]
 
-where the variant chooses G and the kind of output h gives (:class:`Outputs`):
+where the variant chooses G and the kind of output h gives (`Outputs`):
 
 * ``SIGNED`` (binary AdaBoost and its loss variants): one column, G[i] = D(i) y_i with
   y_i = ±1 (for the squared loss, w_i times the residual); h(x) ∈ [−1, 1]. The score is
@@ -15,8 +15,8 @@ where the variant chooses G and the kind of output h gives (:class:`Outputs`):
   1 − ε.
 * ``VOTES`` (AdaBoost.MH): G[i, l] = D(i, l) Y[i, l] with Y = ±1 per label; h(x)[l] ∈ [−1, 1].
 
-Two learners implement these protocols: :class:`~boosting.stumps.DecisionStumps`, found in
-one sorted pass, and :class:`~boosting.pool.FixedPool`, a set of pre-trained hypotheses.
+Two learners implement these protocols: `DecisionStumps`, found in
+one sorted pass, and `FixedPool`, a set of pre-trained hypotheses.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class Choice:
     Attributes
     ----------
     hypothesis : int
-        The hypothesis chosen, an index into the learner's :class:`Bank`.
+        The hypothesis chosen, an index into the learner's `Bank`.
     score : float
         Its value of the criterion that was asked for.
     outputs : ndarray of shape (n_samples, n_outputs)
@@ -126,7 +126,7 @@ class Search(Protocol):
         Returns
         -------
         Bank
-            The bank that :attr:`Choice.hypothesis` indexes.
+            The bank that `Choice.hypothesis` indexes.
         """
         ...
 

@@ -144,7 +144,7 @@ def pseudo_losses(
 
     ε_b = ½ Σ_{(i, y): y ≠ y_i} D(i, y) (1 − H[i, b, y_i] + H[i, b, y]), the pseudo-loss of
     Freund & Schapire (1997), section 4.2 (figure 3). Computed in float64, directly from
-    the definition: a reference for the fast path of :class:`AdaBoostM2`.
+    the definition: a reference for the fast path of `AdaBoostM2`.
 
     Parameters
     ----------
@@ -436,7 +436,7 @@ class AdaBoostM2(BoostingLoop):
         return _vote_inputs(H)
 
     def predict_proba(self, H: ArrayLike) -> NDArray[np.float64]:
-        """Estimate class probabilities: :func:`weighted_vote` with the fitted weights.
+        """Estimate class probabilities: `weighted_vote` with the fitted weights.
 
         p(y | i) = Σ_b w_b H[i, b, y] / Σ_b w_b over the hypotheses present, the final
         hypothesis of Freund & Schapire (1997), figure 3, divided by its total weight.
@@ -506,7 +506,7 @@ class AdaBoostM2(BoostingLoop):
         ------
         ndarray of shape (n_samples, n_classes_)
             The probabilities with the weights of rounds 1..t, for t = 1, …, ``n_rounds_``;
-            the last equals :meth:`predict_proba`.
+            the last equals `predict_proba`.
 
         Raises
         ------

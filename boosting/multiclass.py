@@ -35,7 +35,7 @@ class _Round:
 class _Multiclass(WeakLearnerBoosting):
     """Shared by AdaBoost.M1 and SAMME: one-hot hypotheses, a vote per round.
 
-    Both predict from the weighted votes F_k(x) = Σ_t α_t [h_t(x) = k] (see :class:`SAMME`
+    Both predict from the weighted votes F_k(x) = Σ_t α_t [h_t(x) = k] (see `SAMME`
     for their link to probabilities).
     """
 
@@ -132,15 +132,15 @@ class AdaBoostM1(_Multiclass):
 
     ``decision_function`` gives those votes F_y(x), shape (n_samples, n_classes);
     ``predict`` is their argmax (ties: the first class); ``predict_proba`` is
-    P(y | x) ∝ exp(F_y(x)), the link of :class:`SAMME`.
+    P(y | x) ∝ exp(F_y(x)), the link of `SAMME`.
 
     Parameters
     ----------
     n_rounds : int, >= 1
         Maximum number of rounds T.
     learner : WeakLearner, optional
-        Default :class:`~boosting.stumps.DecisionStumps` (each side predicts a class); a
-        :class:`~boosting.pool.FixedPool` boosts pre-trained classifiers.
+        Default `DecisionStumps` (each side predicts a class); a
+        `FixedPool` boosts pre-trained classifiers.
 
     Attributes
     ----------
@@ -203,13 +203,13 @@ class SAMME(_Multiclass):
     n_rounds : int, >= 1
         Maximum number of rounds T.
     learner : WeakLearner, optional
-        Default :class:`~boosting.stumps.DecisionStumps` (each side predicts a class); a
-        :class:`~boosting.pool.FixedPool` boosts pre-trained classifiers.
+        Default `DecisionStumps` (each side predicts a class); a
+        `FixedPool` boosts pre-trained classifiers.
 
     Attributes
     ----------
     classes_, n_classes_, hypotheses_, chosen_, selection_counts_, n_rounds_, stop_reason_
-        As for :class:`AdaBoostM1`.
+        As for `AdaBoostM1`.
     errors_ : ndarray of shape (n_rounds_,)
         Each round's weighted error ε_t in [0, 1 − 1/K).
     round_weights_ : ndarray of shape (n_rounds_,)

@@ -47,8 +47,8 @@ class AdaBoostMH(WeakLearnerBoosting):
     n_rounds : int, >= 1
         Maximum number of rounds T.
     learner : WeakLearner, optional
-        Default :class:`~boosting.stumps.DecisionStumps` (one vote per label); a
-        :class:`~boosting.pool.FixedPool` boosts pre-trained hypotheses.
+        Default `DecisionStumps` (one vote per label); a
+        `FixedPool` boosts pre-trained hypotheses.
 
     Attributes
     ----------
@@ -63,7 +63,7 @@ class AdaBoostMH(WeakLearnerBoosting):
     round_weights_ : ndarray of shape (n_rounds_,)
         Each round's α_t > 0.
     hypotheses_, chosen_, hypothesis_weights_, selection_counts_, n_rounds_, stop_reason_
-        As for :class:`~boosting.binary.AdaBoost`.
+        As for `AdaBoost`.
     """
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:

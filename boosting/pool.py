@@ -1,8 +1,8 @@
 """Fixed pools: pre-trained hypotheses whose outputs are given as the data.
 
 A fixed pool is a set of pre-trained hypotheses whose outputs are given as the data X: the
-learner only picks the pool member with the best score. :func:`most_probable_class` and
-:func:`label_scores` build such outputs from plausibility vectors.
+learner only picks the pool member with the best score. `most_probable_class` and
+`label_scores` build such outputs from plausibility vectors.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class PoolBank:
         Parameters
         ----------
         X : array-like
-            The pool's outputs, shaped as in training (see :class:`FixedPool`) with the
+            The pool's outputs, shaped as in training (see `FixedPool`) with the
             same number of hypotheses.
 
         Returns
@@ -164,7 +164,7 @@ class FixedPool:
       to abstain (as 0: no opinion).
 
     Hypotheses are used as they are: one that does worse than chance is never turned
-    round. See :func:`most_probable_class` and :func:`label_scores` to build these from
+    round. See `most_probable_class` and `label_scores` to build these from
     plausibility vectors.
     """
 

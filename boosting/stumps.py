@@ -3,7 +3,7 @@
 A decision stump splits the samples into a left part (``x_f ≤ θ`` for a numeric feature,
 ``x_f = c`` for a categorical one, everything for the constant stump) and a right part, and
 outputs one vector on each side. For ``SIGNED`` and ``VOTES`` outputs (see
-:class:`~boosting.learners.Outputs`) the vectors are v and −v with v ∈ {−1, 1}^C, best at
+`Outputs`) the vectors are v and −v with v ∈ {−1, 1}^C, best at
 v = sign(2 L − T) where L and T are the left and total sums of G, scoring Σ_c |2 L_c − T_c|.
 For ``LABELS`` each side predicts its heaviest class, scoring max_c L_c + max_c (T_c − L_c).
 Sorting every numeric feature once before boosting makes L a cumulative sum along the

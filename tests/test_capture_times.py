@@ -41,7 +41,9 @@ from tests.conftest import ADMIN_KEY, build_app, refit_settings_for
 from tests.helpers import count_rows
 
 UTC = dt.UTC
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+# The README and the docs pages, whose examples show capture times.
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 # An injected moment of receipt, and the skew the tests that inject it allow.
 RECEIVED = dt.datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 SKEW = dt.timedelta(minutes=2)
@@ -375,7 +377,8 @@ def example_captures(node: Any) -> Iterator[str]:
 
 
 def test_no_documented_example_captures_a_price_in_the_future(settings: Settings) -> None:
-    in_readme = [match["moment"] for match in CAPTURE_IN_TEXT.finditer(README.read_text())]
+    text = "\n".join(path.read_text() for path in DOCUMENTS)
+    in_readme = [match["moment"] for match in CAPTURE_IN_TEXT.finditer(text)]
     in_api_docs = list(example_captures(create_app(settings).openapi()))
     assert in_readme
     assert in_api_docs

@@ -421,8 +421,8 @@ def test_bodies_over_the_limit_are_refused(
 
 
 def readme_quote() -> dict[str, Any]:
-    """The quote of the README's example of POST /admin/odds, as it is written there."""
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    """The quote of the docs' example of POST /admin/odds, as it is written there."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "importing.md").read_text()
     payload = text.split("localhost:8000/admin/odds -d '", 1)[1].split("'", 1)[0]
     (item,) = json.loads(payload)["quotes"]
     assert isinstance(item, dict)
