@@ -11,7 +11,7 @@ For each backend (SQLite always; PostgreSQL when ``ODDSBOOST_BENCH_POSTGRES_URL`
    with plain SQLAlchemy Core ``executemany`` in one transaction: the floor;
 3. prints rows per second (matches + quotes) of both and the ratio import / raw.
 
-Run: ``python tests/benchmarks/bench_ingest.py``
+Run: ``python benchmarks/bench_ingest.py``
 """
 
 from __future__ import annotations
