@@ -51,9 +51,10 @@ def configuration_reference() -> str:
         "|---|---|---|---|",
     ]
     for name, field in Settings.model_fields.items():
+        kind = _type_name(field.annotation) + _bounds(field)
         lines.append(
-            f"| `{prefix}{name.upper()}` | {_cell(_type_name(field.annotation))} | "
-            f"{_cell(_default(field))} | {_cell(field.description or '')} |"
+            f"| `{prefix}{name.upper()}` | {_cell(kind)} | {_cell(_default(field))} | "
+            f"{_cell(field.description or '')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -78,6 +79,20 @@ def _type_name(annotation: Any) -> str:
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return "one of " + ", ".join(f"`{member.value}`" for member in annotation)
     return getattr(annotation, "__name__", str(annotation))
+
+
+BOUNDS = (("ge", "at least"), ("gt", "above"), ("le", "at most"), ("lt", "below"))
+
+
+def _bounds(field: FieldInfo) -> str:
+    """``, at least 1, at most 65535``: the field's numeric bounds, as validated."""
+    said = [
+        f"{words} {getattr(constraint, attribute):,}"
+        for constraint in field.metadata
+        for attribute, words in BOUNDS
+        if getattr(constraint, attribute, None) is not None
+    ]
+    return "".join(f", {text}" for text in said)
 
 
 def _default(field: FieldInfo) -> str:
