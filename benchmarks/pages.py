@@ -23,6 +23,8 @@ FIGURES_DIR = ROOT / "docs" / "figures"
 PERFORMANCE_PAGE = ROOT / "docs" / "explanation" / "performance.md"
 EVALUATION_PAGE = ROOT / "docs" / "explanation" / "evaluation.md"
 
+BACKEND_TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
@@ -41,6 +43,10 @@ class Provenance(Record):
     load_average_before: str
     load_average_after: str
     options: str
+
+
+def backend_title(backend: str) -> str:
+    return BACKEND_TITLES.get(backend, backend)
 
 
 def markers(name: str) -> tuple[str, str]:

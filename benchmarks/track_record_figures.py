@@ -23,7 +23,6 @@ AIM_EXTRA_MB = 30.0
 REQUESTS = ("/performance", "/dashboard/track-record", "/dashboard/model")
 CLIENTS = (6, 32)
 LOGS = ("1x", "10x")
-BACKEND_TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
 
 # A page made from nothing starts with its title.
 INTRO = "# Performance\n\n"
@@ -142,7 +141,7 @@ def render_block(figures: Figures | None) -> str:
 def _render_run(run: BackendRun) -> str:
     met = sum(aims_met(cell) for cell in run.cells)
     lines = [
-        f"### {BACKEND_TITLES.get(run.backend, run.backend)}",
+        f"### {pages.backend_title(run.backend)}",
         "",
         f"Measured on {run.measured_on} at commit `{run.commit}`, {run.cores} cores (load "
         f"average {run.load_average_before} before, {run.load_average_after} after): "

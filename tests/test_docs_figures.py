@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import evaluation_figures, pages, throughput_figures
+from benchmarks import bench_ingest, evaluation_figures, pages, throughput_figures
 from benchmarks.pages import EVALUATION_PAGE, PERFORMANCE_PAGE
 from benchmarks.track_record_figures import (
     END_MARKER,
@@ -61,6 +61,16 @@ def test_each_throughput_block_states_when_where_and_how_it_was_measured(name: s
     for told in (run.measured.measured_on, run.measured.commit, run.measured.machine):
         assert told in block
     assert run.measured.options in block
+
+
+def test_the_performance_page_shows_the_rendering_of_the_import_figures() -> None:
+    block = pages.read_block(PERFORMANCE_PAGE.read_text(), bench_ingest.NAME)
+
+    assert block is not None, f"{PERFORMANCE_PAGE} has no block {bench_ingest.NAME}"
+    assert block == bench_ingest.render_block(bench_ingest.load_figures()), (
+        f"the block {bench_ingest.NAME} of {PERFORMANCE_PAGE.name} is not the rendering of "
+        "docs/figures/bench_ingest.json: run benchmarks/bench_ingest.py instead of editing it"
+    )
 
 
 @pytest.mark.parametrize("name", list(evaluation_figures.BLOCKS))
