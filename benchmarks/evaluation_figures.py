@@ -1,14 +1,16 @@
 """The evaluation page's tables, rendered from the backtest's own JSON reports.
 
-Two runs of ``oddsboost backtest`` make the figures (``COMMANDS``); each one's
-``report.json`` is kept as it was written under ``docs/figures/`` and its tables are
-rendered into ``docs/explanation/evaluation.md`` between markers by the one writer of
-generated blocks (``benchmarks/pages.py``). After running the two commands::
+Runs of ``oddsboost backtest`` make the figures (``COMMANDS``, each writing into
+``reports/<name>``); each one's ``report.json`` is kept as it was written, as
+``docs/figures/<name>.json``, and the page's tables are rendered from those files into
+``docs/explanation/evaluation.md`` between markers by the one writer of generated blocks
+(``benchmarks/pages.py``). After running the commands::
 
-    .venv/bin/python -m benchmarks.evaluation_figures reports/backtest reports/value
+    .venv/bin/python -m benchmarks.evaluation_figures reports
 
-copies both reports in and writes every block; with no arguments it renders the committed
-reports again. Nothing here computes a figure: each is read from a report.
+copies every report found under ``reports/`` in and writes every block; with no argument it
+renders the committed reports again. Nothing here computes a figure: each is read from a
+report.
 """
 
 from __future__ import annotations
@@ -26,20 +28,41 @@ from benchmarks.pages import EVALUATION_PAGE
 
 Report = Mapping[str, Any]
 
-# The report of each run, and the command that writes it (into the named folder).
+FILES = "../shared/data/football-data"
+VALUE_RUN = (
+    "--leagues E0,E1,SP1,I1,D1,F1 "
+    "--test-seasons 2012/13,2013/14,2014/15,2015/16,2016/17,2017/18,2018/19 --value-bets"
+)
+# The fitting options whose value bets are measured against the defaults': each a run of
+# the value backtest with that option, the ensemble and the consensus at EV > 2 % only.
+FIT_OPTIONS = {
+    "per_competition": "--per-competition",
+    "rounds_200": "--rounds-grid 200",
+    "rounds_50": "--rounds-grid 50",
+    "half_life_365": "--half-life-days 365",
+    "calibrate": "--calibrate",
+}
+# The command that writes each report (into reports/<name>).
 COMMANDS = {
     "backtest": (
-        ".venv/bin/oddsboost backtest ../shared/data/football-data "
         "--leagues E0,SP1,I1,D1,F1 --test-seasons 2015/16,2016/17,2017/18,2018/19 "
-        "--compare-variants --compare-algorithms --output reports/backtest"
+        "--compare-variants --compare-algorithms"
     ),
-    "backtest_value": (
-        ".venv/bin/oddsboost backtest ../shared/data/football-data "
-        "--leagues E0,E1,SP1,I1,D1,F1 "
-        "--test-seasons 2012/13,2013/14,2014/15,2015/16,2016/17,2017/18,2018/19 "
-        "--value-bets --output reports/value"
-    ),
+    "backtest_value": VALUE_RUN,
+    **{
+        f"backtest_value_{name}": (
+            f"{VALUE_RUN} --value-sources ensemble,consensus --value-thresholds 0.02 {option}"
+        )
+        for name, option in FIT_OPTIONS.items()
+    },
 }
+
+
+def command(name: str) -> str:
+    """The whole command that writes the report ``name``."""
+    return f".venv/bin/oddsboost backtest {FILES} {COMMANDS[name]} --output reports/{name}"
+
+
 INTRO = "# Evaluation\n\n"
 # The threshold whose bets the page looks at season by season.
 SEASON_THRESHOLD = 0.02
@@ -230,6 +253,52 @@ def value_bins_block(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
+def value_options_block(reports: Reports) -> str:
+    """The ensemble's bets at ``SEASON_THRESHOLD`` fitted with each of ``FIT_OPTIONS``,
+    against the defaults' and the consensus rule's (the same in every run)."""
+    value = reports["backtest_value"]["value"]
+    lines = [
+        "| ensemble fitted with | bets | CLV [95 % CI] | slope | seasons whose interval "
+        "excludes 0 | both bet: ensemble − consensus (p) | ensemble alone: bets, CLV, claimed |",
+        "|---|---:|---:|---:|---|---:|---:|",
+        _option_row("the defaults (no option)", value),
+        *(
+            _option_row(f"`{option}`", reports[f"backtest_value_{name}"]["value"])
+            for name, option in FIT_OPTIONS.items()
+        ),
+    ]
+    consensus = _rule(value["overall"], "consensus")
+    lines.append(
+        f"| (the consensus rule) | {consensus['bets']:,} | {_interval(consensus['clv'])} | "
+        f"{_optional(consensus['slope'])} | {_seasons_clear(value, 'consensus')} | | |"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _clear(interval: Mapping[str, Any]) -> bool:
+    """Whether a 95 % interval leaves 0 out."""
+    low, high = interval["low"], interval["high"]
+    return low is not None and high is not None and (low > 0 or high < 0)
+
+
+def _option_row(label: str, value: Mapping[str, Any]) -> str:
+    rule = _rule(value["overall"], "ensemble")
+    compared = _comparison(value["overall"])
+    return (
+        f"| {label} | {rule['bets']:,} | {_interval(rule['clv'])} | {_optional(rule['slope'])} | "
+        f"{_seasons_clear(value, 'ensemble')} | {_clv_difference(compared['clv_difference'])} | "
+        f"{_alone(compared['first_only'], compared['first_only_claimed_ev'])} |"
+    )
+
+
+def _seasons_clear(value: Mapping[str, Any], source: str) -> str:
+    """``5 of 7 (not 2013/14, 2014/15)``: the seasons whose CLV interval is above 0."""
+    seasons = value["seasons"]
+    below = [period["season"] for period in seasons if not _clear(_rule(period, source)["clv"])]
+    missed = f" (not {', '.join(below)})" if below else ""
+    return f"{len(seasons) - len(below)} of {len(seasons)}{missed}"
+
+
 # ---------------------------------------------------------------- formats
 
 
@@ -320,30 +389,52 @@ def _seasons(report: Report) -> str:
 
 # ---------------------------------------------------------------- the page
 
-# Each block of the page: the report it is rendered from, and how.
-BLOCKS: dict[str, tuple[str, Callable[[Report], str]]] = {
-    "backtest_overall": ("backtest", overall_block),
-    "backtest_seasons": ("backtest", seasons_block),
-    "backtest_algorithms": ("backtest", algorithms_block),
-    "backtest_variants": ("backtest", variants_block),
-    "backtest_value_rules": ("backtest_value", value_rules_block),
-    "backtest_value_seasons": ("backtest_value", value_seasons_block),
-    "backtest_value_comparison": ("backtest_value", value_comparison_block),
-    "backtest_value_bins": ("backtest_value", value_bins_block),
+Reports = Mapping[str, Report]
+
+
+# Each block of the page, rendered from the reports.
+def commands_block(_: Reports) -> str:
+    """The commands that regenerate every report and then the page."""
+    return "\n".join(
+        [
+            "```sh",
+            ".venv/bin/pip install -e '.[report]'",
+            *(" \\\n    --".join(command(name).split(" --")) for name in COMMANDS),
+            ".venv/bin/python -m benchmarks.evaluation_figures reports",
+            "```",
+            "",
+        ]
+    )
+
+
+BLOCKS: dict[str, Callable[[Reports], str]] = {
+    "backtest_commands": commands_block,
+    "backtest_overall": lambda reports: overall_block(reports["backtest"]),
+    "backtest_seasons": lambda reports: seasons_block(reports["backtest"]),
+    "backtest_algorithms": lambda reports: algorithms_block(reports["backtest"]),
+    "backtest_variants": lambda reports: variants_block(reports["backtest"]),
+    "backtest_value_rules": lambda reports: value_rules_block(reports["backtest_value"]),
+    "backtest_value_seasons": lambda reports: value_seasons_block(reports["backtest_value"]),
+    "backtest_value_comparison": lambda reports: value_comparison_block(reports["backtest_value"]),
+    "backtest_value_options": value_options_block,
+    "backtest_value_bins": lambda reports: value_bins_block(reports["backtest_value"]),
 }
 
 
 def render_blocks() -> dict[str, str]:
     """Every block of the page, rendered from the committed reports."""
     reports = {name: load_report(name) for name in COMMANDS}
-    return {block: render(reports[report]) for block, (report, render) in BLOCKS.items()}
+    return {block: render(reports) for block, render in BLOCKS.items()}
 
 
 def main(arguments: list[str]) -> None:
-    """Copy the reports of the folders given (``backtest``'s, then ``backtest_value``'s)
-    in, then render every block into the page."""
-    for name, folder in zip(COMMANDS, arguments, strict=False):
-        shutil.copyfile(Path(folder) / "report.json", pages.figures_file(name))
+    """Copy the reports found in the folder given (``reports/<name>/report.json``) in, then
+    render every block into the page."""
+    for folder in arguments[:1]:
+        for name in COMMANDS:
+            written = Path(folder) / name / "report.json"
+            if written.is_file():
+                shutil.copyfile(written, pages.figures_file(name))
     for block, text in render_blocks().items():
         pages.write_block(EVALUATION_PAGE, block, text, INTRO)
     print(f"written: {EVALUATION_PAGE}")
