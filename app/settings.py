@@ -36,7 +36,7 @@ MAX_DOWNLOAD_BYTES = 256 * MIB
 
 
 class Settings(BaseSettings):
-    """Every setting of the service; the README's configuration table mirrors this class."""
+    """Every setting of the service; the docs' configuration reference is generated from it."""
 
     # A refused value is never repeated in the error: it may be a key or hold a password.
     model_config = SettingsConfigDict(
@@ -49,12 +49,16 @@ class Settings(BaseSettings):
     )
     database_url: str = Field(
         default="sqlite:///./oddsboost.db",
-        description="SQLAlchemy URL: `sqlite:///path.db` or `postgresql+psycopg://user@host/db`.",
+        description="SQLAlchemy URL: `sqlite:///path.db` or "
+        "`postgresql+psycopg://user:password@host:5432/db` (a plain `postgresql://` URL also "
+        "selects psycopg 3).",
     )
     admin_api_key: SecretStr | None = Field(
         default=None,
         description="Key expected in the `X-API-Key` header of /admin requests; "
-        "unset disables them.",
+        "unset disables them. Printable ASCII with no space at either end; outside "
+        "development at least 16 characters, and a placeholder such as `changeme` is refused "
+        "at start-up.",
     )
     host: str = Field(default="127.0.0.1", description="Address `oddsboost serve` binds to.")
     port: int = Field(default=8000, ge=1, le=65535, description="Port of `oddsboost serve`.")
@@ -64,8 +68,9 @@ class Settings(BaseSettings):
     )
     log_format: Literal["auto", "json", "text"] = Field(
         default="auto",
-        description="`json` (one object per line), `text`, or `auto`: text in development, "
-        "JSON otherwise.",
+        description="`json` (one object per line), `text`, or `auto`: the server and the "
+        "scheduler write text in development, JSON otherwise; commands such as `import` "
+        "write text.",
     )
     body_limit_bytes: int = Field(
         default=1024 * 1024,
@@ -221,7 +226,8 @@ class Settings(BaseSettings):
         le=10_000,
         description="Most items in one admin JSON request: the quotes of /admin/odds, the "
         "results of /admin/results, the events of /admin/import/the-odds-api. The body "
-        "limit of /admin/odds and /admin/results follows it: 512 bytes an item.",
+        "limit of /admin/odds and /admin/results follows it: 512 bytes an item, or "
+        "`ODDSBOOST_BODY_LIMIT_BYTES` if that is larger.",
     )
     predict_batch_max: int = Field(
         default=1000, ge=1, le=10_000, description="Most items accepted by POST /predict/batch."
@@ -267,8 +273,9 @@ class Settings(BaseSettings):
     odds_api_key: SecretStr | None = Field(
         default=None,
         min_length=1,
-        description="Key of The Odds API (`oddsboost fetch the-odds-api`); never logged, "
-        "stored or shown.",
+        description="Key of The Odds API (`oddsboost fetch the-odds-api` and its schedule); "
+        "never logged, stored or shown: added to each request as it leaves, and replaced by "
+        "`***` in every log line.",
     )
     odds_api_url: str = Field(
         default="https://api.the-odds-api.com",

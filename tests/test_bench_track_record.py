@@ -1,4 +1,4 @@
-"""The harness of ``tests/benchmarks/bench_track_record.py``: how a run's requests are
+"""The harness of ``benchmarks/bench_track_record.py``: how a run's requests are
 counted (a request that times out is an error, never a wait), wrk against a local server
 that answers, fails or never answers, and the SQL copy that makes the ten-times log."""
 
@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Competition, Match, OddsQuote, PredictionLogEntry
 from app.services import track_record
-from tests.benchmarks.bench_track_record import (
+from benchmarks.bench_track_record import (
     MemoryWatch,
     RunSettings,
     WrkRequests,

@@ -1,14 +1,18 @@
-"""The figures in the docs are the benchmarks' own: each block between markers is the
-rendering of the JSON results its benchmark wrote, so no figure is typed by hand."""
+"""The figures in the docs are the benchmarks' and the backtest's own: each block between
+markers is the rendering of the JSON results its benchmark (or the backtest) wrote, so no
+figure is typed by hand."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.benchmarks.track_record_figures import (
+import pytest
+
+from benchmarks import bench_ingest, evaluation_figures, pages, throughput_figures
+from benchmarks.pages import EVALUATION_PAGE, PERFORMANCE_PAGE
+from benchmarks.track_record_figures import (
     END_MARKER,
     FIGURES_FILE,
-    PERFORMANCE_DOC,
     START_MARKER,
     BackendRun,
     Cell,
@@ -24,13 +28,89 @@ from tests.benchmarks.track_record_figures import (
 
 
 def test_the_performance_page_shows_the_rendering_of_the_track_record_figures() -> None:
-    block = read_block(PERFORMANCE_DOC.read_text())
+    block = read_block(PERFORMANCE_PAGE.read_text())
 
-    assert block is not None, f"{PERFORMANCE_DOC} has no {START_MARKER} ... {END_MARKER} block"
+    assert block is not None, f"{PERFORMANCE_PAGE} has no {START_MARKER} ... {END_MARKER} block"
     assert block == render_block(load_figures(FIGURES_FILE)), (
-        f"the block of {PERFORMANCE_DOC.name} is not the rendering of {FIGURES_FILE.name}: "
-        "run tests/benchmarks/bench_track_record.py instead of editing it"
+        f"the block of {PERFORMANCE_PAGE.name} is not the rendering of {FIGURES_FILE.name}: "
+        "run benchmarks/bench_track_record.py instead of editing it"
     )
+
+
+THROUGHPUT_BENCHMARKS = ("bench_predict", "bench_value_bets", "bench_upcoming")
+
+
+@pytest.mark.parametrize("name", THROUGHPUT_BENCHMARKS)
+def test_the_performance_page_shows_the_rendering_of_each_throughput_benchmark(name: str) -> None:
+    block = pages.read_block(PERFORMANCE_PAGE.read_text(), name)
+
+    assert block is not None, f"{PERFORMANCE_PAGE} has no block {name}"
+    assert block == throughput_figures.render_block(throughput_figures.load_run(name), name), (
+        f"the block {name} of {PERFORMANCE_PAGE.name} is not the rendering of "
+        f"docs/figures/{name}.json: run benchmarks/{name}.py instead of editing it"
+    )
+
+
+@pytest.mark.parametrize("name", THROUGHPUT_BENCHMARKS)
+def test_each_throughput_block_states_when_where_and_how_it_was_measured(name: str) -> None:
+    run = throughput_figures.load_run(name)
+
+    assert run is not None, f"docs/figures/{name}.json is missing"
+    block = throughput_figures.render_block(run, name)
+    assert run.benchmark == name
+    for told in (run.measured.measured_on, run.measured.commit, run.measured.machine):
+        assert told in block
+    assert run.measured.options in block
+
+
+def test_the_performance_page_shows_the_rendering_of_the_import_figures() -> None:
+    block = pages.read_block(PERFORMANCE_PAGE.read_text(), bench_ingest.NAME)
+
+    assert block is not None, f"{PERFORMANCE_PAGE} has no block {bench_ingest.NAME}"
+    assert block == bench_ingest.render_block(bench_ingest.load_figures()), (
+        f"the block {bench_ingest.NAME} of {PERFORMANCE_PAGE.name} is not the rendering of "
+        "docs/figures/bench_ingest.json: run benchmarks/bench_ingest.py instead of editing it"
+    )
+
+
+@pytest.mark.parametrize("name", list(evaluation_figures.BLOCKS))
+def test_the_evaluation_page_shows_the_rendering_of_the_backtest_reports(name: str) -> None:
+    block = pages.read_block(EVALUATION_PAGE.read_text(), name)
+
+    assert block is not None, f"{EVALUATION_PAGE} has no block {name}"
+    assert block == pages.read_block(
+        pages.with_block("", name, evaluation_figures.render_blocks()[name]), name
+    ), (
+        f"the block {name} of {EVALUATION_PAGE.name} is not the rendering of the backtest's "
+        "reports in docs/figures/: run benchmarks/evaluation_figures.py instead of editing it"
+    )
+
+
+def test_the_evaluation_reports_are_the_backtests_own() -> None:
+    # Each report is report.json as `oddsboost backtest` wrote it, from the command given.
+    whole = evaluation_figures.load_report("backtest")
+    value = evaluation_figures.load_report("backtest_value")
+
+    assert set(whole["overall"]["algorithms"]) == {"AdaBoost.M1", "SAMME", "AdaBoost.MH"}
+    assert whole["variants"]
+    assert "--compare-variants" in evaluation_figures.COMMANDS["backtest"]
+    assert value["value"]["overall"]["rules"]
+    assert "--value-bets" in evaluation_figures.COMMANDS["backtest_value"]
+
+
+def test_one_writer_keeps_blocks_of_several_names_apart(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# Page\n\nBy hand.\n")
+
+    pages.write_block(page, "first", "one\n")
+    pages.write_block(page, "second", "two\n")
+    pages.write_block(page, "first", "uno\n")
+
+    text = page.read_text()
+    assert pages.read_block(text, "first") == "uno\n"
+    assert pages.read_block(text, "second") == "two\n"
+    assert text.startswith("# Page\n\nBy hand.\n")
+    assert pages.read_block(text, "third") is None
 
 
 def cell(log: str, request: str, clients: int, **figures: object) -> Cell:

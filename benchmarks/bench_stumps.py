@@ -11,7 +11,7 @@ the same work.
 Needs scikit-learn (a test dependency). Data: ``ODDSBOOST_DATA_DIR`` (default
 ``../shared/data``) for the UCI files.
 
-Run: ``python tests/benchmarks/bench_stumps.py [--rounds 100 --large-rounds 50]``
+Run: ``python benchmarks/bench_stumps.py [--rounds 100 --large-rounds 50]``
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 from boosting import SAMME, AdaBoost
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def data_dir() -> Path:

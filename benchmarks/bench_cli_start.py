@@ -8,7 +8,7 @@ interpreter alone), ``oddsboost health --url ...`` and ``oddsboost health`` as t
 container runs it (the port read from the settings), and prints the median of each and how
 far it is above the floor. The aim is under 0.3 s for the health check.
 
-Run: ``python tests/benchmarks/bench_cli_start.py [--runs 20]``
+Run: ``python benchmarks/bench_cli_start.py [--runs 20]``
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class Healthy(BaseHTTPRequestHandler):

@@ -15,17 +15,17 @@ scenarios, each run of one followed at once by a run of the other:
 
 First times a poll that follows a new quote (the board made again), median of ten, then
 waits until the last write is older than the board's settling time, so that the runs
-measure the polls of a board whose watermark is trusted. Prints requests/s, p50 and p99
+measure the polls of a board whose watermark is trusted. Reports requests/s, p50 and p99
 latency of each, the ratio of each poll's throughput to the prediction's with its aim, and
-the machine's load average before and after.
+the machine's load average before and after, in ``docs/figures/bench_upcoming.json`` and its
+block of ``docs/explanation/performance.md`` (``--no-write``: printed only).
 
-Run: ``python tests/benchmarks/bench_upcoming.py [--workers 1 --connections 16
+Run: ``python benchmarks/bench_upcoming.py [--workers 1 --connections 16
 --duration 10 --repeats 1]``
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import random
 import statistics
@@ -35,15 +35,10 @@ from typing import Any
 import httpx
 
 from app.services.upcoming import SETTLED_AFTER
-from tests.benchmarks.bench_value_bets import OTHERS, POOL, book, lua_script
-from tests.benchmarks.common import (
-    LUA_RESULT,
-    load_average,
-    rate,
-    run_wrk,
-    served_quotes,
-    store_quotes,
-)
+from benchmarks.bench_value_bets import OTHERS, POOL, book, lua_script
+from benchmarks.common import LUA_RESULT, run_wrk, served_quotes, store_quotes
+from benchmarks.pages import load_average, provenance
+from benchmarks.throughput_figures import ThroughputRun, arguments, finish, options, scenario
 
 MATCHES = 200
 BOOKMAKERS_PER_MATCH = (6, 40)
@@ -103,15 +98,17 @@ def cold_polls(base: str, quote: dict[str, Any]) -> list[float]:
     return timings
 
 
+LABELS = {
+    "upcoming": f"`GET {BOARD_PATH}`, nothing changed",
+    "upcoming_304": "the same with `If-None-Match` (304)",
+    "match_id": "`POST /predict` by `match_id`",
+}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--repeats", type=int, default=1, help="Runs of each scenario, alternated.")
-    args = parser.parse_args()
-    results: dict[str, list[dict[str, float]]] = {scenario: [] for scenario in SCENARIOS}
-    loads = [load_average()]
+    args = arguments((__doc__ or "").splitlines()[0])
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in SCENARIOS}
+    before = load_average()
     with served_quotes(args.workers, POOL, lambda now: week(random.Random(7), now)) as (
         base,
         quotes,
@@ -135,33 +132,33 @@ def main() -> None:
             "match_id": lua_script("match_id", match_ids),
         }
         for _ in range(args.repeats):
-            for scenario in SCENARIOS:
-                results[scenario].append(
-                    run_wrk(base, scripts[scenario], args.connections, args.duration)
-                )
-    loads.append(load_average())
+            for name in SCENARIOS:
+                results[name].append(run_wrk(base, scripts[name], args.connections, args.duration))
 
-    print(
-        f"wrk, {args.connections} connections, {args.duration} s x {args.repeats} each, "
-        f"{args.workers} worker(s); {MATCHES} matches, {len(quotes)} quotes; the board: "
-        f"{len(board.content):,} bytes; a prediction: {len(predicted.content):,} bytes; "
-        f"load average before {loads[0]}, after {loads[1]}"
+    facts = (
+        f"{MATCHES} upcoming matches, {len(quotes):,} quotes; the board: "
+        f"{len(board.content):,} bytes; a prediction: {len(predicted.content):,} bytes",
+        f"a poll right after a new quote (the board made again): "
+        f"{statistics.median(cold):.1f} ms, the median of {COLD_POLLS}",
     )
-    header = ("scenario", "req/s", "p50 ms", "p99 ms", "errors", "ratio", "aim")
-    print("{:<13} {:>8} {:>8} {:>8} {:>6} {:>6} {:>5}".format(*header))
-    predictions = rate(results["match_id"])
-    for scenario in SCENARIOS:
-        rows = results[scenario]
-        p50 = statistics.median(row["p50_ms"] for row in rows)
-        p99 = statistics.median(row["p99_ms"] for row in rows)
-        errors = int(sum(row["errors"] for row in rows))
-        ratio = f"{rate(rows) / predictions:.2f}" if scenario in AIMS else ""
-        aim = f"{AIMS[scenario]:.2f}" if scenario in AIMS else ""
-        print(
-            f"{scenario:<13} {rate(rows):>8.0f} {p50:>8.2f} {p99:>8.2f} {errors:>6} "
-            f"{ratio:>6} {aim:>5}"
-        )
-    print(f"a poll after a new quote (board made again): {statistics.median(cold):.1f} ms median")
+    finish(
+        ThroughputRun(
+            benchmark="bench_upcoming",
+            measured=provenance(before, options(args, "`wrk`")),
+            compared_with="a prediction by `match_id`",
+            facts=facts,
+            scenarios=tuple(
+                scenario(
+                    label,
+                    results[name],
+                    compared=results["match_id"] if name in AIMS else None,
+                    aim=AIMS.get(name),
+                )
+                for name, label in LABELS.items()
+            ),
+        ),
+        args,
+    )
 
 
 if __name__ == "__main__":

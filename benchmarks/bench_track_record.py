@@ -38,15 +38,15 @@ each request itself) for ``--duration`` seconds. It reports:
 * for each request and number of clients, the growth factor of the median: 10x over 1x.
 
 It prints the figures and, unless ``--quick``, writes them to
-``docs/figures/bench_track_record.json`` and renders that file into ``docs/performance.md``
-between its markers (``tests/benchmarks/track_record_figures.py``). ``--quick`` (5 s runs, a
-2 s timeout) checks the harness on code where each request takes seconds; its figures are
-not written.
+``docs/figures/bench_track_record.json`` and renders that file into
+``docs/explanation/performance.md`` between its markers (``benchmarks/track_record_figures.py``).
+``--quick`` (5 s runs, a 2 s timeout) checks the harness on code where each request takes
+seconds; its figures are not written.
 
 Needs ``wrk`` built with LuaJIT, as upstream's and Debian's are (Debian/Ubuntu: ``apt-get
 install -y wrk``): the script reads the clock through LuaJIT's FFI.
 
-Run: ``python tests/benchmarks/bench_track_record.py [--quick] [--duration 30 --timeout 10]``
+Run: ``python benchmarks/bench_track_record.py [--quick] [--duration 30 --timeout 10]``
 """
 
 from __future__ import annotations
@@ -78,13 +78,13 @@ from sqlalchemy.engine import make_url
 
 from app.db.migrate import head_revision
 from app.settings import Settings, settings_environment
-from tests.benchmarks.bench_ingest import data_files
-from tests.benchmarks.common import ADMIN_KEY, free_port, load_average, serve_process
-from tests.benchmarks.track_record_figures import (
+from benchmarks.bench_ingest import data_files
+from benchmarks.common import ADMIN_KEY, free_port, serve_process
+from benchmarks.pages import commit, load_average
+from benchmarks.track_record_figures import (
     CLIENTS,
     LOGS,
     REQUESTS,
-    ROOT,
     BackendRun,
     Cell,
     Figures,
@@ -719,18 +719,6 @@ def shown(cell: Cell) -> str:
     )
 
 
-def commit() -> str:
-    """The commit measured, marked when the code differs from it."""
-
-    def git(*arguments: str) -> str:
-        return subprocess.run(
-            ["git", *arguments], capture_output=True, text=True, check=True, cwd=ROOT
-        ).stdout.strip()
-
-    changed = git("status", "--porcelain", "--", "app", "migrations", "pyproject.toml")
-    return git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if changed else "")
-
-
 def wrk_version() -> str:
     output = subprocess.run(["wrk", "--version"], capture_output=True, text=True, check=False)
     words = (output.stdout + output.stderr).split()
@@ -810,11 +798,11 @@ def main() -> None:
     print()
     print(render_block(Figures(runs={run.backend: run})))
     if args.quick:
-        print("--quick: a check of the harness; docs/performance.md is left as it is")
+        print("--quick: a check of the harness; the performance page is left as it is")
         return
     save_figures(figures)
     write_block(load_figures())
-    print("written: docs/figures/bench_track_record.json, docs/performance.md")
+    print("written: docs/figures/bench_track_record.json, docs/explanation/performance.md")
 
 
 if __name__ == "__main__":

@@ -9,9 +9,11 @@ For each backend (SQLite always; PostgreSQL when ``ODDSBOOST_BENCH_POSTGRES_URL`
 2. reads back the normalised rows that import produced (competitions, teams, bookmakers,
    matches, quotes) and inserts exactly those rows into a second fresh, migrated database
    with plain SQLAlchemy Core ``executemany`` in one transaction: the floor;
-3. prints rows per second (matches + quotes) of both and the ratio import / raw.
+3. reports rows per second (matches + quotes) of both and the ratio import / raw, in
+   ``docs/figures/bench_ingest.json`` (the latest run of each backend) and its block of
+   ``docs/explanation/performance.md`` (``--no-write``: printed only).
 
-Run: ``python tests/benchmarks/bench_ingest.py``
+Run: ``python benchmarks/bench_ingest.py [--no-write]``
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, Team
 from app.domain.football_data import parse_football_data
 from app.services.ingest import IngestReport, ingest_batch
 from app.services.ingest.bulk import chunks
+from benchmarks import pages
+from benchmarks.pages import PERFORMANCE_PAGE, Provenance, Record
 
 TABLES = [Competition, Team, Bookmaker, Match, OddsQuote]
 
@@ -110,6 +114,84 @@ def run_raw_insert(url: str, rows: dict[str, list[dict[str, Any]]]) -> float:
     return elapsed
 
 
+NAME = "bench_ingest"
+OPTIONS = "every season file imported once, one transaction per file"
+
+
+class IngestRun(Record):
+    """One backend's latest run: the rows of both imports, and how long each took."""
+
+    backend: str
+    measured: Provenance
+    files: int
+    matches: int
+    quotes: int
+    import_seconds: float
+    raw_seconds: float
+
+
+class IngestFigures(Record):
+    """The latest run on each backend, by backend name (``sqlite``, ``postgresql``)."""
+
+    runs: dict[str, IngestRun]
+
+
+def render_block(figures: IngestFigures | None) -> str:
+    """The Markdown between the markers of ``bench_ingest`` (None: nothing measured yet)."""
+    if figures is None or not figures.runs:
+        return f"No figures yet: run `.venv/bin/python benchmarks/{NAME}.py` to measure them.\n"
+    lines = [
+        *(
+            f"* {pages.backend_title(run.backend)}: {pages.provenance_line(run.measured)} "
+            f"{run.files} files: {run.matches:,} matches and {run.quotes:,} quotes."
+            for run in figures.runs.values()
+        ),
+        "",
+        "| backend | import | rows/s | raw executemany | rows/s | ratio |",
+        "|---|---:|---:|---:|---:|---:|",
+        *(_row(run) for run in figures.runs.values()),
+        "",
+        "Rows are matches and quotes; the ratio is the import's rows/s over the raw "
+        "`executemany`'s.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _row(run: IngestRun) -> str:
+    rows = run.matches + run.quotes
+    imported, raw = rows / run.import_seconds, rows / run.raw_seconds
+    return (
+        f"| {pages.backend_title(run.backend)} | {run.import_seconds:.1f} s | "
+        f"{imported:,.0f} | {run.raw_seconds:.1f} s | {raw:,.0f} | {imported / raw:.2f} |"
+    )
+
+
+def load_figures() -> IngestFigures | None:
+    return pages.load_record(IngestFigures, pages.figures_file(NAME))
+
+
+def measure(kind: str, server_url: str | None, files: list[Path]) -> IngestRun:
+    """Both imports of ``files`` on a fresh database of ``kind`` each."""
+    before = pages.load_average()
+    with fresh_database(kind, server_url) as import_url:
+        import_seconds, report = run_import(import_url, files)
+        rows = read_rows(import_url)
+    with fresh_database(kind, server_url) as raw_url:
+        raw_seconds = run_raw_insert(raw_url, rows)
+    assert report.matches_created == len(rows["matches"])
+    assert report.quotes_inserted == len(rows["odds_quotes"])
+    return IngestRun(
+        backend=kind,
+        measured=pages.provenance(before, OPTIONS),
+        files=len(files),
+        matches=len(rows["matches"]),
+        quotes=len(rows["odds_quotes"]),
+        import_seconds=import_seconds,
+        raw_seconds=raw_seconds,
+    )
+
+
 def main() -> None:
     files = data_files()
     server_url = os.environ.get("ODDSBOOST_BENCH_POSTGRES_URL") or os.environ.get(
@@ -118,23 +200,16 @@ def main() -> None:
     kinds = ["sqlite"]
     if server_url and server_url.startswith("postgresql"):
         kinds.append("postgresql")
-    print(f"{len(files)} files")
-    print(f"{'backend':<11} {'import s':>9} {'rows/s':>9} {'raw s':>8} {'rows/s':>9} {'ratio':>6}")
+    previous = load_figures()
+    runs = {} if previous is None else dict(previous.runs)
     for kind in kinds:
-        with fresh_database(kind, server_url) as import_url:
-            import_seconds, report = run_import(import_url, files)
-            rows = read_rows(import_url)
-        with fresh_database(kind, server_url) as raw_url:
-            raw_seconds = run_raw_insert(raw_url, rows)
-        count = len(rows["matches"]) + len(rows["odds_quotes"])
-        assert report.matches_created == len(rows["matches"])
-        assert report.quotes_inserted == len(rows["odds_quotes"])
-        import_rate, raw_rate = count / import_seconds, count / raw_seconds
-        print(
-            f"{kind:<11} {import_seconds:>9.2f} {import_rate:>9.0f} {raw_seconds:>8.2f} "
-            f"{raw_rate:>9.0f} {import_rate / raw_rate:>6.2f}"
-        )
-    print("rows = matches + odds quotes; ratio = import rows/s / raw executemany rows/s")
+        runs[kind] = measure(kind, server_url, files)
+    figures = IngestFigures(runs=dict(sorted(runs.items())))
+    print(render_block(figures))
+    if "--no-write" not in sys.argv[1:]:
+        pages.save_record(figures, pages.figures_file(NAME))
+        pages.write_block(PERFORMANCE_PAGE, NAME, render_block(figures))
+        print(f"written: {pages.figures_file(NAME)}, {PERFORMANCE_PAGE}")
 
 
 if __name__ == "__main__":

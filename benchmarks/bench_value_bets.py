@@ -12,35 +12,35 @@ the other so both see the same load on a shared machine:
   dashboard polls it;
 * match_id: POST /predict {"match_id": n}, n drawn from the same 50 matches.
 
-Prints requests/s, p50 and p99 latency (medians over ``--repeats``) of each, and the ratio
-of the list's throughput to the prediction's. The aim: the list in the same time class as
-one prediction by id (a ratio well above 0.1: not ten times slower).
+Reports requests/s, p50 and p99 latency (medians over ``--repeats``) of each, and the ratio
+of the list's throughput to the prediction's, in ``docs/figures/bench_value_bets.json`` and its
+block of ``docs/explanation/performance.md`` (``--no-write``: printed only). The aim: the
+list in the same time class as one prediction by id (a ratio well above 0.1: not ten times
+slower).
 
-Run: ``python tests/benchmarks/bench_value_bets.py [--workers 1 --connections 16
+Run: ``python benchmarks/bench_value_bets.py [--workers 1 --connections 16
 --duration 10 --repeats 1]``
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import datetime as dt
 import random
 import shutil
-import statistics
 import time
 from typing import Any
 
 import httpx
 
-from tests.benchmarks.common import (
+from benchmarks.common import (
     LUA_RESULT,
     latency_summary,
-    load_average,
-    rate,
     run_wrk,
     served_quotes,
 )
+from benchmarks.pages import load_average, provenance
+from benchmarks.throughput_figures import ThroughputRun, arguments, finish, options, scenario
 
 MATCHES = 50
 BOOKMAKERS_PER_MATCH = (6, 40)
@@ -140,13 +140,9 @@ def measure(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--repeats", type=int, default=1, help="Runs of each scenario, alternated.")
-    args = parser.parse_args()
-    results: dict[str, list[dict[str, float]]] = {scenario: [] for scenario in SCENARIOS}
+    args = arguments((__doc__ or "").splitlines()[0])
+    before = load_average()
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in SCENARIOS}
     with served_quotes(args.workers, POOL, lambda now: matchday(random.Random(7), now)) as (
         base,
         quotes,
@@ -160,34 +156,35 @@ def main() -> None:
         predicted = httpx.post(f"{base}/predict", json={"match_id": match_ids[0]})
         assert predicted.status_code == 200, predicted.text
         for _ in range(args.repeats):
-            for scenario in SCENARIOS:
-                results[scenario].append(
-                    measure(base, scenario, match_ids, args.connections, args.duration)
+            for name in SCENARIOS:
+                results[name].append(
+                    measure(base, name, match_ids, args.connections, args.duration)
                 )
 
-    tool = "wrk" if shutil.which("wrk") else "asyncio client"
-    print(
-        f"{tool}, {args.connections} connections, {args.duration} s x {args.repeats} each, "
-        f"{args.workers} worker(s); {MATCHES} matches, {len(quotes)} quotes; the list: "
-        f"{body['total']} value bets, {len(listed.content):,} bytes; a prediction: "
-        f"{len(predicted.content):,} bytes; load average {load_average()}"
+    tool = "`wrk`" if shutil.which("wrk") else "an asyncio client"
+    facts = (
+        f"{MATCHES} upcoming matches, {len(quotes):,} quotes",
+        f"the list: {body['total']} value bets, {len(listed.content):,} bytes; a prediction: "
+        f"{len(predicted.content):,} bytes",
     )
-    print(
-        "{:<11} {:>8} {:>8} {:>8} {:>6}".format("scenario", "req/s", "p50 ms", "p99 ms", "errors")
+    prediction = "`POST /predict` by `match_id`, the same matches"
+    finish(
+        ThroughputRun(
+            benchmark="bench_value_bets",
+            measured=provenance(before, options(args, tool)),
+            compared_with="a prediction by `match_id`",
+            facts=facts,
+            scenarios=(
+                scenario(
+                    "`GET /value-bets?limit=500`, the whole matchday",
+                    results["value_bets"],
+                    compared=results["match_id"],
+                ),
+                scenario(prediction, results["match_id"]),
+            ),
+        ),
+        args,
     )
-    for scenario in SCENARIOS:
-        rows = results[scenario]
-        p50 = statistics.median(row["p50_ms"] for row in rows)
-        p99 = statistics.median(row["p99_ms"] for row in rows)
-        errors = int(sum(row["errors"] for row in rows))
-        print(f"{scenario:<11} {rate(rows):>8.0f} {p50:>8.2f} {p99:>8.2f} {errors:>6}")
-    ratios = [
-        listed_run["requests"] / listed_run["seconds"] / (run["requests"] / run["seconds"])
-        for listed_run, run in zip(results["value_bets"], results["match_id"], strict=True)
-    ]
-    overall = rate(results["value_bets"]) / rate(results["match_id"])
-    runs = ", ".join(f"{ratio:.2f}" for ratio in ratios)
-    print(f"ratio value_bets / match_id: {overall:.2f} (runs: {runs})")
 
 
 if __name__ == "__main__":

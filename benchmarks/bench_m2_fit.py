@@ -6,7 +6,7 @@ T plain reductions (``ndarray.sum``) over a float32 array of the same (m, B, K) 
 time it takes just to read that much memory T times. Prints both, their ratio, and the peak
 extra memory of the fit. The aim is a ratio of at most 1.5.
 
-Run: ``python tests/benchmarks/bench_m2_fit.py [--samples N --hypotheses B --rounds T]``
+Run: ``python benchmarks/bench_m2_fit.py [--samples N --hypotheses B --rounds T]``
 """
 
 from __future__ import annotations

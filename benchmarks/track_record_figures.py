@@ -1,7 +1,6 @@
 """The figures of ``bench_track_record.py``: their records, the JSON file that keeps them
-(``docs/figures/bench_track_record.json``) and the block of ``docs/performance.md`` rendered
-from that file, between two markers, so the figures in the docs are never typed by hand
-(``tests/test_docs_figures.py`` checks the block is the rendering of the file).
+(``docs/figures/bench_track_record.json``) and the block of ``docs/explanation/performance.md``
+rendered from that file by the one writer of generated blocks (``benchmarks/pages.py``).
 
 Nothing here measures anything: this module only reads, renders and writes.
 """
@@ -11,13 +10,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from benchmarks import pages
+from benchmarks.pages import PERFORMANCE_PAGE, Record
 
-ROOT = Path(__file__).resolve().parents[2]
-FIGURES_FILE = ROOT / "docs" / "figures" / "bench_track_record.json"
-PERFORMANCE_DOC = ROOT / "docs" / "performance.md"
-START_MARKER = "<!-- bench_track_record:start -->"
-END_MARKER = "<!-- bench_track_record:end -->"
+NAME = "bench_track_record"
+FIGURES_FILE = pages.figures_file(NAME)
+START_MARKER, END_MARKER = pages.markers(NAME)
 
 # The aims of each request, with 6 and with 32 concurrent clients, on either log.
 AIM_MEDIAN_MS = 200.0
@@ -25,31 +23,9 @@ AIM_EXTRA_MB = 30.0
 REQUESTS = ("/performance", "/dashboard/track-record", "/dashboard/model")
 CLIENTS = (6, 32)
 LOGS = ("1x", "10x")
-BACKEND_TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
 
-INTRO = """# Performance
-
-Figures the benchmarks under `tests/benchmarks/` measured on the service. Each block between
-two `<!-- ...:start -->` / `<!-- ...:end -->` markers is written by its benchmark from the
-JSON results it keeps in `docs/figures/`: run the benchmark again rather than editing one.
-
-## The track record's pages under load
-
-`tests/benchmarks/bench_track_record.py` builds the database of every season file (all 110
-of `../shared/data/football-data` imported, `oddsboost refit --until 2019-06-01`,
-`oddsboost track-record rebuild --from 2000-01-01 --to 2020-01-01`) and a second one with
-ten times its track record (its matches and quotes copied under nine more competition codes,
-then logged by the same rebuild), and drives `oddsboost serve` on each with `wrk`:
-`GET /performance`, `GET /dashboard/track-record` and `GET /dashboard/model`, each with 6 and
-with 32 concurrent clients. Run it with `.venv/bin/python tests/benchmarks/bench_track_record.py`
-(`ODDSBOOST_BENCH_POSTGRES_URL=postgresql+psycopg://...` for PostgreSQL; `--help` for the
-options).
-
-"""
-
-
-class Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+# A page made from nothing starts with its title.
+INTRO = "# Performance\n\n"
 
 
 class LogDatabase(Record):
@@ -112,12 +88,11 @@ class Figures(Record):
 
 
 def load_figures(path: Path = FIGURES_FILE) -> Figures | None:
-    return Figures.model_validate_json(path.read_text()) if path.is_file() else None
+    return pages.load_record(Figures, path)
 
 
 def save_figures(figures: Figures, path: Path = FIGURES_FILE) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(figures.model_dump_json(indent=2) + "\n")
+    pages.save_record(figures, path)
 
 
 def with_run(figures: Figures | None, run: BackendRun) -> Figures:
@@ -157,7 +132,7 @@ def render_block(figures: Figures | None) -> str:
     """The Markdown between the markers, for ``figures`` (None: nothing measured yet)."""
     if figures is None or not figures.runs:
         return (
-            "No figures yet: run `.venv/bin/python tests/benchmarks/bench_track_record.py` "
+            "No figures yet: run `.venv/bin/python benchmarks/bench_track_record.py` "
             "to measure them.\n"
         )
     return "\n".join(_render_run(run) for run in figures.runs.values())
@@ -166,7 +141,7 @@ def render_block(figures: Figures | None) -> str:
 def _render_run(run: BackendRun) -> str:
     met = sum(aims_met(cell) for cell in run.cells)
     lines = [
-        f"### {BACKEND_TITLES.get(run.backend, run.backend)}",
+        f"### {pages.backend_title(run.backend)}",
         "",
         f"Measured on {run.measured_on} at commit `{run.commit}`, {run.cores} cores (load "
         f"average {run.load_average_before} before, {run.load_average_after} after): "
@@ -244,25 +219,10 @@ def _number(value: float) -> str:
 
 def read_block(text: str) -> str | None:
     """What stands between the markers in ``text`` (None: no markers)."""
-    start, end = text.find(START_MARKER), text.find(END_MARKER)
-    if start < 0 or end < start:
-        return None
-    return text[start + len(START_MARKER) : end].strip("\n") + "\n"
+    return pages.read_block(text, NAME)
 
 
-def with_block(text: str, block: str) -> str:
-    """``text`` with ``block`` between its markers; the markers and the block are appended
-    when ``text`` has none."""
-    framed = f"{START_MARKER}\n{block.rstrip()}\n{END_MARKER}"
-    start, end = text.find(START_MARKER), text.find(END_MARKER)
-    if start < 0 or end < start:
-        return text.rstrip("\n") + "\n\n" + framed + "\n" if text.strip() else framed + "\n"
-    return text[:start] + framed + text[end + len(END_MARKER) :]
-
-
-def write_block(figures: Figures | None, path: Path = PERFORMANCE_DOC) -> None:
-    """Render ``figures`` into the document at ``path``, made with its introduction when
-    missing; nothing outside the markers is changed."""
-    text = path.read_text() if path.is_file() else INTRO
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(with_block(text, render_block(figures)))
+def write_block(figures: Figures | None, path: Path = PERFORMANCE_PAGE) -> None:
+    """Render ``figures`` into the page at ``path``, made with its title when missing;
+    nothing outside the markers is changed."""
+    pages.write_block(path, NAME, render_block(figures), INTRO)

@@ -12,7 +12,7 @@ those steps: the framework, the middleware and the metrics.
 Each figure is the best of ``--repeats`` rounds of ``--requests`` requests (the least
 disturbed by other work), in microseconds of CPU time of this process.
 
-Run: ``python tests/benchmarks/profile_predict.py [--requests 2000 --repeats 9]``
+Run: ``python benchmarks/profile_predict.py [--requests 2000 --repeats 9]``
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from app.logs import configure_logging
 from app.main import create_app
 from app.services.prediction import PredictionAnswer
 from app.state import AppState, app_state
-from tests.benchmarks.bare_app import create_bare_app
-from tests.benchmarks.bench_predict import inline_odds, prepare
+from benchmarks.bare_app import create_bare_app
+from benchmarks.bench_predict import inline_odds, prepare
 
 
 def scope_of(body: bytes, state: dict[str, object]) -> dict[str, object]:

@@ -14,11 +14,14 @@ scripts when it is installed (else an asyncio client), with the same concurrency
 * batch100: POST /predict/batch with 100 inline items.
 
 Both servers run side by side and each real run is followed at once by the bare run of the
-same scenario, so that both see the same load on a shared machine. Prints requests/s, p50
+same scenario, so that both see the same load on a shared machine. Reports requests/s, p50
 and p99 latency (medians over ``--repeats``) for each, and its throughput ratio to the bare
 app. Aims: inline >= 0.6, match_id >= 0.7.
 
-Run: ``python tests/benchmarks/bench_predict.py [--workers 1 --connections 16 --duration 10
+Writes ``docs/figures/bench_predict.json`` and its block of
+``docs/explanation/performance.md`` (``--no-write``: prints them only).
+
+Run: ``python benchmarks/bench_predict.py [--workers 1 --connections 16 --duration 10
 --repeats 1]``
 """
 
@@ -31,7 +34,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -46,14 +48,15 @@ from app.domain.vocabulary import RunTrigger
 from app.services.ingest import import_football_data
 from app.services.refit import run_refit
 from app.settings import Settings, settings_environment
-from tests.benchmarks.common import (
+from benchmarks.common import (
     LUA_RESULT,
     free_port,
     latency_summary,
-    rate,
     run_wrk,
     serve,
 )
+from benchmarks.pages import load_average, provenance
+from benchmarks.throughput_figures import ThroughputRun, arguments, finish, options, scenario
 
 LEAGUES = ("E0", "SP1", "I1", "D1", "F1")
 SEASONS = ("1516", "1617", "1718", "1819")
@@ -211,85 +214,102 @@ def measure(
     return asyncio.run(run_asyncio(base, scenario, match_ids, connections, seconds))
 
 
+SCENARIOS = {
+    "inline": "inline, six bookmakers, new odds every request",
+    "match_id": f"by `match_id`, the {DASHBOARD_MATCHES} matches of a matchday",
+    "match_id_all": "by `match_id`, every match of 2018/19 at random",
+    "batch100": "batch of 100 inline items",
+}
+AIMS = {"inline": 0.6, "match_id": 0.7}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument(
-        "--repeats", type=int, default=1, help="Runs of each scenario on each server."
-    )
-    args = parser.parse_args()
+    args = arguments((__doc__ or "").splitlines()[0])
     data_dir = Path(os.environ.get("ODDSBOOST_DATA_DIR", "../shared/data"))
-    scenarios = ("inline", "match_id", "match_id_all", "batch100")
+    before = load_average()
 
     with tempfile.TemporaryDirectory() as directory:
         settings, match_ids = prepare(Path(directory), data_dir)
-        environment = {**os.environ, **settings_environment(settings)}
-        uvicorn_options = ["--workers", str(args.workers)]
-        real_port, bare_port = free_port(), free_port()
-        rng = random.Random(7)
-        sizes: dict[str, int] = {}
-        results: dict[str, dict[str, list[dict[str, float]]]] = {
-            server: {scenario: [] for scenario in scenarios} for server in ("real", "bare")
-        }
-        with serve(
-            [sys.executable, "-m", "app", "serve", "--port", str(real_port), *uvicorn_options],
-            environment,
-            real_port,
-            "/models/active",
-        ) as real_base:
-            for scenario in scenarios:
-                path, body = request_body(scenario, match_ids, rng)
-                response = httpx.post(f"{real_base}{path}", json=body, timeout=30)
-                assert response.status_code == 200, response.text
-                sizes[scenario] = len(response.content)
-            bodies = {"/predict": sizes["match_id"], "/predict/batch": sizes["batch100"]}
-            bare_environment = {
-                **os.environ,
-                "ODDSBOOST_BENCH_BODIES": json.dumps(bodies),
-                "PYTHONPATH": str(HERE),
-            }
-            bare_command = [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "bare_app:create_bare_app",
-                "--factory",
-                "--port",
-                str(bare_port),
-                *uvicorn_options,
-            ]
-            with serve(bare_command, bare_environment, bare_port, "/docs") as bare_base:
-                # Each real run is followed at once by its bare run: on a shared machine the
-                # load drifts, and the ratio should compare the two under the same load.
-                for scenario in scenarios:
-                    for _ in range(args.repeats):
-                        for server, base in (("real", real_base), ("bare", bare_base)):
-                            results[server][scenario].append(
-                                measure(base, scenario, match_ids, args.connections, args.duration)
-                            )
+        sizes, results = measure_both(settings, match_ids, args)
 
-    tool = "wrk" if shutil.which("wrk") else "asyncio client"
-    print(
-        f"{tool}, {args.connections} connections, {args.duration} s x {args.repeats} each, "
-        f"{args.workers} worker(s) per server; response sizes {sizes}"
-    )
-    header = ("scenario", "server", "req/s", "p50 ms", "p99 ms", "errors", "ratio")
-    print("{:<12} {:<5} {:>8} {:>8} {:>8} {:>6} {:>6}".format(*header))
-    for scenario in scenarios:
-        bare_rate = rate(results["bare"][scenario])
-        for server in ("bare", "real"):
-            rows = results[server][scenario]
-            ratio = f"{rate(rows) / bare_rate:6.2f}" if server == "real" else ""
-            p50 = statistics.median(row["p50_ms"] for row in rows)
-            p99 = statistics.median(row["p99_ms"] for row in rows)
-            errors = int(sum(row["errors"] for row in rows))
-            print(
-                f"{scenario:<12} {server:<5} {rate(rows):>8.0f} {p50:>8.2f} "
-                f"{p99:>8.2f} {errors:>6} {ratio:>6}"
+    tool = "`wrk`" if shutil.which("wrk") else "an asyncio client"
+    facts = [
+        f"{len(match_ids):,} matches of 2018/19 in the database; answers of "
+        + ", ".join(f"{size:,} bytes ({name})" for name, size in sizes.items())
+    ]
+    rows = []
+    for name, label in SCENARIOS.items():
+        rows.append(scenario(f"{label}: the bare app", results["bare"][name]))
+        rows.append(
+            scenario(
+                f"{label}: oddsboost",
+                results["real"][name],
+                compared=results["bare"][name],
+                aim=AIMS.get(name),
             )
-    print("aims: inline ratio >= 0.6, match_id ratio >= 0.7")
+        )
+    finish(
+        ThroughputRun(
+            benchmark="bench_predict",
+            measured=provenance(before, options(args, tool)),
+            compared_with="the bare app",
+            facts=tuple(facts),
+            scenarios=tuple(rows),
+        ),
+        args,
+    )
+
+
+def measure_both(
+    settings: Settings, match_ids: list[int], args: argparse.Namespace
+) -> tuple[dict[str, int], dict[str, dict[str, list[dict[str, float]]]]]:
+    """Both servers started side by side, each real run followed at once by its bare run:
+    the response sizes and the runs of each server and scenario."""
+    environment = {**os.environ, **settings_environment(settings)}
+    uvicorn_options = ["--workers", str(args.workers)]
+    real_port, bare_port = free_port(), free_port()
+    rng = random.Random(7)
+    sizes: dict[str, int] = {}
+    results: dict[str, dict[str, list[dict[str, float]]]] = {
+        server: {name: [] for name in SCENARIOS} for server in ("real", "bare")
+    }
+    with serve(
+        [sys.executable, "-m", "app", "serve", "--port", str(real_port), *uvicorn_options],
+        environment,
+        real_port,
+        "/models/active",
+    ) as real_base:
+        for name in SCENARIOS:
+            path, body = request_body(name, match_ids, rng)
+            response = httpx.post(f"{real_base}{path}", json=body, timeout=30)
+            assert response.status_code == 200, response.text
+            sizes[name] = len(response.content)
+        bodies = {"/predict": sizes["match_id"], "/predict/batch": sizes["batch100"]}
+        bare_environment = {
+            **os.environ,
+            "ODDSBOOST_BENCH_BODIES": json.dumps(bodies),
+            "PYTHONPATH": str(HERE),
+        }
+        bare_command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "bare_app:create_bare_app",
+            "--factory",
+            "--port",
+            str(bare_port),
+            *uvicorn_options,
+        ]
+        with serve(bare_command, bare_environment, bare_port, "/docs") as bare_base:
+            # Each real run is followed at once by its bare run: on a shared machine the
+            # load drifts, and the ratio should compare the two under the same load.
+            for name in SCENARIOS:
+                for _ in range(args.repeats):
+                    for server, base in (("real", real_base), ("bare", bare_base)):
+                        results[server][name].append(
+                            measure(base, name, match_ids, args.connections, args.duration)
+                        )
+    return sizes, results
 
 
 if __name__ == "__main__":

@@ -174,8 +174,3 @@ def store_quotes(base: str, quotes: list[dict[str, Any]]) -> httpx.Response:
     return httpx.post(
         f"{base}/admin/odds", json={"quotes": quotes}, headers={"X-API-Key": ADMIN_KEY}, timeout=120
     )
-
-
-def load_average() -> str:
-    """The machine's load average over 1, 5 and 15 minutes, as /proc/loadavg says it."""
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
