@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import Engine, Insert, and_, func, or_, select
+from sqlalchemy import Engine, Insert, and_, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -183,7 +183,7 @@ def _unlogged(
         )
         statement = statement.where(held.exists())
     rows = session.execute(statement).all()
-    return len(rows), [(row[0], row[1]) for row in rows if row[2] is None]
+    return len(rows), [(match_id, kickoff) for match_id, kickoff, entry in rows if entry is None]
 
 
 def log_matches(
@@ -227,10 +227,10 @@ def versions_at(session: Session, moments: Sequence[dt.datetime]) -> list[int | 
     ).all()
     if not activations:
         return [None] * len(moments)
-    times = np.array([row[0].timestamp() for row in activations])
+    times = np.array([activated_at.timestamp() for activated_at, _ in activations])
     wanted = np.array([moment.timestamp() for moment in moments], dtype=np.float64)
     positions = np.searchsorted(times, wanted, side="right") - 1
-    return [None if p < 0 else int(activations[p][1]) for p in positions.tolist()]
+    return [None if p < 0 else int(activations[p].version_id) for p in positions.tolist()]
 
 
 def _quoted(
@@ -352,10 +352,6 @@ def record_rolling_score(session: Session, *, now: dt.datetime) -> RollingScore:
     session.add(score)
     session.flush()
     return score
-
-
-def count_entries(session: Session) -> int:
-    return session.scalar(select(func.count()).select_from(PredictionLogEntry)) or 0
 
 
 def track_record_job(engine: Engine, settings: Settings, *, clock: Clock = utcnow) -> None:

@@ -501,14 +501,15 @@ class Stamp:
 
 def stamp(session: Session) -> Stamp:
     revision = select(TrackRecordState.revision).where(TrackRecordState.id == STATE_ID)
-    row = session.execute(
-        select(
-            revision.scalar_subquery(),
-            select(func.max(Match.updated_at)).scalar_subquery(),
-            select(func.max(PredictionLogEntry.id)).scalar_subquery(),
-        )
-    ).one()
-    return Stamp(row[0], row[1], row[2])
+    return Stamp(
+        *session.execute(
+            select(
+                revision.scalar_subquery(),
+                select(func.max(Match.updated_at)).scalar_subquery(),
+                select(func.max(PredictionLogEntry.id)).scalar_subquery(),
+            )
+        ).one()
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -651,7 +652,7 @@ def _latest_days(
         .order_by(TrackRecordDay.day.desc())
         .limit(days_max)
     )
-    stored = ((row[0], DaySums(*row[1:])) for row in session.execute(statement))
+    stored = ((day, DaySums(*sums)) for day, *sums in session.execute(statement))
     fresh = ((key.day, sums) for key, sums in computed.days.items())
     return sorted(added_up([*stored, *fresh]).items())[-days_max:]
 
@@ -664,7 +665,7 @@ def _bookmaker_totals(
         .where(*_stored(TrackRecordBookmaker, window, split))
         .group_by(TrackRecordBookmaker.bookmaker)
     )
-    stored = ((row[0], BookmakerSums(*row[1:])) for row in session.execute(statement))
+    stored = ((key, BookmakerSums(*sums)) for key, *sums in session.execute(statement))
     fresh = ((code, sums) for (_, code), sums in computed.bookmakers.items())
     return added_up([*stored, *fresh])
 
@@ -686,7 +687,7 @@ def _best_days(
         )
         .group_by(TrackRecordBookmaker.day)
     )
-    stored = ((row[0], BookmakerSums(*row[1:])) for row in session.execute(statement))
+    stored = ((key, BookmakerSums(*sums)) for key, *sums in session.execute(statement))
     fresh = (
         (key.day, sums)
         for (key, code), sums in computed.bookmakers.items()
@@ -734,7 +735,10 @@ def reliability_sums(session: Session, terms: TallyTerms) -> ReliabilitySums:
         .where(*conditions)
         .group_by(TrackRecordReliability.outcome, TrackRecordReliability.bin)
     )
-    stored = (((row[0], row[1]), BinSums(*row[2:])) for row in session.execute(statement))
+    stored = (
+        ((outcome, index), BinSums(count, predicted, observed))
+        for outcome, index, count, predicted, observed in session.execute(statement)
+    )
     fresh = (((outcome, index), sums) for (_, outcome, index), sums in computed.reliability.items())
     matches = _total(session, Window(), split, computed).matches
     return ReliabilitySums(matches, added_up([*stored, *fresh]))
