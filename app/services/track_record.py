@@ -33,14 +33,18 @@ from app.db.orm import (
 )
 from app.domain.prediction import QuotedMatch
 from app.domain.track_record import served_predictions
-from app.domain.track_record_aggregates import RELIABILITY_BINS, TallyTerms, performance_of_sums
+from app.domain.track_record_aggregates import (
+    RELIABILITY_BINS,
+    TallyTerms,
+    performance_of_sums,
+    served_against_consensus,
+)
 from app.domain.track_record_scores import (
     BEST_COVERAGE,
     CLOSING_METHOD,
     CLOSING_REFERENCE,
     Performance,
     SettledEntry,
-    served_against_consensus,
 )
 from app.domain.wording import counted
 from app.services import track_record_aggregates as aggregates
