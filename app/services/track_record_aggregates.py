@@ -384,14 +384,9 @@ def fill(
     ``sessions`` (``between_chunks`` runs after each commit, by default
     :func:`let_writers_in`); returns the number of chunks.
     Resumable: a fill stopped half-way goes on from its last committed chunk."""
-    chunks = 0
-    while True:
-        with session_scope(sessions) as session:
-            step = fill_chunk(session, terms, now=now)
-        if step is None:
-            return chunks
-        chunks += 1
-        (between_chunks or let_writers_in)()
+    return _in_chunks(
+        sessions, lambda session: fill_chunk(session, terms, now=now) is not None, between_chunks
+    )
 
 
 def catch_up(
@@ -405,23 +400,34 @@ def catch_up(
     pass, oldest changes first, in chunks of about ``FILL_ENTRIES`` entries, each its own
     transaction (the last few are left to the next :func:`refresh`); returns the number of
     chunks."""
-    chunks = fill(sessions, terms, now=now, between_chunks=between_chunks)
+    return fill(sessions, terms, now=now, between_chunks=between_chunks) + _in_chunks(
+        sessions, lambda session: _catch_up_chunk(session, terms, now=now), between_chunks
+    )
+
+
+def _in_chunks(
+    sessions: sessionmaker[Session],
+    chunk: Callable[[Session], bool],
+    between_chunks: Callable[[], None] | None,
+) -> int:
+    """``chunk`` in a write transaction of its own, again until it did nothing; how many
+    times it did something."""
+    done = 0
     while True:
         with session_scope(sessions) as session:
-            caught_up = _catch_up_chunk(session, terms, now=now)
-        if caught_up:
-            return chunks
-        chunks += 1
+            if not chunk(session):
+                return done
+        done += 1
         (between_chunks or let_writers_in)()
 
 
 def _catch_up_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) -> bool:
     """Recompute the days of the oldest changes after the watermark, whole moments of
-    change at a time, and move the watermark past them; True when fewer than
-    ``FILL_ENTRIES`` entries are left to a pass."""
+    change at a time, and move the watermark past them; False (nothing done) when fewer
+    than ``FILL_ENTRIES`` entries are left to a pass."""
     state = _state(session, lock=True)
     if terms_of(state) != terms or not state.complete or state.matches_through is None:
-        return True
+        return False
     changes = session.execute(
         select(Match.updated_at, PredictionLogEntry.kickoff)
         .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
@@ -430,7 +436,7 @@ def _catch_up_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) ->
         .limit(FILL_ENTRIES)
     ).all()
     if len(changes) < FILL_ENTRIES:
-        return True
+        return False
     last = changes[-1][0]
     # The matches of one write share its moment: they are taken together, all of them.
     whole = [change for change in changes if change[0] < last] or _changed_at(session, last)
@@ -440,7 +446,7 @@ def _catch_up_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) ->
     state.checked_at = now
     state.revision += 1
     session.flush()
-    return False
+    return True
 
 
 def _changed_at(session: Session, moment: dt.datetime) -> list[tuple[dt.datetime, dt.datetime]]:
@@ -471,9 +477,6 @@ class Coverage:
     filled_until: dt.date | None
     entries_through: int
     matches_through: dt.datetime | None
-
-    def covers(self, day: dt.date) -> bool:
-        return self.complete or (self.filled_until is not None and day < self.filled_until)
 
 
 def coverage(session: Session) -> Coverage:
