@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import Engine, Insert, and_, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Engine, and_, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_session_factory, session_scope
@@ -48,6 +47,7 @@ from app.domain.track_record_scores import (
 )
 from app.domain.wording import counted
 from app.services import track_record_aggregates as aggregates
+from app.services.ingest.bulk import chunks, insert_new
 from app.services.locks import serialise_track_record_writes
 from app.services.model_versions import ensemble_of
 from app.services.serving import stored_matches
@@ -265,22 +265,11 @@ def _insert(
         }
         for info, served in entries
     ]
-    written = 0
-    for start in range(0, len(values), INSERT_CHUNK):
-        statement = _insert_new(session).values(values[start : start + INSERT_CHUNK])
-        # RETURNING gives the rows inserted, not those left alone: a count every driver gives.
-        written += len(session.execute(statement.returning(PredictionLogEntry.id)).all())
-    return written
-
-
-def _insert_new(session: Session) -> Insert:
-    """An insert that leaves a match already logged as it is (a concurrent writer's entry
-    included): never an update."""
-    if session.get_bind().dialect.name == "postgresql":
-        return postgresql.insert(PredictionLogEntry).on_conflict_do_nothing(
-            index_elements=["match_id"]
-        )
-    return sqlite.insert(PredictionLogEntry).on_conflict_do_nothing(index_elements=["match_id"])
+    # RETURNING gives the rows inserted, not those left alone: a count every driver gives.
+    statement = insert_new(session, PredictionLogEntry).returning(PredictionLogEntry.id)
+    return sum(
+        len(session.execute(statement.values(part)).all()) for part in chunks(values, INSERT_CHUNK)
+    )
 
 
 @dataclass(frozen=True, slots=True)
