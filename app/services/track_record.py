@@ -51,6 +51,7 @@ from app.services.ingest.bulk import chunks, insert_new
 from app.services.locks import serialise_track_record_writes
 from app.services.model_versions import ensemble_of
 from app.services.serving import stored_matches
+from app.services.track_record_aggregates import PerformanceQuery as PerformanceQuery
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -273,13 +274,6 @@ def _insert(
 
 
 @dataclass(frozen=True, slots=True)
-class PerformanceQuery:
-    kickoff_from: dt.datetime | None = None
-    kickoff_to: dt.datetime | None = None
-    competition: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class PerformanceReport:
     """How the logged predictions of the settled matches of a window fared, with the rules
     that chose the comparisons."""
@@ -301,7 +295,6 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
     [from, to) (of one competition, or all), by their results as they are now, read from
     the aggregates (the bankroll staked by the terms they were made with)."""
     terms = aggregates.coverage(session).terms or tally_terms(settings)
-    window = aggregates.Window(query.kickoff_from, query.kickoff_to, query.competition)
     return PerformanceReport(
         kickoff_from=query.kickoff_from,
         kickoff_to=query.kickoff_to,
@@ -313,7 +306,7 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
         stake_cap=terms.stake_cap,
         days_max=settings.performance_days_max,
         performance=performance_of_sums(
-            aggregates.window_sums(session, window, terms, days_max=settings.performance_days_max)
+            aggregates.window_sums(session, query, terms, days_max=settings.performance_days_max)
         ),
     )
 
@@ -321,11 +314,10 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
 def settled_entries(session: Session, query: PerformanceQuery) -> list[SettledEntry]:
     """Every scored entry of ``query``'s window, read one by one (the aggregates' rule of
     which entries are scored)."""
-    wanted = aggregates.EntryFilter((), query.kickoff_from, query.kickoff_to, query.competition)
     return [
         SettledEntry(match_id, kickoff, result, served)
         for match_id, kickoff, result, served, _ in session.execute(
-            aggregates.scored_statement(wanted)
+            aggregates.scored_statement(query)
         ).all()
         if result is not None  # settled, as the query asks
     ]

@@ -65,6 +65,7 @@ from app.domain.track_record_aggregates import (
     utc_day,
 )
 from app.domain.track_record_scores import SettledEntry
+from app.services.ingest.bulk import chunks
 from app.services.locks import serialise_track_record_writes
 
 STATE_ID = 1
@@ -94,24 +95,25 @@ def _midnight(day: dt.date) -> dt.datetime:
 
 
 @dataclass(frozen=True, slots=True)
-class EntryFilter:
-    """Scored entries of some days (in ``ranges`` of kickoffs), within a window, of one
-    competition or all."""
+class PerformanceQuery:
+    """Kickoffs in [from, to) (either end open), of one competition or all."""
 
-    ranges: Sequence[tuple[dt.datetime, dt.datetime]]
     kickoff_from: dt.datetime | None = None
     kickoff_to: dt.datetime | None = None
     competition: str | None = None
 
 
-def scored_entries(session: Session, wanted: EntryFilter) -> list[tuple[SettledEntry, int]]:
-    """The scored entries ``wanted`` names (a settled match, logged at the kickoff it
-    still has), each with its competition's id."""
+def scored_entries(
+    session: Session,
+    ranges: Sequence[tuple[dt.datetime, dt.datetime]],
+    window: PerformanceQuery = PerformanceQuery(),
+) -> list[tuple[SettledEntry, int]]:
+    """The scored entries (a settled match, logged at the kickoff it still has) of
+    ``window`` with kickoffs in ``ranges``, each with its competition's id."""
     found: list[tuple[SettledEntry, int]] = []
-    for start in range(0, len(wanted.ranges), DAYS_PER_STATEMENT):
-        ranges = wanted.ranges[start : start + DAYS_PER_STATEMENT]
-        statement = scored_statement(wanted).where(
-            or_(*(_kickoff_between(low, high) for low, high in ranges))
+    for part in chunks(ranges, DAYS_PER_STATEMENT):
+        statement = scored_statement(window).where(
+            or_(*(_kickoff_between(low, high) for low, high in part))
         )
         found.extend(
             (SettledEntry(match_id, kickoff, result, served), competition)
@@ -126,10 +128,10 @@ def _kickoff_between(low: dt.datetime, high: dt.datetime) -> ColumnElement[bool]
 
 
 def scored_statement(
-    wanted: EntryFilter,
+    window: PerformanceQuery,
 ) -> Select[int, dt.datetime, str | None, ServedPrediction, int]:
-    """The scored entries of ``wanted``'s window and competition (its ``ranges`` left to the
-    caller), each with its match's result and competition's id, by kickoff."""
+    """The scored entries of ``window``, each with its match's result and competition's
+    id, by kickoff."""
     statement = (
         select(
             PredictionLogEntry.match_id,
@@ -144,12 +146,12 @@ def scored_statement(
         .where(Match.is_settled, PredictionLogEntry.kickoff == Match.kickoff)
         .order_by(PredictionLogEntry.kickoff, PredictionLogEntry.match_id)
     )
-    if wanted.kickoff_from is not None:
-        statement = statement.where(PredictionLogEntry.kickoff >= wanted.kickoff_from)
-    if wanted.kickoff_to is not None:
-        statement = statement.where(PredictionLogEntry.kickoff < wanted.kickoff_to)
-    if wanted.competition is not None:
-        statement = statement.where(Match.competition_id == _competition_id(wanted.competition))
+    if window.kickoff_from is not None:
+        statement = statement.where(PredictionLogEntry.kickoff >= window.kickoff_from)
+    if window.kickoff_to is not None:
+        statement = statement.where(PredictionLogEntry.kickoff < window.kickoff_to)
+    if window.competition is not None:
+        statement = statement.where(Match.competition_id == _competition_id(window.competition))
     return statement
 
 
@@ -215,7 +217,7 @@ def _write_days(session: Session, days: Sequence[dt.date], terms: TallyTerms) ->
         chunk = days[start : start + DAYS_PER_STATEMENT]
         for table in TABLES_BY_DAY:
             session.execute(delete(table).where(table.day.in_(chunk)))
-        found = scored_entries(session, EntryFilter(day_ranges(chunk)))
+        found = scored_entries(session, day_ranges(chunk))
         _insert(session, tally([e for e, _ in found], [c for _, c in found], terms))
 
 
@@ -516,13 +518,6 @@ def stamp(session: Session) -> Stamp:
 
 
 @dataclass(frozen=True, slots=True)
-class Window:
-    kickoff_from: dt.datetime | None = None
-    kickoff_to: dt.datetime | None = None
-    competition: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class _Split:
     """A window's days: those read from the stored rows (whole days from ``first`` to
     before ``end``, but the ``computed`` ones and every one from ``computed_from`` on), and
@@ -552,7 +547,7 @@ class _Split:
 NO_END = dt.datetime.max.replace(tzinfo=dt.UTC)
 
 
-def _split(session: Session, window: Window, held: Coverage) -> _Split:
+def _split(session: Session, window: PerformanceQuery, held: Coverage) -> _Split:
     first = end = None
     edges: set[dt.date] = set()
     if window.kickoff_from is not None:
@@ -575,11 +570,10 @@ def _split(session: Session, window: Window, held: Coverage) -> _Split:
     return _Split(first, end, frozenset(computed), computed_from)
 
 
-def _computed(session: Session, window: Window, split: _Split, terms: TallyTerms) -> Tally:
-    found = scored_entries(
-        session,
-        EntryFilter(split.ranges(), window.kickoff_from, window.kickoff_to, window.competition),
-    )
+def _computed(
+    session: Session, window: PerformanceQuery, split: _Split, terms: TallyTerms
+) -> Tally:
+    found = scored_entries(session, split.ranges(), window)
     return tally([e for e, _ in found], [c for _, c in found], terms)
 
 
@@ -591,7 +585,7 @@ _ByDay = (
 )
 
 
-def _stored(table: _ByDay, window: Window, split: _Split) -> list[ColumnElement[bool]]:
+def _stored(table: _ByDay, window: PerformanceQuery, split: _Split) -> list[ColumnElement[bool]]:
     """Which stored rows of ``table`` the window takes."""
     conditions: list[ColumnElement[bool]] = []
     day = table.day
@@ -611,7 +605,7 @@ def _stored(table: _ByDay, window: Window, split: _Split) -> list[ColumnElement[
 
 
 def window_sums(
-    session: Session, window: Window, terms: TallyTerms, *, days_max: int
+    session: Session, window: PerformanceQuery, terms: TallyTerms, *, days_max: int
 ) -> WindowSums:
     """The sums of the scored entries of ``window`` (see the module): over the whole
     window, and per day for its latest ``days_max`` days with a scored entry."""
@@ -635,7 +629,7 @@ def window_sums(
     )
 
 
-def _total(session: Session, window: Window, split: _Split, computed: Tally) -> DaySums:
+def _total(session: Session, window: PerformanceQuery, split: _Split, computed: Tally) -> DaySums:
     statement = select(*(func.coalesce(func.sum(column), 0) for column in DAY_COLUMNS)).where(
         *_stored(TrackRecordDay, window, split)
     )
@@ -646,7 +640,7 @@ def _total(session: Session, window: Window, split: _Split, computed: Tally) -> 
 
 
 def _latest_days(
-    session: Session, window: Window, split: _Split, computed: Tally, days_max: int
+    session: Session, window: PerformanceQuery, split: _Split, computed: Tally, days_max: int
 ) -> list[tuple[dt.date, DaySums]]:
     statement = (
         select(TrackRecordDay.day, *(func.sum(column) for column in DAY_COLUMNS))
@@ -661,7 +655,7 @@ def _latest_days(
 
 
 def _bookmaker_totals(
-    session: Session, window: Window, split: _Split, computed: Tally
+    session: Session, window: PerformanceQuery, split: _Split, computed: Tally
 ) -> dict[str, BookmakerSums]:
     statement = (
         select(TrackRecordBookmaker.bookmaker, *(func.sum(column) for column in BOOKMAKER_COLUMNS))
@@ -675,7 +669,7 @@ def _bookmaker_totals(
 
 def _best_days(
     session: Session,
-    window: Window,
+    window: PerformanceQuery,
     split: _Split,
     computed: Tally,
     best: str,
@@ -700,7 +694,7 @@ def _best_days(
 
 
 def _bankroll(
-    session: Session, window: Window, split: _Split, computed: Tally
+    session: Session, window: PerformanceQuery, split: _Split, computed: Tally
 ) -> list[tuple[dt.datetime, float]]:
     statement = (
         select(TrackRecordBankroll.kickoff, func.sum(TrackRecordBankroll.growth))
@@ -724,9 +718,9 @@ class ReliabilitySums:
 def reliability_sums(session: Session, terms: TallyTerms) -> ReliabilitySums:
     """The bins of every scored entry, and their number."""
     held = coverage(session)
-    split = _split(session, Window(), held)
-    computed = _computed(session, Window(), split, terms)
-    conditions = _stored(TrackRecordReliability, Window(), split)
+    split = _split(session, PerformanceQuery(), held)
+    computed = _computed(session, PerformanceQuery(), split, terms)
+    conditions = _stored(TrackRecordReliability, PerformanceQuery(), split)
     statement = (
         select(
             TrackRecordReliability.outcome,
@@ -743,5 +737,5 @@ def reliability_sums(session: Session, terms: TallyTerms) -> ReliabilitySums:
         for outcome, index, count, predicted, observed in session.execute(statement)
     )
     fresh = (((outcome, index), sums) for (_, outcome, index), sums in computed.reliability.items())
-    matches = _total(session, Window(), split, computed).matches
+    matches = _total(session, PerformanceQuery(), split, computed).matches
     return ReliabilitySums(matches, added_up([*stored, *fresh]))
