@@ -133,9 +133,9 @@ def rebuild_in_chunks(
             session, kickoff_from, end, inclusive_end=kickoff_to is None, live=False
         )
     written = already = without = 0
-    for start in range(0, len(missing), REBUILD_CHUNK):
+    for part in chunks(missing, REBUILD_CHUNK):
         with session_scope(sessions) as session:
-            done = log_matches(session, settings, missing[start : start + REBUILD_CHUNK])
+            done = log_matches(session, settings, part)
         written += done.written
         already += done.already_logged
         without += done.without_quotes

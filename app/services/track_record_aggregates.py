@@ -213,8 +213,7 @@ def recompute_days(session: Session, days: Collection[dt.date]) -> None:
 
 
 def _write_days(session: Session, days: Sequence[dt.date], terms: TallyTerms) -> None:
-    for start in range(0, len(days), DAYS_PER_STATEMENT):
-        chunk = days[start : start + DAYS_PER_STATEMENT]
+    for chunk in chunks(days, DAYS_PER_STATEMENT):
         for table in TABLES_BY_DAY:
             session.execute(delete(table).where(table.day.in_(chunk)))
         found = scored_entries(session, day_ranges(chunk))
