@@ -39,7 +39,7 @@ from app.metrics import REGISTRY
 from app.services.football_data_feed import (
     FeedRequest,
     fetch_football_data,
-    scheduled_football_data_fetch,
+    football_data_job,
 )
 from app.services.run_bounds import Stop
 from app.settings import Settings
@@ -417,7 +417,7 @@ def test_the_scheduled_fetch_records_its_failure_and_never_raises(migrated_url: 
     )
     engine = make_engine(migrated_url)
     try:
-        scheduled_football_data_fetch(engine, settings)
+        football_data_job(engine, settings)
         with session_scope(make_session_factory(engine)) as session:
             run = session.scalars(select(FetchRun)).one()
             assert (run.status, run.trigger) == (FetchStatus.FAILED, RunTrigger.SCHEDULER)
@@ -428,7 +428,7 @@ def test_the_scheduled_fetch_records_its_failure_and_never_raises(migrated_url: 
     # A database it cannot reach is logged, not raised.
     unreachable = settings.model_copy(update={"database_url": "sqlite:////nonexistent/x.db"})
     nowhere = make_engine(unreachable.database_url)
-    scheduled_football_data_fetch(nowhere, unreachable)
+    football_data_job(nowhere, unreachable)
     nowhere.dispose()
 
 
@@ -581,7 +581,7 @@ def test_extra_leagues_are_downloaded_from_their_files_and_then_answered_304(
     engine = make_engine(migrated_url)
     morning = dt.datetime(2026, 11, 27, 2, 30, tzinfo=dt.UTC)
     try:
-        scheduled_football_data_fetch(engine, settings, clock=lambda: morning)
+        football_data_job(engine, settings, clock=lambda: morning)
     finally:
         engine.dispose()
 
@@ -610,9 +610,7 @@ def test_extra_leagues_are_downloaded_from_their_files_and_then_answered_304(
 
     engine = make_engine(migrated_url)
     try:
-        scheduled_football_data_fetch(
-            engine, settings, clock=lambda: morning + dt.timedelta(days=1)
-        )
+        football_data_job(engine, settings, clock=lambda: morning + dt.timedelta(days=1))
     finally:
         engine.dispose()
     after_second = stored(migrated_url)

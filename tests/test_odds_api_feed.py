@@ -30,7 +30,7 @@ from app.domain.vocabulary import FetchStatus, RunTrigger
 from app.metrics import REGISTRY
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.locks import run_lock
-from app.services.odds_api_feed import OddsApiFetch, fetch_the_odds_api, scheduled_fetch
+from app.services.odds_api_feed import OddsApiFetch, fetch_the_odds_api, odds_api_job
 from app.services.run_bounds import Stop
 from app.settings import Settings
 from tests.commands import Oddsboost
@@ -589,7 +589,7 @@ def test_the_scheduled_job_records_a_failure_and_raises_nothing(
     api, base = odds_api
     api.script(SPORTS, Answer(401, b"{}"))
     engine = make_engine(migrated_url)
-    scheduled_fetch(engine, feed_settings(base, database_url=migrated_url))
+    odds_api_job(engine, feed_settings(base, database_url=migrated_url))
     engine.dispose()
     with factory() as session:
         run = session.scalars(select(FetchRun)).one()
@@ -768,7 +768,7 @@ def test_a_stop_ends_a_run_at_once_keeping_what_it_stored(
     stop = Stop()
     try:
         with ThreadPoolExecutor(1) as pool:
-            job = pool.submit(scheduled_fetch, engine, settings, stop=stop)
+            job = pool.submit(odds_api_job, engine, settings, stop=stop)
             wait_until(lambda: BUNDESLIGA in api.paths(), "the run is fetching the Bundesliga")
             stop.set()
             job.result(timeout=DEADLINE_SECONDS)

@@ -32,7 +32,7 @@ from app.db.orm import (
     TrackRecordDay,
     TrackRecordState,
 )
-from app.domain.track_record_scores import Performance, performance_of, served_reliability
+from app.domain.track_record_scores import Performance
 from app.domain.vocabulary import ActivatedBy
 from app.services import dashboard, track_record
 from app.services import track_record_aggregates as aggregates
@@ -43,6 +43,7 @@ from app.settings import Settings
 from tests.conftest import rolled_back_connection, savepoint_session
 from tests.databases import SharedDatabase
 from tests.helpers import hand_made_version
+from tests.reference_track_record import performance_of, served_reliability
 
 UTC = dt.UTC
 LOG_FROM = dt.datetime(2017, 1, 1, tzinfo=UTC)

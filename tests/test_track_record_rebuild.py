@@ -21,7 +21,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Match, PredictionLogEntry, TrackRecordState
 from app.domain.track_record_aggregates import TallyTerms
-from app.domain.track_record_scores import performance_of
 from app.main import create_app
 from app.services import track_record
 from app.services import track_record_aggregates as aggregates
@@ -29,6 +28,7 @@ from app.services.ingest.results import ResultItem, settle_results
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY, refit_settings_for
 from tests.databases import Databases
+from tests.reference_track_record import performance_of
 
 UTC = dt.UTC
 FROM = dt.datetime(2015, 8, 1, tzinfo=UTC)

@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from app.domain.track_record_scores import SettledEntry, performance_of
+from app.domain.track_record_scores import SettledEntry
 from tests.helpers import hand_made_served
+from tests.reference_track_record import performance_of
 
 DAY_ONE = dt.datetime(2026, 3, 2, 15, tzinfo=dt.UTC)
 DAY_TWO = dt.datetime(2026, 3, 3, 15, tzinfo=dt.UTC)

@@ -92,13 +92,6 @@ class MeanInterval:
     low: float | None
     high: float | None
 
-    @property
-    def excludes_zero(self) -> bool:
-        """Whether the whole interval is on one side of 0."""
-        if self.low is None or self.high is None:
-            return False
-        return self.low > 0.0 or self.high < 0.0
-
 
 def mean_interval(values: ArrayLike, confidence: float = CONFIDENCE) -> MeanInterval:
     """The mean of ``values`` with its t interval at ``confidence``."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -128,23 +129,28 @@ def tables_from_rows(
     match_rows: Sequence[MatchRow], quote_rows: Sequence[QuoteRow]
 ) -> tuple[MatchTable, QuoteTable]:
     """Column tables from rows of a query; each quote row names its match by id."""
+    ids, kickoff, result, competition, season = _columns(match_rows, 5)
     matches = MatchTable.from_columns(
-        ids=[row[0] for row in match_rows],
-        kickoff=[row[1] for row in match_rows],
-        result=[row[2] for row in match_rows],
-        competition=[row[3] for row in match_rows],
-        season=[row[4] for row in match_rows],
+        ids=ids, kickoff=kickoff, result=result, competition=competition, season=season
+    )
+    match_ids, bookmaker, phase, captured_at, received_at, home, draw, away = _columns(
+        quote_rows, 8
     )
     quotes = QuoteTable.from_columns(
         matches,
-        match_ids=[row[0] for row in quote_rows],
-        bookmaker=[row[1] for row in quote_rows],
-        phase=[row[2] for row in quote_rows],
-        captured_at=[row[3] for row in quote_rows],
-        received_at=[row[4] for row in quote_rows],
-        prices=[row[5:8] for row in quote_rows],
+        match_ids=match_ids,
+        bookmaker=bookmaker,
+        phase=phase,
+        captured_at=captured_at,
+        received_at=received_at,
+        prices=list(zip(home, draw, away, strict=True)),
     )
     return matches, quotes
+
+
+def _columns(rows: Sequence[tuple[Any, ...]], width: int) -> list[tuple[Any, ...]]:
+    """The columns of ``rows`` (``width`` of them, empty when there is no row)."""
+    return list(zip(*rows, strict=True)) or [()] * width
 
 
 def tables_from_batches(batches: Iterable[IngestBatch]) -> tuple[MatchTable, QuoteTable]:

@@ -185,6 +185,15 @@ def tally(entries: Sequence[SettledEntry], competitions: Sequence[int], terms: T
     )
 
 
+def served_against_consensus(entries: Sequence[SettledEntry]) -> Difference:
+    """The served prediction's log loss minus the consensus's on ``entries``."""
+    if not entries:
+        return _difference(0, 0.0, 0.0)
+    keys = [GroupKey(dt.date.min, 0, None)] * len(entries)
+    total = _day_sums(entries, keys, _EntryRows.of(entries))[keys[0]]
+    return _difference(total.matches, total.difference_sum, total.difference_squares)
+
+
 @dataclass(frozen=True, slots=True)
 class _Scored:
     """Per entry, a forecast's four scores."""

@@ -12,6 +12,7 @@ the refit does its own.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,9 +22,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.orm import FetchRun, utcnow
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
+from app.domain.wording import counted
+from app.metrics import count_fetch_run
 from app.services.locks import run_lock
 from app.services.pagination import Paged, PageWindow, paginate
 from app.services.run_bounds import ABANDONED
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +95,8 @@ def start_fetch(factory: sessionmaker[Session], source: FetchSource, trigger: Ru
 def skip_fetch(
     factory: sessionmaker[Session], source: FetchSource, trigger: RunTrigger
 ) -> tuple[int, str]:
-    """Record a fetch that did nothing because another fetch of ``source`` holds its lock;
-    its id, and why it was skipped."""
+    """Record (and log) a fetch that did nothing because another fetch of ``source`` holds
+    its lock; its id, and why it was skipped."""
     now = utcnow()
     with factory.begin() as session:
         running = session.scalar(
@@ -112,7 +117,10 @@ def skip_fetch(
         )
         session.add(run)
         session.flush()
-        return run.id, why
+        run_id = run.id
+    log.warning("%s fetch run %d skipped: %s", source, run_id, why)
+    count_fetch_run(source, FetchStatus.SKIPPED, None)
+    return run_id, why
 
 
 def finish_fetch(
@@ -120,15 +128,33 @@ def finish_fetch(
     run_id: int,
     counts: FetchCounts,
     error: str | None = None,
-) -> None:
-    """Record how a fetch ended: failed when ``error`` says why, else succeeded."""
+) -> FetchStatus:
+    """Record (and log) how a fetch ended: failed when ``error`` says why, else succeeded."""
     status = FetchStatus.SUCCEEDED if error is None else FetchStatus.FAILED
     with factory.begin() as session:
-        session.execute(
+        source = session.scalar(
             update(FetchRun)
             .where(FetchRun.id == run_id)
             .values(status=status, error=error, finished_at=utcnow(), **dataclasses.asdict(counts))
+            .returning(FetchRun.source)
         )
+    count_fetch_run(str(source), status, counts.quota_remaining)
+    quota = counts.quota_remaining
+    log.log(
+        logging.INFO if error is None else logging.ERROR,
+        "%s fetch run %d %s: %s, %s changed, %s, %s, %s stored%s%s",
+        source,
+        run_id,
+        status,
+        counted(counts.requests, "request"),
+        counted(counts.changed, "document"),
+        counted(counts.matches, "match"),
+        counted(counts.quotes, "quote"),
+        counted(counts.results, "result"),
+        "" if quota is None else f"; {counted(quota, 'credit')} left",
+        "" if error is None else f"; {error}",
+    )
+    return status
 
 
 def latest_fetches(

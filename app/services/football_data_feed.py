@@ -36,7 +36,6 @@ from app.domain.football_data_feed import (
 from app.domain.records import TooManyBookmakersError
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 from app.domain.wording import counted
-from app.metrics import count_fetch_run
 from app.services.busy import DatabaseBusyError
 from app.services.downloads import Download, Downloader, DownloadLimits, bounded_client, describe
 from app.services.fetch_runs import FetchCounts, fetch_lock, finish_fetch, skip_fetch, start_fetch
@@ -203,8 +202,6 @@ def fetch_football_data(
     with fetch_lock(factory, SOURCE) as free:
         if not free:
             run_id, why = skip_fetch(factory, SOURCE, trigger)
-            log.warning("football-data fetch run %d skipped: %s", run_id, why)
-            count_fetch_run(SOURCE, FetchStatus.SKIPPED, None)
             return FeedOutcome(run_id, (), skipped=why)
         run_id = start_fetch(factory, SOURCE, trigger)
         bounds = RunBounds(
@@ -247,11 +244,10 @@ def _run(
         ended_early = f"{error}, with {len(outcomes)} of {counted(len(wanted), 'file')} done"
     except BaseException as error:
         # Not one document's failure (those are in the outcomes): a fault here.
-        partial = FeedOutcome(run_id, tuple(outcomes), _total(outcomes))
-        _finish(factory, partial, f"stopped: {type(error).__name__}")
+        finish_fetch(factory, run_id, _total(outcomes), f"stopped: {type(error).__name__}")
         raise
     outcome = FeedOutcome(run_id, tuple(outcomes), _total(outcomes), ended_early=ended_early)
-    _finish(factory, outcome, outcome.error)
+    finish_fetch(factory, run_id, outcome.counts, outcome.error)
     return outcome
 
 
@@ -260,25 +256,6 @@ def _total(outcomes: list[DocumentOutcome]) -> FetchCounts:
     for outcome in outcomes:
         total = total.plus(outcome.counts)
     return total
-
-
-def _finish(factory: sessionmaker[Session], outcome: FeedOutcome, error: str | None) -> None:
-    finish_fetch(factory, outcome.run_id, outcome.counts, error)
-    status = FetchStatus.SUCCEEDED if error is None else FetchStatus.FAILED
-    count_fetch_run(SOURCE, status, None)
-    counts = outcome.counts
-    log.log(
-        logging.INFO if error is None else logging.ERROR,
-        "football-data fetch run %d %s: %s, %s changed, %s, %s, %s stored%s",
-        outcome.run_id,
-        status,
-        counted(counts.requests, "request"),
-        counted(counts.changed, "document"),
-        counted(counts.matches, "match"),
-        counted(counts.quotes, "quote"),
-        counted(counts.results, "result"),
-        f"; {error}" if error else "",
-    )
 
 
 def _fetch_document(
@@ -401,7 +378,7 @@ def _checked(session: Session, url: str, response: Download) -> None:
         row.final_url = response.url
 
 
-def scheduled_football_data_fetch(
+def football_data_job(
     engine: Engine, settings: Settings, *, clock: Clock = utcnow, stop: Stop | None = None
 ) -> None:
     """The scheduler's run over the configured leagues' current season (the one holding

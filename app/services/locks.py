@@ -72,20 +72,16 @@ def refit_lock(engine: Engine) -> Iterator[RunLock]:
 def run_lock(engine: Engine, name: str) -> Iterator[RunLock]:
     """Try to take the lock of the runs called ``name`` (``refit``, ``fetch-football-data``)
     for as long as the block runs. Never waits."""
-    backend = engine.dialect.name
-    if backend == "postgresql":
+    database = engine.url.database
+    if engine.dialect.name == "postgresql":
         with _advisory_lock(engine, run_lock_key(name)) as lock:
             yield lock
-    elif backend == "sqlite":
-        database = engine.url.database
-        if database in (None, "", ":memory:"):
-            with _process_lock(name) as taken:
-                yield RunLock(taken)
-        else:
-            with _file_lock(Path(f"{database}.{name}-lock")) as taken:
-                yield RunLock(taken)
-    else:  # pragma: no cover - only the two supported backends reach here
-        raise NotImplementedError(f"no run lock for {backend}")
+    elif database in (None, "", ":memory:"):
+        with _process_lock(name) as taken:
+            yield RunLock(taken)
+    else:
+        with _file_lock(Path(f"{database}.{name}-lock")) as taken:
+            yield RunLock(taken)
 
 
 @contextmanager
@@ -148,11 +144,7 @@ def serialise_promotions(session: Session) -> None:
 
 def serialise_refit_requests(session: Session) -> None:
     """Inside the caller's transaction: wait for any other request to refit to commit, so
-    that two requests never both find no run under way and both start one.
-
-    PostgreSQL: a transaction-level advisory lock. SQLite: nothing to do, a write session
-    already holds the database's write lock from its BEGIN.
-    """
+    that two requests never both find no run under way and both start one."""
     _transaction_lock(session, REQUEST_LOCK_KEY)
 
 
@@ -162,16 +154,14 @@ def serialise_match_rewrites(session: Session) -> None:
     commit, so that this one reads the aliases, teams and matches as that one left them:
     the same alias added twice is found there, not refused by the unique index with a
     database error; and a merge, which locks a match's quotes before the match, never runs
-    beside a deletion, which locks them the other way round (a deadlock).
-
-    PostgreSQL: a transaction-level advisory lock. SQLite: nothing to do, a write session
-    already holds the database's write lock from its BEGIN.
-    """
+    beside a deletion, which locks them the other way round (a deadlock)."""
     _transaction_lock(session, MATCH_REWRITE_LOCK_KEY)
 
 
 def _transaction_lock(session: Session, key: int) -> None:
-    """PostgreSQL: wait for the advisory lock ``key``, held until the transaction ends."""
+    """PostgreSQL: wait for the advisory lock ``key``, held until the transaction ends.
+    SQLite: nothing to do, a write session already holds the database's write lock from
+    its BEGIN."""
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
@@ -213,9 +203,5 @@ def _process_lock(name: str) -> Iterator[bool]:
 def serialise_track_record_writes(session: Session) -> None:
     """Inside the caller's transaction: wait for any other writer of the track record's
     aggregates to commit, so that two never replace the same day's rows at once (each
-    would delete the rows the other had not committed yet, and both insert theirs).
-
-    PostgreSQL: a transaction-level advisory lock. SQLite: nothing to do, a write session
-    already holds the database's write lock from its BEGIN.
-    """
+    would delete the rows the other had not committed yet, and both insert theirs)."""
     _transaction_lock(session, TRACK_RECORD_LOCK_KEY)

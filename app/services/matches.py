@@ -12,13 +12,14 @@ import logging
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session
 
 from app.db.engine import on_commit
-from app.db.orm import Match, ModelVersion, OddsQuote
+from app.db.orm import ModelVersion, OddsQuote
 from app.domain.wording import counted
 from app.services import track_record_aggregates
 from app.services.locks import serialise_match_rewrites
+from app.services.queries import match_with_names
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +79,7 @@ def delete_match(session: Session, match_id: int, *, force: bool = False) -> Del
     # A deletion of the same match, or a team merge, at the same time waits, then finds
     # what that one left (PostgreSQL; SQLite's write sessions take turns already).
     serialise_match_rewrites(session)
-    match = session.scalar(
-        select(Match)
-        .where(Match.id == match_id)
-        .options(
-            joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
-        )
-    )
+    match = match_with_names(session, match_id)
     if match is None:
         raise MatchNotFoundError(f"no match with id {match_id}")
     versions = versions_trained_on(session, match.kickoff)

@@ -37,7 +37,6 @@ from app.domain.records import TooManyBookmakersError
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 from app.domain.wording import counted
 from app.logs import REDACTED
-from app.metrics import count_fetch_run
 from app.services.downloads import (
     Download,
     Downloader,
@@ -259,7 +258,8 @@ def fetch_the_odds_api(
     bounds = RunBounds(settings.odds_api_run_seconds, "ODDSBOOST_ODDS_API_RUN_SECONDS", stop)
     with odds_api_client(settings, sleep, bounds) as api, fetch_lock(factory, SOURCE) as free:
         if not free:
-            return _skipped(factory, trigger)
+            run_id, why = skip_fetch(factory, SOURCE, trigger)
+            return OddsApiFetch(run_id, FetchStatus.SKIPPED, FetchCounts(), (), why)
         run_id = start_fetch(factory, SOURCE, trigger)
         try:
             done, error = _fetch_all(
@@ -272,7 +272,7 @@ def fetch_the_odds_api(
             )
         except Exception as unexpected:
             error = api.scrubbed(f"stopped by {type(unexpected).__name__}: {unexpected}")
-            _finish(run_id, api.counts(api.requests), error, factory)
+            finish_fetch(factory, run_id, api.counts(api.requests), error)
             raise
     counts = api.counts(api.requests)
     for sport in done:
@@ -284,37 +284,8 @@ def fetch_the_odds_api(
                 skipped=sport.counts.skipped,
             )
         )
-    status = _finish(run_id, counts, error, factory)
+    status = finish_fetch(factory, run_id, counts, error)
     return OddsApiFetch(run_id, status, counts, done, error)
-
-
-def _skipped(factory: sessionmaker[Session], trigger: RunTrigger) -> OddsApiFetch:
-    run_id, why = skip_fetch(factory, SOURCE, trigger)
-    log.warning("The Odds API fetch run %d skipped: %s", run_id, why)
-    count_fetch_run(SOURCE, FetchStatus.SKIPPED, None)
-    return OddsApiFetch(run_id, FetchStatus.SKIPPED, FetchCounts(), (), why)
-
-
-def _finish(
-    run_id: int, counts: FetchCounts, error: str | None, factory: sessionmaker[Session]
-) -> FetchStatus:
-    finish_fetch(factory, run_id, counts, error)
-    status = FetchStatus.SUCCEEDED if error is None else FetchStatus.FAILED
-    count_fetch_run(SOURCE, status, counts.quota_remaining)
-    log.log(
-        logging.INFO if error is None else logging.WARNING,
-        "The Odds API fetch run %d %s: %s sent, %s and %s stored, quota: %s%s",
-        run_id,
-        status,
-        counted(counts.requests, "request"),
-        counted(counts.matches, "match"),
-        counted(counts.quotes, "quote"),
-        "unknown"
-        if counts.quota_remaining is None
-        else f"{counted(counts.quota_remaining, 'credit')} left",
-        "" if error is None else f"; {error}",
-    )
-    return status
 
 
 def _fetch_all(
@@ -474,7 +445,7 @@ def _first_problem(error: ValidationError) -> str:
     return f"not a valid answer, nothing stored: {where or 'the document'}: {first['msg']}{more}"
 
 
-def scheduled_fetch(
+def odds_api_job(
     engine: Engine, settings: Settings, *, clock: Clock = utcnow, stop: Stop | None = None
 ) -> None:
     """One run on the schedule, which ``stop`` ends at once. Whatever happens is logged and

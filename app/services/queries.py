@@ -92,13 +92,7 @@ def list_matches(
     order = (
         (Match.kickoff.desc(), Match.id.desc()) if filters.descending else (Match.kickoff, Match.id)
     )
-    statement = (
-        _filtered(select(Match), filters, moment)
-        .options(
-            joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
-        )
-        .order_by(*order)
-    )
+    statement = _filtered(select(Match), filters, moment).options(*WITH_NAMES).order_by(*order)
     return paginate(session, statement, window).map(
         lambda match: MatchView(match, status_of(match, moment))
     )
@@ -172,17 +166,23 @@ def _played_by(side: InstrumentedAttribute[int], name: str) -> ColumnElement[boo
     )
 
 
+# A match's competition and teams, loaded with it.
+WITH_NAMES = (
+    joinedload(Match.competition),
+    joinedload(Match.home_team),
+    joinedload(Match.away_team),
+)
+
+
+def match_with_names(session: Session, match_id: int) -> Match | None:
+    return session.scalar(select(Match).where(Match.id == match_id).options(*WITH_NAMES))
+
+
 def match_detail(
     session: Session, match_id: int, *, now: dt.datetime | None = None
 ) -> MatchDetail | None:
     """One match, its status and the latest quote of each bookmaker in each phase."""
-    match = session.scalar(
-        select(Match)
-        .where(Match.id == match_id)
-        .options(
-            joinedload(Match.competition), joinedload(Match.home_team), joinedload(Match.away_team)
-        )
-    )
+    match = match_with_names(session, match_id)
     if match is None:
         return None
     return MatchDetail(match, status_of(match, now or utcnow()), latest_quotes(session, match.id))

@@ -39,7 +39,7 @@ from app.services.model_versions import (
     newest_settled_kickoff,
 )
 from app.services.refit_runs import QUEUED_GRACE, create_run, finish_run
-from app.services.run_bounds import ABANDONED
+from app.services.run_bounds import ABANDONED, STOPPED, Stop
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -85,9 +85,8 @@ def run_refit(
     with refit_lock(engine) as lock:
         if not lock.taken:
             message = "another refit is running; this one did nothing"
-            finish_run(factory, run_id, RunStatus.SKIPPED, message)
             log.info("refit %s skipped: %s", run_id, message)
-            return RefitOutcome(run_id, RunStatus.SKIPPED, message)
+            return _ended(factory, run_id, RunStatus.SKIPPED, message)
         _abandon_stale_runs(factory, run_id)
         try:
             outcome = _refit(
@@ -101,23 +100,29 @@ def run_refit(
                 clock=clock,
             )
         except RefitCancelledError:
-            message = "stopped by a shutdown before it finished; the active model is unchanged"
-            finish_run(factory, run_id, RunStatus.FAILED, message)
-            return RefitOutcome(run_id, RunStatus.FAILED, message)
+            message = f"{STOPPED}; the active model is unchanged"
+            return _ended(factory, run_id, RunStatus.FAILED, message)
         except RefitError as error:
-            finish_run(factory, run_id, RunStatus.FAILED, str(error))
             log.warning("refit %s failed: %s", run_id, error)
-            return RefitOutcome(run_id, RunStatus.FAILED, str(error))
+            return _ended(factory, run_id, RunStatus.FAILED, str(error))
         except Exception as error:
             log.exception("refit %s failed", run_id)
             message = (
                 f"{type(error).__name__}: {error}. The active model is unchanged; see the "
                 "refit's log for the traceback, fix the cause and run `oddsboost refit` again."
             )
-            finish_run(factory, run_id, RunStatus.FAILED, message)
-            return RefitOutcome(run_id, RunStatus.FAILED, message)
+            return _ended(factory, run_id, RunStatus.FAILED, message)
     log.info("refit %s %s: %s", run_id, outcome.status, outcome.message)
     return outcome
+
+
+def _ended(
+    factory: sessionmaker[Session], run_id: int, status: RunStatus, message: str
+) -> RefitOutcome:
+    """A run that stored nothing, closed in a transaction of its own."""
+    with factory.begin() as session:
+        finish_run(session, run_id, status, message)
+    return RefitOutcome(run_id, status, message)
 
 
 def _claim_run(factory: sessionmaker[Session], run_id: int, until: dt.datetime) -> None:
@@ -216,7 +221,7 @@ def _refit(
         active = None if current is None else ensemble_of(current)
         if current is not None and _refitted_alike(current, fit):
             message = f"unchanged: identical to active version {current.id}"
-            _finish(session, run_id, RunStatus.SUCCEEDED, message, current.id)
+            finish_run(session, run_id, RunStatus.SUCCEEDED, message, current.id)
             return RefitOutcome(run_id, RunStatus.SUCCEEDED, message, current.id)
         if active is not None:
             comparison = compare_with_active(active, matches, quotes, validation, validation_proba)
@@ -258,7 +263,7 @@ def _refit(
                 RunStatus.REJECTED,
                 f"version {version.id} rejected: {version.rejected_reason}",
             )
-        _finish(session, run_id, status, message, version.id)
+        finish_run(session, run_id, status, message, version.id)
         return RefitOutcome(run_id, status, message, version.id)
 
 
@@ -269,17 +274,6 @@ def _refitted_alike(current: ModelVersion, fit: Fit) -> bool:
         current.n_matches == len(fit.training)
         and current.newest_kickoff == fit.training.newest_kickoff
         and ensemble_of(current).same_mix_as(fit.ensemble)
-    )
-
-
-def _finish(
-    session: Session, run_id: int, status: RunStatus, message: str, version_id: int
-) -> None:
-    """Close the run in the transaction that stored what it did."""
-    session.execute(
-        update(RefitRun)
-        .where(RefitRun.id == run_id)
-        .values(status=status, message=message, version_id=version_id, finished_at=utcnow())
     )
 
 
@@ -300,3 +294,27 @@ def fit_options(settings: Settings) -> FitOptions:
 def _check(should_stop: Callable[[], bool]) -> None:
     if should_stop():
         raise RefitCancelledError
+
+
+def refit_job(
+    engine: Engine, settings: Settings, *, clock: Clock = utcnow, stop: Stop | None = None
+) -> None:
+    """The scheduler's refit, which ``stop`` ends at its next checkpoint, and the job's line
+    that says how it ended: an error when it failed. (The scheduler's own "executed
+    successfully" line would say nothing true about the refit; the logging configuration
+    leaves it out.)"""
+    log.info("scheduled refit starting")
+    try:
+        outcome = run_refit(
+            engine,
+            settings,
+            trigger=RunTrigger.SCHEDULER,
+            should_stop=(stop or Stop()).is_set,
+            clock=clock,
+        )
+    except Exception:
+        # The run could not even be recorded (the database is down, say).
+        log.exception("scheduled refit failed before it was recorded; the next one is on schedule")
+        return
+    level = logging.ERROR if outcome.status == RunStatus.FAILED else logging.INFO
+    log.log(level, "scheduled refit run %s %s: %s", outcome.run_id, outcome.status, outcome.message)

@@ -61,18 +61,14 @@ def _add_run(
 
 
 def finish_run(
-    factory: sessionmaker[Session],
-    run_id: int,
-    status: RunStatus,
-    message: str,
-    version_id: int | None = None,
+    session: Session, run_id: int, status: RunStatus, message: str, version_id: int | None = None
 ) -> None:
-    with factory.begin() as session:
-        session.execute(
-            update(RefitRun)
-            .where(RefitRun.id == run_id)
-            .values(status=status, message=message, version_id=version_id, finished_at=utcnow())
-        )
+    """Close the run, in the caller's transaction (the one that stored what it did)."""
+    session.execute(
+        update(RefitRun)
+        .where(RefitRun.id == run_id)
+        .values(status=status, message=message, version_id=version_id, finished_at=utcnow())
+    )
 
 
 def run_under_way(session: Session, now: dt.datetime) -> RefitRun | None:
@@ -144,7 +140,8 @@ def queue_refit(
         start_refit_process(settings, run_id, until)
     except OSError as error:
         message = f"could not start the refit process: {error}"
-        finish_run(factory, run_id, RunStatus.FAILED, message)
+        with factory.begin() as session:
+            finish_run(session, run_id, RunStatus.FAILED, message)
         raise RefitNotStartedError(message) from None
     return QueuedRefit(run_id, RunStatus.QUEUED, started=True)
 

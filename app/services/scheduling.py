@@ -19,6 +19,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import FrameType
 from typing import ParamSpec, TypeVar
 
@@ -28,9 +29,11 @@ from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import Engine
 
 from app.db.orm import Clock, utcnow
-from app.domain.vocabulary import RunStatus, RunTrigger
-from app.services.refit import run_refit
+from app.services.football_data_feed import football_data_job
+from app.services.odds_api_feed import odds_api_job
+from app.services.refit import refit_job
 from app.services.run_bounds import Stop
+from app.services.track_record import track_record_job
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -47,25 +50,6 @@ JOB_OPTIONS: dict[str, bool | int] = {
     "max_instances": 1,
     "misfire_grace_time": 3600,
 }
-
-
-def scheduled_refit(
-    engine: Engine, settings: Settings, *, should_stop: Callable[[], bool], clock: Clock = utcnow
-) -> None:
-    """One scheduled refit, and the job's line that says how it ended: an error when it
-    failed. (The scheduler's own "executed successfully" line would say nothing true about
-    the refit; the logging configuration leaves it out.)"""
-    log.info("scheduled refit starting")
-    try:
-        outcome = run_refit(
-            engine, settings, trigger=RunTrigger.SCHEDULER, should_stop=should_stop, clock=clock
-        )
-    except Exception:
-        # The run could not even be recorded (the database is down, say).
-        log.exception("scheduled refit failed before it was recorded; the next one is on schedule")
-        return
-    level = logging.ERROR if outcome.status == RunStatus.FAILED else logging.INFO
-    log.log(level, "scheduled refit run %s %s: %s", outcome.run_id, outcome.status, outcome.message)
 
 
 class RunningJobs:
@@ -97,6 +81,26 @@ class RunningJobs:
             return self._changed.wait_for(lambda: self._count == 0, timeout=seconds)
 
 
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A job of the scheduler: its name (its id too), the setting of its cron (unset or
+    empty: the job is off), and its function, called with the engine, the settings, the
+    clock and (``stoppable``) the process's :class:`Stop`."""
+
+    name: str
+    cron_setting: str
+    run: Callable[..., None]
+    stoppable: bool = True
+
+
+JOBS = (
+    Job("refit", "refit_cron", refit_job),
+    Job("track-record", "track_record_cron", track_record_job, stoppable=False),
+    Job("the-odds-api", "odds_api_cron", odds_api_job),
+    Job("football-data", "football_data_cron", football_data_job),
+)
+
+
 def build_scheduler(
     engine: Engine,
     settings: Settings,
@@ -107,66 +111,28 @@ def build_scheduler(
     into: SchedulerT,
     running: RunningJobs | None = None,
 ) -> SchedulerT:
-    """``into``, a scheduler not started, with the service's jobs: the refit, and each job
-    the settings give a cron. Each job is its function with its arguments, the clock among
-    them: the moments the service's data records (what a refit is fitted up to and when its
+    """``into``, a scheduler not started, with each of :data:`JOBS` the settings give a
+    cron (``run_now``: the refit at once too). The clock is among each job's arguments:
+    the moments the service's data records (what a refit is fitted up to and when its
     version became active, when a quote was received, what kicked off) are read from
     ``clock``; the runs' own start and end times are the real ones. The refit and the
     feeds end early once ``stop`` is set; ``running`` counts the jobs running."""
-    scheduler = into
-
-    def add(
-        job_id: str,
-        name: str,
-        function: Callable[..., None],
-        cron: str,
-        extra: dict[str, object] | None = None,
-        first_run: dt.datetime | None = None,
-    ) -> None:
-        scheduler.add_job(
-            function if running is None else running.counting(function),
+    for job in JOBS:
+        cron = getattr(settings, job.cron_setting)
+        if not cron:
+            continue
+        now = run_now and job.name == "refit"
+        into.add_job(
+            job.run if running is None else running.counting(job.run),
             CronTrigger.from_crontab(cron, timezone=dt.UTC),
             args=(engine, settings),
-            kwargs={"clock": clock, **(extra or {})},
-            id=job_id,
-            name=name,
+            kwargs={"clock": clock} | ({"stop": stop} if job.stoppable else {}),
+            id=job.name,
+            name=job.name,
             **JOB_OPTIONS,
-            **({} if first_run is None else {"next_run_time": first_run}),
+            **({"next_run_time": clock()} if now else {}),
         )
-
-    add(
-        "refit",
-        "refit",
-        scheduled_refit,
-        settings.refit_cron,
-        {"should_stop": stop.is_set},
-        clock() if run_now else None,
-    )
-    if settings.odds_api_cron is not None:
-        from app.services.odds_api_feed import scheduled_fetch as scheduled_odds_api_fetch
-
-        add(
-            "the-odds-api",
-            "the-odds-api",
-            scheduled_odds_api_fetch,
-            settings.odds_api_cron,
-            {"stop": stop},
-        )
-    if settings.track_record_cron is not None:
-        from app.services.track_record import track_record_job
-
-        add("track-record", "track record", track_record_job, settings.track_record_cron)
-    if settings.football_data_cron:
-        from app.services.football_data_feed import scheduled_football_data_fetch
-
-        add(
-            "football-data",
-            "football-data fetch",
-            scheduled_football_data_fetch,
-            settings.football_data_cron,
-            {"stop": stop},
-        )
-    return scheduler
+    return into
 
 
 def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) -> None:

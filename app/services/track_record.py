@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import Engine, Insert, and_, func, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Engine, and_, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_session_factory, session_scope
@@ -33,20 +32,26 @@ from app.db.orm import (
 )
 from app.domain.prediction import QuotedMatch
 from app.domain.track_record import served_predictions
-from app.domain.track_record_aggregates import RELIABILITY_BINS, TallyTerms, performance_of_sums
+from app.domain.track_record_aggregates import (
+    RELIABILITY_BINS,
+    TallyTerms,
+    performance_of_sums,
+    served_against_consensus,
+)
 from app.domain.track_record_scores import (
     BEST_COVERAGE,
     CLOSING_METHOD,
     CLOSING_REFERENCE,
     Performance,
     SettledEntry,
-    served_against_consensus,
 )
 from app.domain.wording import counted
 from app.services import track_record_aggregates as aggregates
+from app.services.ingest.bulk import chunks, insert_new
 from app.services.locks import serialise_track_record_writes
 from app.services.model_versions import ensemble_of
 from app.services.serving import stored_matches
+from app.services.track_record_aggregates import PerformanceQuery as PerformanceQuery
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -128,9 +133,9 @@ def rebuild_in_chunks(
             session, kickoff_from, end, inclusive_end=kickoff_to is None, live=False
         )
     written = already = without = 0
-    for start in range(0, len(missing), REBUILD_CHUNK):
+    for part in chunks(missing, REBUILD_CHUNK):
         with session_scope(sessions) as session:
-            done = log_matches(session, settings, missing[start : start + REBUILD_CHUNK])
+            done = log_matches(session, settings, part)
         written += done.written
         already += done.already_logged
         without += done.without_quotes
@@ -183,7 +188,7 @@ def _unlogged(
         )
         statement = statement.where(held.exists())
     rows = session.execute(statement).all()
-    return len(rows), [(row[0], row[1]) for row in rows if row[2] is None]
+    return len(rows), [(match_id, kickoff) for match_id, kickoff, entry in rows if entry is None]
 
 
 def log_matches(
@@ -227,10 +232,10 @@ def versions_at(session: Session, moments: Sequence[dt.datetime]) -> list[int | 
     ).all()
     if not activations:
         return [None] * len(moments)
-    times = np.array([row[0].timestamp() for row in activations])
+    times = np.array([activated_at.timestamp() for activated_at, _ in activations])
     wanted = np.array([moment.timestamp() for moment in moments], dtype=np.float64)
     positions = np.searchsorted(times, wanted, side="right") - 1
-    return [None if p < 0 else int(activations[p][1]) for p in positions.tolist()]
+    return [None if p < 0 else int(activations[p].version_id) for p in positions.tolist()]
 
 
 def _quoted(
@@ -261,29 +266,11 @@ def _insert(
         }
         for info, served in entries
     ]
-    written = 0
-    for start in range(0, len(values), INSERT_CHUNK):
-        statement = _insert_new(session).values(values[start : start + INSERT_CHUNK])
-        # RETURNING gives the rows inserted, not those left alone: a count every driver gives.
-        written += len(session.execute(statement.returning(PredictionLogEntry.id)).all())
-    return written
-
-
-def _insert_new(session: Session) -> Insert:
-    """An insert that leaves a match already logged as it is (a concurrent writer's entry
-    included): never an update."""
-    if session.get_bind().dialect.name == "postgresql":
-        return postgresql.insert(PredictionLogEntry).on_conflict_do_nothing(
-            index_elements=["match_id"]
-        )
-    return sqlite.insert(PredictionLogEntry).on_conflict_do_nothing(index_elements=["match_id"])
-
-
-@dataclass(frozen=True, slots=True)
-class PerformanceQuery:
-    kickoff_from: dt.datetime | None = None
-    kickoff_to: dt.datetime | None = None
-    competition: str | None = None
+    # RETURNING gives the rows inserted, not those left alone: a count every driver gives.
+    statement = insert_new(session, PredictionLogEntry).returning(PredictionLogEntry.id)
+    return sum(
+        len(session.execute(statement.values(part)).all()) for part in chunks(values, INSERT_CHUNK)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,7 +295,6 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
     [from, to) (of one competition, or all), by their results as they are now, read from
     the aggregates (the bankroll staked by the terms they were made with)."""
     terms = aggregates.coverage(session).terms or tally_terms(settings)
-    window = aggregates.Window(query.kickoff_from, query.kickoff_to, query.competition)
     return PerformanceReport(
         kickoff_from=query.kickoff_from,
         kickoff_to=query.kickoff_to,
@@ -320,7 +306,7 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
         stake_cap=terms.stake_cap,
         days_max=settings.performance_days_max,
         performance=performance_of_sums(
-            aggregates.window_sums(session, window, terms, days_max=settings.performance_days_max)
+            aggregates.window_sums(session, query, terms, days_max=settings.performance_days_max)
         ),
     )
 
@@ -328,11 +314,10 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
 def settled_entries(session: Session, query: PerformanceQuery) -> list[SettledEntry]:
     """Every scored entry of ``query``'s window, read one by one (the aggregates' rule of
     which entries are scored)."""
-    wanted = aggregates.EntryFilter((), query.kickoff_from, query.kickoff_to, query.competition)
     return [
         SettledEntry(match_id, kickoff, result, served)
         for match_id, kickoff, result, served, _ in session.execute(
-            aggregates.scored_statement(wanted)
+            aggregates.scored_statement(query)
         ).all()
         if result is not None  # settled, as the query asks
     ]
@@ -352,10 +337,6 @@ def record_rolling_score(session: Session, *, now: dt.datetime) -> RollingScore:
     session.add(score)
     session.flush()
     return score
-
-
-def count_entries(session: Session) -> int:
-    return session.scalar(select(func.count()).select_from(PredictionLogEntry)) or 0
 
 
 def track_record_job(engine: Engine, settings: Settings, *, clock: Clock = utcnow) -> None:

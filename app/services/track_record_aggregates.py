@@ -65,6 +65,7 @@ from app.domain.track_record_aggregates import (
     utc_day,
 )
 from app.domain.track_record_scores import SettledEntry
+from app.services.ingest.bulk import chunks
 from app.services.locks import serialise_track_record_writes
 
 STATE_ID = 1
@@ -94,24 +95,25 @@ def _midnight(day: dt.date) -> dt.datetime:
 
 
 @dataclass(frozen=True, slots=True)
-class EntryFilter:
-    """Scored entries of some days (in ``ranges`` of kickoffs), within a window, of one
-    competition or all."""
+class PerformanceQuery:
+    """Kickoffs in [from, to) (either end open), of one competition or all."""
 
-    ranges: Sequence[tuple[dt.datetime, dt.datetime]]
     kickoff_from: dt.datetime | None = None
     kickoff_to: dt.datetime | None = None
     competition: str | None = None
 
 
-def scored_entries(session: Session, wanted: EntryFilter) -> list[tuple[SettledEntry, int]]:
-    """The scored entries ``wanted`` names (a settled match, logged at the kickoff it
-    still has), each with its competition's id."""
+def scored_entries(
+    session: Session,
+    ranges: Sequence[tuple[dt.datetime, dt.datetime]],
+    window: PerformanceQuery = PerformanceQuery(),
+) -> list[tuple[SettledEntry, int]]:
+    """The scored entries (a settled match, logged at the kickoff it still has) of
+    ``window`` with kickoffs in ``ranges``, each with its competition's id."""
     found: list[tuple[SettledEntry, int]] = []
-    for start in range(0, len(wanted.ranges), DAYS_PER_STATEMENT):
-        ranges = wanted.ranges[start : start + DAYS_PER_STATEMENT]
-        statement = scored_statement(wanted).where(
-            or_(*(_kickoff_between(low, high) for low, high in ranges))
+    for part in chunks(ranges, DAYS_PER_STATEMENT):
+        statement = scored_statement(window).where(
+            or_(*(_kickoff_between(low, high) for low, high in part))
         )
         found.extend(
             (SettledEntry(match_id, kickoff, result, served), competition)
@@ -126,10 +128,10 @@ def _kickoff_between(low: dt.datetime, high: dt.datetime) -> ColumnElement[bool]
 
 
 def scored_statement(
-    wanted: EntryFilter,
+    window: PerformanceQuery,
 ) -> Select[int, dt.datetime, str | None, ServedPrediction, int]:
-    """The scored entries of ``wanted``'s window and competition (its ``ranges`` left to the
-    caller), each with its match's result and competition's id, by kickoff."""
+    """The scored entries of ``window``, each with its match's result and competition's
+    id, by kickoff."""
     statement = (
         select(
             PredictionLogEntry.match_id,
@@ -144,12 +146,12 @@ def scored_statement(
         .where(Match.is_settled, PredictionLogEntry.kickoff == Match.kickoff)
         .order_by(PredictionLogEntry.kickoff, PredictionLogEntry.match_id)
     )
-    if wanted.kickoff_from is not None:
-        statement = statement.where(PredictionLogEntry.kickoff >= wanted.kickoff_from)
-    if wanted.kickoff_to is not None:
-        statement = statement.where(PredictionLogEntry.kickoff < wanted.kickoff_to)
-    if wanted.competition is not None:
-        statement = statement.where(Match.competition_id == _competition_id(wanted.competition))
+    if window.kickoff_from is not None:
+        statement = statement.where(PredictionLogEntry.kickoff >= window.kickoff_from)
+    if window.kickoff_to is not None:
+        statement = statement.where(PredictionLogEntry.kickoff < window.kickoff_to)
+    if window.competition is not None:
+        statement = statement.where(Match.competition_id == _competition_id(window.competition))
     return statement
 
 
@@ -211,11 +213,10 @@ def recompute_days(session: Session, days: Collection[dt.date]) -> None:
 
 
 def _write_days(session: Session, days: Sequence[dt.date], terms: TallyTerms) -> None:
-    for start in range(0, len(days), DAYS_PER_STATEMENT):
-        chunk = days[start : start + DAYS_PER_STATEMENT]
+    for chunk in chunks(days, DAYS_PER_STATEMENT):
         for table in TABLES_BY_DAY:
             session.execute(delete(table).where(table.day.in_(chunk)))
-        found = scored_entries(session, EntryFilter(day_ranges(chunk)))
+        found = scored_entries(session, day_ranges(chunk))
         _insert(session, tally([e for e, _ in found], [c for _, c in found], terms))
 
 
@@ -384,14 +385,9 @@ def fill(
     ``sessions`` (``between_chunks`` runs after each commit, by default
     :func:`let_writers_in`); returns the number of chunks.
     Resumable: a fill stopped half-way goes on from its last committed chunk."""
-    chunks = 0
-    while True:
-        with session_scope(sessions) as session:
-            step = fill_chunk(session, terms, now=now)
-        if step is None:
-            return chunks
-        chunks += 1
-        (between_chunks or let_writers_in)()
+    return _in_chunks(
+        sessions, lambda session: fill_chunk(session, terms, now=now) is not None, between_chunks
+    )
 
 
 def catch_up(
@@ -405,23 +401,34 @@ def catch_up(
     pass, oldest changes first, in chunks of about ``FILL_ENTRIES`` entries, each its own
     transaction (the last few are left to the next :func:`refresh`); returns the number of
     chunks."""
-    chunks = fill(sessions, terms, now=now, between_chunks=between_chunks)
+    return fill(sessions, terms, now=now, between_chunks=between_chunks) + _in_chunks(
+        sessions, lambda session: _catch_up_chunk(session, terms, now=now), between_chunks
+    )
+
+
+def _in_chunks(
+    sessions: sessionmaker[Session],
+    chunk: Callable[[Session], bool],
+    between_chunks: Callable[[], None] | None,
+) -> int:
+    """``chunk`` in a write transaction of its own, again until it did nothing; how many
+    times it did something."""
+    done = 0
     while True:
         with session_scope(sessions) as session:
-            caught_up = _catch_up_chunk(session, terms, now=now)
-        if caught_up:
-            return chunks
-        chunks += 1
+            if not chunk(session):
+                return done
+        done += 1
         (between_chunks or let_writers_in)()
 
 
 def _catch_up_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) -> bool:
     """Recompute the days of the oldest changes after the watermark, whole moments of
-    change at a time, and move the watermark past them; True when fewer than
-    ``FILL_ENTRIES`` entries are left to a pass."""
+    change at a time, and move the watermark past them; False (nothing done) when fewer
+    than ``FILL_ENTRIES`` entries are left to a pass."""
     state = _state(session, lock=True)
     if terms_of(state) != terms or not state.complete or state.matches_through is None:
-        return True
+        return False
     changes = session.execute(
         select(Match.updated_at, PredictionLogEntry.kickoff)
         .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
@@ -430,7 +437,7 @@ def _catch_up_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) ->
         .limit(FILL_ENTRIES)
     ).all()
     if len(changes) < FILL_ENTRIES:
-        return True
+        return False
     last = changes[-1][0]
     # The matches of one write share its moment: they are taken together, all of them.
     whole = [change for change in changes if change[0] < last] or _changed_at(session, last)
@@ -440,7 +447,7 @@ def _catch_up_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) ->
     state.checked_at = now
     state.revision += 1
     session.flush()
-    return False
+    return True
 
 
 def _changed_at(session: Session, moment: dt.datetime) -> list[tuple[dt.datetime, dt.datetime]]:
@@ -472,9 +479,6 @@ class Coverage:
     entries_through: int
     matches_through: dt.datetime | None
 
-    def covers(self, day: dt.date) -> bool:
-        return self.complete or (self.filled_until is not None and day < self.filled_until)
-
 
 def coverage(session: Session) -> Coverage:
     state = session.get(TrackRecordState, STATE_ID)
@@ -501,21 +505,15 @@ class Stamp:
 
 def stamp(session: Session) -> Stamp:
     revision = select(TrackRecordState.revision).where(TrackRecordState.id == STATE_ID)
-    row = session.execute(
-        select(
-            revision.scalar_subquery(),
-            select(func.max(Match.updated_at)).scalar_subquery(),
-            select(func.max(PredictionLogEntry.id)).scalar_subquery(),
-        )
-    ).one()
-    return Stamp(row[0], row[1], row[2])
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    kickoff_from: dt.datetime | None = None
-    kickoff_to: dt.datetime | None = None
-    competition: str | None = None
+    return Stamp(
+        *session.execute(
+            select(
+                revision.scalar_subquery(),
+                select(func.max(Match.updated_at)).scalar_subquery(),
+                select(func.max(PredictionLogEntry.id)).scalar_subquery(),
+            )
+        ).one()
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -548,7 +546,7 @@ class _Split:
 NO_END = dt.datetime.max.replace(tzinfo=dt.UTC)
 
 
-def _split(session: Session, window: Window, held: Coverage) -> _Split:
+def _split(session: Session, window: PerformanceQuery, held: Coverage) -> _Split:
     first = end = None
     edges: set[dt.date] = set()
     if window.kickoff_from is not None:
@@ -571,11 +569,10 @@ def _split(session: Session, window: Window, held: Coverage) -> _Split:
     return _Split(first, end, frozenset(computed), computed_from)
 
 
-def _computed(session: Session, window: Window, split: _Split, terms: TallyTerms) -> Tally:
-    found = scored_entries(
-        session,
-        EntryFilter(split.ranges(), window.kickoff_from, window.kickoff_to, window.competition),
-    )
+def _computed(
+    session: Session, window: PerformanceQuery, split: _Split, terms: TallyTerms
+) -> Tally:
+    found = scored_entries(session, split.ranges(), window)
     return tally([e for e, _ in found], [c for _, c in found], terms)
 
 
@@ -587,7 +584,7 @@ _ByDay = (
 )
 
 
-def _stored(table: _ByDay, window: Window, split: _Split) -> list[ColumnElement[bool]]:
+def _stored(table: _ByDay, window: PerformanceQuery, split: _Split) -> list[ColumnElement[bool]]:
     """Which stored rows of ``table`` the window takes."""
     conditions: list[ColumnElement[bool]] = []
     day = table.day
@@ -607,7 +604,7 @@ def _stored(table: _ByDay, window: Window, split: _Split) -> list[ColumnElement[
 
 
 def window_sums(
-    session: Session, window: Window, terms: TallyTerms, *, days_max: int
+    session: Session, window: PerformanceQuery, terms: TallyTerms, *, days_max: int
 ) -> WindowSums:
     """The sums of the scored entries of ``window`` (see the module): over the whole
     window, and per day for its latest ``days_max`` days with a scored entry."""
@@ -631,7 +628,7 @@ def window_sums(
     )
 
 
-def _total(session: Session, window: Window, split: _Split, computed: Tally) -> DaySums:
+def _total(session: Session, window: PerformanceQuery, split: _Split, computed: Tally) -> DaySums:
     statement = select(*(func.coalesce(func.sum(column), 0) for column in DAY_COLUMNS)).where(
         *_stored(TrackRecordDay, window, split)
     )
@@ -642,7 +639,7 @@ def _total(session: Session, window: Window, split: _Split, computed: Tally) -> 
 
 
 def _latest_days(
-    session: Session, window: Window, split: _Split, computed: Tally, days_max: int
+    session: Session, window: PerformanceQuery, split: _Split, computed: Tally, days_max: int
 ) -> list[tuple[dt.date, DaySums]]:
     statement = (
         select(TrackRecordDay.day, *(func.sum(column) for column in DAY_COLUMNS))
@@ -651,27 +648,27 @@ def _latest_days(
         .order_by(TrackRecordDay.day.desc())
         .limit(days_max)
     )
-    stored = ((row[0], DaySums(*row[1:])) for row in session.execute(statement))
+    stored = ((day, DaySums(*sums)) for day, *sums in session.execute(statement))
     fresh = ((key.day, sums) for key, sums in computed.days.items())
     return sorted(added_up([*stored, *fresh]).items())[-days_max:]
 
 
 def _bookmaker_totals(
-    session: Session, window: Window, split: _Split, computed: Tally
+    session: Session, window: PerformanceQuery, split: _Split, computed: Tally
 ) -> dict[str, BookmakerSums]:
     statement = (
         select(TrackRecordBookmaker.bookmaker, *(func.sum(column) for column in BOOKMAKER_COLUMNS))
         .where(*_stored(TrackRecordBookmaker, window, split))
         .group_by(TrackRecordBookmaker.bookmaker)
     )
-    stored = ((row[0], BookmakerSums(*row[1:])) for row in session.execute(statement))
+    stored = ((key, BookmakerSums(*sums)) for key, *sums in session.execute(statement))
     fresh = ((code, sums) for (_, code), sums in computed.bookmakers.items())
     return added_up([*stored, *fresh])
 
 
 def _best_days(
     session: Session,
-    window: Window,
+    window: PerformanceQuery,
     split: _Split,
     computed: Tally,
     best: str,
@@ -686,7 +683,7 @@ def _best_days(
         )
         .group_by(TrackRecordBookmaker.day)
     )
-    stored = ((row[0], BookmakerSums(*row[1:])) for row in session.execute(statement))
+    stored = ((key, BookmakerSums(*sums)) for key, *sums in session.execute(statement))
     fresh = (
         (key.day, sums)
         for (key, code), sums in computed.bookmakers.items()
@@ -696,7 +693,7 @@ def _best_days(
 
 
 def _bankroll(
-    session: Session, window: Window, split: _Split, computed: Tally
+    session: Session, window: PerformanceQuery, split: _Split, computed: Tally
 ) -> list[tuple[dt.datetime, float]]:
     statement = (
         select(TrackRecordBankroll.kickoff, func.sum(TrackRecordBankroll.growth))
@@ -720,9 +717,9 @@ class ReliabilitySums:
 def reliability_sums(session: Session, terms: TallyTerms) -> ReliabilitySums:
     """The bins of every scored entry, and their number."""
     held = coverage(session)
-    split = _split(session, Window(), held)
-    computed = _computed(session, Window(), split, terms)
-    conditions = _stored(TrackRecordReliability, Window(), split)
+    split = _split(session, PerformanceQuery(), held)
+    computed = _computed(session, PerformanceQuery(), split, terms)
+    conditions = _stored(TrackRecordReliability, PerformanceQuery(), split)
     statement = (
         select(
             TrackRecordReliability.outcome,
@@ -734,7 +731,10 @@ def reliability_sums(session: Session, terms: TallyTerms) -> ReliabilitySums:
         .where(*conditions)
         .group_by(TrackRecordReliability.outcome, TrackRecordReliability.bin)
     )
-    stored = (((row[0], row[1]), BinSums(*row[2:])) for row in session.execute(statement))
+    stored = (
+        ((outcome, index), BinSums(count, predicted, observed))
+        for outcome, index, count, predicted, observed in session.execute(statement)
+    )
     fresh = (((outcome, index), sums) for (_, outcome, index), sums in computed.reliability.items())
-    matches = _total(session, Window(), split, computed).matches
+    matches = _total(session, PerformanceQuery(), split, computed).matches
     return ReliabilitySums(matches, added_up([*stored, *fresh]))

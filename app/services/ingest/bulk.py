@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar, cast
 
-from sqlalchemy import Insert, SQLColumnExpression, Table, insert, select
+from sqlalchemy import Insert, SQLColumnExpression, Table, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db.bulk import Row
-from app.db.orm import Bookmaker, Competition, Match, OddsQuote, Team
+from app.db.orm import Bookmaker, Competition, Match, OddsQuote, PredictionLogEntry, Team
 
 # Keeps IN lists and multi-row statements well below every backend's parameter limit.
 CHUNK = 5_000
@@ -44,17 +44,16 @@ def retry_on_conflict(session: Session, work: Callable[[Session], T]) -> T:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def insert_new(session: Session, table: Table | type[PredictionLogEntry]) -> Insert:
+    """An insert that leaves a row already stored (a concurrent writer's included) as it
+    is: never an update."""
+    if session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing()
+    return sqlite.insert(table).on_conflict_do_nothing()
+
+
 def insert_ignoring_duplicates(session: Session, table: Table, rows: Sequence[Row]) -> None:
-    if not rows:
-        return
-    dialect = session.get_bind().dialect.name
-    statement: Insert
-    if dialect == "postgresql":
-        statement = postgresql.insert(table).on_conflict_do_nothing()
-    elif dialect == "sqlite":
-        statement = sqlite.insert(table).on_conflict_do_nothing()
-    else:  # pragma: no cover - only the two supported backends reach here
-        statement = insert(table)
+    statement = insert_new(session, table)
     for part in chunks(rows):
         session.execute(statement, list(part))
 
