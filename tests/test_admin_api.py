@@ -28,7 +28,7 @@ from app.domain.vocabulary import ActivatedBy, Method, Phase
 from app.services.model_versions import activate
 from app.services.track_record import log_matches
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY, build_app
+from tests.apps import ADMIN_KEY, build_app
 from tests.helpers import (
     count_complete_triples,
     count_rows,

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from app.api.schemas import common, ingest, model_versions, predict, refits
 from app.domain.records import check_text, text_pattern
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY, build_app
+from tests.apps import ADMIN_KEY, build_app
 from tests.documented import operations
 
 PROBLEM = "application/problem+json"

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Competition, Match, OddsQuote, PredictionLogEntry
 from app.services import track_record
+from tests.apps import refit_settings_for
 from tests.benchmarks.bench_track_record import (
     MemoryWatch,
     RunSettings,
@@ -30,7 +31,6 @@ from tests.benchmarks.bench_track_record import (
     summarised,
     tree_kib,
 )
-from tests.conftest import refit_settings_for
 
 
 def test_answers_are_ranked_by_latency_and_only_2xx_ones_succeed() -> None:

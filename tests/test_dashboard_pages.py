@@ -25,7 +25,7 @@ from app.domain.scoring import Scores
 from app.domain.track_record_scores import DayBucket
 from app.domain.vocabulary import ActivatedBy
 from app.services.model_versions import activate
-from tests.conftest import ADMIN_KEY
+from tests.apps import ADMIN_KEY
 from tests.databases import Databases
 from tests.helpers import (
     HAND_MADE_VALIDATION,

@@ -43,7 +43,7 @@ from app.main import create_app
 from app.services.run_bounds import Stop
 from app.services.scheduling import build_scheduler
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY
+from tests.apps import ADMIN_KEY
 from tests.test_football_data_feed import (
     AFTER_THE_MATCH,
     Served,

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from app.domain.vocabulary import Phase
 from app.logs import REQUEST_ID, RequestIdFilter, SecretFilter, logging_config
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY
+from tests.apps import ADMIN_KEY
 
 SECRET_KEY = "a-very-secret-admin-key"
 

@@ -31,7 +31,7 @@ from app.main import create_app
 from app.services import readiness
 from app.settings import Settings
 from app.state import app_state
-from tests.conftest import ADMIN_KEY, build_app, client_on
+from tests.apps import ADMIN_KEY, build_app, client_on
 from tests.databases import Databases, SharedDatabase
 from tests.helpers import error_messages, request_statements
 from tests.processes import Server, child_environment, running_server

@@ -24,8 +24,8 @@ from app.main import create_app
 from app.services import prediction
 from app.settings import Settings, settings_environment
 from app.state import app_state
+from tests.apps import ADMIN_KEY, REFIT_UNTIL, refit_settings_for
 from tests.commands import Oddsboost
-from tests.conftest import ADMIN_KEY, REFIT_UNTIL, refit_settings_for
 from tests.helpers import DEADLINE_SECONDS, error_messages, received_at, wait_until
 from tests.processes import child_environment, running_server
 

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from app.api.schemas.predict import BatchOut, PredictIn, PredictionOut, ValueIn
 from app.main import create_app
-from tests.conftest import refit_settings_for
+from tests.apps import refit_settings_for
 from tests.helpers import error_messages
 from tests.test_api_docs import accepts, documented, resolved
 from tests.test_predict import power_probabilities, upcoming_match

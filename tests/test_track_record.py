@@ -44,8 +44,8 @@ from app.main import create_app
 from app.services import track_record
 from app.services.model_versions import activate
 from app.settings import Settings
+from tests.apps import ADMIN_KEY, build_app
 from tests.commands import Oddsboost
-from tests.conftest import ADMIN_KEY
 from tests.helpers import count_rows, error_messages, hand_made_version
 
 UTC = dt.UTC
@@ -198,8 +198,6 @@ def logged(session: Session, settings: Settings) -> dict[str, int]:
 
 @pytest.fixture
 def track_client(settings: Settings, session: Session) -> Iterator[TestClient]:
-    from tests.conftest import build_app
-
     with TestClient(build_app(settings_for(settings.database_url), session)) as client:
         yield client
 

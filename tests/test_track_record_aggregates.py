@@ -40,8 +40,7 @@ from app.services.ingest.results import ResultItem, settle_results
 from app.services.matches import delete_match
 from app.services.model_versions import activate
 from app.settings import Settings
-from tests.conftest import rolled_back_connection, savepoint_session
-from tests.databases import SharedDatabase
+from tests.databases import SharedDatabase, rolled_back_connection, savepoint_session
 from tests.helpers import hand_made_version
 
 UTC = dt.UTC

@@ -27,7 +27,7 @@ from app.services import track_record
 from app.services import track_record_aggregates as aggregates
 from app.services.ingest.results import ResultItem, settle_results
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY, refit_settings_for
+from tests.apps import ADMIN_KEY, refit_settings_for
 from tests.databases import Databases
 
 UTC = dt.UTC

@@ -28,7 +28,7 @@ from app.domain.vocabulary import ActivatedBy, Method
 from app.main import create_app
 from app.services.model_versions import activate
 from app.state import app_state
-from tests.conftest import ADMIN_KEY, refit_settings_for
+from tests.apps import ADMIN_KEY, refit_settings_for
 from tests.databases import Databases
 from tests.helpers import error_messages, hand_made_version, request_statements
 
