@@ -29,6 +29,7 @@ from app.services.model_versions import activate
 from app.services.track_record import log_matches
 from app.settings import Settings
 from tests.apps import ADMIN_KEY, build_app
+from tests.football_data_site import EXTRA_FIXTURES, MAIN_FIXTURES
 from tests.helpers import (
     count_complete_triples,
     count_rows,
@@ -36,7 +37,6 @@ from tests.helpers import (
     error_messages,
     hand_made_version,
 )
-from tests.test_football_data_parser import EXTRA_FIXTURES, MAIN_FIXTURES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 E0_1819_PRICE_PREFIXES = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")

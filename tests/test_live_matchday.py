@@ -44,7 +44,7 @@ from app.services.run_bounds import Stop
 from app.services.scheduling import build_scheduler
 from app.settings import Settings
 from tests.apps import ADMIN_KEY
-from tests.test_football_data_feed import (
+from tests.football_data_site import (
     AFTER_THE_MATCH,
     Served,
     Site,
