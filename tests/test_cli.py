@@ -30,10 +30,10 @@ from app.services.model_versions import activate
 from app.services.run_bounds import Stop
 from app.services.scheduling import build_scheduler
 from app.settings import Settings, settings_environment
+from tests.admin_requests import season_file_with_bookmakers
 from tests.commands import CommandResult, Oddsboost, table_rows
 from tests.helpers import count_complete_triples, free_port, hand_made_version
 from tests.processes import child_environment, running_server
-from tests.test_admin_api import season_file_with_bookmakers
 from tests.upstreams import http_server, send_huge
 
 SeasonFile = Callable[[str], Path]

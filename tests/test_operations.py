@@ -31,11 +31,11 @@ from app.main import create_app
 from app.services import readiness
 from app.settings import Settings
 from app.state import app_state
+from tests.admin_requests import quote
 from tests.apps import ADMIN_KEY, build_app, client_on
 from tests.databases import Databases, SharedDatabase
 from tests.helpers import error_messages, request_statements
 from tests.processes import Server, child_environment, running_server
-from tests.test_admin_api import quote
 from tests.test_log_lines import json_handler, written
 
 INLINE = {"odds": [{"bookmaker": "B365", "home": 2.1, "draw": 3.4, "away": 3.6}]}
