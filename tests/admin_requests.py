@@ -3,13 +3,13 @@ file posted, The Odds API's events of tests/fixtures, an alias."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import copy
 from typing import Any
 
 from fastapi.testclient import TestClient
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.odds_api_site import EPL_EVENTS
+
 E0_1819_PRICE_PREFIXES = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
 
 
@@ -45,8 +45,8 @@ def post_csv(client: TestClient, headers: dict[str, str], content: bytes, **para
 
 
 def odds_api_events() -> list[dict[str, Any]]:
-    loaded: list[dict[str, Any]] = json.loads((FIXTURES / "the_odds_api_epl.json").read_text())
-    return loaded
+    """The two EPL events of tests/fixtures, a copy of its own for the test to change."""
+    return copy.deepcopy(EPL_EVENTS)
 
 
 def alias(client: TestClient, headers: dict[str, str], name: str, team: str) -> Any:

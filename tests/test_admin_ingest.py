@@ -19,7 +19,6 @@ from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
 from app.settings import Settings
 from tests.admin_requests import (
     E0_1819_PRICE_PREFIXES,
-    FIXTURES,
     alias,
     fixture,
     odds_api_events,
@@ -31,6 +30,7 @@ from tests.admin_requests import (
 from tests.apps import ADMIN_KEY, build_app
 from tests.football_data_site import EXTRA_FIXTURES, MAIN_FIXTURES
 from tests.helpers import count_complete_triples, count_rows, error_messages
+from tests.odds_api_site import FIXTURES
 
 SeasonFile = Callable[[str], Path]
 

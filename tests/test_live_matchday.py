@@ -52,7 +52,7 @@ from tests.football_data_site import (
     read_rows,
     site_handler,
 )
-from tests.test_odds_api_feed import (
+from tests.odds_api_site import (
     BUNDESLIGA,
     EPL,
     KEY,
