@@ -48,6 +48,8 @@ from tests.commands import Oddsboost
 from tests.databases import Databases, SharedDatabase, rolled_back_connection, savepoint_session
 from tests.processes import FitGate
 
+pytest_plugins = ["tests.plugins.track_record"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -27,15 +27,8 @@ from app.domain.vocabulary import ActivatedBy
 from app.services.model_versions import activate
 from tests.apps import ADMIN_KEY
 from tests.databases import Databases
-from tests.helpers import (
-    HAND_MADE_VALIDATION,
-    error_messages,
-    hand_made_served,
-    hand_made_version,
-)
-from tests.test_track_record import Fixture, entry_of, settle, store_match
-from tests.test_track_record import logged as logged
-from tests.test_track_record import track_client as track_client
+from tests.helpers import HAND_MADE_VALIDATION, error_messages, hand_made_served, hand_made_version
+from tests.plugins.track_record import Fixture, entry_of, settle, store_match
 from tests.test_value_bets import (
     ARSENAL,
     CAPTURED,

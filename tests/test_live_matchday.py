@@ -52,15 +52,7 @@ from tests.football_data_site import (
     read_rows,
     site_handler,
 )
-from tests.odds_api_site import (
-    BUNDESLIGA,
-    EPL,
-    KEY,
-    FakeOddsApi,
-    events_answer,
-    handler_for,
-    quota,
-)
+from tests.odds_api_site import BUNDESLIGA, EPL, KEY, FakeOddsApi, events_answer, handler_for, quota
 from tests.upstreams import http_server
 
 SeasonFile = Callable[[str], Path]

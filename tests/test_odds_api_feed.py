@@ -44,10 +44,7 @@ from tests.odds_api_site import (
     handler_for,
     quota,
 )
-from tests.upstreams import (
-    ANOTHER_HOST,
-    http_server,
-)
+from tests.upstreams import ANOTHER_HOST, http_server
 
 
 def utc(year: int, month: int, day: int, hour: int, minute: int) -> dt.datetime:
