@@ -29,7 +29,7 @@ from tests.apps import ADMIN_KEY
 from tests.databases import Databases
 from tests.helpers import HAND_MADE_VALIDATION, error_messages, hand_made_served, hand_made_version
 from tests.plugins.track_record import Fixture, entry_of, settle, store_match
-from tests.test_value_bets import (
+from tests.upcoming_matches import (
     ARSENAL,
     CAPTURED,
     Seeded,
