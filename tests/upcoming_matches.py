@@ -18,13 +18,11 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from app.db.engine import make_engine, make_session_factory, session_scope
-from app.domain.vocabulary import ActivatedBy, Method
+from app.domain.vocabulary import Method
 from app.main import create_app
-from app.services.model_versions import activate
 from tests.apps import ADMIN_KEY, refit_settings_for
 from tests.databases import Databases
-from tests.helpers import hand_made_version
+from tests.helpers import hand_made_version, store_versions
 
 NOW = dt.datetime.now(dt.UTC)
 TOMORROW = (NOW + dt.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -136,14 +134,9 @@ def seed(client: TestClient) -> dict[str, int]:
 
 def store_model(database_url: str) -> int:
     """A committed, active version that trusts Bet&Win alone, de-margining multiplicatively."""
-    engine = make_engine(database_url)
-    with session_scope(make_session_factory(engine, for_writes=True)) as session:
-        version = hand_made_version(weights={"BW": 1.0}, method=Method.MULTIPLICATIVE)
-        session.add(version)
-        session.flush()
-        activate(session, version, by=ActivatedBy.REFIT)
-        version_id = version.id
-    engine.dispose()
+    (version_id,) = store_versions(
+        database_url, hand_made_version(weights={"BW": 1.0}, method=Method.MULTIPLICATIVE)
+    )
     return version_id
 
 
