@@ -48,7 +48,7 @@ from tests.commands import Oddsboost
 from tests.databases import Databases, SharedDatabase, rolled_back_connection, savepoint_session
 from tests.processes import FitGate
 
-pytest_plugins = ["tests.plugins.track_record"]
+pytest_plugins = ["tests.plugins.predictions", "tests.plugins.track_record"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
