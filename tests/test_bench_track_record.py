@@ -220,6 +220,7 @@ def counts(session: Session) -> tuple[int, int, int]:
     )
 
 
+@pytest.mark.slow
 def test_the_tenfold_log_copies_every_match_and_quote_under_new_codes(seeded_url: str) -> None:
     settings = refit_settings_for(seeded_url)
     engine = make_engine(seeded_url)

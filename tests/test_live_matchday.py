@@ -419,6 +419,7 @@ def check_scored(settings: Settings, matchday: Matchday) -> None:
     assert {run["status"] for run in runs} == {FetchStatus.SUCCEEDED}
 
 
+@pytest.mark.slow
 def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
     migrated_url: str,
     season_file: SeasonFile,

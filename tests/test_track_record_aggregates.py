@@ -313,6 +313,7 @@ def _forget_aggregates(session: Session) -> None:
     session.expire_all()
 
 
+@pytest.mark.slow
 def test_a_log_kept_before_the_aggregates_is_answered_right_while_they_are_filled(
     logged: Session, fitted_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
