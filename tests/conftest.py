@@ -21,32 +21,36 @@ directory is an error, never a skip.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session
 
-from app.api.deps import get_session, get_write_session
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import current_revision, downgrade_to, upgrade_to_head
 from app.domain.vocabulary import RunTrigger
-from app.main import create_app
 from app.services.ingest import import_football_data
 from app.services.refit import run_refit
 from app.settings import Settings
+from tests.apps import (
+    ADMIN_KEY,
+    REFIT_SEASONS,
+    REFIT_UNTIL,
+    build_app,
+    client_on,
+    refit_settings_for,
+)
 from tests.commands import Oddsboost
-from tests.databases import Databases, SharedDatabase
+from tests.databases import Databases, SharedDatabase, rolled_back_connection, savepoint_session
 from tests.processes import FitGate
 
+pytest_plugins = ["tests.plugins.predictions", "tests.plugins.track_record"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-ADMIN_KEY = "test-admin-key-0123456789"
 
 
 def _data_dir() -> Path:
@@ -109,26 +113,6 @@ def engine(database_url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-@contextmanager
-def rolled_back_connection(engine: Engine) -> Iterator[Connection]:
-    """A connection in a transaction that is rolled back at the end of the block."""
-    with engine.connect() as connection:
-        transaction = connection.begin()
-        try:
-            yield connection
-        finally:
-            transaction.rollback()
-
-
-@contextmanager
-def savepoint_session(connection: Connection) -> Iterator[Session]:
-    """A session whose commits are savepoints inside the transaction of ``connection``."""
-    with Session(
-        bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False
-    ) as session:
-        yield session
-
-
 @pytest.fixture
 def connection(engine: Engine) -> Iterator[Connection]:
     with rolled_back_connection(engine) as connection:
@@ -145,22 +129,6 @@ def session(connection: Connection) -> Iterator[Session]:
 @pytest.fixture
 def settings(database_url: str) -> Settings:
     return Settings(database_url=database_url, admin_api_key=ADMIN_KEY)
-
-
-def build_app(settings: Settings, session: Session) -> FastAPI:
-    app = create_app(settings)
-
-    def test_session() -> Iterator[Session]:
-        try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
-
-    app.dependency_overrides[get_session] = test_session
-    app.dependency_overrides[get_write_session] = test_session
-    return app
 
 
 @pytest.fixture
@@ -187,22 +155,6 @@ def migrated_template(databases: Databases) -> str:
     upgrade_to_head(template)
     databases.seal(template)
     return template
-
-
-REFIT_SEASONS = ("E0_1516", "E0_1617", "E0_1718", "SP1_1516", "SP1_1617", "SP1_1718")
-# The end of the refit window of the fitted database: after every match of REFIT_SEASONS.
-REFIT_UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
-
-
-def refit_settings_for(database_url: str) -> Settings:
-    """Settings for an app, a refit or a command on ``database_url``: a short grid of rounds,
-    a model refreshed twice a second."""
-    return Settings(
-        database_url=database_url,
-        admin_api_key=ADMIN_KEY,
-        refit_rounds_grid=[1, 5, 20, 50],
-        model_refresh_seconds=0.5,
-    )
 
 
 @pytest.fixture(scope="session")
@@ -261,17 +213,6 @@ def seeded_settings(seeded_database: SharedDatabase) -> Settings:
 def fitted_settings(fitted_database: SharedDatabase) -> Settings:
     """Settings that reach the shared fitted database read-only."""
     return refit_settings_for(fitted_database.read_only_url)
-
-
-@contextmanager
-def client_on(shared: SharedDatabase, settings: Settings) -> Iterator[TestClient]:
-    """The app on a shared database, its requests in a transaction that is rolled back."""
-    with (
-        rolled_back_connection(shared.engine) as connection,
-        savepoint_session(connection) as session,
-        TestClient(build_app(settings, session)) as client,
-    ):
-        yield client
 
 
 @pytest.fixture

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine
 
@@ -159,3 +161,23 @@ class Databases:
         name = make_url(database).database
         assert name, f"no database name in {database}"
         return name
+
+
+@contextmanager
+def rolled_back_connection(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction that is rolled back at the end of the block."""
+    with engine.connect() as connection:
+        transaction = connection.begin()
+        try:
+            yield connection
+        finally:
+            transaction.rollback()
+
+
+@contextmanager
+def savepoint_session(connection: Connection) -> Iterator[Session]:
+    """A session whose commits are savepoints inside the transaction of ``connection``."""
+    with Session(
+        bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False
+    ) as session:
+        yield session

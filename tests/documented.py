@@ -1,5 +1,6 @@
 """The operations the OpenAPI document lists, and a request for each made from the document's
-own examples, for the tests that must reach every operation without naming them one by one."""
+own examples, for the tests that must reach every operation without naming them one by one;
+the document's schemas found by title and resolved, and whether a model accepts a body."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import httpx2
 from fastapi.testclient import TestClient
+from pydantic import BaseModel
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 JSON_MEDIA_TYPE = "application/json"
@@ -97,3 +99,38 @@ def _example_body(
         assert not body.get("required"), f"no example of a required body: {operation}"
         return None, None
     return content_type, json.dumps(schema["examples"][0]).encode()
+
+
+def resolved(node: Any, components: dict[str, Any]) -> Any:
+    """A schema with its references to the document's components replaced by what they name."""
+    if isinstance(node, dict):
+        reference = node.get("$ref")
+        if isinstance(reference, str) and reference.startswith("#/components/schemas/"):
+            return resolved(components[reference.rsplit("/", 1)[-1]], components)
+        return {key: resolved(value, components) for key, value in node.items()}
+    if isinstance(node, list):
+        return [resolved(value, components) for value in node]
+    return node
+
+
+def accepts(model: type[BaseModel], body: dict[str, Any]) -> bool:
+    try:
+        model.model_validate_json(json.dumps(body))
+    except ValueError:
+        return False
+    return True
+
+
+def documented(node: Any, title: str) -> dict[str, Any] | None:
+    """The first object schema of the document with that title (a component, or a part of
+    /predict's body, which the document writes out in place)."""
+    if isinstance(node, dict):
+        if node.get("title") == title and "properties" in node:
+            return node
+        node = list(node.values())
+    if isinstance(node, list):
+        for value in node:
+            found = documented(value, title)
+            if found is not None:
+                return found
+    return None

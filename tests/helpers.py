@@ -1,11 +1,14 @@
 """Small helpers shared by tests (independent counts, row counts, a free port, polling, a
-model version and a track record's entry made by hand, the admin API's clock moved)."""
+model version and a track record's entry made by hand, model versions committed, the admin
+API's clock moved, the service's JSON log lines caught in a buffer)."""
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
 import io
+import json
+import logging
 import socket
 import subprocess
 import time
@@ -20,12 +23,16 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.api.deps import received_now
+from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Base, ModelVersion
 from app.domain.few_quotes import Triple
 from app.domain.scoring import Scores
 from app.domain.track_record import LoggedQuote, ServedPrediction
 from app.domain.version_records import BookmakerWeight, FitReport
-from app.domain.vocabulary import Basis, Method, Phase
+from app.domain.vocabulary import ActivatedBy, Basis, Method, Phase
+from app.logs import RequestIdFilter, SecretFilter, logging_config
+from app.services.model_versions import activate
+from app.settings import Settings
 from boosting import StopReason
 
 
@@ -198,3 +205,31 @@ def received_at(client: TestClient, moment: dt.datetime) -> Iterator[None]:
         yield
     finally:
         del app.dependency_overrides[received_now]
+
+
+def store_versions(database_url: str, *versions: ModelVersion) -> list[int]:
+    """Commit hand-made versions; the last one active, as the refit that made it left it."""
+    engine = make_engine(database_url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        session.add_all(versions)
+        session.flush()
+        activate(session, versions[-1], by=ActivatedBy.REFIT)
+        ids = [version.id for version in versions]
+    engine.dispose()
+    return ids
+
+
+def json_handler(settings: Settings) -> tuple[logging.Handler, io.StringIO]:
+    """A handler writing into a buffer with the formatter and filters of the service's JSON
+    configuration for ``settings``."""
+    config = logging_config(settings.model_copy(update={"log_format": "json"}))
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(config["formatters"]["default"]["()"]())
+    handler.addFilter(RequestIdFilter())
+    handler.addFilter(SecretFilter(config["filters"]["secrets"]["secrets"]))
+    return handler, buffer
+
+
+def written(buffer: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in buffer.getvalue().splitlines()]

@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 from app.api.schemas import common, ingest, model_versions, predict, refits
 from app.domain.records import check_text, text_pattern
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY, build_app
-from tests.documented import operations
+from tests.apps import ADMIN_KEY, build_app
+from tests.documented import accepts, documented, operations, resolved
 
 PROBLEM = "application/problem+json"
 PROBLEM_CONTENT = {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}}
@@ -187,18 +187,6 @@ def test_no_two_teams_or_prices_of_an_example_are_the_same() -> None:
         assert len({odds["home"], odds["draw"], odds["away"]}) == 3
 
 
-def resolved(node: Any, components: dict[str, Any]) -> Any:
-    """A schema with its references to the document's components replaced by what they name."""
-    if isinstance(node, dict):
-        reference = node.get("$ref")
-        if isinstance(reference, str) and reference.startswith("#/components/schemas/"):
-            return resolved(components[reference.rsplit("/", 1)[-1]], components)
-        return {key: resolved(value, components) for key, value in node.items()}
-    if isinstance(node, list):
-        return [resolved(value, components) for value in node]
-    return node
-
-
 def examples_in(node: Any, where: str = "#") -> Iterator[tuple[str, Any, dict[str, Any]]]:
     """Every example of the document, with where it is and the schema it must fit."""
     if isinstance(node, dict):
@@ -302,29 +290,6 @@ AGREEMENT: list[tuple[type[BaseModel], dict[str, Any], bool]] = [
     (predict.PredictIn, {}, False),
     (predict.PredictIn, {"match_id": None, "odds": None}, False),
 ]
-
-
-def accepts(model: type[BaseModel], body: dict[str, Any]) -> bool:
-    try:
-        model.model_validate_json(json.dumps(body))
-    except ValueError:
-        return False
-    return True
-
-
-def documented(node: Any, title: str) -> dict[str, Any] | None:
-    """The first object schema of the document with that title (a component, or a part of
-    /predict's body, which the document writes out in place)."""
-    if isinstance(node, dict):
-        if node.get("title") == title and "properties" in node:
-            return node
-        node = list(node.values())
-    if isinstance(node, list):
-        for value in node:
-            found = documented(value, title)
-            if found is not None:
-                return found
-    return None
 
 
 def test_the_documented_schemas_accept_what_the_api_accepts(client: TestClient) -> None:

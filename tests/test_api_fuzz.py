@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY
+from tests.apps import ADMIN_KEY
 from tests.processes import child_environment, running_server
 
 pytestmark = pytest.mark.slow

@@ -89,3 +89,43 @@ def test_the_rules_see_a_violation(tmp_path: Path) -> None:
     module = tmp_path / "module.py"
     module.write_text("def f():\n    from sqlalchemy import select\n")
     assert ("sqlalchemy", {"select"}) in list(imports_of(module))
+
+
+def is_test_module(module: str) -> bool:
+    """A test module (``test_*``) or a conftest: pytest's to collect or to load."""
+    last = module.rsplit(".", 1)[-1]
+    return last == "conftest" or last.startswith("test_")
+
+
+def imported_test_modules(path: Path) -> list[str]:
+    return [
+        module if is_test_module(module) else f"{module}.{name}"
+        for module, names in imports_of(path)
+        for name in (names if module == "tests" else {""})
+        if is_test_module(module) or is_test_module(name)
+    ]
+
+
+def test_no_module_of_the_tests_imports_a_test_module_or_a_conftest() -> None:
+    # Importing a test module collects its tests again and ties it to its importers: what
+    # modules share lives in helper modules (tests/helpers.py and the like) and in the
+    # fixture modules of tests/plugins, registered in tests/conftest.py.
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in sources("tests")
+        for module in imported_test_modules(path)
+    ]
+    assert not wrong
+
+
+def test_the_tests_rule_sees_a_violation(tmp_path: Path) -> None:
+    module = tmp_path / "module.py"
+    module.write_text(
+        "from tests.test_odds import X\nfrom tests import conftest\n"
+        "def f():\n    import tests.test_value\n    from tests.helpers import test_data\n"
+    )
+    assert sorted(imported_test_modules(module)) == [
+        "tests.conftest",
+        "tests.test_odds",
+        "tests.test_value",
+    ]

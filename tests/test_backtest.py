@@ -207,6 +207,7 @@ def test_figures_agree_with_a_direct_computation_from_the_files(season_file: Sea
     )
 
 
+@pytest.mark.slow
 def test_the_report_is_reproducible(season_file: SeasonFile, tmp_path: Path) -> None:
     matches, quotes = load(season_file)
     contents = []

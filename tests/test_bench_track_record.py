@@ -30,7 +30,7 @@ from benchmarks.bench_track_record import (
     summarised,
     tree_kib,
 )
-from tests.conftest import refit_settings_for
+from tests.apps import refit_settings_for
 
 
 def test_answers_are_ranked_by_latency_and_only_2xx_ones_succeed() -> None:
@@ -220,6 +220,7 @@ def counts(session: Session) -> tuple[int, int, int]:
     )
 
 
+@pytest.mark.slow
 def test_the_tenfold_log_copies_every_match_and_quote_under_new_codes(seeded_url: str) -> None:
     settings = refit_settings_for(seeded_url)
     engine = make_engine(seeded_url)

@@ -36,8 +36,8 @@ from app.main import create_app
 from app.services import track_record
 from app.services.ingest import ingest_batch
 from app.settings import Settings
+from tests.apps import ADMIN_KEY, build_app, refit_settings_for
 from tests.commands import Oddsboost
-from tests.conftest import ADMIN_KEY, build_app, refit_settings_for
 from tests.helpers import count_rows
 
 UTC = dt.UTC

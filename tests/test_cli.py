@@ -30,10 +30,10 @@ from app.services.model_versions import activate
 from app.services.run_bounds import Stop
 from app.services.scheduling import build_scheduler
 from app.settings import Settings, settings_environment
+from tests.admin_requests import season_file_with_bookmakers
 from tests.commands import CommandResult, Oddsboost, table_rows
-from tests.helpers import count_complete_triples, free_port, hand_made_version
+from tests.helpers import count_complete_triples, free_port, hand_made_version, store_versions
 from tests.processes import child_environment, running_server
-from tests.test_admin_api import season_file_with_bookmakers
 from tests.upstreams import http_server, send_huge
 
 SeasonFile = Callable[[str], Path]
@@ -690,18 +690,6 @@ def test_delete_an_id_that_cannot_be_one_is_a_usage_error(
 
 
 # --- models -------------------------------------------------------------------------------
-
-
-def store_versions(database_url: str, *versions: ModelVersion) -> list[int]:
-    """Commit hand-made versions; the last one active, as the refit that made it left it."""
-    engine = make_engine(database_url)
-    with session_scope(make_session_factory(engine, for_writes=True)) as session:
-        session.add_all(versions)
-        session.flush()
-        activate(session, versions[-1], by=ActivatedBy.REFIT)
-        ids = [version.id for version in versions]
-    engine.dispose()
-    return ids
 
 
 def test_models_list_and_activate_roll_back_and_forward(

@@ -22,9 +22,8 @@ from app.services.matches import MatchNotFoundError, delete_match
 from app.services.model_versions import activate_version
 from app.services.teams import AliasConflictError, TeamNotFoundError, add_alias, remove_alias
 from app.settings import Settings
-from tests.helpers import count_rows, hand_made_version
-from tests.test_admin_api import quote
-from tests.test_cli import store_versions
+from tests.admin_requests import quote
+from tests.helpers import count_rows, hand_made_version, store_versions
 
 # How long a writer may take to start waiting for the other's lock before the test fails.
 WAIT_DEADLINE_SECONDS = 30.0

@@ -40,7 +40,7 @@ from playwright.sync_api import Request as BrowserRequest
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.services import track_record
-from tests.conftest import ADMIN_KEY, refit_settings_for
+from tests.apps import ADMIN_KEY, refit_settings_for
 from tests.databases import Databases
 from tests.processes import Server, child_environment, running_server
 

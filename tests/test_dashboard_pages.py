@@ -25,18 +25,11 @@ from app.domain.scoring import Scores
 from app.domain.track_record_scores import DayBucket
 from app.domain.vocabulary import ActivatedBy
 from app.services.model_versions import activate
-from tests.conftest import ADMIN_KEY
+from tests.apps import ADMIN_KEY
 from tests.databases import Databases
-from tests.helpers import (
-    HAND_MADE_VALIDATION,
-    error_messages,
-    hand_made_served,
-    hand_made_version,
-)
-from tests.test_track_record import Fixture, entry_of, settle, store_match
-from tests.test_track_record import logged as logged
-from tests.test_track_record import track_client as track_client
-from tests.test_value_bets import (
+from tests.helpers import HAND_MADE_VALIDATION, error_messages, hand_made_served, hand_made_version
+from tests.plugins.track_record import Fixture, entry_of, settle, store_match
+from tests.upcoming_matches import (
     ARSENAL,
     CAPTURED,
     Seeded,

@@ -28,7 +28,7 @@ from app.main import create_app
 from app.services import refit_runs
 from app.services.busy import RETRY_AFTER_SECONDS, DatabaseBusyError, unavailable_as_service_error
 from app.state import app_state
-from tests.conftest import ADMIN_KEY, refit_settings_for
+from tests.apps import ADMIN_KEY, refit_settings_for
 from tests.documented import DocumentedRequest, documented_requests
 from tests.helpers import free_port
 from tests.outage import Outage

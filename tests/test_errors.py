@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.services import queries
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY, build_app
+from tests.apps import ADMIN_KEY, build_app
 from tests.helpers import error_messages
 
 PROBLEM = "application/problem+json"

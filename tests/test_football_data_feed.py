@@ -5,16 +5,13 @@ answer far too large, one that comes a byte at a time, a redirect to another hos
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import http.server
-import io
 import json
 import signal
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,129 +41,21 @@ from app.services.football_data_feed import (
 from app.services.run_bounds import Stop
 from app.settings import Settings
 from tests.commands import CommandResult, Oddsboost
+from tests.football_data_site import (
+    AFTER_THE_MATCH,
+    Served,
+    Site,
+    csv_bytes,
+    read_rows,
+    site_handler,
+)
 from tests.helpers import DEADLINE_SECONDS, count_complete_triples, free_port, wait_until
 from tests.processes import child_environment, running
-from tests.upstreams import (
-    ANOTHER_HOST,
-    gzip_bomb,
-    http_server,
-    send_gzip_bomb,
-    send_huge,
-    send_redirect,
-    send_trickle,
-)
+from tests.upstreams import ANOTHER_HOST, http_server
 
 SeasonFile = Callable[[str], Path]
 E0_BOOKMAKERS = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
-# What only the match itself tells: the fixtures file leaves these blank.
-AFTER_THE_MATCH = (
-    "FTHG", "FTAG", "FTR", "HTHG", "HTAG", "HTR", "HS", "AS", "HST", "AST",
-    "HF", "AF", "HC", "AC", "HY", "AY", "HR", "AR",
-)  # fmt: skip
 PLAYED = 370  # E0 2018/19 as the site had it before its last round (10 matches)
-# What a gzip bomb inflates to: far past the caps these tests set.
-BOMB = 50 * 1024 * 1024
-
-
-@dataclass
-class Served:
-    """One document of the local site and how it answers."""
-
-    body: bytes
-    etag: str
-    last_modified: str = "Mon, 13 May 2019 08:00:00 GMT"
-    status: int = 200
-    truncated: bool = False  # promises the whole body, sends half and hangs up
-    stalled: bool = False  # answers nothing until the test ends
-    loops: bool = False  # redirects to itself, for ever
-    huge: str | None = None  # "declared", "undeclared" or "gzip": the body repeated, 500 MB
-    trickle: str | None = None  # "body" or "headers": a byte at a time until the test ends
-    location: str | None = None  # redirects there
-    retry_after: str | None = None  # with status 429 or 503: the Retry-After sent
-
-    @property
-    def misbehaves(self) -> bool:
-        return bool(self.stalled or self.loops or self.huge or self.trickle or self.location)
-
-
-@dataclass
-class Site:
-    documents: dict[str, Served] = field(default_factory=dict)
-    requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
-    release: threading.Event = field(default_factory=threading.Event)
-
-    def asked(self, path: str) -> list[dict[str, str]]:
-        """The headers of each request for ``path``, in order."""
-        return [headers for asked, headers in self.requests if asked == path]
-
-
-def misbehave(handler: http.server.BaseHTTPRequestHandler, served: Served, site: Site) -> None:
-    """Answer nothing until the test ends, redirect (to the same path for ever, or where
-    ``location`` says), send a huge body, or trickle one."""
-    head, _, rows = served.body.partition(b"\n")
-    if served.stalled:
-        site.release.wait(60)
-        handler.close_connection = True
-    elif served.huge == "gzip":
-        send_gzip_bomb(handler, gzip_bomb(head + b"\n", rows, size=BOMB))
-    elif served.huge is not None:
-        send_huge(handler, head=head + b"\n", filler=rows, declared=served.huge == "declared")
-    elif served.trickle is not None:
-        send_trickle(handler, site.release, headers_too=served.trickle == "headers")
-    else:
-        send_redirect(handler, served.location or handler.path)
-
-
-def empty(
-    handler: http.server.BaseHTTPRequestHandler, status: int, retry_after: str | None = None
-) -> None:
-    handler.send_response(status)
-    handler.send_header("Content-Length", "0")
-    if retry_after is not None:
-        handler.send_header("Retry-After", retry_after)
-    handler.end_headers()
-
-
-def send_document(handler: http.server.BaseHTTPRequestHandler, served: Served) -> None:
-    """As the site answers: its status, or 304 to the ETag it holds, or the file."""
-    if served.status != 200:
-        empty(handler, served.status, served.retry_after)
-        return
-    if handler.headers.get("If-None-Match") == served.etag:
-        empty(handler, 304)
-        return
-    handler.send_response(200)
-    handler.send_header("Content-Type", "text/csv")
-    handler.send_header("Content-Length", str(len(served.body)))
-    handler.send_header("ETag", served.etag)
-    handler.send_header("Last-Modified", served.last_modified)
-    handler.end_headers()
-    if served.truncated:
-        handler.wfile.write(served.body[: len(served.body) // 2])
-        handler.close_connection = True
-    else:
-        handler.wfile.write(served.body)
-
-
-def site_handler(site: Site) -> type[http.server.BaseHTTPRequestHandler]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self) -> None:
-            path = self.path.lstrip("/")
-            site.requests.append((path, {k.lower(): v for k, v in self.headers.items()}))
-            served = site.documents.get(path)
-            if served is None:
-                empty(self, 404)
-            elif served.misbehaves:
-                misbehave(self, served, site)
-            else:
-                send_document(self, served)
-
-        def log_message(self, *_args: Any) -> None:
-            return
-
-    return Handler
 
 
 @pytest.fixture
@@ -175,19 +64,6 @@ def site() -> Iterator[tuple[Site, str]]:
     with http_server(site_handler(local)) as base:
         yield local, base
         local.release.set()
-
-
-def read_rows(content: bytes) -> tuple[list[str], list[list[str]]]:
-    rows = list(csv.reader(io.StringIO(content.decode("utf-8-sig"), newline="")))
-    return rows[0], [row for row in rows[1:] if any(row)]
-
-
-def csv_bytes(header: list[str], rows: list[list[str]], *, site_style: bool = False) -> bytes:
-    """A CSV file; ``site_style``: with the byte-order mark and CRLF of the site's files."""
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\r\n" if site_style else "\n").writerows([header, *rows])
-    text = out.getvalue().encode()
-    return b"\xef\xbb\xbf" + text if site_style else text
 
 
 def fixtures_rows(path: Path, header: list[str], first: int) -> list[list[str]]:

@@ -25,6 +25,7 @@ from app.domain.football_data import (
     parse_football_data,
     parse_kickoff,
 )
+from tests.football_data_site import EXTRA_FIXTURES, MAIN_FIXTURES
 from tests.helpers import count_complete_triples, csv_rows
 
 SeasonFile = Callable[[str], Path]
@@ -513,66 +514,6 @@ def test_a_header_without_team_columns_names_every_spelling() -> None:
 
 
 # --- upcoming matches: fixtures.csv and new_league_fixtures.csv -----------------------------
-
-# The results header of the main leagues since 2019/20, as the site publishes it (Div to
-# AvgCAHA). Its fixtures.csv has the same columns less what is known only after the match:
-# the goals, results and match statistics.
-RESULTS_HEADER_LINE = (
-    "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,HTHG,HTAG,HTR,Referee,HS,AS,HST,AST,HF,AF,"
-    "HC,AC,HY,AY,HR,AR,B365H,B365D,B365A,BWH,BWD,BWA,IWH,IWD,IWA,PSH,PSD,PSA,WHH,WHD,WHA,VCH,"
-    "VCD,VCA,MaxH,MaxD,MaxA,AvgH,AvgD,AvgA,B365>2.5,B365<2.5,P>2.5,P<2.5,Max>2.5,Max<2.5,"
-    "Avg>2.5,Avg<2.5,AHh,B365AHH,B365AHA,PAHH,PAHA,MaxAHH,MaxAHA,AvgAHH,AvgAHA,B365CH,B365CD,"
-    "B365CA,BWCH,BWCD,BWCA,IWCH,IWCD,IWCA,PSCH,PSCD,PSCA,WHCH,WHCD,WHCA,VCCH,VCCD,VCCA,MaxCH,"
-    "MaxCD,MaxCA,AvgCH,AvgCD,AvgCA,B365C>2.5,B365C<2.5,PC>2.5,PC<2.5,MaxC>2.5,MaxC<2.5,"
-    "AvgC>2.5,AvgC<2.5,AHCh,B365CAHH,B365CAHA,PCAHH,PCAHA,MaxCAHH,MaxCAHA,AvgCAHH,AvgCAHA"
-)
-RESULTS_HEADER = RESULTS_HEADER_LINE.split(",")
-AFTER_THE_MATCH = set(RESULTS_HEADER[5:11]) | set(RESULTS_HEADER[12:24])
-FIXTURES_HEADER = [name for name in RESULTS_HEADER if name not in AFTER_THE_MATCH]
-
-
-def fixtures_file(rows: list[dict[str, str]]) -> bytes:
-    """fixtures.csv as the site serves it: a byte-order mark, CRLF, blank cells where unknown."""
-    lines = [",".join(FIXTURES_HEADER)] + [
-        ",".join(row.get(name, "") for name in FIXTURES_HEADER) for row in rows
-    ]
-    return b"\xef\xbb\xbf" + "\r\n".join(lines).encode() + b"\r\n"
-
-
-MAIN_FIXTURES = fixtures_file(
-    [
-        {
-            "Div": "E0",
-            "Date": "28/11/2026",
-            "Time": "15:00",
-            "HomeTeam": "Arsenal",
-            "AwayTeam": "Chelsea",
-            "Referee": "M Oliver",
-            **dict(zip(("B365H", "B365D", "B365A"), ("2.1", "3.4", "3.6"), strict=True)),
-            **dict(zip(("PSH", "PSD", "PSA"), ("2.15", "3.45", "3.55"), strict=True)),
-            **dict(zip(("MaxH", "MaxD", "MaxA"), ("2.2", "3.5", "3.7"), strict=True)),
-        },
-        {
-            "Div": "SP1",
-            "Date": "29/11/2026",
-            "Time": "20:00",
-            "HomeTeam": "Barcelona",
-            "AwayTeam": "Getafe",
-            **dict(zip(("B365H", "B365D", "B365A"), ("1.2", "6.5", "13"), strict=True)),
-        },
-        {"Div": "SC0", "Date": "05/12/2026", "Time": "12:30", "HomeTeam": "Celtic"}
-        | {"AwayTeam": "Rangers"},
-    ]
-)
-
-# new_league_fixtures.csv: the extra leagues' layout with no Season and no result columns.
-EXTRA_FIXTURES = (
-    b"Country,League,Date,Time,Home,Away,PSH,PSD,PSA,MaxH,MaxD,MaxA,AvgH,AvgD,AvgA\r\n"
-    b"Brazil,Serie A,29/11/2026,19:00,Flamengo,Santos,1.7,3.6,5.0,1.75,3.8,5.5,1.68,3.55,4.9\r\n"
-    b"Norway,Eliteserien,29/11/2026,17:00,Bodo/Glimt,Molde,,,,1.65,4.2,4.8,1.6,4.0,4.6\r\n"
-    b"Austria,Bundesliga,29/11/2026,16:30,Salzburg,Rapid Vienna,,,,1.5,4.5,6.0,1.47,4.3,5.7\r\n"
-    b"Mexico,Liga MX,30/11/2026,02:00,Club America,Monterrey,,,,1.9,3.7,4.3,1.85,3.58,3.74\r\n"
-)
 
 
 def test_fixtures_of_the_main_leagues_are_upcoming_matches_with_their_odds() -> None:

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from app.api.routers import dashboard
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY, build_app
+from tests.apps import ADMIN_KEY, build_app
 from tests.documented import (
     DocumentedRequest,
     documented_requests,

@@ -17,9 +17,9 @@ from app.db.orm import Match, OddsQuote, Team
 from app.main import create_app
 from app.services.ingest import import_football_data
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY
+from tests.admin_requests import quote
+from tests.apps import ADMIN_KEY
 from tests.helpers import error_messages
-from tests.test_admin_api import quote
 
 SeasonFile = Callable[[str], Path]
 

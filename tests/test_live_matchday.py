@@ -43,8 +43,8 @@ from app.main import create_app
 from app.services.run_bounds import Stop
 from app.services.scheduling import build_scheduler
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY
-from tests.test_football_data_feed import (
+from tests.apps import ADMIN_KEY
+from tests.football_data_site import (
     AFTER_THE_MATCH,
     Served,
     Site,
@@ -52,15 +52,7 @@ from tests.test_football_data_feed import (
     read_rows,
     site_handler,
 )
-from tests.test_odds_api_feed import (
-    BUNDESLIGA,
-    EPL,
-    KEY,
-    FakeOddsApi,
-    events_answer,
-    handler_for,
-    quota,
-)
+from tests.odds_api_site import BUNDESLIGA, EPL, KEY, FakeOddsApi, events_answer, handler_for, quota
 from tests.upstreams import http_server
 
 SeasonFile = Callable[[str], Path]
@@ -427,6 +419,7 @@ def check_scored(settings: Settings, matchday: Matchday) -> None:
     assert {run["status"] for run in runs} == {FetchStatus.SUCCEEDED}
 
 
+@pytest.mark.slow
 def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
     migrated_url: str,
     season_file: SeasonFile,

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import json
 import logging
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,21 +14,10 @@ from fastapi.testclient import TestClient
 from app.domain.vocabulary import Phase
 from app.logs import REQUEST_ID, RequestIdFilter, SecretFilter, logging_config
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY
+from tests.apps import ADMIN_KEY
+from tests.helpers import json_handler, written
 
 SECRET_KEY = "a-very-secret-admin-key"
-
-
-def json_handler(settings: Settings) -> tuple[logging.Handler, io.StringIO]:
-    """A handler writing into a buffer with the formatter and filters of the service's JSON
-    configuration for ``settings``."""
-    config = logging_config(settings.model_copy(update={"log_format": "json"}))
-    buffer = io.StringIO()
-    handler = logging.StreamHandler(buffer)
-    handler.setFormatter(config["formatters"]["default"]["()"]())
-    handler.addFilter(RequestIdFilter())
-    handler.addFilter(SecretFilter(config["filters"]["secrets"]["secrets"]))
-    return handler, buffer
 
 
 @pytest.fixture
@@ -45,10 +32,6 @@ def lines() -> Iterator[tuple[logging.Logger, io.StringIO]]:
         yield logger, buffer
     finally:
         logger.removeHandler(handler)
-
-
-def written(buffer: io.StringIO) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in buffer.getvalue().splitlines()]
 
 
 def test_a_line_has_the_common_fields_then_the_extra_ones(

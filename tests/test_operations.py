@@ -31,12 +31,11 @@ from app.main import create_app
 from app.services import readiness
 from app.settings import Settings
 from app.state import app_state
-from tests.conftest import ADMIN_KEY, build_app, client_on
+from tests.admin_requests import quote
+from tests.apps import ADMIN_KEY, REFIT_UNTIL, build_app, client_on
 from tests.databases import Databases, SharedDatabase
-from tests.helpers import error_messages, request_statements
+from tests.helpers import error_messages, json_handler, request_statements, written
 from tests.processes import Server, child_environment, running_server
-from tests.test_admin_api import quote
-from tests.test_log_lines import json_handler, written
 
 INLINE = {"odds": [{"bookmaker": "B365", "home": 2.1, "draw": 3.4, "away": 3.6}]}
 
@@ -197,12 +196,11 @@ def test_metrics_after_some_requests(seeded_client: TestClient) -> None:
 def test_refit_metrics(refit_settings: Settings) -> None:
     from app.db.engine import make_engine
     from app.services.refit import run_refit
-    from tests.test_refit import UNTIL
 
     engine = make_engine(refit_settings.database_url)
     with TestClient(create_app(refit_settings)) as client:
         before_refits = time.time()
-        run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+        run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=REFIT_UNTIL)
         run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=dt_early())
         engine.dispose()
         app_state(client.app_state).models.refresh()

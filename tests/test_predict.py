@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,15 +17,15 @@ import httpx
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from scipy.optimize import brentq
 
 from app.main import create_app
 from app.services import prediction
 from app.settings import Settings, settings_environment
 from app.state import app_state
+from tests.apps import ADMIN_KEY, REFIT_UNTIL
 from tests.commands import Oddsboost
-from tests.conftest import ADMIN_KEY, REFIT_UNTIL, refit_settings_for
 from tests.helpers import DEADLINE_SECONDS, error_messages, received_at, wait_until
+from tests.plugins.predictions import power_probabilities, upcoming_match
 from tests.processes import child_environment, running_server
 
 UNTIL = REFIT_UNTIL
@@ -41,12 +40,6 @@ INLINE: dict[str, Any] = {
         {"bookmaker": "WH", "home": 2.05, "draw": 3.30, "away": 3.70},
     ],
 }
-
-
-def power_probabilities(home: float, draw: float, away: float) -> np.ndarray:
-    implied = 1.0 / np.array([home, draw, away])
-    k = brentq(lambda k: (implied**k).sum() - 1.0, 0.5, 5.0, xtol=1e-14)
-    return np.asarray(implied**k)
 
 
 def hand_mix(odds: list[dict[str, Any]], weights: dict[str, float]) -> np.ndarray:
@@ -73,14 +66,6 @@ def fitted(client: TestClient) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     version: dict[str, Any] = response.json()
     return version
-
-
-@pytest.fixture
-def committing_client(fitted_url: str) -> Iterator[TestClient]:
-    """The app with its own sessions on fitted data of its own: what a request writes is
-    committed, so the prediction service, which reads on connections of its own, sees it."""
-    with TestClient(create_app(refit_settings_for(fitted_url))) as client:
-        yield client
 
 
 class FakeClock:
@@ -189,35 +174,6 @@ def test_prediction_by_match_id_uses_the_stored_quotes(
     assert sorted(b["code"] for b in body["bookmakers"]) == sorted(
         q["bookmaker"] for q in pre if q["bookmaker"] in weights
     )
-
-
-def upcoming_match(
-    client: TestClient,
-    quotes: list[tuple[str, tuple[float, float, float], str | None]],
-    phase: str,
-) -> int:
-    """An upcoming match (Arsenal - Chelsea, kickoff 2030-01-05 15:00 UTC) whose only
-    quotes are ``quotes`` (bookmaker, prices, captured_at) of ``phase``."""
-    match = {
-        "competition": "E0",
-        "kickoff": "2030-01-05T15:00:00Z",
-        "home_team": "Arsenal",
-        "away_team": "Chelsea",
-    }
-    items = [
-        {"match": match, "bookmaker": code, "home": home, "draw": draw, "away": away}
-        | {"phase": phase, "captured_at": captured_at}
-        for code, (home, draw, away), captured_at in quotes
-    ]
-    # Sent after the last of them was captured: none is from the future.
-    with received_at(client, dt.datetime(2030, 1, 5, 16, 0, tzinfo=dt.UTC)):
-        stored = client.post(
-            "/admin/odds", json={"quotes": items}, headers={"X-API-Key": ADMIN_KEY}
-        )
-    assert stored.status_code == 200, stored.text
-    upcoming = client.get("/matches", params={"status": "upcoming"}).json()["items"]
-    match_id: int = next(m["id"] for m in upcoming if m["home_team"] == "Arsenal")
-    return match_id
 
 
 def test_a_match_without_quotes_of_the_models_phase_is_predicted_from_its_latest_ones(

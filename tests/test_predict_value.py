@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema_rs
@@ -18,11 +17,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api.schemas.predict import BatchOut, PredictIn, PredictionOut, ValueIn
-from app.main import create_app
-from tests.conftest import refit_settings_for
+from tests.documented import accepts, documented, resolved
 from tests.helpers import error_messages
-from tests.test_api_docs import accepts, documented, resolved
-from tests.test_predict import power_probabilities, upcoming_match
+from tests.plugins.predictions import power_probabilities, upcoming_match
 
 OUTCOMES = ("home", "draw", "away")
 # PS's book has no margin: de-margined, it says 0.5, 0.25, 0.25.
@@ -35,14 +32,6 @@ ODDS = [FAIR_PS, B365, WH]
 @pytest.fixture
 def client(fitted_client: TestClient) -> TestClient:
     return fitted_client
-
-
-@pytest.fixture
-def committing_client(fitted_url: str) -> Iterator[TestClient]:
-    """The app on fitted data of its own, whose writes are committed: the prediction service
-    reads stored quotes on connections of its own."""
-    with TestClient(create_app(refit_settings_for(fitted_url))) as client:
-        yield client
 
 
 def predict(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from app.services.prediction import PredictionAnswer, PredictionService
 from app.services.refit import run_refit
 from app.services.serving import ModelCache
 from app.settings import Settings
-from tests.test_predict import UNTIL, power_probabilities
+from tests.apps import REFIT_UNTIL as UNTIL
+from tests.plugins.predictions import power_probabilities
 
 
 @pytest.fixture

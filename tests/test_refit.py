@@ -34,8 +34,8 @@ from app.services.refit import run_refit
 from app.services.refit_runs import create_run
 from app.settings import Settings, settings_environment
 from boosting import AdaBoostM2, StopReason
+from tests.apps import ADMIN_KEY, REFIT_SEASONS, REFIT_UNTIL
 from tests.commands import Oddsboost
-from tests.conftest import REFIT_SEASONS, REFIT_UNTIL
 from tests.helpers import HAND_MADE_VALIDATION, csv_rows, wait_until
 from tests.processes import FitGate, Process, child_environment, running
 
@@ -787,7 +787,6 @@ def test_the_api_refit_answers_at_once_and_runs_in_its_own_process(
     from fastapi.testclient import TestClient
 
     from app.main import create_app
-    from tests.conftest import ADMIN_KEY
 
     headers = {"X-API-Key": ADMIN_KEY}
     for name, value in fit_gate.environment().items():
@@ -858,7 +857,6 @@ def test_a_refit_asked_for_while_one_is_under_way_is_answered_with_that_one(
     from fastapi.testclient import TestClient
 
     from app.main import create_app
-    from tests.conftest import ADMIN_KEY
 
     headers = {"X-API-Key": ADMIN_KEY}
     for name, value in fit_gate.environment().items():

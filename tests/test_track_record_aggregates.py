@@ -40,8 +40,7 @@ from app.services.ingest.results import ResultItem, settle_results
 from app.services.matches import delete_match
 from app.services.model_versions import activate
 from app.settings import Settings
-from tests.conftest import rolled_back_connection, savepoint_session
-from tests.databases import SharedDatabase
+from tests.databases import SharedDatabase, rolled_back_connection, savepoint_session
 from tests.helpers import hand_made_version
 from tests.reference_track_record import performance_of, served_reliability
 
@@ -315,6 +314,7 @@ def _forget_aggregates(session: Session) -> None:
     session.expire_all()
 
 
+@pytest.mark.slow
 def test_a_log_kept_before_the_aggregates_is_answered_right_while_they_are_filled(
     logged: Session, fitted_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

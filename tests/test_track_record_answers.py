@@ -22,7 +22,7 @@ from app.main import create_app
 from app.services import track_record
 from app.services.single_flight import SingleFlight
 from app.services.track_record_answers import TrackRecordAnswers
-from tests.conftest import refit_settings_for
+from tests.apps import refit_settings_for
 from tests.helpers import DEADLINE_SECONDS, hand_made_served
 
 UTC = dt.UTC

@@ -26,7 +26,7 @@ from app.services import track_record
 from app.services import track_record_aggregates as aggregates
 from app.services.ingest.results import ResultItem, settle_results
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY, refit_settings_for
+from tests.apps import ADMIN_KEY, refit_settings_for
 from tests.databases import Databases
 from tests.reference_track_record import performance_of
 
@@ -80,6 +80,7 @@ def new_quote(number: int) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("small_chunks")
 def test_a_writer_gets_in_between_two_chunks(fitted_url: str, fitted_engine: Engine) -> None:
     settings = refit_settings_for(fitted_url)
@@ -135,6 +136,7 @@ def second_fitted_engine(databases: Databases, fitted_template: str) -> Iterator
     databases.drop(url)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("small_chunks")
 def test_a_rebuild_stopped_half_way_ends_as_one_run(
     fitted_url: str, fitted_engine: Engine, second_fitted_engine: Engine
@@ -188,6 +190,7 @@ def swap_every_result(sessions: sessionmaker[Session]) -> list[Any]:
     return matches
 
 
+@pytest.mark.slow
 def test_results_changed_across_history_are_caught_up_in_chunks(
     fitted_url: str, fitted_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -235,6 +238,7 @@ def test_results_changed_across_history_are_caught_up_in_chunks(
         assert report.performance.value_bets.profit == pytest.approx(reference.value_bets.profit)
 
 
+@pytest.mark.slow
 def test_a_pass_after_the_chunks_of_a_catch_up_rewrites_only_what_they_left(
     fitted_url: str, fitted_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:

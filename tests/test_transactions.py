@@ -23,8 +23,8 @@ from app.main import create_app
 from app.metrics import REGISTRY
 from app.services.ingest import batches, ingest_batch
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY
-from tests.test_admin_api import quote
+from tests.admin_requests import quote
+from tests.apps import ADMIN_KEY
 
 INGEST_LOGGER = "app.services.ingest.report"
 

@@ -27,7 +27,7 @@ from app.services.teams import add_alias, remove_alias
 from app.state import app_state
 from tests.databases import Databases
 from tests.helpers import error_messages, hand_made_version, request_statements
-from tests.test_value_bets import (
+from tests.upcoming_matches import (
     ARSENAL,
     BARCELONA,
     CAPTURED,

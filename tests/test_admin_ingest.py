@@ -1,5 +1,5 @@
-"""Admin API: auth, strict JSON ingest of odds and results, file imports, aliases, activating
-model versions."""
+"""Admin ingest: the admin key, strict JSON odds and results, season files and The Odds
+API's events, their limits, look-alike names and rescheduled fixtures."""
 
 from __future__ import annotations
 
@@ -15,64 +15,24 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.orm import (
-    Bookmaker,
-    Match,
-    ModelActivation,
-    OddsQuote,
-    PredictionLogEntry,
-    Team,
-    TeamAlias,
-)
-from app.domain.vocabulary import ActivatedBy, Method, Phase
-from app.services.model_versions import activate
-from app.services.track_record import log_matches
+from app.db.orm import Bookmaker, Match, OddsQuote, Team, TeamAlias
 from app.settings import Settings
-from tests.conftest import ADMIN_KEY, build_app
-from tests.helpers import (
-    count_complete_triples,
-    count_rows,
-    csv_rows,
-    error_messages,
-    hand_made_version,
+from tests.admin_requests import (
+    E0_1819_PRICE_PREFIXES,
+    alias,
+    fixture,
+    odds_api_events,
+    post_csv,
+    post_odds,
+    quote,
+    season_file_with_bookmakers,
 )
-from tests.test_football_data_parser import EXTRA_FIXTURES, MAIN_FIXTURES
-
-FIXTURES = Path(__file__).parent / "fixtures"
-E0_1819_PRICE_PREFIXES = ("B365", "BW", "IW", "PS", "WH", "VC", "PSC")
+from tests.apps import ADMIN_KEY, build_app
+from tests.football_data_site import EXTRA_FIXTURES, MAIN_FIXTURES
+from tests.helpers import count_complete_triples, count_rows, error_messages
+from tests.odds_api_site import FIXTURES
 
 SeasonFile = Callable[[str], Path]
-
-
-def quote(**overrides: Any) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "match": {
-            "competition": "E0",
-            "kickoff": "2018-08-10T19:00:00Z",
-            "home_team": "Man United",
-            "away_team": "Leicester",
-            "external_id": None,
-        },
-        "bookmaker": "B365",
-        "home": 1.57,
-        "draw": 3.9,
-        "away": 7.5,
-        "phase": "pre",
-        "captured_at": None,
-    }
-    match_overrides = overrides.pop("match", {})
-    item.update(overrides)
-    item["match"].update(match_overrides)
-    return item
-
-
-def post_csv(client: TestClient, headers: dict[str, str], content: bytes, **params: str) -> Any:
-    return client.post(
-        "/admin/import/football-data",
-        content=content,
-        params=params,
-        headers={**headers, "Content-Type": "text/csv"},
-    )
 
 
 # --- auth --------------------------------------------------------------------------------
@@ -643,11 +603,6 @@ def test_a_json_body_sent_as_a_season_file_names_the_right_endpoint(
 # --- POST /admin/import/the-odds-api -------------------------------------------------------
 
 
-def odds_api_events() -> list[dict[str, Any]]:
-    loaded: list[dict[str, Any]] = json.loads((FIXTURES / "the_odds_api_epl.json").read_text())
-    return loaded
-
-
 def test_import_the_odds_api(
     client: TestClient, admin_headers: dict[str, str], session: Session
 ) -> None:
@@ -812,181 +767,6 @@ def test_a_rescheduled_event_moves_its_match(
     assert match.kickoff == dt.datetime(2018, 8, 12, 15, 0, tzinfo=dt.UTC)
 
 
-# --- aliases: one match, many sources -------------------------------------------------------
-
-
-def alias(client: TestClient, headers: dict[str, str], name: str, team: str) -> Any:
-    return client.post("/admin/teams/aliases", json={"alias": name, "team": team}, headers=headers)
-
-
-def test_aliases_set_before_import_join_two_sources(
-    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile, session: Session
-) -> None:
-    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
-    for name, team in [
-        ("Manchester United", "Man United"),
-        ("Leicester City", "Leicester"),
-        ("Newcastle United", "Newcastle"),
-        ("Tottenham Hotspur", "Tottenham"),
-    ]:
-        assert alias(client, admin_headers, name, team).json()["created"] is True
-    report = client.post(
-        "/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers
-    ).json()
-    assert report["matches_created"] == 0
-    assert report["matches_updated"] == 2  # each gained its external id
-    assert count_rows(session, Match) == 380
-    match_id = session.scalars(
-        select(Match.id).where(Match.external_id == "0a3f5e1c9b2d4e6f8a7b6c5d4e3f2a1b")
-    ).one()
-    detail = client.get(f"/matches/{match_id}").json()
-    assert (detail["home_team"], detail["away_team"]) == ("Man United", "Leicester")
-    pre = [q["bookmaker"] for q in detail["quotes"] if q["phase"] == "pre"]
-    assert pre == ["B365", "BW", "IW", "PS", "UNIBET_EU", "VC", "WH"]
-    # Pinnacle from both sources: the dated Odds API quote is the latest.
-    pinnacle = next(q for q in detail["quotes"] if q["bookmaker"] == "PS" and q["phase"] == "pre")
-    assert pinnacle["home"] == 1.56
-
-
-def test_alias_after_import_merges_the_duplicate_team(
-    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile, session: Session
-) -> None:
-    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
-    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
-    assert count_rows(session, Match) == 382  # the same two matches under other names
-
-    merged = alias(client, admin_headers, "Manchester United", "Man United").json()
-    assert merged["merged_team"] is True
-    assert merged["matches_moved"] == 1  # Man United v Leicester City: no twin yet
-    merged = alias(client, admin_headers, "Leicester City", "Leicester").json()
-    assert (merged["matches_merged"], merged["quotes_moved"]) == (1, 2)
-    assert count_rows(session, Match) == 381
-    assert session.scalar(select(Team).where(Team.name == "Manchester United")) is None
-    twin = session.scalars(
-        select(Match).where(Match.external_id == "0a3f5e1c9b2d4e6f8a7b6c5d4e3f2a1b")
-    ).one()
-    assert (twin.home_team.name, twin.away_team.name, twin.result) == (
-        "Man United",
-        "Leicester",
-        "1",
-    )
-    assert twin.kickoff == dt.datetime(2018, 8, 10, 19, 0, tzinfo=dt.UTC)  # the known time wins
-    codes = {
-        q.bookmaker.code
-        for q in session.scalars(select(OddsQuote).where(OddsQuote.match_id == twin.id))
-    }
-    assert {"PS", "UNIBET_EU", "B365"} <= codes
-
-    teams = client.get("/teams", params={"search": "manchester"}).json()
-    assert teams == [
-        {"id": twin.home_team_id, "name": "Man United", "aliases": ["Manchester United"]}
-    ]
-    # New data under the alias now lands on the merged match.
-    again = client.post(
-        "/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers
-    ).json()
-    assert again["matches_created"] == 0
-
-
-def test_a_merge_keeps_the_prediction_logged_for_the_folded_match(
-    client: TestClient,
-    admin_headers: dict[str, str],
-    season_file: SeasonFile,
-    session: Session,
-    settings: Settings,
-) -> None:
-    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
-    external_id = "0a3f5e1c9b2d4e6f8a7b6c5d4e3f2a1b"
-    folded = session.scalars(select(Match).where(Match.external_id == external_id)).one()
-    assert log_matches(session, settings, [(folded.id, folded.kickoff)]).written == 1
-    session.commit()
-    logged = session.scalars(select(PredictionLogEntry)).one()
-    served, version, logged_at = logged.served, logged.model_version, logged.logged_at
-    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
-
-    alias(client, admin_headers, "Manchester United", "Man United")
-    merged = alias(client, admin_headers, "Leicester City", "Leicester").json()
-    assert merged["matches_merged"] == 1
-
-    session.expire_all()
-    twin = session.scalars(select(Match).where(Match.external_id == external_id)).one()
-    assert twin.id != folded.id  # the season file's match stayed, the feed's folded into it
-    kept = session.scalars(select(PredictionLogEntry)).one()
-    assert (kept.match_id, kept.served, kept.model_version, kept.logged_at) == (
-        twin.id,
-        served,
-        version,
-        logged_at,
-    )
-
-
-def test_a_merge_keeps_the_twins_own_logged_prediction(
-    client: TestClient,
-    admin_headers: dict[str, str],
-    season_file: SeasonFile,
-    session: Session,
-    settings: Settings,
-) -> None:
-    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
-    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
-    alias(client, admin_headers, "Manchester United", "Man United")
-    folded, twin = session.scalars(
-        select(Match)
-        .join(Team, Team.id == Match.away_team_id)
-        .where(Team.name.in_(["Leicester City", "Leicester"]))
-        .where(Match.kickoff < dt.datetime(2018, 8, 11, tzinfo=dt.UTC))
-        .order_by(Team.name.desc())
-    ).all()
-    assert folded.external_id is not None
-    assert twin.external_id is None
-    both = [(folded.id, folded.kickoff), (twin.id, twin.kickoff)]
-    assert log_matches(session, settings, both).written == 2
-    session.commit()
-    twin_served = session.scalars(
-        select(PredictionLogEntry.served).where(PredictionLogEntry.match_id == twin.id)
-    ).one()
-
-    merged = alias(client, admin_headers, "Leicester City", "Leicester")
-    assert merged.status_code == 200
-    assert merged.json()["matches_merged"] == 1
-
-    session.expire_all()
-    kept = session.scalars(select(PredictionLogEntry)).one()
-    assert (kept.match_id, kept.served) == (twin.id, twin_served)
-
-
-def test_alias_errors(client: TestClient, admin_headers: dict[str, str], session: Session) -> None:
-    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
-    assert alias(client, admin_headers, "Man Utd", "Nobody").status_code == 404
-    assert alias(client, admin_headers, "Man United", "Man United").status_code == 409
-    assert alias(client, admin_headers, "Man Utd", "Man United").status_code == 200
-    assert alias(client, admin_headers, "Man Utd", "Man United").json()["created"] is False
-    conflict = alias(client, admin_headers, "Man Utd", "Leicester")
-    assert conflict.status_code == 409
-    assert "already an alias of 'Man United'" in conflict.json()["detail"]
-    # A team cannot be merged into the team it plays against.
-    clash = alias(client, admin_headers, "Leicester", "Man United")
-    assert clash.status_code == 409
-    assert count_rows(session, Team) == 2
-    assert client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers).status_code == 204
-    assert client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers).status_code == 404
-    assert count_rows(session, TeamAlias) == 0
-
-
-@pytest.mark.parametrize("sent_as", ["AC%2FDC%20United", "AC/DC United"])
-def test_an_alias_with_a_slash_is_deleted_over_the_api(
-    client: TestClient, admin_headers: dict[str, str], session: Session, sent_as: str
-) -> None:
-    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
-    assert alias(client, admin_headers, "AC/DC United", "Man United").status_code == 200
-    path = f"/admin/teams/aliases/{sent_as}"
-    assert client.delete(path, headers=admin_headers).status_code == 204
-    assert count_rows(session, TeamAlias) == 0
-    gone = client.delete(path, headers=admin_headers)
-    assert gone.status_code == 404
-    assert error_messages(gone.json()) == ["no alias 'AC/DC United'"]
-
-
 def test_prices_of_ignored_markets_are_not_checked(
     client: TestClient, admin_headers: dict[str, str]
 ) -> None:
@@ -995,37 +775,6 @@ def test_prices_of_ignored_markets_are_not_checked(
     response = client.post("/admin/import/the-odds-api", json=events, headers=admin_headers)
     assert response.status_code == 200
     assert response.json()["quotes_inserted"] == 3
-
-
-def test_a_reversed_alias_is_a_conflict(
-    client: TestClient, admin_headers: dict[str, str], session: Session
-) -> None:
-    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
-    assert alias(client, admin_headers, "MU", "Man United").status_code == 200
-    reversed_alias = alias(client, admin_headers, "Man United", "MU")
-    assert reversed_alias.status_code == 409
-    assert count_rows(session, Match) == 1
-    assert count_rows(session, OddsQuote) == 1
-    # An alias of an alias resolves to the team.
-    chained = alias(client, admin_headers, "Man Utd", "MU").json()
-    assert (chained["alias"], chained["team"]) == ("Man Utd", "Man United")
-
-
-def test_a_failed_merge_undoes_what_it_had_moved(
-    client: TestClient, admin_headers: dict[str, str], session: Session
-) -> None:
-    # Leicester's first match moves to Man United, then the merge meets Man United v
-    # Leicester, which cannot become a team playing itself: everything is rolled back.
-    first = quote(
-        match={"home_team": "Leicester", "away_team": "Wolves", "kickoff": "2018-08-01T19:00:00Z"}
-    )
-    client.post("/admin/odds", json={"quotes": [first, quote()]}, headers=admin_headers)
-    clash = alias(client, admin_headers, "Leicester", "Man United")
-    assert clash.status_code == 409
-    session.expire_all()
-    homes = {m.home_team.name for m in session.scalars(select(Match))}
-    assert homes == {"Leicester", "Man United"}
-    assert count_rows(session, Team) == 3
 
 
 def test_one_external_id_for_two_matches_in_a_batch(
@@ -1175,15 +924,6 @@ def test_out_of_range_ids_are_422(
     assert response.status_code == 422
 
 
-def season_file_with_bookmakers(count: int) -> bytes:
-    """One match priced by ``count`` bookmakers, pre-match and closing."""
-    codes = [f"BK{i}" for i in range(count)]
-    prices = [f"{p}{side}" for code in codes for p in (code, f"{code}C") for side in "HDA"]
-    header = ",".join(["Div", "Date", "HomeTeam", "AwayTeam", *prices])
-    row = ",".join(["E0", "01/03/2019", "A", "B", *["2.5"] * len(prices)])
-    return f"{header}\n{row}\n".encode()
-
-
 def test_a_file_may_name_at_most_a_hundred_bookmakers(
     client: TestClient, admin_headers: dict[str, str], session: Session
 ) -> None:
@@ -1253,17 +993,6 @@ def test_a_blank_season_means_derive_it(
         report = post_csv(client, admin_headers, content, season=blank).json()
         assert report["matches_unchanged"] == 306
     assert post_csv(client, admin_headers, content, season="x" * 17).status_code == 422
-
-
-def test_team_search_treats_wildcards_literally(
-    client: TestClient, admin_headers: dict[str, str]
-) -> None:
-    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
-    assert client.get("/teams", params={"search": "_"}).json() == []
-    assert client.get("/teams", params={"search": "%"}).json() == []
-    assert [t["name"] for t in client.get("/teams", params={"search": "UNITED"}).json()] == [
-        "Man United"
-    ]
 
 
 def test_blank_season_and_odd_external_ids_in_json(
@@ -1401,21 +1130,6 @@ def test_an_alias_in_another_unicode_form_is_the_same_name(
 
 
 # --- rescheduled fixtures ----------------------------------------------------------------------
-
-
-def fixture(
-    kickoff: str, *, home: str = "Arsenal", away: str = "Chelsea", **overrides: Any
-) -> dict[str, Any]:
-    """A quote for one fixture of E0 (unless told otherwise) on a given kickoff."""
-    match = {"home_team": home, "away_team": away, "kickoff": kickoff}
-    match.update(overrides.pop("match", {}))
-    return quote(match=match, **overrides)
-
-
-def post_odds(client: TestClient, headers: dict[str, str], *quotes: dict[str, Any]) -> Any:
-    response = client.post("/admin/odds", json={"quotes": list(quotes)}, headers=headers)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def test_a_fixture_on_a_new_date_moves_its_match_with_its_quotes(
@@ -1603,388 +1317,3 @@ def test_a_fixture_moves_only_within_its_competition_and_season(
     report = post_odds(client, admin_headers, fixture(other.pop("kickoff"), match=other))
     assert (report["matches_created"], report["matches_rescheduled"]) == (1, 0)
     assert count_rows(session, Match) == 2
-
-
-# --- DELETE /admin/matches/{id} ------------------------------------------------------------------
-
-
-def stored_version(session: Session, start: dt.datetime, end: dt.datetime) -> int:
-    """A model version trained on the matches that kicked off in [start, end)."""
-    version = hand_made_version(window_start=start, window_end=end)
-    session.add(version)
-    session.commit()
-    return version.id
-
-
-def test_deleting_a_match_takes_its_quotes_and_nothing_else(
-    client: TestClient, admin_headers: dict[str, str], session: Session
-) -> None:
-    post_odds(
-        client,
-        admin_headers,
-        fixture("2018-11-10T15:00:00Z"),
-        fixture("2018-11-10T15:00:00Z", bookmaker="PS"),
-        fixture("2018-11-11T15:00:00Z", home="Everton", away="Fulham"),
-    )
-    doomed = session.scalars(
-        select(Match.id).where(Match.home_team.has(Team.name == "Arsenal"))
-    ).one()
-    response = client.delete(f"/admin/matches/{doomed}", headers=admin_headers)
-    assert response.status_code == 200, response.text
-    assert response.json() == {
-        "id": doomed,
-        "competition": "E0",
-        "season": "2018/19",
-        "kickoff": "2018-11-10T15:00:00Z",
-        "home_team": "Arsenal",
-        "away_team": "Chelsea",
-        "quotes_deleted": 2,
-        "model_versions": [],
-    }
-    assert client.get(f"/matches/{doomed}").status_code == 404
-    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 1
-    again = client.delete(f"/admin/matches/{doomed}", headers=admin_headers)
-    assert again.status_code == 404
-    assert error_messages(again.json()) == [f"no match with id {doomed}"]
-
-
-def test_a_match_a_model_was_trained_on_needs_force(
-    client: TestClient, admin_headers: dict[str, str], session: Session
-) -> None:
-    post_odds(client, admin_headers, fixture("2018-11-10T15:00:00Z"))
-    (match_id,) = session.scalars(select(Match.id)).all()
-    version = stored_version(
-        session, dt.datetime(2016, 6, 1, tzinfo=dt.UTC), dt.datetime(2019, 6, 1, tzinfo=dt.UTC)
-    )
-    # A version whose window ended before the kickoff was not trained on it.
-    stored_version(
-        session, dt.datetime(2015, 6, 1, tzinfo=dt.UTC), dt.datetime(2018, 11, 10, tzinfo=dt.UTC)
-    )
-    refused = client.delete(f"/admin/matches/{match_id}", headers=admin_headers)
-    assert refused.status_code == 409
-    (message,) = error_messages(refused.json())
-    assert f"match {match_id} is inside the data window of model version {version}" in message
-    assert "?force=true" in message
-    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 1
-    forced = client.delete(
-        f"/admin/matches/{match_id}", params={"force": "true"}, headers=admin_headers
-    )
-    assert forced.status_code == 200
-    assert forced.json()["model_versions"] == [version]
-    assert count_rows(session, Match) == count_rows(session, OddsQuote) == 0
-
-
-@pytest.mark.parametrize("match_id", ["0", "-1", "abc", "2147483648"])
-def test_deleting_an_id_that_cannot_be_one_is_422(
-    client: TestClient, admin_headers: dict[str, str], match_id: str
-) -> None:
-    response = client.delete(f"/admin/matches/{match_id}", headers=admin_headers)
-    assert response.status_code == 422
-    (message,) = error_messages(response.json())
-    assert message.startswith("path.match_id: ")
-
-
-def test_deleting_a_match_needs_the_key(client: TestClient) -> None:
-    assert client.delete("/admin/matches/1").status_code == 401
-
-
-# --- team merges: preview, confirmation, undo ----------------------------------------------------
-
-
-def team_quotes(path: Path, team: str) -> int:
-    """The complete price triples of a team's rows in a season file, counted with csv."""
-    header, rows = csv_rows(path)
-    home, away = header.index("HomeTeam"), header.index("AwayTeam")
-    prefixes = E0_1819_PRICE_PREFIXES  # the same bookmakers in every 2018/19 file
-    positions = [[header.index(prefix + side) for side in "HDA"] for prefix in prefixes]
-    return sum(
-        all(row[p].strip() and float(row[p]) > 1.0 for p in triple)
-        for row in rows
-        if team in (row[home], row[away])
-        for triple in positions
-    )
-
-
-def matches_of(session: Session, team: str) -> int:
-    session.expire_all()
-    return len(
-        session.scalars(
-            select(Match.id).where(
-                (Match.home_team.has(Team.name == team)) | (Match.away_team.has(Team.name == team))
-            )
-        ).all()
-    )
-
-
-@pytest.fixture
-def two_leagues(
-    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
-) -> tuple[Path, Path]:
-    paths = season_file("E0_1819"), season_file("SP1_1819")
-    for path in paths:
-        assert post_csv(client, admin_headers, path.read_bytes()).status_code == 200
-    return paths
-
-
-def test_merging_teams_of_two_leagues_asks_for_confirmation(
-    client: TestClient,
-    admin_headers: dict[str, str],
-    session: Session,
-    two_leagues: tuple[Path, Path],
-) -> None:
-    getafe_quotes = team_quotes(two_leagues[1], "Getafe")
-    refused = alias(client, admin_headers, "Getafe", "Arsenal")
-    assert refused.status_code == 409
-    (message,) = error_messages(refused.json())
-    assert "2018/19: 'Getafe' in SP1, 'Arsenal' in E0" in message
-    assert 'send "confirm": true' in message
-    preview = refused.json()["preview"]
-    # A 20-team league season: 38 matches each; none of Getafe's has a twin at Arsenal.
-    assert preview == {
-        "merged_team": "Getafe",
-        "team": "Arsenal",
-        "matches_moved": 38,
-        "matches_merged": 0,
-        "quotes_moved_with_matches": getafe_quotes,
-        "quotes_moved": 0,
-        "quotes_dropped": 0,
-        "competitions": [{"competition": "SP1", "season": "2018/19", "matches": 38}],
-        "clashes": [{"season": "2018/19", "merged_team": ["SP1"], "team": ["E0"]}],
-        "needs_confirmation": True,
-    }
-    assert (matches_of(session, "Getafe"), count_rows(session, TeamAlias)) == (38, 0)
-
-    confirmed = client.post(
-        "/admin/teams/aliases",
-        json={"alias": "Getafe", "team": "Arsenal", "confirm": True},
-        headers=admin_headers,
-    )
-    assert confirmed.status_code == 200, confirmed.text
-    merged = confirmed.json()
-    assert (merged["merged_team"], merged["matches_moved"], merged["dry_run"]) == (
-        True,
-        38,
-        False,
-    )
-    assert merged["preview"] == {**preview}
-    assert (matches_of(session, "Getafe"), matches_of(session, "Arsenal")) == (0, 76)
-
-
-@pytest.mark.usefixtures("two_leagues")
-def test_a_dry_run_shows_the_merge_and_changes_nothing(
-    client: TestClient, admin_headers: dict[str, str], session: Session
-) -> None:
-    response = client.post(
-        "/admin/teams/aliases",
-        json={"alias": "Getafe", "team": "Arsenal", "dry_run": True},
-        headers=admin_headers,
-    )
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert (body["dry_run"], body["created"], body["merged_team"]) == (True, False, False)
-    assert body["preview"]["matches_moved"] == 38
-    assert body["preview"]["needs_confirmation"] is True
-    assert (matches_of(session, "Getafe"), count_rows(session, TeamAlias)) == (38, 0)
-
-
-@pytest.mark.usefixtures("two_leagues")
-def test_unalias_undoes_a_merge(
-    client: TestClient, admin_headers: dict[str, str], session: Session
-) -> None:
-    sp1_match = client.get("/matches", params={"competition": "SP1", "limit": 500}).json()
-    getafe_ids = {
-        m["id"] for m in sp1_match["items"] if "Getafe" in (m["home_team"], m["away_team"])
-    }
-    client.post(
-        "/admin/teams/aliases",
-        json={"alias": "Getafe", "team": "Arsenal", "confirm": True},
-        headers=admin_headers,
-    )
-    undone = client.delete("/admin/teams/aliases/Getafe", headers=admin_headers)
-    assert undone.status_code == 200, undone.text
-    assert undone.json() == {
-        "alias": "Getafe",
-        "team": "Arsenal",
-        "restored_team": True,
-        "matches_moved_back": 38,
-        "not_moved_back": [],
-        "merged_matches": [],
-        "aliases_moved_back": [],
-    }
-    assert (matches_of(session, "Getafe"), matches_of(session, "Arsenal")) == (38, 38)
-    after = client.get("/matches", params={"competition": "SP1", "limit": 500}).json()
-    assert {m["id"] for m in after["items"] if "Getafe" in (m["home_team"], m["away_team"])} == (
-        getafe_ids
-    )
-    assert count_rows(session, TeamAlias) == 0
-    assert client.delete("/admin/teams/aliases/Getafe", headers=admin_headers).status_code == 404
-
-
-def test_unalias_says_which_matches_keep_the_quotes_of_both(
-    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile, session: Session
-) -> None:
-    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
-    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
-    # The Odds API's Man Utd has an alias of its own, which moves with it.
-    assert alias(client, admin_headers, "Man Utd", "Manchester United").status_code == 200
-    moved = alias(client, admin_headers, "Leicester City", "Leicester").json()
-    assert moved["matches_moved"] == 1
-    merged = alias(client, admin_headers, "Manchester United", "Man United").json()
-    assert (merged["matches_merged"], merged["quotes_moved"]) == (1, 2)
-    twin = session.scalars(
-        select(Match.id).where(Match.external_id == "0a3f5e1c9b2d4e6f8a7b6c5d4e3f2a1b")
-    ).one()
-
-    undone = client.delete("/admin/teams/aliases/Manchester United", headers=admin_headers)
-    assert undone.status_code == 200, undone.text
-    body = undone.json()
-    assert (body["restored_team"], body["matches_moved_back"]) == (True, 0)
-    assert body["merged_matches"] == [twin]
-    assert body["aliases_moved_back"] == ["Man Utd"]
-    aliases = {a.alias: a.team.name for a in session.scalars(select(TeamAlias))}
-    assert aliases == {"Man Utd": "Manchester United", "Leicester City": "Leicester"}
-    # The match that had moved to Leicester was then merged away: nothing to move back.
-    gone = client.delete("/admin/teams/aliases/Leicester City", headers=admin_headers).json()
-    assert gone["restored_team"] is True
-    assert gone["matches_moved_back"] == 0
-    assert [item["match_id"] for item in gone["not_moved_back"]] == [None]
-    assert "no longer stored" in gone["not_moved_back"][0]["reason"]
-
-
-def test_an_alias_without_a_merge_is_removed_with_no_content(
-    client: TestClient, admin_headers: dict[str, str]
-) -> None:
-    client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
-    assert alias(client, admin_headers, "Man Utd", "Man United").json()["preview"] is None
-    removed = client.delete("/admin/teams/aliases/Man Utd", headers=admin_headers)
-    assert (removed.status_code, removed.content) == (204, b"")
-
-
-def test_a_merge_within_one_competition_needs_no_confirmation(
-    client: TestClient, admin_headers: dict[str, str], season_file: SeasonFile
-) -> None:
-    client.post("/admin/import/the-odds-api", json=odds_api_events(), headers=admin_headers)
-    post_csv(client, admin_headers, season_file("E0_1819").read_bytes())
-    merged = alias(client, admin_headers, "Manchester United", "Man United")
-    assert merged.status_code == 200
-    preview = merged.json()["preview"]
-    assert (preview["needs_confirmation"], preview["clashes"]) == (False, [])
-    assert preview["competitions"] == [{"competition": "E0", "season": "2018/19", "matches": 1}]
-
-
-# --- model versions ----------------------------------------------------------------------
-
-
-def test_an_operator_rolls_back_and_forward_and_each_activation_is_recorded(
-    client: TestClient, admin_headers: dict[str, str], session: Session
-) -> None:
-    first, second = hand_made_version(), hand_made_version(weights={"PS": 1.0})
-    session.add_all([first, second])
-    session.flush()
-    activate(session, second, by=ActivatedBy.REFIT)  # as the refit that fitted it would
-    back = client.post(
-        f"/admin/models/{first.id}/activate",
-        json={"reason": "  version 2 trusts a single bookmaker  "},
-        headers=admin_headers,
-    )
-    assert back.status_code == 200, back.text
-    body = back.json()
-    assert (body["version"]["id"], body["version"]["status"]) == (first.id, "active")
-    assert body["warnings"] == []
-    activation = body["activation"]
-    assert activation["version_id"] == first.id
-    assert activation["previous_version_id"] == second.id
-    assert (activation["by"], activation["run_id"]) == ("api", None)
-    assert activation["reason"] == "version 2 trusts a single bookmaker"
-    assert client.get("/models/active").json()["id"] == first.id
-    assert client.get(f"/models/{second.id}").json()["status"] == "retired"
-
-    forward = client.post(f"/admin/models/{second.id}/activate", headers=admin_headers)
-    assert forward.status_code == 200, forward.text
-    assert forward.json()["activation"]["reason"] is None
-    again = client.post(f"/admin/models/{second.id}/activate", json={}, headers=admin_headers)
-    assert again.status_code == 200
-    assert again.json()["activation"] is None  # it was active: nothing happened
-    assert again.json()["version"]["status"] == "active"
-
-    history = client.get("/models/activations").json()
-    assert history["total"] == count_rows(session, ModelActivation) == 3
-    assert [(a["version_id"], a["previous_version_id"], a["by"]) for a in history["items"]] == [
-        (second.id, first.id, "api"),
-        (first.id, second.id, "api"),
-        (second.id, None, "refit"),
-    ]
-    assert client.get("/models/activations", params={"limit": 1}).json()["items"] == [
-        history["items"][0]
-    ]
-
-
-def test_a_version_fitted_otherwise_than_the_settings_is_activated_with_warnings(
-    client: TestClient, admin_headers: dict[str, str], session: Session
-) -> None:
-    closing = hand_made_version(
-        phase=Phase.CLOSING, method=Method.SHIN, rejected_reason="not promoted by its refit"
-    )
-    session.add(closing)
-    session.flush()
-    assert client.get(f"/models/{closing.id}").json()["status"] == "rejected"
-    response = client.post(f"/admin/models/{closing.id}/activate", headers=admin_headers)
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert body["version"]["status"] == "active"
-    assert body["version"]["rejected_reason"] == "not promoted by its refit"
-    phase_warning, method_warning = body["warnings"]
-    assert (
-        f"version {closing.id} was fitted on closing quotes while ODDSBOOST_REFIT_PHASE is pre"
-        in (phase_warning)
-    )
-    assert "predictions by match_id read closing quotes" in phase_warning
-    assert "will not replace it automatically" in phase_warning
-    assert (
-        f"version {closing.id} de-margins odds with shin while ODDSBOOST_DEMARGIN_METHOD is "
-        in (method_warning)
-    )
-    # Once another version is activated, the one that served is retired, not rejected.
-    other = hand_made_version()
-    session.add(other)
-    session.flush()
-    client.post(f"/admin/models/{other.id}/activate", headers=admin_headers)
-    assert client.get(f"/models/{closing.id}").json()["status"] == "retired"
-
-
-@pytest.mark.parametrize(
-    ("body", "where"),
-    [
-        ({"reason": "   "}, "body.reason: Value error, reason is empty"),
-        ({"reason": "x" * 501}, "body.reason: Value error, reason is longer than 500 characters"),
-        ({"reason": "a\nb"}, "body.reason: Value error, reason contains control characters"),
-        ({"reason": 7}, "body.reason: Input should be a valid string"),
-        ({"why": "because"}, "body.why: Extra inputs are not permitted"),
-    ],
-)
-def test_a_bad_activation_reason_is_422_and_changes_nothing(
-    client: TestClient,
-    admin_headers: dict[str, str],
-    session: Session,
-    body: dict[str, Any],
-    where: str,
-) -> None:
-    version = hand_made_version()
-    session.add(version)
-    session.flush()
-    response = client.post(f"/admin/models/{version.id}/activate", json=body, headers=admin_headers)
-    assert response.status_code == 422
-    assert error_messages(response.json()) == [where]
-    assert count_rows(session, ModelActivation) == 0
-    assert client.get("/models/active").status_code == 404
-
-
-def test_activating_an_unknown_version_is_404_and_needs_the_key(
-    client: TestClient, admin_headers: dict[str, str]
-) -> None:
-    unknown = client.post("/admin/models/999/activate", headers=admin_headers)
-    assert unknown.status_code == 404
-    assert error_messages(unknown.json()) == ["no model version 999"]
-    assert client.post("/admin/models/0/activate", headers=admin_headers).status_code == 422
-    assert client.post("/admin/models/1/activate").status_code == 401
-    assert client.get("/models/activations").json()["total"] == 0
