@@ -20,6 +20,7 @@ import pytest
 from fastapi.testclient import TestClient
 from scipy.optimize import brentq
 
+from app.api.schemas.common import fair_odds
 from app.main import create_app
 from app.services import prediction
 from app.settings import Settings, settings_environment
@@ -605,3 +606,8 @@ def test_a_large_batch_does_not_hold_up_other_requests(
     assert small_status == 200
     assert batch_still_computing
     assert batch_status == 200
+
+
+def test_fair_odds_stay_finite_for_an_outcome_given_no_chance() -> None:
+    assert fair_odds((0.5, 0.25, 0.25)) == (2.0, 4.0, 4.0)
+    assert fair_odds((1.0, 0.0, 0.0)) == (1.0, 1e12, 1e12)

@@ -89,10 +89,11 @@ class Outcomes(BaseModel, Generic[OutcomeT]):
 PROBABILITY_FLOOR = 1e-12
 
 
-def fair_odds(probabilities: tuple[float, float, float]) -> Outcomes[float]:
+def fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, float]:
     """The fair price of each outcome, without margin: 1 / its probability."""
-    home, draw, away = (1.0 / max(p, PROBABILITY_FLOOR) for p in probabilities)
-    return Outcomes[float](home=home, draw=draw, away=away)
+    home, draw, away = probabilities
+    floor = PROBABILITY_FLOOR
+    return (1.0 / max(home, floor), 1.0 / max(draw, floor), 1.0 / max(away, floor))
 
 
 class StoredMatchOut(BaseModel):
