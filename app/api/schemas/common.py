@@ -99,7 +99,20 @@ def fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, 
 class StoredMatchOut(BaseModel):
     """A stored match, as an answer names it."""
 
-    model_config = ConfigDict(from_attributes=True)
+    model_config = ConfigDict(
+        from_attributes=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 17,
+                    "competition": "E0",
+                    "home_team": "Arsenal",
+                    "away_team": "Chelsea",
+                    "kickoff": "2026-11-22T15:00:00Z",
+                }
+            ]
+        },
+    )
 
     id: int
     competition: str
