@@ -19,7 +19,8 @@ A request the parser cannot read is answered 400 and the connection closed, as u
 does, but with the problem every other error answer is rather than uvicorn's plain text.
 
 ``oddsboost serve`` names this class to uvicorn; each worker reads the limits from its
-settings.
+settings. The class it extends is not uvicorn's public API: pyproject.toml pins uvicorn to the
+minor version tests/test_http_protocol.py checks it against.
 """
 
 from __future__ import annotations

@@ -111,8 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redirect_slashes=False,
     )
     install_error_handlers(app)
-    # Routes are matched in order: /predict, the hot path, is tried first.
-    predict.install(app)
+    app.include_router(predict.router)
     install_docs(app)
     app.include_router(models.router)
     app.include_router(models.admin_router)

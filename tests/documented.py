@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx2
 from fastapi.testclient import TestClient
-from pydantic import BaseModel
+from pydantic import TypeAdapter
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 JSON_MEDIA_TYPE = "application/json"
@@ -113,19 +113,20 @@ def resolved(node: Any, components: dict[str, Any]) -> Any:
     return node
 
 
-def accepts(model: type[BaseModel], body: dict[str, Any]) -> bool:
+def accepts(model: Any, body: dict[str, Any]) -> bool:
+    """Whether the API takes ``body`` as ``model`` (a model, or a union of models)."""
     try:
-        model.model_validate_json(json.dumps(body))
+        TypeAdapter(model).validate_json(json.dumps(body))
     except ValueError:
         return False
     return True
 
 
 def documented(node: Any, title: str) -> dict[str, Any] | None:
-    """The first object schema of the document with that title (a component, or a part of
-    /predict's body, which the document writes out in place)."""
+    """The first object schema (or union of them) of the document with that title (a
+    component, or a request body, which the document writes out in place)."""
     if isinstance(node, dict):
-        if node.get("title") == title and "properties" in node:
+        if node.get("title") == title and ("properties" in node or "oneOf" in node):
             return node
         node = list(node.values())
     if isinstance(node, list):

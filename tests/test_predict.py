@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from app.api.schemas.common import fair_odds
 from app.main import create_app
 from app.services import prediction
 from app.settings import Settings, settings_environment
@@ -408,8 +409,11 @@ def test_answers_match_the_documented_schemas(client: TestClient) -> None:
     body_schema = schema["paths"]["/predict"]["post"]["requestBody"]["content"]["application/json"][
         "schema"
     ]
-    assert {"match_id", "odds", "home_team"} <= set(body_schema["properties"])
-    assert "$ref" not in str(body_schema)
+    # Either kind of request, each a schema of the document's own.
+    components = schema["components"]["schemas"]
+    by_id, inline = (components[kind["$ref"].rsplit("/", 1)[-1]] for kind in body_schema["oneOf"])
+    assert (by_id["required"], inline["required"]) == (["match_id"], ["odds"])
+    assert {"match_id", "odds", "home_team"} <= set(by_id["properties"]) & set(inline["properties"])
     response_ref = schema["paths"]["/predict"]["post"]["responses"]["200"]["content"][
         "application/json"
     ]["schema"]
@@ -558,3 +562,8 @@ def test_a_large_batch_does_not_hold_up_other_requests(
     assert small_status == 200
     assert batch_still_computing
     assert batch_status == 200
+
+
+def test_fair_odds_stay_finite_for_an_outcome_given_no_chance() -> None:
+    assert fair_odds((0.5, 0.25, 0.25)) == (2.0, 4.0, 4.0)
+    assert fair_odds((1.0, 0.0, 0.0)) == (1.0, 1e12, 1e12)

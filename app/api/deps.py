@@ -57,17 +57,10 @@ async def get_models(state: AppStateDep) -> ModelCache:
     return state.models
 
 
-def predictions_of(request: Request) -> PredictionService:
-    """The prediction service, read from the request with no dependency to solve: POST
-    /predict reads it so, as FastAPI's solving of a dependency costs as much as a tenth of
-    that route's whole answer."""
-    return _state_of(request).predictions
-
-
 async def get_predictions(request: Request) -> PredictionService:
     # Straight from the request rather than through get_app_state: one level of dependencies
     # less, a few microseconds of every request.
-    return predictions_of(request)
+    return _state_of(request).predictions
 
 
 async def get_value_bet_lists(request: Request) -> ValueBetLists:

@@ -1,10 +1,12 @@
-"""What every part of the API shares: strict request bodies, ids, pages."""
+"""What every part of the API shares: strict request bodies, ids, pages, a match named in
+an answer, and one value per outcome."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Any, Generic, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, Strict
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from app.domain.fields import PRICE_RANGE
 from app.domain.records import MAX_ID
@@ -13,7 +15,17 @@ from app.services.pagination import Paged
 # An answer lists at most this many errors (or skipped items), then says how many more.
 ERRORS_SHOWN = 100
 
-__all__ = ["ERRORS_SHOWN", "MAX_ID", "MatchId", "Page", "StrictModel", "price_field"]
+__all__ = [
+    "ERRORS_SHOWN",
+    "MAX_ID",
+    "MatchId",
+    "Outcomes",
+    "Page",
+    "StoredMatchOut",
+    "StrictModel",
+    "fair_odds",
+    "price_field",
+]
 
 # A JSON integer only: "3", true or 3.0 are a client's mistake, not match 3 or match 1.
 MatchId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
@@ -49,3 +61,61 @@ class Page(BaseModel, Generic[ItemT]):
         """The page a service returned (``Paged``), its rows read into this page's item
         type (from their attributes)."""
         return cls.model_validate(paged, from_attributes=True)
+
+
+OutcomeT = TypeVar("OutcomeT")
+
+
+class Outcomes(BaseModel, Generic[OutcomeT]):
+    """One value for each outcome of a match: a home win, a draw, an away win. Read from the
+    ``(home, draw, away)`` triple the domain gives, or from attributes of those names."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    home: OutcomeT
+    draw: OutcomeT
+    away: OutcomeT
+
+    @model_validator(mode="before")
+    @classmethod
+    def _of_triple(cls, value: Any) -> Any:
+        if isinstance(value, tuple):
+            home, draw, away = value
+            return {"home": home, "draw": draw, "away": away}
+        return value
+
+
+# A probability is never taken as smaller than this, so that a fair price stays finite.
+PROBABILITY_FLOOR = 1e-12
+
+
+def fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, float]:
+    """The fair price of each outcome, without margin: 1 / its probability."""
+    home, draw, away = probabilities
+    floor = PROBABILITY_FLOOR
+    return (1.0 / max(home, floor), 1.0 / max(draw, floor), 1.0 / max(away, floor))
+
+
+class StoredMatchOut(BaseModel):
+    """A stored match, as an answer names it."""
+
+    model_config = ConfigDict(
+        from_attributes=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 17,
+                    "competition": "E0",
+                    "home_team": "Arsenal",
+                    "away_team": "Chelsea",
+                    "kickoff": "2026-11-22T15:00:00Z",
+                }
+            ]
+        },
+    )
+
+    id: int
+    competition: str
+    home_team: str
+    away_team: str
+    kickoff: dt.datetime

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AliasPath, BaseModel, BeforeValidator, ConfigDict, Field
 
+from app.api.schemas.common import StoredMatchOut
 from app.domain.records import Outcome
 from app.domain.vocabulary import MatchStatus, Phase
 
@@ -145,11 +146,10 @@ class BookmakerOut(BaseModel):
     )
 
 
-class DeletedMatchOut(BaseModel):
+class DeletedMatchOut(StoredMatchOut):
     """A match that was deleted, as it was, with the number of its quotes deleted."""
 
     model_config = ConfigDict(
-        from_attributes=True,
         json_schema_extra={
             "examples": [
                 {
@@ -166,12 +166,7 @@ class DeletedMatchOut(BaseModel):
         },
     )
 
-    id: int
-    competition: str
     season: str
-    kickoff: dt.datetime
-    home_team: str
-    away_team: str
     quotes_deleted: int
     model_versions: list[int] = Field(
         description="Stored model versions trained on the match (deleted with ?force=true)."

@@ -1,15 +1,29 @@
-"""Bodies of the predict endpoints, as the API documents them (:mod:`app.api.answers`
-writes the answers in these shapes)."""
+"""Bodies of the predict endpoints: a request by match id or inline, and the answer, read
+from the prediction service's records."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Annotated, Any, Literal, NoReturn, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, Strict, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    JsonValue,
+    Strict,
+    Tag,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from app.api.openapi import setting_maximum
-from app.api.schemas.common import MatchId, StrictModel, price_field
+from app.api.schemas.common import MatchId, Outcomes, StrictModel, fair_odds, price_field
 from app.api.schemas.problems import Problem
 from app.domain.fields import BookmakerReference, Code, TeamName, UtcDateTime
 from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
@@ -23,11 +37,9 @@ from app.domain.records import (
 )
 from app.domain.value import ENSEMBLE_SOURCE, ValueTerms, bookmaker_key
 from app.domain.vocabulary import Basis, Method, Phase
-from app.services.prediction import PredictionRequest
+from app.services.prediction import PredictionAnswer, PredictionRequest
 
 INLINE_ODDS_MAX = 100
-# The fields of an inline match, absent or null in a request by match_id (as _one_kind reads).
-INLINE_FIELDS = ("home_team", "away_team", "competition", "kickoff", "odds")
 
 StrictFloat = Annotated[float, Strict()]
 # Far more than any real use; the hard cap behind ODDSBOOST_PREDICT_BATCH_MAX.
@@ -192,114 +204,112 @@ def _given(value: GivenT | None, default: GivenT) -> GivenT:
     return default if value is None else value
 
 
-class PredictIn(StrictModel):
-    """Either a stored match (``match_id``) or an inline match with its ``odds``; either
-    may give the ``value`` terms its answer's value is judged by."""
+# What the answer's value is judged by, in either kind of request.
+ValueField = Annotated[
+    ValueIn | None,
+    Field(
+        description="The terms the answer's value is judged by (bookmakers you can bet with, "
+        "bankroll, thresholds, probability source); left out, or any field of it left out: "
+        "the service's settings.",
+        examples=[VALUE_EXAMPLE],
+    ),
+]
 
-    match_id: Annotated[
-        MatchId | None,
-        Field(
-            description="A stored match, predicted from its latest quotes; give this or odds, "
-            "not both.",
-            examples=[17],
-        ),
-    ] = None
-    home_team: Annotated[
-        TeamName | None,
-        Field(description="Inline only, optional: repeated in the answer.", examples=["Arsenal"]),
-    ] = None
-    away_team: Annotated[
-        TeamName | None,
-        Field(
-            description="Inline only, optional: repeated in the answer; not home_team.",
-            examples=["Chelsea"],
-        ),
-    ] = None
-    competition: Annotated[
-        Code | None,
-        Field(description="Inline only, optional: repeated in the answer.", examples=["E0"]),
-    ] = None
-    kickoff: Annotated[
-        UtcDateTime | None,
-        Field(
-            description="Inline only, optional: repeated in the answer (ISO 8601; UTC "
-            "without an offset).",
-            examples=["2026-11-22T15:00:00Z"],
-        ),
-    ] = None
-    odds: Annotated[
-        list[OddsIn] | None,
-        Field(
-            min_length=1,
-            max_length=INLINE_ODDS_MAX,
-            description="An inline match's quotes: 1 to 100 bookmakers, each once.",
-            examples=[ODDS_EXAMPLES],
-        ),
-    ] = None
-    value: Annotated[
-        ValueIn | None,
-        Field(
-            description="The terms the answer's value is judged by (bookmakers you can bet "
-            "with, bankroll, thresholds, probability source); left out, or any field of it "
-            "left out: the service's settings.",
-            examples=[VALUE_EXAMPLE],
-        ),
-    ] = None
 
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {"match_id": 17},
-                {"match_id": 17, "value": VALUE_EXAMPLE},
-                {
-                    "home_team": "Arsenal",
-                    "away_team": "Chelsea",
-                    "competition": "E0",
-                    "kickoff": "2026-11-22T15:00:00Z",
-                    "odds": ODDS_EXAMPLES,
-                },
-            ],
-            # A stored match, or an inline one, as _one_kind checks.
-            "oneOf": [
-                {
-                    "required": ["match_id"],
-                    "properties": {
-                        "match_id": {"type": "integer"},
-                        **{name: {"type": "null"} for name in INLINE_FIELDS},
-                    },
-                },
-                {
-                    "required": ["odds"],
-                    "properties": {"odds": {"type": "array"}, "match_id": {"type": "null"}},
-                },
-            ],
-        },
-    )
+# A field of the other kind of request, which either leaves it out or gives it as null.
+OtherKind = Annotated[
+    None,
+    Field(description="Of the other kind of request: left out, or null.", examples=[None]),
+]
 
-    def to_request(self) -> PredictionRequest:
-        """What to ask the prediction service: the stored match, or this one with its odds."""
-        if self.match_id is not None:
-            return self.match_id
-        assert self.odds is not None  # checked by _one_kind
-        return QuotedMatch(
-            MatchInfo(None, self.competition, self.home_team, self.away_team, self.kickoff),
-            [QuotedOdds(o.bookmaker, o.home, o.draw, o.away) for o in self.odds],
-        )
+
+class _Valued:
+    """What either kind of request does with the ``value`` terms it gives."""
+
+    value: ValueIn | None
 
     def value_terms(self, defaults: ValueTerms) -> ValueTerms | None:
         """The terms this request's value is judged by; None: ``defaults``, unchanged."""
         return None if self.value is None else self.value.terms(defaults)
 
+
+BY_ID_EXAMPLES: list[JsonValue] = [{"match_id": 17}, {"match_id": 17, "value": VALUE_EXAMPLE}]
+
+
+class PredictByIdIn(_Valued, StrictModel):
+    """A stored match, by its id (the fields of an inline match may be given only as null)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": BY_ID_EXAMPLES})
+
+    match_id: Annotated[
+        MatchId,
+        Field(description="A stored match, predicted from its latest quotes.", examples=[17]),
+    ]
+    home_team: OtherKind = None
+    away_team: OtherKind = None
+    competition: OtherKind = None
+    kickoff: OtherKind = None
+    odds: OtherKind = None
+    value: ValueField = None
+
+    def to_request(self) -> PredictionRequest:
+        return self.match_id
+
+
+INLINE_EXAMPLE: dict[str, JsonValue] = {
+    "home_team": "Arsenal",
+    "away_team": "Chelsea",
+    "competition": "E0",
+    "kickoff": "2026-11-22T15:00:00Z",
+    "odds": ODDS_EXAMPLES,
+}
+
+
+class PredictInlineIn(_Valued, StrictModel):
+    """A match given with its odds (``match_id`` may be given only as null)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [INLINE_EXAMPLE]})
+
+    match_id: OtherKind = None
+    home_team: Annotated[
+        TeamName | None,
+        Field(description="Optional: repeated in the answer.", examples=["Arsenal"]),
+    ] = None
+    away_team: Annotated[
+        # An example of its own at each level: no example of a request names one team twice.
+        Annotated[TeamName, Field(examples=["Chelsea"])] | None,
+        Field(description="Optional: repeated in the answer; not home_team.", examples=["Chelsea"]),
+    ] = None
+    competition: Annotated[
+        Code | None,
+        Field(description="Optional: repeated in the answer.", examples=["E0"]),
+    ] = None
+    kickoff: Annotated[
+        UtcDateTime | None,
+        Field(
+            description="Optional: repeated in the answer (ISO 8601; UTC without an offset).",
+            examples=["2026-11-22T15:00:00Z"],
+        ),
+    ] = None
+    odds: Annotated[
+        list[OddsIn],
+        Field(
+            min_length=1,
+            max_length=INLINE_ODDS_MAX,
+            description="The match's quotes: 1 to 100 bookmakers, each once.",
+            examples=[ODDS_EXAMPLES],
+        ),
+    ]
+    value: ValueField = None
+
+    def to_request(self) -> PredictionRequest:
+        return QuotedMatch(
+            MatchInfo(None, self.competition, self.home_team, self.away_team, self.kickoff),
+            [QuotedOdds(o.bookmaker, o.home, o.draw, o.away) for o in self.odds],
+        )
+
     @model_validator(mode="after")
-    def _one_kind(self) -> PredictIn:
-        inline = (self.home_team, self.away_team, self.competition, self.kickoff, self.odds)
-        if self.match_id is not None:
-            if any(value is not None for value in inline):
-                raise ValueError("give either 'match_id' or an inline match with 'odds', not both")
-            return self
-        if self.odds is None:
-            raise ValueError("give 'match_id' or 'odds'")
+    def _one_match(self) -> PredictInlineIn:
         names = [odds.bookmaker for odds in self.odds]
         bookmakers = [KNOWN_SPELLINGS.get(n.casefold(), n.casefold()) for n in names]
         if len(set(bookmakers)) < len(bookmakers):
@@ -322,33 +332,53 @@ def _refuse_repeated_bookmaker(names: list[str], bookmakers: list[str]) -> NoRet
     raise AssertionError("a bookmaker is repeated")  # pragma: no cover
 
 
-def _inlined_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema with its $defs inlined (an OpenAPI request body cannot
-    point into a schema's own $defs)."""
-    schema = model.model_json_schema()
-    definitions = schema.pop("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            reference = node.get("$ref", "")
-            if reference.startswith("#/$defs/"):
-                return resolve(definitions[reference.removeprefix("#/$defs/")])
-            return {key: resolve(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [resolve(value) for value in node]
-        return node
-
-    resolved: dict[str, Any] = resolve(schema)
-    return resolved
+BY_ID, INLINE = "by_id", "inline"
 
 
-# /predict reads its body itself (straight from the bytes); this documents it.
-PREDICT_BODY: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "content": {"application/json": {"schema": _inlined_schema(PredictIn)}},
-    }
-}
+def _kind(body: Any) -> str | None:
+    """A request by id gives a match_id, an inline one its odds (None: both, or neither)."""
+    if isinstance(body, dict):
+        by_id, inline = body.get("match_id") is not None, body.get("odds") is not None
+        if by_id != inline:
+            return BY_ID if by_id else INLINE
+    return None
+
+
+def _located_in_the_body(body: Any, validate: ValidatorFunctionWrapHandler) -> Any:
+    """The union's tag is no place in the request: an error is located as in the body."""
+    try:
+        return validate(body)
+    except ValidationError as error:
+        raise ValidationError.from_exception_data(
+            error.title,
+            [
+                InitErrorDetails(
+                    type=PydanticCustomError(e["type"], e["msg"]),
+                    loc=e["loc"][1:],
+                    input=e["input"],
+                )
+                for e in error.errors(include_url=False)
+            ],
+        ) from None
+
+
+# A request of /predict (and each item of a batch): a stored match by id, or an inline one.
+PredictIn = Annotated[
+    Annotated[PredictByIdIn, Tag(BY_ID)] | Annotated[PredictInlineIn, Tag(INLINE)],
+    Discriminator(
+        _kind,
+        custom_error_type="predict_kind",
+        custom_error_message="Value error, give either 'match_id' (a stored match) or 'odds' "
+        "(an inline match), not both",
+    ),
+    WrapValidator(_located_in_the_body),
+    Field(
+        title="PredictIn",
+        description="Either a stored match (``match_id``) or an inline match with its "
+        "``odds``; either may give the ``value`` terms its answer's value is judged by.",
+        examples=[*BY_ID_EXAMPLES, INLINE_EXAMPLE],
+    ),
+]
 
 
 class BatchIn(StrictModel):
@@ -372,13 +402,13 @@ class BatchIn(StrictModel):
     )
 
 
-class OutcomeValues(BaseModel):
-    home: float
-    draw: float
-    away: float
+class _Answer(BaseModel):
+    """A part of an answer, read from the attributes of the service's records."""
+
+    model_config = ConfigDict(from_attributes=True)
 
 
-class ModelRef(BaseModel):
+class ModelRef(_Answer):
     version: int | None
     algorithm: str
     fitted_at: dt.datetime | None
@@ -387,18 +417,23 @@ class ModelRef(BaseModel):
     phase: Phase
 
 
-class BookmakerUse(BaseModel):
+class BookmakerUse(_Answer):
     code: str
     weight: float | None = Field(description="Weight in the model; null when no model is active.")
-    probabilities: OutcomeValues = Field(description="This bookmaker's de-margined probabilities.")
+    probabilities: Outcomes[float] = Field(
+        description="This bookmaker's de-margined probabilities."
+    )
 
 
-class IgnoredOut(BaseModel):
+class IgnoredOut(_Answer):
     code: str
     reason: str
 
 
-class MatchSummary(BaseModel):
+class MatchSummary(_Answer):
+    """The match predicted: a stored one with every field, an inline one with what its
+    sender gave (possibly nothing)."""
+
     id: int | None = None
     competition: str | None = None
     home_team: str | None = None
@@ -412,7 +447,7 @@ OUTSIDE_POOL_NOTE = (
 )
 
 
-class QuotesOut(BaseModel):
+class QuotesOut(_Answer):
     """Which of a stored match's quotes the prediction read."""
 
     phase: Phase = Field(description="The phase of the quotes read.")
@@ -433,7 +468,7 @@ RESPONSIBLE_USE = (
 )
 
 
-class OutcomeValueOut(BaseModel):
+class OutcomeValueOut(_Answer):
     """One outcome at the best price of the allowed bookmakers, and what it is worth."""
 
     probability: float = Field(
@@ -466,13 +501,7 @@ class OutcomeValueOut(BaseModel):
     flagged: bool = Field(description="Whether expected_value is above min_ev: a value bet.")
 
 
-class OutcomeValuesOut(BaseModel):
-    home: OutcomeValueOut
-    draw: OutcomeValueOut
-    away: OutcomeValueOut
-
-
-class ValueTermsOut(BaseModel):
+class ValueTermsOut(_Answer):
     """The terms the value was judged by: the request's, each field it left out (or all,
     without ``value``) from the settings."""
 
@@ -486,8 +515,13 @@ class ValueTermsOut(BaseModel):
     stake_cap: float = Field(description="The largest stake on one outcome, as a share.")
     bankroll: float | None = Field(description="The bankroll stakes are given in; null: none.")
 
+    @field_validator("bookmakers", mode="before")
+    @classmethod
+    def _in_order(cls, bookmakers: Any) -> Any:
+        return sorted(bookmakers) if isinstance(bookmakers, frozenset) else bookmakers
 
-class ValueOut(BaseModel):
+
+class ValueOut(_Answer):
     """Where the match's outcomes offer value: expected value and suggested stake of each
     at the best price the allowed bookmakers quoted."""
 
@@ -496,14 +530,14 @@ class ValueOut(BaseModel):
         description="The probability source used: the one asked for, or 'ensemble' when "
         "that bookmaker did not quote the match."
     )
-    outcomes: OutcomeValuesOut
+    outcomes: Outcomes[OutcomeValueOut]
 
 
-class PredictionOut(BaseModel):
+class PredictionOut(_Answer):
     match: MatchSummary
-    probabilities: OutcomeValues = Field(description="Sum to 1.")
+    probabilities: Outcomes[float] = Field(description="Sum to 1.")
     outcome: Literal["1", "X", "2"] = Field(description="The most probable outcome.")
-    fair_odds: OutcomeValues = Field(description="1 / probability.")
+    fair_odds: Outcomes[float] = Field(description="1 / probability.")
     model: ModelRef | None = Field(description="The model version used; null before the first fit.")
     quotes: QuotesOut | None = Field(
         description="For a stored match (match_id), which of its quotes were read; null for "
@@ -515,14 +549,45 @@ class PredictionOut(BaseModel):
     note: str | None = None
     bookmakers: list[BookmakerUse] = Field(description="Bookmakers whose quotes were used.")
     ignored_bookmakers: list[IgnoredOut]
-    consensus: OutcomeValues = Field(description="Plain mean of all de-margined quotes.")
+    consensus: Outcomes[float] = Field(description="Plain mean of all de-margined quotes.")
     value: ValueOut = Field(
         description="Where the outcomes offer value, by the request's terms or the "
         "settings'. " + RESPONSIBLE_USE
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _of_answer(cls, answer: Any) -> Any:
+        """An answer of the prediction service, laid out as this model."""
+        if not isinstance(answer, PredictionAnswer):
+            return answer
+        prediction, model = answer.prediction, answer.model
+        note = None
+        if model is None:
+            note = NO_MODEL_NOTE
+        elif prediction.basis == Basis.CONSENSUS:
+            note = OUTSIDE_POOL_NOTE
+        return {
+            "match": answer.match,
+            "probabilities": prediction.probabilities,
+            "outcome": prediction.outcome,
+            "fair_odds": fair_odds(prediction.probabilities),
+            "model": model,
+            "quotes": answer.quotes,
+            "basis": prediction.basis,
+            "note": note,
+            "bookmakers": prediction.used,
+            "ignored_bookmakers": prediction.ignored,
+            "consensus": prediction.consensus,
+            "value": {
+                "terms": answer.terms,
+                "source_used": answer.value.source,
+                "outcomes": answer.value.outcomes,
+            },
+        }
 
-class BatchItemOut(BaseModel):
+
+class BatchItemOut(_Answer):
     """One item of a batch answer, in the order the items were sent."""
 
     index: int
@@ -535,5 +600,5 @@ class BatchItemOut(BaseModel):
     )
 
 
-class BatchOut(BaseModel):
+class BatchOut(_Answer):
     results: list[BatchItemOut]
