@@ -7,12 +7,12 @@ import datetime as dt
 import numpy as np
 import pytest
 
+from app.domain.bookmakers import bookmaker_key
 from app.domain.odds import demargin
 from app.domain.prediction import QuotedOdds
 from app.domain.value import (
     ENSEMBLE_SOURCE,
     ValueTerms,
-    bookmaker_key,
     closing_line_value,
     expected_value,
     kelly_stake,

@@ -15,9 +15,9 @@ from typing import NamedTuple
 import numpy as np
 
 from app.domain import few_quotes
+from app.domain.bookmakers import bookmaker_key
 from app.domain.ensemble import Ensemble
 from app.domain.few_quotes import Triple
-from app.domain.football_data import bookmaker_spellings
 from app.domain.odds import demargin
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Basis, Method, Phase
@@ -168,23 +168,21 @@ class _Pool:
     """The ensemble's bookmakers by column, and their weights as floats.
 
     A quote names its bookmaker by the stored code (the usual case: one look-up) or by
-    another spelling of it (:func:`bookmaker_spellings`: any letter case, the display name),
-    found by its casefold.
+    another spelling of it (any letter case, the display name), found by its
+    :func:`bookmaker_key`. A key two of the pool's codes share names neither.
     """
 
     codes: tuple[str, ...]
     column: dict[str, int]
-    spelled: dict[str, int]
+    keyed: dict[str, int]
     weights: list[float]
 
     @classmethod
     def of(cls, ensemble: Ensemble) -> _Pool:
         column = {code: index for index, code in enumerate(ensemble.bookmakers)}
-        spelled = {
-            spelling: column[code]
-            for spelling, code in bookmaker_spellings(ensemble.bookmakers).items()
-        }
-        return cls(ensemble.bookmakers, column, spelled, [float(w) for w in ensemble.weights])
+        keys = [bookmaker_key(code) for code in ensemble.bookmakers]
+        keyed = {key: index for index, key in enumerate(keys) if keys.count(key) == 1}
+        return cls(ensemble.bookmakers, column, keyed, [float(w) for w in ensemble.weights])
 
 
 class _LastPool:
@@ -226,7 +224,7 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
     for quote, row in zip(odds, rows, strict=True):
         index = pool.column.get(quote.bookmaker)
         if index is None:
-            index = pool.spelled.get(quote.bookmaker.casefold())
+            index = pool.keyed.get(bookmaker_key(quote.bookmaker))
         if index is None:
             ignored.append(
                 IgnoredBookmaker(quote.bookmaker, "not in the model's pool of bookmakers")

@@ -240,7 +240,7 @@ def check_season(value: str) -> str:
     Every season a caller or a file gives is checked here, so a typing mistake is refused
     rather than stored as a new season that relabels matches. Which form a league plays is
     checked, where the league is known, by
-    :func:`app.domain.football_data.check_league_season`.
+    :func:`app.domain.leagues.check_league_season`.
     """
     text = check_text(value, "season", SEASON_MAX_LENGTH)
     form = SEASON_PATTERN.fullmatch(text)
@@ -332,7 +332,7 @@ class MatchRecord:
     kickoff: dt.datetime  # aware, UTC
     kickoff_time_known: bool = True
     # None: not given; a new match takes the season its league names the kickoff in
-    # (season_for in app.domain.football_data).
+    # (season_for in app.domain.leagues).
     season: str | None = None
     external_id: str | None = None
     home_goals: int | None = None

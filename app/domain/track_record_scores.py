@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from app.domain.backtest.folds import CLOSING_CODE
 from app.domain.backtest.value_bets import Bets, bankroll_curve
+from app.domain.bookmakers import bookmaker_key
 from app.domain.evaluation import ROUNDING, mean_interval, paired_difference
 from app.domain.few_quotes import Triple
 from app.domain.odds import demargin
@@ -27,7 +28,6 @@ from app.domain.records import OUTCOME_INDEX, OUTCOMES
 from app.domain.reliability import ReliabilityCurve, reliability
 from app.domain.scoring import scores
 from app.domain.track_record import ServedPrediction
-from app.domain.value import bookmaker_key
 from app.domain.vocabulary import Method
 from boosting import log_loss_rows
 

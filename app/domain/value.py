@@ -26,8 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from app.domain import defaults, few_quotes
+from app.domain.bookmakers import bookmaker_key
 from app.domain.few_quotes import Triple
-from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
 from app.domain.odds import demargin
 from app.domain.prediction import QuotedOdds
 from app.domain.records import OUTCOMES
@@ -37,9 +37,6 @@ from app.domain.vocabulary import Method
 ENSEMBLE_SOURCE = defaults.VALUE_SOURCE
 
 Number = TypeVar("Number", float, NDArray[np.float64])
-
-# Every known bookmaker's spellings (code, display name, any letter case) → its code.
-_KNOWN = bookmaker_spellings(BOOKMAKER_NAMES)
 
 
 def expected_value(probability: Number, price: Number) -> Number:
@@ -69,13 +66,6 @@ def money_stake(fraction: float, bankroll: float) -> float:
     their shares of the bankroll allow (the nudge keeps 0.07 × 100, computed as
     6.9999…, at 7.00)."""
     return math.floor(fraction * bankroll * 100 + 1e-6) / 100
-
-
-def bookmaker_key(name: str) -> str:
-    """One key per bookmaker however it is spelled: its code for a known one (``b365``,
-    ``Bet365`` → ``B365``), else the name's casefold."""
-    folded = name.casefold()
-    return _KNOWN.get(folded, folded)
 
 
 @dataclass(frozen=True, slots=True)

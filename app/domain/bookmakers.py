@@ -1,0 +1,63 @@
+"""The bookmakers the service knows: the code each is stored under, its display name, and
+how a season file's columns and a request may spell it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# football-data.co.uk prefix -> (code stored in the service, display name).
+# "P" is Pinnacle in the "new leagues" files, "PS" in the main ones.
+KNOWN_BOOKMAKERS: dict[str, tuple[str, str]] = {
+    "B365": ("B365", "Bet365"),
+    "BS": ("BS", "Blue Square"),
+    "BW": ("BW", "Bet&Win"),
+    "GB": ("GB", "Gamebookers"),
+    "IW": ("IW", "Interwetten"),
+    "LB": ("LB", "Ladbrokes"),
+    "PS": ("PS", "Pinnacle"),
+    "P": ("PS", "Pinnacle"),
+    "SO": ("SO", "Sporting Odds"),
+    "SB": ("SB", "Sportingbet"),
+    "SJ": ("SJ", "Stan James"),
+    "SY": ("SY", "Stanleybet"),
+    "VC": ("VC", "VC Bet"),
+    "WH": ("WH", "William Hill"),
+    "1XB": ("1XB", "1xBet"),
+    "BF": ("BF", "Betfair Sportsbook"),
+    "BFE": ("BFE", "Betfair Exchange"),
+    "BFD": ("BFD", "Betfred"),
+    "BMGM": ("BMGM", "BetMGM"),
+    "BV": ("BV", "BetVictor"),
+    "CL": ("CL", "Coral"),
+}
+# Code stored in the service -> display name.
+BOOKMAKER_NAMES = dict(KNOWN_BOOKMAKERS.values())
+
+
+def display_name(code: str) -> str:
+    """A code's display name; an unknown code is its own."""
+    return BOOKMAKER_NAMES.get(code, code)
+
+
+def _spellings(codes: Iterable[str]) -> dict[str, str]:
+    """How a request may name each of ``codes``: the code or its display name, in any
+    letter case; keyed by the spelling's casefold. A spelling two codes share names
+    neither."""
+    spellings: dict[str, str] = {}
+    shared: set[str] = set()
+    for code in codes:
+        for spelling in {code.casefold(), display_name(code).casefold()}:
+            if spellings.setdefault(spelling, code) != code:
+                shared.add(spelling)
+    return {spelling: code for spelling, code in spellings.items() if spelling not in shared}
+
+
+# Every known bookmaker's spellings (code, display name, any letter case) -> its code.
+_KNOWN = _spellings(BOOKMAKER_NAMES)
+
+
+def bookmaker_key(name: str) -> str:
+    """One key per bookmaker however it is spelled: its code for a known one (``b365``,
+    ``Bet365`` → ``B365``), else the name's casefold."""
+    folded = name.casefold()
+    return _KNOWN.get(folded, folded)
