@@ -14,11 +14,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from app.domain import few_quotes
 from app.domain.bookmakers import bookmaker_key
-from app.domain.ensemble import Ensemble
-from app.domain.few_quotes import Triple
-from app.domain.odds import demargin
+from app.domain.ensemble import Ensemble, mix_few
+from app.domain.odds import Triple, demargin, demargin_few
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Basis, Method, Phase
 
@@ -114,7 +112,7 @@ def predict_matches(
     method = ensemble.method if ensemble is not None else default_method
     flat = [quote for odds in matches for quote in odds]
     few = len(flat) <= FEW_QUOTES
-    rows = few_quotes.demargin(((q.home, q.draw, q.away) for q in flat), method) if few else None
+    rows = demargin_few(((q.home, q.draw, q.away) for q in flat), method) if few else None
     if rows is None:
         rows = _demargin_many(flat, method)
     split: list[tuple[Sequence[QuotedOdds], list[Triple]]] = []
@@ -252,7 +250,7 @@ def _mix_many(layouts: list[_Layout], ensemble: Ensemble, pool: _Pool) -> list[T
 
 def _mix_few(layouts: list[_Layout], ensemble: Ensemble, pool: _Pool) -> list[Triple]:
     return [
-        few_quotes.mix(
+        mix_few(
             (
                 (pool.weights[column], used.probabilities)
                 for column, used in sorted(zip(layout.columns, layout.used, strict=True))

@@ -25,10 +25,9 @@ from typing import NamedTuple, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain import defaults, few_quotes
+from app.domain import defaults
 from app.domain.bookmakers import bookmaker_key
-from app.domain.few_quotes import Triple
-from app.domain.odds import demargin
+from app.domain.odds import Triple, demargin, demargin_few
 from app.domain.prediction import QuotedOdds
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Method
@@ -152,7 +151,7 @@ def _probabilities(
 
 def _line(quote: QuotedOdds, method: Method) -> Triple:
     prices = (quote.home, quote.draw, quote.away)
-    rows = few_quotes.demargin([prices], method)
+    rows = demargin_few([prices], method)
     if rows is not None:
         return rows[0]
     home, draw, away = demargin([list(prices)], method).probabilities[0].tolist()
