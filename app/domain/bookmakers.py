@@ -1,5 +1,5 @@
 """The bookmakers the service knows: the code each is stored under, its display name, and
-how a season file's columns and a request may spell it."""
+how a season file's columns, The Odds API and a request may spell it."""
 
 from __future__ import annotations
 
@@ -32,11 +32,31 @@ KNOWN_BOOKMAKERS: dict[str, tuple[str, str]] = {
 }
 # Code stored in the service -> display name.
 BOOKMAKER_NAMES = dict(KNOWN_BOOKMAKERS.values())
+# The Odds API's keys of the bookmakers above -> their codes.
+ODDS_API_KEYS = {
+    "pinnacle": "PS",
+    "williamhill": "WH",
+    "betfair_ex_uk": "BFE",
+    "betfair_ex_eu": "BFE",
+    "betfair_sb_uk": "BF",
+    "ladbrokes_uk": "LB",
+    "betvictor": "VC",
+    "onexbet": "1XB",
+    "bet365": "B365",
+    "interwetten": "IW",
+    "coral": "CL",
+}
 
 
 def display_name(code: str) -> str:
     """A code's display name; an unknown code is its own."""
     return BOOKMAKER_NAMES.get(code, code)
+
+
+def code_of_odds_api_key(key: str) -> str:
+    """The code a bookmaker The Odds API keys as ``key`` is stored under: a known one's,
+    else the key upper-cased."""
+    return ODDS_API_KEYS.get(key, key.upper())
 
 
 def _spellings(codes: Iterable[str]) -> dict[str, str]:
