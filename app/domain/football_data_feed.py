@@ -14,8 +14,8 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.domain.leagues import EXTRA_LEAGUES, MAIN_LEAGUES
-from app.domain.records import IngestBatch, MatchRecord, QuoteRecord, check_season, season_of
+from app.domain.leagues import EXTRA_LEAGUES, MAIN_LEAGUES, season_of
+from app.domain.records import IngestBatch, MatchRecord, QuoteRecord, check_season
 
 MAIN_FIXTURES = "fixtures.csv"
 EXTRA_FIXTURES = "new_league_fixtures.csv"

@@ -6,8 +6,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
-from app.domain.records import calendar_season, season_of
-
 # Competition codes football-data.co.uk uses for the "new leagues" files, by country.
 NEW_LEAGUE_CODES = {
     "Argentina": "ARG",
@@ -85,6 +83,21 @@ def _plays_in_form(competition: str, start: int, *, over_two_years: bool) -> boo
     if competition in EXTRA_LEAGUES:
         return not over_two_years
     return True
+
+
+def season_of(day: dt.date, *, first_month: int = 8) -> str:
+    """European season of a date, August to July: 2018-08-10 and 2019-05-12 are "2018/19".
+
+    A league whose season starts in another month says which: from July, 2026-07-18 is in
+    "2026/27".
+    """
+    start = day.year if day.month >= first_month else day.year - 1
+    return f"{start}/{(start + 1) % 100:02d}"
+
+
+def calendar_season(day: dt.date) -> str:
+    """Season of a league that plays within a calendar year: its year, "2026"."""
+    return str(day.year)
 
 
 def season_for(competition: str, day: dt.date) -> str:
