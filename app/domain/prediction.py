@@ -111,10 +111,7 @@ def predict_matches(
         raise NoUsableQuoteError("no usable quote for this match")
     method = ensemble.method if ensemble is not None else default_method
     flat = [quote for odds in matches for quote in odds]
-    few = len(flat) <= FEW_QUOTES
-    rows = demargin_few(((q.home, q.draw, q.away) for q in flat), method) if few else None
-    if rows is None:
-        rows = _demargin_many(flat, method)
+    rows = demargined(flat, method)
     split: list[tuple[Sequence[QuotedOdds], list[Triple]]] = []
     start = 0
     for odds in matches:
@@ -125,7 +122,7 @@ def predict_matches(
     pool = _POOLS.of(ensemble)
     layouts = [_lay_out(odds, match_rows, pool) for odds, match_rows in split]
     modelled = [layout for layout in layouts if layout.modelled]
-    mix = _mix_few if few else _mix_many
+    mix = _mix_few if len(flat) <= FEW_QUOTES else _mix_many
     mixes = iter(mix(modelled, ensemble, pool) if modelled else [])
     return [
         MatchPrediction(
@@ -233,7 +230,13 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
     return _Layout(_mean(rows), used, ignored, columns, any(u.weight for u in used))
 
 
-def _demargin_many(quotes: list[QuotedOdds], method: Method) -> list[Triple]:
+def demargined(quotes: Sequence[QuotedOdds], method: Method) -> list[Triple]:
+    """Each quote's line with the bookmaker's margin removed by ``method``: with plain
+    floats for a handful (:func:`~app.domain.odds.demargin_few`), else in one numpy call."""
+    few = len(quotes) <= FEW_QUOTES
+    rows = demargin_few(((q.home, q.draw, q.away) for q in quotes), method) if few else None
+    if rows is not None:
+        return rows
     probabilities = demargin([[q.home, q.draw, q.away] for q in quotes], method).probabilities
     return [(row[0], row[1], row[2]) for row in probabilities.tolist()]
 

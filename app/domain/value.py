@@ -27,8 +27,8 @@ from numpy.typing import NDArray
 
 from app.domain import defaults
 from app.domain.bookmakers import bookmaker_key
-from app.domain.odds import Triple, demargin, demargin_few
-from app.domain.prediction import QuotedOdds
+from app.domain.odds import Triple
+from app.domain.prediction import QuotedOdds, demargined
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Method
 
@@ -145,17 +145,8 @@ def _probabilities(
     wanted = bookmaker_key(terms.source)
     for quote in odds:
         if bookmaker_key(quote.bookmaker) == wanted:
-            return terms.source, _line(quote, method)
+            return terms.source, demargined([quote], method)[0]
     return ENSEMBLE_SOURCE, served
-
-
-def _line(quote: QuotedOdds, method: Method) -> Triple:
-    prices = (quote.home, quote.draw, quote.away)
-    rows = demargin_few([prices], method)
-    if rows is not None:
-        return rows[0]
-    home, draw, away = demargin([list(prices)], method).probabilities[0].tolist()
-    return (home, draw, away)
 
 
 # Each outcome's price in a quote.
