@@ -3,8 +3,6 @@ how a season file's columns, The Odds API and a request may spell it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 # football-data.co.uk prefix -> (code stored in the service, display name).
 # "P" is Pinnacle in the "new leagues" files, "PS" in the main ones.
 KNOWN_BOOKMAKERS: dict[str, tuple[str, str]] = {
@@ -59,21 +57,10 @@ def code_of_odds_api_key(key: str) -> str:
     return ODDS_API_KEYS.get(key, key.upper())
 
 
-def _spellings(codes: Iterable[str]) -> dict[str, str]:
-    """How a request may name each of ``codes``: the code or its display name, in any
-    letter case; keyed by the spelling's casefold. A spelling two codes share names
-    neither."""
-    spellings: dict[str, str] = {}
-    shared: set[str] = set()
-    for code in codes:
-        for spelling in {code.casefold(), display_name(code).casefold()}:
-            if spellings.setdefault(spelling, code) != code:
-                shared.add(spelling)
-    return {spelling: code for spelling, code in spellings.items() if spelling not in shared}
-
-
-# Every known bookmaker's spellings (code, display name, any letter case) -> its code.
-_KNOWN = _spellings(BOOKMAKER_NAMES)
+# Every known bookmaker's spellings (code, display name) in any letter case -> its code.
+_KNOWN = {
+    spelling.casefold(): code for code, name in BOOKMAKER_NAMES.items() for spelling in (code, name)
+}
 
 
 def bookmaker_key(name: str) -> str:
