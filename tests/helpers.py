@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from app.api.deps import received_now
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Base, ModelVersion
-from app.domain.few_quotes import Triple
+from app.domain.odds import Triple
 from app.domain.scoring import Scores
 from app.domain.track_record import LoggedQuote, ServedPrediction
 from app.domain.version_records import BookmakerWeight, FitReport

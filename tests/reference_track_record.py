@@ -17,9 +17,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from app.domain.backtest.value_bets import Bets, bankroll_curve
+from app.domain.bookmakers import bookmaker_key
 from app.domain.evaluation import ROUNDING, mean_interval, paired_difference
-from app.domain.few_quotes import Triple
-from app.domain.odds import demargin
+from app.domain.odds import Triple, demargin
 from app.domain.records import OUTCOME_INDEX, OUTCOMES
 from app.domain.reliability import ReliabilityCurve, reliability
 from app.domain.scoring import scores
@@ -37,7 +37,6 @@ from app.domain.track_record_scores import (
     SettledEntry,
     ValueBetRecord,
 )
-from app.domain.value import bookmaker_key
 from boosting import log_loss_rows
 
 

@@ -24,7 +24,7 @@ from schemathesis.core.failures import Failure
 from schemathesis.core.transport import Response
 from schemathesis.openapi.checks import RejectedPositiveData
 
-from app.api.schemas.predict import KNOWN_SPELLINGS
+from app.domain.bookmakers import bookmaker_key
 from app.domain.records import check_overround
 
 
@@ -49,7 +49,7 @@ def _repeated_bookmakers(node: Any) -> bool:
         names = [
             str(item.get("bookmaker")).strip().casefold() for item in odds if isinstance(item, dict)
         ]
-        bookmakers = [KNOWN_SPELLINGS.get(name, name) for name in names]
+        bookmakers = [bookmaker_key(name) for name in names]
         if len(set(bookmakers)) < len(bookmakers):
             return True
     return any(_repeated_bookmakers(value) for value in node.values())

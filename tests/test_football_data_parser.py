@@ -16,7 +16,6 @@ import pytest
 from app.domain.football_data import (
     FileFormatError,
     LeagueSeasonError,
-    check_league_season,
     decode,
     find_price_columns,
     leading_competitions,
@@ -25,6 +24,7 @@ from app.domain.football_data import (
     parse_football_data,
     parse_kickoff,
 )
+from app.domain.leagues import check_league_season
 from tests.football_data_site import EXTRA_FIXTURES, MAIN_FIXTURES
 from tests.helpers import count_complete_triples, csv_rows
 

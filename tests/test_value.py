@@ -7,12 +7,12 @@ import datetime as dt
 import numpy as np
 import pytest
 
+from app.domain.bookmakers import BOOKMAKER_NAMES, bookmaker_key
 from app.domain.odds import demargin
 from app.domain.prediction import QuotedOdds
 from app.domain.value import (
     ENSEMBLE_SOURCE,
     ValueTerms,
-    bookmaker_key,
     closing_line_value,
     expected_value,
     kelly_stake,
@@ -90,6 +90,13 @@ def test_two_outcomes_are_flagged_only_when_both_have_value() -> None:
         .outcomes[1]
         .flagged
     )
+
+
+def test_every_spelling_of_a_known_bookmaker_names_it_alone() -> None:
+    spellings = [s.casefold() for code, name in BOOKMAKER_NAMES.items() for s in (code, name)]
+    assert len(set(spellings)) == len(spellings)
+    assert {bookmaker_key(s) for s in ("b365", "Bet365", "BET365")} == {"B365"}
+    assert bookmaker_key("Some Book") == "some book"
 
 
 def test_bookmakers_outside_the_allowed_ones_are_never_chosen() -> None:

@@ -7,11 +7,13 @@ evaluated is what is served.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from app.domain.odds import Triple
 from app.domain.training import TrainingSet
 from app.domain.vocabulary import Method, Phase
 from boosting import AdaBoostM2, weighted_vote
@@ -30,6 +32,32 @@ def calibrated(proba: NDArray[np.float64], exponent: float) -> NDArray[np.float6
     powered = np.power(np.clip(proba, CALIBRATION_FLOOR, 1.0), exponent)
     result: NDArray[np.float64] = powered / powered.sum(axis=1, keepdims=True)
     return result
+
+
+def mix_few(weighted: Iterable[tuple[float, Triple]], calibration: float) -> Triple:
+    """:meth:`Ensemble.predict_proba` for one match with plain floats: Σ w_b p_b / Σ w_b
+    over ``(weight, probabilities)`` in pool order, normalised, then :func:`calibrated`
+    (the same steps in the same order: for a handful of quotes numpy's cost per call would
+    be most of the work)."""
+    total = home = draw = away = 0.0
+    for weight, probabilities in weighted:
+        total += weight
+        home += weight * probabilities[0]
+        draw += weight * probabilities[1]
+        away += weight * probabilities[2]
+    home, draw, away = home / total, draw / total, away / total
+    sums = home + draw + away
+    if sums > 0:
+        home, draw, away = home / sums, draw / sums, away / sums
+    else:
+        home = draw = away = 1.0 / 3
+    if calibration == 1.0:
+        return (home, draw, away)
+    home, draw, away = (
+        min(max(p, CALIBRATION_FLOOR), 1.0) ** calibration for p in (home, draw, away)
+    )
+    powered = home + draw + away
+    return (home / powered, draw / powered, away / powered)
 
 
 @dataclass(frozen=True)

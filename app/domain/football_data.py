@@ -21,11 +21,13 @@ import datetime as dt
 import io
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
+from app.domain.bookmakers import KNOWN_BOOKMAKERS, display_name
+from app.domain.leagues import NEW_LEAGUE_CODES, check_league_season, season_rule
 from app.domain.records import (
     CODE_MAX_LENGTH,
     EARLIEST,
@@ -35,7 +37,6 @@ from app.domain.records import (
     MatchRecord,
     QuoteRecord,
     Skipped,
-    calendar_season,
     check_bookmaker_count,
     check_file_code,
     check_overround,
@@ -44,7 +45,6 @@ from app.domain.records import (
     check_team_name,
     optional_season,
     result_of,
-    season_of,
 )
 from app.domain.vocabulary import Phase
 
@@ -52,34 +52,6 @@ UK_TIME = ZoneInfo("Europe/London")
 
 # Column prefixes of market aggregates, which are not bookmakers.
 AGGREGATE_PREFIXES = frozenset({"Max", "Avg", "BbMx", "BbAv"})
-
-# football-data.co.uk prefix -> (code stored in the service, display name).
-# "P" is Pinnacle in the "new leagues" files, "PS" in the main ones.
-KNOWN_BOOKMAKERS: dict[str, tuple[str, str]] = {
-    "B365": ("B365", "Bet365"),
-    "BS": ("BS", "Blue Square"),
-    "BW": ("BW", "Bet&Win"),
-    "GB": ("GB", "Gamebookers"),
-    "IW": ("IW", "Interwetten"),
-    "LB": ("LB", "Ladbrokes"),
-    "PS": ("PS", "Pinnacle"),
-    "P": ("PS", "Pinnacle"),
-    "SO": ("SO", "Sporting Odds"),
-    "SB": ("SB", "Sportingbet"),
-    "SJ": ("SJ", "Stan James"),
-    "SY": ("SY", "Stanleybet"),
-    "VC": ("VC", "VC Bet"),
-    "WH": ("WH", "William Hill"),
-    "1XB": ("1XB", "1xBet"),
-    "BF": ("BF", "Betfair Sportsbook"),
-    "BFE": ("BFE", "Betfair Exchange"),
-    "BFD": ("BFD", "Betfred"),
-    "BMGM": ("BMGM", "BetMGM"),
-    "BV": ("BV", "BetVictor"),
-    "CL": ("CL", "Coral"),
-}
-# Code stored in the service -> display name.
-BOOKMAKER_NAMES = dict(KNOWN_BOOKMAKERS.values())
 
 # Our fields and the header names football-data.co.uk has used for each, in the order they
 # are looked for (https://www.football-data.co.uk/notes.txt: "FTHG and HG", "FTR and Res";
@@ -102,42 +74,6 @@ MAIN_COMPETITION = "Div"
 EXTRA_COMPETITION = "League"
 # A full-time result letter, and the outcome it stands for.
 RESULT_LETTERS = {"H": "1", "D": "X", "A": "2"}
-# Competition codes football-data.co.uk uses for the "new leagues" files, by country.
-NEW_LEAGUE_CODES = {
-    "Argentina": "ARG",
-    "Austria": "AUT",
-    "Brazil": "BRA",
-    "China": "CHN",
-    "Denmark": "DNK",
-    "Finland": "FIN",
-    "Ireland": "IRL",
-    "Japan": "JPN",
-    "Mexico": "MEX",
-    "Norway": "NOR",
-    "Poland": "POL",
-    "Romania": "ROU",
-    "Russia": "RUS",
-    "Sweden": "SWE",
-    "Switzerland": "SWZ",
-    "USA": "USA",
-}
-EXTRA_LEAGUE_CODES = frozenset(NEW_LEAGUE_CODES.values())
-# The main leagues' division codes, as their files' Div column and names spell them; each
-# plays from August to July.
-MAIN_LEAGUES = (
-    "E0", "E1", "E2", "E3", "EC",
-    "SC0", "SC1", "SC2", "SC3",
-    "D1", "D2", "I1", "I2", "SP1", "SP2", "F1", "F2",
-    "N1", "B1", "P1", "T1", "G1",
-)  # fmt: skip
-# The extra leagues that play from July to June, as the Season column of their files names
-# them ("2016/2017"; Japan's J1 from 2026/27 on). The others play within a calendar year
-# ("2016"), and so does a league of a country without a code of ours.
-JULY_TO_JUNE_LEAGUES = frozenset({"AUT", "DNK", "JPN", "MEX", "POL", "ROU", "RUS", "SWZ"})
-# The leagues that moved from the calendar year to July-June, by the year both forms meet:
-# Japan's J1 named its seasons 2025 and 2026, then 2026/27.
-MOVED_TO_JULY_TO_JUNE = {"JPN": 2026}
-
 _TIME_PATTERN = re.compile(r"^(\d{1,2})[:.](\d{2})$")
 
 
@@ -148,47 +84,6 @@ class FileFormatError(ValueError):
 class LeagueSeasonError(ValueError):
     """The season given for every match of a file is not in the form one of its leagues
     names its seasons (nothing was imported)."""
-
-
-def check_league_season(competition: str, season: str) -> str:
-    """``season`` (already checked by :func:`~app.domain.records.check_season`) if
-    ``competition`` names its seasons in its form; else ``ValueError`` saying which form it
-    takes.
-
-    The main leagues and the extra leagues that play from July to June take ``YYYY/YY``;
-    the other extra leagues a calendar year, ``YYYY``. A competition of neither kind (a code
-    sent as JSON, a country without a code of ours) may take either form: nothing says
-    which it plays.
-    """
-    over_two_years = "/" in season
-    start = int(season[:4])
-    if _plays_in_form(competition, start, over_two_years=over_two_years):
-        return season
-    moved = MOVED_TO_JULY_TO_JUNE.get(competition)
-    until = "" if moved is None else f" until {moved}"
-    since = "" if moved is None else f" from {moved}/{(moved + 1) % 100:02d}"
-    if over_two_years:
-        raise ValueError(
-            f"season {season!r} runs over two years, but {competition} plays within a "
-            f"calendar year{until}, as {start} or {start + 1}"
-        )
-    raise ValueError(
-        f"season {season!r} is a calendar year, but {competition} plays over two years"
-        f"{since}, as {start - 1}/{start % 100:02d} or {start}/{(start + 1) % 100:02d}"
-    )
-
-
-def _plays_in_form(competition: str, start: int, *, over_two_years: bool) -> bool:
-    """Whether ``competition`` may play a season that starts in the year ``start`` over two
-    years (``over_two_years``) or within that calendar year (not)."""
-    moved = MOVED_TO_JULY_TO_JUNE.get(competition)
-    if moved is not None:
-        return start >= moved if over_two_years else start <= moved
-    if competition in MAIN_LEAGUES or competition in JULY_TO_JUNE_LEAGUES:
-        return over_two_years
-    if competition in EXTRA_LEAGUE_CODES:
-        return not over_two_years
-    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,23 +151,6 @@ def _is_closing(prefix: str, prefixes: frozenset[str]) -> bool:
         return False
     base = prefix[:-1]
     return base in prefixes or base in KNOWN_BOOKMAKERS or base in AGGREGATE_PREFIXES
-
-
-def bookmaker_display_names(columns: Iterable[PriceColumns]) -> dict[str, str]:
-    return {column.code: BOOKMAKER_NAMES.get(column.code, column.code) for column in columns}
-
-
-def bookmaker_spellings(codes: Iterable[str]) -> dict[str, str]:
-    """How a request may name each of ``codes``: the code or its display name (as the
-    bookmakers table lists the ones imported from season files), in any letter case;
-    keyed by the spelling's casefold. A spelling two codes share names neither."""
-    spellings: dict[str, str] = {}
-    shared: set[str] = set()
-    for code in codes:
-        for spelling in {code.casefold(), BOOKMAKER_NAMES.get(code, code).casefold()}:
-            if spellings.setdefault(spelling, code) != code:
-                shared.add(spelling)
-    return {spelling: code for spelling, code in spellings.items() if spelling not in shared}
 
 
 @lru_cache(maxsize=4096)
@@ -353,14 +231,14 @@ def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatc
     the main layout, of ``fixtures.csv`` and of ``new_league_fixtures.csv``) takes, for each
     competition in the file, the season holding most of its matches (so a season that runs
     late, as 2019/20 did, stays one season): August to July for the main leagues, July to
-    June or the calendar year for the extra ones (:data:`JULY_TO_JUNE_LEAGUES`).
+    June or the calendar year for the extra ones (:mod:`app.domain.leagues`).
     """
     season = optional_season(season)
     header, rows = _read_csv(data)
     columns = Columns.of(header)
     price_columns = find_price_columns(header)
     check_bookmaker_count(column.code for column in price_columns)  # before reading any row
-    batch = IngestBatch(bookmaker_names=bookmaker_display_names(price_columns))
+    batch = IngestBatch(bookmaker_names={c.code: display_name(c.code) for c in price_columns})
     first_row_of: dict[tuple[str, str, str, dt.date], int] = {}
     for row_number, row in enumerate(rows, start=2):
         if not columns.cell(row, "competition") and not columns.cell(row, "date"):
@@ -609,36 +487,13 @@ def _parse_quote(
     return None  # pragma: no cover - one of the cells failed above
 
 
-def season_for(competition: str, day: dt.date) -> str:
-    """The season ``competition`` names ``day`` in, where a source gives none: its league's
-    calendar for a code of football-data.co.uk's (August to July for the main leagues, July
-    to June or the calendar year for the extra ones), August to July for any other code."""
-    return _season_rule(competition, extra_league=competition in EXTRA_LEAGUE_CODES)(day)
-
-
-def _season_rule(competition: str, *, extra_league: bool) -> Callable[[dt.date], str]:
-    """How a competition's season is named from a date: August to July for the main
-    leagues, July to June or the calendar year for the extra ones."""
-    if not extra_league:
-        return season_of
-    moved = MOVED_TO_JULY_TO_JUNE.get(competition)
-    if moved is not None:
-        # Calendar years until the one it moved in, July to June from that July on.
-        return lambda day: (
-            calendar_season(day) if day < dt.date(moved, 7, 1) else season_of(day, first_month=7)
-        )
-    if competition in JULY_TO_JUNE_LEAGUES:
-        return lambda day: season_of(day, first_month=7)
-    return calendar_season
-
-
 def _assign_file_seasons(matches: list[MatchRecord], *, extra_leagues: bool) -> None:
     # A file is one season of each competition, but leagues start early or finish late:
     # the season holding most of a competition's matches names all of them (ties go to the
     # earlier season).
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for match in matches:
-        name = _season_rule(match.competition, extra_league=extra_leagues)
+        name = season_rule(match.competition, extra_league=extra_leagues)
         counts[match.competition][name(match.kickoff_date)] += 1
     label = {
         competition: min(seasons, key=lambda season: (-seasons[season], season))

@@ -14,11 +14,9 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.domain.football_data import MAIN_LEAGUES, NEW_LEAGUE_CODES
-from app.domain.records import IngestBatch, MatchRecord, QuoteRecord, check_season, season_of
+from app.domain.leagues import EXTRA_LEAGUES, MAIN_LEAGUES, season_of
+from app.domain.records import IngestBatch, MatchRecord, QuoteRecord, check_season
 
-# The extra leagues, by the codes the importer gives their countries.
-EXTRA_LEAGUES = tuple(NEW_LEAGUE_CODES.values())
 MAIN_FIXTURES = "fixtures.csv"
 EXTRA_FIXTURES = "new_league_fixtures.csv"
 

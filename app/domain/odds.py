@@ -19,11 +19,16 @@ returns probabilities that sum to 1 and the parameter it fitted per row:
 Iterative methods (power, shin, odds_ratio) solve each row to ``tolerance`` within
 ``max_iterations`` (Newton steps guarded by a bracketing interval) and report rows that did
 not converge. Odds with zero margin are returned unchanged by every method.
+
+:func:`demargin_few` takes the same steps, in the same order, with plain floats for the
+power and multiplicative methods: for one match's handful of books numpy's cost per call
+would be most of the work (``tests/test_prediction_paths.py`` checks both agree to 1e-12).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +39,9 @@ from app.domain.vocabulary import Method
 
 TOLERANCE = 1e-12
 MAX_ITERATIONS = 100
+
+# Home, draw, away: a book's three prices, or their probabilities.
+Triple = tuple[float, float, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +124,54 @@ def _additive(implied: NDArray[np.float64]) -> Demargined:
     return Demargined(
         probabilities, implied.sum(axis=1) - 1.0, np.ones(len(implied), bool), Method.ADDITIVE
     )
+
+
+def demargin_few(prices: Iterable[Triple], method: Method) -> list[Triple] | None:
+    """Each book's prices as probabilities, as :func:`demargin` gives them, with plain
+    floats; None where :func:`demargin` must do it: another method, a book without a
+    margin, or a price :func:`check_odds` would refuse with its own message."""
+    if method is Method.POWER:
+        solve = _few_power
+    elif method is Method.MULTIPLICATIVE:
+        solve = _few_multiplicative
+    else:
+        return None
+    rows: list[Triple] = []
+    for home, draw, away in prices:
+        if not (1.0 < home < math.inf and 1.0 < draw < math.inf and 1.0 < away < math.inf):
+            return None
+        row = solve(1.0 / home, 1.0 / draw, 1.0 / away)
+        if row is None:
+            return None
+        rows.append(row)
+    return rows
+
+
+def _few_multiplicative(home: float, draw: float, away: float) -> Triple:
+    booksum = home + draw + away
+    return (home / booksum, draw / booksum, away / booksum)
+
+
+def _few_power(home: float, draw: float, away: float) -> Triple | None:
+    """:func:`_power`'s Newton from k = 1 on one book with a margin; None for a book
+    without one (which takes the bracketed solver)."""
+    if home + draw + away < 1.0:
+        return None
+    log_home, log_draw, log_away = math.log(home), math.log(draw), math.log(away)
+    k = 1.0
+    for _ in range(MAX_ITERATIONS):
+        p_home, p_draw = math.exp(k * log_home), math.exp(k * log_draw)
+        p_away = math.exp(k * log_away)
+        total = p_home + p_draw + p_away
+        value = total - 1.0
+        if abs(value) <= TOLERANCE:
+            # The powers at the root are those just worked out: nothing to redo.
+            return (p_home / total, p_draw / total, p_away / total)
+        k = k - value / (p_home * log_home + p_draw * log_draw + p_away * log_away)
+    p_home, p_draw = math.exp(k * log_home), math.exp(k * log_draw)
+    p_away = math.exp(k * log_away)
+    total = p_home + p_draw + p_away
+    return (p_home / total, p_draw / total, p_away / total)
 
 
 Solution = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]

@@ -21,6 +21,7 @@ from pydantic import (
     TypeAdapter,
 )
 
+from app.domain.bookmakers import code_of_odds_api_key
 from app.domain.fields import Code, DecimalPrice, ExternalId, TeamName, UtcDateTime, text_rule
 from app.domain.records import (
     BOOKMAKER_NAME_MAX_LENGTH,
@@ -58,21 +59,6 @@ SPORT_COMPETITIONS = {
     "soccer_portugal_primeira_liga": "P1",
     "soccer_turkey_super_league": "T1",
     "soccer_greece_super_league": "G1",
-}
-
-# The Odds API bookmaker keys of bookmakers that football-data.co.uk also lists.
-BOOKMAKER_CODES = {
-    "pinnacle": "PS",
-    "williamhill": "WH",
-    "betfair_ex_uk": "BFE",
-    "betfair_ex_eu": "BFE",
-    "betfair_sb_uk": "BF",
-    "ladbrokes_uk": "LB",
-    "betvictor": "VC",
-    "onexbet": "1XB",
-    "bet365": "B365",
-    "interwetten": "IW",
-    "coral": "CL",
 }
 
 # The regions The Odds API groups its bookmakers in; each one asked for costs a credit.
@@ -190,10 +176,6 @@ def read_events(content: bytes) -> list[Event]:
     return EVENTS.validate_json(content)
 
 
-def bookmaker_code(key: str) -> str:
-    return BOOKMAKER_CODES.get(key, key.upper())
-
-
 def competition_code(sport_key: str) -> str:
     return SPORT_COMPETITIONS.get(sport_key, sport_key)
 
@@ -268,7 +250,7 @@ def parse_events(events: list[Event]) -> IngestBatch:
             except ValueError as error:
                 batch.skipped.append(Skipped(bookmaker_where, str(error), "outcomes"))
                 continue
-            code = bookmaker_code(bookmaker.key)
+            code = code_of_odds_api_key(bookmaker.key)
             batch.bookmaker_names.setdefault(code, bookmaker.title)
             batch.quotes.append(
                 QuoteRecord(

@@ -14,11 +14,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from app.domain import few_quotes
-from app.domain.ensemble import Ensemble
-from app.domain.few_quotes import Triple
-from app.domain.football_data import bookmaker_spellings
-from app.domain.odds import demargin
+from app.domain.bookmakers import bookmaker_key
+from app.domain.ensemble import Ensemble, mix_few
+from app.domain.odds import Triple, demargin, demargin_few
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Basis, Method, Phase
 
@@ -113,10 +111,7 @@ def predict_matches(
         raise NoUsableQuoteError("no usable quote for this match")
     method = ensemble.method if ensemble is not None else default_method
     flat = [quote for odds in matches for quote in odds]
-    few = len(flat) <= FEW_QUOTES
-    rows = few_quotes.demargin(((q.home, q.draw, q.away) for q in flat), method) if few else None
-    if rows is None:
-        rows = _demargin_many(flat, method)
+    rows = demargined(flat, method)
     split: list[tuple[Sequence[QuotedOdds], list[Triple]]] = []
     start = 0
     for odds in matches:
@@ -127,7 +122,7 @@ def predict_matches(
     pool = _POOLS.of(ensemble)
     layouts = [_lay_out(odds, match_rows, pool) for odds, match_rows in split]
     modelled = [layout for layout in layouts if layout.modelled]
-    mix = _mix_few if few else _mix_many
+    mix = _mix_few if len(flat) <= FEW_QUOTES else _mix_many
     mixes = iter(mix(modelled, ensemble, pool) if modelled else [])
     return [
         MatchPrediction(
@@ -168,23 +163,21 @@ class _Pool:
     """The ensemble's bookmakers by column, and their weights as floats.
 
     A quote names its bookmaker by the stored code (the usual case: one look-up) or by
-    another spelling of it (:func:`bookmaker_spellings`: any letter case, the display name),
-    found by its casefold.
+    another spelling of it (any letter case, the display name), found by its
+    :func:`bookmaker_key`. A key two of the pool's codes share names neither.
     """
 
     codes: tuple[str, ...]
     column: dict[str, int]
-    spelled: dict[str, int]
+    keyed: dict[str, int]
     weights: list[float]
 
     @classmethod
     def of(cls, ensemble: Ensemble) -> _Pool:
         column = {code: index for index, code in enumerate(ensemble.bookmakers)}
-        spelled = {
-            spelling: column[code]
-            for spelling, code in bookmaker_spellings(ensemble.bookmakers).items()
-        }
-        return cls(ensemble.bookmakers, column, spelled, [float(w) for w in ensemble.weights])
+        keys = [bookmaker_key(code) for code in ensemble.bookmakers]
+        keyed = {key: index for index, key in enumerate(keys) if keys.count(key) == 1}
+        return cls(ensemble.bookmakers, column, keyed, [float(w) for w in ensemble.weights])
 
 
 class _LastPool:
@@ -226,7 +219,7 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
     for quote, row in zip(odds, rows, strict=True):
         index = pool.column.get(quote.bookmaker)
         if index is None:
-            index = pool.spelled.get(quote.bookmaker.casefold())
+            index = pool.keyed.get(bookmaker_key(quote.bookmaker))
         if index is None:
             ignored.append(
                 IgnoredBookmaker(quote.bookmaker, "not in the model's pool of bookmakers")
@@ -237,7 +230,13 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
     return _Layout(_mean(rows), used, ignored, columns, any(u.weight for u in used))
 
 
-def _demargin_many(quotes: list[QuotedOdds], method: Method) -> list[Triple]:
+def demargined(quotes: Sequence[QuotedOdds], method: Method) -> list[Triple]:
+    """Each quote's line with the bookmaker's margin removed by ``method``: with plain
+    floats for a handful (:func:`~app.domain.odds.demargin_few`), else in one numpy call."""
+    few = len(quotes) <= FEW_QUOTES
+    rows = demargin_few(((q.home, q.draw, q.away) for q in quotes), method) if few else None
+    if rows is not None:
+        return rows
     probabilities = demargin([[q.home, q.draw, q.away] for q in quotes], method).probabilities
     return [(row[0], row[1], row[2]) for row in probabilities.tolist()]
 
@@ -254,7 +253,7 @@ def _mix_many(layouts: list[_Layout], ensemble: Ensemble, pool: _Pool) -> list[T
 
 def _mix_few(layouts: list[_Layout], ensemble: Ensemble, pool: _Pool) -> list[Triple]:
     return [
-        few_quotes.mix(
+        mix_few(
             (
                 (pool.weights[column], used.probabilities)
                 for column, used in sorted(zip(layout.columns, layout.used, strict=True))

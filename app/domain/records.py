@@ -240,7 +240,7 @@ def check_season(value: str) -> str:
     Every season a caller or a file gives is checked here, so a typing mistake is refused
     rather than stored as a new season that relabels matches. Which form a league plays is
     checked, where the league is known, by
-    :func:`app.domain.football_data.check_league_season`.
+    :func:`app.domain.leagues.check_league_season`.
     """
     text = check_text(value, "season", SEASON_MAX_LENGTH)
     form = SEASON_PATTERN.fullmatch(text)
@@ -281,21 +281,6 @@ def as_utc(value: dt.datetime) -> dt.datetime:
     return moment
 
 
-def season_of(day: dt.date, *, first_month: int = 8) -> str:
-    """European season of a date, August to July: 2018-08-10 and 2019-05-12 are "2018/19".
-
-    A league whose season starts in another month says which: from July, 2026-07-18 is in
-    "2026/27".
-    """
-    start = day.year if day.month >= first_month else day.year - 1
-    return f"{start}/{(start + 1) % 100:02d}"
-
-
-def calendar_season(day: dt.date) -> str:
-    """Season of a league that plays within a calendar year: its year, "2026"."""
-    return str(day.year)
-
-
 def result_of(home_goals: int, away_goals: int) -> Outcome:
     if home_goals > away_goals:
         return "1"
@@ -332,7 +317,7 @@ class MatchRecord:
     kickoff: dt.datetime  # aware, UTC
     kickoff_time_known: bool = True
     # None: not given; a new match takes the season its league names the kickoff in
-    # (season_for in app.domain.football_data).
+    # (season_for in app.domain.leagues).
     season: str | None = None
     external_id: str | None = None
     home_goals: int | None = None

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.domain.ensemble import Ensemble
-from app.domain.few_quotes import Triple
-from app.domain.odds import demargin
+from app.domain.odds import Triple, demargin
 from app.domain.prediction import MatchInfo, QuotedMatch, predict_matches
 from app.domain.records import Outcome
 from app.domain.value import ValueTerms, match_value

@@ -24,6 +24,7 @@ from typing import Any, Self, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from app.domain.bookmakers import bookmaker_key
 from app.domain.evaluation import ROUNDING, interval_of_sums, paired_p_value_of_sums
 from app.domain.odds import demargin
 from app.domain.records import OUTCOME_INDEX, OUTCOMES
@@ -42,7 +43,7 @@ from app.domain.track_record_scores import (
     SettledEntry,
     ValueBetRecord,
 )
-from app.domain.value import bookmaker_key, kelly_stake
+from app.domain.value import kelly_stake
 from boosting import accuracy_rows, brier_score_rows, log_loss_rows, ranked_probability_score_rows
 
 # The reliability diagram's bins of served probability, each a tenth wide.

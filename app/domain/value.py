@@ -25,11 +25,10 @@ from typing import NamedTuple, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain import defaults, few_quotes
-from app.domain.few_quotes import Triple
-from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
-from app.domain.odds import demargin
-from app.domain.prediction import QuotedOdds
+from app.domain import defaults
+from app.domain.bookmakers import bookmaker_key
+from app.domain.odds import Triple
+from app.domain.prediction import QuotedOdds, demargined
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Method
 
@@ -37,9 +36,6 @@ from app.domain.vocabulary import Method
 ENSEMBLE_SOURCE = defaults.VALUE_SOURCE
 
 Number = TypeVar("Number", float, NDArray[np.float64])
-
-# Every known bookmaker's spellings (code, display name, any letter case) → its code.
-_KNOWN = bookmaker_spellings(BOOKMAKER_NAMES)
 
 
 def expected_value(probability: Number, price: Number) -> Number:
@@ -69,13 +65,6 @@ def money_stake(fraction: float, bankroll: float) -> float:
     their shares of the bankroll allow (the nudge keeps 0.07 × 100, computed as
     6.9999…, at 7.00)."""
     return math.floor(fraction * bankroll * 100 + 1e-6) / 100
-
-
-def bookmaker_key(name: str) -> str:
-    """One key per bookmaker however it is spelled: its code for a known one (``b365``,
-    ``Bet365`` → ``B365``), else the name's casefold."""
-    folded = name.casefold()
-    return _KNOWN.get(folded, folded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,17 +145,8 @@ def _probabilities(
     wanted = bookmaker_key(terms.source)
     for quote in odds:
         if bookmaker_key(quote.bookmaker) == wanted:
-            return terms.source, _line(quote, method)
+            return terms.source, demargined([quote], method)[0]
     return ENSEMBLE_SOURCE, served
-
-
-def _line(quote: QuotedOdds, method: Method) -> Triple:
-    prices = (quote.home, quote.draw, quote.away)
-    rows = few_quotes.demargin([prices], method)
-    if rows is not None:
-        return rows[0]
-    home, draw, away = demargin([list(prices)], method).probabilities[0].tolist()
-    return (home, draw, away)
 
 
 # Each outcome's price in a quote.

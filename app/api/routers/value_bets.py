@@ -13,9 +13,10 @@ from app.api.errors import check_window
 from app.api.schemas.predict import RESPONSIBLE_USE
 from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
 from app.api.schemas.value_bets import ValueBetPage
+from app.domain.bookmakers import bookmaker_key
 from app.domain.fields import BookmakerReference, UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
-from app.domain.value import ValueTerms, bookmaker_key
+from app.domain.value import ValueTerms
 from app.services import value_bets
 from app.services.pagination import PageWindow
 

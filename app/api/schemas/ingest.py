@@ -21,7 +21,7 @@ from pydantic import (
 from app.api.schemas.common import ERRORS_SHOWN, MatchId, StrictModel, price_field
 from app.api.schemas.problems import Problem
 from app.domain.fields import Code, ExternalId, OptionalSeason, Price, TeamName, UtcDateTime
-from app.domain.football_data import check_league_season
+from app.domain.leagues import check_league_season
 from app.domain.records import (
     IngestBatch,
     MatchRecord,

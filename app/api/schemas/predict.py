@@ -25,8 +25,8 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from app.api.openapi import setting_maximum
 from app.api.schemas.common import MatchId, Outcomes, StrictModel, fair_odds, price_field
 from app.api.schemas.problems import Problem
+from app.domain.bookmakers import bookmaker_key
 from app.domain.fields import BookmakerReference, Code, TeamName, UtcDateTime
-from app.domain.football_data import BOOKMAKER_NAMES, bookmaker_spellings
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds
 from app.domain.records import (
     OVERROUND_MAX,
@@ -35,7 +35,7 @@ from app.domain.records import (
     check_overround,
     check_price,
 )
-from app.domain.value import ENSEMBLE_SOURCE, ValueTerms, bookmaker_key
+from app.domain.value import ENSEMBLE_SOURCE, ValueTerms
 from app.domain.vocabulary import Basis, Method, Phase
 from app.services.prediction import PredictionAnswer, PredictionRequest
 
@@ -45,9 +45,6 @@ StrictFloat = Annotated[float, Strict()]
 # Far more than any real use; the hard cap behind ODDSBOOST_PREDICT_BATCH_MAX.
 BATCH_ITEMS_CAP = 10_000
 
-
-# Every known bookmaker's spellings, to tell when a request names one bookmaker twice.
-KNOWN_SPELLINGS = bookmaker_spellings(BOOKMAKER_NAMES)
 
 ODDS_EXAMPLES: list[JsonValue] = [
     {"bookmaker": "B365", "home": 2.10, "draw": 3.40, "away": 3.60},
@@ -311,7 +308,7 @@ class PredictInlineIn(_Valued, StrictModel):
     @model_validator(mode="after")
     def _one_match(self) -> PredictInlineIn:
         names = [odds.bookmaker for odds in self.odds]
-        bookmakers = [KNOWN_SPELLINGS.get(n.casefold(), n.casefold()) for n in names]
+        bookmakers = [bookmaker_key(name) for name in names]
         if len(set(bookmakers)) < len(bookmakers):
             _refuse_repeated_bookmaker(names, bookmakers)
         if self.home_team is not None and self.home_team == self.away_team:

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from app.db.bulk import Row, insert_rows
 from app.db.orm import Match
-from app.domain.football_data import season_for
+from app.domain.leagues import season_for
 from app.domain.records import IngestBatch, MatchRecord, Skipped, settled_result
 from app.services.ingest.bulk import MATCHES, chunks
 from app.services.ingest.dimensions import ensure_competitions, resolve_teams

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.db.bulk import Row
 from app.db.orm import Competition, utcnow
-from app.domain.football_data import season_for
+from app.domain.leagues import season_for
 from app.domain.records import Skipped, result_of
 from app.services.ingest.bulk import MATCHES, ids_by
 from app.services.ingest.dimensions import resolve_teams
