@@ -17,9 +17,10 @@ from httpx2 import Response
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
+from app.api.routers import upcoming as upcoming_router
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.domain.vocabulary import ActivatedBy, Method
-from app.services import upcoming as upcoming_service
+from app.services.caching import AnswerCache
 from app.services.ingest import MatchIdentity, ResultItem, settle_results
 from app.services.matches import delete_match
 from app.services.model_versions import activate
@@ -301,31 +302,22 @@ def test_the_answers_have_the_documented_shape(seeded: Seeded) -> None:
         assert documented.model_dump(mode="json", by_alias=True) == body
 
 
-def test_polls_within_a_second_get_the_same_answer(seeded: Seeded) -> None:
-    from app.services.pagination import PageWindow
-    from app.services.upcoming import UpcomingQuery
-
-    state = app_state(seeded.client.app_state)
-    query = UpcomingQuery(
-        terms=state.settings.value_terms(),
-        daily_exposure_cap=state.settings.value_daily_exposure_cap,
-    )
-    window = PageWindow(limit=50, offset=0)
-    moment = dt.datetime.now(dt.UTC).replace(microsecond=100)
-
-    portal = seeded.client.portal
-    assert portal is not None  # the client is open
-
-    def page_at(now: dt.datetime) -> Any:
-        return portal.call(lambda: state.upcoming.page(query, window, now=now))
-
-    first = page_at(moment)
-    assert page_at(moment.replace(microsecond=999_000)) is first
-    later = page_at(moment + dt.timedelta(seconds=1))
-    assert later is not first
-    aged = [item.freshness.age_seconds for item in later.items if item.freshness.age_seconds]
-    assert aged, later.items
-    assert aged[0] == pytest.approx((moment + dt.timedelta(seconds=1) - CAPTURED).total_seconds())
+def test_polls_within_a_second_get_the_same_answer(
+    seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The kept bodies tell the time by this clock: it moves only when the test moves it.
+    clock = [0.0]
+    bodies = AnswerCache[bytes](upcoming_router.BODY_SECONDS, clock=lambda: clock[0])
+    monkeypatch.setattr(upcoming_router, "_BODIES", bodies)
+    first = seeded.client.get("/upcoming")
+    clock[0] += 0.9
+    assert seeded.client.get("/upcoming").content == first.content
+    clock[0] += 0.2
+    later = seeded.client.get("/upcoming").json()
+    assert later["answered_at"] != first.json()["answered_at"]
+    aged = [item["freshness"]["age_seconds"] for item in later["items"]]
+    answered_at = utc(later["answered_at"])
+    assert aged[0] == pytest.approx((answered_at - CAPTURED).total_seconds())
 
 
 def test_before_any_fit_the_board_is_the_consensus(migrated_url: str) -> None:
@@ -464,13 +456,6 @@ CHANGES: dict[str, Change] = {
 }
 
 
-@pytest.fixture
-def watermark_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The watermark trusted as soon as a stamp read saw it: every poll after the first
-    takes the cheap check, whatever was written just before."""
-    monkeypatch.setattr(upcoming_service, "SETTLED_AFTER", dt.timedelta(0))
-
-
 def polled(
     client: TestClient, path: str = "/upcoming", **headers: str
 ) -> tuple[Response, list[str]]:
@@ -491,26 +476,24 @@ def polled(
     return response, selects
 
 
-def reads_quotes_per_match(selects: list[str]) -> bool:
-    return any("count(" in select.lower() for select in selects)
+def reads_quotes(selects: list[str]) -> bool:
+    """Whether a poll read quotes to predict from (a board made, or a match remade)."""
+    return any("FROM odds_quotes JOIN" in select for select in selects)
 
 
 # What is written before the board is polled.
 PREPARED: dict[str, Change] = {"merge_undone": team_merged}
 
 
-@pytest.mark.usefixtures("watermark_trusted")
 @pytest.mark.parametrize("kind", list(CHANGES))
-def test_each_kind_of_write_shows_in_the_next_poll_after_cheap_ones(
-    seeded: Seeded, kind: str
-) -> None:
+def test_each_kind_of_write_shows_in_the_next_poll(seeded: Seeded, kind: str) -> None:
     if kind in PREPARED:
         PREPARED[kind](seeded)
     first, _ = polled(seeded.client)
     again, selects = polled(seeded.client)
-    # Unchanged: one query that reads no quote of a match, and the same tag.
+    # Unchanged: one query (the stamp), no match predicted again, and the same tag.
     assert len(selects) == 1, selects
-    assert not reads_quotes_per_match(selects), selects
+    assert not reads_quotes(selects), selects
     assert again.headers["etag"] == first.headers["etag"]
     assert first.headers["etag"].startswith('W/"')
     assert not SHOWN[kind](again.json())
@@ -532,7 +515,6 @@ def comparable(body: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in body.items() if key not in ("answered_at", "from", "to")}
 
 
-@pytest.mark.usefixtures("watermark_trusted")
 def test_a_match_that_kicks_off_leaves_the_next_poll(seeded: Seeded) -> None:
     from app.services.pagination import PageWindow
     from app.services.upcoming import UpcomingQuery
@@ -581,17 +563,23 @@ def test_if_none_match_gets_304_without_a_body_while_nothing_changed(seeded: See
     assert changed.headers["etag"] != etag
 
 
+def test_the_ensemble_source_in_capitals_is_the_same_answer_and_tag(seeded: Seeded) -> None:
+    plain = seeded.client.get("/upcoming")
+    shouted = seeded.client.get("/upcoming", params={"source": "ENSEMBLE"})
+    assert shouted.json()["terms"]["source"] == "ensemble"
+    assert shouted.headers["etag"] == plain.headers["etag"]
+
+
 def test_the_api_document_lists_304(client: TestClient) -> None:
     operation = client.get("/openapi.json").json()["paths"]["/upcoming"]["get"]
     assert "304" in operation["responses"]
     assert "if-none-match" in {parameter["name"].lower() for parameter in operation["parameters"]}
 
 
-@pytest.mark.usefixtures("watermark_trusted")
 def test_the_dashboard_page_reloaded_reuses_its_board(seeded: Seeded) -> None:
     first, selects = polled(seeded.client, "/dashboard")
     assert first.status_code == 200
-    assert reads_quotes_per_match(selects)
+    assert reads_quotes(selects)
     again, selects = polled(seeded.client, "/dashboard")
     assert again.status_code == 200
-    assert not reads_quotes_per_match(selects), selects
+    assert not reads_quotes(selects), selects

@@ -421,6 +421,19 @@ def test_the_probability_and_its_source_are_recorded_with_every_bet(seeded: Seed
     )
 
 
+def test_the_ensemble_source_is_read_in_any_letter_case_as_predict_reads_it(
+    seeded: Seeded,
+) -> None:
+    shouted = value_bets(seeded.client, source="ENSEMBLE")
+    assert shouted["terms"]["source"] == "ensemble"
+    assert shouted["items"] == value_bets(seeded.client)["items"]
+    # /predict reads the same terms the same way.
+    predicted = seeded.client.post(
+        "/predict", json={"match_id": seeded.ids["Arsenal"], "value": {"source": "ENSEMBLE"}}
+    )
+    assert predicted.json()["value"]["terms"]["source"] == shouted["terms"]["source"]
+
+
 def power_line(home: float, draw: float, away: float) -> np.ndarray:
     implied = 1.0 / np.array([home, draw, away])
     k = brentq(lambda k: (implied**k).sum() - 1.0, 0.5, 5.0, xtol=1e-14)
