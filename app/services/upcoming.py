@@ -273,9 +273,9 @@ class UpcomingBoards:
             stamp = _Stamp(snapshot.version, match_stamps(session, filters, moment))
         if kept is not None and kept.stamp == stamp:
             return kept
-        return self._make(query, stamp, snapshot, kept)
+        return self._new_board(query, stamp, snapshot, kept)
 
-    def _make(
+    def _new_board(
         self,
         query: UpcomingQuery,
         stamp: _Stamp,
@@ -351,7 +351,7 @@ def _digest(*parts: object) -> str:
 
 
 def _upcoming(info: MatchInfo, season: str, answer: PredictionAnswer | None) -> UpcomingMatch:
-    """The match as the board shows it, its value bets left to the board (see ``_make``)."""
+    """The match as the board shows it, its value bets left to the board (see ``_new_board``)."""
     # A stored match has them all.
     assert info.id is not None
     assert info.kickoff is not None
