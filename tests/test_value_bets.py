@@ -473,7 +473,7 @@ def test_the_list_reads_the_matches_in_a_fixed_number_of_queries(migrated_url: s
         event.listen(app_state(client.app_state).engine, "before_cursor_execute", record)
         assert value_bets(client)["total"] == 4
     selects = [s for s in request_statements(statements) if s.lstrip().upper().startswith("SELECT")]
-    # The upcoming ids, the matches, their quotes: however many matches there are.
+    # The board's stamp, the matches, their quotes: however many matches there are.
     assert len(selects) == 3, selects
 
 
