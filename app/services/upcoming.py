@@ -5,14 +5,24 @@ shows it; GET /value-bets lists its value bets.
 The requirement: a new quote, a changed price, a result, a reschedule, a team merge, a
 deleted match or a model activation shows at the next poll, and a poll while nothing
 changed is answered by the board already made (the API layer tags it with an ETag, so that
-such a poll can get 304). So every poll reads the board's stamp, what its answers depend on
-in the database: for each upcoming match of the window, the match's last change (its teams,
-kickoff or result; a team merge) and the number and latest receipt of its quotes (a new
-quote adds one; a changed price is received again), in one query. With the active model's
-version it is the board's stamp. A board is kept per query while its stamp is the same; when
-it changed, only the matches whose own part of it changed are predicted again. A match that
-kicks off leaves the window, and the stamp, at once. Only the ages of the quotes are worked
-out anew for every answer.
+such a poll can get 304). What a board depends on in the database is its stamp: for each
+upcoming match of the window, the match's last change (its teams, kickoff or result; a team
+merge) and the number and latest receipt of its quotes (a new quote adds one; a changed
+price is received again), with the active model's version. A board is kept per query while
+its stamp is the same; when it changed, only the matches whose own part of it changed are
+predicted again. A match that kicks off leaves the window, and the stamp, at once. Only the
+ages of the quotes are worked out anew for every answer. Polls of one query that come while
+a check runs share the next one.
+
+Reading the stamp reads every quote of the window, so a poll first reads less: the ids of
+the window's matches and the watermark of the whole database, the newest quote receipt and
+the newest match change (one index entry each), which every write of a quote or a match
+moves. While both are what the last reading of the stamp saw, the board stands. A write
+stamps its rows before it commits, so one that commits after a later-stamped one can land
+below a watermark already seen: the watermark is trusted only once its newest change is
+``SETTLED_AFTER`` older than the reading that saw it (every write of the service commits
+well within that), and the stamp is read again at least every ``VERIFIED_FOR``: a write
+that takes longer, or stamps by a clock that far behind, shows at most that late.
 
 The board predicts as POST /predict does for a match by id (``predict_stored``: the same
 stored quotes, the same snapshot of the model), but from the database every time a match
@@ -27,9 +37,10 @@ import datetime as dt
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from app.db.engine import session_scope
 from app.db.orm import Match, OddsQuote, utcnow
@@ -57,6 +68,11 @@ NO_USABLE_QUOTE = (
 )
 # Boards kept per process: one per distinct query (filters and terms) polled.
 BOARDS_KEPT = 256
+# How much older than the stamp read that saw it the newest change must be before the
+# watermark alone is trusted (longer than any write takes from stamping its rows to its
+# commit), and how long a stamp read is trusted at most.
+SETTLED_AFTER = dt.timedelta(seconds=30)
+VERIFIED_FOR = dt.timedelta(seconds=60)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +182,28 @@ class _Stamp:
     matches: tuple[_MatchStamp, ...]
 
 
+# The newest quote receipt and the newest match change of the whole database (None for an
+# empty window: its board depends on nothing but which matches enter it).
+_Watermark = tuple[dt.datetime | None, dt.datetime | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Verified:
+    """The latest reading of the stamp that found a board's: when, and the window's ids and
+    the watermark it saw."""
+
+    at: dt.datetime
+    ids: tuple[int, ...]
+    watermark: _Watermark
+
+    def trusted_at(self, moment: dt.datetime) -> bool:
+        """Whether the board can stand at ``moment`` while the window's ids and the
+        watermark are the same (see the module)."""
+        changes = [change for change in self.watermark if change is not None]
+        settled = not changes or self.at - max(changes) >= SETTLED_AFTER
+        return settled and moment - self.at < VERIFIED_FOR
+
+
 # A match as a board shows it (value bets aside), and the answer it was made from.
 _Row = tuple["UpcomingMatch", PredictionAnswer | None]
 
@@ -183,6 +221,14 @@ class _Board:
     answered: bool  # some match has a prediction
     unfitted: bool
     revision: str
+    verified: _Verified | None = None
+
+    def trusted(self, model_version: int | None, moment: dt.datetime) -> _Verified | None:
+        """The reading of the stamp a check at ``moment`` can compare with, if any."""
+        last = self.verified
+        if model_version != self.stamp.model_version or last is None:
+            return None
+        return last if last.trusted_at(moment) else None
 
 
 class UpcomingBoards:
@@ -263,17 +309,26 @@ class UpcomingBoards:
         snapshot: ServingSnapshot,
         kept: _Board | None,
     ) -> _Board:
-        """The ``kept`` board if its stamp is the database's at ``moment``, else one made
-        anew."""
+        """The ``kept`` board if the database at ``moment`` still holds its stamp, else one
+        made anew: checked by the window's ids and the watermark alone while the kept board's
+        latest reading of its stamp is trusted, else by reading the stamp."""
         start, end = query.window(moment)
         filters = queries.MatchFilter(
             competition=query.competition, kickoff_from=start, kickoff_to=end
         )
+        last = kept.trusted(snapshot.version, moment) if kept is not None else None
         with unavailable_as_service_error(), session_scope(self._sessions) as session:
-            stamp = _Stamp(snapshot.version, match_stamps(session, filters, moment))
-        if kept is not None and kept.stamp == stamp:
-            return kept
-        return self._new_board(query, stamp, snapshot, kept)
+            if kept is not None and last is not None:
+                unchanged = window_watermark(session, filters, moment) == (last.ids, last.watermark)
+                if unchanged:
+                    return kept
+            matches, watermark = match_stamps(session, filters, moment)
+        stamp = _Stamp(snapshot.version, matches)
+        board = kept
+        if board is None or board.stamp != stamp:
+            board = self._new_board(query, stamp, snapshot, kept)
+        ids = tuple(match[0] for match in matches)
+        return replace(board, verified=_Verified(moment, ids, watermark))
 
     def _new_board(
         self,
@@ -329,10 +384,11 @@ class UpcomingBoards:
 
 def match_stamps(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
-) -> tuple[_MatchStamp, ...]:
+) -> tuple[tuple[_MatchStamp, ...], _Watermark]:
     """Per upcoming match that fits ``filters``, by kickoff then id: what its answer depends
-    on in the database (see the module). One query, which finds the matches by the kickoff
-    index and reads only their quotes (a join with GROUP BY would scan every match)."""
+    on in the database (see the module); and the watermark, read with it. One query, which
+    finds the matches by the kickoff index and reads only their quotes (a join with GROUP
+    BY would scan every match)."""
     of_match = OddsQuote.match_id == Match.id
     statement = select(
         Match.id,
@@ -340,9 +396,36 @@ def match_stamps(
         Match.updated_at,
         select(func.count()).where(of_match).scalar_subquery(),
         select(func.max(OddsQuote.received_at)).where(of_match).scalar_subquery(),
+        *_WATERMARK_COLUMNS,
     ).order_by(Match.kickoff, Match.id)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
-    return tuple((row[0], row[1], row[2], int(row[3]), row[4]) for row in rows)
+    matches = tuple((row[0], row[1], row[2], int(row[3]), row[4]) for row in rows)
+    return matches, _watermark_of(rows)
+
+
+def window_watermark(
+    session: Session, filters: queries.MatchFilter, now: dt.datetime
+) -> tuple[tuple[int, ...], _Watermark]:
+    """The ids of the upcoming matches that fit ``filters``, by kickoff then id, and the
+    watermark: one query that reads no quote (the window's matches found by the kickoff
+    index, and one entry of each watermark's index)."""
+    statement = select(Match.id, *_WATERMARK_COLUMNS).order_by(Match.kickoff, Match.id)
+    rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
+    return tuple(row[0] for row in rows), _watermark_of(rows)
+
+
+# Uncorrelated: the newest of the whole tables, each one entry of its index. Built once: an
+# unchanged poll runs little more than this.
+_CHANGED = aliased(Match)
+_WATERMARK_COLUMNS = (
+    select(func.max(OddsQuote.received_at)).correlate(None).scalar_subquery(),
+    select(func.max(_CHANGED.updated_at)).correlate(None).scalar_subquery(),
+)
+
+
+def _watermark_of(rows: Sequence[Sequence[Any]]) -> _Watermark:
+    """The watermark read as the last two columns of every row."""
+    return (None, None) if not rows else (rows[0][-2], rows[0][-1])
 
 
 def _digest(*parts: object) -> str:
