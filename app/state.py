@@ -21,7 +21,6 @@ from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
 from app.services.track_record_answers import TrackRecordAnswers
 from app.services.upcoming import UpcomingBoards
-from app.services.value_bets import ValueBetLists
 from app.settings import Settings
 
 # The type of the session handed to services: routers see it only through this name.
@@ -30,9 +29,9 @@ __all__ = ["AppState", "LifespanState", "Session", "app_state"]
 
 @dataclass(frozen=True, slots=True)
 class AppState:
-    """The settings, the database, the model in memory, the prediction service, the
-    value-bets lists, the boards of upcoming matches and the track record's answers of one
-    running application (one per worker process)."""
+    """The settings, the database, the model in memory, the prediction service, the boards
+    of upcoming matches and the track record's answers of one running application (one per
+    worker process)."""
 
     settings: Settings
     engine: Engine
@@ -41,7 +40,6 @@ class AppState:
     write_sessions: sessionmaker[Session]
     models: ModelCache
     predictions: PredictionService
-    value_bets: ValueBetLists
     upcoming: UpcomingBoards
     track_record: TrackRecordAnswers
 
@@ -58,14 +56,10 @@ class AppState:
             engine.dispose()
             raise
         read_sessions = make_session_factory(engine)
-        models = ModelCache(read_sessions)
-        predictions = PredictionService(
-            engine=engine,
-            models=models,
-            answer_ttl_seconds=settings.predict_cache_seconds,
+        models = ModelCache(
+            read_sessions,
             default_method=settings.demargin_method,
             default_phase=settings.refit_phase,
-            default_terms=settings.value_terms(),
         )
         return cls(
             settings=settings,
@@ -73,19 +67,13 @@ class AppState:
             read_sessions=read_sessions,
             write_sessions=make_session_factory(engine, for_writes=True),
             models=models,
-            predictions=predictions,
-            value_bets=ValueBetLists(
-                sessions=read_sessions,
-                predictions=predictions,
-                list_ttl_seconds=settings.predict_cache_seconds,
-                default_method=settings.demargin_method,
-            ),
-            upcoming=UpcomingBoards(
-                sessions=read_sessions,
+            predictions=PredictionService(
+                engine=engine,
                 models=models,
-                default_method=settings.demargin_method,
-                default_phase=settings.refit_phase,
+                answer_ttl_seconds=settings.predict_cache_seconds,
+                default_terms=settings.value_terms(),
             ),
+            upcoming=UpcomingBoards(sessions=read_sessions, models=models),
             track_record=TrackRecordAnswers(),
         )
 

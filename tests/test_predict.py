@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 
 from app.api.schemas.common import fair_odds
 from app.main import create_app
-from app.services import prediction
+from app.services import caching, prediction
 from app.settings import Settings, settings_environment
 from app.state import app_state
 from tests.apps import ADMIN_KEY, REFIT_UNTIL
@@ -440,7 +440,7 @@ def test_answers_by_id_are_reused_for_the_cache_time(
     headers = {"X-API-Key": ADMIN_KEY}
     # The answers' cache tells the time by this clock: it moves only when the test moves it.
     clock = FakeClock()
-    monkeypatch.setattr(prediction, "AnswerCache", partial(prediction.AnswerCache, clock=clock))
+    monkeypatch.setattr(prediction, "AnswerCache", partial(caching.AnswerCache, clock=clock))
     # Within the cache time the answer is reused.
     lasting = refit_settings.model_copy(update={"predict_cache_seconds": 3600})
     with TestClient(create_app(lasting)) as client:

@@ -34,11 +34,14 @@ def seeded_engine(refit_settings: Settings) -> Iterator[Engine]:
     engine.dispose()
 
 
-def service_for(settings: Settings, engine: Engine, models: ModelCache) -> PredictionService:
-    return PredictionService(
-        engine=engine,
-        models=models,
-        answer_ttl_seconds=60.0,
+def service_for(engine: Engine, models: ModelCache) -> PredictionService:
+    return PredictionService(engine=engine, models=models, answer_ttl_seconds=60.0)
+
+
+def models_for(settings: Settings, engine: Engine) -> ModelCache:
+    """The active model, with the settings' method and phase before the first fit."""
+    return ModelCache(
+        make_session_factory(engine),
         default_method=settings.demargin_method,
         default_phase=settings.refit_phase,
     )
@@ -75,7 +78,7 @@ def test_a_model_swap_while_quotes_are_read_does_not_mix_two_versions(
     # read one version's quotes and mixed them with the other's weights would show.
     first_fit = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     assert first_fit.status == "succeeded", first_fit.message
-    models = ModelCache(make_session_factory(engine))
+    models = models_for(refit_settings, engine)
     models.refresh()
     closing = refit_settings.model_copy(update={"refit_phase": Phase.CLOSING})
     second_fit = run_refit(engine, closing, trigger=RunTrigger.CLI, until=UNTIL)
@@ -85,7 +88,7 @@ def test_a_model_swap_while_quotes_are_read_does_not_mix_two_versions(
             select(Match.id).where(Match.season == "2017/18").order_by(Match.id).limit(1)
         )
     assert match_id is not None
-    service = service_for(refit_settings, engine, models)
+    service = service_for(engine, models)
 
     swapped: list[bool] = []
 
@@ -154,9 +157,9 @@ def test_with_a_closing_odds_model_active_an_upcoming_match_is_predicted_from_it
                 )
             )
         upcoming_id, played_id = upcoming.id, played.id
-    models = ModelCache(make_session_factory(engine))
+    models = models_for(refit_settings, engine)
     models.refresh()
-    service = service_for(refit_settings, engine, models)
+    service = service_for(engine, models)
     upcoming_answer, played_answer = asyncio.run(service.answer([upcoming_id, played_id]))
     assert isinstance(upcoming_answer, PredictionAnswer), upcoming_answer
     assert upcoming_answer.model is not None
@@ -178,7 +181,8 @@ def test_value_is_judged_by_each_request_s_terms_and_the_model_s_method(
     engine = seeded_engine
     fit = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     assert fit.status == "succeeded", fit.message
-    models = ModelCache(make_session_factory(engine))
+    # The service's own method differs from the model's: value must use the model's.
+    models = ModelCache(make_session_factory(engine), default_method=Method.MULTIPLICATIVE)
     models.refresh()
     assert models.ensemble is not None
     assert models.ensemble.method == Method.POWER
@@ -186,14 +190,8 @@ def test_value_is_judged_by_each_request_s_terms_and_the_model_s_method(
         match_id = session.scalar(select(Match.id).order_by(Match.id).limit(1))
     assert match_id is not None
     defaults = ValueTerms(min_ev=0.0, bankroll=100.0)
-    # The service's own method differs from the model's: value must use the model's.
     service = PredictionService(
-        engine=engine,
-        models=models,
-        answer_ttl_seconds=60.0,
-        default_method=Method.MULTIPLICATIVE,
-        default_phase=refit_settings.refit_phase,
-        default_terms=defaults,
+        engine=engine, models=models, answer_ttl_seconds=60.0, default_terms=defaults
     )
     inline = QuotedMatch(
         MatchInfo(), [QuotedOdds("PS", 2.15, 3.45, 3.55), QuotedOdds("B365", 2.3, 3.2, 3.3)]

@@ -140,8 +140,8 @@ def test_an_answer_is_kept_until_a_result_or_the_log_changes(session: Session) -
 def test_a_kept_answer_has_a_bound() -> None:
     answers = TrackRecordAnswers(max_entries=2)
     for question in ("a", "b", "c"):
-        answers._keep((question, None), question)
-    assert list(answers._kept) == [("b", None), ("c", None)]
+        answers._kept.put((question, None), question)
+    assert [answers._kept.get((question, None)) for question in "abc"] == [None, "b", "c"]
 
 
 @pytest.fixture

@@ -17,9 +17,11 @@ from httpx2 import Response
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
+from app.api.routers import upcoming as upcoming_router
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.domain.vocabulary import ActivatedBy, Method
 from app.services import upcoming as upcoming_service
+from app.services.caching import AnswerCache
 from app.services.ingest import MatchIdentity, ResultItem, settle_results
 from app.services.matches import delete_match
 from app.services.model_versions import activate
@@ -301,31 +303,22 @@ def test_the_answers_have_the_documented_shape(seeded: Seeded) -> None:
         assert documented.model_dump(mode="json", by_alias=True) == body
 
 
-def test_polls_within_a_second_get_the_same_answer(seeded: Seeded) -> None:
-    from app.services.pagination import PageWindow
-    from app.services.upcoming import UpcomingQuery
-
-    state = app_state(seeded.client.app_state)
-    query = UpcomingQuery(
-        terms=state.settings.value_terms(),
-        daily_exposure_cap=state.settings.value_daily_exposure_cap,
-    )
-    window = PageWindow(limit=50, offset=0)
-    moment = dt.datetime.now(dt.UTC).replace(microsecond=100)
-
-    portal = seeded.client.portal
-    assert portal is not None  # the client is open
-
-    def page_at(now: dt.datetime) -> Any:
-        return portal.call(lambda: state.upcoming.page(query, window, now=now))
-
-    first = page_at(moment)
-    assert page_at(moment.replace(microsecond=999_000)) is first
-    later = page_at(moment + dt.timedelta(seconds=1))
-    assert later is not first
-    aged = [item.freshness.age_seconds for item in later.items if item.freshness.age_seconds]
-    assert aged, later.items
-    assert aged[0] == pytest.approx((moment + dt.timedelta(seconds=1) - CAPTURED).total_seconds())
+def test_polls_within_a_second_get_the_same_answer(
+    seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The kept bodies tell the time by this clock: it moves only when the test moves it.
+    clock = [0.0]
+    bodies = AnswerCache[bytes](upcoming_router.BODY_SECONDS, clock=lambda: clock[0])
+    monkeypatch.setattr(upcoming_router, "_BODIES", bodies)
+    first = seeded.client.get("/upcoming")
+    clock[0] += 0.9
+    assert seeded.client.get("/upcoming").content == first.content
+    clock[0] += 0.2
+    later = seeded.client.get("/upcoming").json()
+    assert later["answered_at"] != first.json()["answered_at"]
+    aged = [item["freshness"]["age_seconds"] for item in later["items"]]
+    answered_at = utc(later["answered_at"])
+    assert aged[0] == pytest.approx((answered_at - CAPTURED).total_seconds())
 
 
 def test_before_any_fit_the_board_is_the_consensus(migrated_url: str) -> None:
@@ -579,6 +572,13 @@ def test_if_none_match_gets_304_without_a_body_while_nothing_changed(seeded: See
     changed = seeded.client.get("/upcoming", headers={"If-None-Match": etag})
     assert changed.status_code == 200
     assert changed.headers["etag"] != etag
+
+
+def test_the_ensemble_source_in_capitals_is_the_same_answer_and_tag(seeded: Seeded) -> None:
+    plain = seeded.client.get("/upcoming")
+    shouted = seeded.client.get("/upcoming", params={"source": "ENSEMBLE"})
+    assert shouted.json()["terms"]["source"] == "ensemble"
+    assert shouted.headers["etag"] == plain.headers["etag"]
 
 
 def test_the_api_document_lists_304(client: TestClient) -> None:

@@ -269,6 +269,19 @@ def test_the_probability_and_its_source_are_recorded_with_every_bet(seeded: Seed
     )
 
 
+def test_the_ensemble_source_is_read_in_any_letter_case_as_predict_reads_it(
+    seeded: Seeded,
+) -> None:
+    shouted = value_bets(seeded.client, source="ENSEMBLE")
+    assert shouted["terms"]["source"] == "ensemble"
+    assert shouted["items"] == value_bets(seeded.client)["items"]
+    # /predict reads the same terms the same way.
+    predicted = seeded.client.post(
+        "/predict", json={"match_id": seeded.ids["Arsenal"], "value": {"source": "ENSEMBLE"}}
+    )
+    assert predicted.json()["value"]["terms"]["source"] == shouted["terms"]["source"]
+
+
 def power_line(home: float, draw: float, away: float) -> np.ndarray:
     implied = 1.0 / np.array([home, draw, away])
     k = brentq(lambda k: (implied**k).sum() - 1.0, 0.5, 5.0, xtol=1e-14)
@@ -308,7 +321,7 @@ def test_the_list_reads_the_matches_in_a_fixed_number_of_queries(migrated_url: s
         event.listen(app_state(client.app_state).engine, "before_cursor_execute", record)
         assert value_bets(client)["total"] == 4
     selects = [s for s in request_statements(statements) if s.lstrip().upper().startswith("SELECT")]
-    # The upcoming ids, the matches, their quotes: however many matches there are.
+    # The board's stamp, the matches, their quotes: however many matches there are.
     assert len(selects) == 3, selects
 
 

@@ -3,7 +3,7 @@
 Everything a router needs from the running application comes through here, typed: the
 application state the lifespan built, its settings, a session per request, the model in
 memory, the prediction service, and the services that open sessions of their own (queueing
-a refit, checking readiness, the value-bets lists) already given the session factory they
+a refit, checking readiness) already given the session factory they
 use: no router holds one.
 """
 
@@ -30,7 +30,6 @@ from app.services.readiness import Readiness, check_readiness
 from app.services.serving import ModelCache
 from app.services.track_record_answers import TrackRecordAnswers
 from app.services.upcoming import UpcomingBoards
-from app.services.value_bets import ValueBetLists
 from app.settings import Settings
 from app.state import AppState, Session, app_state
 
@@ -61,11 +60,6 @@ async def get_predictions(request: Request) -> PredictionService:
     # Straight from the request rather than through get_app_state: one level of dependencies
     # less, a few microseconds of every request.
     return _state_of(request).predictions
-
-
-async def get_value_bet_lists(request: Request) -> ValueBetLists:
-    # Straight from the request, as get_predictions: a dashboard polls this list.
-    return _state_of(request).value_bets
 
 
 async def get_track_record_answers(request: Request) -> TrackRecordAnswers:
@@ -126,7 +120,6 @@ SettingsDep = Annotated[Settings, Depends(app_settings)]
 ReceivedAtDep = Annotated[dt.datetime, Depends(received_now)]
 ModelsDep = Annotated[ModelCache, Depends(get_models)]
 PredictionsDep = Annotated[PredictionService, Depends(get_predictions)]
-ValueBetListsDep = Annotated[ValueBetLists, Depends(get_value_bet_lists)]
 UpcomingBoardsDep = Annotated[UpcomingBoards, Depends(get_upcoming_boards)]
 TrackRecordAnswersDep = Annotated[TrackRecordAnswers, Depends(get_track_record_answers)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]

@@ -9,7 +9,6 @@ answers before the application, write the same body with :func:`problem_json`.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 
@@ -51,15 +50,6 @@ def problem_response(problem: Problem, headers: Mapping[str, str] | None = None)
 def invalid(errors: Iterable[FieldError]) -> RequestValidationError:
     """Field errors found by a route's own checks, raised to be answered as any other 422."""
     return RequestValidationError([error.model_dump() for error in errors])
-
-
-def check_window(start: dt.datetime | None, end: dt.datetime | None) -> None:
-    """A window of kickoffs given backwards (``to`` not after ``from``) is a 422 naming
-    ``to``, not an empty answer that looks like "nothing there"."""
-    if start is not None and end is not None and end <= start:
-        raise invalid(
-            [FieldError(loc=["query", "to"], msg="must be after `from`", type="value_error")]
-        )
 
 
 def _validation_error(request: Request, exc: Exception) -> Response:

@@ -1,6 +1,6 @@
 """What each page of the dashboard shows, gathered as typed records from the services the
-API answers with: the upcoming board (``upcoming.py``), a match's stored quotes and its
-prediction (``serving.py``, ``domain/prediction.py``), the model versions
+API answers with: the upcoming board (``upcoming.py``), a match's prediction from its stored
+quotes (``prediction.py``, as POST /predict makes it), the model versions
 (``model_versions.py``) and the track record (``track_record.py``).
 
 The dashboard only reads: nothing here writes.
@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, joinedload
 
 from app.db.orm import ModelActivation, ModelVersion, OddsQuote, PredictionLogEntry, utcnow
 from app.domain.odds import demargin
-from app.domain.prediction import MatchPrediction, QuotedOdds, predict_matches
+from app.domain.prediction import MatchPrediction, QuotedOdds
 from app.domain.records import OUTCOME_INDEX, result_of
 from app.domain.reliability import ReliabilityCurve
 from app.domain.scoring import scores
@@ -26,7 +26,8 @@ from app.domain.track_record_aggregates import reliability_of_sums
 from app.domain.vocabulary import MatchStatus, Method, Phase
 from app.services import model_versions, queries, track_record, track_record_aggregates
 from app.services.pagination import PageWindow
-from app.services.serving import ModelCache, stored_matches
+from app.services.prediction import PredictionAnswer, predict_stored
+from app.services.serving import ModelCache
 from app.services.upcoming import UpcomingBoards, UpcomingPage, UpcomingQuery
 from app.settings import Settings
 
@@ -134,15 +135,13 @@ def match_page(
     if detail is None:
         return None
     match = detail.match
-    ensemble = models.ensemble
-    method = settings.demargin_method if ensemble is None else ensemble.method
-    phase = settings.refit_phase if ensemble is None else ensemble.phase
-    stored = stored_matches(session, [match_id], phase=phase).get(match_id)
+    snapshot = models.snapshot()
+    answer = predict_stored(session, [match_id], snapshot, settings.value_terms())[match_id]
     prediction: MatchPrediction | None = None
     lines: tuple[BookmakerLine, ...] = ()
-    if stored is not None and stored.odds:
-        prediction = predict_matches([stored.odds], ensemble, method)[0]
-        lines = _lines(stored.odds, prediction, method)
+    if isinstance(answer, PredictionAnswer):
+        prediction = answer.prediction
+        lines = _lines(answer.odds, prediction, snapshot.method)
     return MatchPage(
         id=match.id,
         competition=match.competition.code,
@@ -153,9 +152,9 @@ def match_page(
         status=detail.status,
         prediction=prediction,
         bookmakers=lines,
-        model_version=None if ensemble is None else ensemble.version,
-        method=method,
-        phase=phase,
+        model_version=snapshot.version,
+        method=snapshot.method,
+        phase=snapshot.phase,
         history=_price_history(session, match_id, match.kickoff),
         settlement=_settlement(session, match_id, match.home_goals, match.away_goals),
     )

@@ -1,10 +1,12 @@
 """Answering predictions: one snapshot of the active model per call, stored quotes read in
 one go, recent answers reused, and only what needs the database failed when it is down.
 
-``PredictionService.answer`` is what POST /predict and /predict/batch call. An inline match
-touches no database. A stored match is read once, then each process reuses its answer for
-``answer_ttl_seconds``; the answer is keyed by the model version that computed it, so a model
-swap never serves one version's answer as another's.
+:func:`predict_stored` is the one way to predict stored matches: ``PredictionService.answer``
+(POST /predict and /predict/batch), the upcoming board (GET /upcoming, GET /value-bets) and
+the dashboard all call it. ``PredictionService`` adds what /predict needs on top: an inline
+match touches no database, and a stored match's answer is reused for
+``answer_ttl_seconds``, keyed by the model version that computed it, so a model swap never
+serves one version's answer as another's.
 
 Every answer says where its outcomes offer value (``app.domain.value``). The value by the
 default terms is computed with the prediction and kept with it; a request with terms of its
@@ -15,15 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Generic, TypeVar
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
 from app.domain.ensemble import Ensemble
 from app.domain.prediction import (
@@ -35,16 +35,14 @@ from app.domain.prediction import (
     predict_matches,
 )
 from app.domain.value import MatchValue, ValueTerms, match_value
-from app.domain.vocabulary import Method, Phase
 from app.metrics import count_prediction
-from app.services.serving import ModelCache, stored_matches
+from app.services.caching import AnswerCache
+from app.services.serving import ModelCache, ServingSnapshot, stored_matches
 
 log = logging.getLogger(__name__)
 
 # More pending predictions than this are computed in a worker thread, off the event loop.
 ON_LOOP_MAX = 8
-
-ValueT = TypeVar("ValueT")
 
 
 class Unanswerable(Enum):
@@ -57,13 +55,15 @@ class Unanswerable(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """An item that got no prediction, and the message that says why."""
+    """An item that got no prediction, the message that says why, and the stored match it
+    is about when there is one (a match without a usable quote)."""
 
     reason: Unanswerable
     detail: str
+    match: MatchInfo | None = None
 
 
-@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class PredictionAnswer:
     """One prediction, with the match it is for, the model version that made it (None
     before the first fit), where its outcomes offer value by ``terms`` and, for a stored
@@ -92,53 +92,32 @@ DATABASE_DOWN = Refusal(
 )
 
 
-class AnswerCache(Generic[ValueT]):
-    """Recent answers of one process, each kept for ``ttl`` seconds of ``clock`` (least
-    recently used entries go first when full). Used from the event loop only, so it needs no
-    lock."""
-
-    def __init__(
-        self,
-        ttl: float,
-        max_entries: int = 10_000,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.ttl = ttl
-        self.max_entries = max_entries
-        self._clock = clock
-        self._entries: OrderedDict[Hashable, tuple[float, ValueT]] = OrderedDict()
-
-    def get(self, key: Hashable) -> ValueT | None:
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        if entry[0] < self._clock():
-            del self._entries[key]
-            return None
-        self._entries.move_to_end(key)
-        return entry[1]
-
-    def put(self, key: Hashable, value: ValueT) -> None:
-        if self.ttl <= 0:
-            return
-        self._entries[key] = (self._clock() + self.ttl, value)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    """The model one call works with from start to end: the phase of the quotes it reads,
-    the weights it mixes with and the key its answers are kept under all come from it."""
-
-    ensemble: Ensemble | None
-    phase: Phase
-    method: Method
-
-    def key(self, match_id: int) -> tuple[int, int | None, Phase]:
-        version = None if self.ensemble is None else self.ensemble.version
-        return (match_id, version, self.phase)
+def predict_stored(
+    connection: Connection | Session,
+    match_ids: Sequence[int],
+    snapshot: ServingSnapshot,
+    terms: ValueTerms,
+) -> dict[int, Answer]:
+    """Each of ``match_ids`` answered from its stored quotes (the snapshot's phase, else the
+    latest of any phase: see :func:`stored_matches`) with the snapshot's model, its value by
+    ``terms``; or refused (no such match, no usable quote)."""
+    stored = stored_matches(connection, match_ids, phase=snapshot.phase)
+    usable = [match for match in stored.values() if match.odds]
+    answers: dict[int, Answer] = {}
+    for match, answer in zip(usable, _predict(usable, snapshot, terms), strict=True):
+        assert match.info.id is not None
+        answers[match.info.id] = answer
+    for match_id in match_ids:
+        if match_id not in stored:
+            answers[match_id] = Refusal(Unanswerable.NO_SUCH_MATCH, f"no match with id {match_id}")
+        elif not stored[match_id].odds:
+            answers[match_id] = Refusal(
+                Unanswerable.NO_USABLE_QUOTE,
+                f"match {match_id} has no usable quote: no quote of any phase captured before "
+                "kickoff",
+                stored[match_id].info,
+            )
+    return answers
 
 
 class PredictionService:
@@ -151,22 +130,12 @@ class PredictionService:
         engine: Engine,
         models: ModelCache,
         answer_ttl_seconds: float,
-        default_method: Method,
-        default_phase: Phase,
         default_terms: ValueTerms | None = None,
     ) -> None:
         self._engine = engine
         self._models = models
         self._answers: AnswerCache[PredictionAnswer] = AnswerCache(answer_ttl_seconds)
-        self._default_method = default_method
-        self._default_phase = default_phase
         self.default_terms = ValueTerms() if default_terms is None else default_terms
-
-    def _snapshot(self) -> _Snapshot:
-        ensemble = self._models.ensemble  # read once: see _Snapshot
-        if ensemble is None:
-            return _Snapshot(None, self._default_phase, self._default_method)
-        return _Snapshot(ensemble, ensemble.phase, ensemble.method)
 
     async def answer(
         self,
@@ -178,117 +147,83 @@ class PredictionService:
         ``terms``, one per request, judge each answer's value (None: the default terms).
         """
         assert terms is None or len(terms) == len(requests), "one terms per request"
-        snapshot = self._snapshot()
-        results: list[Answer | None] = [None] * len(requests)
-        missing = self._reuse_answers(requests, snapshot, results)
-        stored: dict[int, QuotedMatch] | None = {}
-        if missing:
-            stored = await self._read_stored(missing, snapshot.phase)
-        pending: list[tuple[int, QuotedMatch]] = []
-        for index, request in enumerate(requests):
-            if results[index] is None:
-                match_or_refusal = _quoted_match(request, stored)
-                if isinstance(match_or_refusal, Refusal):
-                    results[index] = match_or_refusal
-                else:
-                    pending.append((index, match_or_refusal))
-        if pending:
-            await self._compute(pending, snapshot, requests, results)
-        answers = [result for result in results if result is not None]
-        assert len(answers) == len(requests), "every request was answered or refused"
+        snapshot = self._models.snapshot()
+        stored = await self._stored_answers(requests, snapshot)
+        inline = [request for request in requests if not isinstance(request, int)]
+        if len(inline) > ON_LOOP_MAX:
+            made = await asyncio.to_thread(_predict, inline, snapshot, self.default_terms)
+        else:
+            made = _predict(inline, snapshot, self.default_terms)
+        inline_answers = iter(made)
+        answers: list[Answer] = []
+        for request in requests:
+            answer = stored[request] if isinstance(request, int) else next(inline_answers)
+            if isinstance(answer, PredictionAnswer):
+                by_id = isinstance(request, int)
+                count_prediction("match_id" if by_id else "inline", answer.prediction.basis)
+            answers.append(answer)
         if terms is not None:
             answers = [
-                self._valued(answer, own, snapshot.method)
+                self._valued(answer, own, snapshot)
                 for answer, own in zip(answers, terms, strict=True)
             ]
         return answers
 
-    def _valued(self, answer: Answer, terms: ValueTerms | None, method: Method) -> Answer:
+    async def _stored_answers(
+        self, requests: Sequence[PredictionRequest], snapshot: ServingSnapshot
+    ) -> dict[int, Answer]:
+        """The answer of every stored match asked for: kept, else read (all in one go)."""
+        found: dict[int, Answer] = {}
+        missing: list[int] = []
+        for request in requests:
+            if isinstance(request, int):
+                kept = self._answers.get((request, snapshot.version, snapshot.phase))
+                if kept is None:
+                    missing.append(request)
+                else:
+                    found[request] = kept
+        if missing:
+            read = await self._read(missing, snapshot)
+            for match_id in missing:
+                answer = DATABASE_DOWN if read is None else read[match_id]
+                if isinstance(answer, PredictionAnswer):
+                    self._answers.put((match_id, snapshot.version, snapshot.phase), answer)
+                found[match_id] = answer
+        return found
+
+    async def _read(
+        self, match_ids: list[int], snapshot: ServingSnapshot
+    ) -> dict[int, Answer] | None:
+        """The stored matches answered, or None when the database cannot be read."""
+
+        def read() -> dict[int, Answer]:
+            with self._engine.connect() as connection:
+                return predict_stored(connection, match_ids, snapshot, self.default_terms)
+
+        try:
+            return await asyncio.to_thread(read)
+        except SQLAlchemyError as error:
+            log.warning("could not read stored quotes: %s", error)
+            return None
+
+    def _valued(
+        self, answer: Answer, terms: ValueTerms | None, snapshot: ServingSnapshot
+    ) -> Answer:
         """The answer with its value by ``terms``: the one already made by the default
         terms, or a copy with its own value (per request, never kept)."""
         if isinstance(answer, Refusal) or terms is None or terms == self.default_terms:
             return answer
         served = answer.prediction.probabilities
-        value = match_value(served, answer.odds, terms, method)
+        value = match_value(served, answer.odds, terms, snapshot.method)
         return replace(answer, terms=terms, value=value)
-
-    def _reuse_answers(
-        self,
-        requests: Sequence[PredictionRequest],
-        snapshot: _Snapshot,
-        results: list[Answer | None],
-    ) -> list[int]:
-        """Fills in the cached answers; returns the match ids still to read."""
-        missing: list[int] = []
-        for index, request in enumerate(requests):
-            if isinstance(request, int):
-                cached = self._answers.get(snapshot.key(request))
-                if cached is None:
-                    missing.append(request)
-                else:
-                    results[index] = cached
-                    count_prediction("match_id", cached.prediction.basis)
-        return missing
-
-    async def _read_stored(
-        self, match_ids: list[int], phase: Phase
-    ) -> dict[int, QuotedMatch] | None:
-        """The stored matches, or None when the database cannot be read."""
-        try:
-            return await asyncio.to_thread(self._load, match_ids, phase)
-        except SQLAlchemyError as error:
-            log.warning("could not read stored quotes: %s", error)
-            return None
-
-    def _load(self, match_ids: list[int], phase: Phase) -> dict[int, QuotedMatch]:
-        with self._engine.connect() as connection:
-            return stored_matches(connection, match_ids, phase=phase)
-
-    async def _compute(
-        self,
-        pending: list[tuple[int, QuotedMatch]],
-        snapshot: _Snapshot,
-        requests: Sequence[PredictionRequest],
-        results: list[Answer | None],
-    ) -> None:
-        matches = [match for _, match in pending]
-        if len(pending) > ON_LOOP_MAX:
-            answers = await asyncio.to_thread(_predict, matches, snapshot, self.default_terms)
-        else:
-            answers = _predict(matches, snapshot, self.default_terms)
-        for (index, _), answer in zip(pending, answers, strict=True):
-            results[index] = answer
-            request = requests[index]
-            if isinstance(request, int):
-                count_prediction("match_id", answer.prediction.basis)
-                self._answers.put(snapshot.key(request), answer)
-            else:
-                count_prediction("inline", answer.prediction.basis)
-
-
-def _quoted_match(
-    request: PredictionRequest, stored: dict[int, QuotedMatch] | None
-) -> QuotedMatch | Refusal:
-    """The match to predict, or why there is none."""
-    if not isinstance(request, int):
-        return request
-    if stored is None:
-        return DATABASE_DOWN
-    match = stored.get(request)
-    if match is None:
-        return Refusal(Unanswerable.NO_SUCH_MATCH, f"no match with id {request}")
-    if not match.odds:
-        return Refusal(
-            Unanswerable.NO_USABLE_QUOTE,
-            f"match {request} has no usable quote: no quote of any phase captured before kickoff",
-        )
-    return match
 
 
 def _predict(
-    matches: list[QuotedMatch], snapshot: _Snapshot, terms: ValueTerms
+    matches: Sequence[QuotedMatch], snapshot: ServingSnapshot, terms: ValueTerms
 ) -> list[PredictionAnswer]:
     """The answers, each with its value by ``terms`` (made once with it: see the module)."""
+    if not matches:
+        return []
     predictions = predict_matches([m.odds for m in matches], snapshot.ensemble, snapshot.method)
     return [
         PredictionAnswer(

@@ -1,5 +1,6 @@
 """What serving predictions reads: the active ensemble of one process, kept in memory (with
-what the metrics say about refits), and the stored quotes of matches."""
+what the metrics say about refits) and handed out as one snapshot per answer, and the stored
+quotes of matches."""
 
 from __future__ import annotations
 
@@ -22,11 +23,12 @@ from app.db.orm import (
     RollingScore,
     Team,
 )
+from app.domain import defaults
 from app.domain.ensemble import Ensemble
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds, StoredQuotes
 from app.domain.tables import MatchTable, QuoteTable, tables_from_rows
 from app.domain.training import select_latest_valid
-from app.domain.vocabulary import Phase, RunStatus
+from app.domain.vocabulary import Method, Phase, RunStatus
 from app.services.model_versions import QUOTE_COLUMNS, active_version_id, ensemble_of
 
 log = logging.getLogger(__name__)
@@ -77,17 +79,40 @@ def rolling_log_loss_difference(session: Session) -> float | None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ServingSnapshot:
+    """The model one answer works with from start to end: the ensemble (None before the
+    first fit), the phase of the quotes it reads and the method that de-margines them (the
+    ensemble's own, else the configured defaults)."""
+
+    ensemble: Ensemble | None
+    phase: Phase
+    method: Method
+
+    @property
+    def version(self) -> int | None:
+        return None if self.ensemble is None else self.ensemble.version
+
+
 class ModelCache:
     """The active ensemble of one process, swapped in whole when a new version is activated.
 
-    Requests read :attr:`ensemble` and never touch the database for the model. ``refresh``
+    Requests read :meth:`snapshot` and never touch the database for the model. ``refresh``
     runs off the request path (a background task calls it every few seconds); it costs a few
-    small queries, and loads a version only when the active one changed.
+    small queries, and loads a version only when the active one changed. ``default_method``
+    and ``default_phase`` serve before the first fit.
     """
 
-    def __init__(self, factory: sessionmaker[Session]) -> None:
+    def __init__(
+        self,
+        factory: sessionmaker[Session],
+        *,
+        default_method: Method = defaults.METHOD,
+        default_phase: Phase = defaults.PHASE,
+    ) -> None:
         self._factory = factory
         self._current: tuple[int | None, Ensemble | None] = (None, None)
+        self._defaults = ServingSnapshot(None, default_phase, default_method)
         self.loaded = False
         self.refits = RefitStats()
         self.served_minus_consensus: float | None = None
@@ -95,6 +120,13 @@ class ModelCache:
     @property
     def ensemble(self) -> Ensemble | None:
         return self._current[1]
+
+    def snapshot(self) -> ServingSnapshot:
+        """The model to answer with: read once, so that one answer never mixes two."""
+        ensemble = self.ensemble
+        if ensemble is None:
+            return self._defaults
+        return ServingSnapshot(ensemble, ensemble.phase, ensemble.method)
 
     def refresh(self) -> bool:
         """Load the active version if it changed; returns whether it did."""

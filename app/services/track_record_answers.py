@@ -11,7 +11,6 @@ ask the same question at once share one computation (:class:`SingleFlight`).
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 from sqlalchemy.orm import Session
 
 from app.services import track_record_aggregates
+from app.services.caching import AnswerCache
 from app.services.single_flight import SingleFlight
 
 AnswerT = TypeVar("AnswerT")
@@ -33,13 +33,11 @@ class TrackRecordAnswers:
     """Answers kept by question and stamp, the least recently used going first."""
 
     def __init__(self, *, max_entries: int = KEPT_ANSWERS) -> None:
-        self._max_entries = max_entries
         # Computations run on threads of their own: never queued behind the reads of the
         # stamp, which may wait for a pooled connection that a request waiting for a
         # computation holds.
         self._computing = ThreadPoolExecutor(COMPUTING_THREADS, "track-record")
-        # Used from the event loop only, as the single flight is.
-        self._kept: OrderedDict[Hashable, Any] = OrderedDict()
+        self._kept: AnswerCache[Any] = AnswerCache(None, max_entries=max_entries)
         self._flights: SingleFlight[Hashable, Any] = SingleFlight()
 
     async def answer(
@@ -49,15 +47,14 @@ class TrackRecordAnswers:
         thread, once for every request asking it meanwhile)."""
         stamp = await asyncio.to_thread(track_record_aggregates.stamp, session)
         key = (question, stamp)
-        if key in self._kept:
-            self._kept.move_to_end(key)
-            kept: AnswerT = self._kept[key]
+        kept: AnswerT | None = self._kept.get(key)
+        if kept is not None:
             return kept
 
         async def computed() -> AnswerT:
             loop = asyncio.get_running_loop()
             found = await loop.run_in_executor(self._computing, compute, session)
-            self._keep(key, found)
+            self._kept.put(key, found)
             return found
 
         answer: AnswerT = await self._flights.run(key, computed)
@@ -66,9 +63,3 @@ class TrackRecordAnswers:
     def close(self) -> None:
         """Let the computing threads end once their work is done."""
         self._computing.shutdown(wait=False)
-
-    def _keep(self, key: Hashable, answer: object) -> None:
-        self._kept[key] = answer
-        self._kept.move_to_end(key)
-        while len(self._kept) > self._max_entries:
-            self._kept.popitem(last=False)

@@ -35,9 +35,8 @@ from app.api.deps import (
     TrackRecordAnswersDep,
     UpcomingBoardsDep,
 )
-from app.api.errors import invalid
+from app.api.query_params import check_window
 from app.api.schemas.common import MAX_ID
-from app.api.schemas.problems import FieldError
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
@@ -253,10 +252,7 @@ async def track_record_page(
     kickoff_to: Annotated[Moment, Query(alias="to")] = None,
     competition: Competition = None,
 ) -> Response:
-    if kickoff_from is not None and kickoff_to is not None and kickoff_to <= kickoff_from:
-        raise invalid(
-            [FieldError(loc=["query", "to"], msg="must be after `from`", type="value_error")]
-        )
+    check_window(kickoff_from, kickoff_to)
     query = track_record.PerformanceQuery(kickoff_from, kickoff_to, competition)
     view = await answers.answer(
         session,

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from app.api.deps import JSON_MEDIA_TYPE, SessionDep, SettingsDep, TrackRecordAnswersDep
-from app.api.errors import check_window
+from app.api.query_params import check_window
 from app.api.schemas.performance import PerformanceOut
 from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
 from app.domain.fields import UtcDateTime

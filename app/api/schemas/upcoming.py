@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.schemas.common import Page
-from app.api.schemas.value_bets import NO_MODEL_NOTE, AppliedTermsOut, ValueBetOut
+from app.api.schemas.value_bets import ComingMatchesPage, ValueBetOut
 from app.domain.records import Outcome
 from app.domain.vocabulary import Basis
 
@@ -114,28 +113,10 @@ class UpcomingOut(BaseModel):
     )
 
 
-class UpcomingPage(Page[UpcomingOut]):
+class UpcomingPage(ComingMatchesPage[UpcomingOut]):
     """One page of the upcoming matches, by kickoff then id."""
 
-    model_config = ConfigDict(from_attributes=True)
-
-    kickoff_from: dt.datetime = Field(
-        serialization_alias="from", description="The earliest kickoff looked at."
-    )
-    kickoff_to: dt.datetime = Field(
-        serialization_alias="to", description="The latest kickoff looked at."
-    )
-    terms: AppliedTermsOut
     model_version: int | None = Field(
         description="The active model version; null before the first fit."
     )
     answered_at: dt.datetime = Field(description="When this answer was made: the ages' origin.")
-    unfitted: bool = Field(exclude=True)
-
-    @computed_field(  # type: ignore[prop-decorator]
-        description="Said when the probabilities are the bookmakers' consensus because no "
-        "model has been fitted yet; else null."
-    )
-    @property
-    def note(self) -> str | None:
-        return NO_MODEL_NOTE if self.unfitted else None

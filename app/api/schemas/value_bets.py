@@ -4,18 +4,14 @@ day's exposure, read from the service's records (``from_attributes``)."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from app.api.schemas.common import Page
+from app.api.schemas.predict import NO_MODEL_NOTE
 from app.domain.records import Outcome
 from app.domain.vocabulary import Basis
-
-NO_MODEL_NOTE = (
-    "no model has been fitted yet: the probabilities are the bookmakers' consensus, and so "
-    "is the value judged from them"
-)
 
 MATCH_EXAMPLE: dict[str, Any] = {
     "id": 17,
@@ -137,8 +133,12 @@ class AppliedTermsOut(BaseModel):
     bankroll: float | None = Field(description="The bankroll stakes are in; null: none given.")
 
 
-class ValueBetPage(Page[ValueBetOut]):
-    """One page of value bets of the upcoming matches, highest expected value first."""
+ItemT = TypeVar("ItemT")
+
+
+class ComingMatchesPage(Page[ItemT], Generic[ItemT]):
+    """A page of a list of the coming matches (the board, its value bets), with the window
+    and the terms it was made with."""
 
     model_config = ConfigDict(from_attributes=True)
 
@@ -149,13 +149,6 @@ class ValueBetPage(Page[ValueBetOut]):
         serialization_alias="to", description="The latest kickoff looked at."
     )
     terms: AppliedTermsOut
-    days: list[DayExposureOut] = Field(
-        description="Each UTC kickoff day of the whole list, in order, with its exposure."
-    )
-    model_version: int | None = Field(
-        description="The model version that answered; null before the first fit (or when no "
-        "match was answered)."
-    )
     unfitted: bool = Field(exclude=True)
 
     @computed_field(  # type: ignore[prop-decorator]
@@ -165,3 +158,15 @@ class ValueBetPage(Page[ValueBetOut]):
     @property
     def note(self) -> str | None:
         return NO_MODEL_NOTE if self.unfitted else None
+
+
+class ValueBetPage(ComingMatchesPage[ValueBetOut]):
+    """One page of value bets of the upcoming matches, highest expected value first."""
+
+    days: list[DayExposureOut] = Field(
+        description="Each UTC kickoff day of the whole list, in order, with its exposure."
+    )
+    model_version: int | None = Field(
+        description="The model version that answered; null before the first fit (or when no "
+        "match was answered)."
+    )

@@ -1,0 +1,121 @@
+"""The query parameters the lists of coming matches share (GET /upcoming, GET /value-bets,
+the dashboard): the value terms, the window of kickoffs, and the window's one check."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+from fastapi import Depends, Query
+
+from app.api.deps import SettingsDep
+from app.api.errors import invalid
+from app.api.schemas.predict import BANKROLL_MAX, ValueIn
+from app.api.schemas.problems import FieldError
+from app.domain.fields import BookmakerReference, UtcDateTime
+from app.domain.records import CODE_MAX_LENGTH
+from app.domain.value import ValueTerms
+from app.services.upcoming import UpcomingQuery
+
+# Far more bookmakers than anyone holds accounts with; the bound keeps a query string short.
+ALLOWED_BOOKMAKERS_MAX = 100
+# Many long bookmaker names make a query string no header limit takes, valid as each is.
+URL_TOO_LONG = (
+    "The request line and headers are over ODDSBOOST_HEADER_LIMIT_BYTES (16 KiB): name fewer "
+    "bookmakers, or shorter names."
+)
+
+
+async def requested_terms(
+    settings: SettingsDep,
+    min_ev: Annotated[
+        float | None,
+        Query(
+            ge=0,
+            le=1,
+            description="List an outcome when its expected value is above this; default: "
+            "ODDSBOOST_VALUE_MIN_EV.",
+            examples=[0.03],
+        ),
+    ] = None,
+    bookmakers: Annotated[
+        list[BookmakerReference] | None,
+        Query(
+            max_length=ALLOWED_BOOKMAKERS_MAX,
+            description="A bookmaker you can bet with, by code or name in any letter case; "
+            "repeat the parameter for each (bookmakers=B365&bookmakers=PS). Only their prices "
+            "are taken. Absent: any bookmaker.",
+            examples=[["B365", "PS"]],
+        ),
+    ] = None,
+    bankroll: Annotated[
+        float | None,
+        Query(
+            gt=0,
+            le=BANKROLL_MAX,
+            description="Your bankroll: each stake is also given in money.",
+            examples=[1000],
+        ),
+    ] = None,
+    source: Annotated[
+        BookmakerReference | None,
+        Query(
+            description="Where the probability comes from: `ensemble` (the served prediction) "
+            "or a bookmaker (e.g. PS), whose de-margined line is used where it quoted the "
+            "match; default: ODDSBOOST_VALUE_PROBABILITY_SOURCE.",
+            examples=["PS"],
+        ),
+    ] = None,
+) -> ValueTerms:
+    """The terms value is judged and staked by: the request's, the settings' where it gave
+    none, read by the one reader of value terms, /predict's ``value``."""
+    given = ValueIn.model_validate(
+        {"min_ev": min_ev, "bookmakers": bookmakers, "bankroll": bankroll, "source": source}
+    )
+    return given.terms(settings.value_terms())
+
+
+def check_window(start: dt.datetime | None, end: dt.datetime | None) -> None:
+    """A window of kickoffs given backwards (``to`` not after ``from``) is a 422 naming
+    ``to``, not an empty answer that looks like "nothing there"."""
+    if start is not None and end is not None and end <= start:
+        raise invalid(
+            [FieldError(loc=["query", "to"], msg="must be after `from`", type="value_error")]
+        )
+
+
+async def upcoming_query(
+    settings: SettingsDep,
+    terms: Annotated[ValueTerms, Depends(requested_terms)],
+    kickoff_from: Annotated[
+        UtcDateTime | None,
+        Query(
+            alias="from",
+            description="Earliest kickoff (ISO 8601; UTC if naive); default: now. Only matches "
+            "that have not kicked off are listed, whatever this says.",
+            examples=["2026-11-20T00:00:00Z"],
+        ),
+    ] = None,
+    kickoff_to: Annotated[
+        UtcDateTime | None,
+        Query(
+            alias="to",
+            description="Latest kickoff (ISO 8601; UTC if naive); default: seven days from now.",
+            examples=["2026-11-27T00:00:00Z"],
+        ),
+    ] = None,
+    competition: Annotated[
+        str | None,
+        Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
+    ] = None,
+) -> UpcomingQuery:
+    """The coming matches a list looks at (kickoffs in [from, to], of one competition or
+    all; by default now and a week from now) and the terms their value is judged by."""
+    check_window(kickoff_from, kickoff_to)
+    return UpcomingQuery(
+        terms=terms,
+        daily_exposure_cap=settings.value_daily_exposure_cap,
+        kickoff_from=kickoff_from,
+        kickoff_to=kickoff_to,
+        competition=competition,
+    )
