@@ -1,13 +1,15 @@
 """The figures of a walk-forward backtest: every forecast's scores and the paired differences
 that matter, per test season and over all of them, as typed records.
 
-Each record's ``to_json`` gives it as the JSON report writes it.
+:func:`report_json` gives any of them as the JSON report writes it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, is_dataclass
+from enum import Enum
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -51,17 +53,33 @@ def paired(y: NDArray[np.intp], a: NDArray[np.float64], b: NDArray[np.float64]) 
     return paired_difference(log_loss_rows(y, a), log_loss_rows(y, b))
 
 
+def report_json(value: object) -> Any:
+    """``value`` as report.json writes it: a record as its fields by name (or as its own
+    ``to_json`` says), tuples as lists, enumerations as their value."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, PairedDifference):
+        return paired_json(value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return fields_json(value)
+    if isinstance(value, dict):
+        return {key: report_json(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return [report_json(item) for item in value]
+    return value.value if isinstance(value, Enum) else value
+
+
+def fields_json(record: Any) -> dict[str, Any]:
+    return {field.name: report_json(getattr(record, field.name)) for field in fields(record)}
+
+
 def paired_json(difference: PairedDifference) -> dict[str, float]:
     return {
         "mean": difference.mean,
         "standard_error": difference.standard_error,
         "p_value": difference.p_value,
-        "rows": float(difference.n),
+        "rows": float(difference.n),  # as the report has always written it
     }
-
-
-def _table_json(table: dict[str, ScoredForecast]) -> dict[str, dict[str, float]]:
-    return {name: scored.to_json() for name, scored in table.items()}
 
 
 @dataclass(frozen=True)
@@ -70,9 +88,6 @@ class ClosingComparison:
 
     rows: int
     scores: dict[str, ScoredForecast]  # empty when no row has them
-
-    def to_json(self) -> dict[str, object]:
-        return {"rows": self.rows, "scores": _table_json(self.scores)}
 
 
 def closing_comparison(
@@ -87,9 +102,6 @@ class AlgorithmSeason:
 
     rounds: dict[str, int]  # by competition ("" when one pool for all)
     ensemble_vs: PairedDifference  # M2 minus the algorithm
-
-    def to_json(self) -> dict[str, object]:
-        return {"rounds": self.rounds, "ensemble_vs": paired_json(self.ensemble_vs)}
 
 
 @dataclass(frozen=True)
@@ -116,29 +128,6 @@ class SeasonSummary:
     algorithms: dict[str, AlgorithmSeason]
     closing: ClosingComparison
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "season": self.season,
-            "train_seasons": {c: list(seasons) for c, seasons in self.train_seasons.items()},
-            "train_matches": self.train_matches,
-            "rows": self.rows,
-            "dropped": self.dropped,
-            "notes": list(self.notes),
-            "compared": list(self.compared),
-            "best_bookmaker": self.best_bookmaker,
-            "best_used": self.best_used,
-            "base_rates": list(self.base_rates),
-            "rounds": self.rounds,
-            "methods": {c: str(method) for c, method in self.methods.items()},
-            "calibration": self.calibration,
-            "weights": self.weights,
-            "scores": _table_json(self.scores),
-            "ensemble_vs_consensus": paired_json(self.ensemble_vs_consensus),
-            "ensemble_vs_best": paired_json(self.ensemble_vs_best),
-            "algorithms": {name: entry.to_json() for name, entry in self.algorithms.items()},
-            "closing": self.closing.to_json(),
-        }
-
 
 @dataclass(frozen=True)
 class OverallSummary:
@@ -151,27 +140,11 @@ class OverallSummary:
     algorithms: dict[str, PairedDifference]  # M2 minus each algorithm fitted every season
     closing: ClosingComparison
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "rows": self.rows,
-            "scores": _table_json(self.scores),
-            "ensemble_vs_consensus": paired_json(self.ensemble_vs_consensus),
-            "ensemble_vs_best": paired_json(self.ensemble_vs_best),
-            "algorithms": {name: paired_json(d) for name, d in self.algorithms.items()},
-            "closing": self.closing.to_json(),
-        }
-
 
 @dataclass(frozen=True)
 class BacktestSummary:
     seasons: tuple[SeasonSummary, ...]
     overall: OverallSummary
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "seasons": [season.to_json() for season in self.seasons],
-            "overall": self.overall.to_json(),
-        }
 
 
 def overall(folds: Sequence[Fold]) -> tuple[NDArray[np.intp], dict[str, NDArray[np.float64]]]:
@@ -251,15 +224,6 @@ class VariantSummary:
     seasons: dict[str, float]  # its ensemble's log loss by test season
     versus_baseline: PairedDifference  # the variant minus plain M2
     versus_consensus: PairedDifference
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "options": self.options,
-            "overall": self.overall.to_json(),
-            "seasons": self.seasons,
-            "versus_baseline": paired_json(self.versus_baseline),
-            "versus_consensus": paired_json(self.versus_consensus),
-        }
 
 
 def variant_summary(
