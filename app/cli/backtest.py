@@ -9,10 +9,10 @@ import typer
 
 from app.cli.common import (
     console,
+    database_session,
     fail,
     load_settings,
     new_table,
-    open_database,
     say,
     show_table,
     split_list,
@@ -111,23 +111,28 @@ def backtest_command(
 ) -> None:
     """Walk-forward evaluation by season: fit on earlier seasons, score each test season."""
     from app.cli.backtest_report import write_report
-    from app.domain.backtest import backtest_config
+    from app.domain.backtest import OTHER_ALGORITHMS, BacktestConfig
+    from app.domain.fitting import FitOptions, methods_to_try
     from app.services import backtest
 
     try:
-        config = backtest_config(
-            method=method,
-            choose_method=choose_method,
-            phase=phase,
-            rounds_grid=tuple(int(part) for part in rounds_grid.split(",")),
-            bookmakers=split_list(bookmakers),
-            min_quotes=min_quotes,
-            half_life_days=half_life_days,
-            calibrate=calibrate,
+        grid = tuple(int(part) for part in rounds_grid.split(","))
+        if min(grid) < 1:
+            raise ValueError("the rounds grid needs numbers of at least 1")
+        config = BacktestConfig(
+            options=FitOptions(
+                rounds_grid=grid,
+                phase=phase,
+                methods=methods_to_try(method, choose=choose_method),
+                bookmakers=split_list(bookmakers),
+                min_quotes=min_quotes,
+                half_life_days=half_life_days,
+                calibrate=calibrate,
+            ),
             train_seasons=train_seasons,
             test_seasons=split_list(test_seasons),
             per_competition=per_competition,
-            compare_algorithms=compare_algorithms,
+            algorithms=tuple(OTHER_ALGORITHMS) if compare_algorithms else (),
         )
         value_config = (
             _value_config(value_sources, value_thresholds, value_reference, value_bookmakers)
@@ -187,14 +192,14 @@ def _read_tables(
 ) -> tuple[MatchTable, QuoteTable, str]:
     """The tables of the season files (of ``leagues``: the files of others are not parsed)
     or of the configured database, and what they are."""
+    from app.domain.records import EARLIEST, LATEST
     from app.services import backtest
+    from app.services.model_versions import load_tables
     from app.services.season_files import SeasonFileError, csv_files
 
     if database:
-        engine, factory = open_database(load_settings(), writes=False)
-        with factory() as session:
-            matches, quotes = backtest.tables_from_database(session)
-        engine.dispose()
+        with database_session(load_settings(), writes=False) as session:
+            matches, quotes = load_tables(session, start=EARLIEST, end=LATEST)
         return matches, quotes, "the configured database"
     try:
         files = csv_files(sources)

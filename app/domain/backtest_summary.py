@@ -175,7 +175,7 @@ def _season(fold: Fold) -> SeasonSummary:
         best_bookmaker=fold.best_bookmaker,
         best_used=fold.best_used,
         base_rates=fold.base_rates,
-        rounds=fold.rounds,
+        rounds={c: e.rounds for c, e in ensembles.items()},
         methods={c: e.method for c, e in ensembles.items()},
         calibration={c: e.calibration for c, e in ensembles.items()},
         weights={

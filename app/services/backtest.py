@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy.orm import Session
 
 from app.domain.backtest import VARIANTS, BacktestConfig, Fold, run_backtest
 from app.domain.backtest.value_bets import ValueBetConfig
@@ -18,11 +17,9 @@ from app.domain.backtest_summary import (
     variant_summary,
 )
 from app.domain.football_data import FileFormatError, parse_football_data
-from app.domain.records import EARLIEST, LATEST
 from app.domain.tables import MatchTable, QuoteTable, restrict, tables_from_batches
 from app.domain.value_summary import ValueSummary, summarise_value
 from app.domain.vocabulary import Phase
-from app.services.model_versions import load_tables
 from app.services.season_files import SeasonFileError, leagues_of
 
 
@@ -60,10 +57,6 @@ def tables_from_files(
             raise SeasonFileError(path, str(error)) from None
     _check_known("league", wanted, present)
     return tables_from_batches(batches)
-
-
-def tables_from_database(session: Session) -> tuple[MatchTable, QuoteTable]:
-    return load_tables(session, start=EARLIEST, end=LATEST)
 
 
 class UnknownNameError(ValueError):
