@@ -147,10 +147,12 @@ def backtest_command(
     matches, quotes, source = _read_tables(sources or [], database=database, leagues=wanted_leagues)
     try:
         backtest.check_names(
-            matches, quotes, leagues=wanted_leagues, bookmakers=split_list(bookmakers)
+            matches,
+            quotes,
+            leagues=wanted_leagues,
+            bookmakers=split_list(bookmakers),
+            value_bets=value_config,
         )
-        if value_config is not None:
-            backtest.check_value_names(quotes, value_config)
     except backtest.UnknownNameError as error:
         fail(str(error), code=2)
     matches, quotes = backtest.only_leagues(matches, quotes, wanted_leagues)

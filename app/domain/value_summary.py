@@ -172,20 +172,13 @@ def summarise_value(
     rules = [(source, t) for source in config.sources for t in config.thresholds]
     bets = {rule: [bets_of(fold, *rule) for fold in priced] for rule in rules}
     seasons = tuple(
-        _period(
-            fold.season,
-            [fold],
-            {rule: [bets[rule][index]] for rule in rules},
-            config,
-        )
+        _period(fold.season, [fold], {rule: bets[rule][index] for rule in rules}, config)
         for index, fold in enumerate(priced)
     )
-    pooled = {rule: [joined(bets[rule])] for rule in rules}
+    pooled = {rule: joined(bets[rule]) for rule in rules}
     lowest = min(config.thresholds)
     ev_bins = tuple(
-        ev_bin
-        for source in config.sources
-        for ev_bin in _ev_bins(source, pooled[source, lowest][0])
+        ev_bin for source in config.sources for ev_bin in _ev_bins(source, pooled[source, lowest])
     )
     return ValueSummary(config, seasons, _period(None, priced, pooled, config), ev_bins)
 
@@ -193,13 +186,13 @@ def summarise_value(
 def _period(
     season: str | None,
     priced: Sequence[PricedFold],
-    bets: dict[tuple[str, float], list[Bets]],
+    bets: dict[tuple[str, float], Bets],
     config: ValueBetConfig,
 ) -> ValuePeriod:
-    rules = tuple(_rule(source, threshold, b[0], config) for (source, threshold), b in bets.items())
+    rules = tuple(_rule(source, threshold, b, config) for (source, threshold), b in bets.items())
     first, *others = config.sources
     comparisons = tuple(
-        _comparison(first, other, threshold, bets[first, threshold][0], bets[other, threshold][0])
+        _comparison(first, other, threshold, bets[first, threshold], bets[other, threshold])
         for other in others
         for threshold in config.thresholds
     )

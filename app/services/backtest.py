@@ -69,19 +69,18 @@ def check_names(
     *,
     leagues: Sequence[str] | None,
     bookmakers: Sequence[str] | None,
+    value_bets: ValueBetConfig | None,
 ) -> None:
-    """Every league and bookmaker asked for is in the tables, or :class:`UnknownNameError`."""
+    """Every league and bookmaker asked for (a pool bookmaker, or one the value-bet rules
+    name) is in the tables, or :class:`UnknownNameError`; the value reference needs closing
+    quotes."""
     _check_known("league", set(leagues or ()), set(matches.competition.tolist()))
     _check_known("bookmaker", set(bookmakers or ()), set(quotes.bookmaker.tolist()))
-
-
-def check_value_names(quotes: QuoteTable, config: ValueBetConfig) -> None:
-    """Every bookmaker the value-bet rules name (a source, the reference, a price taker) is
-    in the quotes, or :class:`UnknownNameError`; the reference needs closing quotes."""
-    named = {*config.bookmaker_sources(), *config.bookmakers}
-    _check_known("bookmaker", named, set(quotes.bookmaker.tolist()))
-    closing = set(quotes.bookmaker[quotes.phase == Phase.CLOSING].tolist())
-    _check_known("closing line of", {config.reference}, closing)
+    if value_bets is not None:
+        named = {*value_bets.bookmaker_sources(), *value_bets.bookmakers}
+        _check_known("bookmaker", named, set(quotes.bookmaker.tolist()))
+        closing = set(quotes.bookmaker[quotes.phase == Phase.CLOSING].tolist())
+        _check_known("closing line of", {value_bets.reference}, closing)
 
 
 def _check_known(label: str, wanted: set[str], present: set[str]) -> None:

@@ -13,7 +13,7 @@ formula (EV, CLV, Kelly) is :mod:`app.domain.value`'s.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from numpy.typing import NDArray
@@ -189,14 +189,7 @@ def joined(bets: Sequence[Bets]) -> Bets:
     """Several folds' bets as one run, in kickoff order."""
     order = np.argsort(np.concatenate([b.kickoff for b in bets]), kind="stable")
     return Bets(
-        match_id=np.concatenate([b.match_id for b in bets])[order],
-        kickoff=np.concatenate([b.kickoff for b in bets])[order],
-        outcome=np.concatenate([b.outcome for b in bets])[order],
-        price=np.concatenate([b.price for b in bets])[order],
-        bookmaker=np.concatenate([b.bookmaker for b in bets])[order],
-        claimed_ev=np.concatenate([b.claimed_ev for b in bets])[order],
-        clv=np.concatenate([b.clv for b in bets])[order],
-        won=np.concatenate([b.won for b in bets])[order],
+        **{f.name: np.concatenate([getattr(b, f.name) for b in bets])[order] for f in fields(Bets)}
     )
 
 
