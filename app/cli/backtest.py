@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 ROUNDS_GRID = ",".join(map(str, defaults.ROUNDS_GRID))
-# The value-bet rules measured by default (app.domain.backtest.value_bets.ValueBetConfig).
+# The value-bet rules measured by default.
 VALUE_SOURCES = "ensemble,consensus,PS"
 VALUE_THRESHOLDS = "0,0.02,0.05"
 VALUE_REFERENCE = "PS"
@@ -173,7 +173,7 @@ def backtest_command(
 
 def _value_config(sources: str, thresholds: str, reference: str, bookmakers: str) -> ValueBetConfig:
     """The value-bet rules of the options; ``ValueError`` says what is wrong."""
-    from app.domain.backtest.value_bets import value_bet_config
+    from app.domain.backtest.value_bets import ValueBetConfig
 
     try:
         numbers = tuple(float(part) for part in split_list(thresholds) or ())
@@ -181,9 +181,9 @@ def _value_config(sources: str, thresholds: str, reference: str, bookmakers: str
         raise ValueError(
             f"--value-thresholds takes numbers, e.g. 0,0.02: not {thresholds!r}"
         ) from None
-    return value_bet_config(
+    return ValueBetConfig(
         sources=split_list(sources) or (),
-        thresholds=numbers,
+        thresholds=tuple(sorted(numbers)),
         reference=reference.strip(),
         bookmakers=split_list(bookmakers) or (),
     )

@@ -90,9 +90,14 @@ class ClosingComparison:
     scores: dict[str, ScoredForecast]  # empty when no row has them
 
 
-def closing_comparison(
-    y: NDArray[np.intp], forecasts: dict[str, NDArray[np.float64]]
-) -> ClosingComparison:
+def closing_comparison(folds: Sequence[Fold]) -> ClosingComparison:
+    """The folds' rows with Pinnacle's closing odds together."""
+    y = np.concatenate([fold.y[fold.closing_rows] for fold in folds])
+    forecasts = {
+        name: np.concatenate([fold.forecasts[name][fold.closing_rows] for fold in folds])
+        for name in (ENSEMBLE, CONSENSUS)
+    }
+    forecasts[PINNACLE_CLOSING] = np.concatenate([fold.closing for fold in folds])
     return ClosingComparison(len(y), score_table(y, forecasts) if len(y) else {})
 
 
@@ -161,8 +166,6 @@ def summarise(folds: Sequence[Fold]) -> BacktestSummary:
 
 def _season(fold: Fold) -> SeasonSummary:
     y, forecasts = fold.y, fold.forecasts
-    closing = {name: forecasts[name][fold.closing_rows] for name in (ENSEMBLE, CONSENSUS)}
-    closing[PINNACLE_CLOSING] = fold.closing
     ensembles = fold.ensembles
     return SeasonSummary(
         season=fold.season,
@@ -189,18 +192,12 @@ def _season(fold: Fold) -> SeasonSummary:
             name: AlgorithmSeason(rounds, paired(y, forecasts[ENSEMBLE], forecasts[name]))
             for name, rounds in fold.algorithm_rounds.items()
         },
-        closing=closing_comparison(y[fold.closing_rows], closing),
+        closing=closing_comparison([fold]),
     )
 
 
 def _overall(folds: Sequence[Fold]) -> OverallSummary:
     y, forecasts = overall(folds)
-    closing_y = np.concatenate([fold.y[fold.closing_rows] for fold in folds])
-    closing = {
-        name: np.concatenate([fold.forecasts[name][fold.closing_rows] for fold in folds])
-        for name in (ENSEMBLE, CONSENSUS)
-    }
-    closing[PINNACLE_CLOSING] = np.concatenate([fold.closing for fold in folds])
     return OverallSummary(
         rows=len(y),
         scores=score_table(y, forecasts),
@@ -211,7 +208,7 @@ def _overall(folds: Sequence[Fold]) -> OverallSummary:
             for name in OTHER_ALGORITHMS
             if name in forecasts
         },
-        closing=closing_comparison(closing_y, closing),
+        closing=closing_comparison(folds),
     )
 
 
