@@ -260,8 +260,7 @@ def _print_overall(whole: OverallSummary) -> None:
             name, f"{row.log_loss:.4f}", f"{row.brier:.4f}", f"{row.rps:.4f}", f"{row.accuracy:.4f}"
         )
     show_table(table)
-    difference = whole.ensemble_vs_consensus
-    say(
-        f"ensemble - consensus: {difference.mean:+.4f} ± {difference.standard_error:.4f} "
-        f"log loss per match (p = {difference.p_value:.2f})"
-    )
+    from app.cli.backtest_report.markdown import difference
+
+    paired = whole.ensemble_vs_consensus
+    say(f"ensemble - consensus: {difference(paired)} log loss per match (p = {paired.p_value:.2f})")
