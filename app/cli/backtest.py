@@ -9,10 +9,10 @@ import typer
 
 from app.cli.common import (
     console,
+    database_session,
     fail,
     load_settings,
     new_table,
-    open_database,
     say,
     show_table,
     split_list,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 ROUNDS_GRID = ",".join(map(str, defaults.ROUNDS_GRID))
-# The value-bet rules measured by default (app.domain.backtest.value_bets.ValueBetConfig).
+# The value-bet rules measured by default.
 VALUE_SOURCES = "ensemble,consensus,PS"
 VALUE_THRESHOLDS = "0,0.02,0.05"
 VALUE_REFERENCE = "PS"
@@ -111,23 +111,28 @@ def backtest_command(
 ) -> None:
     """Walk-forward evaluation by season: fit on earlier seasons, score each test season."""
     from app.cli.backtest_report import write_report
-    from app.domain.backtest import backtest_config
+    from app.domain.backtest import OTHER_ALGORITHMS, BacktestConfig
+    from app.domain.fitting import FitOptions, methods_to_try
     from app.services import backtest
 
     try:
-        config = backtest_config(
-            method=method,
-            choose_method=choose_method,
-            phase=phase,
-            rounds_grid=tuple(int(part) for part in rounds_grid.split(",")),
-            bookmakers=split_list(bookmakers),
-            min_quotes=min_quotes,
-            half_life_days=half_life_days,
-            calibrate=calibrate,
+        grid = tuple(int(part) for part in rounds_grid.split(","))
+        if min(grid) < 1:
+            raise ValueError("the rounds grid needs numbers of at least 1")
+        config = BacktestConfig(
+            options=FitOptions(
+                rounds_grid=grid,
+                phase=phase,
+                methods=methods_to_try(method, choose=choose_method),
+                bookmakers=split_list(bookmakers),
+                min_quotes=min_quotes,
+                half_life_days=half_life_days,
+                calibrate=calibrate,
+            ),
             train_seasons=train_seasons,
             test_seasons=split_list(test_seasons),
             per_competition=per_competition,
-            compare_algorithms=compare_algorithms,
+            algorithms=tuple(OTHER_ALGORITHMS) if compare_algorithms else (),
         )
         value_config = (
             _value_config(value_sources, value_thresholds, value_reference, value_bookmakers)
@@ -142,10 +147,12 @@ def backtest_command(
     matches, quotes, source = _read_tables(sources or [], database=database, leagues=wanted_leagues)
     try:
         backtest.check_names(
-            matches, quotes, leagues=wanted_leagues, bookmakers=split_list(bookmakers)
+            matches,
+            quotes,
+            leagues=wanted_leagues,
+            bookmakers=split_list(bookmakers),
+            value_bets=value_config,
         )
-        if value_config is not None:
-            backtest.check_value_names(quotes, value_config)
     except backtest.UnknownNameError as error:
         fail(str(error), code=2)
     matches, quotes = backtest.only_leagues(matches, quotes, wanted_leagues)
@@ -166,7 +173,7 @@ def backtest_command(
 
 def _value_config(sources: str, thresholds: str, reference: str, bookmakers: str) -> ValueBetConfig:
     """The value-bet rules of the options; ``ValueError`` says what is wrong."""
-    from app.domain.backtest.value_bets import value_bet_config
+    from app.domain.backtest.value_bets import ValueBetConfig
 
     try:
         numbers = tuple(float(part) for part in split_list(thresholds) or ())
@@ -174,9 +181,9 @@ def _value_config(sources: str, thresholds: str, reference: str, bookmakers: str
         raise ValueError(
             f"--value-thresholds takes numbers, e.g. 0,0.02: not {thresholds!r}"
         ) from None
-    return value_bet_config(
+    return ValueBetConfig(
         sources=split_list(sources) or (),
-        thresholds=numbers,
+        thresholds=tuple(sorted(numbers)),
         reference=reference.strip(),
         bookmakers=split_list(bookmakers) or (),
     )
@@ -187,14 +194,14 @@ def _read_tables(
 ) -> tuple[MatchTable, QuoteTable, str]:
     """The tables of the season files (of ``leagues``: the files of others are not parsed)
     or of the configured database, and what they are."""
+    from app.domain.records import EARLIEST, LATEST
     from app.services import backtest
+    from app.services.model_versions import load_tables
     from app.services.season_files import SeasonFileError, csv_files
 
     if database:
-        engine, factory = open_database(load_settings(), writes=False)
-        with factory() as session:
-            matches, quotes = backtest.tables_from_database(session)
-        engine.dispose()
+        with database_session(load_settings(), writes=False) as session:
+            matches, quotes = load_tables(session, start=EARLIEST, end=LATEST)
         return matches, quotes, "the configured database"
     try:
         files = csv_files(sources)
@@ -253,8 +260,7 @@ def _print_overall(whole: OverallSummary) -> None:
             name, f"{row.log_loss:.4f}", f"{row.brier:.4f}", f"{row.rps:.4f}", f"{row.accuracy:.4f}"
         )
     show_table(table)
-    difference = whole.ensemble_vs_consensus
-    say(
-        f"ensemble - consensus: {difference.mean:+.4f} ± {difference.standard_error:.4f} "
-        f"log loss per match (p = {difference.p_value:.2f})"
-    )
+    from app.cli.backtest_report.markdown import difference
+
+    paired = whole.ensemble_vs_consensus
+    say(f"ensemble - consensus: {difference(paired)} log loss per match (p = {paired.p_value:.2f})")

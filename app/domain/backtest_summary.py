@@ -1,13 +1,15 @@
 """The figures of a walk-forward backtest: every forecast's scores and the paired differences
 that matter, per test season and over all of them, as typed records.
 
-Each record's ``to_json`` gives it as the JSON report writes it.
+:func:`report_json` gives any of them as the JSON report writes it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, is_dataclass
+from enum import Enum
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -51,17 +53,33 @@ def paired(y: NDArray[np.intp], a: NDArray[np.float64], b: NDArray[np.float64]) 
     return paired_difference(log_loss_rows(y, a), log_loss_rows(y, b))
 
 
+def report_json(value: object) -> Any:
+    """``value`` as report.json writes it: a record as its fields by name (or as its own
+    ``to_json`` says), tuples as lists, enumerations as their value."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, PairedDifference):
+        return paired_json(value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return fields_json(value)
+    if isinstance(value, dict):
+        return {key: report_json(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return [report_json(item) for item in value]
+    return value.value if isinstance(value, Enum) else value
+
+
+def fields_json(record: Any) -> dict[str, Any]:
+    return {field.name: report_json(getattr(record, field.name)) for field in fields(record)}
+
+
 def paired_json(difference: PairedDifference) -> dict[str, float]:
     return {
         "mean": difference.mean,
         "standard_error": difference.standard_error,
         "p_value": difference.p_value,
-        "rows": float(difference.n),
+        "rows": float(difference.n),  # as the report has always written it
     }
-
-
-def _table_json(table: dict[str, ScoredForecast]) -> dict[str, dict[str, float]]:
-    return {name: scored.to_json() for name, scored in table.items()}
 
 
 @dataclass(frozen=True)
@@ -71,13 +89,15 @@ class ClosingComparison:
     rows: int
     scores: dict[str, ScoredForecast]  # empty when no row has them
 
-    def to_json(self) -> dict[str, object]:
-        return {"rows": self.rows, "scores": _table_json(self.scores)}
 
-
-def closing_comparison(
-    y: NDArray[np.intp], forecasts: dict[str, NDArray[np.float64]]
-) -> ClosingComparison:
+def closing_comparison(folds: Sequence[Fold]) -> ClosingComparison:
+    """The folds' rows with Pinnacle's closing odds together."""
+    y = np.concatenate([fold.y[fold.closing_rows] for fold in folds])
+    forecasts = {
+        name: np.concatenate([fold.forecasts[name][fold.closing_rows] for fold in folds])
+        for name in (ENSEMBLE, CONSENSUS)
+    }
+    forecasts[PINNACLE_CLOSING] = np.concatenate([fold.closing for fold in folds])
     return ClosingComparison(len(y), score_table(y, forecasts) if len(y) else {})
 
 
@@ -87,9 +107,6 @@ class AlgorithmSeason:
 
     rounds: dict[str, int]  # by competition ("" when one pool for all)
     ensemble_vs: PairedDifference  # M2 minus the algorithm
-
-    def to_json(self) -> dict[str, object]:
-        return {"rounds": self.rounds, "ensemble_vs": paired_json(self.ensemble_vs)}
 
 
 @dataclass(frozen=True)
@@ -116,29 +133,6 @@ class SeasonSummary:
     algorithms: dict[str, AlgorithmSeason]
     closing: ClosingComparison
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "season": self.season,
-            "train_seasons": {c: list(seasons) for c, seasons in self.train_seasons.items()},
-            "train_matches": self.train_matches,
-            "rows": self.rows,
-            "dropped": self.dropped,
-            "notes": list(self.notes),
-            "compared": list(self.compared),
-            "best_bookmaker": self.best_bookmaker,
-            "best_used": self.best_used,
-            "base_rates": list(self.base_rates),
-            "rounds": self.rounds,
-            "methods": {c: str(method) for c, method in self.methods.items()},
-            "calibration": self.calibration,
-            "weights": self.weights,
-            "scores": _table_json(self.scores),
-            "ensemble_vs_consensus": paired_json(self.ensemble_vs_consensus),
-            "ensemble_vs_best": paired_json(self.ensemble_vs_best),
-            "algorithms": {name: entry.to_json() for name, entry in self.algorithms.items()},
-            "closing": self.closing.to_json(),
-        }
-
 
 @dataclass(frozen=True)
 class OverallSummary:
@@ -151,27 +145,11 @@ class OverallSummary:
     algorithms: dict[str, PairedDifference]  # M2 minus each algorithm fitted every season
     closing: ClosingComparison
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "rows": self.rows,
-            "scores": _table_json(self.scores),
-            "ensemble_vs_consensus": paired_json(self.ensemble_vs_consensus),
-            "ensemble_vs_best": paired_json(self.ensemble_vs_best),
-            "algorithms": {name: paired_json(d) for name, d in self.algorithms.items()},
-            "closing": self.closing.to_json(),
-        }
-
 
 @dataclass(frozen=True)
 class BacktestSummary:
     seasons: tuple[SeasonSummary, ...]
     overall: OverallSummary
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "seasons": [season.to_json() for season in self.seasons],
-            "overall": self.overall.to_json(),
-        }
 
 
 def overall(folds: Sequence[Fold]) -> tuple[NDArray[np.intp], dict[str, NDArray[np.float64]]]:
@@ -188,8 +166,6 @@ def summarise(folds: Sequence[Fold]) -> BacktestSummary:
 
 def _season(fold: Fold) -> SeasonSummary:
     y, forecasts = fold.y, fold.forecasts
-    closing = {name: forecasts[name][fold.closing_rows] for name in (ENSEMBLE, CONSENSUS)}
-    closing[PINNACLE_CLOSING] = fold.closing
     ensembles = fold.ensembles
     return SeasonSummary(
         season=fold.season,
@@ -202,7 +178,7 @@ def _season(fold: Fold) -> SeasonSummary:
         best_bookmaker=fold.best_bookmaker,
         best_used=fold.best_used,
         base_rates=fold.base_rates,
-        rounds=fold.rounds,
+        rounds={c: e.rounds for c, e in ensembles.items()},
         methods={c: e.method for c, e in ensembles.items()},
         calibration={c: e.calibration for c, e in ensembles.items()},
         weights={
@@ -216,18 +192,12 @@ def _season(fold: Fold) -> SeasonSummary:
             name: AlgorithmSeason(rounds, paired(y, forecasts[ENSEMBLE], forecasts[name]))
             for name, rounds in fold.algorithm_rounds.items()
         },
-        closing=closing_comparison(y[fold.closing_rows], closing),
+        closing=closing_comparison([fold]),
     )
 
 
 def _overall(folds: Sequence[Fold]) -> OverallSummary:
     y, forecasts = overall(folds)
-    closing_y = np.concatenate([fold.y[fold.closing_rows] for fold in folds])
-    closing = {
-        name: np.concatenate([fold.forecasts[name][fold.closing_rows] for fold in folds])
-        for name in (ENSEMBLE, CONSENSUS)
-    }
-    closing[PINNACLE_CLOSING] = np.concatenate([fold.closing for fold in folds])
     return OverallSummary(
         rows=len(y),
         scores=score_table(y, forecasts),
@@ -238,7 +208,7 @@ def _overall(folds: Sequence[Fold]) -> OverallSummary:
             for name in OTHER_ALGORITHMS
             if name in forecasts
         },
-        closing=closing_comparison(closing_y, closing),
+        closing=closing_comparison(folds),
     )
 
 
@@ -251,15 +221,6 @@ class VariantSummary:
     seasons: dict[str, float]  # its ensemble's log loss by test season
     versus_baseline: PairedDifference  # the variant minus plain M2
     versus_consensus: PairedDifference
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "options": self.options,
-            "overall": self.overall.to_json(),
-            "seasons": self.seasons,
-            "versus_baseline": paired_json(self.versus_baseline),
-            "versus_consensus": paired_json(self.versus_consensus),
-        }
 
 
 def variant_summary(

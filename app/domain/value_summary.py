@@ -4,7 +4,8 @@ closing-line value and flat-stake return with 95 % intervals, a fractional-Kelly
 with its largest drawdown, and how much of the claimed edge was real (the slope of CLV on
 claimed EV).
 
-Each record's ``to_json`` gives it as the JSON report writes it.
+:func:`app.domain.backtest_summary.report_json` gives any of them as the JSON report
+writes it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from app.domain.backtest.value_bets import (
     max_drawdown,
     priced_fold,
 )
+from app.domain.backtest_summary import fields_json
 from app.domain.evaluation import (
     MeanInterval,
     PairedDifference,
@@ -41,10 +43,6 @@ EV_BIN_EDGES = (0.0, 0.02, 0.05, 0.10, 0.20)
 # The threshold whose bankroll curves the report plots, when it is measured.
 PLOTTED_THRESHOLD = 0.02
 CURVE_DIGITS = 6
-
-
-def interval_json(interval: MeanInterval) -> dict[str, float | int | None]:
-    return asdict(interval)
 
 
 @dataclass(frozen=True)
@@ -81,17 +79,6 @@ class ValueRule:
     slope: float | None
     bankroll: Bankroll
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "source": self.source,
-            "threshold": self.threshold,
-            "bets": self.bets,
-            "clv": interval_json(self.clv),
-            "roi": interval_json(self.roi),
-            "slope": self.slope,
-            "bankroll": self.bankroll.to_json(),
-        }
-
 
 @dataclass(frozen=True)
 class RuleComparison:
@@ -116,19 +103,10 @@ class RuleComparison:
     second_only_claimed_ev: float | None
 
     def to_json(self) -> dict[str, object]:
+        # Unlike the scores' paired differences, this one is written with its own field names.
         difference = self.clv_difference
-        return {
-            "first": self.first,
-            "second": self.second,
-            "threshold": self.threshold,
-            "matches": self.matches,
-            "same_outcome": self.same_outcome,
-            "clv_difference": None if difference is None else asdict(difference),
-            "first_only": interval_json(self.first_only),
-            "second_only": interval_json(self.second_only),
-            "first_only_claimed_ev": self.first_only_claimed_ev,
-            "second_only_claimed_ev": self.second_only_claimed_ev,
-        }
+        clv_difference = None if difference is None else asdict(difference)
+        return {**fields_json(self), "clv_difference": clv_difference}
 
 
 @dataclass(frozen=True)
@@ -142,14 +120,6 @@ class ClosingDistance:
     matches: int
     mean_absolute: float | None
     bias: tuple[float, float, float] | None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "source": self.source,
-            "matches": self.matches,
-            "mean_absolute": self.mean_absolute,
-            "bias": None if self.bias is None else list(self.bias),
-        }
 
 
 @dataclass(frozen=True)
@@ -172,17 +142,6 @@ class ValuePeriod:
     def rule(self, source: str, threshold: float) -> ValueRule:
         return next(r for r in self.rules if r.source == source and r.threshold == threshold)
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "season": self.season,
-            "matches": self.matches,
-            "closing_matches": self.closing_matches,
-            "rules": [rule.to_json() for rule in self.rules],
-            "every_outcome": interval_json(self.every_outcome),
-            "comparisons": [comparison.to_json() for comparison in self.comparisons],
-            "closing_distances": [distance.to_json() for distance in self.closing_distances],
-        }
-
 
 @dataclass(frozen=True)
 class EvBin:
@@ -195,15 +154,6 @@ class EvBin:
     claimed_ev: float
     clv: MeanInterval
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "source": self.source,
-            "low": self.low,
-            "high": self.high,
-            "claimed_ev": self.claimed_ev,
-            "clv": interval_json(self.clv),
-        }
-
 
 @dataclass(frozen=True)
 class ValueSummary:
@@ -211,23 +161,6 @@ class ValueSummary:
     seasons: tuple[ValuePeriod, ...]
     overall: ValuePeriod
     ev_bins: tuple[EvBin, ...]  # of each source's bets at the lowest threshold
-
-    def to_json(self) -> dict[str, object]:
-        config = self.config
-        return {
-            "config": {
-                "sources": list(config.sources),
-                "thresholds": list(config.thresholds),
-                "reference": config.reference,
-                "bookmakers": list(config.bookmakers),
-                "method": str(config.method),
-                "kelly_fraction": config.kelly_fraction,
-                "stake_cap": config.stake_cap,
-            },
-            "seasons": [season.to_json() for season in self.seasons],
-            "overall": self.overall.to_json(),
-            "ev_bins": [ev_bin.to_json() for ev_bin in self.ev_bins],
-        }
 
 
 def summarise_value(
@@ -239,20 +172,13 @@ def summarise_value(
     rules = [(source, t) for source in config.sources for t in config.thresholds]
     bets = {rule: [bets_of(fold, *rule) for fold in priced] for rule in rules}
     seasons = tuple(
-        _period(
-            fold.season,
-            [fold],
-            {rule: [bets[rule][index]] for rule in rules},
-            config,
-        )
+        _period(fold.season, [fold], {rule: bets[rule][index] for rule in rules}, config)
         for index, fold in enumerate(priced)
     )
-    pooled = {rule: [joined(bets[rule])] for rule in rules}
+    pooled = {rule: joined(bets[rule]) for rule in rules}
     lowest = min(config.thresholds)
     ev_bins = tuple(
-        ev_bin
-        for source in config.sources
-        for ev_bin in _ev_bins(source, pooled[source, lowest][0])
+        ev_bin for source in config.sources for ev_bin in _ev_bins(source, pooled[source, lowest])
     )
     return ValueSummary(config, seasons, _period(None, priced, pooled, config), ev_bins)
 
@@ -260,13 +186,13 @@ def summarise_value(
 def _period(
     season: str | None,
     priced: Sequence[PricedFold],
-    bets: dict[tuple[str, float], list[Bets]],
+    bets: dict[tuple[str, float], Bets],
     config: ValueBetConfig,
 ) -> ValuePeriod:
-    rules = tuple(_rule(source, threshold, b[0], config) for (source, threshold), b in bets.items())
+    rules = tuple(_rule(source, threshold, b, config) for (source, threshold), b in bets.items())
     first, *others = config.sources
     comparisons = tuple(
-        _comparison(first, other, threshold, bets[first, threshold][0], bets[other, threshold][0])
+        _comparison(first, other, threshold, bets[first, threshold], bets[other, threshold])
         for other in others
         for threshold in config.thresholds
     )

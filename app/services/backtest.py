@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy.orm import Session
 
 from app.domain.backtest import VARIANTS, BacktestConfig, Fold, run_backtest
 from app.domain.backtest.value_bets import ValueBetConfig
@@ -18,11 +17,9 @@ from app.domain.backtest_summary import (
     variant_summary,
 )
 from app.domain.football_data import FileFormatError, parse_football_data
-from app.domain.records import EARLIEST, LATEST
 from app.domain.tables import MatchTable, QuoteTable, restrict, tables_from_batches
 from app.domain.value_summary import ValueSummary, summarise_value
 from app.domain.vocabulary import Phase
-from app.services.model_versions import load_tables
 from app.services.season_files import SeasonFileError, leagues_of
 
 
@@ -62,10 +59,6 @@ def tables_from_files(
     return tables_from_batches(batches)
 
 
-def tables_from_database(session: Session) -> tuple[MatchTable, QuoteTable]:
-    return load_tables(session, start=EARLIEST, end=LATEST)
-
-
 class UnknownNameError(ValueError):
     """A league or bookmaker asked for is not in the data; the message says which are."""
 
@@ -76,19 +69,18 @@ def check_names(
     *,
     leagues: Sequence[str] | None,
     bookmakers: Sequence[str] | None,
+    value_bets: ValueBetConfig | None,
 ) -> None:
-    """Every league and bookmaker asked for is in the tables, or :class:`UnknownNameError`."""
+    """Every league and bookmaker asked for (a pool bookmaker, or one the value-bet rules
+    name) is in the tables, or :class:`UnknownNameError`; the value reference needs closing
+    quotes."""
     _check_known("league", set(leagues or ()), set(matches.competition.tolist()))
     _check_known("bookmaker", set(bookmakers or ()), set(quotes.bookmaker.tolist()))
-
-
-def check_value_names(quotes: QuoteTable, config: ValueBetConfig) -> None:
-    """Every bookmaker the value-bet rules name (a source, the reference, a price taker) is
-    in the quotes, or :class:`UnknownNameError`; the reference needs closing quotes."""
-    named = {*config.bookmaker_sources(), *config.bookmakers}
-    _check_known("bookmaker", named, set(quotes.bookmaker.tolist()))
-    closing = set(quotes.bookmaker[quotes.phase == Phase.CLOSING].tolist())
-    _check_known("closing line of", {config.reference}, closing)
+    if value_bets is not None:
+        named = {*value_bets.bookmaker_sources(), *value_bets.bookmakers}
+        _check_known("bookmaker", named, set(quotes.bookmaker.tolist()))
+        closing = set(quotes.bookmaker[quotes.phase == Phase.CLOSING].tolist())
+        _check_known("closing line of", {value_bets.reference}, closing)
 
 
 def _check_known(label: str, wanted: set[str], present: set[str]) -> None:

@@ -5,6 +5,6 @@ the Markdown and JSON are written all the same. Nothing in the report depends on
 it was made, so the same inputs give the same report.
 """
 
-from app.cli.backtest_report.files import report_data, write_report
+from app.cli.backtest_report.files import write_report
 
-__all__ = ["report_data", "write_report"]
+__all__ = ["write_report"]

@@ -11,7 +11,7 @@ import numpy as np
 from app.cli.backtest_report.markdown import markdown
 from app.cli.backtest_report.plots import write_plots
 from app.domain.backtest import CONSENSUS, ENSEMBLE
-from app.domain.backtest_summary import overall
+from app.domain.backtest_summary import overall, report_json
 from app.domain.reliability import reliability
 from app.domain.version_records import recorded_options_json
 from app.services.backtest import Evaluation
@@ -24,7 +24,7 @@ def report_data(evaluation: Evaluation) -> dict[str, object]:
     were measured)."""
     config = evaluation.config
     y, forecasts = overall(evaluation.folds)
-    value = {} if evaluation.value is None else {"value": evaluation.value.to_json()}
+    value = {} if evaluation.value is None else {"value": report_json(evaluation.value)}
     return {
         "source": evaluation.source,
         "config": {
@@ -35,7 +35,7 @@ def report_data(evaluation: Evaluation) -> dict[str, object]:
             "algorithms": list(config.algorithms),
             "fit": recorded_options_json(config.options),
         },
-        **evaluation.summary.to_json(),
+        **report_json(evaluation.summary),
         "reliability": {
             name: [asdict(curve) for curve in reliability(y, forecasts[name])]
             for name in (ENSEMBLE, CONSENSUS)
@@ -44,7 +44,7 @@ def report_data(evaluation: Evaluation) -> dict[str, object]:
             fold.season: np.quantile(fold.training_margins, MARGIN_QUANTILES).tolist()
             for fold in evaluation.folds
         },
-        "variants": {name: variant.to_json() for name, variant in evaluation.variants.items()},
+        "variants": report_json(evaluation.variants),
         **value,
     }
 

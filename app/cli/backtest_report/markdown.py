@@ -123,12 +123,11 @@ def _by_season(seasons: Sequence[SeasonSummary]) -> list[str]:
     ]
     for season in seasons:
         losses = {name: scored.scores.log_loss for name, scored in season.scores.items()}
-        difference = season.ensemble_vs_consensus
         lines.append(
             f"| {season.season} | {season.rows} | {losses[ENSEMBLE]:.4f} | "
             f"{losses[CONSENSUS]:.4f} | {losses[BEST]:.4f} "
             f"({season.best_bookmaker}) | {losses[BASE_RATES]:.4f} | "
-            f"{difference.mean:+.4f} ± {difference.standard_error:.4f} | "
+            f"{difference(season.ensemble_vs_consensus)} | "
             f"{_by_competition(season.rounds)} |"
         )
     lines += ["", "Log loss per season. Weights of the ensemble per season:", ""]
@@ -188,8 +187,7 @@ def _other_algorithms(whole: OverallSummary, seasons: Sequence[SeasonSummary]) -
             versus, score = whole.algorithms[name], whole.scores[name].scores
             lines.append(
                 f"| {name} | {score.log_loss:.4f} | {score.accuracy:.4f} | "
-                f"{versus.mean:+.4f} ± {versus.standard_error:.4f} | "
-                f"{_p_value(versus.p_value)} | {rounds} |"
+                f"{difference(versus)} | {_p_value(versus.p_value)} | {rounds} |"
             )
         elif rounds:
             lines.append(f"| {name} | not fitted every season (see the notes) | | | | {rounds} |")
@@ -199,7 +197,6 @@ def _other_algorithms(whole: OverallSummary, seasons: Sequence[SeasonSummary]) -
 def _variants(whole: OverallSummary, variants: Mapping[str, VariantSummary]) -> list[str]:
     if not variants:
         return []
-    consensus = whole.ensemble_vs_consensus
     lines = [
         "",
         "## Beyond plain M2",
@@ -210,14 +207,13 @@ def _variants(whole: OverallSummary, variants: Mapping[str, VariantSummary]) -> 
         "| variant | log loss | vs plain M2 | p | vs consensus |",
         "|---|---:|---:|---:|---:|",
         f"| plain M2 | {whole.scores[ENSEMBLE].scores.log_loss:.4f} | | | "
-        f"{consensus.mean:+.4f} ± {consensus.standard_error:.4f} |",
+        f"{difference(whole.ensemble_vs_consensus)} |",
     ]
     for name, variant in variants.items():
-        versus, against = variant.versus_baseline, variant.versus_consensus
+        versus = variant.versus_baseline
         lines.append(
-            f"| {name} | {variant.overall.scores.log_loss:.4f} | {versus.mean:+.4f} ± "
-            f"{versus.standard_error:.4f} | {versus.p_value:.2f} | "
-            f"{against.mean:+.4f} ± {against.standard_error:.4f} |"
+            f"| {name} | {variant.overall.scores.log_loss:.4f} | {difference(versus)} | "
+            f"{versus.p_value:.2f} | {difference(variant.versus_consensus)} |"
         )
     return lines
 
@@ -242,15 +238,17 @@ def _plots(plots_written: bool) -> list[str]:
     ]
 
 
-def _verdict(difference: PairedDifference, other: str) -> str:
-    mean, se, p = difference.mean, difference.standard_error, difference.p_value
+def difference(paired: PairedDifference) -> str:
+    """``+0.0012 ± 0.0008``: a mean difference of log loss and its standard error."""
+    return f"{paired.mean:+.4f} ± {paired.standard_error:.4f}"
+
+
+def _verdict(paired: PairedDifference, other: str) -> str:
+    p, shown = paired.p_value, difference(paired)
     if p >= SIGNIFICANCE:
-        return (
-            f"not significantly different from the {other} (difference {mean:+.4f} ± "
-            f"{se:.4f}, p = {p:.2f})"
-        )
-    side = "better" if mean < 0 else "worse"
-    return f"significantly {side} than the {other} (difference {mean:+.4f} ± {se:.4f}, p = {p:.3f})"
+        return f"not significantly different from the {other} (difference {shown}, p = {p:.2f})"
+    side = "better" if paired.mean < 0 else "worse"
+    return f"significantly {side} than the {other} (difference {shown}, p = {p:.3f})"
 
 
 def _score_rows(scores: Mapping[str, ScoredForecast], order: Sequence[str]) -> list[str]:

@@ -39,7 +39,7 @@ def write_plots(evaluation: Evaluation, directory: Path) -> list[Path]:
     folds = evaluation.folds
     written = [
         save_figure(_reliability(folds), directory / PLOTS["reliability"]),
-        save_figure(_weights(folds), directory / PLOTS["weights"]),
+        save_figure(_weights(evaluation.summary.seasons), directory / PLOTS["weights"]),
         save_figure(_margins(folds), directory / PLOTS["margins"]),
         save_figure(_log_loss(evaluation.summary.seasons), directory / PLOTS["log_loss"]),
     ]
@@ -70,23 +70,14 @@ def _reliability(folds: Sequence[Fold]) -> Figure:
     return figure
 
 
-def _weights(folds: Sequence[Fold]) -> Figure:
+def _weights(seasons: Sequence[SeasonSummary]) -> Figure:
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(8, 4))
-    codes = sorted(
-        {code for fold in folds for e in fold.ensembles.values() for code in e.bookmakers}
-    )
-    seasons = [fold.season for fold in folds]
+    codes = sorted({code for season in seasons for w in season.weights.values() for code in w})
     for code in codes:
-        weights = [
-            sum(
-                float(e.weights[e.bookmakers.index(code)]) if code in e.bookmakers else 0.0
-                for e in fold.ensembles.values()
-            )
-            for fold in folds
-        ]
-        axis.plot(seasons, weights, marker="o", label=code)
+        weights = [sum(w.get(code, 0.0) for w in season.weights.values()) for season in seasons]
+        axis.plot([season.season for season in seasons], weights, marker="o", label=code)
     axis.set_ylabel("weight Σ ln(1/β)")
     axis.set_title("Bookmaker weights of the ensemble, per test season")
     axis.legend(ncol=4, fontsize="small")

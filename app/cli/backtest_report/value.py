@@ -12,7 +12,6 @@ from app.domain.value_summary import (
     PLOTTED_THRESHOLD,
     ClosingDistance,
     RuleComparison,
-    ValuePeriod,
     ValueRule,
     ValueSummary,
 )
@@ -49,7 +48,9 @@ def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
         "",
         "### All test seasons",
         "",
-        *_rule_table(whole),
+        "| source | EV > | bets | CLV | ROI | slope | Kelly end | max drawdown |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *[f"| {_rule_cells(rule)} |" for rule in whole.rules],
         f"| bet every outcome (baseline) | | {counted(whole.every_outcome.n, 'match')} | | "
         f"{_interval(whole.every_outcome, 1)} | | | |",
         "",
@@ -73,14 +74,6 @@ def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
         *_distances(value),
         *_bins(value),
         *_value_plots(plots_written),
-    ]
-
-
-def _rule_table(period: ValuePeriod) -> list[str]:
-    return [
-        "| source | EV > | bets | CLV | ROI | slope | Kelly end | max drawdown |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-        *[f"| {_rule_cells(rule)} |" for rule in period.rules],
     ]
 
 

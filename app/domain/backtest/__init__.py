@@ -31,8 +31,8 @@ The parts: :mod:`~app.domain.backtest.config` (what a run does, and its variants
 :mod:`~app.domain.backtest.value_bets` (the value bets each probability source would make).
 """
 
-from app.domain.backtest.algorithms import OTHER_ALGORITHMS, AlgorithmFit, fit_algorithm
-from app.domain.backtest.config import VARIANTS, BacktestConfig, Variant, backtest_config
+from app.domain.backtest.algorithms import OTHER_ALGORITHMS
+from app.domain.backtest.config import VARIANTS, BacktestConfig, Variant
 from app.domain.backtest.folds import (
     BASE_RATES,
     BEST,
@@ -43,7 +43,6 @@ from app.domain.backtest.folds import (
     Fold,
     run_backtest,
 )
-from app.domain.backtest.seasons import seasons_of, training_plan
 
 __all__ = [
     "BASE_RATES",
@@ -54,13 +53,8 @@ __all__ = [
     "OTHER_ALGORITHMS",
     "PINNACLE_CLOSING",
     "VARIANTS",
-    "AlgorithmFit",
     "BacktestConfig",
     "Fold",
     "Variant",
-    "backtest_config",
-    "fit_algorithm",
     "run_backtest",
-    "seasons_of",
-    "training_plan",
 ]

@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from app.domain.fitting import Fit, FitError, FitOptions, decay_weights
 from app.domain.records import OUTCOMES
-from app.domain.rounds import GridPoint, best_rounds, split_by_kickoff
+from app.domain.rounds import best_rounds, split_by_kickoff
 from boosting import (
     SAMME,
     AdaBoostM1,
@@ -35,11 +35,9 @@ class AlgorithmFit:
 
     name: str
     model: AdaBoostM1 | SAMME | AdaBoostMH
-    bookmakers: tuple[str, ...]
-    grid: list[GridPoint]
 
     def predict_proba(self, H: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Probabilities of 1, X, 2 from H laid out over ``bookmakers``."""
+        """Probabilities of 1, X, 2 from H laid out over the M2 fit's pool."""
         return self.model.predict_proba(_pool_outputs(self.name, H))
 
 
@@ -62,7 +60,7 @@ def fit_algorithm(name: str, fit: Fit, *, end: float, options: FitOptions) -> Al
         if len(model.classes_) != len(OUTCOMES):
             raise FitError(f"the training window of {name} lacks an outcome")
         staged = list(model.staged_predict_proba(_pool_outputs(name, validation.H)))
-        rounds, points = best_rounds(options.rounds_grid, validation.y, staged)
+        rounds, _ = best_rounds(options.rounds_grid, validation.y, staged)
         final = estimator(rounds, learner=FixedPool()).fit(
             _pool_outputs(name, training.H),
             training.y,
@@ -72,4 +70,4 @@ def fit_algorithm(name: str, fit: Fit, *, end: float, options: FitOptions) -> Al
         raise
     except ValueError as error:  # e.g. M1: no bookmaker with an error below 1/2
         raise FitError(str(error)) from error
-    return AlgorithmFit(name, final, training.bookmakers, points)
+    return AlgorithmFit(name, final)

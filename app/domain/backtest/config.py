@@ -6,9 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from app.domain import defaults
-from app.domain.backtest.algorithms import OTHER_ALGORITHMS
 from app.domain.fitting import FitOptions, methods_to_try
-from app.domain.vocabulary import Method, Phase
 
 
 @dataclass(frozen=True)
@@ -22,42 +20,6 @@ class BacktestConfig:
     # Boosting algorithms other than M2 fitted on the same pools and compared (see
     # app.domain.backtest.algorithms.OTHER_ALGORITHMS).
     algorithms: tuple[str, ...] = ()
-
-
-def backtest_config(
-    *,
-    method: Method,
-    choose_method: bool,
-    phase: Phase,
-    rounds_grid: tuple[int, ...],
-    bookmakers: tuple[str, ...] | None,
-    min_quotes: int,
-    half_life_days: float | None,
-    calibrate: bool,
-    train_seasons: int,
-    test_seasons: tuple[str, ...] | None,
-    per_competition: bool,
-    compare_algorithms: bool,
-) -> BacktestConfig:
-    """The walk-forward as ``oddsboost backtest`` states it: one method (or every method,
-    that one first), and every other boosting algorithm compared or none."""
-    if not rounds_grid or min(rounds_grid) < 1:
-        raise ValueError("the rounds grid needs numbers of at least 1")
-    return BacktestConfig(
-        options=FitOptions(
-            rounds_grid=rounds_grid,
-            phase=phase,
-            methods=methods_to_try(method, choose=choose_method),
-            bookmakers=bookmakers,
-            min_quotes=min_quotes,
-            half_life_days=half_life_days,
-            calibrate=calibrate,
-        ),
-        train_seasons=train_seasons,
-        test_seasons=test_seasons,
-        per_competition=per_competition,
-        algorithms=tuple(OTHER_ALGORITHMS) if compare_algorithms else (),
-    )
 
 
 @dataclass(frozen=True)

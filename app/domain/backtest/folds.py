@@ -4,14 +4,14 @@ before it and every forecast on the rows they share (see :mod:`app.domain.backte
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain.backtest.algorithms import AlgorithmFit, fit_algorithm
+from app.domain.backtest.algorithms import fit_algorithm
 from app.domain.backtest.config import BacktestConfig
 from app.domain.backtest.prices import positions_of
 from app.domain.backtest.ranking import (
@@ -46,7 +46,6 @@ class Fold:
     train_seasons: TrainingPlan
     train_match_ids: NDArray[np.int64]
     test_match_ids: NDArray[np.int64]  # the shared rows, in order
-    train_last_kickoff: float
     test_first_kickoff: float
     y: NDArray[np.intp]
     forecasts: dict[str, NDArray[np.float64]]
@@ -54,7 +53,6 @@ class Fold:
     best_bookmaker: str  # the first of the training ranking
     best_used: dict[str, int]  # rows forecast by each candidate (stand-ins when it is absent)
     ensembles: dict[str, Ensemble]  # by competition ("" when one pool for all)
-    rounds: dict[str, int]
     training_margins: NDArray[np.float64]
     dropped: dict[str, int]
     closing_rows: NDArray[np.bool_]  # within the shared rows: Pinnacle closing available
@@ -93,6 +91,10 @@ def _fit_groups(split: Split, config: BacktestConfig) -> dict[str, Fit]:
             part_matches, part_quotes, end=split.test_start, options=config.options
         )
     return fits
+
+
+class _Model(Protocol):
+    def predict_proba(self, H: NDArray[np.float64]) -> NDArray[np.float64]: ...
 
 
 class _Layouts:
@@ -160,7 +162,6 @@ def _fold(
         train_seasons=plan,
         train_match_ids=split.train_matches.ids,
         test_match_ids=rows.match_ids,
-        train_last_kickoff=float(split.train_matches.kickoff.max()),
         test_first_kickoff=split.test_start,
         y=rows.y,
         forecasts=forecasts,
@@ -168,7 +169,6 @@ def _fold(
         best_bookmaker=ranking[0],
         best_used={code: best_used[code] for code in ranking if best_used[code]},
         ensembles={competition: fit.ensemble for competition, fit in fits.items()},
-        rounds={competition: fit.ensemble.rounds for competition, fit in fits.items()},
         training_margins=margins,
         dropped={reason: count for reason, count in dropped.items() if count},
         closing_rows=closing_rows,
@@ -206,8 +206,9 @@ def _forecasts(
     """The ensemble, the consensus and the other algorithms on the shared rows, with the
     algorithms' rounds by competition and a note for each one that could not be fitted."""
     consensus = rows.consensus()
+    ensembles = {competition: fit.ensemble for competition, fit in fits.items()}
     forecasts = {
-        ENSEMBLE: _by_group(rows, fits, layouts, consensus, _predict_ensemble),
+        ENSEMBLE: _by_group(rows, fits, layouts, consensus, ensembles),
         CONSENSUS: consensus,
     }
     algorithm_rounds: dict[str, dict[str, int]] = {}
@@ -221,7 +222,7 @@ def _forecasts(
         except FitError as error:
             notes.append(f"{name} is not compared this season: {error}")
             continue
-        forecasts[name] = _by_group(rows, fits, layouts, consensus, partial(_predict_other, others))
+        forecasts[name] = _by_group(rows, fits, layouts, consensus, others)
         algorithm_rounds[name] = {c: other.model.n_rounds_ for c, other in others.items()}
     return forecasts, algorithm_rounds, notes
 
@@ -231,10 +232,10 @@ def _by_group(
     fits: dict[str, Fit],
     layouts: _Layouts,
     consensus: NDArray[np.float64],
-    predict: Callable[[str, Fit, NDArray[np.float64]], NDArray[np.float64]],
+    models: Mapping[str, _Model],
 ) -> NDArray[np.float64]:
-    """Each group's model reads the test season laid out with the method it was fitted on;
-    a match none of its pool quoted gets the consensus."""
+    """Each group's model (by competition, as ``fits``) reads the test season laid out with
+    the method it was fitted on; a match none of its pool quoted gets the consensus."""
     proba = consensus.copy()
     pool = layouts.pool
     for competition, fit in fits.items():
@@ -247,18 +248,8 @@ def _by_group(
         H = layout.H[np.maximum(at, 0)][:, index, :]
         present = (at >= 0) & ~np.isnan(H[:, :, 0]).all(axis=1)
         if present.any():
-            proba[group[present]] = predict(competition, fit, H[present])
+            proba[group[present]] = models[competition].predict_proba(H[present])
     return proba
-
-
-def _predict_ensemble(_competition: str, fit: Fit, H: NDArray[np.float64]) -> NDArray[np.float64]:
-    return fit.ensemble.predict_proba(H)
-
-
-def _predict_other(
-    others: dict[str, AlgorithmFit], competition: str, _fit: Fit, H: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    return others[competition].predict_proba(H)
 
 
 def _closing(

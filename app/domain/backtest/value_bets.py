@@ -13,7 +13,7 @@ formula (EV, CLV, Kelly) is :mod:`app.domain.value`'s.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,7 +34,6 @@ from app.domain.vocabulary import Method, Phase
 CONSENSUS_SOURCE = "consensus"
 # The fold's forecast each model source reads; any other source is a bookmaker's code.
 MODEL_SOURCES = {ENSEMBLE_SOURCE: ENSEMBLE, CONSENSUS_SOURCE: CONSENSUS}
-PRICE_TAKERS = ("B365", "BW", "IW", "PS", "WH", "VC")
 
 
 @dataclass(frozen=True)
@@ -43,43 +42,33 @@ class ValueBetConfig:
 
     ``bookmakers`` are those whose pre-match prices may be taken; ``reference`` is the
     bookmaker whose closing line (de-margined with ``method``) measures CLV; a bookmaker
-    source's pre-match line is de-margined with ``method`` too.
+    source's pre-match line is de-margined with ``method`` too. ``ValueError`` says what
+    is wrong with them.
     """
 
-    sources: tuple[str, ...] = (ENSEMBLE_SOURCE, CONSENSUS_SOURCE, "PS")
-    thresholds: tuple[float, ...] = (0.0, 0.02, 0.05)
-    reference: str = "PS"
-    bookmakers: tuple[str, ...] = PRICE_TAKERS
+    sources: tuple[str, ...]
+    thresholds: tuple[float, ...]  # in increasing order
+    reference: str
+    bookmakers: tuple[str, ...]
     method: Method = Method.POWER
     kelly_fraction: float = defaults.KELLY_FRACTION
     stake_cap: float = defaults.STAKE_CAP
 
+    def __post_init__(self) -> None:
+        for label, names in (
+            ("source", self.sources),
+            ("threshold", self.thresholds),
+            ("bookmaker", self.bookmakers),
+        ):
+            if not names:
+                raise ValueError(f"give at least one value {label}")
+            if len(set(names)) != len(names):
+                raise ValueError(f"a value {label} is given twice: {', '.join(map(str, names))}")
+        if not all(-1.0 < threshold < 1.0 for threshold in self.thresholds):
+            raise ValueError("a value threshold is an expected value between -1 and 1, e.g. 0.02")
+
     def bookmaker_sources(self) -> tuple[str, ...]:
         return tuple(source for source in self.sources if source not in MODEL_SOURCES)
-
-
-def value_bet_config(
-    *,
-    sources: Sequence[str],
-    thresholds: Sequence[float],
-    reference: str,
-    bookmakers: Sequence[str],
-) -> ValueBetConfig:
-    """The value-bet rules as ``oddsboost backtest --value-bets`` states them;
-    ``ValueError`` says what is wrong."""
-    for label, names in (("source", sources), ("threshold", thresholds), ("bookmaker", bookmakers)):
-        if not names:
-            raise ValueError(f"give at least one value {label}")
-        if len(set(names)) != len(names):
-            raise ValueError(f"a value {label} is given twice: {', '.join(map(str, names))}")
-    if not all(-1.0 < threshold < 1.0 for threshold in thresholds):
-        raise ValueError("a value threshold is an expected value between -1 and 1, e.g. 0.02")
-    return ValueBetConfig(
-        sources=tuple(sources),
-        thresholds=tuple(sorted(thresholds)),
-        reference=reference,
-        bookmakers=tuple(bookmakers),
-    )
 
 
 @dataclass(frozen=True)
@@ -189,14 +178,7 @@ def joined(bets: Sequence[Bets]) -> Bets:
     """Several folds' bets as one run, in kickoff order."""
     order = np.argsort(np.concatenate([b.kickoff for b in bets]), kind="stable")
     return Bets(
-        match_id=np.concatenate([b.match_id for b in bets])[order],
-        kickoff=np.concatenate([b.kickoff for b in bets])[order],
-        outcome=np.concatenate([b.outcome for b in bets])[order],
-        price=np.concatenate([b.price for b in bets])[order],
-        bookmaker=np.concatenate([b.bookmaker for b in bets])[order],
-        claimed_ev=np.concatenate([b.claimed_ev for b in bets])[order],
-        clv=np.concatenate([b.clv for b in bets])[order],
-        won=np.concatenate([b.won for b in bets])[order],
+        **{f.name: np.concatenate([getattr(b, f.name) for b in bets])[order] for f in fields(Bets)}
     )
 
 
