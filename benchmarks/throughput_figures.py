@@ -116,6 +116,11 @@ def arguments(description: str) -> argparse.Namespace:
     parser.add_argument(
         "--no-write", action="store_true", help="Print the figures; leave the docs as they are."
     )
+    parser.add_argument(
+        "--block",
+        help="Name of the figures' file and block [the benchmark's]; e.g. bench_predict_before "
+        "for a run of this script against an earlier commit's code.",
+    )
     return parser.parse_args()
 
 
@@ -128,7 +133,10 @@ def options(args: argparse.Namespace, tool: str) -> str:
 
 
 def finish(run: ThroughputRun, args: argparse.Namespace) -> None:
-    """Print ``run``'s block and, unless ``--no-write``, publish it."""
+    """Print ``run``'s block and, unless ``--no-write``, publish it (under ``--block``'s name
+    when given)."""
+    if args.block:
+        run = run.model_copy(update={"benchmark": args.block})
     print(render_block(run, run.benchmark))
     if not args.no_write:
         publish(run)
