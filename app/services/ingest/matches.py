@@ -19,14 +19,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.bulk import Row, insert_rows
 from app.db.orm import Match
 from app.domain.football_data import season_for
 from app.domain.records import IngestBatch, MatchRecord, Skipped, settled_result
-from app.services.ingest.bulk import MATCHES, chunks
+from app.services.ingest.bulk import MATCHES, chunks, update_by_id
 from app.services.ingest.dimensions import ensure_competitions, resolve_teams
 from app.services.ingest.report import IngestReport
 
@@ -79,17 +79,6 @@ MATCH_COLUMNS = (
     Match.home_goals,
     Match.away_goals,
     Match.external_id,
-)
-UPDATABLE_MATCH_FIELDS = (
-    "kickoff",
-    "kickoff_date",
-    "kickoff_time_known",
-    "season",
-    "home_goals",
-    "away_goals",
-    "result",
-    "external_id",
-    "updated_at",
 )
 
 
@@ -257,7 +246,7 @@ def write_matches(
     for key, record in incoming.items():
         _plan(key, record, stored, writes, report, now)
     created = _insert(session, writes, report)
-    _update(session, writes.updates)
+    update_by_id(session, MATCHES, writes.updates)
     return [None if key is None else writes.match_ids.get(key) for key in record_keys], created
 
 
@@ -506,15 +495,3 @@ def _insert(session: Session, writes: _MatchWrites, report: IngestReport) -> set
         created.add(stored_now[key].id)
     report.matches_created += len(writes.new_rows)
     return created
-
-
-def _update(session: Session, updates: Sequence[Row]) -> None:
-    if not updates:
-        return
-    statement = (
-        update(MATCHES)
-        .where(MATCHES.c.id == bindparam("b_id"))
-        .values({name: bindparam(name) for name in UPDATABLE_MATCH_FIELDS})
-    )
-    for part in chunks(updates):
-        session.execute(statement, list(part))
