@@ -143,10 +143,6 @@ def load_matches_by_fixture(
     return found
 
 
-def fixture_of(key: MatchKey, season: str) -> FixtureKey:
-    return (key[0], season, key[1], key[2])
-
-
 @dataclass(frozen=True, slots=True)
 class NamedMatch:
     """How a record of a batch, or an item of a request, names a match."""
@@ -157,7 +153,7 @@ class NamedMatch:
 
     @property
     def fixture(self) -> FixtureKey:
-        return fixture_of(self.key, self.season)
+        return (self.key[0], self.season, self.key[1], self.key[2])
 
 
 def rescheduled_matches(
