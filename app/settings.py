@@ -33,6 +33,13 @@ ADMIN_ITEM_BYTES = 512
 MIB = 1024 * 1024
 # The most a download's cap may be set to: what a fetch reads is held in memory.
 MAX_DOWNLOAD_BYTES = 256 * MIB
+# The bounds several settings share.
+Seconds = Annotated[float, Field(gt=0, le=3600)]
+RunSeconds = Annotated[float, Field(gt=0, le=86400)]
+TimeoutSeconds = Annotated[float, Field(gt=0, le=600)]
+WaitSeconds = Annotated[float, Field(ge=0, le=600)]
+DownloadBytes = Annotated[int, Field(ge=1024, le=MAX_DOWNLOAD_BYTES)]
+Share = Annotated[float, Field(gt=0, le=1)]
 
 
 class Settings(BaseSettings):
@@ -89,18 +96,14 @@ class Settings(BaseSettings):
         description="Largest request line and headers accepted (bytes), counted as they "
         "arrive; more is answered 431 and the connection closed.",
     )
-    header_timeout_seconds: float = Field(
+    header_timeout_seconds: Seconds = Field(
         default=10.0,
-        gt=0,
-        le=3600,
         description="A request's line and headers must arrive within this many seconds of "
         "its first byte (or of the connection opening); otherwise 408 and the connection is "
         "closed. An idle kept-alive connection is closed after uvicorn's 5 s.",
     )
-    body_timeout_seconds: float = Field(
+    body_timeout_seconds: Seconds = Field(
         default=60.0,
-        gt=0,
-        le=3600,
         description="A request's body must arrive within this many seconds of its headers "
         "(time the server itself takes before reading it does not count); otherwise 408 and "
         "the connection is closed.",
@@ -129,10 +132,8 @@ class Settings(BaseSettings):
         "the bankroll's points), the latest this many days of a window with a settled "
         "logged match; the other figures cover the whole window.",
     )
-    sqlite_busy_timeout_seconds: float = Field(
+    sqlite_busy_timeout_seconds: Seconds = Field(
         default=30.0,
-        gt=0,
-        le=3600,
         description="On SQLite, how long a write waits while another one holds the database "
         "before it gives up (HTTP 503 with Retry-After).",
     )
@@ -241,22 +242,16 @@ class Settings(BaseSettings):
         description="An outcome is flagged as a value bet when its expected value "
         "(probability × price − 1) is above this.",
     )
-    value_kelly_fraction: float = Field(
+    value_kelly_fraction: Share = Field(
         default=defaults.KELLY_FRACTION,
-        gt=0,
-        le=1,
         description="Share of the Kelly stake suggested for a value bet.",
     )
-    value_stake_cap: float = Field(
+    value_stake_cap: Share = Field(
         default=defaults.STAKE_CAP,
-        gt=0,
-        le=1,
         description="Largest suggested stake on one bet, as a share of the bankroll.",
     )
-    value_daily_exposure_cap: float = Field(
+    value_daily_exposure_cap: Share = Field(
         default=defaults.DAILY_EXPOSURE_CAP,
-        gt=0,
-        le=1,
         description="Largest sum of the stakes GET /value-bets suggests on one day's "
         "matches (UTC), as a share of the bankroll; a day over it has its stakes scaled down.",
     )
@@ -295,8 +290,8 @@ class Settings(BaseSettings):
         ge=0,
         description="Credits left unspent: a sport whose request would leave fewer is not fetched.",
     )
-    odds_api_timeout_seconds: float = Field(
-        default=30.0, gt=0, le=600, description="Timeout of each request to The Odds API."
+    odds_api_timeout_seconds: TimeoutSeconds = Field(
+        default=30.0, description="Timeout of each request to The Odds API."
     )
     odds_api_attempts: int = Field(
         default=3,
@@ -306,10 +301,8 @@ class Settings(BaseSettings):
         "not be made; of the free check of the key, also one not answered in time (a "
         "sport's odds request is not sent again then: it may have cost credits).",
     )
-    odds_api_backoff_seconds: float = Field(
+    odds_api_backoff_seconds: WaitSeconds = Field(
         default=2.0,
-        ge=0,
-        le=600,
         description="Wait before the second attempt, doubled before each next one (unless "
         "the answer says Retry-After).",
     )
@@ -323,24 +316,18 @@ class Settings(BaseSettings):
         default=None,
         description="When `oddsboost scheduler` fetches The Odds API (cron, UTC); unset: never.",
     )
-    odds_api_max_bytes: int = Field(
+    odds_api_max_bytes: DownloadBytes = Field(
         default=4 * MIB,
-        ge=1024,
-        le=MAX_DOWNLOAD_BYTES,
         description="Largest answer of The Odds API read (bytes, once inflated), also by "
         "`oddsboost import the-odds-api URL`: a larger one fails its sport, not read further.",
     )
-    odds_api_request_seconds: float = Field(
+    odds_api_request_seconds: Seconds = Field(
         default=120.0,
-        gt=0,
-        le=3600,
         description="Longest a request to The Odds API may take in all, however slowly its "
         "answer comes (also for `oddsboost import the-odds-api URL`).",
     )
-    odds_api_run_seconds: float = Field(
+    odds_api_run_seconds: RunSeconds = Field(
         default=1800.0,
-        gt=0,
-        le=86400,
         description="Longest a fetch run of The Odds API may take: past it, the run ends as "
         "failed, keeping what it stored.",
     )
@@ -376,10 +363,8 @@ class Settings(BaseSettings):
         description="When `oddsboost scheduler` fetches Football-Data.co.uk's files of the "
         "current season (cron, UTC); unset: never.",
     )
-    football_data_timeout_seconds: float = Field(
+    football_data_timeout_seconds: TimeoutSeconds = Field(
         default=30.0,
-        gt=0,
-        le=600,
         description="Timeout of each request to Football-Data.co.uk (connect, and between "
         "bytes read).",
     )
@@ -390,31 +375,23 @@ class Settings(BaseSettings):
         description="Times a request to Football-Data.co.uk is tried again after a 5xx "
         "answer, a timeout or a broken connection.",
     )
-    football_data_retry_wait_seconds: float = Field(
+    football_data_retry_wait_seconds: WaitSeconds = Field(
         default=2.0,
-        ge=0,
-        le=600,
         description="Wait before the first retry of a request to Football-Data.co.uk; "
         "doubled before each further one.",
     )
-    football_data_max_bytes: int = Field(
+    football_data_max_bytes: DownloadBytes = Field(
         default=2 * MIB,
-        ge=1024,
-        le=MAX_DOWNLOAD_BYTES,
         description="Largest file read from Football-Data.co.uk (bytes, once inflated), also "
         "by `oddsboost import football-data URL`: a larger one fails, not read further.",
     )
-    football_data_request_seconds: float = Field(
+    football_data_request_seconds: Seconds = Field(
         default=120.0,
-        gt=0,
-        le=3600,
         description="Longest a request to Football-Data.co.uk may take in all, however "
         "slowly its answer comes (also for `oddsboost import football-data URL`).",
     )
-    football_data_run_seconds: float = Field(
+    football_data_run_seconds: RunSeconds = Field(
         default=1800.0,
-        gt=0,
-        le=86400,
         description="Longest a fetch run of Football-Data.co.uk may take: past it, the run "
         "ends as failed, keeping the files it imported.",
     )

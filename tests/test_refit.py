@@ -594,9 +594,9 @@ def test_the_advisory_lock_knows_when_its_connection_ended(engine: Engine) -> No
 
 
 def refit_service_lock_key() -> int:
-    from app.services.locks import REFIT_LOCK_KEY
+    from app.services.locks import REFIT, run_lock_key
 
-    return REFIT_LOCK_KEY
+    return run_lock_key(REFIT)
 
 
 def test_runs_queued_but_never_started_are_closed(engine: Engine, refit_settings: Settings) -> None:

@@ -41,7 +41,9 @@ def make_engine(
     that is not one, a database other than SQLite and PostgreSQL, or a driver that is not
     installed. Nothing connects yet.
     """
-    url = _parse_url(database_url)
+    url = read_database_url(database_url)
+    if url.get_backend_name() not in SUPPORTED_BACKENDS:
+        raise DatabaseUrlError(f"the database URL {shown(url)} is not supported: use {URL_FORMS}")
     try:
         return _create_engine(url, sqlite_busy_timeout_seconds, **kwargs)
     except (NoSuchModuleError, ImportError):
@@ -63,13 +65,6 @@ def read_database_url(database_url: str) -> URL:
             f"the database URL {_unreadable_shown(database_url)!r} cannot be read as one: "
             f"use {URL_FORMS}"
         ) from None
-
-
-def _parse_url(database_url: str) -> URL:
-    url = read_database_url(database_url)
-    if url.get_backend_name() not in SUPPORTED_BACKENDS:
-        raise DatabaseUrlError(f"the database URL {shown(url)} is not supported: use {URL_FORMS}")
-    return url
 
 
 def _unreadable_parts(database_url: str) -> tuple[str, str, str] | None:

@@ -168,6 +168,12 @@ Clock = Callable[[], dt.datetime]
 NEVER_REUSED: dict[str, Any] = {"sqlite_autoincrement": True}
 
 
+def codes_check(column: str, codes: type[StrEnum]) -> CheckConstraint:
+    """``column`` holds one of ``codes``, named ``<column>_code``."""
+    allowed = ", ".join(f"'{code}'" for code in codes)
+    return CheckConstraint(f"{column} IN ({allowed})", name=f"{column}_code")
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -238,12 +244,7 @@ class TeamMergeMatch(Base):
     """
 
     __tablename__ = "team_merge_matches"
-    __table_args__ = (
-        CheckConstraint(
-            "change IN (" + ", ".join(f"'{change}'" for change in MergeChange) + ")",
-            name="change_code",
-        ),
-    )
+    __table_args__ = (codes_check("change", MergeChange),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     merge_id: Mapped[int] = mapped_column(
@@ -347,7 +348,7 @@ class OddsQuote(Base):
             sqlite_where=text("captured_at IS NULL"),
             postgresql_where=text("captured_at IS NULL"),
         ),
-        CheckConstraint("phase IN ('pre', 'closing')", name="phase_code"),
+        codes_check("phase", Phase),
         CheckConstraint(
             "home > 1 AND draw > 1 AND away > 1 AND home <= 1000 AND draw <= 1000 AND away <= 1000",
             name="price_range",
@@ -451,10 +452,7 @@ class ModelActivation(Base):
 
     __tablename__ = "model_activations"
     __table_args__ = (
-        CheckConstraint(
-            "activated_by IN (" + ", ".join(f"'{by}'" for by in ActivatedBy) + ")",
-            name="activated_by_code",
-        ),
+        codes_check("activated_by", ActivatedBy),
         Index("ix_model_activations_activated_at", "activated_at"),
         NEVER_REUSED,
     )
@@ -479,10 +477,7 @@ class RefitRun(Base):
 
     __tablename__ = "refit_runs"
     __table_args__ = (
-        CheckConstraint(
-            "status IN (" + ", ".join(f"'{status}'" for status in RunStatus) + ")",
-            name="status_code",
-        ),
+        codes_check("status", RunStatus),
         Index("ix_refit_runs_started_at", "started_at"),
         NEVER_REUSED,
     )
@@ -509,14 +504,8 @@ class FetchRun(Base):
 
     __tablename__ = "fetch_runs"
     __table_args__ = (
-        CheckConstraint(
-            "source IN (" + ", ".join(f"'{source}'" for source in FetchSource) + ")",
-            name="source_code",
-        ),
-        CheckConstraint(
-            "status IN (" + ", ".join(f"'{status}'" for status in FetchStatus) + ")",
-            name="status_code",
-        ),
+        codes_check("source", FetchSource),
+        codes_check("status", FetchStatus),
         Index("ix_fetch_runs_started_at", "started_at"),
         NEVER_REUSED,
     )

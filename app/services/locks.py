@@ -37,9 +37,8 @@ from sqlalchemy.pool import NullPool
 log = logging.getLogger(__name__)
 
 REFIT = "refit"
-# Fixed 32-bit keys naming "the refit" and "a promotion" among the database's advisory locks
-# (a run lock's key is its name's, as ``run_lock_key`` makes it).
-REFIT_LOCK_KEY = zlib.crc32(b"oddsboost.refit")
+# Fixed 32-bit keys naming each transaction lock among the database's advisory locks (a run
+# lock's key is its name's, as ``run_lock_key`` makes it).
 PROMOTION_LOCK_KEY = zlib.crc32(b"oddsboost.promotion")
 REQUEST_LOCK_KEY = zlib.crc32(b"oddsboost.refit-request")
 MATCH_REWRITE_LOCK_KEY = zlib.crc32(b"oddsboost.team-alias")
@@ -57,7 +56,7 @@ class RunLock:
 
 
 def run_lock_key(name: str) -> int:
-    """The advisory lock key of the run lock ``name`` (the refit's is ``REFIT_LOCK_KEY``)."""
+    """The advisory lock key of the run lock ``name``."""
     return zlib.crc32(f"oddsboost.{name}".encode())
 
 

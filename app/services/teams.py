@@ -35,6 +35,7 @@ from app.domain.records import check_team_name, normalised
 from app.domain.vocabulary import MergeChange
 from app.domain.wording import counted
 from app.services import track_record_aggregates
+from app.services.ingest.dimensions import resolve_teams
 from app.services.locks import serialise_match_rewrites
 
 
@@ -216,13 +217,10 @@ def add_alias(
 
 def _team_named(session: Session, name: str) -> Team:
     """The team stored under ``name``, or under the name an alias ``name`` points at."""
-    found = session.scalar(select(Team).where(Team.name == name))
-    if found is not None:
-        return found
-    via_alias = session.scalar(select(TeamAlias).where(TeamAlias.alias == name))
-    if via_alias is None:
+    team_id = resolve_teams(session, [name], create=False).get(name)
+    if team_id is None:
         raise TeamNotFoundError(f"no team named {name!r}")
-    return via_alias.team
+    return session.get_one(Team, team_id)
 
 
 def remove_alias(session: Session, alias: str) -> UnaliasReport:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar, cast
 
-from sqlalchemy import Insert, SQLColumnExpression, Table, select
+from sqlalchemy import Insert, SQLColumnExpression, Table, bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -54,6 +54,21 @@ def insert_new(session: Session, table: Table | type[PredictionLogEntry]) -> Ins
 
 def insert_ignoring_duplicates(session: Session, table: Table, rows: Sequence[Row]) -> None:
     statement = insert_new(session, table)
+    for part in chunks(rows):
+        session.execute(statement, list(part))
+
+
+def update_by_id(session: Session, table: Table, rows: Sequence[Row]) -> None:
+    """Update each row ``b_id`` names with the row's other values (the same columns in every
+    row, as one executemany needs)."""
+    if not rows:
+        return
+    columns = [name for name in rows[0] if name != "b_id"]
+    statement = (
+        update(table)
+        .where(table.c.id == bindparam("b_id"))
+        .values({name: bindparam(name) for name in columns})
+    )
     for part in chunks(rows):
         session.execute(statement, list(part))
 

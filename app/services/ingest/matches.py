@@ -19,14 +19,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.bulk import Row, insert_rows
 from app.db.orm import Match
 from app.domain.leagues import season_for
 from app.domain.records import IngestBatch, MatchRecord, Skipped, settled_result
-from app.services.ingest.bulk import MATCHES, chunks
+from app.services.ingest.bulk import MATCHES, chunks, update_by_id
 from app.services.ingest.dimensions import ensure_competitions, resolve_teams
 from app.services.ingest.report import IngestReport
 
@@ -79,17 +79,6 @@ MATCH_COLUMNS = (
     Match.home_goals,
     Match.away_goals,
     Match.external_id,
-)
-UPDATABLE_MATCH_FIELDS = (
-    "kickoff",
-    "kickoff_date",
-    "kickoff_time_known",
-    "season",
-    "home_goals",
-    "away_goals",
-    "result",
-    "external_id",
-    "updated_at",
 )
 
 
@@ -154,10 +143,6 @@ def load_matches_by_fixture(
     return found
 
 
-def fixture_of(key: MatchKey, season: str) -> FixtureKey:
-    return (key[0], season, key[1], key[2])
-
-
 @dataclass(frozen=True, slots=True)
 class NamedMatch:
     """How a record of a batch, or an item of a request, names a match."""
@@ -168,7 +153,7 @@ class NamedMatch:
 
     @property
     def fixture(self) -> FixtureKey:
-        return fixture_of(self.key, self.season)
+        return (self.key[0], self.season, self.key[1], self.key[2])
 
 
 def rescheduled_matches(
@@ -257,7 +242,7 @@ def write_matches(
     for key, record in incoming.items():
         _plan(key, record, stored, writes, report, now)
     created = _insert(session, writes, report)
-    _update(session, writes.updates)
+    update_by_id(session, MATCHES, writes.updates)
     return [None if key is None else writes.match_ids.get(key) for key in record_keys], created
 
 
@@ -506,15 +491,3 @@ def _insert(session: Session, writes: _MatchWrites, report: IngestReport) -> set
         created.add(stored_now[key].id)
     report.matches_created += len(writes.new_rows)
     return created
-
-
-def _update(session: Session, updates: Sequence[Row]) -> None:
-    if not updates:
-        return
-    statement = (
-        update(MATCHES)
-        .where(MATCHES.c.id == bindparam("b_id"))
-        .values({name: bindparam(name) for name in UPDATABLE_MATCH_FIELDS})
-    )
-    for part in chunks(updates):
-        session.execute(statement, list(part))

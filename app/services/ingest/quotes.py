@@ -5,14 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.bulk import Row, insert_rows
 from app.db.orm import OddsQuote
 from app.domain.records import IngestBatch, QuoteRecord, Skipped
 from app.domain.vocabulary import Phase
-from app.services.ingest.bulk import QUOTES, chunks
+from app.services.ingest.bulk import QUOTES, chunks, update_by_id
 from app.services.ingest.dimensions import ensure_bookmakers
 from app.services.ingest.report import IngestReport
 
@@ -68,7 +68,7 @@ def write_quotes(
             )
     insert_rows(session.connection(), QUOTES, new_rows)
     report.quotes_inserted += len(new_rows)
-    _update(session, updates)
+    update_by_id(session, QUOTES, updates)
     report.quotes_updated += len(updates)
 
 
@@ -97,23 +97,6 @@ def _distinct_quotes(
             continue
         incoming[key] = quote
     return incoming
-
-
-def _update(session: Session, updates: Sequence[Row]) -> None:
-    if not updates:
-        return
-    statement = (
-        update(QUOTES)
-        .where(QUOTES.c.id == bindparam("b_id"))
-        .values(
-            home=bindparam("home"),
-            draw=bindparam("draw"),
-            away=bindparam("away"),
-            received_at=bindparam("received_at"),
-        )
-    )
-    for part in chunks(updates):
-        session.execute(statement, list(part))
 
 
 def _load_quotes(session: Session, match_ids: Sequence[int]) -> dict[QuoteKey, StoredQuote]:

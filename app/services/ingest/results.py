@@ -10,14 +10,13 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, update
 from sqlalchemy.orm import Session
 
 from app.db.bulk import Row
 from app.db.orm import Competition, utcnow
 from app.domain.leagues import season_for
 from app.domain.records import Skipped, result_of
-from app.services.ingest.bulk import MATCHES, ids_by
+from app.services.ingest.bulk import MATCHES, ids_by, update_by_id
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.matches import (
     MatchKey,
@@ -66,17 +65,6 @@ class _Target:
     moved_to: dt.datetime | None = None
 
 
-UPDATED_FIELDS = (
-    "home_goals",
-    "away_goals",
-    "result",
-    "kickoff",
-    "kickoff_date",
-    "kickoff_time_known",
-    "updated_at",
-)
-
-
 def settle_results(
     session: Session,
     items: Sequence[ResultItem],
@@ -113,13 +101,7 @@ def settle_results(
             )
             report.matches_rescheduled += row["kickoff_date"] != match.kickoff_date
         updates[target.match_id] = row
-    if updates:
-        statement = (
-            update(MATCHES)
-            .where(MATCHES.c.id == bindparam("b_id"))
-            .values({name: bindparam(name) for name in UPDATED_FIELDS})
-        )
-        session.execute(statement, list(updates.values()))
+    update_by_id(session, MATCHES, list(updates.values()))
     record_on_commit(session, report, source=source)
     return report
 
