@@ -539,7 +539,7 @@ def test_a_match_that_kicks_off_leaves_the_next_poll(seeded: Seeded) -> None:
     portal = seeded.client.portal
     assert portal is not None  # the client is open
 
-    def home_teams_at(now: dt.datetime) -> list[str]:
+    def home_teams_at(now: dt.datetime) -> list[str | None]:
         page = portal.call(lambda: state.upcoming.page(query, window, now=now))
         return [item.match.home_team for item in page.items]
 

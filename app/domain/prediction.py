@@ -42,6 +42,7 @@ class MatchInfo:
     home_team: str | None = None
     away_team: str | None = None
     kickoff: dt.datetime | None = None
+    season: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

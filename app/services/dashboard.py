@@ -55,7 +55,9 @@ async def upcoming_view(boards: UpcomingBoards, query: UpcomingQuery, days: int)
     windowed = replace(query, kickoff_from=None, kickoff_to=None, horizon=dt.timedelta(days=days))
     rows = PageWindow(UPCOMING_ROWS, 0)
     every = await boards.page(replace(windowed, competition=None), rows, now=now)
-    competitions = tuple(sorted({item.match.competition for item in every.items}))
+    # A stored match has its competition: the check is for the type.
+    codes = {item.match.competition for item in every.items}
+    competitions = tuple(sorted(code for code in codes if code is not None))
     board = every if query.competition is None else await boards.page(windowed, rows, now=now)
     return UpcomingView(board, competitions, query.competition, days)
 

@@ -98,15 +98,6 @@ def list_matches(
     )
 
 
-def upcoming_match_ids(
-    session: Session, filters: MatchFilter, *, now: dt.datetime | None = None
-) -> list[int]:
-    """The ids of the upcoming matches (no result, kickoff after ``now``) that match the
-    other filters, by kickoff: one query, for whoever then reads the matches in a batch."""
-    statement = upcoming_only(select(Match.id), filters, now or utcnow())
-    return list(session.scalars(statement.order_by(Match.kickoff, Match.id)))
-
-
 def upcoming_only(
     statement: Select[*ColumnsT], filters: MatchFilter, now: dt.datetime
 ) -> Select[*ColumnsT]:

@@ -255,4 +255,4 @@ def _odds(quotes: QuoteTable, positions: Sequence[int]) -> list[QuotedOdds]:
 
 def _info(row: _MatchRow) -> MatchInfo:
     """What an answer says about a match, from a row of ``_MATCHES_BY_ID``."""
-    return MatchInfo(row[0], row[3], row[5], row[6], row[1])
+    return MatchInfo(row[0], row[3], row[5], row[6], row[1], row[4])

@@ -44,9 +44,8 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from app.db.engine import session_scope
 from app.db.orm import Match, OddsQuote, utcnow
-from app.domain.prediction import MatchInfo, QuotedOdds
+from app.domain.prediction import MatchInfo, MatchPrediction, QuotedOdds
 from app.domain.value import MatchValue, ValueTerms
-from app.domain.vocabulary import Basis
 from app.services import queries
 from app.services.busy import unavailable_as_service_error
 from app.services.caching import AnswerCache
@@ -99,35 +98,6 @@ class UpcomingQuery:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcomes:
-    """One number per outcome."""
-
-    home: float
-    draw: float
-    away: float
-
-
-@dataclass(frozen=True, slots=True)
-class UpcomingPrediction:
-    """The served prediction of a match: as POST /predict gives it by match id."""
-
-    probabilities: Outcomes
-    fair_odds: Outcomes
-    basis: Basis
-    outcome: str
-
-
-@dataclass(frozen=True, slots=True)
-class UpcomingMatchInfo:
-    id: int
-    competition: str
-    season: str
-    home_team: str
-    away_team: str
-    kickoff: dt.datetime
-
-
-@dataclass(frozen=True, slots=True)
 class Freshness:
     """The quotes a prediction read: how many bookmakers, when the newest and the oldest
     were captured (None when no quote said), and the newest's age when answered."""
@@ -143,8 +113,8 @@ class UpcomingMatch:
     """One match of the board. With no usable quote, ``prediction`` and ``value`` are None
     and ``reason`` says why."""
 
-    match: UpcomingMatchInfo
-    prediction: UpcomingPrediction | None
+    match: MatchInfo
+    prediction: MatchPrediction | None
     reason: str | None
     value: MatchValue | None
     value_bets: Sequence[ValueBet]
@@ -370,15 +340,15 @@ class UpcomingBoards:
         predicted in one batch."""
         if not matches:
             return {}
-        seasons = {match[0]: match[1] for match in matches}
+        ids = [match[0] for match in matches]
         with unavailable_as_service_error(), session_scope(self._sessions) as session:
-            answers = predict_stored(session, list(seasons), snapshot, terms)
+            answers = predict_stored(session, ids, snapshot, terms)
         rows: dict[int, _Row] = {}
         for match_id, answer in answers.items():
             if isinstance(answer, PredictionAnswer):
-                rows[match_id] = (_upcoming(answer.match, seasons[match_id], answer), answer)
+                rows[match_id] = (_upcoming(answer.match, answer), answer)
             elif answer.match is not None:  # no usable quote
-                rows[match_id] = (_upcoming(answer.match, seasons[match_id], None), None)
+                rows[match_id] = (_upcoming(answer.match, None), None)
         return rows
 
 
@@ -433,29 +403,14 @@ def _digest(*parts: object) -> str:
     return hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
 
 
-def _upcoming(info: MatchInfo, season: str, answer: PredictionAnswer | None) -> UpcomingMatch:
+def _upcoming(info: MatchInfo, answer: PredictionAnswer | None) -> UpcomingMatch:
     """The match as the board shows it, its value bets left to the board (see ``_new_board``)."""
-    # A stored match has them all.
-    assert info.id is not None
-    assert info.kickoff is not None
-    assert info.competition is not None
-    assert info.home_team is not None
-    assert info.away_team is not None
-    match = UpcomingMatchInfo(
-        info.id, info.competition, season, info.home_team, info.away_team, info.kickoff
-    )
     if answer is None:
-        return UpcomingMatch(match, None, NO_USABLE_QUOTE, None, (), _freshness(()), None)
-    prediction = answer.prediction
-    home, draw, away = prediction.probabilities
-    served = UpcomingPrediction(
-        Outcomes(home, draw, away),
-        Outcomes(1 / home, 1 / draw, 1 / away),
-        prediction.basis,
-        prediction.outcome,
-    )
+        return UpcomingMatch(info, None, NO_USABLE_QUOTE, None, (), _freshness(()), None)
     version = None if answer.model is None else answer.model.version
-    return UpcomingMatch(match, served, None, answer.value, (), _freshness(answer.odds), version)
+    return UpcomingMatch(
+        info, answer.prediction, None, answer.value, (), _freshness(answer.odds), version
+    )
 
 
 def _freshness(odds: Sequence[QuotedOdds]) -> Freshness:

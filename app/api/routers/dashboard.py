@@ -36,7 +36,7 @@ from app.api.deps import (
     UpcomingBoardsDep,
 )
 from app.api.query_params import check_window
-from app.api.schemas.common import MAX_ID
+from app.api.schemas.common import MAX_ID, fair_odds
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
@@ -139,6 +139,7 @@ def templates() -> Jinja2Templates:
         zoned=zoned,
         age=age,
         counted=counted,
+        fair_odds=fair_odds,
     )
     made.env.globals["charts"] = charts
     return made

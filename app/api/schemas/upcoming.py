@@ -5,31 +5,36 @@ service's records (``from_attributes``)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.api.schemas.common import Outcomes, StoredMatchOut, fair_odds
 from app.api.schemas.value_bets import ComingMatchesPage, ValueBetOut
+from app.domain.prediction import MatchPrediction
 from app.domain.records import Outcome
 from app.domain.vocabulary import Basis
 
 
-class OutcomesOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
+class UpcomingMatchOut(StoredMatchOut):
+    """A stored match, as an answer names it, with its season."""
 
-    home: float
-    draw: float
-    away: float
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 17,
+                    "competition": "E0",
+                    "home_team": "Arsenal",
+                    "away_team": "Chelsea",
+                    "kickoff": "2026-11-22T15:00:00Z",
+                    "season": "2026/27",
+                }
+            ]
+        }
+    )
 
-
-class UpcomingMatchOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: int
-    competition: str
     season: str
-    home_team: str
-    away_team: str
-    kickoff: dt.datetime
 
 
 class UpcomingPredictionOut(BaseModel):
@@ -37,17 +42,32 @@ class UpcomingPredictionOut(BaseModel):
 
     model_config = ConfigDict(from_attributes=True)
 
-    probabilities: OutcomesOut = Field(description="Sum to 1.")
-    fair_odds: OutcomesOut = Field(description="1 / probability.")
+    probabilities: Outcomes[float] = Field(description="Sum to 1.")
+    fair_odds: Outcomes[float] = Field(description="1 / probability.")
     basis: Basis = Field(
         description="'model': the weighted ensemble; 'consensus': the plain mean of the quotes "
         "(no model yet, or none of the match's bookmakers in it)."
     )
     outcome: Outcome = Field(description="The most probable outcome.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _of_prediction(cls, value: Any) -> Any:
+        """A prediction of the domain, with the fair odds of its probabilities."""
+        if not isinstance(value, MatchPrediction):
+            return value
+        return {
+            "probabilities": value.probabilities,
+            "fair_odds": fair_odds(value.probabilities),
+            "basis": value.basis,
+            "outcome": value.outcome,
+        }
 
-class OutcomeValueOut(BaseModel):
-    """One outcome at the best price of the bookmakers allowed, and what it is worth."""
+
+class BoardOutcomeValueOut(BaseModel):
+    """One outcome at the best price of the bookmakers allowed, and what it is worth: as
+    /predict's ``OutcomeValueOut``, named by its outcome, without stakes (the board's stakes
+    are its value bets')."""
 
     model_config = ConfigDict(from_attributes=True)
 
@@ -69,7 +89,7 @@ class MatchValueOut(BaseModel):
         description="Where the probability came from: `ensemble`, or the bookmaker asked for "
         "as `source` where it quoted the match."
     )
-    outcomes: list[OutcomeValueOut] = Field(description="1, X and 2, in that order.")
+    outcomes: list[BoardOutcomeValueOut] = Field(description="1, X and 2, in that order.")
 
 
 class FreshnessOut(BaseModel):

@@ -8,20 +8,19 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from app.api.schemas.common import Page
+from app.api.schemas.common import Page, StoredMatchOut
 from app.api.schemas.predict import NO_MODEL_NOTE
 from app.domain.records import Outcome
 from app.domain.vocabulary import Basis
 
-MATCH_EXAMPLE: dict[str, Any] = {
-    "id": 17,
-    "competition": "E0",
-    "home_team": "Arsenal",
-    "away_team": "Chelsea",
-    "kickoff": "2026-11-22T15:00:00Z",
-}
 BET_EXAMPLE: dict[str, Any] = {
-    "match": MATCH_EXAMPLE,
+    "match": {
+        "id": 17,
+        "competition": "E0",
+        "home_team": "Arsenal",
+        "away_team": "Chelsea",
+        "kickoff": "2026-11-22T15:00:00Z",
+    },
     "outcome": "1",
     "probability": 0.5,
     "source": "ensemble",
@@ -38,23 +37,13 @@ BET_EXAMPLE: dict[str, Any] = {
 }
 
 
-class ValueBetMatchOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True, json_schema_extra={"examples": [MATCH_EXAMPLE]})
-
-    id: int
-    competition: str
-    home_team: str
-    away_team: str
-    kickoff: dt.datetime
-
-
 class ValueBetOut(BaseModel):
     """One outcome worth betting on, by the probability used, at the best price of the
     bookmakers allowed."""
 
     model_config = ConfigDict(from_attributes=True, json_schema_extra={"examples": [BET_EXAMPLE]})
 
-    match: ValueBetMatchOut
+    match: StoredMatchOut
     outcome: Outcome = Field(description="1: home win, X: draw, 2: away win.")
     probability: float = Field(description="The probability the value was judged by.")
     source: str = Field(
