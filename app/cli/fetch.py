@@ -55,7 +55,7 @@ def the_odds_api(
     failed or was left out to keep the quota's reserve."""
     from app.domain.odds_api import region_keys, sport_keys
     from app.domain.vocabulary import FetchStatus, RunTrigger
-    from app.services.odds_api_feed import OddsApiKeyMissingError, fetch_the_odds_api
+    from app.services.odds_api_feed import fetch_the_odds_api
 
     settings = load_settings()
     log_as_a_command(settings)
@@ -63,17 +63,14 @@ def the_odds_api(
     chosen_regions = _listed("--regions", regions, region_keys)
     if settings.odds_api_key is None:
         fail("ODDSBOOST_ODDS_API_KEY is not set", code=2)
-    try:
-        with database(settings, writes=True) as (_engine, sessions):
-            outcome = fetch_the_odds_api(
-                sessions,
-                settings,
-                trigger=RunTrigger.CLI,
-                sports=chosen_sports,
-                regions=chosen_regions,
-            )
-    except OddsApiKeyMissingError as error:
-        fail(str(error), code=2)
+    with database(settings, writes=True) as (_engine, sessions):
+        outcome = fetch_the_odds_api(
+            sessions,
+            settings,
+            trigger=RunTrigger.CLI,
+            sports=chosen_sports,
+            regions=chosen_regions,
+        )
     _show(outcome, as_json=as_json)
     if outcome.status is FetchStatus.FAILED:
         raise typer.Exit(1)
