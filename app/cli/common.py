@@ -144,17 +144,24 @@ def open_database(settings: Settings, *, writes: bool) -> tuple[Engine, sessionm
 
 
 @contextmanager
-def database_session(settings: Settings, *, writes: bool) -> Iterator[Session]:
-    """One session on the database (see :func:`open_database`), committed when the block
-    ends and rolled back if it raises; the engine is closed either way."""
-    from app.db.engine import session_scope
-
+def database(settings: Settings, *, writes: bool) -> Iterator[tuple[Engine, sessionmaker[Session]]]:
+    """The engine and session factory of :func:`open_database`, the engine closed when the
+    block ends."""
     engine, factory = open_database(settings, writes=writes)
     try:
-        with session_scope(factory) as session:
-            yield session
+        yield engine, factory
     finally:
         engine.dispose()
+
+
+@contextmanager
+def database_session(settings: Settings, *, writes: bool) -> Iterator[Session]:
+    """One session on the :func:`database`, committed when the block ends and rolled back
+    if it raises."""
+    from app.db.engine import session_scope
+
+    with database(settings, writes=writes) as (_engine, factory), session_scope(factory) as session:
+        yield session
 
 
 @contextmanager

@@ -11,11 +11,11 @@ import typer
 
 from app.cli.common import (
     AsJson,
+    database,
     fail,
     load_settings,
     log_as_a_command,
     new_table,
-    open_database,
     say,
     show_json,
     show_table,
@@ -53,31 +53,24 @@ def the_odds_api(
     """Fetch the 1X2 prices of upcoming matches from The Odds API and store them: one
     transaction per sport, the run recorded (GET /admin/fetches). Exits with 1 if any sport
     failed or was left out to keep the quota's reserve."""
-    from app.cli.common import console, fail, load_settings, log_as_a_command, open_database
     from app.domain.odds_api import region_keys, sport_keys
     from app.domain.vocabulary import FetchStatus, RunTrigger
-    from app.services.odds_api_feed import OddsApiKeyMissingError, fetch_the_odds_api
+    from app.services.odds_api_feed import fetch_the_odds_api
 
     settings = load_settings()
     log_as_a_command(settings)
     chosen_sports = _listed("--sports", sports, sport_keys)
     chosen_regions = _listed("--regions", regions, region_keys)
     if settings.odds_api_key is None:
-        console.print("ODDSBOOST_ODDS_API_KEY is not set", style="red", markup=False)
-        raise typer.Exit(2)
-    engine, factory = open_database(settings, writes=True)
-    try:
+        fail("ODDSBOOST_ODDS_API_KEY is not set", code=2)
+    with database(settings, writes=True) as (_engine, sessions):
         outcome = fetch_the_odds_api(
-            factory,
+            sessions,
             settings,
             trigger=RunTrigger.CLI,
             sports=chosen_sports,
             regions=chosen_regions,
         )
-    except OddsApiKeyMissingError as error:
-        fail(str(error), code=2)
-    finally:
-        engine.dispose()
     _show(outcome, as_json=as_json)
     if outcome.status is FetchStatus.FAILED:
         raise typer.Exit(1)
@@ -88,15 +81,12 @@ def _listed(
 ) -> tuple[str, ...] | None:
     """A comma-separated option, checked; None when not given. A bad one ends the command
     with exit 2, naming the option."""
-    from app.cli.common import console
-
     if value is None:
         return None
     try:
         return check(value.split(","))
     except ValueError as error:
-        console.print(f"{option}: {error}", style="red", markup=False)
-        raise typer.Exit(2) from None
+        fail(f"{option}: {error}", code=2)
 
 
 def _show(outcome: OddsApiFetch, *, as_json: bool) -> None:
@@ -179,11 +169,8 @@ def fetch_football_data(
         fail(f"--leagues: {error}", code=2)
     except ValueError as error:
         fail(f"--season: {error}", code=2)
-    engine, factory = open_database(settings, writes=True)
-    try:
-        outcome = fetch(factory, settings, request, trigger=RunTrigger.CLI)
-    finally:
-        engine.dispose()
+    with database(settings, writes=True) as (_engine, sessions):
+        outcome = fetch(sessions, settings, request, trigger=RunTrigger.CLI)
     if as_json:
         show_json(_outcome_json(outcome))
     else:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,12 +11,12 @@ import typer
 from app.cli.common import (
     AsJson,
     console,
+    database,
     database_session,
     fail,
     load_settings,
     log_as_a_command,
     new_table,
-    open_database,
     say,
     show_json,
     show_table,
@@ -34,37 +33,25 @@ import_cli = typer.Typer(help="Import odds and results from files or URLs.", no_
 SKIPPED_SHOWN = 20
 
 
-@dataclass
-class Source:
-    label: str
-    location: str  # a path or a URL
-
-
-def _expand(locations: list[str]) -> Iterator[Source]:
+def _expand(locations: list[str]) -> Iterator[str]:
+    """Each location, a directory as the season files under it (a path or a URL each)."""
     from app.services.season_files import csv_files_under
 
     for location in locations:
-        if location.startswith(("http://", "https://")):
-            yield Source(location, location)
-            continue
         path = Path(location)
-        if path.is_dir():
-            files = csv_files_under(path)
-            if not files:
-                yield Source(location, location)  # reported as an error when read
-            yield from (Source(str(p), str(p)) for p in files)
-        else:
-            yield Source(location, location)
+        files = csv_files_under(path) if path.is_dir() else []
+        # A directory without any is reported as an error when read.
+        yield from [str(file) for file in files] or [location]
 
 
 class AnswerStatusError(Exception):
     """A URL answered with a status other than 2xx; the message says which."""
 
 
-def _read(source: Source, client: httpx.Client, limits: DownloadLimits) -> bytes:
-    if Path(source.location).is_dir():
-        raise FileNotFoundError(f"no .csv files in directory {source.location}")
-    return _fetch(source.location, client, limits)
+def _read(location: str, client: httpx.Client, limits: DownloadLimits) -> bytes:
+    if Path(location).is_dir():
+        raise FileNotFoundError(f"no .csv files in directory {location}")
+    return _fetch(location, client, limits)
 
 
 def _fetch(location: str, client: httpx.Client, limits: DownloadLimits) -> bytes:
@@ -128,9 +115,7 @@ def import_football_data(
     try:
         season = optional_season(season)
     except ValueError as error:
-        console.print(f"[red]--season: {error}[/red]")
-        raise typer.Exit(2) from None
-    engine, factory = open_database(settings, writes=True)
+        fail(f"--season: {error}", code=2)
     expanded = list(_expand(sources))
     total = IngestReport()
     per_file: list[tuple[str, IngestReport | str]] = []
@@ -146,16 +131,20 @@ def import_football_data(
         disable=as_json,
     )
     limits = download_limits(settings, read_timeout_seconds=settings.http_timeout_seconds)
-    with bounded_client(timeout_seconds=settings.http_timeout_seconds) as client, progress:
+    with (
+        database(settings, writes=True) as (_engine, sessions),
+        bounded_client(timeout_seconds=settings.http_timeout_seconds) as client,
+        progress,
+    ):
         task = progress.add_task("importing", total=len(expanded))
         for source in expanded:
-            progress.update(task, description=f"importing {Path(source.label).name}")
+            progress.update(task, description=f"importing {Path(source).name}")
             try:
                 content = _read(source, client, limits)
-                with session_scope(factory) as session:
+                with session_scope(sessions) as session:
                     report = ingest.import_football_data(session, content, season=season)
             except LeagueSeasonError as error:
-                per_file.append((source.label, f"--season: {error}"))
+                per_file.append((source, f"--season: {error}"))
                 season_refused = True
             except (
                 OSError,
@@ -165,18 +154,16 @@ def import_football_data(
                 TooManyBookmakersError,
                 SQLAlchemyError,
             ) as error:
-                per_file.append((source.label, _why(error)))
+                per_file.append((source, _why(error)))
             else:
                 total.add(report)
-                per_file.append((source.label, report))
+                per_file.append((source, report))
             progress.advance(task)
-    engine.dispose()
-    failed = [(label, r) for label, r in per_file if isinstance(r, str)]
     if as_json:
         show_json(_json_report(per_file, total))
     else:
         _print_summary(per_file, total, show_all=show_all)
-    if failed:
+    if any(isinstance(report, str) for _, report in per_file):
         raise typer.Exit(2 if season_refused else 1)
 
 

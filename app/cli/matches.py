@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import console, database_session, load_settings, say
+from app.cli.common import database_session, fail, load_settings, say
 from app.domain.wording import counted
 
 matches_cli = typer.Typer(help="Stored matches: corrections.", no_args_is_help=True)
@@ -29,18 +29,15 @@ def delete_match(
     from app.services import matches
 
     if match_id > MAX_ID:
-        console.print(f"[red]ID: {match_id} is not an id: ids go up to {MAX_ID}[/red]")
-        raise typer.Exit(2)
+        fail(f"ID: {match_id} is not an id: ids go up to {MAX_ID}", code=2)
     settings = load_settings()
     try:
         with database_session(settings, writes=True) as session:
             deleted = matches.delete_match(session, match_id, force=force)
     except matches.MatchNotFoundError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(1) from None
+        fail(str(error))
     except matches.MatchTrainedOnError as error:
-        console.print(f"[red]{error}; pass --force to delete it anyway[/red]", soft_wrap=True)
-        raise typer.Exit(1) from None
+        fail(f"{error}; pass --force to delete it anyway")
     say(
         f"deleted match {deleted.id} ({deleted.competition} {deleted.season}, "
         f"{deleted.home_team} v {deleted.away_team}, {deleted.kickoff:%Y-%m-%d}) and its "

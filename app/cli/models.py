@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import datetime as dt
+import dataclasses
 from typing import Annotated
 
 import typer
@@ -11,6 +11,7 @@ from app.cli.common import (
     AsJson,
     console,
     database_session,
+    fail,
     load_settings,
     new_table,
     say,
@@ -26,42 +27,34 @@ models_cli = typer.Typer(
 Limit = Annotated[int, typer.Option(min=1, max=500, help="How many, newest first.")]
 
 
-def _when(moment: dt.datetime | None) -> str:
-    return "" if moment is None else f"{moment:%Y-%m-%d %H:%M}"
-
-
-def _iso(moment: dt.datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat()
-
-
 @models_cli.command("list")
 def list_command(limit: Limit = 20, as_json: AsJson = False) -> None:
     """Model versions, newest first: status, how each was fitted and its validation log loss."""
     from app.services import model_versions
     from app.services.pagination import PageWindow
 
-    settings = load_settings()
-    with database_session(settings, writes=False) as session:
+    with database_session(load_settings(), writes=False) as session:
         page = model_versions.list_versions(session, PageWindow(limit, 0))
     if as_json:
-        versions = [
-            {
+        json_page = page.map(
+            lambda version: {
                 "id": version.id,
                 "status": version.status,
                 "phase": version.phase,
                 "method": version.method,
                 "rounds": version.rounds,
                 "n_matches": version.n_matches,
-                "window_start": _iso(version.window_start),
-                "window_end": _iso(version.window_end),
+                "window_start": version.window_start.isoformat(),
+                "window_end": version.window_end.isoformat(),
                 "log_loss": version.validation.model.log_loss,
                 "consensus_log_loss": version.validation.consensus.log_loss,
-                "created_at": _iso(version.created_at),
-                "activated_at": _iso(version.activated_at),
+                "created_at": version.created_at.isoformat(),
+                "activated_at": (
+                    None if version.activated_at is None else version.activated_at.isoformat()
+                ),
             }
-            for version in page.items
-        ]
-        show_json({"items": versions, "total": page.total, "limit": limit, "offset": 0})
+        )
+        show_json(dataclasses.asdict(json_page))
         return
     if not page.items:
         say("no model version yet: run `oddsboost refit`")
@@ -108,8 +101,7 @@ def activate_command(
         try:
             reason = check_reason(reason)
         except ValueError as error:
-            console.print(f"[red]--reason: {error}[/red]")
-            raise typer.Exit(2) from None
+            fail(f"--reason: {error}", code=2)
     settings = load_settings()
     try:
         with database_session(settings, writes=True) as session:
@@ -117,8 +109,7 @@ def activate_command(
                 session, version_id, by=ActivatedBy.CLI, reason=reason, settings=settings
             )
     except model_versions.VersionNotFoundError as error:
-        console.print(f"[red]{error}: `oddsboost models list` shows the versions[/red]")
-        raise typer.Exit(1) from None
+        fail(f"{error}: `oddsboost models list` shows the versions")
     for warning in done.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}", soft_wrap=True)
     if done.activation is None:
@@ -138,23 +129,21 @@ def activations_command(limit: Limit = 20, as_json: AsJson = False) -> None:
     from app.services import model_versions
     from app.services.pagination import PageWindow
 
-    settings = load_settings()
-    with database_session(settings, writes=False) as session:
+    with database_session(load_settings(), writes=False) as session:
         page = model_versions.list_activations(session, PageWindow(limit, 0))
     if as_json:
-        activations = [
-            {
+        json_page = page.map(
+            lambda activation: {
                 "id": activation.id,
                 "version_id": activation.version_id,
                 "previous_version_id": activation.previous_version_id,
-                "activated_at": _iso(activation.activated_at),
+                "activated_at": activation.activated_at.isoformat(),
                 "by": activation.activated_by,
                 "reason": activation.reason,
                 "run_id": activation.run_id,
             }
-            for activation in page.items
-        ]
-        show_json({"items": activations, "total": page.total, "limit": limit, "offset": 0})
+        )
+        show_json(dataclasses.asdict(json_page))
         return
     if not page.items:
         say("no version has been activated yet")
@@ -164,7 +153,7 @@ def activations_command(limit: Limit = 20, as_json: AsJson = False) -> None:
         table.add_column(column)
     for activation in page.items:
         table.add_row(
-            _when(activation.activated_at),
+            f"{activation.activated_at:%Y-%m-%d %H:%M}",
             str(activation.version_id),
             "" if activation.previous_version_id is None else str(activation.previous_version_id),
             str(activation.activated_by),

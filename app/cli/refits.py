@@ -9,10 +9,10 @@ import typer
 
 from app.cli.common import (
     AsJson,
-    console,
+    database,
+    fail,
     load_settings,
     log_as_a_command,
-    open_database,
     say,
     show_json,
 )
@@ -26,8 +26,7 @@ def _parse_until(value: str | None) -> dt.datetime | None:
     try:
         return as_utc(dt.datetime.fromisoformat(value))
     except ValueError as error:
-        console.print(f"[red]--until: {error} (use ISO 8601, e.g. 2019-06-01T00:00:00Z)[/red]")
-        raise typer.Exit(2) from None
+        fail(f"--until: {error} (use ISO 8601, e.g. 2019-06-01T00:00:00Z)", code=2)
 
 
 def refit_command(
@@ -51,20 +50,17 @@ def refit_command(
     else:
         configure_logging(settings)  # a run of the server's: its lines join the server's log
     moment = _parse_until(until)
-    engine, _factory = open_database(settings, writes=True)
     try:
-        outcome = refit.run_refit(
-            engine,
-            settings,
-            trigger=RunTrigger.API if run_id else RunTrigger.CLI,
-            until=moment,
-            run_id=run_id,
-        )
+        with database(settings, writes=True) as (engine, _sessions):
+            outcome = refit.run_refit(
+                engine,
+                settings,
+                trigger=RunTrigger.API if run_id else RunTrigger.CLI,
+                until=moment,
+                run_id=run_id,
+            )
     except refit.RefitError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(1) from None
-    finally:
-        engine.dispose()
+        fail(str(error))
     if as_json:
         show_json(
             {
@@ -102,8 +98,5 @@ def scheduler_command(
 
     settings = load_settings()
     configure_logging(settings)
-    engine, _factory = open_database(settings, writes=True)
-    try:
+    with database(settings, writes=True) as (engine, _sessions):
         scheduling.run_scheduler(engine, settings, run_now=run_now)
-    finally:
-        engine.dispose()

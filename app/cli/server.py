@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from app.cli.common import (
-    console,
+    database,
     database_errors,
+    fail,
     load_settings,
     log_as_a_command,
+    open_database,
     say,
 )
 
@@ -44,7 +46,7 @@ def serve(
 
     settings = load_settings()
     configure_logging(settings)
-    _prepare_database(settings.database_url, migrate=migrate)
+    _prepare_database(settings, migrate=migrate)
     worker_count = workers or settings.workers
     if worker_count > 1:
         _prepare_multiprocess_metrics()
@@ -64,21 +66,17 @@ def serve(
     )
 
 
-def _prepare_database(database_url: str, *, migrate: bool) -> None:
+def _prepare_database(settings: Settings, *, migrate: bool) -> None:
     """Upgrade the schema, or check it is current: here, once, so that a database that
     cannot be used stops the command with one line before any worker starts."""
-    from app.db.engine import make_engine
-    from app.db.migrate import require_current_schema, upgrade_to_head
+    from app.db.migrate import upgrade_to_head
 
-    with database_errors(database_url):
-        if migrate:
-            upgrade_to_head(database_url)
-            return
-        engine = make_engine(database_url)
-        try:
-            require_current_schema(engine)
-        finally:
-            engine.dispose()
+    if migrate:
+        with database_errors(settings.database_url):
+            upgrade_to_head(settings.database_url)
+    else:
+        engine, _sessions = open_database(settings, writes=False)
+        engine.dispose()
 
 
 def _prepare_multiprocess_metrics() -> None:
@@ -111,11 +109,9 @@ def health_command(
     try:
         status = _status_of(target, timeout)
     except (OSError, ValueError) as error:
-        console.print(f"[red]{target}: {error}[/red]")
-        raise typer.Exit(1) from None
+        fail(f"{target}: {error}")
     if status != 200:
-        console.print(f"[red]{target}: HTTP {status}[/red]")
-        raise typer.Exit(1)
+        fail(f"{target}: HTTP {status}")
     say(f"{target}: ok")
 
 
@@ -184,17 +180,9 @@ def _fill_track_record(settings: Settings) -> int:
     ``app.services.track_record_aggregates``)."""
     import datetime as dt
 
-    from app.db.engine import make_engine, make_session_factory
     from app.services import track_record, track_record_aggregates
 
-    engine = make_engine(
-        settings.database_url, sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds
-    )
-    try:
+    with database(settings, writes=True) as (_engine, sessions):
         return track_record_aggregates.fill(
-            make_session_factory(engine, for_writes=True),
-            track_record.tally_terms(settings),
-            now=dt.datetime.now(dt.UTC),
+            sessions, track_record.tally_terms(settings), now=dt.datetime.now(dt.UTC)
         )
-    finally:
-        engine.dispose()

@@ -11,6 +11,7 @@ from app.cli.common import (
     AsJson,
     console,
     database_session,
+    fail,
     load_settings,
     log_as_a_command,
     say,
@@ -62,8 +63,7 @@ def add_alias(
         console.print(f"{error}; run again with --yes to merge them anyway", soft_wrap=True)
         raise typer.Exit(1) from None
     except (teams.TeamNotFoundError, teams.AliasConflictError, ValueError) as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(1) from None
+        fail(str(error))
     if as_json:
         show_json(dataclasses.asdict(report))
         return
@@ -97,8 +97,7 @@ def remove_alias(
         with database_session(settings, writes=True) as session:
             report = teams.remove_alias(session, alias)
     except (teams.TeamNotFoundError, teams.AliasConflictError) as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(1) from None
+        fail(str(error))
     if as_json:
         show_json(dataclasses.asdict(report))
         return

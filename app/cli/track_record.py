@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.common import AsJson, database_errors, load_settings, open_database, say, show_json
+from app.cli.common import AsJson, database, database_errors, load_settings, say, show_json
 
 track_record_cli = typer.Typer(
     help="The track record: what was served for each match at kickoff.",
@@ -18,8 +18,9 @@ track_record_cli = typer.Typer(
 
 def _moment(text: str) -> dt.datetime:
     """A date or an ISO 8601 moment, UTC when it names no zone."""
-    moment = dt.datetime.fromisoformat(text)
-    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
+    from app.domain.records import as_utc
+
+    return as_utc(dt.datetime.fromisoformat(text))
 
 
 @track_record_cli.command("rebuild")
@@ -53,18 +54,17 @@ def rebuild_command(
     if kickoff_to is not None and kickoff_to <= kickoff_from:
         raise typer.BadParameter("must be after --from", param_hint="--to")
     settings = load_settings()
-    engine, sessions = open_database(settings, writes=True)
-    try:
-        with database_errors(settings.database_url):
-            done = track_record.rebuild_in_chunks(
-                sessions,
-                settings,
-                kickoff_from=kickoff_from,
-                kickoff_to=kickoff_to,
-                now=dt.datetime.now(dt.UTC),
-            )
-    finally:
-        engine.dispose()
+    with (
+        database(settings, writes=True) as (_engine, sessions),
+        database_errors(settings.database_url),
+    ):
+        done = track_record.rebuild_in_chunks(
+            sessions,
+            settings,
+            kickoff_from=kickoff_from,
+            kickoff_to=kickoff_to,
+            now=dt.datetime.now(dt.UTC),
+        )
     if as_json:
         show_json(dataclasses.asdict(done))
     else:
