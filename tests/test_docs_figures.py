@@ -37,7 +37,12 @@ def test_the_performance_page_shows_the_rendering_of_the_track_record_figures() 
     )
 
 
-THROUGHPUT_BENCHMARKS = ("bench_predict", "bench_value_bets", "bench_upcoming")
+THROUGHPUT_BENCHMARKS = (
+    "bench_predict",
+    "bench_value_bets",
+    "bench_upcoming",
+    *(f"{name}_before" for name in ("bench_predict", "bench_value_bets", "bench_upcoming")),
+)
 
 
 @pytest.mark.parametrize("name", THROUGHPUT_BENCHMARKS)
