@@ -4,7 +4,9 @@ that ask the same question at once share one computation."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+import gc
 import threading
 import time
 from collections.abc import Callable
@@ -232,3 +234,34 @@ def test_requests_asking_at_once_share_one_computation(
         assert len({answer.content for answer in answers}) == 1
         assert again.content == answers[0].content
         assert answers[0].json()["performance"]["matches"] > 300
+
+
+def test_a_check_whose_callers_went_away_fails_quietly_and_the_next_starts_afresh() -> None:
+    async def scenario() -> tuple[list[dict[str, Any]], str]:
+        flights: SingleFlight[str, str] = SingleFlight()
+        unretrieved: list[dict[str, Any]] = []
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _loop, context: unretrieved.append(context))
+        started = asyncio.Event()
+
+        async def fail() -> str:
+            started.set()
+            await asyncio.sleep(0)
+            raise LookupError("the database is down")
+
+        async def fresh() -> str:
+            return "fresh"
+
+        caller = asyncio.ensure_future(flights.run_after("key", fail))
+        await started.wait()
+        caller.cancel()  # the client went away before the check failed
+        with contextlib.suppress(asyncio.CancelledError):
+            await caller
+        for _ in range(5):
+            await asyncio.sleep(0)
+        gc.collect()  # a failure nobody retrieved is reported when its future goes
+        return unretrieved, await flights.run_after("key", fresh)
+
+    unretrieved, answer = asyncio.run(scenario())
+    assert unretrieved == []
+    assert answer == "fresh"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 KeyT = TypeVar("KeyT", bound=Hashable)
 ValueT = TypeVar("ValueT")
@@ -41,14 +41,18 @@ class SingleFlight(Generic[KeyT, ValueT]):
         waiting = self._next.get(key)
         if waiting is None:
             waiting = self._next[key] = asyncio.ensure_future(self._after(key, compute))
+            waiting.add_done_callback(_retrieved)
         return await asyncio.shield(waiting)
 
     async def _after(self, key: KeyT, compute: Callable[[], Awaitable[ValueT]]) -> ValueT:
-        running = self._running.get(key)
-        if running is not None:
-            await asyncio.wait([running])
-        # From here on a caller that comes waits for the next computation.
-        del self._next[key]
+        try:
+            running = self._running.get(key)
+            if running is not None:
+                await asyncio.wait([running])
+        finally:
+            # From here on (or once this wait was cancelled) a caller that comes waits for
+            # the next computation.
+            del self._next[key]
         return await self._start(key, compute)
 
     def _start(self, key: KeyT, compute: Callable[[], Awaitable[ValueT]]) -> asyncio.Future[ValueT]:
@@ -62,5 +66,11 @@ class SingleFlight(Generic[KeyT, ValueT]):
     def _forget(self, key: KeyT, done: asyncio.Future[ValueT]) -> None:
         if self._running.get(key) is done:
             del self._running[key]
-        if not done.cancelled():
-            done.exception()  # retrieved: a failure nobody awaited any more is not logged
+        _retrieved(done)
+
+
+def _retrieved(done: asyncio.Future[Any]) -> None:
+    """Marks ``done``'s failure as seen: one whose callers all went away is not logged as
+    never retrieved (they got theirs, or no longer want it)."""
+    if not done.cancelled():
+        done.exception()
