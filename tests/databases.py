@@ -99,6 +99,12 @@ class Databases:
         else:
             name = self._name(template)
             self._execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
+            # A session the app that filled it still holds (a read of a background task that
+            # outlived its shutdown) would make every copy fail: none is wanted any more.
+            self._execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                f"WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+            )
 
     def drop(self, database: str) -> None:
         if self.is_sqlite:
