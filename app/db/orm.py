@@ -323,7 +323,6 @@ class OddsQuote(Base):
     captured_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     received_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
-    match: Mapped[Match] = relationship()
     bookmaker: Mapped[Bookmaker] = relationship()
 
     @hybrid_property
@@ -436,8 +435,6 @@ class RefitRun(Base):
     host: Mapped[str | None] = mapped_column(String(255))
     pid: Mapped[int | None]
 
-    version: Mapped[ModelVersion | None] = relationship()
-
 
 class FetchRun(Base):
     __tablename__ = "fetch_runs"
@@ -497,8 +494,6 @@ class PredictionLogEntry(Base):
     # No foreign key: the log keeps the number of a version even if the version goes.
     model_version: Mapped[int | None]
     served: Mapped[ServedPrediction] = mapped_column(JSONRecord(ServedPrediction))
-
-    match: Mapped[Match] = relationship()
 
 
 class RollingScore(Base):
