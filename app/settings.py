@@ -17,6 +17,7 @@ from app.domain.vocabulary import Method, Phase
 from app.domain.wording import counted
 
 if TYPE_CHECKING:
+    from pydantic import ValidationInfo
     from pydantic_core import ErrorDetails
 
     from app.domain.value import ValueTerms
@@ -438,19 +439,12 @@ class Settings(BaseSettings):
             return json.loads(text) if text.startswith("[") else text.split(",")
         return value
 
-    @field_validator("odds_api_sports")
+    @field_validator("odds_api_sports", "odds_api_regions")
     @classmethod
-    def _sport_keys(cls, sports: list[str]) -> list[str]:
-        from app.domain.odds_api import sport_keys
+    def _odds_api_keys(cls, keys: list[str], info: ValidationInfo) -> list[str]:
+        from app.domain.odds_api import region_keys, sport_keys
 
-        return list(sport_keys(sports))
-
-    @field_validator("odds_api_regions")
-    @classmethod
-    def _region_keys(cls, regions: list[str]) -> list[str]:
-        from app.domain.odds_api import region_keys
-
-        return list(region_keys(regions))
+        return list((sport_keys if info.field_name == "odds_api_sports" else region_keys)(keys))
 
     @field_validator("odds_api_cron", "football_data_cron", "track_record_cron")
     @classmethod
