@@ -13,9 +13,8 @@ def __getattr__(name: str) -> str:
 
 @cache
 def _installed_version() -> str:
-    # Read on first use: package metadata takes longer to import than a quick command such as
-    # ``oddsboost health`` takes to run. Kept once read: reading it again costs each app made
-    # (one per test) a few milliseconds.
+    # Read on first use: importing package metadata takes longer than ``oddsboost health``
+    # runs; and once, as each app made reads it.
     from importlib.metadata import PackageNotFoundError, version
 
     try:

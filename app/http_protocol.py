@@ -1,26 +1,12 @@
-"""The HTTP/1.1 connections of ``oddsboost serve``: uvicorn's httptools protocol, with the
-limits it lacks.
+"""uvicorn's httptools protocol with the limits it lacks, for ``oddsboost serve``.
 
-uvicorn bounds neither the size of a request's headers (httptools buffers a header of any
-length) nor the time a client takes to send its request: a connection that sends nothing,
-or a byte now and then, is held open for good. Here:
-
-* the request line and headers may hold at most ``header_limit_bytes``, counted as the
-  bytes arrive: more is answered 431 and the connection closed;
-* they must arrive within ``header_timeout_seconds`` of the request's first byte (or of
-  the connection opening): past it the connection is closed, after a 408 if the client
-  had started a request;
-* the body must arrive within ``body_timeout_seconds`` of the headers: past it, 408 and
-  the connection is closed. Time the server itself takes, before it asks for the body
-  (``Expect: 100-continue``) or while it has stopped reading (flow control), is not
-  counted against the client.
-
-A request the parser cannot read is answered 400 and the connection closed, as uvicorn
-does, but with the problem every other error answer is rather than uvicorn's plain text.
-
-``oddsboost serve`` names this class to uvicorn; each worker reads the limits from its
-settings. The class it extends is not uvicorn's public API: pyproject.toml pins uvicorn to the
-minor version tests/test_http_protocol.py checks it against.
+uvicorn bounds neither a request's header size nor the time a client takes to send it. Here
+the request line and headers may hold at most ``header_limit_bytes`` (else 431), must arrive
+within ``header_timeout_seconds`` of the request's first byte, and the body within
+``body_timeout_seconds`` of the headers (else 408), not counting time the server itself
+keeps the body waiting. Every refusal closes the connection and is a problem document, as
+is uvicorn's own 400. The class extended is not uvicorn's public API: pyproject.toml pins
+uvicorn to the minor version tests/test_http_protocol.py checks.
 """
 
 from __future__ import annotations
@@ -28,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, cast
 
 from uvicorn.config import Config
@@ -45,34 +29,11 @@ log = logging.getLogger("oddsboost.connections")
 
 # What a header adds to its name and value: ": " and the line's end.
 HEADER_SEPARATORS = 4
-# After an error answer, how long what the client still sends is read and dropped before the
-# connection closes: closing on unread bytes would reset it, and the client could lose the
-# answer it has not read yet.
+# Closing on unread bytes resets the connection, and the client could lose the answer.
 LINGER_SECONDS = 2.0
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectionLimits:
-    header_bytes: int
-    header_seconds: float
-    body_seconds: float
-
-
-@lru_cache(maxsize=1)
-def connection_limits() -> ConnectionLimits:
-    """The limits of this worker's connections, from its settings."""
-    settings = get_settings()
-    return ConnectionLimits(
-        header_bytes=settings.header_limit_bytes,
-        header_seconds=settings.header_timeout_seconds,
-        body_seconds=settings.body_timeout_seconds,
-    )
-
-
 class LimitedHttpProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a cap on header size and deadlines on receiving a
-    request (see the module's description)."""
-
     def __init__(
         self,
         config: Config,
@@ -81,7 +42,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
-        self.limits = connection_limits()
+        self.settings = get_settings()
         self._deadline: asyncio.TimerHandle | None = None
         # No request under way, or the one under way has not sent all its headers yet.
         self._reading_headers = True
@@ -92,11 +53,9 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._closed_here = False
         self.url = b""  # the request target, as parsed so far
 
-    # --- the connection -----------------------------------------------------------------
-
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(cast(asyncio.Transport, transport))
-        self._arm(self.limits.header_seconds, self._headers_too_slow)
+        self._arm(self.settings.header_timeout_seconds, self._headers_too_slow)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -108,7 +67,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         if self._reading_headers:
             self._request_started = True
             if self._deadline is None:  # the next request on a kept-alive connection
-                self._arm(self.limits.header_seconds, self._headers_too_slow)
+                self._arm(self.settings.header_timeout_seconds, self._headers_too_slow)
         all_headers = self._reading_headers
         self._headers_ended = False
         super().data_received(data)
@@ -118,20 +77,18 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             # Every byte just read belongs to headers that have not ended: count them before
             # the parser buffers any more of them.
             self._header_bytes += len(data)
-            if self._header_bytes > self.limits.header_bytes:
+            if self._header_bytes > self.settings.header_limit_bytes:
                 self._refuse_large_headers()
 
     def send_400_response(self, _msg: str) -> None:
-        # uvicorn's answer to bytes its parser refused, which it has logged (``_msg``).
+        # uvicorn has logged ``_msg``.
         self._close_with(
             400, "the request is not valid HTTP/1.1", answer=self._no_answer_under_way()
         )
 
     def handle_websocket_upgrade(self) -> None:
-        self._disarm()  # the connection is no longer a request being received
+        self._disarm()
         super().handle_websocket_upgrade()
-
-    # --- the parser's callbacks -------------------------------------------------------
 
     def on_message_begin(self) -> None:
         if self._closed_here:
@@ -139,7 +96,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         super().on_message_begin()
         self._header_size = 0
         if self._deadline is None:
-            self._arm(self.limits.header_seconds, self._headers_too_slow)
+            self._arm(self.settings.header_timeout_seconds, self._headers_too_slow)
 
     def on_url(self, url: bytes) -> None:
         if self._closed_here:
@@ -159,10 +116,10 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._disarm()
         self._reading_headers, self._headers_ended, self._header_bytes = False, True, 0
         # Headers that arrived in one read are measured here, once parsed.
-        if self._header_size > self.limits.header_bytes:
+        if self._header_size > self.settings.header_limit_bytes:
             self._refuse_large_headers()
             return
-        self._arm(self.limits.body_seconds, self._body_too_slow)
+        self._arm(self.settings.body_timeout_seconds, self._body_too_slow)
         super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
@@ -176,10 +133,8 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._reading_headers, self._request_started, self._header_bytes = True, False, 0
         super().on_message_complete()
 
-    # --- limits ---------------------------------------------------------------------------
-
     def _refuse_large_headers(self) -> None:
-        limit = self.limits.header_bytes
+        limit = self.settings.header_limit_bytes
         self._close_with(
             431,
             f"request headers too large: at most {counted(limit, 'byte')} with the request line",
@@ -192,7 +147,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             log.debug("closed a connection from %s that sent nothing", self._client())
             self._close()
             return
-        seconds = self.limits.header_seconds
+        seconds = self.settings.header_timeout_seconds
         self._close_with(
             408,
             f"request headers not complete within {seconds:g} s",
@@ -204,26 +159,24 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         cycle = self.cycle
         if cycle.waiting_for_100_continue or self.flow.read_paused:
             # The server, not the client, is the one keeping the body waiting.
-            self._arm(self.limits.body_seconds, self._body_too_slow)
+            self._arm(self.settings.body_timeout_seconds, self._body_too_slow)
             return
         answer = not cycle.response_started
         if answer:
             # The application's reads end here, and whatever it answers goes nowhere.
             cycle.disconnected = True
             cycle.message_event.set()
-        seconds = self.limits.body_seconds
+        seconds = self.settings.body_timeout_seconds
         self._close_with(408, f"request body not complete within {seconds:g} s", answer=answer)
 
     def _target(self) -> str:
-        """The path of the request refused, as far as it arrived (the problem's instance)."""
+        """The refused request's path, as far as it arrived."""
         return self.url.partition(b"?")[0].decode("latin-1")
 
     def _no_answer_under_way(self) -> bool:
-        """No response is being written on this connection (to an earlier request)."""
         return self.cycle is None or self.cycle.response_complete
 
     def _close_with(self, status: int, detail: str, *, answer: bool) -> None:
-        """Answer ``status`` with ``detail`` if ``answer``, then close the connection."""
         log.warning("%d %s: closed the connection from %s", status, detail, self._client())
         if answer and not self.transport.is_closing():
             body = error_body(status, detail, self._target())
@@ -238,8 +191,8 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._close(linger=True)
 
     def _close(self, *, linger: bool = False) -> None:
-        """Close the connection; with ``linger``, end the answer first and keep reading (and
-        dropping) what the client sends for a moment, so that it gets to read the answer."""
+        """With ``linger``, end the answer and drop what the client still sends for a moment
+        before closing, so that it gets to read the answer."""
         self._closed_here = True
         self._disarm()
         if self.transport.is_closing():

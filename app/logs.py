@@ -1,9 +1,8 @@
 """Logging: one configuration for the server, its workers and the commands.
 
-JSON lines (one object per line) outside development, readable text in development. Every
-line written while a request is handled carries that request's id. As a second line of
-defence, the configured secrets (the admin key, The Odds API's key, a database password)
-are replaced by ``***`` in every field of every line, whatever wrote it.
+Every line written while a request is handled carries its id, and the configured secrets
+(the admin key, The Odds API's key, a database password) are replaced by ``***`` in every
+field of every line, whatever wrote it.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
-from app.db.engine import DatabaseUrlError, read_database_url, unreadable_password
+from app.db.engine import DatabaseUrlError, read_database_url, unreadable_url
 from app.settings import Settings
 
 REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
@@ -28,8 +27,8 @@ REDACTED = "***"
 
 
 class RequestIdFilter(logging.Filter):
-    """Adds ``request_id`` (or None) to every record, and drops uvicorn's terminal-colour
-    copy of its messages, which only clutters JSON lines."""
+    """Adds ``request_id`` (or None) to every record; drops uvicorn's coloured copy of its
+    messages."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = REQUEST_ID.get()
@@ -48,13 +47,9 @@ _RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", logging.INFO, "", 0, "
 
 
 class JsonLineFormatter(logging.Formatter):
-    """One JSON object per record: ``time``, ``level``, ``logger``, ``message``,
-    ``request_id``, the traceback if any, then every ``extra`` field.
-
-    Written here rather than with a general-purpose JSON formatter because every request
-    writes a line, and this one costs a third as much. The time text is made once per
-    second.
-    """
+    """One JSON object per record: time, level, logger, message, request id, traceback, and
+    every ``extra`` field. Hand-written because every request writes a line, and this costs
+    a third of a general-purpose formatter."""
 
     def __init__(self, datefmt: str = "%Y-%m-%dT%H:%M:%S%z") -> None:
         super().__init__(datefmt=datefmt)
@@ -85,32 +80,23 @@ class JsonLineFormatter(logging.Formatter):
         attributes = vars(record)
         for key in _keys_outside(tuple(attributes), _RECORD_ATTRIBUTES):
             fields[key] = attributes[key]
-        # A value JSON does not know is written as its text (timestamps are written in ISO
-        # 8601 and enums by value before that).
         try:
-            # pydantic-core's writer takes a fifth of the standard library's time on a
-            # request line (and writes UTF-8 as it is).
+            # A fifth of the standard library's time on a request line.
             return to_json(fields, fallback=str).decode()
-        except PydanticSerializationError:
-            # What it will not write (bytes that are not UTF-8, say) is written as text.
+        except PydanticSerializationError:  # bytes that are not UTF-8, say
             return json.dumps(fields, default=str)
 
 
 @functools.lru_cache(maxsize=256)
 def _keys_outside(keys: tuple[str, ...], known: frozenset[str]) -> tuple[str, ...]:
-    """The record attributes among ``keys`` that are not in ``known``, in order: the
-    ``extra`` fields a formatter writes, the fields a filter redacts. The lines of one call
-    site all have the same attributes: they are found once for all of them."""
+    """The record attributes among ``keys`` not in ``known``; cached, as the lines of one call
+    site all have the same ones."""
     return tuple(key for key in keys if key not in known)
 
 
 class SecretFilter(logging.Filter):
-    """Replaces known secret values everywhere in a record: its message, its request id,
-    every ``extra`` field (nested lists and mappings too), its traceback and stack.
-
-    A secret can arrive in any of them: a path (``GET /<key>``), a caller's request id, an
-    exception's text.
-    """
+    """Replaces known secret values everywhere in a record: its message, request id, every
+    ``extra`` field (nested too), traceback and stack."""
 
     def __init__(self, secrets: list[str]) -> None:
         super().__init__()
@@ -143,8 +129,7 @@ class SecretFilter(logging.Filter):
     def _redacted(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.redact(value)
-        # Most fields of most lines are plain numbers: tell them apart by their exact type
-        # first, before the isinstance checks that subclasses need.
+        # Most fields are plain numbers: an exact type check first is cheaper.
         if type(value) in _PLAIN or isinstance(
             value, int | float | bool | None | Enum | dt.date | dt.time
         ):
@@ -158,8 +143,7 @@ class SecretFilter(logging.Filter):
 
 
 _PLAIN = frozenset({int, float, bool, type(None)})
-# What every record has besides its request id: the logger's, the code's and the process's
-# own names and numbers, and the message and traceback, which are redacted on their own.
+# What every record has besides its request id; the message and traceback are redacted apart.
 _OWN_ATTRIBUTES = _RECORD_ATTRIBUTES - {"request_id"}
 _TRACEBACKS = logging.Formatter()
 
@@ -172,9 +156,8 @@ def secrets_of(settings: Settings) -> list[str]:
     try:
         password = read_database_url(settings.database_url).password
     except DatabaseUrlError:
-        # The command stops on it with one line when it opens the database; what that line
-        # hides as a password is kept out of every other line too.
-        password = unreadable_password(settings.database_url)
+        # What the command's one line about it hides as a password is hidden everywhere.
+        password = unreadable_url(settings.database_url)[1]
     if password:
         secrets.append(str(password))
     return secrets
@@ -191,13 +174,8 @@ def _formatter(settings: Settings, *, command: bool) -> dict[str, Any]:
 
 
 def logging_config(settings: Settings, *, command: bool = False) -> dict[str, Any]:
-    """A ``logging.config.dictConfig`` dictionary (also handed to uvicorn for its workers).
-
-    ``command`` configures a command a person runs, whose own output is on stdout: its log
-    lines go to stderr as text (JSON only if ``log_format`` says so), warnings and errors
-    only, so they do not bury what the command prints. The server, the scheduler and the
-    refits they start write the configured lines.
-    """
+    """A ``dictConfig`` dictionary (also handed to uvicorn for its workers). A ``command``
+    a person runs logs warnings and errors only, as text unless ``log_format`` says json."""
     formatter = _formatter(settings, command=command)
     level = settings.log_level.upper()
     if command:
@@ -224,9 +202,8 @@ def logging_config(settings: Settings, *, command: bool = False) -> dict[str, An
             "uvicorn.access": {"handlers": [], "propagate": False, "level": "WARNING"},
             "uvicorn": {"handlers": [], "propagate": True, "level": level},
             "uvicorn.error": {"handlers": [], "propagate": True, "level": level},
-            # The scheduler writes its own line per job, with how the refit ended; the
-            # executor's "Running job" and "executed successfully" would tell a failed refit
-            # as a success. Its errors (a job that raised) still pass.
+            # The scheduler logs how each job ended; the executor's "executed successfully"
+            # would tell a failed refit as a success.
             "apscheduler.executors": {"level": "WARNING"},
             "sqlalchemy": {"level": "WARNING"},
             "alembic": {"level": "WARNING"},

@@ -64,11 +64,8 @@ redirected. While the database cannot be reached, an endpoint that needs it answ
 
 
 async def _keep_model_fresh(cache: ModelCache, interval: float) -> None:
-    """Pick up a newly activated model version within ``interval`` seconds.
-
-    The check runs in a worker thread, so a slow database never blocks a request; a failed
-    check keeps the current model and is retried next time.
-    """
+    """Pick up a newly activated model version within ``interval`` seconds, off the event
+    loop; a failed check keeps the current model."""
     while True:
         await asyncio.sleep(interval)
         try:

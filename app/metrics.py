@@ -75,8 +75,7 @@ FETCH_QUOTA_REMAINING = Gauge(
     registry=REGISTRY,
 )
 
-# Each labelled child is looked up once: labels() costs more than inc() or observe(). The
-# label values are bounded (methods, route templates, statuses), and so are these caches.
+# labels() costs more than inc() or observe(); the label values, and so the caches, are bounded.
 
 
 @cache
@@ -95,7 +94,6 @@ def _predictions_counted(source: str, basis: str) -> Counter:
 
 
 def observe_request(method: str, route: str, status: int, seconds: float) -> None:
-    """Counts one answered request and its duration, by route template (never raw path)."""
     _requests_counted(method, route, status).inc()
     _latency_observed(method, route).observe(seconds)
 
@@ -105,7 +103,6 @@ def count_prediction(source: Literal["inline", "match_id"], basis: str) -> None:
 
 
 def count_fetch_run(source: str, status: str, quota_remaining: int | None) -> None:
-    """A finished feed run, and the quota its source said was left (when it said)."""
     FETCH_RUNS.labels(source, status).inc()
     if quota_remaining is not None:
         FETCH_QUOTA_REMAINING.labels(source).set(quota_remaining)
@@ -162,20 +159,12 @@ def track_record_gauge(served_minus_consensus: float | None) -> Iterator[Metric]
     yield gauge
 
 
-class _Forward(Collector):
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self.registry = registry
-
-    def collect(self) -> Iterator[Metric]:
-        yield from self.registry.collect()
-
-
 def exposition(cache: ModelCache) -> tuple[bytes, str]:
     """The body and content type of a scrape."""
     registry = CollectorRegistry()
-    if os.environ.get(MULTIPROCESS_ENV):
+    multiprocess = bool(os.environ.get(MULTIPROCESS_ENV))
+    if multiprocess:
         MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # untyped upstream
-    else:
-        registry.register(_Forward(REGISTRY))
     registry.register(LiveCollector(cache))
-    return generate_latest(registry), CONTENT_TYPE_LATEST
+    own = b"" if multiprocess else generate_latest(REGISTRY)
+    return own + generate_latest(registry), CONTENT_TYPE_LATEST

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from enum import Enum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
@@ -18,22 +17,19 @@ from app.domain.vocabulary import Method, Phase
 from app.domain.wording import counted
 
 if TYPE_CHECKING:
+    from pydantic import ValidationInfo
     from pydantic_core import ErrorDetails
 
     from app.domain.value import ValueTerms
 
-# Keys that look like a value copied from an example file rather than a real secret.
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})
-# Shortest admin key accepted outside development: a guessable key is no key.
 ADMIN_KEY_MIN_LENGTH = 16
-# Room an item of /admin/odds or /admin/results may take in the body, on average: a quote of
-# the README's shape takes 235 bytes as the README writes it, 287 indented by a JSON library,
-# and one with every optional field and team names of 23 characters, indented, 448.
+# Room an item of /admin/odds or /admin/results may take in the body, on average: an indented
+# quote with every optional field and team names of 23 characters takes 448 bytes.
 ADMIN_ITEM_BYTES = 512
 MIB = 1024 * 1024
-# The most a download's cap may be set to: what a fetch reads is held in memory.
+# What a fetch reads is held in memory.
 MAX_DOWNLOAD_BYTES = 256 * MIB
-# The bounds several settings share.
 Seconds = Annotated[float, Field(gt=0, le=3600)]
 RunSeconds = Annotated[float, Field(gt=0, le=86400)]
 TimeoutSeconds = Annotated[float, Field(gt=0, le=600)]
@@ -45,7 +41,7 @@ Share = Annotated[float, Field(gt=0, le=1)]
 class Settings(BaseSettings):
     """Every setting of the service; the docs' configuration reference is generated from it."""
 
-    # A refused value is never repeated in the error: it may be a key or hold a password.
+    # A refused value may be a key or hold a password: it is never repeated in the error.
     model_config = SettingsConfigDict(
         env_prefix="ODDSBOOST_", env_file=None, extra="ignore", hide_input_in_errors=True
     )
@@ -409,13 +405,11 @@ class Settings(BaseSettings):
 
     @property
     def admin_json_body_limit_bytes(self) -> int:
-        """The largest body of /admin/odds and /admin/results: room for
-        ``admin_items_max`` items of ``ADMIN_ITEM_BYTES`` each (5,120,000 bytes for 10,000),
-        so that the items a request may hold fit in it; never less than the body limit."""
+        """The largest body of /admin/odds and /admin/results: room for ``admin_items_max``
+        items, never less than the body limit."""
         return max(self.body_limit_bytes, self.admin_items_max * ADMIN_ITEM_BYTES)
 
     def value_terms(self) -> ValueTerms:
-        """The value-bet terms a request that gives none of its own is judged by."""
         from app.domain.value import ValueTerms
 
         return ValueTerms(
@@ -445,24 +439,16 @@ class Settings(BaseSettings):
             return json.loads(text) if text.startswith("[") else text.split(",")
         return value
 
-    @field_validator("odds_api_sports")
+    @field_validator("odds_api_sports", "odds_api_regions")
     @classmethod
-    def _sport_keys(cls, sports: list[str]) -> list[str]:
-        from app.domain.odds_api import sport_keys
+    def _odds_api_keys(cls, keys: list[str], info: ValidationInfo) -> list[str]:
+        from app.domain.odds_api import region_keys, sport_keys
 
-        return list(sport_keys(sports))
-
-    @field_validator("odds_api_regions")
-    @classmethod
-    def _region_keys(cls, regions: list[str]) -> list[str]:
-        from app.domain.odds_api import region_keys
-
-        return list(region_keys(regions))
+        return list((sport_keys if info.field_name == "odds_api_sports" else region_keys)(keys))
 
     @field_validator("odds_api_cron", "football_data_cron", "track_record_cron")
     @classmethod
     def _optional_cron(cls, expression: str | None) -> str | None:
-        """A schedule that may be off: unset or blank turns its job off."""
         if expression is None or not expression.strip():
             return None
         return check_cron(expression)
@@ -522,7 +508,7 @@ def check_cron(expression: str) -> str:
 
 
 class ConfigurationError(ValueError):
-    """Settings that cannot be used: each problem names its variable and says why."""
+    """Settings that cannot be used: one problem per variable, with why."""
 
     def __init__(self, problems: list[str]) -> None:
         super().__init__("; ".join(problems))
@@ -530,9 +516,8 @@ class ConfigurationError(ValueError):
 
 
 def configuration_problems(error: ValidationError) -> list[str]:
-    """Each error of reading the settings as ``ODDSBOOST_NAME: reason``, for an operator:
-    without pydantic's links to its documentation, and without the value (a secret, maybe).
-    A check of several settings at once already names them in its reason."""
+    """Each error as ``ODDSBOOST_NAME: reason``, without pydantic's links or the value (a
+    secret, maybe); a check of several settings names them in its reason."""
     problems = []
     for item in error.errors(include_url=False, include_input=False):
         reason = _reason(item)
@@ -553,15 +538,14 @@ def _reason(item: ErrorDetails) -> str:
 
 @lru_cache
 def get_settings() -> Settings:
-    """Settings of this process, read once from the environment; ConfigurationError, which
-    says only what is wrong with which variable, when they cannot be used."""
+    """Settings of this process, read once from the environment, or ConfigurationError."""
     try:
         return Settings()
     except ValidationError as error:
         raise ConfigurationError(configuration_problems(error)) from None
 
 
-# The variables of the secret settings (the admin key), which no child process is given.
+# The variables of the secret settings, which no child process is given.
 SECRET_VARIABLES = frozenset(
     f"ODDSBOOST_{name.upper()}"
     for name, field in Settings.model_fields.items()
@@ -570,20 +554,10 @@ SECRET_VARIABLES = frozenset(
 
 
 def settings_environment(settings: Settings) -> dict[str, str]:
-    """The settings as ``ODDSBOOST_*`` variables, so a child process sees the same ones.
-
-    Secrets are left out: no child process this service starts needs them.
-    """
+    """The settings but the secrets as ``ODDSBOOST_*`` variables, for a child process."""
     environment: dict[str, str] = {}
-    for name in Settings.model_fields:
-        value = getattr(settings, name)
-        if value is None or isinstance(value, SecretStr):
-            continue
-        if isinstance(value, list):
-            text = json.dumps(value)
-        elif isinstance(value, Enum):
-            text = str(value.value)
-        else:
-            text = str(value)
-        environment[f"ODDSBOOST_{name.upper()}"] = text
+    for name, value in settings.model_dump(mode="json").items():
+        variable = f"ODDSBOOST_{name.upper()}"
+        if value is not None and variable not in SECRET_VARIABLES:
+            environment[variable] = json.dumps(value) if isinstance(value, list) else str(value)
     return environment

@@ -1,9 +1,5 @@
-"""What a running application holds, built by its lifespan and handed to every request.
-
-``AppState.open(settings)`` connects (nothing connects at import time); the lifespan in
-``app.main`` yields it as the lifespan state, and the routers reach it only through the
-typed dependencies of ``app.api.deps``.
-"""
+"""What a running application holds: built by the lifespan in ``app.main``, reached by the
+routers through the dependencies of ``app.api.deps``."""
 
 from __future__ import annotations
 
@@ -29,9 +25,7 @@ __all__ = ["AppState", "LifespanState", "Session", "app_state"]
 
 @dataclass(frozen=True, slots=True)
 class AppState:
-    """The settings, the database, the model in memory, the prediction service, the boards
-    of upcoming matches and the track record's answers of one running application (one per
-    worker process)."""
+    """One per worker process."""
 
     settings: Settings
     engine: Engine
@@ -45,8 +39,7 @@ class AppState:
 
     @classmethod
     def open(cls, settings: Settings) -> AppState:
-        """Connect, and refuse a database whose schema this code does not know (the
-        message says what to run)."""
+        """Connect, and refuse a database whose schema this code does not know."""
         engine = make_engine(
             settings.database_url, sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds
         )
@@ -82,9 +75,8 @@ class AppState:
         self.engine.dispose()
 
     def read_session(self) -> Iterator[Session]:
-        """One unit of work that reads: committed if the caller finishes, rolled back if it
-        raises; a database too busy to answer, or one that cannot be reached, raises a
-        ``DatabaseUnavailableError``."""
+        """One unit of work that reads, committed unless it raises; a database busy or out of
+        reach raises a ``DatabaseUnavailableError``."""
         with unavailable_as_service_error(), session_scope(self.read_sessions) as session:
             yield session
 
@@ -95,13 +87,10 @@ class AppState:
 
 
 class LifespanState(TypedDict):
-    """What the lifespan yields; every request sees it as ``request.state``."""
-
     app_state: AppState
 
 
 def app_state(lifespan_state: Mapping[str, Any]) -> AppState:
-    """The application state in a request's (or a test client's) lifespan state."""
     state = lifespan_state.get("app_state")  # the key of LifespanState
     if not isinstance(state, AppState):
         raise RuntimeError("the application has not started: its lifespan has not run")

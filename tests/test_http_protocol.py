@@ -38,7 +38,7 @@ OVERRIDDEN: dict[str, list[str]] = {
 PROTOCOL_ATTRIBUTES = ("loop", "server_state", "transport", "flow", "client", "cycle", "url")
 # What the protocol adds (none of them uvicorn's).
 OWN_ATTRIBUTES = (
-    "limits",
+    "settings",
     "url",
     "_deadline",
     "_reading_headers",

@@ -1,9 +1,5 @@
-"""The ``oddsboost`` command.
-
-Each command lives in the module of its capability and imports what it needs (the database,
-numpy, the web framework) only when it runs, so a quick command such as ``oddsboost health``
-(the container's health check) starts in a fraction of a second.
-"""
+"""The ``oddsboost`` command. Each command imports what it needs (the database, numpy, the web
+framework) only when it runs, so that ``oddsboost health`` starts in a fraction of a second."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What every command shares: the consoles, how results are printed, the settings, an open
-database, list options."""
+database."""
 
 from __future__ import annotations
 
@@ -35,21 +35,20 @@ AsJson = Annotated[
 console = Console(stderr=True)
 output = Console()
 
-# Lines written to a pipe or a file are at most this wide, unless COLUMNS says otherwise: the
-# width of a terminal window would be the one of whichever stream is one (stdin, say).
+# The width of lines written to a pipe or a file, unless COLUMNS says otherwise: rich would
+# take that of whichever stream is a terminal (stdin, say).
 PIPE_WIDTH = 80
 
 
 def output_width() -> int:
-    """How wide a line of the results may be: the terminal's, else COLUMNS, else 80."""
     if output.is_terminal or os.environ.get("COLUMNS", "").isdigit():
         return output.width
     return PIPE_WIDTH
 
 
 def say(text: str, *, indent: int = 0, hang: int = 2) -> None:
-    """A line of the results on stdout, as it is (no markup), ``indent`` spaces in and
-    wrapped at the output's width; the lines it continues on are ``hang`` spaces further in."""
+    """A line of the results on stdout, without markup, wrapped at the output's width with
+    the lines it continues on ``hang`` spaces further in."""
     import textwrap
 
     lines = textwrap.wrap(
@@ -63,10 +62,8 @@ def say(text: str, *, indent: int = 0, hang: int = 2) -> None:
 
 
 def new_table(title: str | None = None) -> Table:
-    """A table of results: plain columns, no box characters (the header in bold on a
-    terminal, as rich styles it), so that a list fits in 80 columns and each row is one line
-    on a pipe (the form for scripts is ``--json``). A cell too long for the output folds
-    rather than being cut short."""
+    """A table of results without box characters, so that a list fits in 80 columns and each
+    row is one line on a pipe."""
     from rich.table import Table
 
     return Table(
@@ -78,22 +75,20 @@ def new_table(title: str | None = None) -> Table:
 
 
 def show_table(table: Table) -> None:
-    """Print a table of :func:`new_table` on stdout, as wide as the output allows."""
+    """Print a table on stdout; a cell too long for the output folds rather than being cut."""
     for column in table.columns:
         column.overflow = "fold"
     output.print(table, width=output_width())
 
 
 def show_json(document: Mapping[str, Any]) -> None:
-    """The results as one JSON document on stdout, for scripts."""
     import json
 
     output.print_json(json.dumps(document))
 
 
 def load_settings() -> Settings:
-    """The settings of this process, or exit 2 with what is wrong in the environment: one
-    line per problem, the variable and the reason."""
+    """The settings of this process, or exit 2 with a line per problem in the environment."""
     from app.settings import ConfigurationError, get_settings
 
     try:
@@ -107,21 +102,16 @@ def load_settings() -> Settings:
 
 
 def log_as_a_command(settings: Settings) -> None:
-    """Log lines of what a command a person runs calls go to stderr as text, warnings and
-    errors only: the command's own output stays on stdout, its messages on stderr, unburied.
-    (The server, the scheduler and the refits they start log as configured.)"""
+    """Log warnings and errors only, as text on stderr, so they do not bury the output."""
     from app.logs import configure_logging
 
     configure_logging(settings, command=True)
 
 
-def open_database(settings: Settings, *, writes: bool) -> tuple[Engine, sessionmaker[Session]]:
-    """An engine on a reachable database at the current schema, or a clear exit.
-
-    A command that ``writes`` first brings an empty database (no tables at all) to the
-    newest schema, as ``serve`` does, and says so on stderr. A database with tables at
-    another revision is refused: ``oddsboost migrate`` upgrades it.
-    """
+@contextmanager
+def database(settings: Settings, *, writes: bool) -> Iterator[tuple[Engine, sessionmaker[Session]]]:
+    """An engine on a reachable database at the current schema for the block, or a clear
+    exit. A command that ``writes`` first gives a database with no tables the newest schema."""
     from app.db.engine import make_engine, make_session_factory
     from app.db.migrate import create_schema_if_empty, head_revision, require_current_schema
 
@@ -130,34 +120,22 @@ def open_database(settings: Settings, *, writes: bool) -> tuple[Engine, sessionm
             settings.database_url,
             sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds,
         )
-        try:
+    try:
+        with database_errors(settings.database_url):
             if writes and create_schema_if_empty(engine, settings.database_url):
                 console.print(
                     f"the database had no tables: created the newest schema ({head_revision()})",
                     markup=False,
                 )
             require_current_schema(engine)
-        except BaseException:
-            engine.dispose()
-            raise
-    return engine, make_session_factory(engine, for_writes=True)
-
-
-@contextmanager
-def database(settings: Settings, *, writes: bool) -> Iterator[tuple[Engine, sessionmaker[Session]]]:
-    """The engine and session factory of :func:`open_database`, the engine closed when the
-    block ends."""
-    engine, factory = open_database(settings, writes=writes)
-    try:
-        yield engine, factory
+        yield engine, make_session_factory(engine, for_writes=True)
     finally:
         engine.dispose()
 
 
 @contextmanager
 def database_session(settings: Settings, *, writes: bool) -> Iterator[Session]:
-    """One session on the :func:`database`, committed when the block ends and rolled back
-    if it raises."""
+    """One session on the :func:`database`, committed unless the block raises."""
     from app.db.engine import session_scope
 
     with database(settings, writes=writes) as (_engine, factory), session_scope(factory) as session:
@@ -166,8 +144,8 @@ def database_session(settings: Settings, *, writes: bool) -> Iterator[Session]:
 
 @contextmanager
 def database_errors(database_url: str) -> Iterator[None]:
-    """A database that cannot be opened, reached or migrated ends the command: one line on
-    stderr that says what is wrong with which URL (password hidden), and exit 1."""
+    """A database that cannot be opened, reached or migrated ends the command with one line
+    on stderr (password hidden) and exit 1."""
     from alembic.util import CommandError
     from sqlalchemy.exc import DBAPIError
 
@@ -185,7 +163,7 @@ def database_errors(database_url: str) -> Iterator[None]:
 
 
 def fail(message: str, *, code: int = 1) -> NoReturn:
-    """End the command with ``message`` on stderr, as it is (no markup, never wrapped)."""
+    """End the command with ``message`` on stderr, without markup or wrapping."""
     console.print(message, style="red", markup=False, soft_wrap=True)
     raise typer.Exit(code)
 

@@ -17,15 +17,13 @@ from app.cli.common import (
     fail,
     load_settings,
     log_as_a_command,
-    open_database,
     say,
 )
 
 if TYPE_CHECKING:
     from app.settings import Settings
 
-# prometheus-client's own variable. Read here without importing the metrics module, which
-# decides at import time whether it writes to that directory.
+# app.metrics's, not imported: it decides at import time whether it writes to that directory.
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
@@ -53,8 +51,7 @@ def serve(
     uvicorn.run(
         "app.main:create_app",
         factory=True,
-        # uvicorn's httptools protocol with a cap on header size and deadlines on receiving
-        # a request; named, as the app is, for the workers to import.
+        # Named, as the app is, for the workers to import.
         http="app.http_protocol:LimitedHttpProtocol",
         host=host or settings.host,
         port=port or settings.port,
@@ -67,21 +64,20 @@ def serve(
 
 
 def _prepare_database(settings: Settings, *, migrate: bool) -> None:
-    """Upgrade the schema, or check it is current: here, once, so that a database that
-    cannot be used stops the command with one line before any worker starts."""
+    """Upgrade the schema, or check it is current, before any worker starts."""
     from app.db.migrate import upgrade_to_head
 
     if migrate:
         with database_errors(settings.database_url):
             upgrade_to_head(settings.database_url)
     else:
-        engine, _sessions = open_database(settings, writes=False)
-        engine.dispose()
+        with database(settings, writes=False):
+            pass
 
 
 def _prepare_multiprocess_metrics() -> None:
-    """Workers share their metrics through files in PROMETHEUS_MULTIPROC_DIR: use the one
-    configured (emptied of a previous run's files) or make one."""
+    """Workers share their metrics through files in the configured directory (emptied of a
+    previous run's) or a new one."""
     configured = os.environ.get(MULTIPROCESS_ENV)
     if configured:
         directory = Path(configured)
@@ -116,8 +112,7 @@ def health_command(
 
 
 def _health_url(url: str) -> str:
-    """The /health URL of a service given by its base URL (``http://host:8000``, with or
-    without the final ``/``); any other URL is taken as the one to ask."""
+    """The /health URL of a service given by its base URL; any other URL as it is."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
@@ -127,11 +122,8 @@ def _health_url(url: str) -> str:
 
 
 def _status_of(url: str, timeout: float) -> int:
-    """The HTTP status of a GET of ``url``.
-
-    The standard library's client: the health check runs every few seconds in a container,
-    and importing a richer client would take longer than the request itself.
-    """
+    """The HTTP status of a GET of ``url``, with the standard library's client: importing a
+    richer one would take longer than the request."""
     from http.client import HTTPConnection, HTTPSConnection
     from urllib.parse import urlsplit
 
@@ -176,8 +168,7 @@ def migrate_command() -> None:
 
 
 def _fill_track_record(settings: Settings) -> int:
-    """Fill the track record's aggregates a log kept before them lacks (see
-    ``app.services.track_record_aggregates``)."""
+    """Fill the track record's aggregates a log kept before them lacks."""
     import datetime as dt
 
     from app.services import track_record, track_record_aggregates

@@ -7,19 +7,13 @@ from collections.abc import Mapping, Sequence
 from sqlalchemy import Connection, Table, insert
 from sqlalchemy.exc import DBAPIError
 
-# One row: column name -> value, as an executemany takes it.
 Row = Mapping[str, object]
 
 
 def insert_rows(connection: Connection, table: Table, rows: Sequence[Row]) -> None:
-    """Insert ``rows`` (each with the same columns) in the connection's transaction.
-
-    On PostgreSQL the rows go through COPY: one stream instead of a statement per row,
-    several times faster for the hundreds of thousands of quotes of a data set. Values pass
-    through each column's type first, as they do in a statement. A row that breaks a
-    constraint fails the whole COPY with the error an executemany raises (an
-    ``IntegrityError`` for a row a concurrent writer inserted first).
-    """
+    """Insert ``rows`` (each with the same columns) in the connection's transaction; on
+    PostgreSQL through COPY, several times faster, failing with the error an executemany
+    would raise."""
     if not rows:
         return
     if connection.dialect.name != "postgresql":
@@ -47,8 +41,7 @@ def insert_rows(connection: Connection, table: Table, rows: Sequence[Row]) -> No
                     ]
                 )
     except driver_error as error:
-        # SQLAlchemy wraps a statement's driver errors, and callers catch those; COPY goes
-        # around it, so its errors are wrapped here the same way.
+        # COPY goes around SQLAlchemy, which wraps a statement's driver errors.
         wrapped = DBAPIError.instance(
             statement, None, error, driver_error, dialect=connection.dialect
         )

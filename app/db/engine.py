@@ -13,19 +13,16 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
-# How long a write on SQLite waits for another writer's lock, unless the caller says.
 SQLITE_BUSY_TIMEOUT_SECONDS = 30.0
 SQLITE_BEGIN_OPTION = "oddsboost_sqlite_begin"
 # Where a session keeps what waits for its commit: (transaction of the work, callback) pairs.
 ON_COMMIT_KEY = "oddsboost_on_commit"
-# The databases the service runs on, and how their URLs look.
 SUPPORTED_BACKENDS = ("sqlite", "postgresql")
 URL_FORMS = "sqlite:///PATH or postgresql+psycopg://USER:PASSWORD@HOST:PORT/NAME"
 
 
 class DatabaseUrlError(ValueError):
-    """The database URL names nothing the service can open; the message says why, with the
-    password hidden."""
+    """The database URL names nothing the service can open (the message hides the password)."""
 
 
 def make_engine(
@@ -34,13 +31,8 @@ def make_engine(
     sqlite_busy_timeout_seconds: float = SQLITE_BUSY_TIMEOUT_SECONDS,
     **kwargs: Any,
 ) -> Engine:
-    """Create an engine configured for the service's transactional guarantees.
-
-    On SQLite, a write waits up to ``sqlite_busy_timeout_seconds`` for another writer's
-    lock, then fails with "database is locked". Raises :class:`DatabaseUrlError` for a URL
-    that is not one, a database other than SQLite and PostgreSQL, or a driver that is not
-    installed. Nothing connects yet.
-    """
+    """An engine, not connected yet; :class:`DatabaseUrlError` for a URL that is none, a
+    database other than SQLite and PostgreSQL, or a driver not installed."""
     url = read_database_url(database_url)
     if url.get_backend_name() not in SUPPORTED_BACKENDS:
         raise DatabaseUrlError(f"the database URL {shown(url)} is not supported: use {URL_FORMS}")
@@ -54,46 +46,27 @@ def make_engine(
 
 
 def read_database_url(database_url: str) -> URL:
-    """The database URL as SQLAlchemy reads it, or :class:`DatabaseUrlError` if it cannot:
-    the one place that decides it, for the engine, the migrations and the logs' secrets."""
+    """The database URL as SQLAlchemy reads it, or :class:`DatabaseUrlError`."""
     try:
         return make_url(database_url)
     except (ArgumentError, ValueError):
         # SQLAlchemy's ArgumentError for text that is no URL; a plain ValueError for a port
         # that is not a number.
         raise DatabaseUrlError(
-            f"the database URL {_unreadable_shown(database_url)!r} cannot be read as one: "
+            f"the database URL {unreadable_url(database_url)[0]!r} cannot be read as one: "
             f"use {URL_FORMS}"
         ) from None
 
 
-def _unreadable_parts(database_url: str) -> tuple[str, str, str] | None:
-    """A URL SQLAlchemy cannot read, split around what may be its password: whatever stands
-    between the user's name and the last ``@``; None where the text has no such part."""
+def unreadable_url(database_url: str) -> tuple[str, str | None]:
+    """A URL SQLAlchemy cannot read, as messages show it, and what it holds as a password:
+    whatever stands between the user's name and the last ``@`` (None where nothing does)."""
     userinfo, at, host = database_url.rpartition("@")
-    if not at:
-        return None
     scheme, separator, credentials = userinfo.rpartition("://")
     user, colon, password = credentials.partition(":")
-    if not colon:
-        return None
-    return f"{scheme}{separator}{user}:", password, f"@{host}"
-
-
-def unreadable_password(database_url: str) -> str | None:
-    """What a URL SQLAlchemy cannot read holds as a password, as its messages hide it."""
-    parts = _unreadable_parts(database_url)
-    return None if parts is None else parts[1] or None
-
-
-def _unreadable_shown(database_url: str) -> str:
-    """A URL SQLAlchemy cannot read, as messages show it: its password (see
-    :func:`unreadable_password`) hidden, as ``shown`` would."""
-    parts = _unreadable_parts(database_url)
-    if parts is None:
-        return database_url
-    before, _password, after = parts
-    return f"{before}***{after}"
+    if not (at and colon):
+        return database_url, None
+    return f"{scheme}{separator}{user}:***@{host}", password or None
 
 
 def shown(url: URL | str) -> str:
@@ -102,9 +75,8 @@ def shown(url: URL | str) -> str:
 
 
 def unusable_database(error: DBAPIError, database_url: str) -> str:
-    """One line saying why the database at ``database_url`` cannot be used: the driver's
-    own reason, on one line, with the password hidden (and, for SQLite, a missing folder
-    named)."""
+    """One line saying why the database cannot be used: the driver's reason, the password
+    hidden (and, for SQLite, a missing folder named)."""
     url = make_url(database_url)
     reason = " ".join(str(error.orig).split())
     if url.password:
@@ -130,14 +102,12 @@ def _create_engine(url: URL, sqlite_busy_timeout_seconds: float, **kwargs: Any) 
 
 
 def is_database_locked(error: BaseException) -> bool:
-    """Whether a driver error is SQLite's "database is locked": another writer held the
-    lock for longer than the busy timeout. The write may well succeed if tried again."""
+    """Whether a driver error is SQLite's "database is locked" (past the busy timeout)."""
     code = getattr(getattr(error, "orig", error), "sqlite_errorcode", None)
     return isinstance(code, int) and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-# SQLite's codes for a database file that cannot be opened or read at all (its folder gone,
-# its disk failing): the service cannot reach it, whatever the query.
+# SQLite's codes for a database file that cannot be opened or read at all.
 _SQLITE_UNREACHABLE = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR)
 # PostgreSQL's SQLSTATEs of a server that cannot be reached or is going away: the class of
 # connection exceptions, a shutdown under way, a server still starting, no connection free.
@@ -146,9 +116,8 @@ _POSTGRESQL_UNREACHABLE_STATES = frozenset({"57P01", "57P02", "57P03", "53300"})
 
 
 def is_database_unreachable(error: BaseException) -> bool:
-    """Whether a driver error says the database cannot be reached now (no connection to be
-    had, or the one in use lost), rather than anything about the query: the same request
-    may succeed once the database is back."""
+    """Whether a driver error says the database cannot be reached now, rather than anything
+    about the query."""
     if getattr(error, "connection_invalidated", False):
         return True  # SQLAlchemy found the connection dead
     driver_error = getattr(error, "orig", error)
@@ -189,13 +158,11 @@ def _configure_sqlite(engine: Engine, *, in_memory: bool, busy_timeout_ms: int) 
 
 
 def make_session_factory(engine: Engine, *, for_writes: bool = False) -> sessionmaker[Session]:
-    """Sessions on ``engine``; ``for_writes`` sessions take SQLite's write lock up front.
+    """Sessions on ``engine``; ``for_writes`` sessions take SQLite's write lock at BEGIN.
 
-    A deferred SQLite transaction that reads and then writes fails at once with "database
-    is locked" when another writer got there first (the busy timeout does not apply to a
-    lock upgrade). Taking the lock at BEGIN makes concurrent writers wait their turn
-    instead. Readers stay deferred so they never queue behind an import. PostgreSQL ignores
-    the option.
+    A deferred SQLite transaction that reads then writes fails at once when another writer
+    got there first (the busy timeout does not apply to a lock upgrade); readers stay
+    deferred so they never queue behind an import.
     """
     bind = engine.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"}) if for_writes else engine
     return sessionmaker(bind=bind, expire_on_commit=False)
@@ -216,14 +183,9 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
 
 
 def on_commit(session: Session, callback: Callable[[], None]) -> None:
-    """Call ``callback`` once the work done so far in ``session`` is committed; never if it
-    is rolled back (with its transaction, or with a savepoint around it).
-
-    For what must only count once it is durable, in a service that does not own the
-    transaction: its caller commits (the API's session dependency after the route returns,
-    a command's :func:`session_scope`). The callback runs after the commit, so it must not
-    fail. With no transaction under way there is nothing to wait for: it runs at once.
-    """
+    """Call ``callback`` (which must not fail) once the work done so far in ``session`` is
+    committed, never if it is rolled back (with its transaction or a savepoint around it);
+    at once when no transaction is under way."""
     work = session.get_nested_transaction() or session.get_transaction()
     if work is None:
         callback()

@@ -37,8 +37,7 @@ def upgrade_to_head(database_url: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class SchemaUpgrade:
-    """What an upgrade to the newest schema did: the revision before (None: the database had
-    no schema) and after, and the tables it created (Alembic's own table left out)."""
+    """The revisions before (None: no schema) and after an upgrade, and the tables it made."""
 
     before: str | None
     after: str | None
@@ -46,7 +45,6 @@ class SchemaUpgrade:
 
 
 def upgrade_and_report(database_url: str) -> SchemaUpgrade:
-    """Upgrade to the newest schema (``oddsboost migrate``) and say what that changed."""
     from app.db.engine import make_engine
 
     engine = make_engine(database_url)
@@ -60,7 +58,6 @@ def upgrade_and_report(database_url: str) -> SchemaUpgrade:
     return SchemaUpgrade(before, after, tuple(sorted(created)))
 
 
-# Where Alembic records the revision: bookkeeping, not a table of the service's.
 ALEMBIC_TABLE = "alembic_version"
 
 
@@ -97,9 +94,8 @@ def require_current_schema(engine: Engine) -> None:
 
 
 def create_schema_if_empty(engine: Engine, database_url: str) -> bool:
-    """Bring a database with no tables at all to the newest schema, as ``serve`` does;
-    returns whether it did. A database with tables is left as it is, whatever its revision:
-    only ``oddsboost migrate`` upgrades one (it may hold data a migration transforms)."""
+    """Bring a database with no tables to the newest schema; whether it did. Only ``oddsboost
+    migrate`` upgrades one with tables (a migration may transform its data)."""
     with engine.connect() as connection:
         if inspect(connection).get_table_names():
             return False

@@ -14,6 +14,7 @@ from sqlalchemy import (
     Date,
     DateTime,
     Dialect,
+    Enum,
     Float,
     ForeignKey,
     Index,
@@ -62,11 +63,7 @@ NAMING_CONVENTION = {
 
 
 class UTCDateTime(TypeDecorator[dt.datetime]):
-    """Timezone-aware UTC datetimes on every backend.
-
-    PostgreSQL stores ``timestamptz``; SQLite has no time zones, so values are stored as
-    naive UTC and given back their ``UTC`` tzinfo when read.
-    """
+    """Timezone-aware UTC datetimes on every backend (SQLite stores them naive)."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
@@ -91,48 +88,24 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         return value.astimezone(dt.UTC)
 
 
-WordT = TypeVar("WordT", bound=StrEnum)
 RecordT = TypeVar("RecordT")
 
 
-class Word(TypeDecorator[WordT]):
-    """A shared word (a ``StrEnum`` of :mod:`app.domain.vocabulary`) stored as its text and
-    read back as the word.
-
-    Text given instead of the word is stored as given: the database's own check constraints
-    are what refuse a text that is no word.
-    """
-
-    impl = String
-    cache_ok = True
-
-    def __init__(self, words: type[WordT], length: int) -> None:
-        super().__init__(length)
-        self.words = words
-        self.length = length
-        self._by_text = {word.value: word for word in words}
-
-    def process_bind_param(self, value: WordT | str | None, _dialect: Dialect) -> str | None:
-        return None if value is None else str(value)
-
-    def process_result_value(self, value: Any, _dialect: Dialect) -> WordT | None:
-        if value is None:
-            return None
-        try:
-            return self._by_text[value]
-        except KeyError:
-            raise ValueError(
-                f"{value!r} read from the database is no {self.words.__name__}"
-            ) from None
+def word(words: type[StrEnum], length: int) -> Enum:
+    """A shared word of :mod:`app.domain.vocabulary`, stored as its text and read back as the
+    word. Text given instead is stored as given: the check constraints refuse a non-word."""
+    return Enum(
+        words,
+        native_enum=False,
+        create_constraint=False,
+        length=length,
+        validate_strings=False,
+        values_callable=lambda members: [member.value for member in members],
+    )
 
 
 class JSONRecord(TypeDecorator[RecordT]):
-    """JSON written from a typed record and read back into it.
-
-    ``record_type`` is a record class or a collection of records (``tuple[GridPoint, ...]``);
-    pydantic writes and reads the JSON, so the records' own JSON names and shapes
-    (:mod:`app.domain.version_records`) are the only ones.
-    """
+    """JSON written from a typed record (or a tuple of them) and read back into it by pydantic."""
 
     impl = JSON
     cache_ok = True
@@ -157,19 +130,16 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-# Where a job reads the present moment: ``utcnow`` when the service runs, a simulated one
-# when a test steps a clock through a matchday.
+# Where a job reads the present moment: a test steps a simulated one through a matchday.
 Clock = Callable[[], dt.datetime]
 
 
-# The table arguments of a table whose ids the API shows, so that an id is never handed out
-# again after its row is deleted: on SQLite a new row would otherwise take the largest id in
-# use plus one, a deleted newest row's (PostgreSQL's sequences never go back).
+# For tables whose ids the API shows: SQLite would otherwise hand a deleted newest row's id
+# out again.
 NEVER_REUSED: dict[str, Any] = {"sqlite_autoincrement": True}
 
 
 def codes_check(column: str, codes: type[StrEnum]) -> CheckConstraint:
-    """``column`` holds one of ``codes``, named ``<column>_code``."""
     allowed = ", ".join(f"'{code}'" for code in codes)
     return CheckConstraint(f"{column} IN ({allowed})", name=f"{column}_code")
 
@@ -211,12 +181,8 @@ class TeamAlias(Base):
 
 
 class TeamMerge(Base):
-    """A team folded into another when its name became an alias of the other (``alias``):
-    what ``unalias`` needs to restore it.
-
-    The merged team's name (the alias), the aliases it had, which moved with it, and each
-    match the merge changed (:class:`TeamMergeMatch`).
-    """
+    """A team folded into another when its name became an alias of it: what ``unalias``
+    needs to restore it."""
 
     __tablename__ = "team_merges"
 
@@ -235,13 +201,8 @@ class TeamMerge(Base):
 
 
 class TeamMergeMatch(Base):
-    """One match a team merge changed.
-
-    ``change`` is ``home`` or ``away`` for a match that moved over (the merged team played
-    on that side), and ``merged`` for a match that already existed under the other team and
-    took the merged team's match (its quotes, its result where it had none). A match deleted
-    since is NULL.
-    """
+    """One match a team merge changed: ``home`` or ``away``, the side of a match that moved
+    over; ``merged``, a match of the other team that took in the merged team's one."""
 
     __tablename__ = "team_merge_matches"
     __table_args__ = (codes_check("change", MergeChange),)
@@ -253,7 +214,7 @@ class TeamMergeMatch(Base):
     match_id: Mapped[int | None] = mapped_column(
         ForeignKey("matches.id", ondelete="SET NULL"), index=True
     )
-    change: Mapped[MergeChange] = mapped_column(Word(MergeChange, 8))
+    change: Mapped[MergeChange] = mapped_column(word(MergeChange, 8))
 
     merge: Mapped[TeamMerge] = relationship(back_populates="matches")
 
@@ -306,8 +267,7 @@ class Match(Base):
     result: Mapped[str | None] = mapped_column(String(1))
     external_id: Mapped[str | None] = mapped_column(String(EXTERNAL_ID_MAX_LENGTH), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    # Every change of a row moves it on (a write that sets it gives its own moment): the
-    # track record's aggregates find the matches changed since they were computed by it.
+    # The track record's aggregates find the matches changed since they were computed by it.
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
     competition: Mapped[Competition] = relationship()
@@ -316,12 +276,7 @@ class Match(Base):
 
     @hybrid_property
     def is_settled(self) -> bool:
-        """The result is in (on a row and in a query, so both read it the same way).
-
-        Mirrors the domain's rule, :func:`app.domain.records.settled_result` (settled once both
-        goals are known): a row holds a result exactly when it holds both goals (the
-        ``settled_with_goals`` constraint).
-        """
+        """The result is in, on a row and in a query (:func:`app.domain.records.settled_result`)."""
         return self.result is not None
 
     @is_settled.inplace.expression
@@ -361,21 +316,18 @@ class OddsQuote(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
     bookmaker_id: Mapped[int] = mapped_column(ForeignKey("bookmakers.id"))
-    phase: Mapped[Phase] = mapped_column(Word(Phase, 8))
+    phase: Mapped[Phase] = mapped_column(word(Phase, 8))
     home: Mapped[float] = mapped_column(Float)
     draw: Mapped[float] = mapped_column(Float)
     away: Mapped[float] = mapped_column(Float)
     captured_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     received_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
-    match: Mapped[Match] = relationship()
     bookmaker: Mapped[Bookmaker] = relationship()
 
     @hybrid_property
     def credible_captured_at(self) -> dt.datetime | None:
-        """The capture time as far as it can be believed, never later than the receipt (on
-        a row and in a query): the domain's rule, :func:`app.domain.records.credible_capture`.
-        """
+        """:func:`app.domain.records.credible_capture`, on a row and in a query."""
         return credible_capture(self.captured_at, self.received_at)
 
     @credible_captured_at.inplace.expression
@@ -386,13 +338,8 @@ class OddsQuote(Base):
 
 
 class ModelVersion(Base):
-    """A fitted ensemble: how much to trust each bookmaker, and how it was validated.
-
-    At most one version is active (partial unique index). A version is ``active``,
-    ``retired`` (was active, then another one was activated) or ``rejected`` (failed
-    promotion and was never activated; ``rejected_reason`` says why). Each activation is
-    recorded in ``model_activations``; ``activated_at`` is the latest.
-    """
+    """A fitted ensemble: how much to trust each bookmaker, and how it was validated. At most
+    one is active; ``activated_at`` is its latest activation."""
 
     __tablename__ = "model_versions"
     __table_args__ = (
@@ -410,24 +357,20 @@ class ModelVersion(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     algorithm: Mapped[str] = mapped_column(String(32))
-    method: Mapped[Method] = mapped_column(Word(Method, 32))
-    phase: Mapped[Phase] = mapped_column(Word(Phase, 8))
+    method: Mapped[Method] = mapped_column(word(Method, 32))
+    phase: Mapped[Phase] = mapped_column(word(Phase, 8))
     rounds: Mapped[int]
     # Exponent a of p ∝ p^a applied to the weighted mix; 1 when not calibrated.
     calibration: Mapped[float] = mapped_column(Float, default=1.0, server_default=text("1.0"))
     window_start: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     window_end: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     n_matches: Mapped[int]
-    # Kickoff of the newest match fitted on; with n_matches, what tells a refit on the same
-    # matches. None in versions fitted before it was recorded.
+    # With n_matches, what tells a refit on the same matches; None in older versions.
     newest_kickoff: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
-    # [{"code": "PS", "weight": 1.23, "chosen": 17}, ...] in pool order
     bookmakers: Mapped[tuple[BookmakerWeight, ...]] = mapped_column(
         JSONRecord(tuple[BookmakerWeight, ...])
     )
-    # [{"rounds": 10, "log_loss": 0.97}, ...]
     rounds_grid: Mapped[tuple[GridPoint, ...]] = mapped_column(JSONRecord(tuple[GridPoint, ...]))
-    # {"rows": n, "model": {...}, "consensus": {...}, "bookmakers": {...}, ...}
     validation: Mapped[FitReport] = mapped_column(JSONRecord(FitReport))
     is_active: Mapped[bool] = mapped_column(default=False)
     activated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
@@ -447,8 +390,7 @@ class ModelVersion(Base):
 
 
 class ModelActivation(Base):
-    """One time a version became the active one: promoted by a refit, or activated by an
-    operator (admin API or command) to roll back or forward, with the reason given."""
+    """One time a version became the active one, by a refit or by an operator."""
 
     __tablename__ = "model_activations"
     __table_args__ = (
@@ -466,15 +408,13 @@ class ModelActivation(Base):
         ForeignKey("model_versions.id", ondelete="SET NULL")
     )
     activated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    activated_by: Mapped[ActivatedBy] = mapped_column(Word(ActivatedBy, 8))
+    activated_by: Mapped[ActivatedBy] = mapped_column(word(ActivatedBy, 8))
     reason: Mapped[str | None] = mapped_column(Text)
     # The refit run that promoted the version, when a refit did.
     run_id: Mapped[int | None] = mapped_column(ForeignKey("refit_runs.id", ondelete="SET NULL"))
 
 
 class RefitRun(Base):
-    """One attempt to refit: when, how it ended, and the version it produced if any."""
-
     __tablename__ = "refit_runs"
     __table_args__ = (
         codes_check("status", RunStatus),
@@ -483,8 +423,8 @@ class RefitRun(Base):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    trigger: Mapped[RunTrigger] = mapped_column(Word(RunTrigger, 16))
-    status: Mapped[RunStatus] = mapped_column(Word(RunStatus, 16))
+    trigger: Mapped[RunTrigger] = mapped_column(word(RunTrigger, 16))
+    status: Mapped[RunStatus] = mapped_column(word(RunStatus, 16))
     started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     until: Mapped[dt.datetime] = mapped_column(UTCDateTime())
@@ -495,13 +435,8 @@ class RefitRun(Base):
     host: Mapped[str | None] = mapped_column(String(255))
     pid: Mapped[int | None]
 
-    version: Mapped[ModelVersion | None] = relationship()
-
 
 class FetchRun(Base):
-    """One run of a feed: which source, what started it, how it ended, what it stored, and
-    the quota the source said was left."""
-
     __tablename__ = "fetch_runs"
     __table_args__ = (
         codes_check("source", FetchSource),
@@ -511,9 +446,9 @@ class FetchRun(Base):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    source: Mapped[FetchSource] = mapped_column(Word(FetchSource, 16))
-    trigger: Mapped[RunTrigger] = mapped_column(Word(RunTrigger, 16))
-    status: Mapped[FetchStatus] = mapped_column(Word(FetchStatus, 16))
+    source: Mapped[FetchSource] = mapped_column(word(FetchSource, 16))
+    trigger: Mapped[RunTrigger] = mapped_column(word(RunTrigger, 16))
+    status: Mapped[FetchStatus] = mapped_column(word(FetchStatus, 16))
     started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     # HTTP requests sent, and documents that were new (not answered 304 Not Modified).
@@ -531,10 +466,8 @@ class FetchRun(Base):
 
 
 class FetchedDocument(Base):
-    """What a feed last saw of one document (a URL, with no secret in it; for a shared file,
-    with the leagues imported from it after a ``#``): the validators that let the next
-    request ask "only if it changed" (ETag, Last-Modified), and where it was last read from
-    (the URL itself, or where the site redirected it, always on the site)."""
+    """What a feed last saw of one document (a URL with no secret; a shared file's leagues
+    after a ``#``): its validators for a conditional request, and where it was last read."""
 
     __tablename__ = "fetched_documents"
 
@@ -548,8 +481,7 @@ class FetchedDocument(Base):
 
 
 class PredictionLogEntry(Base):
-    """What the service would have served for a match at its kickoff (the track record):
-    written once, never updated, one per match."""
+    """What the service would have served for a match at its kickoff; written once."""
 
     __tablename__ = "prediction_log"
     __table_args__ = (Index("ix_prediction_log_kickoff", "kickoff"),)
@@ -563,13 +495,10 @@ class PredictionLogEntry(Base):
     model_version: Mapped[int | None]
     served: Mapped[ServedPrediction] = mapped_column(JSONRecord(ServedPrediction))
 
-    match: Mapped[Match] = relationship()
-
 
 class RollingScore(Base):
-    """The track record's rolling figure, computed by its job: the served prediction's
-    log loss minus the consensus's over the settled logged matches of the last ``days``
-    days (None: no such match). The metrics read the newest."""
+    """Served minus consensus log loss over the settled logged matches of the last ``days``
+    days (None: no such match); the metrics read the newest."""
 
     __tablename__ = "rolling_scores"
 
@@ -580,15 +509,13 @@ class RollingScore(Base):
     served_minus_consensus_log_loss: Mapped[float | None] = mapped_column(Float)
 
 
-# The track record's daily aggregates (``app/services/track_record_aggregates.py``): per UTC
-# day of kickoff, competition and model version (None: the consensus was served), the sums
-# every figure of ``GET /performance`` is made from. A day's rows are replaced together.
+# The track record's daily aggregates (``app/services/track_record_aggregates.py``), per UTC
+# day of kickoff, competition and model version (None: the consensus was served).
 
 
 class TrackRecordDay(Base):
-    """The scored entries of a day, competition and version: their count, the served and
-    the consensus forecasts' summed scores, the served − consensus log-loss differences
-    (their sum and sum of squares), and the value bets' counts, CLV and flat returns."""
+    """Summed scores of the served and consensus forecasts, their log-loss differences, and
+    the value bets' counts, CLV and flat returns."""
 
     __tablename__ = "track_record_days"
     __table_args__ = (Index("ix_track_record_days_day", "day"),)
@@ -617,8 +544,7 @@ class TrackRecordDay(Base):
 
 
 class TrackRecordBookmaker(Base):
-    """A bookmaker on the scored entries of a day, competition and version it quoted: their
-    count, its line's summed scores, the served forecast's on the same entries, and the
+    """A bookmaker's summed scores, the served forecast's on the same entries, and the
     served − bookmaker log-loss differences."""
 
     __tablename__ = "track_record_bookmakers"
@@ -646,10 +572,8 @@ class TrackRecordBookmaker(Base):
 
 
 class TrackRecordBankroll(Base):
-    """The value bets of one kickoff, competition and version: their number and the sum of
-    stake × return, the stakes a fraction of Kelly of the bankroll (the terms in
-    :class:`TrackRecordState`). Bets of one kickoff are staked from the same bankroll, so
-    the bankroll after a kickoff is the one before times 1 + that sum over its rows."""
+    """The value bets of one kickoff: their number and Σ stake × return, so the bankroll
+    after the kickoff is the one before times 1 + ``growth`` summed over its rows."""
 
     __tablename__ = "track_record_bankroll"
     __table_args__ = (
@@ -667,8 +591,8 @@ class TrackRecordBankroll(Base):
 
 
 class TrackRecordReliability(Base):
-    """The served probabilities of one outcome (0 home, 1 draw, 2 away) that fell in one bin
-    on a day: their count, their sum, and how many times the outcome happened."""
+    """The served probabilities of one outcome (0, 1, 2) in one bin on a day: their count,
+    sum, and how often the outcome happened."""
 
     __tablename__ = "track_record_reliability"
     __table_args__ = (Index("ix_track_record_reliability_day", "day"),)
@@ -683,10 +607,9 @@ class TrackRecordReliability(Base):
 
 
 class TrackRecordState(Base):
-    """What the aggregates cover (one row): the terms they were made with (None: none made
-    yet), whether every day is in them (else the days before ``filled_until``), the entries
-    they hold (ids up to ``entries_through``), the match changes they follow (up to
-    ``matches_through``, checked at ``checked_at``), and a revision moved by every write."""
+    """What the aggregates cover (one row): their terms (None: none made yet), whether every
+    day is in them (else those before ``filled_until``), the entries and match changes they
+    follow, and a revision moved by every write."""
 
     __tablename__ = "track_record_state"
 

@@ -1,5 +1,4 @@
-"""A database that cannot take a request now, busy or unreachable, as the services report it
-to their callers: the same request may succeed when sent again a little later."""
+"""A database that cannot take a request now, busy or unreachable, as services report it."""
 
 from __future__ import annotations
 
@@ -11,20 +10,17 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from app.db.engine import is_database_locked, is_database_unreachable
 
-# How long a caller is asked to wait before sending the same request again.
 RETRY_AFTER_SECONDS = 5
 
 
 class DatabaseUnavailableError(RuntimeError):
-    """The database could not take the request now; ``retry_after_seconds`` says when to
-    send it again."""
+    """The database could not take the request now; the same one may succeed later."""
 
     retry_after_seconds = RETRY_AFTER_SECONDS
 
 
 class DatabaseBusyError(DatabaseUnavailableError):
-    """Another writer held the database (SQLite's single write lock) for longer than the busy
-    timeout: nothing was written, and the same request may succeed when sent again."""
+    """Another writer held SQLite's write lock past the busy timeout: nothing was written."""
 
 
 class DatabaseUnreachableError(DatabaseUnavailableError):
@@ -46,9 +42,8 @@ UNREACHABLE_DETAIL = (
 
 @contextmanager
 def unavailable_as_service_error() -> Iterator[None]:
-    """Work inside the block whose driver error says the database is locked or unreachable
-    is raised as a :class:`DatabaseBusyError` or a :class:`DatabaseUnreachableError`, as is
-    a wait for a pooled connection that timed out; any other error passes unchanged."""
+    """A driver error saying the database is locked or unreachable, or a timed-out wait for a
+    pooled connection, raised as the matching :class:`DatabaseUnavailableError`."""
     try:
         yield
     except PoolTimeoutError as error:

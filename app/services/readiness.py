@@ -16,7 +16,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.domain.vocabulary import ModelState, ReadyStatus
 from app.services.serving import ModelCache
 
-# Readiness gives up on a database that does not answer within this many seconds.
 READY_TIMEOUT_SECONDS = 3.0
 NO_MODEL_DETAIL = "no model fitted yet: predictions are the consensus"
 MODEL_NOT_READ = "the active model has not been read from the database yet"
@@ -24,40 +23,17 @@ MODEL_NOT_READ = "the active model has not been read from the database yet"
 
 @dataclass(frozen=True, slots=True)
 class ModelReadiness:
-    """What the model cache knows, and the version when one is loaded."""
-
     state: ModelState
     version: int | None = None
-
-    @property
-    def detail(self) -> str | None:
-        """What a ready process without a model should say about its predictions."""
-        return NO_MODEL_DETAIL if self.state is ModelState.NONE else None
+    detail: str | None = None  # what the predictions are while no model is fitted
 
 
 @dataclass(frozen=True, slots=True)
 class Readiness:
-    database_problem: str | None
+    status: ReadyStatus
+    database: str  # "ok", or why the database is not usable
     model: ModelReadiness
-
-    @property
-    def problems(self) -> dict[str, str]:
-        """What keeps the process from being ready, by part; empty when it is ready."""
-        found: dict[str, str] = {}
-        if self.database_problem is not None:
-            found["database"] = self.database_problem
-        if self.model.state is ModelState.UNKNOWN:
-            found["model"] = MODEL_NOT_READ
-        return found
-
-    @property
-    def status(self) -> ReadyStatus:
-        return ReadyStatus.NOT_READY if self.problems else ReadyStatus.READY
-
-    @property
-    def database(self) -> str:
-        """``ok``, or why the database is not usable."""
-        return self.database_problem or "ok"
+    problems: dict[str, str]  # what keeps the process from being ready, by part
 
 
 def ping_database(sessions: sessionmaker[Session]) -> None:
@@ -73,18 +49,20 @@ async def check_readiness(
 ) -> Readiness:
     """Asks the database (off the event loop, within ``timeout_seconds``) and reads what the
     model cache knows; never touches the model tables."""
+    problems: dict[str, str] = {}
     try:
         await asyncio.wait_for(asyncio.to_thread(ping_database, sessions), timeout_seconds)
-        database_problem = None
     except TimeoutError:
-        database_problem = f"the database did not answer within {timeout_seconds:.0f} s"
+        problems["database"] = f"the database did not answer within {timeout_seconds:.0f} s"
     except SQLAlchemyError as error:
-        database_problem = f"the database is not reachable: {type(error).__name__}"
+        problems["database"] = f"the database is not reachable: {type(error).__name__}"
     ensemble = models.ensemble
     if not models.loaded:
         model = ModelReadiness(ModelState.UNKNOWN)
+        problems["model"] = MODEL_NOT_READ
     elif ensemble is None:
-        model = ModelReadiness(ModelState.NONE)
+        model = ModelReadiness(ModelState.NONE, detail=NO_MODEL_DETAIL)
     else:
         model = ModelReadiness(ModelState.LOADED, ensemble.version)
-    return Readiness(database_problem, model)
+    status = ReadyStatus.NOT_READY if problems else ReadyStatus.READY
+    return Readiness(status, problems.get("database", "ok"), model, problems)

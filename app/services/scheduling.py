@@ -1,13 +1,7 @@
-"""``oddsboost scheduler``: refit on a cron schedule until told to stop.
+"""``oddsboost scheduler``: the refit, the track record and the feeds on their cron schedules.
 
-Several schedulers may run at once (on one machine or many): the refit lock lets one of
-them refit and records the others as ``skipped``, and each feed's lock does the same for
-its fetches.
-
-On SIGTERM or SIGINT the process's :class:`Stop` is set: a refit stops at its next
-checkpoint, a fetch at once (its request in flight is cut). The scheduler waits for its
-running jobs for ``ODDSBOOST_GRACEFUL_SHUTDOWN_SECONDS``, and exits without them after
-that: the next run of each kind closes what they left running.
+Several schedulers may run at once: each kind's run lock lets one of them run and records
+the others as ``skipped``.
 """
 
 from __future__ import annotations
@@ -40,11 +34,10 @@ log = logging.getLogger(__name__)
 
 SchedulerT = TypeVar("SchedulerT", bound=BaseScheduler)
 JobParameters = ParamSpec("JobParameters")
-# The exit status of a scheduler that left jobs running when it exited.
-JOBS_LEFT_RUNNING = 1
+JOBS_LEFT_RUNNING = 1  # the exit status
 
-# Each job: a run that falls due while the previous one still runs, or several that fell
-# due while the process was stopped or asleep, make one run, unless it is over an hour late.
+# Runs that fall due while one still runs, or while the process was asleep, make one run,
+# unless it is over an hour late.
 JOB_OPTIONS: dict[str, bool | int] = {
     "coalesce": True,
     "max_instances": 1,
@@ -53,15 +46,13 @@ JOB_OPTIONS: dict[str, bool | int] = {
 
 
 class RunningJobs:
-    """The jobs running now, counted so that a shutdown can wait for them to end."""
+    """The jobs running now, so that a shutdown can wait for them to end."""
 
     def __init__(self) -> None:
         self._count = 0
         self._changed = threading.Condition()
 
     def counting(self, function: Callable[JobParameters, None]) -> Callable[JobParameters, None]:
-        """``function``, counted while it runs."""
-
         @functools.wraps(function)
         def counted(*args: JobParameters.args, **kwargs: JobParameters.kwargs) -> None:
             with self._changed:
@@ -76,16 +67,14 @@ class RunningJobs:
         return counted
 
     def wait_until_none(self, seconds: float) -> bool:
-        """Wait up to ``seconds`` for every job to end; whether they all did."""
         with self._changed:
             return self._changed.wait_for(lambda: self._count == 0, timeout=seconds)
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A job of the scheduler: its name (its id too), the setting of its cron (unset or
-    empty: the job is off), and its function, called with the engine, the settings, the
-    clock and (``stoppable``) the process's :class:`Stop`."""
+    """A job: its name, the setting of its cron (unset: off), and its function, called with
+    the engine, the settings, the clock and (``stoppable``) the process's :class:`Stop`."""
 
     name: str
     cron_setting: str
@@ -112,11 +101,8 @@ def build_scheduler(
     running: RunningJobs | None = None,
 ) -> SchedulerT:
     """``into``, a scheduler not started, with each of :data:`JOBS` the settings give a
-    cron (``run_now``: the refit at once too). The clock is among each job's arguments:
-    the moments the service's data records (what a refit is fitted up to and when its
-    version became active, when a quote was received, what kicked off) are read from
-    ``clock``; the runs' own start and end times are the real ones. The refit and the
-    feeds end early once ``stop`` is set; ``running`` counts the jobs running."""
+    cron (``run_now``: the refit at once too). The moments the jobs record in the data are
+    read from ``clock``; their runs' own start and end times are the real ones."""
     for job in JOBS:
         cron = getattr(settings, job.cron_setting)
         if not cron:
@@ -136,11 +122,9 @@ def build_scheduler(
 
 
 def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) -> None:
-    """Block until SIGTERM or SIGINT. A refit in progress then stops at its next checkpoint,
-    is recorded as failed ("stopped by a shutdown"), and releases the lock; a fetch in
-    progress stops at once, recorded the same way. Jobs still running
-    ``graceful_shutdown_seconds`` after the signal are left: the process exits without
-    them (status 1), and the next run of each kind closes the runs they leave running."""
+    """Block until SIGTERM or SIGINT, which stops a refit at its next checkpoint and a fetch
+    at once (each recorded as failed). Jobs still running ``graceful_shutdown_seconds``
+    later are left (exit status 1): the next run of each kind closes them."""
     stop = Stop()
     running = RunningJobs()
     scheduler = build_scheduler(
@@ -155,7 +139,7 @@ def run_scheduler(engine: Engine, settings: Settings, *, run_now: bool = False) 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         log.info("%s received: stopping the scheduler", signal.Signals(signum).name)
         stop.set()
-        # Do not wait here: the jobs end on their own, and are waited for below.
+        # The jobs are waited for below.
         scheduler.shutdown(wait=False)
 
     signal.signal(signal.SIGTERM, on_signal)
