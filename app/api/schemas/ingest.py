@@ -7,7 +7,6 @@ from typing import Annotated
 
 from pydantic import (
     AliasPath,
-    BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
@@ -18,7 +17,14 @@ from pydantic import (
     model_validator,
 )
 
-from app.api.schemas.common import ERRORS_SHOWN, MatchId, StrictModel, price_field
+from app.api.schemas.common import (
+    ERRORS_SHOWN,
+    AnswerModel,
+    MatchId,
+    StrictModel,
+    price_field,
+    with_examples,
+)
 from app.api.schemas.problems import Problem
 from app.domain.fields import Code, ExternalId, OptionalSeason, Price, TeamName, UtcDateTime
 from app.domain.leagues import check_league_season
@@ -55,7 +61,7 @@ QUOTE_EXAMPLE: dict[str, JsonValue] = {
 class MatchRef(StrictModel):
     """Identifies a match: competition, teams and kickoff date, or the source's external id."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [MATCH_EXAMPLE]})
+    model_config = with_examples(MATCH_EXAMPLE)
 
     competition: Annotated[
         Code,
@@ -146,7 +152,7 @@ class MatchRef(StrictModel):
 
 
 class QuoteIn(StrictModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [QUOTE_EXAMPLE]})
+    model_config = with_examples(QUOTE_EXAMPLE)
 
     match: Annotated[
         MatchRef, Field(description="The match these prices are for.", examples=[MATCH_EXAMPLE])
@@ -191,9 +197,7 @@ class OddsUpload(StrictModel):
         ),
     ]
 
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"quotes": [QUOTE_EXAMPLE]}]}
-    )
+    model_config = with_examples({"quotes": [QUOTE_EXAMPLE]})
 
     def to_batch(self) -> IngestBatch:
         """The quotes as a batch; a book no bookmaker would offer (its overround) is left
@@ -235,7 +239,6 @@ class ResultIn(StrictModel):
     """A result, for a match given by its id or by its identity (exactly one of the two)."""
 
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra={
             "examples": RESULT_EXAMPLES,
             # Exactly one of the two, as _one_reference checks.
@@ -287,14 +290,10 @@ class ResultsUpload(StrictModel):
         ),
     ]
 
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"results": RESULT_EXAMPLES}]}
-    )
+    model_config = with_examples({"results": RESULT_EXAMPLES})
 
 
-class SkippedOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class SkippedOut(AnswerModel):
     where: str = Field(examples=["row 532"])
     field: str | None = Field(default=None, examples=["B365H"])
     reason: str = Field(examples=["price 0 must be greater than 1.0 (decimal odds)"])
@@ -304,10 +303,8 @@ def _first_shown(skipped: Sequence[object]) -> Sequence[object]:
     return skipped[:ERRORS_SHOWN]
 
 
-class IngestResponse(BaseModel):
+class IngestResponse(AnswerModel):
     """What an ingest changed. Sending the same payload again gives only "unchanged" counts."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     matches_created: int
     matches_updated: int
@@ -332,10 +329,7 @@ class IngestResponse(BaseModel):
 
 
 class AliasIn(StrictModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={"examples": [{"alias": "Manchester United", "team": "Man United"}]},
-    )
+    model_config = with_examples({"alias": "Manchester United", "team": "Man United"})
 
     alias: Annotated[
         TeamName,
@@ -367,26 +361,20 @@ class AliasIn(StrictModel):
     ] = False
 
 
-class CompetitionSeasonOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class CompetitionSeasonOut(AnswerModel):
     competition: str
     season: str
     matches: int
 
 
-class SeasonClashOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class SeasonClashOut(AnswerModel):
     season: str
     merged_team: list[str] = Field(description="The merged team's competitions that season.")
     team: list[str] = Field(description="The team's competitions that season.")
 
 
-class MergePreviewOut(BaseModel):
+class MergePreviewOut(AnswerModel):
     """What merging the team stored under the alias name into the team changes."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     merged_team: str
     team: str
@@ -415,9 +403,7 @@ class MergeConfirmationProblem(Problem):
     )
 
 
-class AliasOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class AliasOut(AnswerModel):
     alias: str
     team: str
     created: bool
@@ -434,17 +420,13 @@ class AliasOut(BaseModel):
     dry_run: bool
 
 
-class NotMovedBackOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class NotMovedBackOut(AnswerModel):
     match_id: int | None = Field(description="Null when the match is no longer stored.")
     reason: str
 
 
-class UnaliasOut(BaseModel):
+class UnaliasOut(AnswerModel):
     """What removing an alias undid of the merge it had made, and what it could not."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     alias: str
     team: str

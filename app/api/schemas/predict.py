@@ -7,8 +7,6 @@ import datetime as dt
 from typing import Annotated, Any, Literal, NoReturn, TypeVar
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     JsonValue,
@@ -23,7 +21,15 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from app.api.openapi import setting_maximum
-from app.api.schemas.common import MatchId, Outcomes, StrictModel, fair_odds, price_field
+from app.api.schemas.common import (
+    AnswerModel,
+    MatchId,
+    Outcomes,
+    StrictModel,
+    fair_odds,
+    price_field,
+    with_examples,
+)
 from app.api.schemas.problems import Problem
 from app.domain.bookmakers import bookmaker_key
 from app.domain.fields import BookmakerReference, Code, TeamName, UtcDateTime
@@ -56,7 +62,7 @@ class OddsIn(StrictModel):
     """One bookmaker's 1X2 prices: a book a bookmaker could offer, its overround (the sum of
     1/price less 1) from -0.05 to +0.50."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": ODDS_EXAMPLES[:1]})
+    model_config = with_examples(ODDS_EXAMPLES[0])
 
     bookmaker: Annotated[
         BookmakerReference,
@@ -108,7 +114,7 @@ class ValueIn(StrictModel):
     """The terms an answer's value is judged by; a field left out takes its setting
     (ODDSBOOST_VALUE_*)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [VALUE_EXAMPLE]})
+    model_config = with_examples(VALUE_EXAMPLE)
 
     bookmakers: Annotated[
         list[BookmakerReference] | None,
@@ -236,7 +242,7 @@ BY_ID_EXAMPLES: list[JsonValue] = [{"match_id": 17}, {"match_id": 17, "value": V
 class PredictByIdIn(_Valued, StrictModel):
     """A stored match, by its id (the fields of an inline match may be given only as null)."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": BY_ID_EXAMPLES})
+    model_config = with_examples(*BY_ID_EXAMPLES)
 
     match_id: Annotated[
         MatchId,
@@ -265,7 +271,7 @@ INLINE_EXAMPLE: dict[str, JsonValue] = {
 class PredictInlineIn(_Valued, StrictModel):
     """A match given with its odds (``match_id`` may be given only as null)."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": [INLINE_EXAMPLE]})
+    model_config = with_examples(INLINE_EXAMPLE)
 
     match_id: OtherKind = None
     home_team: Annotated[
@@ -379,10 +385,7 @@ PredictIn = Annotated[
 
 
 class BatchIn(StrictModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={"examples": [{"items": [{"match_id": 17}, {"odds": ODDS_EXAMPLES}]}]},
-    )
+    model_config = with_examples({"items": [{"match_id": 17}, {"odds": ODDS_EXAMPLES}]})
 
     items: list[Any] = Field(
         min_length=1,
@@ -399,13 +402,7 @@ class BatchIn(StrictModel):
     )
 
 
-class _Answer(BaseModel):
-    """A part of an answer, read from the attributes of the service's records."""
-
-    model_config = ConfigDict(from_attributes=True)
-
-
-class ModelRef(_Answer):
+class ModelRef(AnswerModel):
     version: int | None
     algorithm: str
     fitted_at: dt.datetime | None
@@ -414,7 +411,7 @@ class ModelRef(_Answer):
     phase: Phase
 
 
-class BookmakerUse(_Answer):
+class BookmakerUse(AnswerModel):
     code: str
     weight: float | None = Field(description="Weight in the model; null when no model is active.")
     probabilities: Outcomes[float] = Field(
@@ -422,12 +419,12 @@ class BookmakerUse(_Answer):
     )
 
 
-class IgnoredOut(_Answer):
+class IgnoredOut(AnswerModel):
     code: str
     reason: str
 
 
-class MatchSummary(_Answer):
+class MatchSummary(AnswerModel):
     """The match predicted: a stored one with every field, an inline one with what its
     sender gave (possibly nothing)."""
 
@@ -444,7 +441,7 @@ OUTSIDE_POOL_NOTE = (
 )
 
 
-class QuotesOut(_Answer):
+class QuotesOut(AnswerModel):
     """Which of a stored match's quotes the prediction read."""
 
     phase: Phase = Field(description="The phase of the quotes read.")
@@ -465,7 +462,7 @@ RESPONSIBLE_USE = (
 )
 
 
-class OutcomeValueOut(_Answer):
+class OutcomeValueOut(AnswerModel):
     """One outcome at the best price of the allowed bookmakers, and what it is worth."""
 
     probability: float = Field(
@@ -498,7 +495,7 @@ class OutcomeValueOut(_Answer):
     flagged: bool = Field(description="Whether expected_value is above min_ev: a value bet.")
 
 
-class ValueTermsOut(_Answer):
+class ValueTermsOut(AnswerModel):
     """The terms the value was judged by: the request's, each field it left out (or all,
     without ``value``) from the settings."""
 
@@ -518,7 +515,7 @@ class ValueTermsOut(_Answer):
         return sorted(bookmakers) if isinstance(bookmakers, frozenset) else bookmakers
 
 
-class ValueOut(_Answer):
+class ValueOut(AnswerModel):
     """Where the match's outcomes offer value: expected value and suggested stake of each
     at the best price the allowed bookmakers quoted."""
 
@@ -530,7 +527,7 @@ class ValueOut(_Answer):
     outcomes: Outcomes[OutcomeValueOut]
 
 
-class PredictionOut(_Answer):
+class PredictionOut(AnswerModel):
     match: MatchSummary
     probabilities: Outcomes[float] = Field(description="Sum to 1.")
     outcome: Literal["1", "X", "2"] = Field(description="The most probable outcome.")
@@ -584,7 +581,7 @@ class PredictionOut(_Answer):
         }
 
 
-class BatchItemOut(_Answer):
+class BatchItemOut(AnswerModel):
     """One item of a batch answer, in the order the items were sent."""
 
     index: int
@@ -597,5 +594,5 @@ class BatchItemOut(_Answer):
     )
 
 
-class BatchOut(_Answer):
+class BatchOut(AnswerModel):
     results: list[BatchItemOut]
