@@ -4,7 +4,8 @@ from the prediction service's records."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal, NoReturn, TypeVar
+from dataclasses import replace
+from typing import Annotated, Any
 
 from pydantic import (
     Discriminator,
@@ -38,6 +39,7 @@ from app.domain.records import (
     OVERROUND_MAX,
     OVERROUND_MIN,
     PRICE_MAX,
+    Outcome,
     check_overround,
     check_price,
 )
@@ -185,26 +187,12 @@ class ValueIn(StrictModel):
 
     def terms(self, defaults: ValueTerms) -> ValueTerms:
         """These terms, each one left out taken from ``defaults``."""
-        source = self.source
-        if source is not None and source.casefold() == ENSEMBLE_SOURCE:
-            source = ENSEMBLE_SOURCE
-        return ValueTerms(
-            kelly_fraction=_given(self.kelly_fraction, defaults.kelly_fraction),
-            stake_cap=_given(self.stake_cap, defaults.stake_cap),
-            min_ev=_given(self.min_ev, defaults.min_ev),
-            source=_given(source, defaults.source),
-            bookmakers=defaults.bookmakers
-            if self.bookmakers is None
-            else frozenset(bookmaker_key(name) for name in self.bookmakers),
-            bankroll=_given(self.bankroll, defaults.bankroll),
-        )
-
-
-GivenT = TypeVar("GivenT")
-
-
-def _given(value: GivenT | None, default: GivenT) -> GivenT:
-    return default if value is None else value
+        given = self.model_dump(exclude_none=True)
+        if self.bookmakers is not None:
+            given["bookmakers"] = frozenset(bookmaker_key(name) for name in self.bookmakers)
+        if self.source is not None and self.source.casefold() == ENSEMBLE_SOURCE:
+            given["source"] = ENSEMBLE_SOURCE
+        return replace(defaults, **given)
 
 
 # What the answer's value is judged by, in either kind of request.
@@ -313,26 +301,17 @@ class PredictInlineIn(_Valued, StrictModel):
 
     @model_validator(mode="after")
     def _one_match(self) -> PredictInlineIn:
-        names = [odds.bookmaker for odds in self.odds]
-        bookmakers = [bookmaker_key(name) for name in names]
-        if len(set(bookmakers)) < len(bookmakers):
-            _refuse_repeated_bookmaker(names, bookmakers)
+        first: dict[str, str] = {}  # the name each bookmaker is first given by
+        for odds in self.odds:
+            name, bookmaker = odds.bookmaker, bookmaker_key(odds.bookmaker)
+            earlier = first.get(bookmaker)
+            if earlier is not None:
+                also = "" if earlier == name else f" (also as {earlier!r})"
+                raise ValueError(f"bookmaker {name!r} appears more than once in 'odds'{also}")
+            first[bookmaker] = name
         if self.home_team is not None and self.home_team == self.away_team:
             raise ValueError("home_team and away_team must differ")
         return self
-
-
-def _refuse_repeated_bookmaker(names: list[str], bookmakers: list[str]) -> NoReturn:
-    """Say which bookmaker of ``odds`` is named twice, and how (``bookmakers``: the one
-    each name means)."""
-    first: dict[str, str] = {}
-    for name, bookmaker in zip(names, bookmakers, strict=True):
-        earlier = first.get(bookmaker)
-        if earlier is not None:
-            also = "" if earlier == name else f" (also as {earlier!r})"
-            raise ValueError(f"bookmaker {name!r} appears more than once in 'odds'{also}")
-        first[bookmaker] = name
-    raise AssertionError("a bookmaker is repeated")  # pragma: no cover
 
 
 BY_ID, INLINE = "by_id", "inline"
@@ -530,7 +509,7 @@ class ValueOut(AnswerModel):
 class PredictionOut(AnswerModel):
     match: MatchSummary
     probabilities: Outcomes[float] = Field(description="Sum to 1.")
-    outcome: Literal["1", "X", "2"] = Field(description="The most probable outcome.")
+    outcome: Outcome = Field(description="The most probable outcome.")
     fair_odds: Outcomes[float] = Field(description="1 / probability.")
     model: ModelRef | None = Field(description="The model version used; null before the first fit.")
     quotes: QuotesOut | None = Field(
