@@ -130,25 +130,10 @@ class MatchRef(StrictModel):
         return self
 
     def to_record(self, where: str) -> MatchRecord:
-        return MatchRecord(
-            competition=self.competition,
-            home_team=self.home_team,
-            away_team=self.away_team,
-            kickoff=self.kickoff,
-            season=self.season,
-            external_id=self.external_id,
-            where=where,
-        )
+        return MatchRecord(**self.model_dump(), where=where)
 
     def to_identity(self) -> MatchIdentity:
-        return MatchIdentity(
-            competition=self.competition,
-            home_team=self.home_team,
-            away_team=self.away_team,
-            kickoff=self.kickoff,
-            external_id=self.external_id,
-            season=self.season,
-        )
+        return MatchIdentity(**self.model_dump())
 
 
 class QuoteIn(StrictModel):
@@ -212,13 +197,8 @@ class OddsUpload(StrictModel):
                 continue
             batch.quotes.append(
                 QuoteRecord(
+                    **quote.model_dump(exclude={"match"}),
                     match=index,
-                    bookmaker=quote.bookmaker,
-                    phase=quote.phase,
-                    home=quote.home,
-                    draw=quote.draw,
-                    away=quote.away,
-                    captured_at=quote.captured_at,
                     where=f"quotes[{index}]",
                     capture_path=("quotes", index, "captured_at"),
                 )
