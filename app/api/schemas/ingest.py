@@ -63,57 +63,41 @@ class MatchRef(StrictModel):
 
     model_config = with_examples(MATCH_EXAMPLE)
 
-    competition: Annotated[
-        Code,
-        Field(
-            description="The competition's code, as football-data.co.uk writes it (E0: the "
-            "Premier League): a letter or digit, then letters, digits, '_', '.' or '-'.",
-            examples=["E0"],
-        ),
-    ]
-    kickoff: Annotated[
-        UtcDateTime,
-        Field(
-            description="Kickoff, ISO 8601, years 1900-2099; without an offset it is UTC. "
-            "Matches are told apart by the date.",
-            examples=["2018-08-10T19:00:00Z"],
-        ),
-    ]
-    home_team: Annotated[
-        TeamName,
-        Field(
-            description="The home team as the source names it (an alias maps it to a stored "
-            "team); trimmed, 1-100 characters, no control characters.",
-            examples=["Man United"],
-        ),
-    ]
-    away_team: Annotated[
-        TeamName,
-        Field(
-            description="The away team, as home_team; it must differ from it.",
-            examples=["Leicester"],
-        ),
-    ]
-    external_id: Annotated[
-        ExternalId | None,
-        Field(
-            description="The source's own id of the match, if it has one (1-100 characters): "
-            "a match sent again under it with a new kickoff is moved, not duplicated.",
-            examples=["e912304de2b2ce35b473ce2ecd3d1502"],
-        ),
-    ] = None
-    season: Annotated[
-        OptionalSeason,
-        Field(
-            description="2018/19 (two consecutive years) or 2019 (a calendar year), in the "
-            "form the competition plays: over two years for football-data.co.uk's main "
-            "leagues (E0, SP1, ...) and its extra leagues of July to June (AUT, ...), a "
-            "calendar year for its other extra leagues (BRA, ...), either for any other "
-            "code. Absent or blank: for a new match, the season its league names the kickoff "
-            "in (August to July for any other code); a stored match keeps its own.",
-            examples=["2018/19"],
-        ),
-    ] = None
+    competition: Code = Field(
+        description="The competition's code, as football-data.co.uk writes it (E0: the "
+        "Premier League): a letter or digit, then letters, digits, '_', '.' or '-'.",
+        examples=["E0"],
+    )
+    kickoff: UtcDateTime = Field(
+        description="Kickoff, ISO 8601, years 1900-2099; without an offset it is UTC. "
+        "Matches are told apart by the date.",
+        examples=["2018-08-10T19:00:00Z"],
+    )
+    home_team: TeamName = Field(
+        description="The home team as the source names it (an alias maps it to a stored "
+        "team); trimmed, 1-100 characters, no control characters.",
+        examples=["Man United"],
+    )
+    away_team: TeamName = Field(
+        description="The away team, as home_team; it must differ from it.",
+        examples=["Leicester"],
+    )
+    external_id: ExternalId | None = Field(
+        default=None,
+        description="The source's own id of the match, if it has one (1-100 characters): "
+        "a match sent again under it with a new kickoff is moved, not duplicated.",
+        examples=["e912304de2b2ce35b473ce2ecd3d1502"],
+    )
+    season: OptionalSeason = Field(
+        default=None,
+        description="2018/19 (two consecutive years) or 2019 (a calendar year), in the "
+        "form the competition plays: over two years for football-data.co.uk's main "
+        "leagues (E0, SP1, ...) and its extra leagues of July to June (AUT, ...), a "
+        "calendar year for its other extra leagues (BRA, ...), either for any other "
+        "code. Absent or blank: for a new match, the season its league names the kickoff "
+        "in (August to July for any other code); a stored match keeps its own.",
+        examples=["2018/19"],
+    )
 
     @field_validator("season")
     @classmethod
@@ -139,48 +123,36 @@ class MatchRef(StrictModel):
 class QuoteIn(StrictModel):
     model_config = with_examples(QUOTE_EXAMPLE)
 
-    match: Annotated[
-        MatchRef, Field(description="The match these prices are for.", examples=[MATCH_EXAMPLE])
-    ]
-    bookmaker: Annotated[
-        Code,
-        Field(
-            description="The bookmaker's code, as football-data.co.uk writes it (B365: Bet365, "
-            "PS: Pinnacle); a new code creates the bookmaker.",
-            examples=["B365"],
-        ),
-    ]
+    match: MatchRef = Field(description="The match these prices are for.", examples=[MATCH_EXAMPLE])
+    bookmaker: Code = Field(
+        description="The bookmaker's code, as football-data.co.uk writes it (B365: Bet365, "
+        "PS: Pinnacle); a new code creates the bookmaker.",
+        examples=["B365"],
+    )
     home: Annotated[Price, price_field("a home win", 1.57)]
     draw: Annotated[Price, price_field("a draw", 3.9)]
     away: Annotated[Price, price_field("an away win", 7.5)]
-    phase: Annotated[
-        Phase,
-        Field(
-            description="pre: offered before the match; closing: the last prices before kickoff.",
-            examples=["pre"],
-        ),
-    ] = Phase.PRE
-    captured_at: Annotated[
-        UtcDateTime | None,
-        Field(
-            description="When the bookmaker offered these prices, if known (ISO 8601; UTC "
-            "without an offset). Not later than the moment the request is received, beyond "
-            "ODDSBOOST_CAPTURE_SKEW_SECONDS (300 s) for a clock running ahead: 422 otherwise.",
-            examples=["2018-08-09T12:00:00Z"],
-        ),
-    ] = None
+    phase: Phase = Field(
+        default=Phase.PRE,
+        description="pre: offered before the match; closing: the last prices before kickoff.",
+        examples=["pre"],
+    )
+    captured_at: UtcDateTime | None = Field(
+        default=None,
+        description="When the bookmaker offered these prices, if known (ISO 8601; UTC "
+        "without an offset). Not later than the moment the request is received, beyond "
+        "ODDSBOOST_CAPTURE_SKEW_SECONDS (300 s) for a clock running ahead: 422 otherwise.",
+        examples=["2018-08-09T12:00:00Z"],
+    )
 
 
 class OddsUpload(StrictModel):
-    quotes: Annotated[
-        list[QuoteIn],
-        Field(
-            min_length=1,
-            max_length=MAX_ITEMS_PER_REQUEST,
-            description="1 to 10,000 quotes; one invalid quote rejects them all.",
-            examples=[[QUOTE_EXAMPLE]],
-        ),
-    ]
+    quotes: list[QuoteIn] = Field(
+        min_length=1,
+        max_length=MAX_ITEMS_PER_REQUEST,
+        description="1 to 10,000 quotes; one invalid quote rejects them all.",
+        examples=[[QUOTE_EXAMPLE]],
+    )
 
     model_config = with_examples({"quotes": [QUOTE_EXAMPLE]})
 
@@ -229,17 +201,14 @@ class ResultIn(StrictModel):
         },
     )
 
-    match: Annotated[
-        MatchRef | None,
-        Field(
-            description="The match by its competition, teams and kickoff; or give match_id.",
-            examples=[MATCH_EXAMPLE],
-        ),
-    ] = None
-    match_id: Annotated[
-        MatchId | None,
-        Field(description="The stored match's id; or give match.", examples=[17]),
-    ] = None
+    match: MatchRef | None = Field(
+        default=None,
+        description="The match by its competition, teams and kickoff; or give match_id.",
+        examples=[MATCH_EXAMPLE],
+    )
+    match_id: MatchId | None = Field(
+        default=None, description="The stored match's id; or give match.", examples=[17]
+    )
     home_goals: Annotated[Goals, Field(description="Goals of the home team, 0-99.", examples=[2])]
     away_goals: Annotated[Goals, Field(description="Goals of the away team, 0-99.", examples=[1])]
 
@@ -259,16 +228,13 @@ class ResultIn(StrictModel):
 
 
 class ResultsUpload(StrictModel):
-    results: Annotated[
-        list[ResultIn],
-        Field(
-            min_length=1,
-            max_length=MAX_ITEMS_PER_REQUEST,
-            description="1 to 10,000 results; one invalid result rejects them all. A result "
-            "for a match that is not stored, or has not kicked off, is skipped.",
-            examples=[RESULT_EXAMPLES],
-        ),
-    ]
+    results: list[ResultIn] = Field(
+        min_length=1,
+        max_length=MAX_ITEMS_PER_REQUEST,
+        description="1 to 10,000 results; one invalid result rejects them all. A result "
+        "for a match that is not stored, or has not kicked off, is skipped.",
+        examples=[RESULT_EXAMPLES],
+    )
 
     model_config = with_examples({"results": RESULT_EXAMPLES})
 
@@ -311,34 +277,26 @@ class IngestResponse(AnswerModel):
 class AliasIn(StrictModel):
     model_config = with_examples({"alias": "Manchester United", "team": "Man United"})
 
-    alias: Annotated[
-        TeamName,
-        Field(
-            description="Another source's name for the team; trimmed, 1-100 characters.",
-            examples=["Manchester United"],
-        ),
-    ]
-    team: Annotated[
-        TeamName,
-        Field(description="The name of the stored team it stands for.", examples=["Man United"]),
-    ]
-    confirm: Annotated[
-        bool,
-        Strict(),
-        Field(
-            description="Merge a team stored under the alias name even though the two look "
-            "like two teams (in a season both played, they share no competition).",
-            examples=[False],
-        ),
-    ] = False
-    dry_run: Annotated[
-        bool,
-        Strict(),
-        Field(
-            description="Change nothing; answer what adding the alias would do.",
-            examples=[True],
-        ),
-    ] = False
+    alias: TeamName = Field(
+        description="Another source's name for the team; trimmed, 1-100 characters.",
+        examples=["Manchester United"],
+    )
+    team: TeamName = Field(
+        description="The name of the stored team it stands for.", examples=["Man United"]
+    )
+    confirm: bool = Field(
+        default=False,
+        strict=True,
+        description="Merge a team stored under the alias name even though the two look "
+        "like two teams (in a season both played, they share no competition).",
+        examples=[False],
+    )
+    dry_run: bool = Field(
+        default=False,
+        strict=True,
+        description="Change nothing; answer what adding the alias would do.",
+        examples=[True],
+    )
 
 
 class CompetitionSeasonOut(AnswerModel):

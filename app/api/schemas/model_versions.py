@@ -250,14 +250,12 @@ class ActivateIn(StrictModel):
         {"reason": "version 7 over-weights one bookmaker; back to version 6"}
     )
 
-    reason: Annotated[
-        Reason | None,
-        Field(
-            description="Why, in the operator's words, recorded with the activation: trimmed, "
-            "1-500 characters, no control or invisible characters; absent or null: none given.",
-            examples=["version 7 over-weights one bookmaker; back to version 6"],
-        ),
-    ] = None
+    reason: Reason | None = Field(
+        default=None,
+        description="Why, in the operator's words, recorded with the activation: trimmed, "
+        "1-500 characters, no control or invisible characters; absent or null: none given.",
+        examples=["version 7 over-weights one bookmaker; back to version 6"],
+    )
 
 
 class ActivatedOut(RecordOut):

@@ -50,6 +50,8 @@ from app.services.prediction import PredictionAnswer, PredictionRequest
 INLINE_ODDS_MAX = 100
 
 StrictFloat = Annotated[float, Strict()]
+# A share of the bankroll or of the Kelly stake.
+Share = Annotated[StrictFloat, Field(gt=0, le=1, allow_inf_nan=False)]
 # Far more than any real use; the hard cap behind ODDSBOOST_PREDICT_BATCH_MAX.
 BATCH_ITEMS_CAP = 10_000
 
@@ -66,15 +68,12 @@ class OddsIn(StrictModel):
 
     model_config = with_examples(ODDS_EXAMPLES[0])
 
-    bookmaker: Annotated[
-        BookmakerReference,
-        Field(
-            description="The bookmaker's code (B365: Bet365, PS: Pinnacle) or its name as GET "
-            "/bookmakers lists it, in any letter case: B365, b365 and Bet365 are one "
-            "bookmaker. The model weighs bookmakers by code, and each may appear once.",
-            examples=["B365"],
-        ),
-    ]
+    bookmaker: BookmakerReference = Field(
+        description="The bookmaker's code (B365: Bet365, PS: Pinnacle) or its name as GET "
+        "/bookmakers lists it, in any letter case: B365, b365 and Bet365 are one "
+        "bookmaker. The model weighs bookmakers by code, and each may appear once.",
+        examples=["B365"],
+    )
     # Checked together by _valid_prices, for speed: one comparison chain for the usual case.
     home: Annotated[StrictFloat, price_field("a home win", 2.10)]
     draw: Annotated[StrictFloat, price_field("a draw", 3.40)]
@@ -118,72 +117,54 @@ class ValueIn(StrictModel):
 
     model_config = with_examples(VALUE_EXAMPLE)
 
-    bookmakers: Annotated[
-        list[BookmakerReference] | None,
-        Field(
-            min_length=1,
-            max_length=INLINE_ODDS_MAX,
-            description="The bookmakers you can bet with, by code or name in any letter case "
-            "(B365, b365 and Bet365 are one); only their prices are considered. A name no "
-            "quote of the match has is not an error: it matches nothing. Left out: every "
-            "bookmaker.",
-            examples=[["B365", "William Hill"]],
-        ),
-    ] = None
-    bankroll: Annotated[
-        StrictFloat | None,
-        Field(
-            gt=0,
-            le=BANKROLL_MAX,
-            allow_inf_nan=False,
-            description="Your bankroll, in any currency: each stake is then also given in "
-            "money. Left out: stakes are shares of a bankroll only.",
-            examples=[1000],
-        ),
-    ] = None
-    min_ev: Annotated[
-        StrictFloat | None,
-        Field(
-            ge=0,
-            le=1,
-            allow_inf_nan=False,
-            description="An outcome is flagged when its expected value is above this "
-            "(0 to 1). Left out: ODDSBOOST_VALUE_MIN_EV.",
-            examples=[0.03],
-        ),
-    ] = None
-    kelly_fraction: Annotated[
-        StrictFloat | None,
-        Field(
-            gt=0,
-            le=1,
-            allow_inf_nan=False,
-            description="The share of the Kelly stake suggested (over 0, at most 1). Left "
-            "out: ODDSBOOST_VALUE_KELLY_FRACTION.",
-            examples=[0.25],
-        ),
-    ] = None
-    stake_cap: Annotated[
-        StrictFloat | None,
-        Field(
-            gt=0,
-            le=1,
-            allow_inf_nan=False,
-            description="The largest stake on one outcome, as a share of the bankroll (over "
-            "0, at most 1). Left out: ODDSBOOST_VALUE_STAKE_CAP.",
-            examples=[0.02],
-        ),
-    ] = None
-    source: Annotated[
-        BookmakerReference | None,
-        Field(
-            description="Where the probability comes from: 'ensemble' (the served "
-            "prediction) or a bookmaker by code or name (e.g. PS), whose de-margined line is "
-            "used when it quoted the match, the served prediction otherwise. Left out: "
-            "ODDSBOOST_VALUE_PROBABILITY_SOURCE.",
-            examples=["PS"],
-        ),
-    ] = None
+    bookmakers: list[BookmakerReference] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=INLINE_ODDS_MAX,
+        description="The bookmakers you can bet with, by code or name in any letter case "
+        "(B365, b365 and Bet365 are one); only their prices are considered. A name no "
+        "quote of the match has is not an error: it matches nothing. Left out: every "
+        "bookmaker.",
+        examples=[["B365", "William Hill"]],
+    )
+    bankroll: StrictFloat | None = Field(
+        default=None,
+        gt=0,
+        le=BANKROLL_MAX,
+        allow_inf_nan=False,
+        description="Your bankroll, in any currency: each stake is then also given in "
+        "money. Left out: stakes are shares of a bankroll only.",
+        examples=[1000],
+    )
+    min_ev: StrictFloat | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="An outcome is flagged when its expected value is above this "
+        "(0 to 1). Left out: ODDSBOOST_VALUE_MIN_EV.",
+        examples=[0.03],
+    )
+    kelly_fraction: Share | None = Field(
+        default=None,
+        description="The share of the Kelly stake suggested (over 0, at most 1). Left "
+        "out: ODDSBOOST_VALUE_KELLY_FRACTION.",
+        examples=[0.25],
+    )
+    stake_cap: Share | None = Field(
+        default=None,
+        description="The largest stake on one outcome, as a share of the bankroll (over "
+        "0, at most 1). Left out: ODDSBOOST_VALUE_STAKE_CAP.",
+        examples=[0.02],
+    )
+    source: BookmakerReference | None = Field(
+        default=None,
+        description="Where the probability comes from: 'ensemble' (the served "
+        "prediction) or a bookmaker by code or name (e.g. PS), whose de-margined line is "
+        "used when it quoted the match, the served prediction otherwise. Left out: "
+        "ODDSBOOST_VALUE_PROBABILITY_SOURCE.",
+        examples=["PS"],
+    )
 
     def terms(self, defaults: ValueTerms) -> ValueTerms:
         """These terms, each one left out taken from ``defaults``."""
@@ -232,10 +213,9 @@ class PredictByIdIn(_Valued, StrictModel):
 
     model_config = with_examples(*BY_ID_EXAMPLES)
 
-    match_id: Annotated[
-        MatchId,
-        Field(description="A stored match, predicted from its latest quotes.", examples=[17]),
-    ]
+    match_id: MatchId = Field(
+        description="A stored match, predicted from its latest quotes.", examples=[17]
+    )
     home_team: OtherKind = None
     away_team: OtherKind = None
     competition: OtherKind = None
@@ -262,35 +242,28 @@ class PredictInlineIn(_Valued, StrictModel):
     model_config = with_examples(INLINE_EXAMPLE)
 
     match_id: OtherKind = None
-    home_team: Annotated[
-        TeamName | None,
-        Field(description="Optional: repeated in the answer.", examples=["Arsenal"]),
-    ] = None
+    home_team: TeamName | None = Field(
+        default=None, description="Optional: repeated in the answer.", examples=["Arsenal"]
+    )
     away_team: Annotated[
         # An example of its own at each level: no example of a request names one team twice.
         Annotated[TeamName, Field(examples=["Chelsea"])] | None,
         Field(description="Optional: repeated in the answer; not home_team.", examples=["Chelsea"]),
     ] = None
-    competition: Annotated[
-        Code | None,
-        Field(description="Optional: repeated in the answer.", examples=["E0"]),
-    ] = None
-    kickoff: Annotated[
-        UtcDateTime | None,
-        Field(
-            description="Optional: repeated in the answer (ISO 8601; UTC without an offset).",
-            examples=["2026-11-22T15:00:00Z"],
-        ),
-    ] = None
-    odds: Annotated[
-        list[OddsIn],
-        Field(
-            min_length=1,
-            max_length=INLINE_ODDS_MAX,
-            description="The match's quotes: 1 to 100 bookmakers, each once.",
-            examples=[ODDS_EXAMPLES],
-        ),
-    ]
+    competition: Code | None = Field(
+        default=None, description="Optional: repeated in the answer.", examples=["E0"]
+    )
+    kickoff: UtcDateTime | None = Field(
+        default=None,
+        description="Optional: repeated in the answer (ISO 8601; UTC without an offset).",
+        examples=["2026-11-22T15:00:00Z"],
+    )
+    odds: list[OddsIn] = Field(
+        min_length=1,
+        max_length=INLINE_ODDS_MAX,
+        description="The match's quotes: 1 to 100 bookmakers, each once.",
+        examples=[ODDS_EXAMPLES],
+    )
     value: ValueField = None
 
     def to_request(self) -> PredictionRequest:
