@@ -1,8 +1,5 @@
-"""Bodies of the model-version endpoints.
-
-Each body is read from the attributes of the stored version and of its records
-(:mod:`app.domain.version_records`); the JSON is the one the version stores.
-"""
+"""Bodies of the model-version endpoints, read from the stored version and its records
+(:mod:`app.domain.version_records`)."""
 
 from __future__ import annotations
 
