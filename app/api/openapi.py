@@ -22,8 +22,7 @@ from app.api.schemas.problems import Problem
 from app.settings import Settings
 
 SETTING_MAXIMUM = "x-maximum-setting"
-# Where the documentation's scripts and styles are served: the files of the fastapi-offline
-# package (Swagger UI's dist bundle, ReDoc's standalone bundle).
+# Where Swagger UI's and ReDoc's bundles, the files of the fastapi-offline package, are served.
 DOCS_ASSETS = "/docs-assets"
 _ASSETS_DIRECTORY = files("fastapi_offline") / "static"
 # Swagger UI would show a badge fetched from validator.swagger.io.

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+from operator import not_
+
 from pydantic import Field
 
 from app.api.schemas.common import AnswerModel
 from app.domain.fields import AbsentWhenNone
 from app.domain.vocabulary import ModelState, ReadyStatus
-
-
-def _is_empty(problems: dict[str, str]) -> bool:
-    return not problems
 
 
 class ModelReadinessOut(AnswerModel):
@@ -29,6 +27,6 @@ class ReadinessOut(AnswerModel):
     model: ModelReadinessOut
     problems: dict[str, str] = Field(
         default_factory=dict,
-        exclude_if=_is_empty,
+        exclude_if=not_,
         description="What keeps the process from being ready, by part; absent when ready.",
     )

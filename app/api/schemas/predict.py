@@ -11,7 +11,7 @@ from pydantic import (
     Discriminator,
     Field,
     JsonValue,
-    Strict,
+    StrictFloat,
     Tag,
     ValidationError,
     ValidatorFunctionWrapHandler,
@@ -49,7 +49,6 @@ from app.services.prediction import PredictionAnswer, PredictionRequest
 
 INLINE_ODDS_MAX = 100
 
-StrictFloat = Annotated[float, Strict()]
 # A share of the bankroll or of the Kelly stake.
 Share = Annotated[StrictFloat, Field(gt=0, le=1, allow_inf_nan=False)]
 # Far more than any real use; the hard cap behind ODDSBOOST_PREDICT_BATCH_MAX.

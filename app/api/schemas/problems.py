@@ -20,11 +20,6 @@ BLANK = "about:blank"
 _TITLES = {413: "Content Too Large", 414: "URI Too Long", 422: "Unprocessable Content"}
 
 
-def title_of(status: int) -> str:
-    """The name of an HTTP status, as RFC 9110 spells it."""
-    return _TITLES.get(status) or HTTPStatus(status).phrase
-
-
 class FieldError(BaseModel):
     """One thing wrong with the request: where, what, and the kind of error."""
 
@@ -75,7 +70,7 @@ class Problem(BaseModel):
     @classmethod
     def of(cls, status: int, detail: str, instance: str, errors: Iterable[FieldError] = ()) -> Self:
         return cls(
-            title=title_of(status),
+            title=_TITLES.get(status) or HTTPStatus(status).phrase,
             status=status,
             detail=detail,
             instance=instance,

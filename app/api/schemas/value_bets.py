@@ -4,13 +4,14 @@ day's exposure."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
 from pydantic import Field, computed_field
 
 from app.api.schemas.common import (
     STORED_MATCH_EXAMPLE,
     AnswerModel,
+    ItemT,
     Page,
     StoredMatchOut,
     with_examples,
@@ -116,9 +117,6 @@ class AppliedTermsOut(AnswerModel):
         "lower case); null: any."
     )
     bankroll: float | None = Field(description="The bankroll stakes are in; null: none given.")
-
-
-ItemT = TypeVar("ItemT")
 
 
 class ComingMatchesPage(Page[ItemT], Generic[ItemT]):
