@@ -12,6 +12,7 @@ from pydantic import (
     Field,
     JsonValue,
     Strict,
+    StrictBool,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -219,12 +220,8 @@ class ResultIn(StrictModel):
         return self
 
     def to_item(self) -> ResultItem:
-        return ResultItem(
-            home_goals=self.home_goals,
-            away_goals=self.away_goals,
-            match_id=self.match_id,
-            match=None if self.match is None else self.match.to_identity(),
-        )
+        match = None if self.match is None else self.match.to_identity()
+        return ResultItem(**self.model_dump(exclude={"match"}), match=match)
 
 
 class ResultsUpload(StrictModel):
@@ -284,16 +281,14 @@ class AliasIn(StrictModel):
     team: TeamName = Field(
         description="The name of the stored team it stands for.", examples=["Man United"]
     )
-    confirm: bool = Field(
+    confirm: StrictBool = Field(
         default=False,
-        strict=True,
         description="Merge a team stored under the alias name even though the two look "
         "like two teams (in a season both played, they share no competition).",
         examples=[False],
     )
-    dry_run: bool = Field(
+    dry_run: StrictBool = Field(
         default=False,
-        strict=True,
         description="Change nothing; answer what adding the alias would do.",
         examples=[True],
     )
