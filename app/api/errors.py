@@ -1,11 +1,5 @@
 """Turn every error into one answer, a problem (:mod:`app.api.schemas.problems`), that says
-what was wrong and where.
-
-Validation errors, ``HTTPException`` raised by routes and dependencies, the framework's own
-404 and 405, domain errors and unexpected failures all end here, so no error answer has
-another shape. The middleware, which answers before any route, and the HTTP protocol, which
-answers before the application, write the same body with :func:`problem_json`.
-"""
+what was wrong and where; the middleware writes the same body with :func:`problem_json`."""
 
 from __future__ import annotations
 
@@ -58,8 +52,8 @@ def _validation_error(request: Request, exc: Exception) -> Response:
 
 
 def _undecodable_body(exc: HTTPException) -> str | None:
-    """Why a JSON body could not be read, for the failures FastAPI answers with 400 where it
-    answers 422 for a body that is not JSON: one status for every malformed body."""
+    """Why a JSON body could not be read, where FastAPI answers 400: 422, as for any other
+    malformed body."""
     if exc.status_code != status.HTTP_400_BAD_REQUEST:
         return None
     if isinstance(exc.__cause__, UnicodeError):  # not text (not UTF-8, say)
@@ -134,8 +128,7 @@ def _client_gone(request: Request, _exc: Exception) -> Response:
 
 
 def internal_error(instance: str) -> Response:
-    """The answer to an unexpected failure: a 500 that tells nothing of the error, which
-    is logged with the request's id (:class:`app.api.middleware.RequestMiddleware`)."""
+    """A 500 that tells nothing of the error (which the request middleware logs)."""
     return problem_response(
         Problem.of(status.HTTP_500_INTERNAL_SERVER_ERROR, INTERNAL_DETAIL, instance)
     )

@@ -1,11 +1,6 @@
-"""The API's documentation: the OpenAPI document, and Swagger UI and ReDoc served from the
-package, so that ``/docs`` and ``/redoc`` work on a closed network.
-
-The document is FastAPI's, completed: the problem schema that every error answer refers to is
-in its components, the examples keep the nulls FastAPI leaves out of the document, and a
-bound that a setting chooses (the largest page, the largest batch) is stated with the value
-the running service was given.
-"""
+"""The OpenAPI document, completed: the problem schemas, the nulls of the examples, and a
+bound a setting chooses, stated with its value; Swagger UI and ReDoc served from the
+package, so that ``/docs`` and ``/redoc`` work on a closed network."""
 
 from __future__ import annotations
 
@@ -27,8 +22,7 @@ from app.api.schemas.problems import Problem
 from app.settings import Settings
 
 SETTING_MAXIMUM = "x-maximum-setting"
-# Where the documentation's scripts and styles are served: the files of the fastapi-offline
-# package (Swagger UI's dist bundle, ReDoc's standalone bundle).
+# Where Swagger UI's and ReDoc's bundles, the files of the fastapi-offline package, are served.
 DOCS_ASSETS = "/docs-assets"
 _ASSETS_DIRECTORY = files("fastapi_offline") / "static"
 # Swagger UI would show a badge fetched from validator.swagger.io.
@@ -42,7 +36,7 @@ def setting_maximum(name: str) -> dict[str, Any]:
 
 
 class DocumentedAPI(FastAPI):
-    """The application, whose OpenAPI document is completed as the module says."""
+    """The application, its OpenAPI document completed."""
 
     def __init__(self, settings: Settings, **options: Any) -> None:
         super().__init__(docs_url=None, redoc_url=None, **options)
@@ -80,11 +74,8 @@ def _models() -> Iterator[type[BaseModel]]:
 
 
 def _restore_examples(document: dict[str, Any]) -> None:
-    """Put back the examples of the app's models as they declare them.
-
-    FastAPI writes the document without its nulls, and so without the nulls of examples too,
-    which then no longer fit their schema (an absent ``external_id`` is not a null one).
-    """
+    """Put back the examples of the app's models as they declare them: FastAPI leaves the
+    nulls out of the document, and an absent ``external_id`` is not a null one."""
     schemas = document.get("components", {}).get("schemas", {})
     by_name: dict[str, list[type[BaseModel]]] = {}
     for model in _models():

@@ -6,26 +6,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Generic, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, Strict, model_validator
 
 from app.domain.fields import PRICE_RANGE
-from app.domain.records import MAX_ID
+from app.domain.records import MAX_ID as MAX_ID
 from app.services.pagination import Paged
 
 # An answer lists at most this many errors (or skipped items), then says how many more.
 ERRORS_SHOWN = 100
-
-__all__ = [
-    "ERRORS_SHOWN",
-    "MAX_ID",
-    "MatchId",
-    "Outcomes",
-    "Page",
-    "StoredMatchOut",
-    "StrictModel",
-    "fair_odds",
-    "price_field",
-]
 
 # A JSON integer only: "3", true or 3.0 are a client's mistake, not match 3 or match 1.
 MatchId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
@@ -42,13 +30,24 @@ def price_field(outcome: str, example: float) -> Any:
     )
 
 
+def with_examples(*examples: JsonValue) -> ConfigDict:
+    """A model's config whose JSON schema gives these examples."""
+    return ConfigDict(json_schema_extra={"examples": list(examples)})
+
+
+class AnswerModel(BaseModel):
+    """A part of an answer, read from the attributes of what a service returns."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+
 class StrictModel(BaseModel):
     """A request body: a field it does not know is an error, not something to ignore."""
 
     model_config = ConfigDict(extra="forbid")
 
 
-class Page(BaseModel, Generic[ItemT]):
+class Page(AnswerModel, Generic[ItemT]):
     """One page of a list, with the total over all pages."""
 
     items: list[ItemT]
@@ -58,19 +57,16 @@ class Page(BaseModel, Generic[ItemT]):
 
     @classmethod
     def of(cls, paged: Paged[Any]) -> Self:
-        """The page a service returned (``Paged``), its rows read into this page's item
-        type (from their attributes)."""
-        return cls.model_validate(paged, from_attributes=True)
+        """The page a service returned, its rows read into this page's item type."""
+        return cls.model_validate(paged)
 
 
 OutcomeT = TypeVar("OutcomeT")
 
 
-class Outcomes(BaseModel, Generic[OutcomeT]):
+class Outcomes(AnswerModel, Generic[OutcomeT]):
     """One value for each outcome of a match: a home win, a draw, an away win. Read from the
     ``(home, draw, away)`` triple the domain gives, or from attributes of those names."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     home: OutcomeT
     draw: OutcomeT
@@ -96,23 +92,19 @@ def fair_odds(probabilities: tuple[float, float, float]) -> tuple[float, float, 
     return (1.0 / max(home, floor), 1.0 / max(draw, floor), 1.0 / max(away, floor))
 
 
-class StoredMatchOut(BaseModel):
+STORED_MATCH_EXAMPLE: dict[str, JsonValue] = {
+    "id": 17,
+    "competition": "E0",
+    "home_team": "Arsenal",
+    "away_team": "Chelsea",
+    "kickoff": "2026-11-22T15:00:00Z",
+}
+
+
+class StoredMatchOut(AnswerModel):
     """A stored match, as an answer names it."""
 
-    model_config = ConfigDict(
-        from_attributes=True,
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": 17,
-                    "competition": "E0",
-                    "home_team": "Arsenal",
-                    "away_team": "Chelsea",
-                    "kickoff": "2026-11-22T15:00:00Z",
-                }
-            ]
-        },
-    )
+    model_config = with_examples(STORED_MATCH_EXAMPLE)
 
     id: int
     competition: str

@@ -4,37 +4,33 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from app.api.schemas.common import AnswerModel, with_examples
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 
 
-class FetchRunOut(BaseModel):
+class FetchRunOut(AnswerModel):
     """One run of a feed."""
 
-    model_config = ConfigDict(
-        from_attributes=True,
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": 12,
-                    "source": "the-odds-api",
-                    "trigger": "scheduler",
-                    "status": "succeeded",
-                    "started_at": "2026-11-21T09:00:00Z",
-                    "finished_at": "2026-11-21T09:00:02Z",
-                    "requests": 2,
-                    "changed": 2,
-                    "matches": 3,
-                    "quotes": 57,
-                    "results": 0,
-                    "skipped": 0,
-                    "quota_remaining": 446,
-                    "quota_used": 54,
-                    "error": None,
-                }
-            ]
-        },
+    model_config = with_examples(
+        {
+            "id": 12,
+            "source": "the-odds-api",
+            "trigger": "scheduler",
+            "status": "succeeded",
+            "started_at": "2026-11-21T09:00:00Z",
+            "finished_at": "2026-11-21T09:00:02Z",
+            "requests": 2,
+            "changed": 2,
+            "matches": 3,
+            "quotes": 57,
+            "results": 0,
+            "skipped": 0,
+            "quota_remaining": 446,
+            "quota_used": 54,
+            "error": None,
+        }
     )
 
     id: int

@@ -7,18 +7,25 @@ from typing import Annotated
 
 from pydantic import (
     AliasPath,
-    BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
     Strict,
+    StrictBool,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from app.api.schemas.common import ERRORS_SHOWN, MatchId, StrictModel, price_field
+from app.api.schemas.common import (
+    ERRORS_SHOWN,
+    AnswerModel,
+    MatchId,
+    StrictModel,
+    price_field,
+    with_examples,
+)
 from app.api.schemas.problems import Problem
 from app.domain.fields import Code, ExternalId, OptionalSeason, Price, TeamName, UtcDateTime
 from app.domain.leagues import check_league_season
@@ -55,59 +62,43 @@ QUOTE_EXAMPLE: dict[str, JsonValue] = {
 class MatchRef(StrictModel):
     """Identifies a match: competition, teams and kickoff date, or the source's external id."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [MATCH_EXAMPLE]})
+    model_config = with_examples(MATCH_EXAMPLE)
 
-    competition: Annotated[
-        Code,
-        Field(
-            description="The competition's code, as football-data.co.uk writes it (E0: the "
-            "Premier League): a letter or digit, then letters, digits, '_', '.' or '-'.",
-            examples=["E0"],
-        ),
-    ]
-    kickoff: Annotated[
-        UtcDateTime,
-        Field(
-            description="Kickoff, ISO 8601, years 1900-2099; without an offset it is UTC. "
-            "Matches are told apart by the date.",
-            examples=["2018-08-10T19:00:00Z"],
-        ),
-    ]
-    home_team: Annotated[
-        TeamName,
-        Field(
-            description="The home team as the source names it (an alias maps it to a stored "
-            "team); trimmed, 1-100 characters, no control characters.",
-            examples=["Man United"],
-        ),
-    ]
-    away_team: Annotated[
-        TeamName,
-        Field(
-            description="The away team, as home_team; it must differ from it.",
-            examples=["Leicester"],
-        ),
-    ]
-    external_id: Annotated[
-        ExternalId | None,
-        Field(
-            description="The source's own id of the match, if it has one (1-100 characters): "
-            "a match sent again under it with a new kickoff is moved, not duplicated.",
-            examples=["e912304de2b2ce35b473ce2ecd3d1502"],
-        ),
-    ] = None
-    season: Annotated[
-        OptionalSeason,
-        Field(
-            description="2018/19 (two consecutive years) or 2019 (a calendar year), in the "
-            "form the competition plays: over two years for football-data.co.uk's main "
-            "leagues (E0, SP1, ...) and its extra leagues of July to June (AUT, ...), a "
-            "calendar year for its other extra leagues (BRA, ...), either for any other "
-            "code. Absent or blank: for a new match, the season its league names the kickoff "
-            "in (August to July for any other code); a stored match keeps its own.",
-            examples=["2018/19"],
-        ),
-    ] = None
+    competition: Code = Field(
+        description="The competition's code, as football-data.co.uk writes it (E0: the "
+        "Premier League): a letter or digit, then letters, digits, '_', '.' or '-'.",
+        examples=["E0"],
+    )
+    kickoff: UtcDateTime = Field(
+        description="Kickoff, ISO 8601, years 1900-2099; without an offset it is UTC. "
+        "Matches are told apart by the date.",
+        examples=["2018-08-10T19:00:00Z"],
+    )
+    home_team: TeamName = Field(
+        description="The home team as the source names it (an alias maps it to a stored "
+        "team); trimmed, 1-100 characters, no control characters.",
+        examples=["Man United"],
+    )
+    away_team: TeamName = Field(
+        description="The away team, as home_team; it must differ from it.",
+        examples=["Leicester"],
+    )
+    external_id: ExternalId | None = Field(
+        default=None,
+        description="The source's own id of the match, if it has one (1-100 characters): "
+        "a match sent again under it with a new kickoff is moved, not duplicated.",
+        examples=["e912304de2b2ce35b473ce2ecd3d1502"],
+    )
+    season: OptionalSeason = Field(
+        default=None,
+        description="2018/19 (two consecutive years) or 2019 (a calendar year), in the "
+        "form the competition plays: over two years for football-data.co.uk's main "
+        "leagues (E0, SP1, ...) and its extra leagues of July to June (AUT, ...), a "
+        "calendar year for its other extra leagues (BRA, ...), either for any other "
+        "code. Absent or blank: for a new match, the season its league names the kickoff "
+        "in (August to July for any other code); a stored match keeps its own.",
+        examples=["2018/19"],
+    )
 
     @field_validator("season")
     @classmethod
@@ -124,76 +115,47 @@ class MatchRef(StrictModel):
         return self
 
     def to_record(self, where: str) -> MatchRecord:
-        return MatchRecord(
-            competition=self.competition,
-            home_team=self.home_team,
-            away_team=self.away_team,
-            kickoff=self.kickoff,
-            season=self.season,
-            external_id=self.external_id,
-            where=where,
-        )
+        return MatchRecord(**self.model_dump(), where=where)
 
     def to_identity(self) -> MatchIdentity:
-        return MatchIdentity(
-            competition=self.competition,
-            home_team=self.home_team,
-            away_team=self.away_team,
-            kickoff=self.kickoff,
-            external_id=self.external_id,
-            season=self.season,
-        )
+        return MatchIdentity(**self.model_dump())
 
 
 class QuoteIn(StrictModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [QUOTE_EXAMPLE]})
+    model_config = with_examples(QUOTE_EXAMPLE)
 
-    match: Annotated[
-        MatchRef, Field(description="The match these prices are for.", examples=[MATCH_EXAMPLE])
-    ]
-    bookmaker: Annotated[
-        Code,
-        Field(
-            description="The bookmaker's code, as football-data.co.uk writes it (B365: Bet365, "
-            "PS: Pinnacle); a new code creates the bookmaker.",
-            examples=["B365"],
-        ),
-    ]
+    match: MatchRef = Field(description="The match these prices are for.", examples=[MATCH_EXAMPLE])
+    bookmaker: Code = Field(
+        description="The bookmaker's code, as football-data.co.uk writes it (B365: Bet365, "
+        "PS: Pinnacle); a new code creates the bookmaker.",
+        examples=["B365"],
+    )
     home: Annotated[Price, price_field("a home win", 1.57)]
     draw: Annotated[Price, price_field("a draw", 3.9)]
     away: Annotated[Price, price_field("an away win", 7.5)]
-    phase: Annotated[
-        Phase,
-        Field(
-            description="pre: offered before the match; closing: the last prices before kickoff.",
-            examples=["pre"],
-        ),
-    ] = Phase.PRE
-    captured_at: Annotated[
-        UtcDateTime | None,
-        Field(
-            description="When the bookmaker offered these prices, if known (ISO 8601; UTC "
-            "without an offset). Not later than the moment the request is received, beyond "
-            "ODDSBOOST_CAPTURE_SKEW_SECONDS (300 s) for a clock running ahead: 422 otherwise.",
-            examples=["2018-08-09T12:00:00Z"],
-        ),
-    ] = None
+    phase: Phase = Field(
+        default=Phase.PRE,
+        description="pre: offered before the match; closing: the last prices before kickoff.",
+        examples=["pre"],
+    )
+    captured_at: UtcDateTime | None = Field(
+        default=None,
+        description="When the bookmaker offered these prices, if known (ISO 8601; UTC "
+        "without an offset). Not later than the moment the request is received, beyond "
+        "ODDSBOOST_CAPTURE_SKEW_SECONDS (300 s) for a clock running ahead: 422 otherwise.",
+        examples=["2018-08-09T12:00:00Z"],
+    )
 
 
 class OddsUpload(StrictModel):
-    quotes: Annotated[
-        list[QuoteIn],
-        Field(
-            min_length=1,
-            max_length=MAX_ITEMS_PER_REQUEST,
-            description="1 to 10,000 quotes; one invalid quote rejects them all.",
-            examples=[[QUOTE_EXAMPLE]],
-        ),
-    ]
-
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"quotes": [QUOTE_EXAMPLE]}]}
+    quotes: list[QuoteIn] = Field(
+        min_length=1,
+        max_length=MAX_ITEMS_PER_REQUEST,
+        description="1 to 10,000 quotes; one invalid quote rejects them all.",
+        examples=[[QUOTE_EXAMPLE]],
     )
+
+    model_config = with_examples({"quotes": [QUOTE_EXAMPLE]})
 
     def to_batch(self) -> IngestBatch:
         """The quotes as a batch; a book no bookmaker would offer (its overround) is left
@@ -208,13 +170,8 @@ class OddsUpload(StrictModel):
                 continue
             batch.quotes.append(
                 QuoteRecord(
+                    **quote.model_dump(exclude={"match"}),
                     match=index,
-                    bookmaker=quote.bookmaker,
-                    phase=quote.phase,
-                    home=quote.home,
-                    draw=quote.draw,
-                    away=quote.away,
-                    captured_at=quote.captured_at,
                     where=f"quotes[{index}]",
                     capture_path=("quotes", index, "captured_at"),
                 )
@@ -235,7 +192,6 @@ class ResultIn(StrictModel):
     """A result, for a match given by its id or by its identity (exactly one of the two)."""
 
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra={
             "examples": RESULT_EXAMPLES,
             # Exactly one of the two, as _one_reference checks.
@@ -246,17 +202,14 @@ class ResultIn(StrictModel):
         },
     )
 
-    match: Annotated[
-        MatchRef | None,
-        Field(
-            description="The match by its competition, teams and kickoff; or give match_id.",
-            examples=[MATCH_EXAMPLE],
-        ),
-    ] = None
-    match_id: Annotated[
-        MatchId | None,
-        Field(description="The stored match's id; or give match.", examples=[17]),
-    ] = None
+    match: MatchRef | None = Field(
+        default=None,
+        description="The match by its competition, teams and kickoff; or give match_id.",
+        examples=[MATCH_EXAMPLE],
+    )
+    match_id: MatchId | None = Field(
+        default=None, description="The stored match's id; or give match.", examples=[17]
+    )
     home_goals: Annotated[Goals, Field(description="Goals of the home team, 0-99.", examples=[2])]
     away_goals: Annotated[Goals, Field(description="Goals of the away team, 0-99.", examples=[1])]
 
@@ -267,34 +220,23 @@ class ResultIn(StrictModel):
         return self
 
     def to_item(self) -> ResultItem:
-        return ResultItem(
-            home_goals=self.home_goals,
-            away_goals=self.away_goals,
-            match_id=self.match_id,
-            match=None if self.match is None else self.match.to_identity(),
-        )
+        match = None if self.match is None else self.match.to_identity()
+        return ResultItem(**self.model_dump(exclude={"match"}), match=match)
 
 
 class ResultsUpload(StrictModel):
-    results: Annotated[
-        list[ResultIn],
-        Field(
-            min_length=1,
-            max_length=MAX_ITEMS_PER_REQUEST,
-            description="1 to 10,000 results; one invalid result rejects them all. A result "
-            "for a match that is not stored, or has not kicked off, is skipped.",
-            examples=[RESULT_EXAMPLES],
-        ),
-    ]
-
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"results": RESULT_EXAMPLES}]}
+    results: list[ResultIn] = Field(
+        min_length=1,
+        max_length=MAX_ITEMS_PER_REQUEST,
+        description="1 to 10,000 results; one invalid result rejects them all. A result "
+        "for a match that is not stored, or has not kicked off, is skipped.",
+        examples=[RESULT_EXAMPLES],
     )
 
+    model_config = with_examples({"results": RESULT_EXAMPLES})
 
-class SkippedOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
 
+class SkippedOut(AnswerModel):
     where: str = Field(examples=["row 532"])
     field: str | None = Field(default=None, examples=["B365H"])
     reason: str = Field(examples=["price 0 must be greater than 1.0 (decimal odds)"])
@@ -304,10 +246,8 @@ def _first_shown(skipped: Sequence[object]) -> Sequence[object]:
     return skipped[:ERRORS_SHOWN]
 
 
-class IngestResponse(BaseModel):
+class IngestResponse(AnswerModel):
     """What an ingest changed. Sending the same payload again gives only "unchanged" counts."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     matches_created: int
     matches_updated: int
@@ -332,61 +272,42 @@ class IngestResponse(BaseModel):
 
 
 class AliasIn(StrictModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={"examples": [{"alias": "Manchester United", "team": "Man United"}]},
+    model_config = with_examples({"alias": "Manchester United", "team": "Man United"})
+
+    alias: TeamName = Field(
+        description="Another source's name for the team; trimmed, 1-100 characters.",
+        examples=["Manchester United"],
+    )
+    team: TeamName = Field(
+        description="The name of the stored team it stands for.", examples=["Man United"]
+    )
+    confirm: StrictBool = Field(
+        default=False,
+        description="Merge a team stored under the alias name even though the two look "
+        "like two teams (in a season both played, they share no competition).",
+        examples=[False],
+    )
+    dry_run: StrictBool = Field(
+        default=False,
+        description="Change nothing; answer what adding the alias would do.",
+        examples=[True],
     )
 
-    alias: Annotated[
-        TeamName,
-        Field(
-            description="Another source's name for the team; trimmed, 1-100 characters.",
-            examples=["Manchester United"],
-        ),
-    ]
-    team: Annotated[
-        TeamName,
-        Field(description="The name of the stored team it stands for.", examples=["Man United"]),
-    ]
-    confirm: Annotated[
-        bool,
-        Strict(),
-        Field(
-            description="Merge a team stored under the alias name even though the two look "
-            "like two teams (in a season both played, they share no competition).",
-            examples=[False],
-        ),
-    ] = False
-    dry_run: Annotated[
-        bool,
-        Strict(),
-        Field(
-            description="Change nothing; answer what adding the alias would do.",
-            examples=[True],
-        ),
-    ] = False
 
-
-class CompetitionSeasonOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class CompetitionSeasonOut(AnswerModel):
     competition: str
     season: str
     matches: int
 
 
-class SeasonClashOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class SeasonClashOut(AnswerModel):
     season: str
     merged_team: list[str] = Field(description="The merged team's competitions that season.")
     team: list[str] = Field(description="The team's competitions that season.")
 
 
-class MergePreviewOut(BaseModel):
+class MergePreviewOut(AnswerModel):
     """What merging the team stored under the alias name into the team changes."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     merged_team: str
     team: str
@@ -415,9 +336,7 @@ class MergeConfirmationProblem(Problem):
     )
 
 
-class AliasOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class AliasOut(AnswerModel):
     alias: str
     team: str
     created: bool
@@ -434,17 +353,13 @@ class AliasOut(BaseModel):
     dry_run: bool
 
 
-class NotMovedBackOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class NotMovedBackOut(AnswerModel):
     match_id: int | None = Field(description="Null when the match is no longer stored.")
     reason: str
 
 
-class UnaliasOut(BaseModel):
+class UnaliasOut(AnswerModel):
     """What removing an alias undid of the merge it had made, and what it could not."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     alias: str
     team: str

@@ -1,9 +1,5 @@
 """Bodies of the public read endpoints: matches with their quotes, and the reference lists.
-
-Each body is read from the attributes of what the read services return (``from_attributes``):
-a match from a ``MatchView`` (the stored row and its status), a quote from the stored row, a
-bookmaker or competition from its summary with a count. A value that lives on a related row
-(a competition's code, a team's name) is reached by its path.
+A value that lives on a related row (a competition's code, a team's name) is read by its path.
 """
 
 from __future__ import annotations
@@ -12,9 +8,9 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Annotated, Any
 
-from pydantic import AliasPath, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AliasPath, BeforeValidator, Field
 
-from app.api.schemas.common import StoredMatchOut
+from app.api.schemas.common import AnswerModel, StoredMatchOut, with_examples
 from app.domain.records import Outcome
 from app.domain.vocabulary import MatchStatus, Phase
 
@@ -39,8 +35,8 @@ def _of_match(*path: str) -> AliasPath:
     return AliasPath("match", *path)
 
 
-class MatchOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True, json_schema_extra={"examples": [MATCH_EXAMPLE]})
+class MatchOut(AnswerModel):
+    model_config = with_examples(MATCH_EXAMPLE)
 
     id: int = Field(validation_alias=_of_match("id"))
     competition: str = Field(validation_alias=_of_match("competition", "code"))
@@ -59,9 +55,7 @@ class MatchOut(BaseModel):
     external_id: str | None = Field(validation_alias=_of_match("external_id"))
 
 
-class QuoteOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class QuoteOut(AnswerModel):
     bookmaker: str = Field(validation_alias=AliasPath("bookmaker", "code"))
     bookmaker_name: str = Field(validation_alias=AliasPath("bookmaker", "name"))
     phase: Phase
@@ -81,27 +75,22 @@ class MatchDetailOut(MatchOut):
         description="The latest quote of each bookmaker in each phase (pre-match first)."
     )
 
-    model_config = ConfigDict(
-        from_attributes=True,
-        json_schema_extra={
-            "examples": [
+    model_config = with_examples(
+        {
+            **MATCH_EXAMPLE,
+            "quotes": [
                 {
-                    **MATCH_EXAMPLE,
-                    "quotes": [
-                        {
-                            "bookmaker": "B365",
-                            "bookmaker_name": "Bet365",
-                            "phase": "pre",
-                            "home": 1.57,
-                            "draw": 3.9,
-                            "away": 7.5,
-                            "captured_at": None,
-                            "received_at": "2026-11-21T14:42:49Z",
-                        }
-                    ],
+                    "bookmaker": "B365",
+                    "bookmaker_name": "Bet365",
+                    "phase": "pre",
+                    "home": 1.57,
+                    "draw": 3.9,
+                    "away": 7.5,
+                    "captured_at": None,
+                    "received_at": "2026-11-21T14:42:49Z",
                 }
-            ]
-        },
+            ],
+        }
     )
 
 
@@ -110,33 +99,23 @@ def _alias_names(aliases: Iterable[object]) -> list[object]:
     return [getattr(alias, "alias", alias) for alias in aliases]
 
 
-class TeamOut(BaseModel):
+class TeamOut(AnswerModel):
     id: int
     name: str
     aliases: Annotated[list[str], BeforeValidator(_alias_names)]
 
-    model_config = ConfigDict(
-        from_attributes=True,
-        json_schema_extra={
-            "examples": [{"id": 7, "name": "Man United", "aliases": ["Manchester United"]}]
-        },
-    )
+    model_config = with_examples({"id": 7, "name": "Man United", "aliases": ["Manchester United"]})
 
 
-class CompetitionOut(BaseModel):
+class CompetitionOut(AnswerModel):
     code: str = Field(validation_alias=AliasPath("competition", "code"))
     name: str | None = Field(validation_alias=AliasPath("competition", "name"))
     matches: int
 
-    model_config = ConfigDict(
-        from_attributes=True,
-        json_schema_extra={"examples": [{"code": "E0", "name": None, "matches": 7600}]},
-    )
+    model_config = with_examples({"code": "E0", "name": None, "matches": 7600})
 
 
-class BookmakerOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class BookmakerOut(AnswerModel):
     code: str = Field(validation_alias=AliasPath("bookmaker", "code"), examples=["PS"])
     name: str = Field(validation_alias=AliasPath("bookmaker", "name"), examples=["Pinnacle"])
     quotes: int = Field(description="Number of stored quotes, in all phases.", examples=[1520])
@@ -149,21 +128,17 @@ class BookmakerOut(BaseModel):
 class DeletedMatchOut(StoredMatchOut):
     """A match that was deleted, as it was, with the number of its quotes deleted."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": 17,
-                    "competition": "E0",
-                    "season": "2018/19",
-                    "kickoff": "2018-08-10T19:00:00Z",
-                    "home_team": "Man United",
-                    "away_team": "Leicester",
-                    "quotes_deleted": 7,
-                    "model_versions": [],
-                }
-            ]
-        },
+    model_config = with_examples(
+        {
+            "id": 17,
+            "competition": "E0",
+            "season": "2018/19",
+            "kickoff": "2018-08-10T19:00:00Z",
+            "home_team": "Man United",
+            "away_team": "Leicester",
+            "quotes_deleted": 7,
+            "model_versions": [],
+        }
     )
 
     season: str

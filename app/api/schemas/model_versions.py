@@ -1,17 +1,14 @@
-"""Bodies of the model-version endpoints.
-
-Each body is read from the attributes of the stored version and of its records
-(:mod:`app.domain.version_records`); the JSON is the one the version stores.
-"""
+"""Bodies of the model-version endpoints, read from the stored version and its records
+(:mod:`app.domain.version_records`)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Annotated
 
-from pydantic import AliasPath, BaseModel, ConfigDict, Field
+from pydantic import AliasPath, ConfigDict, Field
 
-from app.api.schemas.common import StrictModel
+from app.api.schemas.common import AnswerModel, StrictModel, with_examples
 from app.domain.fields import AbsentWhenNone, Reason
 from app.domain.vocabulary import ActivatedBy, Method, Phase, VersionStatus
 
@@ -28,10 +25,10 @@ Accuracy = Annotated[
 ]
 
 
-class RecordOut(BaseModel):
+class RecordOut(AnswerModel):
     """A part of a body read from a record's attributes (and, by field name, from JSON)."""
 
-    model_config = ConfigDict(from_attributes=True, validate_by_name=True)
+    model_config = ConfigDict(validate_by_name=True)
 
 
 class BookmakerWeightOut(RecordOut):
@@ -111,86 +108,81 @@ class ValidationOut(RecordOut):
     )
 
 
-class ModelVersionOut(BaseModel):
-    model_config = ConfigDict(
-        from_attributes=True,
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": 2,
-                    "status": "active",
-                    "algorithm": "adaboost.m2",
-                    "method": "power",
-                    "phase": "pre",
-                    "rounds": 50,
-                    "calibration": 1.0,
-                    "created_at": "2026-11-21T03:00:04Z",
-                    "activated_at": "2026-11-21T03:00:04Z",
-                    "window_start": "2016-06-01T00:00:00Z",
-                    "window_end": "2019-06-01T00:00:00Z",
-                    "n_matches": 3198,
-                    "newest_kickoff": "2019-05-26T15:00:00Z",
-                    "bookmakers": [
-                        {"code": "B365", "weight": 1.87, "chosen": 9},
-                        {"code": "PS", "weight": 0.0, "chosen": 0},
-                        {"code": "VC", "weight": 1.03, "chosen": 34},
-                    ],
-                    "rounds_grid": [
-                        {"rounds": 10, "log_loss": 0.9386},
-                        {"rounds": 50, "log_loss": 0.9383},
-                    ],
-                    "validation": {
+class ModelVersionOut(AnswerModel):
+    model_config = with_examples(
+        {
+            "id": 2,
+            "status": "active",
+            "algorithm": "adaboost.m2",
+            "method": "power",
+            "phase": "pre",
+            "rounds": 50,
+            "calibration": 1.0,
+            "created_at": "2026-11-21T03:00:04Z",
+            "activated_at": "2026-11-21T03:00:04Z",
+            "window_start": "2016-06-01T00:00:00Z",
+            "window_end": "2019-06-01T00:00:00Z",
+            "n_matches": 3198,
+            "newest_kickoff": "2019-05-26T15:00:00Z",
+            "bookmakers": [
+                {"code": "B365", "weight": 1.87, "chosen": 9},
+                {"code": "PS", "weight": 0.0, "chosen": 0},
+                {"code": "VC", "weight": 1.03, "chosen": 34},
+            ],
+            "rounds_grid": [
+                {"rounds": 10, "log_loss": 0.9386},
+                {"rounds": 50, "log_loss": 0.9383},
+            ],
+            "validation": {
+                "rows": 640,
+                "model": {
+                    "log_loss": 0.9383,
+                    "brier": 0.5533,
+                    "rps": 0.1911,
+                    "accuracy": 0.55,
+                },
+                "consensus": {
+                    "log_loss": 0.9385,
+                    "brier": 0.5534,
+                    "rps": 0.1912,
+                    "accuracy": 0.5516,
+                },
+                "bookmakers": {
+                    "B365": {
                         "rows": 640,
-                        "model": {
-                            "log_loss": 0.9383,
-                            "brier": 0.5533,
-                            "rps": 0.1911,
-                            "accuracy": 0.55,
-                        },
-                        "consensus": {
-                            "log_loss": 0.9385,
-                            "brier": 0.5534,
-                            "rps": 0.1912,
-                            "accuracy": 0.5516,
-                        },
-                        "bookmakers": {
-                            "B365": {
-                                "rows": 640,
-                                "log_loss": 0.9402,
-                                "brier": 0.5545,
-                                "rps": 0.1915,
-                                "accuracy": 0.5516,
-                                "model_log_loss": 0.9383,
-                            }
-                        },
-                        "active_version": {
-                            "id": 1,
-                            "rows": 640,
-                            "log_loss": 0.9390,
-                            "model_log_loss": 0.9383,
-                        },
-                        "fit_rows": 2558,
-                        "dropped": {},
-                        "stop_reason": "max_rounds",
-                        "rounds_run": 50,
-                        "options": {
-                            "rounds_grid": [10, 50],
-                            "validation_fraction": 0.2,
-                            "phase": "pre",
-                            "methods": ["power"],
-                            "bookmakers": None,
-                            "min_quotes": 100,
-                            "half_life_days": None,
-                            "calibrate": False,
-                        },
-                        "method_scores": {"power": 0.9383},
-                    },
-                    "rejected_reason": None,
-                    "project_version": "0.1.0",
-                    "fit_seconds": 0.4,
-                }
-            ]
-        },
+                        "log_loss": 0.9402,
+                        "brier": 0.5545,
+                        "rps": 0.1915,
+                        "accuracy": 0.5516,
+                        "model_log_loss": 0.9383,
+                    }
+                },
+                "active_version": {
+                    "id": 1,
+                    "rows": 640,
+                    "log_loss": 0.9390,
+                    "model_log_loss": 0.9383,
+                },
+                "fit_rows": 2558,
+                "dropped": {},
+                "stop_reason": "max_rounds",
+                "rounds_run": 50,
+                "options": {
+                    "rounds_grid": [10, 50],
+                    "validation_fraction": 0.2,
+                    "phase": "pre",
+                    "methods": ["power"],
+                    "bookmakers": None,
+                    "min_quotes": 100,
+                    "half_life_days": None,
+                    "calibrate": False,
+                },
+                "method_scores": {"power": 0.9383},
+            },
+            "rejected_reason": None,
+            "project_version": "0.1.0",
+            "fit_seconds": 0.4,
+        }
     )
 
     id: int
@@ -224,19 +216,15 @@ class ModelVersionOut(BaseModel):
 class ActivationOut(RecordOut):
     """One time a version became the active one."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": 4,
-                    "version_id": 2,
-                    "previous_version_id": 3,
-                    "activated_at": "2026-11-22T08:15:00Z",
-                    "by": "api",
-                    "reason": "version 3 over-weights one bookmaker; back to version 2",
-                    "run_id": None,
-                }
-            ]
+    model_config = with_examples(
+        {
+            "id": 4,
+            "version_id": 2,
+            "previous_version_id": 3,
+            "activated_at": "2026-11-22T08:15:00Z",
+            "by": "api",
+            "reason": "version 3 over-weights one bookmaker; back to version 2",
+            "run_id": None,
         }
     )
 
@@ -255,21 +243,16 @@ class ActivationOut(RecordOut):
 class ActivateIn(StrictModel):
     """Why a version is activated by hand; the body may be left out."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [{"reason": "version 7 over-weights one bookmaker; back to version 6"}]
-        },
+    model_config = with_examples(
+        {"reason": "version 7 over-weights one bookmaker; back to version 6"}
     )
 
-    reason: Annotated[
-        Reason | None,
-        Field(
-            description="Why, in the operator's words, recorded with the activation: trimmed, "
-            "1-500 characters, no control or invisible characters; absent or null: none given.",
-            examples=["version 7 over-weights one bookmaker; back to version 6"],
-        ),
-    ] = None
+    reason: Reason | None = Field(
+        default=None,
+        description="Why, in the operator's words, recorded with the activation: trimmed, "
+        "1-500 characters, no control or invisible characters; absent or null: none given.",
+        examples=["version 7 over-weights one bookmaker; back to version 6"],
+    )
 
 
 class ActivatedOut(RecordOut):

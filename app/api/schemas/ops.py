@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from operator import not_
 
+from pydantic import Field
+
+from app.api.schemas.common import AnswerModel
 from app.domain.fields import AbsentWhenNone
 from app.domain.vocabulary import ModelState, ReadyStatus
 
 
-def _is_empty(problems: dict[str, str]) -> bool:
-    return not problems
-
-
-class ModelReadinessOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class ModelReadinessOut(AnswerModel):
     state: ModelState
     version: AbsentWhenNone[int] = Field(default=None, description="The loaded version.")
     detail: AbsentWhenNone[str] = Field(
@@ -22,16 +19,14 @@ class ModelReadinessOut(BaseModel):
     )
 
 
-class ReadinessOut(BaseModel):
+class ReadinessOut(AnswerModel):
     """Read from the attributes of :class:`app.services.readiness.Readiness`."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     status: ReadyStatus
     database: str = Field(description='"ok", or why the database is not usable.')
     model: ModelReadinessOut
     problems: dict[str, str] = Field(
         default_factory=dict,
-        exclude_if=_is_empty,
+        exclude_if=not_,
         description="What keeps the process from being ready, by part; absent when ready.",
     )

@@ -4,15 +4,14 @@ from the prediction service's records."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal, NoReturn, TypeVar
+from dataclasses import replace
+from typing import Annotated, Any
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     JsonValue,
-    Strict,
+    StrictFloat,
     Tag,
     ValidationError,
     ValidatorFunctionWrapHandler,
@@ -23,7 +22,15 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from app.api.openapi import setting_maximum
-from app.api.schemas.common import MatchId, Outcomes, StrictModel, fair_odds, price_field
+from app.api.schemas.common import (
+    AnswerModel,
+    MatchId,
+    Outcomes,
+    StrictModel,
+    fair_odds,
+    price_field,
+    with_examples,
+)
 from app.api.schemas.problems import Problem
 from app.domain.bookmakers import bookmaker_key
 from app.domain.fields import BookmakerReference, Code, TeamName, UtcDateTime
@@ -32,6 +39,7 @@ from app.domain.records import (
     OVERROUND_MAX,
     OVERROUND_MIN,
     PRICE_MAX,
+    Outcome,
     check_overround,
     check_price,
 )
@@ -41,7 +49,8 @@ from app.services.prediction import PredictionAnswer, PredictionRequest
 
 INLINE_ODDS_MAX = 100
 
-StrictFloat = Annotated[float, Strict()]
+# A share of the bankroll or of the Kelly stake.
+Share = Annotated[StrictFloat, Field(gt=0, le=1, allow_inf_nan=False)]
 # Far more than any real use; the hard cap behind ODDSBOOST_PREDICT_BATCH_MAX.
 BATCH_ITEMS_CAP = 10_000
 
@@ -56,17 +65,14 @@ class OddsIn(StrictModel):
     """One bookmaker's 1X2 prices: a book a bookmaker could offer, its overround (the sum of
     1/price less 1) from -0.05 to +0.50."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": ODDS_EXAMPLES[:1]})
+    model_config = with_examples(ODDS_EXAMPLES[0])
 
-    bookmaker: Annotated[
-        BookmakerReference,
-        Field(
-            description="The bookmaker's code (B365: Bet365, PS: Pinnacle) or its name as GET "
-            "/bookmakers lists it, in any letter case: B365, b365 and Bet365 are one "
-            "bookmaker. The model weighs bookmakers by code, and each may appear once.",
-            examples=["B365"],
-        ),
-    ]
+    bookmaker: BookmakerReference = Field(
+        description="The bookmaker's code (B365: Bet365, PS: Pinnacle) or its name as GET "
+        "/bookmakers lists it, in any letter case: B365, b365 and Bet365 are one "
+        "bookmaker. The model weighs bookmakers by code, and each may appear once.",
+        examples=["B365"],
+    )
     # Checked together by _valid_prices, for speed: one comparison chain for the usual case.
     home: Annotated[StrictFloat, price_field("a home win", 2.10)]
     draw: Annotated[StrictFloat, price_field("a draw", 3.40)]
@@ -108,97 +114,65 @@ class ValueIn(StrictModel):
     """The terms an answer's value is judged by; a field left out takes its setting
     (ODDSBOOST_VALUE_*)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [VALUE_EXAMPLE]})
+    model_config = with_examples(VALUE_EXAMPLE)
 
-    bookmakers: Annotated[
-        list[BookmakerReference] | None,
-        Field(
-            min_length=1,
-            max_length=INLINE_ODDS_MAX,
-            description="The bookmakers you can bet with, by code or name in any letter case "
-            "(B365, b365 and Bet365 are one); only their prices are considered. A name no "
-            "quote of the match has is not an error: it matches nothing. Left out: every "
-            "bookmaker.",
-            examples=[["B365", "William Hill"]],
-        ),
-    ] = None
-    bankroll: Annotated[
-        StrictFloat | None,
-        Field(
-            gt=0,
-            le=BANKROLL_MAX,
-            allow_inf_nan=False,
-            description="Your bankroll, in any currency: each stake is then also given in "
-            "money. Left out: stakes are shares of a bankroll only.",
-            examples=[1000],
-        ),
-    ] = None
-    min_ev: Annotated[
-        StrictFloat | None,
-        Field(
-            ge=0,
-            le=1,
-            allow_inf_nan=False,
-            description="An outcome is flagged when its expected value is above this "
-            "(0 to 1). Left out: ODDSBOOST_VALUE_MIN_EV.",
-            examples=[0.03],
-        ),
-    ] = None
-    kelly_fraction: Annotated[
-        StrictFloat | None,
-        Field(
-            gt=0,
-            le=1,
-            allow_inf_nan=False,
-            description="The share of the Kelly stake suggested (over 0, at most 1). Left "
-            "out: ODDSBOOST_VALUE_KELLY_FRACTION.",
-            examples=[0.25],
-        ),
-    ] = None
-    stake_cap: Annotated[
-        StrictFloat | None,
-        Field(
-            gt=0,
-            le=1,
-            allow_inf_nan=False,
-            description="The largest stake on one outcome, as a share of the bankroll (over "
-            "0, at most 1). Left out: ODDSBOOST_VALUE_STAKE_CAP.",
-            examples=[0.02],
-        ),
-    ] = None
-    source: Annotated[
-        BookmakerReference | None,
-        Field(
-            description="Where the probability comes from: 'ensemble' (the served "
-            "prediction) or a bookmaker by code or name (e.g. PS), whose de-margined line is "
-            "used when it quoted the match, the served prediction otherwise. Left out: "
-            "ODDSBOOST_VALUE_PROBABILITY_SOURCE.",
-            examples=["PS"],
-        ),
-    ] = None
+    bookmakers: list[BookmakerReference] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=INLINE_ODDS_MAX,
+        description="The bookmakers you can bet with, by code or name in any letter case "
+        "(B365, b365 and Bet365 are one); only their prices are considered. A name no "
+        "quote of the match has is not an error: it matches nothing. Left out: every "
+        "bookmaker.",
+        examples=[["B365", "William Hill"]],
+    )
+    bankroll: StrictFloat | None = Field(
+        default=None,
+        gt=0,
+        le=BANKROLL_MAX,
+        allow_inf_nan=False,
+        description="Your bankroll, in any currency: each stake is then also given in "
+        "money. Left out: stakes are shares of a bankroll only.",
+        examples=[1000],
+    )
+    min_ev: StrictFloat | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="An outcome is flagged when its expected value is above this "
+        "(0 to 1). Left out: ODDSBOOST_VALUE_MIN_EV.",
+        examples=[0.03],
+    )
+    kelly_fraction: Share | None = Field(
+        default=None,
+        description="The share of the Kelly stake suggested (over 0, at most 1). Left "
+        "out: ODDSBOOST_VALUE_KELLY_FRACTION.",
+        examples=[0.25],
+    )
+    stake_cap: Share | None = Field(
+        default=None,
+        description="The largest stake on one outcome, as a share of the bankroll (over "
+        "0, at most 1). Left out: ODDSBOOST_VALUE_STAKE_CAP.",
+        examples=[0.02],
+    )
+    source: BookmakerReference | None = Field(
+        default=None,
+        description="Where the probability comes from: 'ensemble' (the served "
+        "prediction) or a bookmaker by code or name (e.g. PS), whose de-margined line is "
+        "used when it quoted the match, the served prediction otherwise. Left out: "
+        "ODDSBOOST_VALUE_PROBABILITY_SOURCE.",
+        examples=["PS"],
+    )
 
     def terms(self, defaults: ValueTerms) -> ValueTerms:
         """These terms, each one left out taken from ``defaults``."""
-        source = self.source
-        if source is not None and source.casefold() == ENSEMBLE_SOURCE:
-            source = ENSEMBLE_SOURCE
-        return ValueTerms(
-            kelly_fraction=_given(self.kelly_fraction, defaults.kelly_fraction),
-            stake_cap=_given(self.stake_cap, defaults.stake_cap),
-            min_ev=_given(self.min_ev, defaults.min_ev),
-            source=_given(source, defaults.source),
-            bookmakers=defaults.bookmakers
-            if self.bookmakers is None
-            else frozenset(bookmaker_key(name) for name in self.bookmakers),
-            bankroll=_given(self.bankroll, defaults.bankroll),
-        )
-
-
-GivenT = TypeVar("GivenT")
-
-
-def _given(value: GivenT | None, default: GivenT) -> GivenT:
-    return default if value is None else value
+        given = self.model_dump(exclude_none=True)
+        if self.bookmakers is not None:
+            given["bookmakers"] = frozenset(bookmaker_key(name) for name in self.bookmakers)
+        if self.source is not None and self.source.casefold() == ENSEMBLE_SOURCE:
+            given["source"] = ENSEMBLE_SOURCE
+        return replace(defaults, **given)
 
 
 # What the answer's value is judged by, in either kind of request.
@@ -236,12 +210,11 @@ BY_ID_EXAMPLES: list[JsonValue] = [{"match_id": 17}, {"match_id": 17, "value": V
 class PredictByIdIn(_Valued, StrictModel):
     """A stored match, by its id (the fields of an inline match may be given only as null)."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": BY_ID_EXAMPLES})
+    model_config = with_examples(*BY_ID_EXAMPLES)
 
-    match_id: Annotated[
-        MatchId,
-        Field(description="A stored match, predicted from its latest quotes.", examples=[17]),
-    ]
+    match_id: MatchId = Field(
+        description="A stored match, predicted from its latest quotes.", examples=[17]
+    )
     home_team: OtherKind = None
     away_team: OtherKind = None
     competition: OtherKind = None
@@ -265,38 +238,31 @@ INLINE_EXAMPLE: dict[str, JsonValue] = {
 class PredictInlineIn(_Valued, StrictModel):
     """A match given with its odds (``match_id`` may be given only as null)."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": [INLINE_EXAMPLE]})
+    model_config = with_examples(INLINE_EXAMPLE)
 
     match_id: OtherKind = None
-    home_team: Annotated[
-        TeamName | None,
-        Field(description="Optional: repeated in the answer.", examples=["Arsenal"]),
-    ] = None
+    home_team: TeamName | None = Field(
+        default=None, description="Optional: repeated in the answer.", examples=["Arsenal"]
+    )
     away_team: Annotated[
         # An example of its own at each level: no example of a request names one team twice.
         Annotated[TeamName, Field(examples=["Chelsea"])] | None,
         Field(description="Optional: repeated in the answer; not home_team.", examples=["Chelsea"]),
     ] = None
-    competition: Annotated[
-        Code | None,
-        Field(description="Optional: repeated in the answer.", examples=["E0"]),
-    ] = None
-    kickoff: Annotated[
-        UtcDateTime | None,
-        Field(
-            description="Optional: repeated in the answer (ISO 8601; UTC without an offset).",
-            examples=["2026-11-22T15:00:00Z"],
-        ),
-    ] = None
-    odds: Annotated[
-        list[OddsIn],
-        Field(
-            min_length=1,
-            max_length=INLINE_ODDS_MAX,
-            description="The match's quotes: 1 to 100 bookmakers, each once.",
-            examples=[ODDS_EXAMPLES],
-        ),
-    ]
+    competition: Code | None = Field(
+        default=None, description="Optional: repeated in the answer.", examples=["E0"]
+    )
+    kickoff: UtcDateTime | None = Field(
+        default=None,
+        description="Optional: repeated in the answer (ISO 8601; UTC without an offset).",
+        examples=["2026-11-22T15:00:00Z"],
+    )
+    odds: list[OddsIn] = Field(
+        min_length=1,
+        max_length=INLINE_ODDS_MAX,
+        description="The match's quotes: 1 to 100 bookmakers, each once.",
+        examples=[ODDS_EXAMPLES],
+    )
     value: ValueField = None
 
     def to_request(self) -> PredictionRequest:
@@ -307,26 +273,17 @@ class PredictInlineIn(_Valued, StrictModel):
 
     @model_validator(mode="after")
     def _one_match(self) -> PredictInlineIn:
-        names = [odds.bookmaker for odds in self.odds]
-        bookmakers = [bookmaker_key(name) for name in names]
-        if len(set(bookmakers)) < len(bookmakers):
-            _refuse_repeated_bookmaker(names, bookmakers)
+        first: dict[str, str] = {}  # the name each bookmaker is first given by
+        for odds in self.odds:
+            name, bookmaker = odds.bookmaker, bookmaker_key(odds.bookmaker)
+            earlier = first.get(bookmaker)
+            if earlier is not None:
+                also = "" if earlier == name else f" (also as {earlier!r})"
+                raise ValueError(f"bookmaker {name!r} appears more than once in 'odds'{also}")
+            first[bookmaker] = name
         if self.home_team is not None and self.home_team == self.away_team:
             raise ValueError("home_team and away_team must differ")
         return self
-
-
-def _refuse_repeated_bookmaker(names: list[str], bookmakers: list[str]) -> NoReturn:
-    """Say which bookmaker of ``odds`` is named twice, and how (``bookmakers``: the one
-    each name means)."""
-    first: dict[str, str] = {}
-    for name, bookmaker in zip(names, bookmakers, strict=True):
-        earlier = first.get(bookmaker)
-        if earlier is not None:
-            also = "" if earlier == name else f" (also as {earlier!r})"
-            raise ValueError(f"bookmaker {name!r} appears more than once in 'odds'{also}")
-        first[bookmaker] = name
-    raise AssertionError("a bookmaker is repeated")  # pragma: no cover
 
 
 BY_ID, INLINE = "by_id", "inline"
@@ -379,10 +336,7 @@ PredictIn = Annotated[
 
 
 class BatchIn(StrictModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={"examples": [{"items": [{"match_id": 17}, {"odds": ODDS_EXAMPLES}]}]},
-    )
+    model_config = with_examples({"items": [{"match_id": 17}, {"odds": ODDS_EXAMPLES}]})
 
     items: list[Any] = Field(
         min_length=1,
@@ -399,13 +353,7 @@ class BatchIn(StrictModel):
     )
 
 
-class _Answer(BaseModel):
-    """A part of an answer, read from the attributes of the service's records."""
-
-    model_config = ConfigDict(from_attributes=True)
-
-
-class ModelRef(_Answer):
+class ModelRef(AnswerModel):
     version: int | None
     algorithm: str
     fitted_at: dt.datetime | None
@@ -414,7 +362,7 @@ class ModelRef(_Answer):
     phase: Phase
 
 
-class BookmakerUse(_Answer):
+class BookmakerUse(AnswerModel):
     code: str
     weight: float | None = Field(description="Weight in the model; null when no model is active.")
     probabilities: Outcomes[float] = Field(
@@ -422,12 +370,12 @@ class BookmakerUse(_Answer):
     )
 
 
-class IgnoredOut(_Answer):
+class IgnoredOut(AnswerModel):
     code: str
     reason: str
 
 
-class MatchSummary(_Answer):
+class MatchSummary(AnswerModel):
     """The match predicted: a stored one with every field, an inline one with what its
     sender gave (possibly nothing)."""
 
@@ -444,7 +392,7 @@ OUTSIDE_POOL_NOTE = (
 )
 
 
-class QuotesOut(_Answer):
+class QuotesOut(AnswerModel):
     """Which of a stored match's quotes the prediction read."""
 
     phase: Phase = Field(description="The phase of the quotes read.")
@@ -465,7 +413,7 @@ RESPONSIBLE_USE = (
 )
 
 
-class OutcomeValueOut(_Answer):
+class OutcomeValueOut(AnswerModel):
     """One outcome at the best price of the allowed bookmakers, and what it is worth."""
 
     probability: float = Field(
@@ -498,7 +446,7 @@ class OutcomeValueOut(_Answer):
     flagged: bool = Field(description="Whether expected_value is above min_ev: a value bet.")
 
 
-class ValueTermsOut(_Answer):
+class ValueTermsOut(AnswerModel):
     """The terms the value was judged by: the request's, each field it left out (or all,
     without ``value``) from the settings."""
 
@@ -518,7 +466,7 @@ class ValueTermsOut(_Answer):
         return sorted(bookmakers) if isinstance(bookmakers, frozenset) else bookmakers
 
 
-class ValueOut(_Answer):
+class ValueOut(AnswerModel):
     """Where the match's outcomes offer value: expected value and suggested stake of each
     at the best price the allowed bookmakers quoted."""
 
@@ -530,10 +478,10 @@ class ValueOut(_Answer):
     outcomes: Outcomes[OutcomeValueOut]
 
 
-class PredictionOut(_Answer):
+class PredictionOut(AnswerModel):
     match: MatchSummary
     probabilities: Outcomes[float] = Field(description="Sum to 1.")
-    outcome: Literal["1", "X", "2"] = Field(description="The most probable outcome.")
+    outcome: Outcome = Field(description="The most probable outcome.")
     fair_odds: Outcomes[float] = Field(description="1 / probability.")
     model: ModelRef | None = Field(description="The model version used; null before the first fit.")
     quotes: QuotesOut | None = Field(
@@ -584,7 +532,7 @@ class PredictionOut(_Answer):
         }
 
 
-class BatchItemOut(_Answer):
+class BatchItemOut(AnswerModel):
     """One item of a batch answer, in the order the items were sent."""
 
     index: int
@@ -597,5 +545,5 @@ class BatchItemOut(_Answer):
     )
 
 
-class BatchOut(_Answer):
+class BatchOut(AnswerModel):
     results: list[BatchItemOut]

@@ -1,11 +1,5 @@
-"""The body of every error answer: RFC 9457 problem details, ``application/problem+json``.
-
-Every error the service answers, whether a route, a dependency, the body-limit middleware or
-the framework's own routing raised it, has this one shape: ``type``, ``title``, ``status``,
-``detail`` and ``instance``, and ``errors``, the list of fields that were wrong (empty when
-the problem is not about a field). A batch item that gets no prediction carries the same
-shape in its ``error``.
-"""
+"""The body of every error answer (RFC 9457 problem details, ``application/problem+json``),
+and the reasons the API docs give for each status."""
 
 from __future__ import annotations
 
@@ -24,11 +18,6 @@ PROBLEM_MEDIA_TYPE = "application/problem+json"
 BLANK = "about:blank"
 # The names RFC 9110 gives these statuses (Python before 3.13 still has the older ones).
 _TITLES = {413: "Content Too Large", 414: "URI Too Long", 422: "Unprocessable Content"}
-
-
-def title_of(status: int) -> str:
-    """The name of an HTTP status, as RFC 9110 spells it."""
-    return _TITLES.get(status) or HTTPStatus(status).phrase
 
 
 class FieldError(BaseModel):
@@ -81,7 +70,7 @@ class Problem(BaseModel):
     @classmethod
     def of(cls, status: int, detail: str, instance: str, errors: Iterable[FieldError] = ()) -> Self:
         return cls(
-            title=title_of(status),
+            title=_TITLES.get(status) or HTTPStatus(status).phrase,
             status=status,
             detail=detail,
             instance=instance,
@@ -90,8 +79,7 @@ class Problem(BaseModel):
 
     @classmethod
     def invalid(cls, errors: list[FieldError], instance: str) -> Self:
-        """422 for invalid fields; the detail names the first few, ``errors`` lists the first
-        :data:`ERRORS_SHOWN` and then says how many more there were."""
+        """422 for invalid fields, a few named in the detail, the first ones listed."""
         return cls.of(422, summary(errors), instance, shown(errors))
 
 
@@ -107,8 +95,7 @@ def summary(errors: list[FieldError]) -> str:
 
 
 def shown(errors: list[FieldError]) -> list[FieldError]:
-    """The first :data:`ERRORS_SHOWN` errors and then, if there were more, one that says how
-    many more were left out (the answer to a long list of bad items stays short)."""
+    """The first :data:`ERRORS_SHOWN` errors, then one that says how many more were not."""
     if len(errors) <= ERRORS_SHOWN:
         return errors
     more = counted(len(errors) - ERRORS_SHOWN, "more error")
@@ -119,8 +106,7 @@ def shown(errors: list[FieldError]) -> list[FieldError]:
 
 
 def field_errors(errors: Iterable[Mapping[str, Any]]) -> list[FieldError]:
-    """pydantic's or FastAPI's errors as field errors, without the input they echo (which,
-    for a list that is too long, would be the whole request)."""
+    """pydantic's or FastAPI's errors without the input they echo (a whole long list)."""
     return [_field_error(error) for error in errors]
 
 
@@ -137,9 +123,7 @@ def _field_error(error: Mapping[str, Any]) -> FieldError:
 # The reasons a status is answered, shared by the operations that may answer it.
 INVALID = "Invalid input: `errors` names each field that is wrong, and where."
 INTERNAL = "An unexpected failure; the error is logged."
-# What the server answers before any operation runs (app/http_protocol.py), so any of them
-# may: the bytes are not a request, the request did not arrive in time, or its head is too
-# large.
+# What the server answers before any operation runs (app/http_protocol.py).
 PROTOCOL: dict[int, str] = {
     400: "The request is not valid HTTP/1.1 (the server could not parse it); the connection "
     "is closed.",
@@ -171,19 +155,12 @@ ADMIN: dict[int, str] = {
 def problem_responses(
     *reasons: Mapping[int, str], extended: Mapping[int, type[Problem]] | None = None
 ) -> dict[int | str, dict[str, Any]]:
-    """The ``responses`` of an operation: each status it may answer besides its success, with
-    the reason and the problem schema; 500 and the server's own answers (:data:`PROTOCOL`)
-    are on every operation, with the reason an operation gives, if it gives one.
-
-    ``extended`` names the statuses whose problem may carry members of its own (a
-    :class:`Problem` subclass): their schema is either.
-    """
-    merged: dict[int, str] = {}
+    """The ``responses`` of an operation: each status it may answer besides its success
+    (500 and :data:`PROTOCOL` on every one), with its reason and the problem schema, or
+    either of that and the :class:`Problem` subclass ``extended`` names for the status."""
+    merged = {500: INTERNAL, **PROTOCOL}
     for reason in reasons:
         merged.update(reason)
-    merged.setdefault(500, INTERNAL)
-    for status, server_reason in PROTOCOL.items():
-        merged.setdefault(status, server_reason)
     return {
         status: {
             "description": reason,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from app.api.schemas.common import StrictModel
+from app.api.schemas.common import AnswerModel, StrictModel, with_examples
 from app.domain.fields import UtcDateTime
 from app.domain.vocabulary import RunStatus, RunTrigger
 from app.services.refit_runs import QueuedRefit
@@ -47,24 +47,19 @@ class RefitAccepted(BaseModel):
         )
 
 
-class RefitRunOut(BaseModel):
-    model_config = ConfigDict(
-        from_attributes=True,
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": 7,
-                    "trigger": "scheduler",
-                    "status": "succeeded",
-                    "started_at": "2026-11-21T03:00:00Z",
-                    "finished_at": "2026-11-21T03:00:04Z",
-                    "until": "2026-11-21T03:00:00Z",
-                    "message": "version 2 is active: 50 rounds over 3198 matches, validation log "
-                    "loss 0.9383 (consensus 0.9385)",
-                    "version_id": 2,
-                }
-            ]
-        },
+class RefitRunOut(AnswerModel):
+    model_config = with_examples(
+        {
+            "id": 7,
+            "trigger": "scheduler",
+            "status": "succeeded",
+            "started_at": "2026-11-21T03:00:00Z",
+            "finished_at": "2026-11-21T03:00:04Z",
+            "until": "2026-11-21T03:00:00Z",
+            "message": "version 2 is active: 50 rounds over 3198 matches, validation log "
+            "loss 0.9383 (consensus 0.9385)",
+            "version_id": 2,
+        }
     )
 
     id: int

@@ -7,9 +7,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from app.api.schemas.common import Outcomes, StoredMatchOut, fair_odds
+from app.api.schemas.common import (
+    STORED_MATCH_EXAMPLE,
+    AnswerModel,
+    Outcomes,
+    StoredMatchOut,
+    fair_odds,
+    with_examples,
+)
 from app.api.schemas.value_bets import ComingMatchesPage, ValueBetOut
 from app.domain.prediction import MatchPrediction
 from app.domain.records import Outcome
@@ -19,28 +26,13 @@ from app.domain.vocabulary import Basis
 class UpcomingMatchOut(StoredMatchOut):
     """A stored match, as an answer names it, with its season."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": 17,
-                    "competition": "E0",
-                    "home_team": "Arsenal",
-                    "away_team": "Chelsea",
-                    "kickoff": "2026-11-22T15:00:00Z",
-                    "season": "2026/27",
-                }
-            ]
-        }
-    )
+    model_config = with_examples({**STORED_MATCH_EXAMPLE, "season": "2026/27"})
 
     season: str
 
 
-class UpcomingPredictionOut(BaseModel):
+class UpcomingPredictionOut(AnswerModel):
     """The served prediction, as POST /predict gives it for the match's id."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     probabilities: Outcomes[float] = Field(description="Sum to 1.")
     fair_odds: Outcomes[float] = Field(description="1 / probability.")
@@ -64,12 +56,10 @@ class UpcomingPredictionOut(BaseModel):
         }
 
 
-class BoardOutcomeValueOut(BaseModel):
+class BoardOutcomeValueOut(AnswerModel):
     """One outcome at the best price of the bookmakers allowed, and what it is worth: as
     /predict's ``OutcomeValueOut``, named by its outcome, without stakes (the board's stakes
     are its value bets')."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     outcome: Outcome = Field(description="1: home win, X: draw, 2: away win.")
     probability: float = Field(description="The probability the value was judged by.")
@@ -82,9 +72,7 @@ class BoardOutcomeValueOut(BaseModel):
     flagged: bool = Field(description="Whether the expected value is above min_ev.")
 
 
-class MatchValueOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
+class MatchValueOut(AnswerModel):
     source: str = Field(
         description="Where the probability came from: `ensemble`, or the bookmaker asked for "
         "as `source` where it quoted the match."
@@ -92,10 +80,8 @@ class MatchValueOut(BaseModel):
     outcomes: list[BoardOutcomeValueOut] = Field(description="1, X and 2, in that order.")
 
 
-class FreshnessOut(BaseModel):
+class FreshnessOut(AnswerModel):
     """The quotes the prediction read."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     bookmakers: int = Field(description="How many bookmakers' quotes were read.")
     newest_captured_at: dt.datetime | None = Field(
@@ -111,10 +97,8 @@ class FreshnessOut(BaseModel):
     )
 
 
-class UpcomingOut(BaseModel):
+class UpcomingOut(AnswerModel):
     """One upcoming match with everything a dashboard shows of it."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     match: UpcomingMatchOut
     prediction: UpcomingPredictionOut | None = Field(

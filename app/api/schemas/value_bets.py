@@ -1,26 +1,27 @@
 """The body of GET /value-bets: one page of value bets, with the terms, the window and each
-day's exposure, read from the service's records (``from_attributes``)."""
+day's exposure."""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import Field, computed_field
 
-from app.api.schemas.common import Page, StoredMatchOut
+from app.api.schemas.common import (
+    STORED_MATCH_EXAMPLE,
+    AnswerModel,
+    ItemT,
+    Page,
+    StoredMatchOut,
+    with_examples,
+)
 from app.api.schemas.predict import NO_MODEL_NOTE
 from app.domain.records import Outcome
 from app.domain.vocabulary import Basis
 
 BET_EXAMPLE: dict[str, Any] = {
-    "match": {
-        "id": 17,
-        "competition": "E0",
-        "home_team": "Arsenal",
-        "away_team": "Chelsea",
-        "kickoff": "2026-11-22T15:00:00Z",
-    },
+    "match": STORED_MATCH_EXAMPLE,
     "outcome": "1",
     "probability": 0.5,
     "source": "ensemble",
@@ -37,11 +38,11 @@ BET_EXAMPLE: dict[str, Any] = {
 }
 
 
-class ValueBetOut(BaseModel):
+class ValueBetOut(AnswerModel):
     """One outcome worth betting on, by the probability used, at the best price of the
     bookmakers allowed."""
 
-    model_config = ConfigDict(from_attributes=True, json_schema_extra={"examples": [BET_EXAMPLE]})
+    model_config = with_examples(BET_EXAMPLE)
 
     match: StoredMatchOut
     outcome: Outcome = Field(description="1: home win, X: draw, 2: away win.")
@@ -84,10 +85,8 @@ class ValueBetOut(BaseModel):
     )
 
 
-class DayExposureOut(BaseModel):
+class DayExposureOut(AnswerModel):
     """The stakes of one UTC kickoff day, over the whole list (every page)."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     day: dt.date = Field(description="The UTC day of the kickoffs.")
     bets: int = Field(description="The value bets on that day's matches.")
@@ -103,10 +102,8 @@ class DayExposureOut(BaseModel):
     )
 
 
-class AppliedTermsOut(BaseModel):
+class AppliedTermsOut(AnswerModel):
     """The terms the list was made with: the request's, the settings' where it gave none."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     min_ev: float = Field(description="An outcome is listed when its expected value is above this.")
     kelly_fraction: float = Field(description="The share of the Kelly stake suggested.")
@@ -122,14 +119,9 @@ class AppliedTermsOut(BaseModel):
     bankroll: float | None = Field(description="The bankroll stakes are in; null: none given.")
 
 
-ItemT = TypeVar("ItemT")
-
-
 class ComingMatchesPage(Page[ItemT], Generic[ItemT]):
     """A page of a list of the coming matches (the board, its value bets), with the window
     and the terms it was made with."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     kickoff_from: dt.datetime = Field(
         serialization_alias="from", description="The earliest kickoff looked at."
