@@ -50,22 +50,25 @@ from boosting import accuracy_rows, brier_score_rows, log_loss_rows, ranked_prob
 RELIABILITY_BINS = 10
 
 
-class _Sums:
+class Sums:
     """Sums that add field by field (every field a count or a sum)."""
 
     __slots__ = ()
 
+    @classmethod
+    def names(cls) -> list[str]:
+        """The fields' names (the columns they are stored in)."""
+        return [field.name for field in fields(cls)]  # type: ignore[arg-type]
+
     def plus(self, other: Self) -> Self:
-        names = [field.name for field in fields(self)]  # type: ignore[arg-type]
-        return type(self)(*(getattr(self, n) + getattr(other, n) for n in names))
+        return type(self)(*(getattr(self, n) + getattr(other, n) for n in self.names()))
 
     def values(self) -> dict[str, float]:
-        """The sums by name (the columns they are stored in)."""
-        return {field.name: getattr(self, field.name) for field in fields(self)}  # type: ignore[arg-type]
+        return {name: getattr(self, name) for name in self.names()}
 
 
 K = TypeVar("K")
-S = TypeVar("S", bound=_Sums)
+S = TypeVar("S", bound=Sums)
 
 
 def added_up(pairs: Iterable[tuple[K, S]]) -> dict[K, S]:
@@ -78,7 +81,7 @@ def added_up(pairs: Iterable[tuple[K, S]]) -> dict[K, S]:
 
 
 @dataclass(frozen=True, slots=True)
-class DaySums(_Sums):
+class DaySums(Sums):
     """What scored entries add to the window's figures (the columns of
     ``track_record_days``): the served and consensus forecasts' summed scores (``hits``:
     the matches whose most probable outcome happened), the served − consensus log-loss
@@ -104,7 +107,7 @@ class DaySums(_Sums):
 
 
 @dataclass(frozen=True, slots=True)
-class BookmakerSums(_Sums):
+class BookmakerSums(Sums):
     """A bookmaker on the scored entries it quoted (the columns of
     ``track_record_bookmakers``): its line's summed scores, the served forecast's on the
     same entries, and the served − bookmaker log-loss differences."""
@@ -123,7 +126,7 @@ class BookmakerSums(_Sums):
 
 
 @dataclass(frozen=True, slots=True)
-class BinSums(_Sums):
+class BinSums(Sums):
     """The served probabilities of one outcome in one bin: how many, their sum, and how
     many times the outcome happened."""
 

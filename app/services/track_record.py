@@ -294,7 +294,7 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
     """Scores of the logged predictions of the settled matches that kicked off in
     [from, to) (of one competition, or all), by their results as they are now, read from
     the aggregates (the bankroll staked by the terms they were made with)."""
-    terms = aggregates.coverage(session).terms or tally_terms(settings)
+    terms = answer_terms(session, settings)
     return PerformanceReport(
         kickoff_from=query.kickoff_from,
         kickoff_to=query.kickoff_to,
@@ -311,16 +311,14 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
     )
 
 
+def answer_terms(session: Session, settings: Settings) -> TallyTerms:
+    """The terms answers are made with: the aggregates', else those of the settings."""
+    return aggregates.terms_of(aggregates.coverage(session)) or tally_terms(settings)
+
+
 def settled_entries(session: Session, query: PerformanceQuery) -> list[SettledEntry]:
-    """Every scored entry of ``query``'s window, read one by one (the aggregates' rule of
-    which entries are scored)."""
-    return [
-        SettledEntry(match_id, kickoff, result, served)
-        for match_id, kickoff, result, served, _ in session.execute(
-            aggregates.scored_statement(query)
-        ).all()
-        if result is not None  # settled, as the query asks
-    ]
+    """Every scored entry of ``query``'s window, read one by one."""
+    return [entry for entry, _ in aggregates.scored_entries(session, query)]
 
 
 def record_rolling_score(session: Session, *, now: dt.datetime) -> RollingScore:
