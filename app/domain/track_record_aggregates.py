@@ -2,16 +2,9 @@
 :class:`~app.domain.track_record_scores.Performance`, and the figures made back from the
 sums of any set of days.
 
-Every figure is a count, a mean, a mean's t interval or a paired t-test, so the sums of
-the entries (and of their squares) are enough: a window's figures are those of the sums of
-its days, whatever the order they are added in. The per-entry steps are those of
-:mod:`app.domain.track_record_scores` (the same rows, the same ``ROUNDING`` zeroing, the
-same best-bookmaker rule, the same Kelly stakes), so the figures equal what it gives to
-within floating-point rounding.
-
-The bankroll is the one figure that is not a sum: the bets of one kickoff are staked from
-the same bankroll, so its curve needs, per kickoff, the sum of stake × return of its bets
-(:attr:`Tally.bankroll`), made by the Kelly terms the tally was made with.
+Every figure is a count, a mean, a mean's t interval or a paired t-test, so the sums of the
+entries and of their squares are enough; the bankroll, whose bets of one kickoff share a
+stake, is kept as the sum of stake × return per kickoff.
 """
 
 from __future__ import annotations
@@ -38,7 +31,6 @@ from app.domain.track_record_scores import (
     DayBucket,
     Difference,
     ForecastScores,
-    MeanWithInterval,
     Performance,
     SettledEntry,
     ValueBetRecord,
@@ -198,38 +190,26 @@ def served_against_consensus(entries: Sequence[SettledEntry]) -> Difference:
     return _difference(total.matches, total.difference_sum, total.difference_squares)
 
 
-@dataclass(frozen=True, slots=True)
-class _Scored:
-    """Per entry, a forecast's four scores."""
-
-    log_loss: NDArray[np.float64]
-    brier: NDArray[np.float64]
-    rps: NDArray[np.float64]
-    hits: NDArray[np.float64]
-
-    @classmethod
-    def of(cls, y: NDArray[np.intp], proba: NDArray[np.float64]) -> _Scored:
-        return cls(
-            log_loss_rows(y, proba),
-            brier_score_rows(y, proba),
-            ranked_probability_score_rows(y, proba),
-            accuracy_rows(y, proba),
-        )
+def _scored(y: NDArray[np.intp], proba: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per entry (column), a forecast's log loss, Brier score, RPS and hit (rows, in the
+    order of the sums' fields)."""
+    scores = (log_loss_rows, brier_score_rows, ranked_probability_score_rows, accuracy_rows)
+    return np.stack([score(y, proba) for score in scores])
 
 
 @dataclass(frozen=True, slots=True)
 class _EntryRows:
     y: NDArray[np.intp]
     served_proba: NDArray[np.float64]
-    served: _Scored
-    consensus: _Scored
+    served: NDArray[np.float64]  # scored by _scored
+    consensus: NDArray[np.float64]
 
     @classmethod
     def of(cls, entries: Sequence[SettledEntry]) -> _EntryRows:
         y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
         served = _probabilities([entry.served.probabilities for entry in entries])
         consensus = _probabilities([entry.served.consensus for entry in entries])
-        return cls(y, served, _Scored.of(y, served), _Scored.of(y, consensus))
+        return cls(y, served, _scored(y, served), _scored(y, consensus))
 
 
 def _probabilities(rows: Sequence[tuple[float, float, float]]) -> NDArray[np.float64]:
@@ -263,8 +243,7 @@ def _grouped(
 def _day_sums(
     entries: Sequence[SettledEntry], keys: Sequence[GroupKey], rows: _EntryRows
 ) -> dict[GroupKey, DaySums]:
-    served, consensus = rows.served, rows.consensus
-    difference = _zeroed(served.log_loss - consensus.log_loss)
+    difference = _zeroed(rows.served[0] - rows.consensus[0])
     bets = _bet_rows(entries)
 
     def per_entry(values: list[list[float]], power: int) -> NDArray[np.float64]:
@@ -272,14 +251,8 @@ def _day_sums(
 
     columns = [
         np.ones(len(entries)),
-        served.log_loss,
-        served.brier,
-        served.rps,
-        served.hits,
-        consensus.log_loss,
-        consensus.brier,
-        consensus.rps,
-        consensus.hits,
+        *rows.served,
+        *rows.consensus,
         difference,
         difference**2,
         per_entry(bets.returns, 0),
@@ -352,22 +325,10 @@ def _bookmaker_sums(
     if not quoted:
         return {}
     at = np.array([index for index, _ in quoted], dtype=np.intp)
-    scored = _Scored.of(rows.y[at], _probabilities(lines))
-    served = rows.served
-    difference = _zeroed(served.log_loss[at] - scored.log_loss)
-    columns = [
-        np.ones(len(quoted)),
-        scored.log_loss,
-        scored.brier,
-        scored.rps,
-        scored.hits,
-        served.log_loss[at],
-        served.brier[at],
-        served.rps[at],
-        served.hits[at],
-        difference,
-        difference**2,
-    ]
+    scored = _scored(rows.y[at], _probabilities(lines))
+    served = rows.served[:, at]
+    difference = _zeroed(served[0] - scored[0])
+    columns = [np.ones(len(quoted)), *scored, *served, difference, difference**2]
     return _grouped([(keys[index], code) for index, code in quoted], columns, BookmakerSums)
 
 
@@ -438,37 +399,26 @@ def performance_of_sums(sums: WindowSums) -> Performance:
     total = sums.total
     return Performance(
         matches=total.matches,
-        served=_forecast(
-            total.matches,
-            total.served_log_loss,
-            total.served_brier,
-            total.served_rps,
-            total.served_hits,
-        ),
-        consensus=_forecast(
-            total.matches,
-            total.consensus_log_loss,
-            total.consensus_brier,
-            total.consensus_rps,
-            total.consensus_hits,
-        ),
-        served_minus_consensus=_difference(
-            total.matches, total.difference_sum, total.difference_squares
-        ),
+        served=_forecast(total, "served_"),
+        consensus=_forecast(total, "consensus_"),
+        served_minus_consensus=_differences(total),
         best_bookmaker=_best(sums.bookmakers, sums.best, total.matches),
         value_bets=_value_bets(total, sums.bankroll, sums.days[0][0] if sums.days else dt.date.max),
         days=tuple(_bucket(day, day_sums, sums.best_days.get(day)) for day, day_sums in sums.days),
     )
 
 
-def _forecast(
-    matches: int, log_loss: float, brier: float, rps: float, hits: float
-) -> ForecastScores:
-    if not matches:
+def _forecast(sums: DaySums | BookmakerSums, prefix: str) -> ForecastScores:
+    """The mean scores of the forecast whose summed scores are the fields of ``sums`` named
+    ``prefix`` followed by log_loss, brier, rps and hits."""
+    if not sums.matches:
         return ForecastScores(0, None, None, None, None)
-    return ForecastScores(
-        matches, log_loss / matches, brier / matches, rps / matches, hits / matches
-    )
+    scores = ("log_loss", "brier", "rps", "hits")
+    return ForecastScores(sums.matches, *(getattr(sums, prefix + s) / sums.matches for s in scores))
+
+
+def _differences(sums: DaySums | BookmakerSums) -> Difference:
+    return _difference(sums.matches, sums.difference_sum, sums.difference_squares)
 
 
 def _difference(n: int, total: float, squares: float) -> Difference:
@@ -478,32 +428,22 @@ def _difference(n: int, total: float, squares: float) -> Difference:
 
 
 def _best(totals: Mapping[str, BookmakerSums], best: str | None, matches: int) -> BestBookmaker:
-    if best is None:
-        nothing = ForecastScores(0, None, None, None, None)
-        return BestBookmaker(None, None, nothing, nothing, _difference(0, 0.0, 0.0))
-    sums = totals[best]
+    sums = BookmakerSums() if best is None else totals[best]
+    coverage = None if best is None else sums.matches / matches
     return BestBookmaker(
-        best,
-        sums.matches / matches,
-        _forecast(sums.matches, sums.log_loss, sums.brier, sums.rps, sums.hits),
-        _forecast(
-            sums.matches, sums.served_log_loss, sums.served_brier, sums.served_rps, sums.served_hits
-        ),
-        _difference(sums.matches, sums.difference_sum, sums.difference_squares),
+        best, coverage, _forecast(sums, ""), _forecast(sums, "served_"), _differences(sums)
     )
 
 
 def _value_bets(
     total: DaySums, bankroll: Sequence[tuple[dt.datetime, float]], first_day: dt.date
 ) -> ValueBetRecord:
-    clv = interval_of_sums(total.bets_with_closing, total.clv_sum, total.clv_squares)
-    roi = interval_of_sums(total.bets, total.return_sum, total.return_squares)
     curve = np.cumprod(1.0 + np.array([growth for _, growth in bankroll], dtype=np.float64))
     return ValueBetRecord(
         bets=total.bets,
         bets_with_closing=total.bets_with_closing,
-        clv=MeanWithInterval(clv.mean, clv.low, clv.high),
-        roi=MeanWithInterval(roi.mean, roi.low, roi.high),
+        clv=interval_of_sums(total.bets_with_closing, total.clv_sum, total.clv_squares),
+        roi=interval_of_sums(total.bets, total.return_sum, total.return_squares),
         profit=total.return_sum,
         bankroll=tuple(
             BankrollPoint(kickoff, float(value))

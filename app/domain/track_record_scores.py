@@ -16,6 +16,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from app.domain.backtest.folds import CLOSING_CODE
+from app.domain.evaluation import MeanInterval
 from app.domain.track_record import ServedPrediction
 from app.domain.vocabulary import Method
 
@@ -72,13 +73,6 @@ class BestBookmaker:
 
 
 @dataclass(frozen=True, slots=True)
-class MeanWithInterval:
-    mean: float | None
-    low: float | None
-    high: float | None
-
-
-@dataclass(frozen=True, slots=True)
 class BankrollPoint:
     kickoff: dt.datetime
     bankroll: float
@@ -92,8 +86,8 @@ class ValueBetRecord:
 
     bets: int
     bets_with_closing: int
-    clv: MeanWithInterval
-    roi: MeanWithInterval
+    clv: MeanInterval
+    roi: MeanInterval
     profit: float
     bankroll: tuple[BankrollPoint, ...]
 
