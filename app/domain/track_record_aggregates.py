@@ -21,7 +21,7 @@ from app.domain.bookmakers import bookmaker_key
 from app.domain.evaluation import ROUNDING, interval_of_sums, paired_p_value_of_sums
 from app.domain.odds import demargin
 from app.domain.records import OUTCOME_INDEX, OUTCOMES
-from app.domain.reliability import ReliabilityCurve
+from app.domain.reliability import ReliabilityCurve, bin_of, curve_of_bins
 from app.domain.track_record_scores import (
     BEST_COVERAGE,
     CLOSING_METHOD,
@@ -74,10 +74,9 @@ def added_up(pairs: Iterable[tuple[K, S]]) -> dict[K, S]:
 
 @dataclass(frozen=True, slots=True)
 class DaySums(Sums):
-    """What scored entries add to the window's figures (the columns of
-    ``track_record_days``): the served and consensus forecasts' summed scores (``hits``:
-    the matches whose most probable outcome happened), the served − consensus log-loss
-    differences, and the value bets' CLV (on the bets with a closing line) and flat return."""
+    """The columns of ``track_record_days``: the served and consensus forecasts' summed
+    scores (``hits``: matches whose likeliest outcome happened), the served − consensus
+    log-loss differences, the value bets' CLV (where a closing line is) and flat return."""
 
     matches: int = 0
     served_log_loss: float = 0.0
@@ -100,9 +99,8 @@ class DaySums(Sums):
 
 @dataclass(frozen=True, slots=True)
 class BookmakerSums(Sums):
-    """A bookmaker on the scored entries it quoted (the columns of
-    ``track_record_bookmakers``): its line's summed scores, the served forecast's on the
-    same entries, and the served − bookmaker log-loss differences."""
+    """The columns of ``track_record_bookmakers``: a bookmaker's summed scores on the entries
+    it quoted, the served forecast's on them, and the served − bookmaker differences."""
 
     matches: int = 0
     log_loss: float = 0.0
@@ -119,8 +117,8 @@ class BookmakerSums(Sums):
 
 @dataclass(frozen=True, slots=True)
 class BinSums(Sums):
-    """The served probabilities of one outcome in one bin: how many, their sum, and how
-    many times the outcome happened."""
+    """One outcome's served probabilities in one bin: how many, their sum, and how many
+    times it happened."""
 
     count: int = 0
     predicted: float = 0.0
@@ -151,8 +149,7 @@ class Tally:
 
 @dataclass(frozen=True, slots=True)
 class TallyTerms:
-    """The terms a tally is made with: the Kelly stakes of the bankroll, the bins of the
-    reliability diagram."""
+    """The bankroll's Kelly terms and the reliability diagram's bins."""
 
     kelly_fraction: float
     stake_cap: float
@@ -163,15 +160,15 @@ def utc_day(moment: dt.datetime) -> dt.date:
     return moment.astimezone(dt.UTC).date()
 
 
-def tally(entries: Sequence[SettledEntry], competitions: Sequence[int], terms: TallyTerms) -> Tally:
-    """The sums of ``entries`` (each of the competition at the same place of
-    ``competitions``)."""
+def tally(found: Sequence[tuple[SettledEntry, int]], terms: TallyTerms) -> Tally:
+    """The sums of scored entries, each given with its competition's id."""
+    if not found:
+        return Tally({}, {}, {}, {})
+    entries = [entry for entry, _ in found]
     keys = [
         GroupKey(utc_day(entry.kickoff), competition, entry.served.model_version)
-        for entry, competition in zip(entries, competitions, strict=True)
+        for entry, competition in found
     ]
-    if not entries:
-        return Tally({}, {}, {}, {})
     rows = _EntryRows.of(entries)
     return Tally(
         days=_day_sums(entries, keys, rows),
@@ -244,50 +241,37 @@ def _day_sums(
     entries: Sequence[SettledEntry], keys: Sequence[GroupKey], rows: _EntryRows
 ) -> dict[GroupKey, DaySums]:
     difference = _zeroed(rows.served[0] - rows.consensus[0])
-    bets = _bet_rows(entries)
-
-    def per_entry(values: list[list[float]], power: int) -> NDArray[np.float64]:
-        return np.array([sum(v**power for v in row) for row in values], dtype=np.float64)
-
     columns = [
         np.ones(len(entries)),
         *rows.served,
         *rows.consensus,
         difference,
         difference**2,
-        per_entry(bets.returns, 0),
-        per_entry(bets.clv, 0),
-        per_entry(bets.clv, 1),
-        per_entry(bets.clv, 2),
-        per_entry(bets.returns, 1),
-        per_entry(bets.returns, 2),
+        *_bet_columns(entries),
     ]
     return _grouped(keys, columns, DaySums)
 
 
-@dataclass(frozen=True, slots=True)
-class _BetRows:
-    """Per entry, its bets' CLV (of those with a closing line) and flat returns."""
-
-    clv: list[list[float]]
-    returns: list[list[float]]
-
-
-def _bet_rows(entries: Sequence[SettledEntry]) -> _BetRows:
+def _bet_columns(entries: Sequence[SettledEntry]) -> NDArray[np.float64]:
+    """Per entry (column): its bets, those with a closing line, their CLV's sum and sum of
+    squares, and their flat returns' sum and sum of squares (rows)."""
     closing = _closing_lines(entries)
-    clv: list[list[float]] = []
-    returns: list[list[float]] = []
+    found = []
     for index, entry in enumerate(entries):
-        line = closing.get(index)
-        clv.append(
-            []
-            if line is None
-            else [line[OUTCOME_INDEX[bet.outcome]] * bet.price - 1.0 for bet in entry.served.bets]
+        bets, line = entry.served.bets, closing.get(index)
+        clv = [] if line is None else [line[OUTCOME_INDEX[b.outcome]] * b.price - 1.0 for b in bets]
+        returns = [_flat_return(bet.price, bet.outcome == entry.result) for bet in bets]
+        found.append(
+            (
+                len(bets),
+                len(clv),
+                sum(clv),
+                sum(v**2 for v in clv),
+                sum(returns),
+                sum(v**2 for v in returns),
+            )
         )
-        returns.append(
-            [_flat_return(bet.price, bet.outcome == entry.result) for bet in entry.served.bets]
-        )
-    return _BetRows(clv, returns)
+    return np.array(found, dtype=np.float64).reshape(-1, 6).T
 
 
 def _flat_return(price: float, won: bool) -> float:
@@ -355,7 +339,7 @@ def _bin_sums(
     happened: list[NDArray[np.float64]] = []
     for outcome in range(len(OUTCOMES)):
         probability = rows.served_proba[:, outcome]
-        index = np.minimum((probability * bins).astype(int), bins - 1).tolist()
+        index = bin_of(probability, bins).tolist()
         places.extend((key.day, outcome, at) for key, at in zip(keys, index, strict=True))
         predicted.append(probability)
         happened.append((rows.y == outcome).astype(np.float64))
@@ -476,13 +460,7 @@ def reliability_of_sums(
         return ()
     curves = []
     for outcome in range(len(OUTCOMES)):
-        filled = [bins[(outcome, b)] for b in range(bin_count) if (outcome, b) in bins]
-        filled = [sums for sums in filled if sums.count]
-        curves.append(
-            ReliabilityCurve(
-                predicted=[sums.predicted / sums.count for sums in filled],
-                observed=[sums.observed / sums.count for sums in filled],
-                count=[float(sums.count) for sums in filled],
-            )
-        )
+        per_bin = [bins.get((outcome, b), BinSums()) for b in range(bin_count)]
+        columns = np.array([[s.count, s.predicted, s.observed] for s in per_bin], dtype=np.float64)
+        curves.append(curve_of_bins(*columns.T))
     return tuple(curves)

@@ -202,11 +202,7 @@ def _write_days(session: Session, days: Sequence[dt.date], terms: TallyTerms) ->
         for table in TABLES_BY_DAY:
             session.execute(delete(table).where(table.day.in_(chunk)))
         found = scored_entries(session, PerformanceQuery(), day_ranges(chunk))
-        _insert(session, _tally(found, terms))
-
-
-def _tally(found: Sequence[tuple[SettledEntry, int]], terms: TallyTerms) -> Tally:
-    return tally([entry for entry, _ in found], [competition for _, competition in found], terms)
+        _insert(session, tally(found, terms))
 
 
 def _insert(session: Session, sums: Tally) -> None:
@@ -283,31 +279,25 @@ def _stale_days(
 ) -> set[dt.date]:
     """Days of entries above ``entries_through``, and of those whose match changed after
     ``since`` (None: no change to look for)."""
-    kickoffs = set(
-        session.scalars(
-            select(PredictionLogEntry.kickoff)
-            .where(PredictionLogEntry.id > entries_through)
-            .distinct()
-        )
-    )
+    days = _days_of(session, PredictionLogEntry.id > entries_through)
     if since is not None:
-        kickoffs.update(
-            session.scalars(
-                select(PredictionLogEntry.kickoff)
-                .join(Match, PredictionLogEntry.match_id == Match.id)
-                .where(Match.updated_at > since)
-                .distinct()
-            )
-        )
-    return {utc_day(kickoff) for kickoff in kickoffs}
+        days |= _days_of(session, Match.updated_at > since)
+    return days
 
 
 def entry_days(session: Session, match_ids: Collection[int]) -> set[dt.date]:
     """The days of the entries of ``match_ids`` (for a writer about to delete them)."""
-    kickoffs = session.scalars(
-        select(PredictionLogEntry.kickoff).where(PredictionLogEntry.match_id.in_(match_ids))
+    return _days_of(session, PredictionLogEntry.match_id.in_(match_ids))
+
+
+def _days_of(session: Session, *where: ColumnElement[bool]) -> set[dt.date]:
+    statement = (
+        select(PredictionLogEntry.kickoff)
+        .join(Match, PredictionLogEntry.match_id == Match.id)
+        .where(*where)
+        .distinct()
     )
-    return {utc_day(kickoff) for kickoff in kickoffs}
+    return {utc_day(kickoff) for kickoff in session.scalars(statement)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,7 +529,7 @@ class _Reading:
     def of(cls, session: Session, window: PerformanceQuery, terms: TallyTerms) -> _Reading:
         split = _split(session, window, coverage(session))
         return cls(
-            session, window, split, _tally(scored_entries(session, window, split.ranges()), terms)
+            session, window, split, tally(scored_entries(session, window, split.ranges()), terms)
         )
 
     def summed(self, table: _ByDay, sums: type[Sums], *keys: Any) -> Select[Any]:
