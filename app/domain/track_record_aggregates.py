@@ -181,10 +181,9 @@ def tally(found: Sequence[tuple[SettledEntry, int]], terms: TallyTerms) -> Tally
 def served_against_consensus(entries: Sequence[SettledEntry]) -> Difference:
     """The served prediction's log loss minus the consensus's on ``entries``."""
     if not entries:
-        return _difference(0, 0.0, 0.0)
+        return _differences(DaySums())
     keys = [GroupKey(dt.date.min, 0, None)] * len(entries)
-    total = _day_sums(entries, keys, _EntryRows.of(entries))[keys[0]]
-    return _difference(total.matches, total.difference_sum, total.difference_squares)
+    return _differences(_day_sums(entries, keys, _EntryRows.of(entries))[keys[0]])
 
 
 def _scored(y: NDArray[np.intp], proba: NDArray[np.float64]) -> NDArray[np.float64]:

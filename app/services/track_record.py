@@ -66,9 +66,8 @@ REBUILD_CHUNK = 1_000
 
 @dataclass(frozen=True, slots=True)
 class LogCount:
-    """What a logging pass did with the matches it looked at: entries written, matches
-    already logged (left as they were), and matches with no quote before kickoff (not
-    logged: nothing would have been served)."""
+    """What a logging pass did: entries written, matches already logged, and matches not
+    logged for want of a quote before kickoff."""
 
     written: int = 0
     already_logged: int = 0
@@ -90,8 +89,7 @@ class LogCount:
 
 
 def log_kickoffs(session: Session, settings: Settings, *, now: dt.datetime) -> LogCount:
-    """Log every match that kicked off in the look-back window before ``now`` and has no
-    entry yet."""
+    """Log the matches that kicked off in the look-back window before ``now``."""
     since = now - dt.timedelta(hours=settings.track_record_lookback_hours)
     return _log_window(session, settings, since, now, inclusive_end=True, live=True)
 
@@ -104,8 +102,8 @@ def rebuild(
     kickoff_to: dt.datetime | None,
     now: dt.datetime,
 ) -> LogCount:
-    """Write the entries missing for the matches that kicked off in [from, to) (to: now),
-    never rewriting one that exists, in the caller's transaction."""
+    """Log the matches that kicked off in [from, to) (to: now), in the caller's
+    transaction."""
     end = _window_end(kickoff_to, now)
     return _log_window(session, settings, kickoff_from, end, inclusive_end=kickoff_to is None)
 
@@ -266,8 +264,7 @@ def _insert(
 
 @dataclass(frozen=True, slots=True)
 class PerformanceReport:
-    """How the logged predictions of the settled matches of a window fared, with the rules
-    that chose the comparisons."""
+    """A window's track record, with the rules that chose its comparisons."""
 
     kickoff_from: dt.datetime | None
     kickoff_to: dt.datetime | None
@@ -282,9 +279,8 @@ class PerformanceReport:
 
 
 def performance(session: Session, query: PerformanceQuery, settings: Settings) -> PerformanceReport:
-    """Scores of the logged predictions of the settled matches that kicked off in
-    [from, to) (of one competition, or all), by their results as they are now, read from
-    the aggregates (the bankroll staked by the terms they were made with)."""
+    """The track record of ``query``'s window, read from the aggregates (the bankroll
+    staked by the terms they were made with)."""
     terms = answer_terms(session, settings)
     return PerformanceReport(
         kickoff_from=query.kickoff_from,
@@ -313,7 +309,6 @@ def settled_entries(session: Session, query: PerformanceQuery) -> list[SettledEn
 
 
 def record_rolling_score(session: Session, *, now: dt.datetime) -> RollingScore:
-    """Compute and store the rolling figure of the metrics as of ``now``."""
     since = now - dt.timedelta(days=ROLLING_DAYS)
     entries = settled_entries(session, PerformanceQuery(kickoff_from=since, kickoff_to=now))
     difference = served_against_consensus(entries)

@@ -507,12 +507,7 @@ def _split(session: Session, window: PerformanceQuery, held: TrackRecordState) -
     return _Split(first, end, frozenset(computed), computed_from)
 
 
-_ByDay = (
-    type[TrackRecordDay]
-    | type[TrackRecordBookmaker]
-    | type[TrackRecordBankroll]
-    | type[TrackRecordReliability]
-)
+_ByDay = type[TrackRecordDay | TrackRecordBookmaker | TrackRecordBankroll | TrackRecordReliability]
 
 
 @dataclass(frozen=True, slots=True)
