@@ -32,7 +32,6 @@ from app.domain.track_record_scores import (
     DayBucket,
     Difference,
     ForecastScores,
-    MeanWithInterval,
     Performance,
     SettledEntry,
     ValueBetRecord,
@@ -113,11 +112,6 @@ def _difference(a: NDArray[np.float64], b: NDArray[np.float64]) -> Difference:
     return Difference(len(a), interval.mean, interval.low, interval.high, p_value)
 
 
-def _mean_with_interval(values: NDArray[np.float64]) -> MeanWithInterval:
-    interval = mean_interval(values)
-    return MeanWithInterval(interval.mean, interval.low, interval.high)
-
-
 def _best_bookmaker(
     entries: Sequence[SettledEntry], y: NDArray[np.intp], served: NDArray[np.float64]
 ) -> tuple[BestBookmaker, NDArray[np.float64]]:
@@ -183,8 +177,8 @@ def _value_bets(
     return ValueBetRecord(
         bets=len(bets),
         bets_with_closing=int(bets.has_closing.sum()),
-        clv=_mean_with_interval(bets.clv[bets.has_closing]),
-        roi=_mean_with_interval(returns),
+        clv=mean_interval(bets.clv[bets.has_closing]),
+        roi=mean_interval(returns),
         profit=float(returns.sum()),
         bankroll=tuple(
             BankrollPoint(dt.datetime.fromtimestamp(float(time), dt.UTC), float(value))

@@ -1,12 +1,5 @@
-"""Comparing two forecasts scored on the same rows: the paired t-test of the backtest, and
-the intervals of its other means.
-
-Given per-row scores of two forecasts on the same rows (for example two log-loss row
-arrays), the mean difference, its standard error and the two-sided p-value of Student's t
-with n − 1 degrees of freedom for the null hypothesis "the mean difference is zero". A mean
-of one array (the CLV or the return of some bets) gets Student's t interval, mean ± t·s/√n,
-and a line through pairs of values its least-squares slope.
-"""
+"""Comparing two forecasts scored on the same rows (the paired t-test) and the t intervals
+of means, from the values or from their sums and sums of squares."""
 
 from __future__ import annotations
 
@@ -17,23 +10,24 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 ROUNDING = 1e-12  # per-row differences this small are floating-point noise
+CONFIDENCE = 0.95
+# The spread left by rounding when every value is the same, relative to the sum of squares.
+_SPREAD_NOISE = 1e-12
+
+# Student's t comes from scipy's special functions, imported when first needed: what
+# ``scipy.stats.t`` computes with, without the 0.6 s and 50 MB that importing
+# ``scipy.stats`` costs every process of the service.
 
 
 def _t_quantile(probability: float, degrees: int) -> float:
-    """Student's t quantile: the value t with P(T <= t) = ``probability``."""
+    """The value t with P(T <= t) = ``probability``."""
     from scipy.special import stdtrit
 
     return float(stdtrit(degrees, probability))
 
 
 def _t_tail(value: float, degrees: int) -> float:
-    """Student's t upper tail, P(T > ``value``).
-
-    scipy's special functions, imported when first needed: they are what ``scipy.stats.t``
-    computes with, without the 0.6 s and about 50 MB that importing ``scipy.stats`` costs
-    every process of the service (the dashboard's charts and the track record import this
-    module, while only a backtest or a track record's scores use the distribution).
-    """
+    """P(T > ``value``)."""
     from scipy.special import stdtr
 
     return float(stdtr(degrees, -value))
@@ -41,11 +35,8 @@ def _t_tail(value: float, degrees: int) -> float:
 
 @dataclass(frozen=True, slots=True)
 class PairedDifference:
-    """Mean of a − b over paired rows, its standard error, and a two-sided p-value.
-
-    The p-value is from Student's t with n − 1 degrees of freedom for the null hypothesis
-    "the mean difference is zero" (a paired t-test).
-    """
+    """Mean of a − b over paired rows, its standard error, and the two-sided p-value of
+    the paired t-test (n − 1 degrees of freedom) for "the mean difference is zero"."""
 
     mean: float
     standard_error: float
@@ -71,21 +62,27 @@ def paired_difference(a_rows: ArrayLike, b_rows: ArrayLike) -> PairedDifference:
     n = differences.shape[0]
     mean = float(differences.mean())
     standard_error = float(differences.std(ddof=1) / math.sqrt(n))
+    return PairedDifference(mean, standard_error, _p_value(n, mean, standard_error), n)
+
+
+def paired_p_value_of_sums(n: int, total: float, squares: float) -> float:
+    """The p-value of :func:`paired_difference` from the sum and sum of squares of ``n`` >= 2
+    (already rounded) differences, to within rounding."""
+    if n < 2:
+        raise ValueError("a paired comparison needs at least 2 rows")
+    return _p_value(n, total / n, _standard_error(n, total, squares))
+
+
+def _p_value(n: int, mean: float, standard_error: float) -> float:
     if standard_error == 0.0:
-        p_value = 1.0 if mean == 0.0 else 0.0
-    else:
-        p_value = 2.0 * _t_tail(abs(mean) / standard_error, n - 1)
-    return PairedDifference(mean, standard_error, min(1.0, p_value), n)
-
-
-CONFIDENCE = 0.95
+        return 1.0 if mean == 0.0 else 0.0
+    return min(1.0, 2.0 * _t_tail(abs(mean) / standard_error, n - 1))
 
 
 @dataclass(frozen=True, slots=True)
 class MeanInterval:
-    """A mean with its two-sided confidence interval ``mean ± t·s/√n`` (Student's t with
-    n − 1 degrees of freedom). ``mean`` is None without values; the bounds are None with
-    fewer than 2."""
+    """A mean with its two-sided interval ``mean ± t·s/√n`` (n − 1 degrees of freedom).
+    ``mean`` is None without values; the bounds are None with fewer than 2."""
 
     n: int
     mean: float | None
@@ -99,15 +96,36 @@ def mean_interval(values: ArrayLike, confidence: float = CONFIDENCE) -> MeanInte
     if array.ndim != 1 or not np.all(np.isfinite(array)):
         raise ValueError("values must be 1-D and finite")
     n = array.shape[0]
+    if n < 2:
+        return _interval(n, float(array.sum()), 0.0, confidence)
+    return _interval(n, float(array.mean()), float(array.std(ddof=1) / math.sqrt(n)), confidence)
+
+
+def interval_of_sums(
+    n: int, total: float, squares: float, confidence: float = CONFIDENCE
+) -> MeanInterval:
+    """:func:`mean_interval` of ``n`` values given by their sum and sum of squares, to
+    within rounding."""
+    if n < 2:
+        return _interval(n, total, 0.0, confidence)
+    return _interval(n, total / n, _standard_error(n, total, squares), confidence)
+
+
+def _interval(n: int, mean: float, standard_error: float, confidence: float) -> MeanInterval:
     if n == 0:
         return MeanInterval(0, None, None, None)
-    mean = float(array.mean())
     if n == 1:
         return MeanInterval(1, mean, None, None)
-    half_width = _t_quantile(0.5 + confidence / 2.0, n - 1) * float(
-        array.std(ddof=1) / math.sqrt(n)
-    )
+    half_width = _t_quantile(0.5 + confidence / 2.0, n - 1) * standard_error
     return MeanInterval(n, mean, mean - half_width, mean + half_width)
+
+
+def _standard_error(n: int, total: float, squares: float) -> float:
+    """s/√n of ``n`` >= 2 values from their sum and sum of squares."""
+    spread = squares - total * total / n
+    if spread <= _SPREAD_NOISE * squares:
+        return 0.0
+    return math.sqrt(spread / (n - 1) / n)
 
 
 def least_squares_slope(x_values: ArrayLike, y_values: ArrayLike) -> float | None:
@@ -124,41 +142,3 @@ def least_squares_slope(x_values: ArrayLike, y_values: ArrayLike) -> float | Non
     if spread == 0.0:
         return None
     return float(deviation @ (y - y.mean())) / spread
-
-
-def interval_of_sums(
-    n: int, total: float, squares: float, confidence: float = CONFIDENCE
-) -> MeanInterval:
-    """The mean of ``n`` values given by their sum and sum of squares, with its t interval
-    at ``confidence``: :func:`mean_interval` of those values, to within rounding."""
-    if n == 0:
-        return MeanInterval(0, None, None, None)
-    mean = total / n
-    if n == 1:
-        return MeanInterval(1, mean, None, None)
-    half_width = _t_quantile(0.5 + confidence / 2.0, n - 1) * _standard_error(n, total, squares)
-    return MeanInterval(n, mean, mean - half_width, mean + half_width)
-
-
-def paired_p_value_of_sums(n: int, total: float, squares: float) -> float:
-    """The paired t-test's two-sided p-value from the sum and sum of squares of ``n`` >= 2
-    (already rounded) differences: that of :func:`paired_difference`, to within rounding."""
-    if n < 2:
-        raise ValueError("a paired comparison needs at least 2 rows")
-    mean = total / n
-    standard_error = _standard_error(n, total, squares)
-    if standard_error == 0.0:
-        return 1.0 if mean == 0.0 else 0.0
-    return min(1.0, 2.0 * _t_tail(abs(mean) / standard_error, n - 1))
-
-
-# The spread left by rounding when every value is the same, relative to the sum of squares.
-_SPREAD_NOISE = 1e-12
-
-
-def _standard_error(n: int, total: float, squares: float) -> float:
-    """s/√n of ``n`` >= 2 values from their sum and sum of squares."""
-    spread = squares - total * total / n
-    if spread <= _SPREAD_NOISE * squares:
-        return 0.0
-    return math.sqrt(spread / (n - 1) / n)

@@ -19,6 +19,24 @@ class ReliabilityCurve:
     count: list[float]
 
 
+def bin_of(probability: NDArray[np.float64], bins: int) -> NDArray[np.intp]:
+    """Each probability's equal-width bin (1 falls in the last)."""
+    return np.minimum((probability * bins).astype(np.intp), bins - 1)
+
+
+def curve_of_bins(
+    count: NDArray[np.float64], predicted: NDArray[np.float64], observed: NDArray[np.float64]
+) -> ReliabilityCurve:
+    """The curve of bins given by their counts, summed probabilities and outcomes that
+    happened (the empty ones left out)."""
+    filled = count > 0
+    return ReliabilityCurve(
+        predicted=(predicted[filled] / count[filled]).tolist(),
+        observed=(observed[filled] / count[filled]).tolist(),
+        count=count[filled].tolist(),
+    )
+
+
 def reliability(
     y: NDArray[np.intp], proba: NDArray[np.float64], bins: int = 10
 ) -> list[ReliabilityCurve]:
@@ -26,19 +44,11 @@ def reliability(
     curves = []
     for outcome in range(len(OUTCOMES)):
         predicted = proba[:, outcome]
-        observed = (y == outcome).astype(np.float64)
-        index = np.minimum((predicted * bins).astype(int), bins - 1)
-        counts = np.bincount(index, minlength=bins)
-        filled = counts > 0
-        mean_predicted = (
-            np.bincount(index, weights=predicted, minlength=bins)[filled] / counts[filled]
+        index = bin_of(predicted, bins)
+        happened = (y == outcome).astype(np.float64)
+        count, summed, hits = (
+            np.bincount(index, weights=weights, minlength=bins).astype(np.float64)
+            for weights in (None, predicted, happened)
         )
-        frequency = np.bincount(index, weights=observed, minlength=bins)[filled] / counts[filled]
-        curves.append(
-            ReliabilityCurve(
-                predicted=mean_predicted.tolist(),
-                observed=frequency.tolist(),
-                count=counts[filled].astype(float).tolist(),
-            )
-        )
+        curves.append(curve_of_bins(count, summed, hits))
     return curves

@@ -1,12 +1,6 @@
 """The track record's entries: what the service would have served for a match at its
-kickoff, kept once.
-
-An entry (:class:`ServedPrediction`) holds the prediction made from the last quote of each
-bookmaker captured before kickoff by the model version active at kickoff (none: the
-consensus), its value bets by the default terms, and the quotes used. It is written once
-and never changed, so a refit cannot rewrite the past. How the entries fared is
-:mod:`app.domain.track_record_scores`.
-"""
+kickoff (the last quotes before it, the version active then, the value bets by the default
+terms), written once so that a refit cannot rewrite the past."""
 
 from __future__ import annotations
 
@@ -24,8 +18,7 @@ from app.domain.vocabulary import Basis, Method, Phase
 
 @dataclass(frozen=True, slots=True)
 class LoggedQuote:
-    """A quote a logged prediction used: the bookmaker's last before kickoff, and its line
-    de-margined by the entry's method."""
+    """A bookmaker's last quote before kickoff, de-margined by the entry's method."""
 
     bookmaker: str
     home: float
@@ -37,8 +30,6 @@ class LoggedQuote:
 
 @dataclass(frozen=True, slots=True)
 class LoggedBet:
-    """An outcome the logged prediction flagged as a value bet, at the best price then."""
-
     outcome: Outcome
     probability: float
     price: float
@@ -70,8 +61,7 @@ def served_predictions(
     default_method: Method,
     terms: ValueTerms,
 ) -> list[tuple[MatchInfo, ServedPrediction]]:
-    """The entries of ``matches`` (each with at least one quote), predicted by ``ensemble``
-    as the service predicts them, their value judged by ``terms``."""
+    """The entries of ``matches`` (each quoted), as the service predicts them."""
     if not matches:
         return []
     method = ensemble.method if ensemble is not None else default_method

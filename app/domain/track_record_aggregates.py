@@ -2,16 +2,9 @@
 :class:`~app.domain.track_record_scores.Performance`, and the figures made back from the
 sums of any set of days.
 
-Every figure is a count, a mean, a mean's t interval or a paired t-test, so the sums of
-the entries (and of their squares) are enough: a window's figures are those of the sums of
-its days, whatever the order they are added in. The per-entry steps are those of
-:mod:`app.domain.track_record_scores` (the same rows, the same ``ROUNDING`` zeroing, the
-same best-bookmaker rule, the same Kelly stakes), so the figures equal what it gives to
-within floating-point rounding.
-
-The bankroll is the one figure that is not a sum: the bets of one kickoff are staked from
-the same bankroll, so its curve needs, per kickoff, the sum of stake × return of its bets
-(:attr:`Tally.bankroll`), made by the Kelly terms the tally was made with.
+Every figure is a count, a mean, a mean's t interval or a paired t-test, so the sums of the
+entries and of their squares are enough; the bankroll, whose bets of one kickoff share a
+stake, is kept as the sum of stake × return per kickoff.
 """
 
 from __future__ import annotations
@@ -28,7 +21,7 @@ from app.domain.bookmakers import bookmaker_key
 from app.domain.evaluation import ROUNDING, interval_of_sums, paired_p_value_of_sums
 from app.domain.odds import demargin
 from app.domain.records import OUTCOME_INDEX, OUTCOMES
-from app.domain.reliability import ReliabilityCurve
+from app.domain.reliability import ReliabilityCurve, bin_of, curve_of_bins
 from app.domain.track_record_scores import (
     BEST_COVERAGE,
     CLOSING_METHOD,
@@ -38,7 +31,6 @@ from app.domain.track_record_scores import (
     DayBucket,
     Difference,
     ForecastScores,
-    MeanWithInterval,
     Performance,
     SettledEntry,
     ValueBetRecord,
@@ -50,22 +42,25 @@ from boosting import accuracy_rows, brier_score_rows, log_loss_rows, ranked_prob
 RELIABILITY_BINS = 10
 
 
-class _Sums:
+class Sums:
     """Sums that add field by field (every field a count or a sum)."""
 
     __slots__ = ()
 
+    @classmethod
+    def names(cls) -> list[str]:
+        """The fields' names (the columns they are stored in)."""
+        return [field.name for field in fields(cls)]  # type: ignore[arg-type]
+
     def plus(self, other: Self) -> Self:
-        names = [field.name for field in fields(self)]  # type: ignore[arg-type]
-        return type(self)(*(getattr(self, n) + getattr(other, n) for n in names))
+        return type(self)(*(getattr(self, n) + getattr(other, n) for n in self.names()))
 
     def values(self) -> dict[str, float]:
-        """The sums by name (the columns they are stored in)."""
-        return {field.name: getattr(self, field.name) for field in fields(self)}  # type: ignore[arg-type]
+        return {name: getattr(self, name) for name in self.names()}
 
 
 K = TypeVar("K")
-S = TypeVar("S", bound=_Sums)
+S = TypeVar("S", bound=Sums)
 
 
 def added_up(pairs: Iterable[tuple[K, S]]) -> dict[K, S]:
@@ -78,11 +73,10 @@ def added_up(pairs: Iterable[tuple[K, S]]) -> dict[K, S]:
 
 
 @dataclass(frozen=True, slots=True)
-class DaySums(_Sums):
-    """What scored entries add to the window's figures (the columns of
-    ``track_record_days``): the served and consensus forecasts' summed scores (``hits``:
-    the matches whose most probable outcome happened), the served − consensus log-loss
-    differences, and the value bets' CLV (on the bets with a closing line) and flat return."""
+class DaySums(Sums):
+    """The columns of ``track_record_days``: the served and consensus forecasts' summed
+    scores (``hits``: matches whose likeliest outcome happened), the served − consensus
+    log-loss differences, the value bets' CLV (where a closing line is) and flat return."""
 
     matches: int = 0
     served_log_loss: float = 0.0
@@ -104,10 +98,9 @@ class DaySums(_Sums):
 
 
 @dataclass(frozen=True, slots=True)
-class BookmakerSums(_Sums):
-    """A bookmaker on the scored entries it quoted (the columns of
-    ``track_record_bookmakers``): its line's summed scores, the served forecast's on the
-    same entries, and the served − bookmaker log-loss differences."""
+class BookmakerSums(Sums):
+    """The columns of ``track_record_bookmakers``: a bookmaker's summed scores on the entries
+    it quoted, the served forecast's on them, and the served − bookmaker differences."""
 
     matches: int = 0
     log_loss: float = 0.0
@@ -123,9 +116,9 @@ class BookmakerSums(_Sums):
 
 
 @dataclass(frozen=True, slots=True)
-class BinSums(_Sums):
-    """The served probabilities of one outcome in one bin: how many, their sum, and how
-    many times the outcome happened."""
+class BinSums(Sums):
+    """One outcome's served probabilities in one bin: how many, their sum, and how many
+    times it happened."""
 
     count: int = 0
     predicted: float = 0.0
@@ -156,8 +149,7 @@ class Tally:
 
 @dataclass(frozen=True, slots=True)
 class TallyTerms:
-    """The terms a tally is made with: the Kelly stakes of the bankroll, the bins of the
-    reliability diagram."""
+    """The bankroll's Kelly terms and the reliability diagram's bins."""
 
     kelly_fraction: float
     stake_cap: float
@@ -168,15 +160,15 @@ def utc_day(moment: dt.datetime) -> dt.date:
     return moment.astimezone(dt.UTC).date()
 
 
-def tally(entries: Sequence[SettledEntry], competitions: Sequence[int], terms: TallyTerms) -> Tally:
-    """The sums of ``entries`` (each of the competition at the same place of
-    ``competitions``)."""
+def tally(found: Sequence[tuple[SettledEntry, int]], terms: TallyTerms) -> Tally:
+    """The sums of scored entries, each given with its competition's id."""
+    if not found:
+        return Tally({}, {}, {}, {})
+    entries = [entry for entry, _ in found]
     keys = [
         GroupKey(utc_day(entry.kickoff), competition, entry.served.model_version)
-        for entry, competition in zip(entries, competitions, strict=True)
+        for entry, competition in found
     ]
-    if not entries:
-        return Tally({}, {}, {}, {})
     rows = _EntryRows.of(entries)
     return Tally(
         days=_day_sums(entries, keys, rows),
@@ -189,44 +181,31 @@ def tally(entries: Sequence[SettledEntry], competitions: Sequence[int], terms: T
 def served_against_consensus(entries: Sequence[SettledEntry]) -> Difference:
     """The served prediction's log loss minus the consensus's on ``entries``."""
     if not entries:
-        return _difference(0, 0.0, 0.0)
+        return _differences(DaySums())
     keys = [GroupKey(dt.date.min, 0, None)] * len(entries)
-    total = _day_sums(entries, keys, _EntryRows.of(entries))[keys[0]]
-    return _difference(total.matches, total.difference_sum, total.difference_squares)
+    return _differences(_day_sums(entries, keys, _EntryRows.of(entries))[keys[0]])
 
 
-@dataclass(frozen=True, slots=True)
-class _Scored:
-    """Per entry, a forecast's four scores."""
-
-    log_loss: NDArray[np.float64]
-    brier: NDArray[np.float64]
-    rps: NDArray[np.float64]
-    hits: NDArray[np.float64]
-
-    @classmethod
-    def of(cls, y: NDArray[np.intp], proba: NDArray[np.float64]) -> _Scored:
-        return cls(
-            log_loss_rows(y, proba),
-            brier_score_rows(y, proba),
-            ranked_probability_score_rows(y, proba),
-            accuracy_rows(y, proba),
-        )
+def _scored(y: NDArray[np.intp], proba: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per entry (column), a forecast's log loss, Brier score, RPS and hit (rows, in the
+    order of the sums' fields)."""
+    scores = (log_loss_rows, brier_score_rows, ranked_probability_score_rows, accuracy_rows)
+    return np.stack([score(y, proba) for score in scores])
 
 
 @dataclass(frozen=True, slots=True)
 class _EntryRows:
     y: NDArray[np.intp]
     served_proba: NDArray[np.float64]
-    served: _Scored
-    consensus: _Scored
+    served: NDArray[np.float64]  # scored by _scored
+    consensus: NDArray[np.float64]
 
     @classmethod
     def of(cls, entries: Sequence[SettledEntry]) -> _EntryRows:
         y = np.array([OUTCOME_INDEX[entry.result] for entry in entries], dtype=np.intp)
         served = _probabilities([entry.served.probabilities for entry in entries])
         consensus = _probabilities([entry.served.consensus for entry in entries])
-        return cls(y, served, _Scored.of(y, served), _Scored.of(y, consensus))
+        return cls(y, served, _scored(y, served), _scored(y, consensus))
 
 
 def _probabilities(rows: Sequence[tuple[float, float, float]]) -> NDArray[np.float64]:
@@ -260,58 +239,38 @@ def _grouped(
 def _day_sums(
     entries: Sequence[SettledEntry], keys: Sequence[GroupKey], rows: _EntryRows
 ) -> dict[GroupKey, DaySums]:
-    served, consensus = rows.served, rows.consensus
-    difference = _zeroed(served.log_loss - consensus.log_loss)
-    bets = _bet_rows(entries)
-
-    def per_entry(values: list[list[float]], power: int) -> NDArray[np.float64]:
-        return np.array([sum(v**power for v in row) for row in values], dtype=np.float64)
-
+    difference = _zeroed(rows.served[0] - rows.consensus[0])
     columns = [
         np.ones(len(entries)),
-        served.log_loss,
-        served.brier,
-        served.rps,
-        served.hits,
-        consensus.log_loss,
-        consensus.brier,
-        consensus.rps,
-        consensus.hits,
+        *rows.served,
+        *rows.consensus,
         difference,
         difference**2,
-        per_entry(bets.returns, 0),
-        per_entry(bets.clv, 0),
-        per_entry(bets.clv, 1),
-        per_entry(bets.clv, 2),
-        per_entry(bets.returns, 1),
-        per_entry(bets.returns, 2),
+        *_bet_columns(entries),
     ]
     return _grouped(keys, columns, DaySums)
 
 
-@dataclass(frozen=True, slots=True)
-class _BetRows:
-    """Per entry, its bets' CLV (of those with a closing line) and flat returns."""
-
-    clv: list[list[float]]
-    returns: list[list[float]]
-
-
-def _bet_rows(entries: Sequence[SettledEntry]) -> _BetRows:
+def _bet_columns(entries: Sequence[SettledEntry]) -> NDArray[np.float64]:
+    """Per entry (column): its bets, those with a closing line, their CLV's sum and sum of
+    squares, and their flat returns' sum and sum of squares (rows)."""
     closing = _closing_lines(entries)
-    clv: list[list[float]] = []
-    returns: list[list[float]] = []
+    found = []
     for index, entry in enumerate(entries):
-        line = closing.get(index)
-        clv.append(
-            []
-            if line is None
-            else [line[OUTCOME_INDEX[bet.outcome]] * bet.price - 1.0 for bet in entry.served.bets]
+        bets, line = entry.served.bets, closing.get(index)
+        clv = [] if line is None else [line[OUTCOME_INDEX[b.outcome]] * b.price - 1.0 for b in bets]
+        returns = [_flat_return(bet.price, bet.outcome == entry.result) for bet in bets]
+        found.append(
+            (
+                len(bets),
+                len(clv),
+                sum(clv),
+                sum(v**2 for v in clv),
+                sum(returns),
+                sum(v**2 for v in returns),
+            )
         )
-        returns.append(
-            [_flat_return(bet.price, bet.outcome == entry.result) for bet in entry.served.bets]
-        )
-    return _BetRows(clv, returns)
+    return np.array(found, dtype=np.float64).reshape(-1, 6).T
 
 
 def _flat_return(price: float, won: bool) -> float:
@@ -349,22 +308,10 @@ def _bookmaker_sums(
     if not quoted:
         return {}
     at = np.array([index for index, _ in quoted], dtype=np.intp)
-    scored = _Scored.of(rows.y[at], _probabilities(lines))
-    served = rows.served
-    difference = _zeroed(served.log_loss[at] - scored.log_loss)
-    columns = [
-        np.ones(len(quoted)),
-        scored.log_loss,
-        scored.brier,
-        scored.rps,
-        scored.hits,
-        served.log_loss[at],
-        served.brier[at],
-        served.rps[at],
-        served.hits[at],
-        difference,
-        difference**2,
-    ]
+    scored = _scored(rows.y[at], _probabilities(lines))
+    served = rows.served[:, at]
+    difference = _zeroed(served[0] - scored[0])
+    columns = [np.ones(len(quoted)), *scored, *served, difference, difference**2]
     return _grouped([(keys[index], code) for index, code in quoted], columns, BookmakerSums)
 
 
@@ -391,7 +338,7 @@ def _bin_sums(
     happened: list[NDArray[np.float64]] = []
     for outcome in range(len(OUTCOMES)):
         probability = rows.served_proba[:, outcome]
-        index = np.minimum((probability * bins).astype(int), bins - 1).tolist()
+        index = bin_of(probability, bins).tolist()
         places.extend((key.day, outcome, at) for key, at in zip(keys, index, strict=True))
         predicted.append(probability)
         happened.append((rows.y == outcome).astype(np.float64))
@@ -435,37 +382,26 @@ def performance_of_sums(sums: WindowSums) -> Performance:
     total = sums.total
     return Performance(
         matches=total.matches,
-        served=_forecast(
-            total.matches,
-            total.served_log_loss,
-            total.served_brier,
-            total.served_rps,
-            total.served_hits,
-        ),
-        consensus=_forecast(
-            total.matches,
-            total.consensus_log_loss,
-            total.consensus_brier,
-            total.consensus_rps,
-            total.consensus_hits,
-        ),
-        served_minus_consensus=_difference(
-            total.matches, total.difference_sum, total.difference_squares
-        ),
+        served=_forecast(total, "served_"),
+        consensus=_forecast(total, "consensus_"),
+        served_minus_consensus=_differences(total),
         best_bookmaker=_best(sums.bookmakers, sums.best, total.matches),
         value_bets=_value_bets(total, sums.bankroll, sums.days[0][0] if sums.days else dt.date.max),
         days=tuple(_bucket(day, day_sums, sums.best_days.get(day)) for day, day_sums in sums.days),
     )
 
 
-def _forecast(
-    matches: int, log_loss: float, brier: float, rps: float, hits: float
-) -> ForecastScores:
-    if not matches:
+def _forecast(sums: DaySums | BookmakerSums, prefix: str) -> ForecastScores:
+    """The mean scores of the forecast whose summed scores are the fields of ``sums`` named
+    ``prefix`` followed by log_loss, brier, rps and hits."""
+    if not sums.matches:
         return ForecastScores(0, None, None, None, None)
-    return ForecastScores(
-        matches, log_loss / matches, brier / matches, rps / matches, hits / matches
-    )
+    scores = ("log_loss", "brier", "rps", "hits")
+    return ForecastScores(sums.matches, *(getattr(sums, prefix + s) / sums.matches for s in scores))
+
+
+def _differences(sums: DaySums | BookmakerSums) -> Difference:
+    return _difference(sums.matches, sums.difference_sum, sums.difference_squares)
 
 
 def _difference(n: int, total: float, squares: float) -> Difference:
@@ -475,32 +411,22 @@ def _difference(n: int, total: float, squares: float) -> Difference:
 
 
 def _best(totals: Mapping[str, BookmakerSums], best: str | None, matches: int) -> BestBookmaker:
-    if best is None:
-        nothing = ForecastScores(0, None, None, None, None)
-        return BestBookmaker(None, None, nothing, nothing, _difference(0, 0.0, 0.0))
-    sums = totals[best]
+    sums = BookmakerSums() if best is None else totals[best]
+    coverage = None if best is None else sums.matches / matches
     return BestBookmaker(
-        best,
-        sums.matches / matches,
-        _forecast(sums.matches, sums.log_loss, sums.brier, sums.rps, sums.hits),
-        _forecast(
-            sums.matches, sums.served_log_loss, sums.served_brier, sums.served_rps, sums.served_hits
-        ),
-        _difference(sums.matches, sums.difference_sum, sums.difference_squares),
+        best, coverage, _forecast(sums, ""), _forecast(sums, "served_"), _differences(sums)
     )
 
 
 def _value_bets(
     total: DaySums, bankroll: Sequence[tuple[dt.datetime, float]], first_day: dt.date
 ) -> ValueBetRecord:
-    clv = interval_of_sums(total.bets_with_closing, total.clv_sum, total.clv_squares)
-    roi = interval_of_sums(total.bets, total.return_sum, total.return_squares)
     curve = np.cumprod(1.0 + np.array([growth for _, growth in bankroll], dtype=np.float64))
     return ValueBetRecord(
         bets=total.bets,
         bets_with_closing=total.bets_with_closing,
-        clv=MeanWithInterval(clv.mean, clv.low, clv.high),
-        roi=MeanWithInterval(roi.mean, roi.low, roi.high),
+        clv=interval_of_sums(total.bets_with_closing, total.clv_sum, total.clv_squares),
+        roi=interval_of_sums(total.bets, total.return_sum, total.return_squares),
         profit=total.return_sum,
         bankroll=tuple(
             BankrollPoint(kickoff, float(value))
@@ -533,13 +459,7 @@ def reliability_of_sums(
         return ()
     curves = []
     for outcome in range(len(OUTCOMES)):
-        filled = [bins[(outcome, b)] for b in range(bin_count) if (outcome, b) in bins]
-        filled = [sums for sums in filled if sums.count]
-        curves.append(
-            ReliabilityCurve(
-                predicted=[sums.predicted / sums.count for sums in filled],
-                observed=[sums.observed / sums.count for sums in filled],
-                count=[float(sums.count) for sums in filled],
-            )
-        )
+        per_bin = [bins.get((outcome, b), BinSums()) for b in range(bin_count)]
+        columns = np.array([[s.count, s.predicted, s.observed] for s in per_bin], dtype=np.float64)
+        curves.append(curve_of_bins(*columns.T))
     return tuple(curves)

@@ -1,13 +1,8 @@
 """How the track record's served predictions and their value bets fared: the figures of
 ``GET /performance``, made from sums by :mod:`app.domain.track_record_aggregates`.
 
-Scores are computed from the entries and the results as they are when asked, so a
-corrected result is scored again.
-
-The best single bookmaker is chosen among those that quoted at least ``BEST_COVERAGE`` of
-the window's matches, by the lowest log loss on the matches it quoted; the served
-prediction is compared with it on those same matches. The choice is made on the window it
-is scored on, which flatters that bookmaker: it is a strong bar, not a fair draw.
+The best bookmaker is, among those that quoted ``BEST_COVERAGE`` of the window's matches,
+the one of lowest log loss on them, chosen on the window it is scored on (a strong bar).
 """
 
 from __future__ import annotations
@@ -16,6 +11,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from app.domain.backtest.folds import CLOSING_CODE
+from app.domain.evaluation import MeanInterval
 from app.domain.track_record import ServedPrediction
 from app.domain.vocabulary import Method
 
@@ -61,21 +57,13 @@ class Difference:
 
 @dataclass(frozen=True, slots=True)
 class BestBookmaker:
-    """The best single bookmaker of the window (see the module), and the served prediction
-    against it on the matches it quoted."""
+    """The window's best bookmaker, and the served prediction on the matches it quoted."""
 
     code: str | None
     coverage: float | None  # the share of the window's matches it quoted
     scores: ForecastScores
     served: ForecastScores
     served_minus_best: Difference
-
-
-@dataclass(frozen=True, slots=True)
-class MeanWithInterval:
-    mean: float | None
-    low: float | None
-    high: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,22 +74,21 @@ class BankrollPoint:
 
 @dataclass(frozen=True, slots=True)
 class ValueBetRecord:
-    """The logged value bets of settled matches: their closing-line value (on the bets of
-    matches the reference bookmaker quoted), the flat return of a stake of 1 on each, and
-    the bankroll (from 1) staking the fraction of Kelly of the terms on each."""
+    """The logged value bets: their CLV (where the reference bookmaker quoted), the flat
+    return of a stake of 1 on each, and the bankroll from 1 staked by Kelly's terms."""
 
     bets: int
     bets_with_closing: int
-    clv: MeanWithInterval
-    roi: MeanWithInterval
+    clv: MeanInterval
+    roi: MeanInterval
     profit: float
     bankroll: tuple[BankrollPoint, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class DayBucket:
-    """One UTC day of kickoffs. The best bookmaker is the window's (see the module), scored
-    on the day's matches it quoted: None when it quoted none of them, or none was best."""
+    """One UTC day of kickoffs; the window's best bookmaker on the day's matches it quoted
+    (None: none of them, or no best)."""
 
     day: dt.date
     matches: int

@@ -267,7 +267,7 @@ def model_page(session: Session, reliability: ServedReliability) -> ModelPage:
 def served_reliability(session: Session, settings: Settings) -> ServedReliability:
     """The reliability of every settled logged match's served prediction, read from the
     track record's aggregates (their bins)."""
-    terms = track_record_aggregates.coverage(session).terms or track_record.tally_terms(settings)
+    terms = track_record.answer_terms(session, settings)
     found = track_record_aggregates.reliability_sums(session, terms)
     bins = terms.reliability_bins
     return ServedReliability(found.matches, bins, reliability_of_sums(found.bins, bins))

@@ -1,10 +1,8 @@
 """The track record: each match's served prediction logged once at kickoff (by the
 scheduler's job, or back-filled), and how those predictions fared (``GET /performance``).
 
-A match is logged with the quotes it had before kickoff and the model version active at
-kickoff, so an entry written late (a back-fill, a job that was down) says what an entry
-written on time would have said, as long as no quote captured before kickoff arrived
-after. An entry is inserted once and never updated: a second write of a match is a no-op.
+An entry is made from the quotes captured before kickoff and the version active then, so
+one written late says what one written on time would have said; it is never updated.
 """
 
 from __future__ import annotations
@@ -68,9 +66,8 @@ REBUILD_CHUNK = 1_000
 
 @dataclass(frozen=True, slots=True)
 class LogCount:
-    """What a logging pass did with the matches it looked at: entries written, matches
-    already logged (left as they were), and matches with no quote before kickoff (not
-    logged: nothing would have been served)."""
+    """What a logging pass did: entries written, matches already logged, and matches not
+    logged for want of a quote before kickoff."""
 
     written: int = 0
     already_logged: int = 0
@@ -83,10 +80,16 @@ class LogCount:
             f"{counted(self.without_quotes, 'match', 'matches')} with no quote before kickoff"
         )
 
+    def __add__(self, other: LogCount) -> LogCount:
+        return LogCount(
+            self.written + other.written,
+            self.already_logged + other.already_logged,
+            self.without_quotes + other.without_quotes,
+        )
+
 
 def log_kickoffs(session: Session, settings: Settings, *, now: dt.datetime) -> LogCount:
-    """Log every match that kicked off in the look-back window before ``now`` and has no
-    entry yet."""
+    """Log the matches that kicked off in the look-back window before ``now``."""
     since = now - dt.timedelta(hours=settings.track_record_lookback_hours)
     return _log_window(session, settings, since, now, inclusive_end=True, live=True)
 
@@ -99,15 +102,14 @@ def rebuild(
     kickoff_to: dt.datetime | None,
     now: dt.datetime,
 ) -> LogCount:
-    """Write the entries missing for the matches that kicked off in [from, to) (to: now),
-    never rewriting one that exists, in the caller's transaction."""
+    """Log the matches that kicked off in [from, to) (to: now), in the caller's
+    transaction."""
     end = _window_end(kickoff_to, now)
     return _log_window(session, settings, kickoff_from, end, inclusive_end=kickoff_to is None)
 
 
 def _window_end(kickoff_to: dt.datetime | None, now: dt.datetime) -> dt.datetime:
-    """A rebuild's end: ``to``, or now when it is later or not given (nothing after now
-    has kicked off)."""
+    # Nothing after now has kicked off.
     return now if kickoff_to is None or kickoff_to > now else kickoff_to
 
 
@@ -120,27 +122,21 @@ def rebuild_in_chunks(
     now: dt.datetime,
     between_chunks: Callable[[], None] = aggregates.let_writers_in,
 ) -> LogCount:
-    """:func:`rebuild` in write transactions of at most ``REBUILD_CHUNK`` matches each (the
-    entries and their aggregates together), so that another writer waits for one chunk at
-    most; ``between_chunks`` runs after each commit (by default a pause that lets them in).
-    The aggregates are filled and caught up with the changed matches first.
-    Stopped half-way, it goes on where it stopped when run again: an entry is written once,
-    and a day's aggregates are made from its entries as a whole."""
+    """:func:`rebuild` in write transactions of ``REBUILD_CHUNK`` matches (entries and
+    aggregates together), after filling and catching up the aggregates; ``between_chunks``
+    runs after each commit. Stopped half-way, a second run goes on where it stopped."""
     aggregates.catch_up(sessions, tally_terms(settings), now=now, between_chunks=between_chunks)
     end = _window_end(kickoff_to, now)
     with session_scope(sessions) as session:
         found, missing = _unlogged(
             session, kickoff_from, end, inclusive_end=kickoff_to is None, live=False
         )
-    written = already = without = 0
+    done = LogCount(already_logged=found - len(missing))
     for part in chunks(missing, REBUILD_CHUNK):
         with session_scope(sessions) as session:
-            done = log_matches(session, settings, part)
-        written += done.written
-        already += done.already_logged
-        without += done.without_quotes
+            done += log_matches(session, settings, part)
         between_chunks()
-    return LogCount(written, found - len(missing) + already, without)
+    return done
 
 
 def _log_window(
@@ -152,13 +148,10 @@ def _log_window(
     inclusive_end: bool,
     live: bool = False,
 ) -> LogCount:
-    """``live``: log only matches the service held a quote of at kickoff, one captured
-    before it (by its time) or, undated, stored before it. A match whose quotes all came
-    later (a season file imported with its results) had nothing served at kickoff."""
+    """``live``: only matches with a quote held at kickoff (captured, or if undated
+    stored, before it); one whose quotes all came later had nothing served then."""
     found, missing = _unlogged(session, start, end, inclusive_end=inclusive_end, live=live)
-    counts = log_matches(session, settings, missing)
-    already = found - len(missing) + counts.already_logged
-    return LogCount(counts.written, already, counts.without_quotes)
+    return LogCount(already_logged=found - len(missing)) + log_matches(session, settings, missing)
 
 
 def _unlogged(
@@ -169,8 +162,8 @@ def _unlogged(
     inclusive_end: bool,
     live: bool,
 ) -> tuple[int, list[tuple[int, dt.datetime]]]:
-    """How many matches of the window there are (see :func:`_log_window`), and those
-    without an entry (id, kickoff), in kickoff order."""
+    """How many matches of the window there are, and those without an entry (id,
+    kickoff), in kickoff order."""
     upper = Match.kickoff <= end if inclusive_end else Match.kickoff < end
     statement = (
         select(Match.id, Match.kickoff, PredictionLogEntry.id)
@@ -203,22 +196,20 @@ def log_matches(
         matches, versions_at(session, [kickoff for _, kickoff in matches]), strict=True
     ):
         by_version[version_id].append(match_id)
-    written = already = without = 0
+    done = LogCount()
     for version_id, match_ids in by_version.items():
-        quoted = _quoted(session, settings, version_id, match_ids)
-        without += len(match_ids) - len(quoted)
-        inserted = _insert(session, settings, version_id, quoted)
-        written += inserted
-        already += len(quoted) - inserted
+        version = None if version_id is None else session.get(ModelVersion, version_id)
+        quoted = _quoted(session, settings, version, match_ids)
+        inserted = _insert(session, settings, version, quoted)
+        done += LogCount(inserted, len(quoted) - inserted, len(match_ids) - len(quoted))
     # The aggregates take the new entries (and any match changed since) in the same
     # transaction: an answer never sees an entry they lack.
     aggregates.refresh(session, tally_terms(settings), now=utcnow())
-    return LogCount(written, already, without)
+    return done
 
 
 def tally_terms(settings: Settings) -> TallyTerms:
-    """The terms the aggregates are made with: the bankroll staked by the default value
-    terms."""
+    """The terms the aggregates are made with: the default value terms'."""
     terms = settings.value_terms()
     return TallyTerms(terms.kelly_fraction, terms.stake_cap, RELIABILITY_BINS)
 
@@ -239,18 +230,16 @@ def versions_at(session: Session, moments: Sequence[dt.datetime]) -> list[int | 
 
 
 def _quoted(
-    session: Session, settings: Settings, version_id: int | None, match_ids: list[int]
+    session: Session, settings: Settings, version: ModelVersion | None, match_ids: list[int]
 ) -> list[QuotedMatch]:
-    version = None if version_id is None else session.get(ModelVersion, version_id)
     phase = settings.refit_phase if version is None else version.phase
     found = stored_matches(session, match_ids, phase=phase)
     return [found[i] for i in match_ids if i in found and found[i].odds]
 
 
 def _insert(
-    session: Session, settings: Settings, version_id: int | None, quoted: list[QuotedMatch]
+    session: Session, settings: Settings, version: ModelVersion | None, quoted: list[QuotedMatch]
 ) -> int:
-    version = None if version_id is None else session.get(ModelVersion, version_id)
     ensemble = None if version is None else ensemble_of(version)
     entries = served_predictions(
         quoted, ensemble, default_method=settings.demargin_method, terms=settings.value_terms()
@@ -275,8 +264,7 @@ def _insert(
 
 @dataclass(frozen=True, slots=True)
 class PerformanceReport:
-    """How the logged predictions of the settled matches of a window fared, with the rules
-    that chose the comparisons."""
+    """A window's track record, with the rules that chose its comparisons."""
 
     kickoff_from: dt.datetime | None
     kickoff_to: dt.datetime | None
@@ -291,10 +279,9 @@ class PerformanceReport:
 
 
 def performance(session: Session, query: PerformanceQuery, settings: Settings) -> PerformanceReport:
-    """Scores of the logged predictions of the settled matches that kicked off in
-    [from, to) (of one competition, or all), by their results as they are now, read from
-    the aggregates (the bankroll staked by the terms they were made with)."""
-    terms = aggregates.coverage(session).terms or tally_terms(settings)
+    """The track record of ``query``'s window, read from the aggregates (the bankroll
+    staked by the terms they were made with)."""
+    terms = answer_terms(session, settings)
     return PerformanceReport(
         kickoff_from=query.kickoff_from,
         kickoff_to=query.kickoff_to,
@@ -311,20 +298,17 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
     )
 
 
+def answer_terms(session: Session, settings: Settings) -> TallyTerms:
+    """The terms answers are made with: the aggregates', else those of the settings."""
+    return aggregates.terms_of(aggregates.coverage(session)) or tally_terms(settings)
+
+
 def settled_entries(session: Session, query: PerformanceQuery) -> list[SettledEntry]:
-    """Every scored entry of ``query``'s window, read one by one (the aggregates' rule of
-    which entries are scored)."""
-    return [
-        SettledEntry(match_id, kickoff, result, served)
-        for match_id, kickoff, result, served, _ in session.execute(
-            aggregates.scored_statement(query)
-        ).all()
-        if result is not None  # settled, as the query asks
-    ]
+    """Every scored entry of ``query``'s window, read one by one."""
+    return [entry for entry, _ in aggregates.scored_entries(session, query)]
 
 
 def record_rolling_score(session: Session, *, now: dt.datetime) -> RollingScore:
-    """Compute and store the rolling figure of the metrics as of ``now``."""
     since = now - dt.timedelta(days=ROLLING_DAYS)
     entries = settled_entries(session, PerformanceQuery(kickoff_from=since, kickoff_to=now))
     difference = served_against_consensus(entries)
@@ -340,9 +324,8 @@ def record_rolling_score(session: Session, *, now: dt.datetime) -> RollingScore:
 
 
 def track_record_job(engine: Engine, settings: Settings, *, clock: Clock = utcnow) -> None:
-    """One run of the scheduler's job: log the matches that kicked off by ``clock``'s
-    present, then refresh the rolling figure. A failure is logged and left to the next run;
-    it never stops the scheduler."""
+    """The scheduler's job: log the matches that kicked off by ``clock``'s present, then
+    the rolling figure. A failure is logged and left to the next run."""
     moment = clock()
     sessions = make_session_factory(engine, for_writes=True)
     try:

@@ -1,32 +1,13 @@
 """The track record's daily aggregates: kept by its writers, read by its answers.
 
 Per UTC day of kickoff, competition and model version, the sums of the scored entries
-(:mod:`app.domain.track_record_aggregates`), so that ``GET /performance`` and the
-dashboard's track record and model pages read a few rows per day, not every entry.
-
-**Kept.** A day's rows are replaced as a whole by :func:`recompute_days`, from its entries
-and the results as they are then. The writers call it for the days they change:
-
-- the logging of entries (the job, ``oddsboost track-record rebuild``) through
-  :func:`refresh`, which also recomputes the days whose matches changed since the last
-  pass (``matches.updated_at`` after the watermark, which every writer of results and
-  kickoffs moves), and the days of entries written by other means (ids above the one
-  followed);
-- a match's deletion and a team merge that drops a logged entry, for that entry's day.
-
-**Filled.** A database that held a track record before the aggregates has them filled by
-:func:`fill` (``oddsboost migrate``, the rebuild and the job run it) in chunks of at most
-``FILL_ENTRIES`` entries, each its own transaction, oldest days first. Until it ends, the
-days not yet filled are computed from the entries when asked (right, only slower). A
-change of the Kelly terms the bankroll is staked by refills them the same way; until then
-the answers keep the terms they were made with (and say so).
-
-**Read.** :func:`window_sums` adds up the stored rows of the window's whole days, and
-computes from the entries the days it cannot take from them: a day the window cuts, a day
-whose matches changed after the aggregates' watermark, a day not filled yet. So an answer
-always scores the entries by the results as they are now. On PostgreSQL a result written
-by a transaction that commits after a later one was seen by a pass can be missed until the
-next pass, which looks ``CHANGE_LAG`` further back.
+(:mod:`app.domain.track_record_aggregates`). A day's rows are replaced as a whole
+(:func:`recompute_days`) by every writer of the days it changes; :func:`refresh` also
+recomputes the days whose matches changed since the last pass (``matches.updated_at``). A
+log kept before the aggregates, or staked by other Kelly terms, is filled in chunks
+(:func:`fill`). :func:`window_sums` adds up the stored rows of a window's whole days and
+computes from the entries the days it cannot take from them (a day the window cuts, one
+whose matches changed, one not filled yet), so an answer scores the results as they are now.
 """
 
 from __future__ import annotations
@@ -35,6 +16,8 @@ import datetime as dt
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from functools import reduce
+from typing import Any
 
 from sqlalchemy import ColumnElement, ScalarSelect, Select, delete, func, insert, or_, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -56,6 +39,7 @@ from app.domain.track_record_aggregates import (
     BookmakerSums,
     DaySums,
     GroupKey,
+    Sums,
     Tally,
     TallyTerms,
     WindowSums,
@@ -82,8 +66,6 @@ WRITER_PAUSE_SECONDS = 0.1
 DAYS_PER_STATEMENT = 400
 ONE_DAY = dt.timedelta(days=1)
 
-DAY_COLUMNS = tuple(getattr(TrackRecordDay, name) for name in DaySums().values())
-BOOKMAKER_COLUMNS = tuple(getattr(TrackRecordBookmaker, name) for name in BookmakerSums().values())
 TABLES_BY_DAY = (TrackRecordDay, TrackRecordBookmaker, TrackRecordBankroll, TrackRecordReliability)
 
 
@@ -105,33 +87,35 @@ class PerformanceQuery:
 
 def scored_entries(
     session: Session,
-    ranges: Sequence[tuple[dt.datetime, dt.datetime]],
-    window: PerformanceQuery = PerformanceQuery(),
+    window: PerformanceQuery,
+    ranges: Sequence[tuple[dt.datetime, dt.datetime]] | None = None,
 ) -> list[tuple[SettledEntry, int]]:
-    """The scored entries (a settled match, logged at the kickoff it still has) of
-    ``window`` with kickoffs in ``ranges``, each with its competition's id."""
-    found: list[tuple[SettledEntry, int]] = []
-    for part in chunks(ranges, DAYS_PER_STATEMENT):
-        statement = scored_statement(window).where(
-            or_(*(_kickoff_between(low, high) for low, high in part))
-        )
-        found.extend(
-            (SettledEntry(match_id, kickoff, result, served), competition)
-            for match_id, kickoff, result, served, competition in session.execute(statement)
-            if result is not None
-        )
-    return found
+    """The scored entries of ``window`` (with kickoffs in ``ranges``, if given), by
+    kickoff, each with its competition's id."""
+    statement = _scored_statement(window)
+    statements = (
+        [statement]
+        if ranges is None
+        else [
+            statement.where(or_(*(_kickoff_between(low, high) for low, high in part)))
+            for part in chunks(ranges, DAYS_PER_STATEMENT)
+        ]
+    )
+    return [
+        (SettledEntry(match_id, kickoff, result, served), competition)
+        for part in statements
+        for match_id, kickoff, result, served, competition in session.execute(part)
+        if result is not None
+    ]
 
 
 def _kickoff_between(low: dt.datetime, high: dt.datetime) -> ColumnElement[bool]:
     return (PredictionLogEntry.kickoff >= low) & (PredictionLogEntry.kickoff < high)
 
 
-def scored_statement(
+def _scored_statement(
     window: PerformanceQuery,
 ) -> Select[int, dt.datetime, str | None, ServedPrediction, int]:
-    """The scored entries of ``window``, each with its match's result and competition's
-    id, by kickoff."""
     statement = (
         select(
             PredictionLogEntry.match_id,
@@ -174,23 +158,24 @@ def day_ranges(days: Iterable[dt.date]) -> list[tuple[dt.datetime, dt.datetime]]
 # Writing the aggregates.
 
 
-def _state(session: Session, *, lock: bool = False) -> TrackRecordState:
-    """The aggregates' state (made if missing); ``lock``: wait for any other writer of the
-    aggregates first."""
-    if lock:
-        serialise_track_record_writes(session)
-    state = session.get(TrackRecordState, STATE_ID, populate_existing=lock)
+def _locked_state(session: Session) -> TrackRecordState:
+    """The aggregates' state, stored if missing, once any other writer of them is done."""
+    serialise_track_record_writes(session)
+    state = session.get(TrackRecordState, STATE_ID, populate_existing=True)
     if state is None:
-        state = TrackRecordState(
-            id=STATE_ID, complete=not _has_entries(session), entries_through=0, revision=0
-        )
+        state = coverage(session)
         session.add(state)
         session.flush()
     return state
 
 
-def _has_entries(session: Session) -> bool:
-    return session.scalar(select(PredictionLogEntry.id).limit(1)) is not None
+def coverage(session: Session) -> TrackRecordState:
+    """What the stored aggregates hold (a new state, not stored, before any were made)."""
+    state = session.get(TrackRecordState, STATE_ID)
+    if state is not None:
+        return state
+    has_entries = session.scalar(select(PredictionLogEntry.id).limit(1)) is not None
+    return TrackRecordState(id=STATE_ID, complete=not has_entries, entries_through=0, revision=0)
 
 
 def terms_of(state: TrackRecordState) -> TallyTerms | None:
@@ -203,7 +188,7 @@ def terms_of(state: TrackRecordState) -> TallyTerms | None:
 def recompute_days(session: Session, days: Collection[dt.date]) -> None:
     """Replace the aggregates of ``days`` by the sums of their scored entries as they are
     now, in the caller's transaction (nothing to do before any aggregates were made)."""
-    state = _state(session, lock=True)
+    state = _locked_state(session)
     terms = terms_of(state)
     if terms is None or not days:
         return
@@ -216,8 +201,8 @@ def _write_days(session: Session, days: Sequence[dt.date], terms: TallyTerms) ->
     for chunk in chunks(days, DAYS_PER_STATEMENT):
         for table in TABLES_BY_DAY:
             session.execute(delete(table).where(table.day.in_(chunk)))
-        found = scored_entries(session, day_ranges(chunk))
-        _insert(session, tally([e for e, _ in found], [c for _, c in found], terms))
+        found = scored_entries(session, PerformanceQuery(), day_ranges(chunk))
+        _insert(session, tally(found, terms))
 
 
 def _insert(session: Session, sums: Tally) -> None:
@@ -249,11 +234,10 @@ def _insert(session: Session, sums: Tally) -> None:
 
 
 def refresh(session: Session, terms: TallyTerms, *, now: dt.datetime) -> None:
-    """In the caller's transaction, bring the aggregates of the days already filled up to
-    date: the days of entries written since the last pass, and of matches changed since
-    (looking ``CHANGE_LAG`` back). Aggregates made with other terms are marked to be
-    filled again (:func:`fill`)."""
-    state = _state(session, lock=True)
+    """Bring the days already filled up to date (their entries written, or matches changed,
+    since the last pass), in the caller's transaction. Aggregates made with other terms are
+    marked to be filled again (:func:`fill`)."""
+    state = _locked_state(session)
     _adopt(state, terms)
     newest_change = session.scalar(select(func.max(Match.updated_at)))
     newest_entry = session.scalar(select(func.max(PredictionLogEntry.id))) or 0
@@ -293,47 +277,39 @@ def _looked_back(state: TrackRecordState) -> dt.datetime | None:
 def _stale_days(
     session: Session, entries_through: int, *, since: dt.datetime | None
 ) -> set[dt.date]:
-    """Days of entries the aggregates do not hold yet (ids above the one followed), and of
-    entries whose match changed after ``since`` (None: no change to look for)."""
-    kickoffs = set(
-        session.scalars(
-            select(PredictionLogEntry.kickoff)
-            .where(PredictionLogEntry.id > entries_through)
-            .distinct()
-        )
-    )
+    """Days of entries above ``entries_through``, and of those whose match changed after
+    ``since`` (None: no change to look for)."""
+    days = _days_of(session, PredictionLogEntry.id > entries_through)
     if since is not None:
-        kickoffs.update(
-            session.scalars(
-                select(PredictionLogEntry.kickoff)
-                .join(Match, PredictionLogEntry.match_id == Match.id)
-                .where(Match.updated_at > since)
-                .distinct()
-            )
-        )
-    return {utc_day(kickoff) for kickoff in kickoffs}
+        days |= _days_of(session, Match.updated_at > since)
+    return days
 
 
 def entry_days(session: Session, match_ids: Collection[int]) -> set[dt.date]:
     """The days of the entries of ``match_ids`` (for a writer about to delete them)."""
-    kickoffs = session.scalars(
-        select(PredictionLogEntry.kickoff).where(PredictionLogEntry.match_id.in_(match_ids))
+    return _days_of(session, PredictionLogEntry.match_id.in_(match_ids))
+
+
+def _days_of(session: Session, *where: ColumnElement[bool]) -> set[dt.date]:
+    statement = (
+        select(PredictionLogEntry.kickoff)
+        .join(Match, PredictionLogEntry.match_id == Match.id)
+        .where(*where)
+        .distinct()
     )
-    return {utc_day(kickoff) for kickoff in kickoffs}
+    return {utc_day(kickoff) for kickoff in session.scalars(statement)}
 
 
 @dataclass(frozen=True, slots=True)
 class FillStep:
-    """What one chunk of the fill did: the days it covered."""
-
     first_day: dt.date
     last_day: dt.date
 
 
 def fill_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) -> FillStep | None:
-    """Fill the next days not covered yet, up to about ``FILL_ENTRIES`` entries, in the
-    caller's transaction; None when every day is covered."""
-    state = _state(session, lock=True)
+    """Fill the next days not covered, about ``FILL_ENTRIES`` entries (whole days); None
+    when every day is covered."""
+    state = _locked_state(session)
     _adopt(state, terms)
     if state.complete:
         return None
@@ -357,8 +333,6 @@ def fill_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) -> Fill
 
 
 def _next_days(session: Session, start: dt.date | None) -> list[dt.date]:
-    """The days with entries from ``start`` on, as many whole ones as hold about
-    ``FILL_ENTRIES`` entries (at least one day)."""
     statement = select(PredictionLogEntry.kickoff).order_by(PredictionLogEntry.kickoff)
     if start is not None:
         statement = statement.where(PredictionLogEntry.kickoff >= _midnight(start))
@@ -367,8 +341,7 @@ def _next_days(session: Session, start: dt.date | None) -> list[dt.date]:
         return []
     last = utc_day(kickoffs[-1])
     days = sorted({utc_day(kickoff) for kickoff in kickoffs})
-    # The last day may go on past the limit: it is left whole to the next chunk, unless it
-    # is the only one.
+    # The last day may go on past the limit: it is left whole to the next chunk.
     if len(kickoffs) == FILL_ENTRIES and len(days) > 1:
         days = [day for day in days if day != last]
     return days
@@ -381,10 +354,8 @@ def fill(
     now: dt.datetime,
     between_chunks: Callable[[], None] | None = None,
 ) -> int:
-    """Fill every day not covered yet, each chunk in a write transaction of its own from
-    ``sessions`` (``between_chunks`` runs after each commit, by default
-    :func:`let_writers_in`); returns the number of chunks.
-    Resumable: a fill stopped half-way goes on from its last committed chunk."""
+    """Fill every day not covered yet, each chunk its own transaction (resumable);
+    ``between_chunks`` runs after each commit. Returns the number of chunks."""
     return _in_chunks(
         sessions, lambda session: fill_chunk(session, terms, now=now) is not None, between_chunks
     )
@@ -397,10 +368,8 @@ def catch_up(
     now: dt.datetime,
     between_chunks: Callable[[], None] | None = None,
 ) -> int:
-    """:func:`fill`, then bring up to date the days of the matches changed since the last
-    pass, oldest changes first, in chunks of about ``FILL_ENTRIES`` entries, each its own
-    transaction (the last few are left to the next :func:`refresh`); returns the number of
-    chunks."""
+    """:func:`fill`, then the days of the matches changed since the last pass, oldest first,
+    in chunks like the fill's (the last few are left to :func:`refresh`)."""
     return fill(sessions, terms, now=now, between_chunks=between_chunks) + _in_chunks(
         sessions, lambda session: _catch_up_chunk(session, terms, now=now), between_chunks
     )
@@ -411,8 +380,6 @@ def _in_chunks(
     chunk: Callable[[Session], bool],
     between_chunks: Callable[[], None] | None,
 ) -> int:
-    """``chunk`` in a write transaction of its own, again until it did nothing; how many
-    times it did something."""
     done = 0
     while True:
         with session_scope(sessions) as session:
@@ -423,10 +390,9 @@ def _in_chunks(
 
 
 def _catch_up_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) -> bool:
-    """Recompute the days of the oldest changes after the watermark, whole moments of
-    change at a time, and move the watermark past them; False (nothing done) when fewer
-    than ``FILL_ENTRIES`` entries are left to a pass."""
-    state = _state(session, lock=True)
+    """Recompute the days of the oldest changes after the watermark and move it past them;
+    False when fewer than ``FILL_ENTRIES`` entries are left to a pass."""
+    state = _locked_state(session)
     if terms_of(state) != terms or not state.complete or state.matches_through is None:
         return False
     changes = session.execute(
@@ -451,7 +417,6 @@ def _catch_up_chunk(session: Session, terms: TallyTerms, *, now: dt.datetime) ->
 
 
 def _changed_at(session: Session, moment: dt.datetime) -> list[tuple[dt.datetime, dt.datetime]]:
-    """The entries' kickoffs of the matches changed at ``moment`` (one write's)."""
     rows = session.execute(
         select(Match.updated_at, PredictionLogEntry.kickoff)
         .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
@@ -461,7 +426,6 @@ def _changed_at(session: Session, moment: dt.datetime) -> list[tuple[dt.datetime
 
 
 def let_writers_in() -> None:
-    """Pause between two chunks of a long write, for the writers waiting for the lock."""
     time.sleep(WRITER_PAUSE_SECONDS)
 
 
@@ -469,34 +433,8 @@ def let_writers_in() -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class Coverage:
-    """What the stored aggregates hold: their terms (None: none made), the days filled
-    (all, or those before ``filled_until``), and the entries and match changes followed."""
-
-    terms: TallyTerms | None
-    complete: bool
-    filled_until: dt.date | None
-    entries_through: int
-    matches_through: dt.datetime | None
-
-
-def coverage(session: Session) -> Coverage:
-    state = session.get(TrackRecordState, STATE_ID)
-    if state is None:
-        return Coverage(None, not _has_entries(session), None, 0, None)
-    return Coverage(
-        terms_of(state),
-        state.complete,
-        state.filled_until,
-        state.entries_through,
-        state.matches_through,
-    )
-
-
-@dataclass(frozen=True, slots=True)
 class Stamp:
-    """What answers read: the aggregates' revision, the newest change of a match, the
-    newest entry. An answer kept for a stamp is right while the stamp is the same."""
+    """What answers read: an answer kept for a stamp is right while the stamp is the same."""
 
     revision: int | None
     newest_change: dt.datetime | None
@@ -546,7 +484,7 @@ class _Split:
 NO_END = dt.datetime.max.replace(tzinfo=dt.UTC)
 
 
-def _split(session: Session, window: PerformanceQuery, held: Coverage) -> _Split:
+def _split(session: Session, window: PerformanceQuery, held: TrackRecordState) -> _Split:
     first = end = None
     edges: set[dt.date] = set()
     if window.kickoff_from is not None:
@@ -569,141 +507,111 @@ def _split(session: Session, window: PerformanceQuery, held: Coverage) -> _Split
     return _Split(first, end, frozenset(computed), computed_from)
 
 
-def _computed(
-    session: Session, window: PerformanceQuery, split: _Split, terms: TallyTerms
-) -> Tally:
-    found = scored_entries(session, split.ranges(), window)
-    return tally([e for e, _ in found], [c for _, c in found], terms)
+_ByDay = type[TrackRecordDay | TrackRecordBookmaker | TrackRecordBankroll | TrackRecordReliability]
 
 
-_ByDay = (
-    type[TrackRecordDay]
-    | type[TrackRecordBookmaker]
-    | type[TrackRecordBankroll]
-    | type[TrackRecordReliability]
-)
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """A window being read: the stored rows its split takes, and the sums of the days it
+    computes from the entries."""
 
+    session: Session
+    window: PerformanceQuery
+    split: _Split
+    computed: Tally
 
-def _stored(table: _ByDay, window: PerformanceQuery, split: _Split) -> list[ColumnElement[bool]]:
-    """Which stored rows of ``table`` the window takes."""
-    conditions: list[ColumnElement[bool]] = []
-    day = table.day
-    if split.first is not None:
-        conditions.append(day >= split.first)
-    if split.end is not None:
-        conditions.append(day < split.end)
-    if split.computed_from is not None:
-        conditions.append(day < split.computed_from)
-    if split.computed:
-        conditions.append(day.not_in(sorted(split.computed)))
-    if window.competition is not None:
-        if table is TrackRecordReliability:
-            raise ValueError("the reliability bins are kept for every competition together")
-        conditions.append(table.competition_id == _competition_id(window.competition))  # type: ignore[union-attr]
-    return conditions
+    @classmethod
+    def of(cls, session: Session, window: PerformanceQuery, terms: TallyTerms) -> _Reading:
+        split = _split(session, window, coverage(session))
+        return cls(
+            session, window, split, tally(scored_entries(session, window, split.ranges()), terms)
+        )
+
+    def summed(self, table: _ByDay, sums: type[Sums], *keys: Any) -> Select[Any]:
+        """``table``'s rows the window takes, ``sums``' columns summed per ``keys``."""
+        columns = (func.coalesce(func.sum(getattr(table, name)), 0) for name in sums.names())
+        return select(*keys, *columns).where(*self.taken(table)).group_by(*keys)
+
+    def taken(self, table: _ByDay) -> list[ColumnElement[bool]]:
+        split, day = self.split, table.day
+        conditions: list[ColumnElement[bool]] = []
+        if split.first is not None:
+            conditions.append(day >= split.first)
+        if split.end is not None:
+            conditions.append(day < split.end)
+        if split.computed_from is not None:
+            conditions.append(day < split.computed_from)
+        if split.computed:
+            conditions.append(day.not_in(sorted(split.computed)))
+        if self.window.competition is not None:
+            if table is TrackRecordReliability:
+                raise ValueError("the reliability bins are kept for every competition together")
+            competition = _competition_id(self.window.competition)
+            conditions.append(table.competition_id == competition)  # type: ignore[union-attr]
+        return conditions
+
+    def total(self) -> DaySums:
+        stored = DaySums(*self.session.execute(self.summed(TrackRecordDay, DaySums)).one())
+        return reduce(DaySums.plus, self.computed.days.values(), stored)
 
 
 def window_sums(
     session: Session, window: PerformanceQuery, terms: TallyTerms, *, days_max: int
 ) -> WindowSums:
-    """The sums of the scored entries of ``window`` (see the module): over the whole
-    window, and per day for its latest ``days_max`` days with a scored entry."""
-    held = coverage(session)
-    split = _split(session, window, held)
-    computed = _computed(session, window, split, terms)
-    total = _total(session, window, split, computed)
-    days = _latest_days(session, window, split, computed, days_max)
-    bookmakers = _bookmaker_totals(session, window, split, computed)
+    """The sums of the scored entries of ``window``: over the whole window, and per day for
+    its latest ``days_max`` days with a scored entry."""
+    reading = _Reading.of(session, window, terms)
+    total = reading.total()
+    days = _latest_days(reading, days_max)
+    bookmakers = _bookmaker_totals(reading)
     best = best_bookmaker_of(bookmakers, total.matches)
-    first_day = days[0][0] if days else None
     return WindowSums(
         total=total,
         days=days,
         bookmakers=bookmakers,
         best=best,
-        best_days={}
-        if best is None or first_day is None
-        else _best_days(session, window, split, computed, best, first_day),
-        bankroll=_bankroll(session, window, split, computed),
+        best_days={} if best is None or not days else _best_days(reading, best, days[0][0]),
+        bankroll=_bankroll(reading),
     )
 
 
-def _total(session: Session, window: PerformanceQuery, split: _Split, computed: Tally) -> DaySums:
-    statement = select(*(func.coalesce(func.sum(column), 0) for column in DAY_COLUMNS)).where(
-        *_stored(TrackRecordDay, window, split)
-    )
-    total = DaySums(*session.execute(statement).one())
-    for sums in computed.days.values():
-        total = total.plus(sums)
-    return total
-
-
-def _latest_days(
-    session: Session, window: PerformanceQuery, split: _Split, computed: Tally, days_max: int
-) -> list[tuple[dt.date, DaySums]]:
-    statement = (
-        select(TrackRecordDay.day, *(func.sum(column) for column in DAY_COLUMNS))
-        .where(*_stored(TrackRecordDay, window, split))
-        .group_by(TrackRecordDay.day)
-        .order_by(TrackRecordDay.day.desc())
-        .limit(days_max)
-    )
-    stored = ((day, DaySums(*sums)) for day, *sums in session.execute(statement))
-    fresh = ((key.day, sums) for key, sums in computed.days.items())
+def _latest_days(reading: _Reading, days_max: int) -> list[tuple[dt.date, DaySums]]:
+    column = TrackRecordDay.day
+    statement = reading.summed(TrackRecordDay, DaySums, column).order_by(column.desc())
+    statement = statement.limit(days_max)
+    stored = ((day, DaySums(*sums)) for day, *sums in reading.session.execute(statement))
+    fresh = ((key.day, sums) for key, sums in reading.computed.days.items())
     return sorted(added_up([*stored, *fresh]).items())[-days_max:]
 
 
-def _bookmaker_totals(
-    session: Session, window: PerformanceQuery, split: _Split, computed: Tally
-) -> dict[str, BookmakerSums]:
-    statement = (
-        select(TrackRecordBookmaker.bookmaker, *(func.sum(column) for column in BOOKMAKER_COLUMNS))
-        .where(*_stored(TrackRecordBookmaker, window, split))
-        .group_by(TrackRecordBookmaker.bookmaker)
-    )
-    stored = ((key, BookmakerSums(*sums)) for key, *sums in session.execute(statement))
-    fresh = ((code, sums) for (_, code), sums in computed.bookmakers.items())
+def _bookmaker_totals(reading: _Reading) -> dict[str, BookmakerSums]:
+    statement = reading.summed(TrackRecordBookmaker, BookmakerSums, TrackRecordBookmaker.bookmaker)
+    stored = ((code, BookmakerSums(*sums)) for code, *sums in reading.session.execute(statement))
+    fresh = ((code, sums) for (_, code), sums in reading.computed.bookmakers.items())
     return added_up([*stored, *fresh])
 
 
-def _best_days(
-    session: Session,
-    window: PerformanceQuery,
-    split: _Split,
-    computed: Tally,
-    best: str,
-    first_day: dt.date,
-) -> dict[dt.date, BookmakerSums]:
-    statement = (
-        select(TrackRecordBookmaker.day, *(func.sum(column) for column in BOOKMAKER_COLUMNS))
-        .where(
-            TrackRecordBookmaker.bookmaker == best,
-            TrackRecordBookmaker.day >= first_day,
-            *_stored(TrackRecordBookmaker, window, split),
-        )
-        .group_by(TrackRecordBookmaker.day)
+def _best_days(reading: _Reading, best: str, first_day: dt.date) -> dict[dt.date, BookmakerSums]:
+    table = TrackRecordBookmaker
+    statement = reading.summed(table, BookmakerSums, table.day).where(
+        table.bookmaker == best, table.day >= first_day
     )
-    stored = ((key, BookmakerSums(*sums)) for key, *sums in session.execute(statement))
+    stored = ((day, BookmakerSums(*sums)) for day, *sums in reading.session.execute(statement))
     fresh = (
         (key.day, sums)
-        for (key, code), sums in computed.bookmakers.items()
+        for (key, code), sums in reading.computed.bookmakers.items()
         if code == best and key.day >= first_day
     )
     return added_up([*stored, *fresh])
 
 
-def _bankroll(
-    session: Session, window: PerformanceQuery, split: _Split, computed: Tally
-) -> list[tuple[dt.datetime, float]]:
-    statement = (
-        select(TrackRecordBankroll.kickoff, func.sum(TrackRecordBankroll.growth))
-        .where(*_stored(TrackRecordBankroll, window, split))
-        .group_by(TrackRecordBankroll.kickoff)
-    )
+def _bankroll(reading: _Reading) -> list[tuple[dt.datetime, float]]:
+    table = TrackRecordBankroll
+    statement = select(table.kickoff, func.sum(table.growth)).where(*reading.taken(table))
     growth: dict[dt.datetime, float] = {}
-    for kickoff, total in session.execute(statement):
+    for kickoff, total in reading.session.execute(statement.group_by(table.kickoff)):
         growth[kickoff] = growth.get(kickoff, 0.0) + total
-    for (kickoff, _), (_, total) in computed.bankroll.items():
+    for (kickoff, _), (_, total) in reading.computed.bankroll.items():
         growth[kickoff] = growth.get(kickoff, 0.0) + total
     return sorted(growth.items())
 
@@ -716,25 +624,14 @@ class ReliabilitySums:
 
 def reliability_sums(session: Session, terms: TallyTerms) -> ReliabilitySums:
     """The bins of every scored entry, and their number."""
-    held = coverage(session)
-    split = _split(session, PerformanceQuery(), held)
-    computed = _computed(session, PerformanceQuery(), split, terms)
-    conditions = _stored(TrackRecordReliability, PerformanceQuery(), split)
-    statement = (
-        select(
-            TrackRecordReliability.outcome,
-            TrackRecordReliability.bin,
-            func.sum(TrackRecordReliability.count),
-            func.sum(TrackRecordReliability.predicted),
-            func.sum(TrackRecordReliability.observed),
-        )
-        .where(*conditions)
-        .group_by(TrackRecordReliability.outcome, TrackRecordReliability.bin)
-    )
+    reading = _Reading.of(session, PerformanceQuery(), terms)
+    table = TrackRecordReliability
+    statement = reading.summed(table, BinSums, table.outcome, table.bin)
     stored = (
-        ((outcome, index), BinSums(count, predicted, observed))
-        for outcome, index, count, predicted, observed in session.execute(statement)
+        ((outcome, index), BinSums(*sums)) for outcome, index, *sums in session.execute(statement)
     )
-    fresh = (((outcome, index), sums) for (_, outcome, index), sums in computed.reliability.items())
-    matches = _total(session, PerformanceQuery(), split, computed).matches
-    return ReliabilitySums(matches, added_up([*stored, *fresh]))
+    fresh = (
+        ((outcome, index), sums)
+        for (_, outcome, index), sums in reading.computed.reliability.items()
+    )
+    return ReliabilitySums(reading.total().matches, added_up([*stored, *fresh]))

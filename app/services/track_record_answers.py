@@ -1,11 +1,6 @@
-"""The track record's answers of one process (``GET /performance``, the track record and
-model pages), kept while what they were read from is unchanged.
-
-An answer is kept under its question and the :class:`~app.services.track_record_aggregates.Stamp`
-it was read at (the aggregates' revision, the newest change of a match, the newest entry):
-each request reads the stamp (three indexed look-ups) and gets the kept answer while the
-stamp is the same, so a corrected result or a new entry is answered at once. Requests that
-ask the same question at once share one computation (:class:`SingleFlight`).
+"""The track record's answers of one process, kept under their question and the
+:class:`~app.services.track_record_aggregates.Stamp` they were read at, so a corrected
+result or a new entry is answered at once; requests asking at once share one computation.
 """
 
 from __future__ import annotations
@@ -30,8 +25,6 @@ COMPUTING_THREADS = 2
 
 
 class TrackRecordAnswers:
-    """Answers kept by question and stamp, the least recently used going first."""
-
     def __init__(self, *, max_entries: int = KEPT_ANSWERS) -> None:
         # Computations run on threads of their own: never queued behind the reads of the
         # stamp, which may wait for a pooled connection that a request waiting for a
@@ -43,8 +36,7 @@ class TrackRecordAnswers:
     async def answer(
         self, session: Session, question: Hashable, compute: Callable[[Session], AnswerT]
     ) -> AnswerT:
-        """The answer to ``question``: kept, or ``compute(session)`` (run in a worker
-        thread, once for every request asking it meanwhile)."""
+        """The answer to ``question``: kept, or ``compute(session)`` on a worker thread."""
         stamp = await asyncio.to_thread(track_record_aggregates.stamp, session)
         key = (question, stamp)
         kept: AnswerT | None = self._kept.get(key)
@@ -61,5 +53,4 @@ class TrackRecordAnswers:
         return answer
 
     def close(self) -> None:
-        """Let the computing threads end once their work is done."""
         self._computing.shutdown(wait=False)
