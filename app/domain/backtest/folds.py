@@ -1,17 +1,16 @@
-"""The folds of a walk-forward backtest: for each test season, the fits on the seasons
-before it and every forecast on the rows they share (see :mod:`app.domain.backtest`)."""
+"""The folds of a walk-forward backtest: each test season's fits and forecasts."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from functools import cache
 
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain.backtest.algorithms import fit_algorithm
+from app.domain.backtest.algorithms import AlgorithmFit, fit_algorithm
 from app.domain.backtest.config import BacktestConfig
 from app.domain.backtest.prices import positions_of
 from app.domain.backtest.ranking import (
@@ -20,7 +19,7 @@ from app.domain.backtest.ranking import (
     last_training_season,
     rank_on_training,
 )
-from app.domain.backtest.seasons import SeasonPlans, Split, TrainingPlan, split_season
+from app.domain.backtest.seasons import Split, TrainingPlan, seasons_to_test, split_season
 from app.domain.ensemble import Ensemble
 from app.domain.fitting import Fit, FitError, fit_ensemble
 from app.domain.records import OUTCOMES
@@ -70,10 +69,8 @@ def run_backtest(
     progress: Callable[[str], None] = lambda _season: None,
 ) -> list[Fold]:
     """Every fold, in season order. Deterministic: the same tables give the same folds."""
-    plans = SeasonPlans(matches, config.train_seasons)
     folds: list[Fold] = []
-    for season in plans.to_test(config.test_seasons):
-        plan, notes = plans.of(season)
+    for season, plan, notes in seasons_to_test(matches, config.train_seasons, config.test_seasons):
         progress(season)
         folds.append(_fold(matches, quotes, config, season, plan, notes))
     return folds
@@ -93,33 +90,28 @@ def _fit_groups(split: Split, config: BacktestConfig) -> dict[str, Fit]:
     return fits
 
 
-class _Model(Protocol):
-    def predict_proba(self, H: NDArray[np.float64]) -> NDArray[np.float64]: ...
+Layouts = Callable[[Method], tuple[TrainingSet, TrainingSet]]
 
 
-class _Layouts:
+def _layouts(split: Split, pool: tuple[str, ...], phase: Phase) -> Layouts:
     """The training and test tables laid out over the whole pool, once per method.
 
     min_quotes=0 keeps every pool column, even for a bookmaker absent from a season.
     """
 
-    def __init__(self, split: Split, pool: tuple[str, ...], phase: Phase) -> None:
-        self.split, self.pool, self.phase = split, pool, phase
-        self._laid_out: dict[Method, tuple[TrainingSet, TrainingSet]] = {}
-
-    def __call__(self, method: Method) -> tuple[TrainingSet, TrainingSet]:
-        if method not in self._laid_out:
-            split = self.split
-            self._laid_out[method] = (
-                self._lay_out(split.train_matches, split.train_quotes, method),
-                self._lay_out(split.test_matches, split.test_quotes, method),
-            )
-        return self._laid_out[method]
-
-    def _lay_out(self, matches: MatchTable, quotes: QuoteTable, method: Method) -> TrainingSet:
+    def lay_out(matches: MatchTable, quotes: QuoteTable, method: Method) -> TrainingSet:
         return build_training_set(
-            matches, quotes, phase=self.phase, method=method, bookmakers=self.pool, min_quotes=0
+            matches, quotes, phase=phase, method=method, bookmakers=pool, min_quotes=0
         )
+
+    @cache
+    def laid_out(method: Method) -> tuple[TrainingSet, TrainingSet]:
+        return (
+            lay_out(split.train_matches, split.train_quotes, method),
+            lay_out(split.test_matches, split.test_quotes, method),
+        )
+
+    return laid_out
 
 
 def _fold(
@@ -133,7 +125,7 @@ def _fold(
     split = split_season(matches, quotes, season, plan)
     fits = _fit_groups(split, config)
     pool = tuple(sorted({code for fit in fits.values() for code in fit.ensemble.bookmakers}))
-    layouts = _Layouts(split, pool, config.options.phase)
+    layouts = _layouts(split, pool, config.options.phase)
     # The single bookmakers, the consensus and the base rates always use the first method,
     # whatever the fits chose, so that variants are compared with the same references.
     reference_method = config.options.methods[0]
@@ -146,7 +138,7 @@ def _fold(
     dropped.update(test.dropped)
     rows = _shared_rows(test, pool, compared, ranking, dropped)
     forecasts, algorithm_rounds, algorithm_notes = _forecasts(
-        rows, fits, layouts, config, split.test_start
+        rows, fits, pool, layouts, config, split.test_start
     )
     forecasts.update({code: rows.H[:, pool.index(code), :] for code in compared})
     forecasts[BEST], best_used = best_forecast(rows, pool, ranking)
@@ -199,7 +191,8 @@ def _shared_rows(
 def _forecasts(
     rows: TrainingSet,
     fits: dict[str, Fit],
-    layouts: _Layouts,
+    pool: tuple[str, ...],
+    layouts: Layouts,
     config: BacktestConfig,
     test_start: float,
 ) -> tuple[dict[str, NDArray[np.float64]], dict[str, dict[str, int]], list[str]]:
@@ -208,7 +201,7 @@ def _forecasts(
     consensus = rows.consensus()
     ensembles = {competition: fit.ensemble for competition, fit in fits.items()}
     forecasts = {
-        ENSEMBLE: _by_group(rows, fits, layouts, consensus, ensembles),
+        ENSEMBLE: _by_group(rows, fits, pool, layouts, consensus, ensembles),
         CONSENSUS: consensus,
     }
     algorithm_rounds: dict[str, dict[str, int]] = {}
@@ -222,7 +215,7 @@ def _forecasts(
         except FitError as error:
             notes.append(f"{name} is not compared this season: {error}")
             continue
-        forecasts[name] = _by_group(rows, fits, layouts, consensus, others)
+        forecasts[name] = _by_group(rows, fits, pool, layouts, consensus, others)
         algorithm_rounds[name] = {c: other.model.n_rounds_ for c, other in others.items()}
     return forecasts, algorithm_rounds, notes
 
@@ -230,14 +223,14 @@ def _forecasts(
 def _by_group(
     rows: TrainingSet,
     fits: dict[str, Fit],
-    layouts: _Layouts,
+    pool: tuple[str, ...],
+    layouts: Layouts,
     consensus: NDArray[np.float64],
-    models: Mapping[str, _Model],
+    models: Mapping[str, Ensemble] | Mapping[str, AlgorithmFit],
 ) -> NDArray[np.float64]:
     """Each group's model (by competition, as ``fits``) reads the test season laid out with
     the method it was fitted on; a match none of its pool quoted gets the consensus."""
     proba = consensus.copy()
-    pool = layouts.pool
     for competition, fit in fits.items():
         group = (
             np.flatnonzero(rows.competition == competition) if competition else np.arange(len(rows))
