@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +19,11 @@ MARGIN_QUANTILES = (0, 0.1, 0.25, 0.5, 0.75, 0.9, 1)
 
 
 def report_data(evaluation: Evaluation) -> dict[str, object]:
-    """Every figure of the evaluation, as report.json holds it (value bets only when they
-    were measured)."""
+    """Every figure of report.json (value bets only when they were measured), its records
+    written by :func:`report_json`."""
     config = evaluation.config
     y, forecasts = overall(evaluation.folds)
-    value = {} if evaluation.value is None else {"value": report_json(evaluation.value)}
+    value = {} if evaluation.value is None else {"value": evaluation.value}
     return {
         "source": evaluation.source,
         "config": {
@@ -35,16 +34,14 @@ def report_data(evaluation: Evaluation) -> dict[str, object]:
             "algorithms": list(config.algorithms),
             "fit": recorded_options_json(config.options),
         },
-        **report_json(evaluation.summary),
-        "reliability": {
-            name: [asdict(curve) for curve in reliability(y, forecasts[name])]
-            for name in (ENSEMBLE, CONSENSUS)
-        },
+        "seasons": evaluation.summary.seasons,
+        "overall": evaluation.summary.overall,
+        "reliability": {name: reliability(y, forecasts[name]) for name in (ENSEMBLE, CONSENSUS)},
         "training_margins": {
             fold.season: np.quantile(fold.training_margins, MARGIN_QUANTILES).tolist()
             for fold in evaluation.folds
         },
-        "variants": report_json(evaluation.variants),
+        "variants": evaluation.variants,
         **value,
     }
 
@@ -54,7 +51,8 @@ def write_report(evaluation: Evaluation, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     json_path = directory / "report.json"
     data = report_data(evaluation)
-    json_path.write_text(json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False, default=report_json)
+    json_path.write_text(text + "\n")
     plots = write_plots(evaluation, directory)
     markdown_path = directory / "report.md"
     markdown_path.write_text(markdown(evaluation, plots_written=bool(plots)))
