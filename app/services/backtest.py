@@ -36,13 +36,8 @@ class Evaluation:
 def tables_from_files(
     files: Sequence[Path], *, leagues: Sequence[str] | None = None
 ) -> tuple[MatchTable, QuoteTable]:
-    """The tables of the season files of ``leagues`` (every file when None).
-
-    Each file's league is read from its first rows, so a file of another league is never
-    parsed, and cannot stop the run. :class:`SeasonFileError` names a file that cannot be
-    read whose league is asked for or cannot be told; :class:`UnknownNameError`, a league
-    asked for that no file holds.
-    """
+    """The tables of the season files of ``leagues`` (every file when None). A file of
+    another league (told from its first rows) is never parsed, so it cannot stop the run."""
     wanted = set(leagues or ())
     present: set[str] = set()
     batches = []
@@ -71,9 +66,8 @@ def check_names(
     bookmakers: Sequence[str] | None,
     value_bets: ValueBetConfig | None,
 ) -> None:
-    """Every league and bookmaker asked for (a pool bookmaker, or one the value-bet rules
-    name) is in the tables, or :class:`UnknownNameError`; the value reference needs closing
-    quotes."""
+    """Every league and bookmaker asked for is in the tables (the value reference with
+    closing quotes), or :class:`UnknownNameError`."""
     _check_known("league", set(leagues or ()), set(matches.competition.tolist()))
     _check_known("bookmaker", set(bookmakers or ()), set(quotes.bookmaker.tolist()))
     if value_bets is not None:
@@ -110,9 +104,8 @@ def evaluate(
     value_bets: ValueBetConfig | None = None,
     progress: Callable[[str], None] = lambda _step: None,
 ) -> Evaluation:
-    """The walk-forward of ``config``; with ``compare_variants`` also each option beyond
-    plain M2, compared with it on the same rows; with ``value_bets`` also the value bets of
-    those rules on the test matches."""
+    """The walk-forward of ``config``, with each variant of plain M2 and the value bets if
+    asked for."""
     folds = run_backtest(matches, quotes, config, progress=lambda s: progress(f"baseline {s}"))
     evaluation = Evaluation(config, source, folds, summarise(folds))
     if value_bets is not None:

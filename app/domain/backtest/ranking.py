@@ -1,6 +1,5 @@
 """The single bookmakers of a fold, chosen on the training seasons alone: which are scored
-on their own ("compared"), the ranking of candidates for "the best", and the best-bookmaker
-forecast that ranking gives each test match."""
+on their own ("compared"), and the ranking of candidates for "the best"."""
 
 from __future__ import annotations
 
@@ -25,11 +24,9 @@ def last_training_season(training: TrainingSet, plan: TrainingPlan) -> NDArray[n
 def rank_on_training(
     training: TrainingSet, recent: NDArray[np.bool_], share: float
 ) -> tuple[str, ...]:
-    """Candidates for best single bookmaker, best first, chosen without the test season.
-
-    Candidates are the pool bookmakers that quoted ``share`` of the last training season
-    (those most likely to go on quoting); they are ranked by log loss on the training
-    matches every candidate quoted."""
+    """Candidates for best single bookmaker, best first: the pool bookmakers that quoted
+    ``share`` of the last training season (likely to go on quoting), ranked by log loss on
+    the training matches every one of them quoted."""
     quoted = ~np.isnan(training.H[:, :, 0])
     if not recent.any() or not quoted.any():
         raise ValueError("no training match was quoted by the pool")
