@@ -35,8 +35,6 @@ from app.domain.tables import MatchTable, QuoteTable
 
 # Claimed EV bins of the calibration of value: lower edges, the last open above.
 EV_BIN_EDGES = (0.0, 0.02, 0.05, 0.10, 0.20)
-# The threshold whose bankroll curves the report plots, when it is measured.
-PLOTTED_THRESHOLD = 0.02
 CURVE_DIGITS = 6
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
 
 from app.cli.backtest_report.markdown import markdown
-from app.cli.backtest_report.plots import write_plots
 from app.domain.backtest import CONSENSUS, ENSEMBLE
 from app.domain.backtest_summary import overall, report_json
 from app.domain.reliability import reliability
@@ -53,7 +53,11 @@ def write_report(evaluation: Evaluation, directory: Path) -> list[Path]:
     data = report_data(evaluation)
     text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False, default=report_json)
     json_path.write_text(text + "\n")
-    plots = write_plots(evaluation, directory)
+    plots = []
+    if find_spec("matplotlib"):  # the [report] extra
+        from app.cli.backtest_report.plots import write_plots
+
+        plots = write_plots(evaluation, directory)
     markdown_path = directory / "report.md"
     markdown_path.write_text(markdown(evaluation, plots_written=bool(plots)))
     return [json_path, *plots, markdown_path]

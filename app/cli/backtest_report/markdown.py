@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from app.cli.backtest_report.plots import PLOTS
 from app.cli.backtest_report.value import value_markdown
 from app.domain.backtest import (
     BASE_RATES,
@@ -26,6 +25,12 @@ from app.domain.wording import counted
 from app.services.backtest import Evaluation
 
 SIGNIFICANCE = 0.05
+PLOTS = {
+    "reliability": "reliability.png",
+    "weights": "weights.png",
+    "margins": "margins.png",
+    "log_loss": "log_loss_by_season.png",
+}
 
 
 def markdown(evaluation: Evaluation, *, plots_written: bool) -> str:
