@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from app.domain.backtest import Fold
 from app.domain.backtest.value_bets import (
@@ -230,14 +229,9 @@ def _comparison(first: str, second: str, threshold: float, a: Bets, b: Bets) -> 
         clv_difference=difference,
         first_only=mean_interval(a.clv[a_only]),
         second_only=mean_interval(b.clv[b_only]),
-        first_only_claimed_ev=_mean_or_none(a.claimed_ev[a_only]),
-        second_only_claimed_ev=_mean_or_none(b.claimed_ev[b_only]),
+        first_only_claimed_ev=mean_interval(a.claimed_ev[a_only]).mean,
+        second_only_claimed_ev=mean_interval(b.claimed_ev[b_only]).mean,
     )
-
-
-def _mean_or_none(values: NDArray[np.float64]) -> float | None:
-    # A plain mean: the claimed EV is shown without an interval, so no t quantile is needed.
-    return float(values.mean()) if values.size else None
 
 
 def _ev_bins(source: str, bets: Bets) -> list[EvBin]:

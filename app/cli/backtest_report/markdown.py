@@ -25,11 +25,12 @@ from app.domain.wording import counted
 from app.services.backtest import Evaluation
 
 SIGNIFICANCE = 0.05
+# The plots' files and captions, in the order they are drawn.
 PLOTS = {
-    "reliability": "reliability.png",
-    "weights": "weights.png",
-    "margins": "margins.png",
-    "log_loss": "log_loss_by_season.png",
+    "reliability.png": "Reliability of ensemble and consensus",
+    "weights.png": "Ensemble weights per season",
+    "margins.png": "Cumulative distribution of training margins",
+    "log_loss_by_season.png": "Log loss per season",
 }
 
 
@@ -224,23 +225,13 @@ def _variants(whole: OverallSummary, variants: Mapping[str, VariantSummary]) -> 
 
 
 def _plots(plots_written: bool) -> list[str]:
+    shown = [f"![{caption}]({name})" for name, caption in PLOTS.items()]
     if not plots_written:
-        return [
-            "",
-            "## Plots",
-            "",
+        shown = [
             "No plots: matplotlib is not installed. Install the report extra "
-            "(`pip install '.[report]'`) and run the backtest again.",
+            "(`pip install '.[report]'`) and run the backtest again."
         ]
-    return [
-        "",
-        "## Plots",
-        "",
-        f"![Reliability of ensemble and consensus]({PLOTS['reliability']})",
-        f"![Ensemble weights per season]({PLOTS['weights']})",
-        f"![Cumulative distribution of training margins]({PLOTS['margins']})",
-        f"![Log loss per season]({PLOTS['log_loss']})",
-    ]
+    return ["", "## Plots", "", *shown]
 
 
 def difference(paired: PairedDifference) -> str:

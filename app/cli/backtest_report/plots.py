@@ -26,15 +26,11 @@ PLOTTED_THRESHOLD = 0.02
 
 def write_plots(evaluation: Evaluation, directory: Path) -> list[Path]:
     folds, seasons = evaluation.folds, evaluation.summary.seasons
-    figures = {
-        PLOTS["reliability"]: _reliability(folds),
-        PLOTS["weights"]: _weights(seasons),
-        PLOTS["margins"]: _margins(folds),
-        PLOTS["log_loss"]: _log_loss(seasons),
-    }
+    drawn = [_reliability(folds), _weights(seasons), _margins(folds), _log_loss(seasons)]
+    figures = dict(zip(PLOTS, drawn, strict=True))
     if evaluation.value is not None:
-        figures[VALUE_PLOTS["bankroll"]] = _bankroll(evaluation.value)
-        figures[VALUE_PLOTS["calibration"]] = _calibration(evaluation.value)
+        drawn = [_bankroll(evaluation.value), _calibration(evaluation.value)]
+        figures.update(zip(VALUE_PLOTS, drawn, strict=True))
     written = []
     for name, figure in figures.items():
         figure.tight_layout()

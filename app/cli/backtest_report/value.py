@@ -13,7 +13,10 @@ from app.domain.wording import counted
 
 # A bin of fewer bets is too noisy to draw as a point of the curve (the table lists it).
 FEWEST_BETS_PLOTTED = 10
-VALUE_PLOTS = {"bankroll": "value_bankroll.png", "calibration": "value_ev_vs_clv.png"}
+VALUE_PLOTS = {
+    "value_bankroll.png": "Kelly bankroll of each source",
+    "value_ev_vs_clv.png": "Claimed EV against realised CLV",
+}
 
 
 def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
@@ -166,13 +169,8 @@ def _bins(value: ValueSummary) -> list[str]:
 
 
 def _value_plots(plots_written: bool) -> list[str]:
-    if not plots_written:
-        return []
-    return [
-        "",
-        f"![Kelly bankroll of each source]({VALUE_PLOTS['bankroll']})",
-        f"![Claimed EV against realised CLV]({VALUE_PLOTS['calibration']})",
-    ]
+    shown = [f"![{caption}]({name})" for name, caption in VALUE_PLOTS.items()]
+    return ["", *shown] if plots_written else []
 
 
 def _percent(share: float | None) -> str:
