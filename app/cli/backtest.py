@@ -146,7 +146,7 @@ def backtest_command(
     wanted_leagues = split_list(leagues)
     matches, quotes, source = _read_tables(sources or [], database=database, leagues=wanted_leagues)
     try:
-        backtest.check_names(
+        matches, quotes = backtest.checked_tables(
             matches,
             quotes,
             leagues=wanted_leagues,
@@ -155,7 +155,6 @@ def backtest_command(
         )
     except backtest.UnknownNameError as error:
         fail(str(error), code=2)
-    matches, quotes = backtest.only_leagues(matches, quotes, wanted_leagues)
     if wanted_leagues:
         source += f" ({', '.join(wanted_leagues)})"
     evaluation = _evaluate(

@@ -58,16 +58,16 @@ class UnknownNameError(ValueError):
     """A league or bookmaker asked for is not in the data; the message says which are."""
 
 
-def check_names(
+def checked_tables(
     matches: MatchTable,
     quotes: QuoteTable,
     *,
     leagues: Sequence[str] | None,
     bookmakers: Sequence[str] | None,
     value_bets: ValueBetConfig | None,
-) -> None:
-    """Every league and bookmaker asked for is in the tables (the value reference with
-    closing quotes), or :class:`UnknownNameError`."""
+) -> tuple[MatchTable, QuoteTable]:
+    """The tables of ``leagues`` (all when None), once every league and bookmaker asked for
+    is found in them (the value reference with closing quotes), or :class:`UnknownNameError`."""
     _check_known("league", set(leagues or ()), set(matches.competition.tolist()))
     _check_known("bookmaker", set(bookmakers or ()), set(quotes.bookmaker.tolist()))
     if value_bets is not None:
@@ -75,6 +75,9 @@ def check_names(
         _check_known("bookmaker", named, set(quotes.bookmaker.tolist()))
         closing = set(quotes.bookmaker[quotes.phase == Phase.CLOSING].tolist())
         _check_known("closing line of", {value_bets.reference}, closing)
+    if not leagues:
+        return matches, quotes
+    return restrict(matches, quotes, np.isin(matches.competition, list(leagues)))
 
 
 def _check_known(label: str, wanted: set[str], present: set[str]) -> None:
@@ -84,14 +87,6 @@ def _check_known(label: str, wanted: set[str], present: set[str]) -> None:
             f"no {label} {', '.join(unknown)} in the data; it has "
             f"{', '.join(sorted(present)) or 'none'}"
         )
-
-
-def only_leagues(
-    matches: MatchTable, quotes: QuoteTable, leagues: Sequence[str] | None
-) -> tuple[MatchTable, QuoteTable]:
-    if not leagues:
-        return matches, quotes
-    return restrict(matches, quotes, np.isin(matches.competition, list(leagues)))
 
 
 def evaluate(
