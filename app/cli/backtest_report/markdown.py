@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from app.cli.backtest_report.value import value_markdown
+from app.cli.backtest_report.value import p_value, value_markdown
 from app.domain.backtest import (
     BASE_RATES,
     BEST,
@@ -193,7 +193,7 @@ def _other_algorithms(whole: OverallSummary, seasons: Sequence[SeasonSummary]) -
             versus, score = whole.algorithms[name], whole.scores[name].scores
             lines.append(
                 f"| {name} | {score.log_loss:.4f} | {score.accuracy:.4f} | "
-                f"{difference(versus)} | {_p_value(versus.p_value)} | {rounds} |"
+                f"{difference(versus)} | {p_value(versus.p_value)} | {rounds} |"
             )
         elif rounds:
             lines.append(f"| {name} | not fitted every season (see the notes) | | | | {rounds} |")
@@ -261,10 +261,6 @@ def _score_rows(scores: Mapping[str, ScoredForecast], order: Sequence[str]) -> l
             f"{row.rps:.4f} | {row.accuracy:.4f} |"
         )
     return lines
-
-
-def _p_value(p: float) -> str:
-    return "< 0.01" if p < 0.005 else f"{p:.2f}"
 
 
 def _order(scores: Mapping[str, ScoredForecast]) -> list[str]:

@@ -109,7 +109,7 @@ def _comparison_cells(comparison: RuleComparison) -> str:
         "|"
         if difference is None
         else f"{difference.mean * 100:+.2f} % ± {difference.standard_error * 100:.2f} | "
-        f"{'< 0.01' if difference.p_value < 0.005 else f'{difference.p_value:.2f}'}"
+        f"{p_value(difference.p_value)}"
     )
     return (
         f"{comparison.first} vs {comparison.second} | {comparison.threshold:.0%} | "
@@ -171,6 +171,10 @@ def _bins(value: ValueSummary) -> list[str]:
 def _value_plots(plots_written: bool) -> list[str]:
     shown = [f"![{caption}]({name})" for name, caption in VALUE_PLOTS.items()]
     return ["", *shown] if plots_written else []
+
+
+def p_value(p: float) -> str:
+    return "< 0.01" if p < 0.005 else f"{p:.2f}"
 
 
 def _percent(share: float | None) -> str:
