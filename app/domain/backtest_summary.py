@@ -28,8 +28,6 @@ from boosting import log_loss_rows
 
 @dataclass(frozen=True, slots=True)
 class ScoredForecast:
-    """One forecast's scores on some rows."""
-
     scores: Scores
     rows: int
 
@@ -73,7 +71,6 @@ class ClosingComparison:
 
 
 def closing_comparison(folds: Sequence[Fold]) -> ClosingComparison:
-    """The folds' rows with Pinnacle's closing odds together."""
     y = np.concatenate([fold.y[fold.closing_rows] for fold in folds])
     forecasts = {
         name: np.concatenate([fold.forecasts[name][fold.closing_rows] for fold in folds])
