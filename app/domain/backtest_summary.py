@@ -10,16 +10,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain.backtest import (
-    BEST,
-    CONSENSUS,
-    ENSEMBLE,
-    OTHER_ALGORITHMS,
-    PINNACLE_CLOSING,
-    BacktestConfig,
-    Fold,
-    Variant,
-)
+from app.domain.backtest.algorithms import OTHER_ALGORITHMS
+from app.domain.backtest.config import BacktestConfig, Variant
+from app.domain.backtest.folds import BEST, CONSENSUS, ENSEMBLE, PINNACLE_CLOSING, Fold
 from app.domain.evaluation import PairedDifference, paired_difference
 from app.domain.scoring import Scores, scores
 from app.domain.vocabulary import Method

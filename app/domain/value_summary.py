@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from app.domain.backtest import Fold
+from app.domain.backtest.folds import Fold
 from app.domain.backtest.value_bets import (
     Bets,
     PricedFold,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.domain.backtest import VARIANTS, BacktestConfig, Fold, run_backtest
+from app.domain.backtest.config import VARIANTS, BacktestConfig
+from app.domain.backtest.folds import Fold, run_backtest
 from app.domain.backtest.value_bets import ValueBetConfig
 from app.domain.backtest_summary import (
     BacktestSummary,

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from app.cli.backtest_report.markdown import markdown
-from app.domain.backtest import CONSENSUS, ENSEMBLE
+from app.domain.backtest.folds import CONSENSUS, ENSEMBLE
 from app.domain.backtest_summary import overall, report_json
 from app.domain.reliability import reliability
 from app.domain.version_records import recorded_options_json

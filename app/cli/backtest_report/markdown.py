@@ -5,14 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from app.cli.backtest_report.value import p_value, value_markdown
-from app.domain.backtest import (
-    BASE_RATES,
-    BEST,
-    CONSENSUS,
-    ENSEMBLE,
-    OTHER_ALGORITHMS,
-    PINNACLE_CLOSING,
-)
+from app.domain.backtest.algorithms import OTHER_ALGORITHMS
+from app.domain.backtest.folds import BASE_RATES, BEST, CONSENSUS, ENSEMBLE, PINNACLE_CLOSING
 from app.domain.backtest_summary import (
     ClosingComparison,
     OverallSummary,

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from app.cli.backtest_report.markdown import PLOTS
 from app.cli.backtest_report.value import FEWEST_BETS_PLOTTED, VALUE_PLOTS
-from app.domain.backtest import BEST, CONSENSUS, ENSEMBLE, Fold
+from app.domain.backtest.folds import BEST, CONSENSUS, ENSEMBLE, Fold
 from app.domain.backtest_summary import SeasonSummary, overall
 from app.domain.reliability import reliability
 from app.domain.value_summary import ValueSummary

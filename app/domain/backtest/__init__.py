@@ -6,31 +6,3 @@ forecast (the ensemble, the consensus, single bookmakers, base rates, Pinnacle's
 then scored on one set of test rows. The references always use the first de-margining
 method, so that variants of the ensemble are measured against the same forecasts.
 """
-
-from app.domain.backtest.algorithms import OTHER_ALGORITHMS
-from app.domain.backtest.config import VARIANTS, BacktestConfig, Variant
-from app.domain.backtest.folds import (
-    BASE_RATES,
-    BEST,
-    CLOSING_CODE,
-    CONSENSUS,
-    ENSEMBLE,
-    PINNACLE_CLOSING,
-    Fold,
-    run_backtest,
-)
-
-__all__ = [
-    "BASE_RATES",
-    "BEST",
-    "CLOSING_CODE",
-    "CONSENSUS",
-    "ENSEMBLE",
-    "OTHER_ALGORITHMS",
-    "PINNACLE_CLOSING",
-    "VARIANTS",
-    "BacktestConfig",
-    "Fold",
-    "Variant",
-    "run_backtest",
-]
