@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from app.domain.backtest import BASE_RATES, BEST, CONSENSUS, ENSEMBLE, PINNACLE_CLOSING
+from app.domain.backtest.folds import BASE_RATES, BEST, CONSENSUS, ENSEMBLE, PINNACLE_CLOSING
 from benchmarks import pages
 from benchmarks.pages import EVALUATION_PAGE
 

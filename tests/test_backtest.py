@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from app.cli.backtest_report import write_report
-from app.domain.backtest import BEST, ENSEMBLE, OTHER_ALGORITHMS, BacktestConfig, run_backtest
+from app.domain.backtest.algorithms import OTHER_ALGORITHMS
+from app.domain.backtest.config import BacktestConfig
+from app.domain.backtest.folds import BEST, ENSEMBLE, run_backtest
 from app.domain.backtest_summary import summarise
 from app.domain.fitting import FitOptions
 from app.domain.football_data import parse_football_data

@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 from app.cli.backtest_report.value import value_markdown
-from app.domain.backtest import CONSENSUS, ENSEMBLE, Fold
+from app.domain.backtest.folds import CONSENSUS, ENSEMBLE, Fold
 from app.domain.backtest.prices import best_prices
 from app.domain.backtest.value_bets import (
     PricedFold,

@@ -22,7 +22,7 @@ from app.domain.vocabulary import Method, Phase
 from app.domain.wording import counted
 
 if TYPE_CHECKING:
-    from app.domain.backtest import BacktestConfig
+    from app.domain.backtest.config import BacktestConfig
     from app.domain.backtest.value_bets import ValueBetConfig
     from app.domain.backtest_summary import OverallSummary
     from app.domain.tables import MatchTable, QuoteTable
@@ -30,11 +30,6 @@ if TYPE_CHECKING:
 
 
 ROUNDS_GRID = ",".join(map(str, defaults.ROUNDS_GRID))
-# The value-bet rules measured by default.
-VALUE_SOURCES = "ensemble,consensus,PS"
-VALUE_THRESHOLDS = "0,0.02,0.05"
-VALUE_REFERENCE = "PS"
-VALUE_BOOKMAKERS = "B365,BW,IW,PS,WH,VC"
 
 
 def backtest_command(
@@ -95,23 +90,24 @@ def backtest_command(
     value_sources: Annotated[
         str,
         typer.Option(help="Value: probability sources, ensemble, consensus or bookmaker codes."),
-    ] = VALUE_SOURCES,
+    ] = "ensemble,consensus,PS",
     value_thresholds: Annotated[
         str, typer.Option(help="Value: EV thresholds above which an outcome is bet.")
-    ] = VALUE_THRESHOLDS,
+    ] = "0,0.02,0.05",
     value_reference: Annotated[
         str, typer.Option(help="Value: the bookmaker whose closing line measures CLV.")
-    ] = VALUE_REFERENCE,
+    ] = "PS",
     value_bookmakers: Annotated[
         str, typer.Option(help="Value: bookmakers whose pre-match prices may be taken.")
-    ] = VALUE_BOOKMAKERS,
+    ] = "B365,BW,IW,PS,WH,VC",
     report_dir: Annotated[
         Path, typer.Option("--output", help="Directory for report.md, report.json, plots.")
     ] = Path("reports/backtest"),
 ) -> None:
     """Walk-forward evaluation by season: fit on earlier seasons, score each test season."""
     from app.cli.backtest_report import write_report
-    from app.domain.backtest import OTHER_ALGORITHMS, BacktestConfig
+    from app.domain.backtest.algorithms import OTHER_ALGORITHMS
+    from app.domain.backtest.config import BacktestConfig
     from app.domain.fitting import FitOptions, methods_to_try
     from app.services import backtest
 
@@ -146,7 +142,7 @@ def backtest_command(
     wanted_leagues = split_list(leagues)
     matches, quotes, source = _read_tables(sources or [], database=database, leagues=wanted_leagues)
     try:
-        backtest.check_names(
+        matches, quotes = backtest.checked_tables(
             matches,
             quotes,
             leagues=wanted_leagues,
@@ -155,7 +151,6 @@ def backtest_command(
         )
     except backtest.UnknownNameError as error:
         fail(str(error), code=2)
-    matches, quotes = backtest.only_leagues(matches, quotes, wanted_leagues)
     if wanted_leagues:
         source += f" ({', '.join(wanted_leagues)})"
     evaluation = _evaluate(

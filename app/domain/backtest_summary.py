@@ -1,29 +1,18 @@
 """The figures of a walk-forward backtest: every forecast's scores and the paired differences
-that matter, per test season and over all of them, as typed records.
-
-:func:`report_json` gives any of them as the JSON report writes it.
-"""
+that matter, per test season and over all of them, as typed records."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields, is_dataclass
-from enum import Enum
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain.backtest import (
-    BEST,
-    CONSENSUS,
-    ENSEMBLE,
-    OTHER_ALGORITHMS,
-    PINNACLE_CLOSING,
-    BacktestConfig,
-    Fold,
-    Variant,
-)
+from app.domain.backtest.algorithms import OTHER_ALGORITHMS
+from app.domain.backtest.config import BacktestConfig, Variant
+from app.domain.backtest.folds import BEST, CONSENSUS, ENSEMBLE, PINNACLE_CLOSING, Fold
 from app.domain.evaluation import PairedDifference, paired_difference
 from app.domain.scoring import Scores, scores
 from app.domain.vocabulary import Method
@@ -32,8 +21,6 @@ from boosting import log_loss_rows
 
 @dataclass(frozen=True, slots=True)
 class ScoredForecast:
-    """One forecast's scores on some rows."""
-
     scores: Scores
     rows: int
 
@@ -53,33 +40,19 @@ def paired(y: NDArray[np.intp], a: NDArray[np.float64], b: NDArray[np.float64]) 
     return paired_difference(log_loss_rows(y, a), log_loss_rows(y, b))
 
 
-def report_json(value: object) -> Any:
-    """``value`` as report.json writes it: a record as its fields by name (or as its own
-    ``to_json`` says), tuples as lists, enumerations as their value."""
+def report_json(value: Any) -> object:
+    """``json.dumps``'s ``default`` for report.json: a record as its fields by name, or as
+    its own ``to_json`` says."""
+    if isinstance(value, PairedDifference):
+        return {
+            "mean": value.mean,
+            "standard_error": value.standard_error,
+            "p_value": value.p_value,
+            "rows": float(value.n),  # as the report has always written it
+        }
     if hasattr(value, "to_json"):
         return value.to_json()
-    if isinstance(value, PairedDifference):
-        return paired_json(value)
-    if is_dataclass(value) and not isinstance(value, type):
-        return fields_json(value)
-    if isinstance(value, dict):
-        return {key: report_json(item) for key, item in value.items()}
-    if isinstance(value, tuple | list):
-        return [report_json(item) for item in value]
-    return value.value if isinstance(value, Enum) else value
-
-
-def fields_json(record: Any) -> dict[str, Any]:
-    return {field.name: report_json(getattr(record, field.name)) for field in fields(record)}
-
-
-def paired_json(difference: PairedDifference) -> dict[str, float]:
-    return {
-        "mean": difference.mean,
-        "standard_error": difference.standard_error,
-        "p_value": difference.p_value,
-        "rows": float(difference.n),  # as the report has always written it
-    }
+    return {field.name: getattr(value, field.name) for field in fields(value)}
 
 
 @dataclass(frozen=True)
@@ -91,7 +64,6 @@ class ClosingComparison:
 
 
 def closing_comparison(folds: Sequence[Fold]) -> ClosingComparison:
-    """The folds' rows with Pinnacle's closing odds together."""
     y = np.concatenate([fold.y[fold.closing_rows] for fold in folds])
     forecasts = {
         name: np.concatenate([fold.forecasts[name][fold.closing_rows] for fold in folds])
@@ -231,11 +203,10 @@ def variant_summary(
     variant_y, forecasts = overall(folds)
     if not np.array_equal(variant_y, y):  # pragma: no cover - the rows do not depend on it
         raise AssertionError("a variant was scored on other rows than the baseline")
-    summary = summarise(folds)
     return VariantSummary(
         options=variant.changes(config),
-        overall=summary.overall.scores[ENSEMBLE],
-        seasons={s.season: s.scores[ENSEMBLE].scores.log_loss for s in summary.seasons},
+        overall=ScoredForecast(scores(y, forecasts[ENSEMBLE]), len(y)),
+        seasons={f.season: scores(f.y, f.forecasts[ENSEMBLE]).log_loss for f in folds},
         versus_baseline=paired(y, forecasts[ENSEMBLE], baseline_forecasts[ENSEMBLE]),
         versus_consensus=paired(y, forecasts[ENSEMBLE], baseline_forecasts[CONSENSUS]),
     )

@@ -2,11 +2,7 @@
 and pooled, for each probability source and EV threshold, how many bets, their mean
 closing-line value and flat-stake return with 95 % intervals, a fractional-Kelly bankroll
 with its largest drawdown, and how much of the claimed edge was real (the slope of CLV on
-claimed EV).
-
-:func:`app.domain.backtest_summary.report_json` gives any of them as the JSON report
-writes it.
-"""
+claimed EV)."""
 
 from __future__ import annotations
 
@@ -14,9 +10,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
-from app.domain.backtest import Fold
+from app.domain.backtest.folds import Fold
 from app.domain.backtest.value_bets import (
     Bets,
     PricedFold,
@@ -28,7 +23,6 @@ from app.domain.backtest.value_bets import (
     max_drawdown,
     priced_fold,
 )
-from app.domain.backtest_summary import fields_json
 from app.domain.evaluation import (
     MeanInterval,
     PairedDifference,
@@ -40,8 +34,6 @@ from app.domain.tables import MatchTable, QuoteTable
 
 # Claimed EV bins of the calibration of value: lower edges, the last open above.
 EV_BIN_EDGES = (0.0, 0.02, 0.05, 0.10, 0.20)
-# The threshold whose bankroll curves the report plots, when it is measured.
-PLOTTED_THRESHOLD = 0.02
 CURVE_DIGITS = 6
 
 
@@ -64,12 +56,8 @@ class Bankroll:
 
 @dataclass(frozen=True)
 class ValueRule:
-    """One source at one threshold: its bets and what they were worth.
-
-    ``clv`` is over the bets whose match has the reference's closing line; ``slope`` is the
-    least-squares slope of CLV on claimed EV over those bets (1: every claimed edge real;
-    0: none of it), None with fewer than two.
-    """
+    """One source at one threshold: its bets and what they were worth. ``clv`` and ``slope``
+    (of CLV on claimed EV; 1: every claimed edge real) are over the bets with a closing line."""
 
     source: str
     threshold: float
@@ -82,14 +70,9 @@ class ValueRule:
 
 @dataclass(frozen=True)
 class RuleComparison:
-    """Two sources at one threshold, on the matches both bet on (with a closing line):
-    how often they chose the same outcome, and the paired difference of their CLV
-    (first minus second; None on fewer than two matches).
-
-    Then each source's own bets, on matches (with a closing line) the other did not bet
-    on: their CLV, and the mean EV they claimed (None without such bets), so the edge a
-    source claims alone can be set against what it realised.
-    """
+    """Two sources at one threshold, on the matches with a closing line: where both bet, how
+    often they chose the same outcome and the paired difference of their CLV (first minus
+    second); where one bet alone, its CLV against the mean EV it claimed."""
 
     first: str
     second: str
@@ -103,18 +86,16 @@ class RuleComparison:
     second_only_claimed_ev: float | None
 
     def to_json(self) -> dict[str, object]:
-        # Unlike the scores' paired differences, this one is written with its own field names.
+        # Unlike the scores' paired differences, written with its own field names.
         difference = self.clv_difference
         clv_difference = None if difference is None else asdict(difference)
-        return {**fields_json(self), "clv_difference": clv_difference}
+        return {**vars(self), "clv_difference": clv_difference}
 
 
 @dataclass(frozen=True)
 class ClosingDistance:
-    """How far a source's probabilities were from the reference's closing line, on the
-    matches that have both: the mean absolute difference per outcome, and the mean signed
-    difference of each outcome (1, X, 2). A source closer to the close tells value from
-    its own noise better."""
+    """How far a source's probabilities were from the reference's closing line: the mean
+    absolute difference per outcome, and the mean signed difference of 1, X and 2."""
 
     source: str
     matches: int
@@ -125,11 +106,7 @@ class ClosingDistance:
 @dataclass(frozen=True)
 class ValuePeriod:
     """One test season's value bets, or all of them pooled (``season`` None).
-
-    ``matches`` are the test matches the backtest scored; ``closing_matches`` those of them
-    with the reference's closing line. ``every_outcome`` is the return of a stake on each
-    outcome of every match at the best price, averaged per match.
-    """
+    ``every_outcome`` is the mean return of a stake on each outcome at the best price."""
 
     season: str | None
     matches: int
@@ -145,8 +122,7 @@ class ValuePeriod:
 
 @dataclass(frozen=True)
 class EvBin:
-    """Pooled bets of one source whose claimed EV is in ``[low, high)`` (high None: no
-    upper bound): the mean EV claimed, and the CLV realised."""
+    """Pooled bets of one source whose claimed EV is in ``[low, high)`` (high None: open)."""
 
     source: str
     low: float
@@ -166,8 +142,7 @@ class ValueSummary:
 def summarise_value(
     folds: Sequence[Fold], matches: MatchTable, quotes: QuoteTable, config: ValueBetConfig
 ) -> ValueSummary:
-    """Every value-bet figure of the folds; ``matches`` and ``quotes`` are the tables the
-    folds were run on (their prices are read from them)."""
+    """Every value-bet figure of the folds, their prices read from the tables they ran on."""
     priced = [priced_fold(fold, matches, quotes, config) for fold in folds]
     rules = [(source, t) for source in config.sources for t in config.thresholds]
     bets = {rule: [bets_of(fold, *rule) for fold in priced] for rule in rules}
@@ -254,14 +229,9 @@ def _comparison(first: str, second: str, threshold: float, a: Bets, b: Bets) -> 
         clv_difference=difference,
         first_only=mean_interval(a.clv[a_only]),
         second_only=mean_interval(b.clv[b_only]),
-        first_only_claimed_ev=_mean_or_none(a.claimed_ev[a_only]),
-        second_only_claimed_ev=_mean_or_none(b.claimed_ev[b_only]),
+        first_only_claimed_ev=mean_interval(a.claimed_ev[a_only]).mean,
+        second_only_claimed_ev=mean_interval(b.claimed_ev[b_only]).mean,
     )
-
-
-def _mean_or_none(values: NDArray[np.float64]) -> float | None:
-    # A plain mean: the claimed EV is shown without an interval, so no t quantile is needed.
-    return float(values.mean()) if values.size else None
 
 
 def _ev_bins(source: str, bets: Bets) -> list[EvBin]:

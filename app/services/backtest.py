@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.domain.backtest import VARIANTS, BacktestConfig, Fold, run_backtest
+from app.domain.backtest.config import VARIANTS, BacktestConfig
+from app.domain.backtest.folds import Fold, run_backtest
 from app.domain.backtest.value_bets import ValueBetConfig
 from app.domain.backtest_summary import (
     BacktestSummary,
@@ -36,13 +37,8 @@ class Evaluation:
 def tables_from_files(
     files: Sequence[Path], *, leagues: Sequence[str] | None = None
 ) -> tuple[MatchTable, QuoteTable]:
-    """The tables of the season files of ``leagues`` (every file when None).
-
-    Each file's league is read from its first rows, so a file of another league is never
-    parsed, and cannot stop the run. :class:`SeasonFileError` names a file that cannot be
-    read whose league is asked for or cannot be told; :class:`UnknownNameError`, a league
-    asked for that no file holds.
-    """
+    """The tables of the season files of ``leagues`` (every file when None). A file of
+    another league (told from its first rows) is never parsed, so it cannot stop the run."""
     wanted = set(leagues or ())
     present: set[str] = set()
     batches = []
@@ -63,17 +59,16 @@ class UnknownNameError(ValueError):
     """A league or bookmaker asked for is not in the data; the message says which are."""
 
 
-def check_names(
+def checked_tables(
     matches: MatchTable,
     quotes: QuoteTable,
     *,
     leagues: Sequence[str] | None,
     bookmakers: Sequence[str] | None,
     value_bets: ValueBetConfig | None,
-) -> None:
-    """Every league and bookmaker asked for (a pool bookmaker, or one the value-bet rules
-    name) is in the tables, or :class:`UnknownNameError`; the value reference needs closing
-    quotes."""
+) -> tuple[MatchTable, QuoteTable]:
+    """The tables of ``leagues`` (all when None), once every league and bookmaker asked for
+    is found in them (the value reference with closing quotes), or :class:`UnknownNameError`."""
     _check_known("league", set(leagues or ()), set(matches.competition.tolist()))
     _check_known("bookmaker", set(bookmakers or ()), set(quotes.bookmaker.tolist()))
     if value_bets is not None:
@@ -81,6 +76,9 @@ def check_names(
         _check_known("bookmaker", named, set(quotes.bookmaker.tolist()))
         closing = set(quotes.bookmaker[quotes.phase == Phase.CLOSING].tolist())
         _check_known("closing line of", {value_bets.reference}, closing)
+    if not leagues:
+        return matches, quotes
+    return restrict(matches, quotes, np.isin(matches.competition, list(leagues)))
 
 
 def _check_known(label: str, wanted: set[str], present: set[str]) -> None:
@@ -90,14 +88,6 @@ def _check_known(label: str, wanted: set[str], present: set[str]) -> None:
             f"no {label} {', '.join(unknown)} in the data; it has "
             f"{', '.join(sorted(present)) or 'none'}"
         )
-
-
-def only_leagues(
-    matches: MatchTable, quotes: QuoteTable, leagues: Sequence[str] | None
-) -> tuple[MatchTable, QuoteTable]:
-    if not leagues:
-        return matches, quotes
-    return restrict(matches, quotes, np.isin(matches.competition, list(leagues)))
 
 
 def evaluate(
@@ -110,9 +100,8 @@ def evaluate(
     value_bets: ValueBetConfig | None = None,
     progress: Callable[[str], None] = lambda _step: None,
 ) -> Evaluation:
-    """The walk-forward of ``config``; with ``compare_variants`` also each option beyond
-    plain M2, compared with it on the same rows; with ``value_bets`` also the value bets of
-    those rules on the test matches."""
+    """The walk-forward of ``config``, with each variant of plain M2 and the value bets if
+    asked for."""
     folds = run_backtest(matches, quotes, config, progress=lambda s: progress(f"baseline {s}"))
     evaluation = Evaluation(config, source, folds, summarise(folds))
     if value_bets is not None:

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from app.cli.backtest_report.plots import PLOTS
-from app.cli.backtest_report.value import value_markdown
-from app.domain.backtest import (
-    BASE_RATES,
-    BEST,
-    CONSENSUS,
-    ENSEMBLE,
-    OTHER_ALGORITHMS,
-    PINNACLE_CLOSING,
-)
+from app.cli.backtest_report.value import p_value, value_markdown
+from app.domain.backtest.algorithms import OTHER_ALGORITHMS
+from app.domain.backtest.folds import BASE_RATES, BEST, CONSENSUS, ENSEMBLE, PINNACLE_CLOSING
 from app.domain.backtest_summary import (
     ClosingComparison,
     OverallSummary,
@@ -26,6 +19,13 @@ from app.domain.wording import counted
 from app.services.backtest import Evaluation
 
 SIGNIFICANCE = 0.05
+# The plots' files and captions, in the order they are drawn.
+PLOTS = {
+    "reliability.png": "Reliability of ensemble and consensus",
+    "weights.png": "Ensemble weights per season",
+    "margins.png": "Cumulative distribution of training margins",
+    "log_loss_by_season.png": "Log loss per season",
+}
 
 
 def markdown(evaluation: Evaluation, *, plots_written: bool) -> str:
@@ -187,7 +187,7 @@ def _other_algorithms(whole: OverallSummary, seasons: Sequence[SeasonSummary]) -
             versus, score = whole.algorithms[name], whole.scores[name].scores
             lines.append(
                 f"| {name} | {score.log_loss:.4f} | {score.accuracy:.4f} | "
-                f"{difference(versus)} | {_p_value(versus.p_value)} | {rounds} |"
+                f"{difference(versus)} | {p_value(versus.p_value)} | {rounds} |"
             )
         elif rounds:
             lines.append(f"| {name} | not fitted every season (see the notes) | | | | {rounds} |")
@@ -219,23 +219,13 @@ def _variants(whole: OverallSummary, variants: Mapping[str, VariantSummary]) -> 
 
 
 def _plots(plots_written: bool) -> list[str]:
+    shown = [f"![{caption}]({name})" for name, caption in PLOTS.items()]
     if not plots_written:
-        return [
-            "",
-            "## Plots",
-            "",
+        shown = [
             "No plots: matplotlib is not installed. Install the report extra "
-            "(`pip install '.[report]'`) and run the backtest again.",
+            "(`pip install '.[report]'`) and run the backtest again."
         ]
-    return [
-        "",
-        "## Plots",
-        "",
-        f"![Reliability of ensemble and consensus]({PLOTS['reliability']})",
-        f"![Ensemble weights per season]({PLOTS['weights']})",
-        f"![Cumulative distribution of training margins]({PLOTS['margins']})",
-        f"![Log loss per season]({PLOTS['log_loss']})",
-    ]
+    return ["", "## Plots", "", *shown]
 
 
 def difference(paired: PairedDifference) -> str:
@@ -265,10 +255,6 @@ def _score_rows(scores: Mapping[str, ScoredForecast], order: Sequence[str]) -> l
             f"{row.rps:.4f} | {row.accuracy:.4f} |"
         )
     return lines
-
-
-def _p_value(p: float) -> str:
-    return "< 0.01" if p < 0.005 else f"{p:.2f}"
 
 
 def _order(scores: Mapping[str, ScoredForecast]) -> list[str]:

@@ -1,58 +1,48 @@
-"""The report's PNG plots (matplotlib, the ``[report]`` extra): reliability, weights,
-training margins and log loss by season. Without matplotlib there are none."""
+"""The report's PNG plots, drawn with matplotlib (the ``[report]`` extra): this module is
+imported only when it is installed."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.figure import Figure
 
-from app.domain.backtest import BEST, CONSENSUS, ENSEMBLE, Fold
+from app.cli.backtest_report.markdown import PLOTS
+from app.cli.backtest_report.value import FEWEST_BETS_PLOTTED, VALUE_PLOTS
+from app.domain.backtest.folds import BEST, CONSENSUS, ENSEMBLE, Fold
 from app.domain.backtest_summary import SeasonSummary, overall
 from app.domain.reliability import reliability
+from app.domain.value_summary import ValueSummary
 from app.domain.wording import counted
 from app.services.backtest import Evaluation
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
-PLOTS = {
-    "reliability": "reliability.png",
-    "weights": "weights.png",
-    "margins": "margins.png",
-    "log_loss": "log_loss_by_season.png",
-}
 # No version or date in the files: the same inputs give the same bytes.
 METADATA = {"Software": None}
+# The threshold whose bankroll curves are plotted (the nearest measured one).
+PLOTTED_THRESHOLD = 0.02
 
 
 def write_plots(evaluation: Evaluation, directory: Path) -> list[Path]:
-    try:
-        import matplotlib
-    except ImportError:
-        return []
-    matplotlib.use("Agg")
-    from app.cli.backtest_report.value import write_value_plots
-
-    folds = evaluation.folds
-    written = [
-        save_figure(_reliability(folds), directory / PLOTS["reliability"]),
-        save_figure(_weights(evaluation.summary.seasons), directory / PLOTS["weights"]),
-        save_figure(_margins(folds), directory / PLOTS["margins"]),
-        save_figure(_log_loss(evaluation.summary.seasons), directory / PLOTS["log_loss"]),
-    ]
+    folds, seasons = evaluation.folds, evaluation.summary.seasons
+    drawn = [_reliability(folds), _weights(seasons), _margins(folds), _log_loss(seasons)]
+    figures = dict(zip(PLOTS, drawn, strict=True))
     if evaluation.value is not None:
-        written += write_value_plots(evaluation.value, directory)
+        drawn = [_bankroll(evaluation.value), _calibration(evaluation.value)]
+        figures.update(zip(VALUE_PLOTS, drawn, strict=True))
+    written = []
+    for name, figure in figures.items():
+        figure.tight_layout()
+        figure.savefig(directory / name, dpi=110, metadata=METADATA)
+        written.append(directory / name)
     return written
 
 
 def _reliability(folds: Sequence[Fold]) -> Figure:
-    import matplotlib.pyplot as plt
-
     y, forecasts = overall(folds)
-    figure, axes = plt.subplots(1, 3, figsize=(12, 4), sharey=True)
+    figure = Figure(figsize=(12, 4))
+    axes = figure.subplots(1, 3, sharey=True)
     for outcome, (axis, label) in enumerate(
         zip(axes, ("home win (1)", "draw (X)", "away win (2)"), strict=True)
     ):
@@ -71,9 +61,8 @@ def _reliability(folds: Sequence[Fold]) -> Figure:
 
 
 def _weights(seasons: Sequence[SeasonSummary]) -> Figure:
-    import matplotlib.pyplot as plt
-
-    figure, axis = plt.subplots(figsize=(8, 4))
+    figure = Figure(figsize=(8, 4))
+    axis = figure.subplots()
     codes = sorted({code for season in seasons for w in season.weights.values() for code in w})
     for code in codes:
         weights = [sum(w.get(code, 0.0) for w in season.weights.values()) for season in seasons]
@@ -85,9 +74,8 @@ def _weights(seasons: Sequence[SeasonSummary]) -> Figure:
 
 
 def _margins(folds: Sequence[Fold]) -> Figure:
-    import matplotlib.pyplot as plt
-
-    figure, axis = plt.subplots(figsize=(8, 4))
+    figure = Figure(figsize=(8, 4))
+    axis = figure.subplots()
     for fold in folds:
         margins = np.sort(fold.training_margins)
         axis.plot(
@@ -102,9 +90,8 @@ def _margins(folds: Sequence[Fold]) -> Figure:
 
 
 def _log_loss(seasons: Sequence[SeasonSummary]) -> Figure:
-    import matplotlib.pyplot as plt
-
-    figure, axis = plt.subplots(figsize=(8, 4))
+    figure = Figure(figsize=(8, 4))
+    axis = figure.subplots()
     labels = [season.season for season in seasons]
     for name in (ENSEMBLE, CONSENSUS, BEST):
         losses = [season.scores[name].scores.log_loss for season in seasons]
@@ -115,10 +102,41 @@ def _log_loss(seasons: Sequence[SeasonSummary]) -> Figure:
     return figure
 
 
-def save_figure(figure: Figure, path: Path) -> Path:
-    import matplotlib.pyplot as plt
+def _bankroll(value: ValueSummary) -> Figure:
+    config = value.config
+    threshold = min(config.thresholds, key=lambda t: abs(t - PLOTTED_THRESHOLD))
+    figure = Figure(figsize=(8, 4))
+    axis = figure.subplots()
+    for source in config.sources:
+        curve = value.overall.rule(source, threshold).bankroll.curve
+        axis.plot(np.arange(len(curve) + 1), np.r_[1.0, curve], label=source)
+    axis.axhline(1.0, color="grey", linewidth=0.8)
+    axis.set_yscale("log")
+    axis.set_xlabel("kickoff times with bets, all test seasons in order")
+    axis.set_ylabel("bankroll (log scale)")
+    axis.set_title(
+        f"{config.kelly_fraction:g} Kelly, EV > {threshold:.0%}, "
+        f"at most {config.stake_cap:.0%} a bet"
+    )
+    axis.legend()
+    return figure
 
-    figure.tight_layout()
-    figure.savefig(path, dpi=110, metadata=METADATA)
-    plt.close(figure)
-    return path
+
+def _calibration(value: ValueSummary) -> Figure:
+    figure = Figure(figsize=(6, 5))
+    axis = figure.subplots()
+    top = max((b.claimed_ev for b in value.ev_bins if b.clv.n >= FEWEST_BETS_PLOTTED), default=0.1)
+    axis.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--", label="y = x")
+    for source in value.config.sources:
+        points = [
+            (b.claimed_ev, b.clv.mean)
+            for b in value.ev_bins
+            if b.source == source and b.clv.mean is not None and b.clv.n >= FEWEST_BETS_PLOTTED
+        ]
+        axis.plot([x for x, _ in points], [y for _, y in points], marker="o", label=source)
+    axis.axhline(0.0, color="grey", linewidth=0.8)
+    axis.set_xlabel("claimed EV (mean of the bin)")
+    axis.set_ylabel("realised CLV (mean of the bin)")
+    axis.set_title("Claimed EV against closing-line value")
+    axis.legend()
+    return figure

@@ -1,15 +1,9 @@
-"""The value-bet part of the report (``--value-bets``): its Markdown section and plots."""
+"""The value-bet section of report.md (``--value-bets``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING
-
-import numpy as np
-
 from app.domain.evaluation import MeanInterval
 from app.domain.value_summary import (
-    PLOTTED_THRESHOLD,
     ClosingDistance,
     RuleComparison,
     ValueRule,
@@ -17,12 +11,12 @@ from app.domain.value_summary import (
 )
 from app.domain.wording import counted
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
 # A bin of fewer bets is too noisy to draw as a point of the curve (the table lists it).
 FEWEST_BETS_PLOTTED = 10
-VALUE_PLOTS = {"bankroll": "value_bankroll.png", "calibration": "value_ev_vs_clv.png"}
+VALUE_PLOTS = {
+    "value_bankroll.png": "Kelly bankroll of each source",
+    "value_ev_vs_clv.png": "Claimed EV against realised CLV",
+}
 
 
 def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
@@ -115,7 +109,7 @@ def _comparison_cells(comparison: RuleComparison) -> str:
         "|"
         if difference is None
         else f"{difference.mean * 100:+.2f} % ± {difference.standard_error * 100:.2f} | "
-        f"{'< 0.01' if difference.p_value < 0.005 else f'{difference.p_value:.2f}'}"
+        f"{p_value(difference.p_value)}"
     )
     return (
         f"{comparison.first} vs {comparison.second} | {comparison.threshold:.0%} | "
@@ -175,13 +169,12 @@ def _bins(value: ValueSummary) -> list[str]:
 
 
 def _value_plots(plots_written: bool) -> list[str]:
-    if not plots_written:
-        return []
-    return [
-        "",
-        f"![Kelly bankroll of each source]({VALUE_PLOTS['bankroll']})",
-        f"![Claimed EV against realised CLV]({VALUE_PLOTS['calibration']})",
-    ]
+    shown = [f"![{caption}]({name})" for name, caption in VALUE_PLOTS.items()]
+    return ["", *shown] if plots_written else []
+
+
+def p_value(p: float) -> str:
+    return "< 0.01" if p < 0.005 else f"{p:.2f}"
 
 
 def _percent(share: float | None) -> str:
@@ -196,59 +189,3 @@ def _interval(interval: MeanInterval, digits: int) -> str:
     if interval.low is None or interval.high is None:
         return text
     return f"{text} [{interval.low * 100:+.{digits}f}, {interval.high * 100:+.{digits}f}]"
-
-
-def write_value_plots(value: ValueSummary, directory: Path) -> list[Path]:
-    """The bankroll curves and the EV calibration; matplotlib is already known present."""
-    from app.cli.backtest_report.plots import save_figure
-
-    return [
-        save_figure(_bankroll(value), directory / VALUE_PLOTS["bankroll"]),
-        save_figure(_calibration(value), directory / VALUE_PLOTS["calibration"]),
-    ]
-
-
-def _bankroll(value: ValueSummary) -> Figure:
-    import matplotlib.pyplot as plt
-
-    thresholds = value.config.thresholds
-    threshold = (
-        PLOTTED_THRESHOLD
-        if PLOTTED_THRESHOLD in thresholds
-        else min(thresholds, key=lambda t: abs(t - PLOTTED_THRESHOLD))
-    )
-    figure, axis = plt.subplots(figsize=(8, 4))
-    for source in value.config.sources:
-        curve = value.overall.rule(source, threshold).bankroll.curve
-        axis.plot(np.arange(len(curve) + 1), np.r_[1.0, curve], label=source)
-    axis.axhline(1.0, color="grey", linewidth=0.8)
-    axis.set_yscale("log")
-    axis.set_xlabel("kickoff times with bets, all test seasons in order")
-    axis.set_ylabel("bankroll (log scale)")
-    axis.set_title(
-        f"{value.config.kelly_fraction:g} Kelly, EV > {threshold:.0%}, "
-        f"at most {value.config.stake_cap:.0%} a bet"
-    )
-    axis.legend()
-    return figure
-
-
-def _calibration(value: ValueSummary) -> Figure:
-    import matplotlib.pyplot as plt
-
-    figure, axis = plt.subplots(figsize=(6, 5))
-    top = max((b.claimed_ev for b in value.ev_bins if b.clv.n >= FEWEST_BETS_PLOTTED), default=0.1)
-    axis.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--", label="y = x")
-    for source in value.config.sources:
-        points = [
-            (b.claimed_ev, b.clv.mean)
-            for b in value.ev_bins
-            if b.source == source and b.clv.mean is not None and b.clv.n >= FEWEST_BETS_PLOTTED
-        ]
-        axis.plot([x for x, _ in points], [y for _, y in points], marker="o", label=source)
-    axis.axhline(0.0, color="grey", linewidth=0.8)
-    axis.set_xlabel("claimed EV (mean of the bin)")
-    axis.set_ylabel("realised CLV (mean of the bin)")
-    axis.set_title("Claimed EV against closing-line value")
-    axis.legend()
-    return figure

@@ -1,5 +1,5 @@
-"""Boosting algorithms other than M2, fitted on an M2 fit's window and pool so that the
-backtest can compare them with it (``oddsboost backtest --compare-algorithms``)."""
+"""Boosting algorithms other than M2, fitted on an M2 fit's window and pool to compare them
+with it (``oddsboost backtest --compare-algorithms``)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ from boosting import (
     most_probable_class,
 )
 
-# Boosting algorithms other than M2, over the same bookmakers, for comparison. M1 and SAMME
-# see each bookmaker as its most probable outcome; MH sees 2 p − 1 per outcome.
+# M1 and SAMME see each bookmaker as its most probable outcome; MH sees 2 p − 1 per outcome.
 OTHER_ALGORITHMS: dict[str, type[AdaBoostM1 | SAMME | AdaBoostMH]] = {
     "AdaBoost.M1": AdaBoostM1,
     "SAMME": SAMME,
@@ -37,7 +36,6 @@ class AlgorithmFit:
     model: AdaBoostM1 | SAMME | AdaBoostMH
 
     def predict_proba(self, H: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Probabilities of 1, X, 2 from H laid out over the M2 fit's pool."""
         return self.model.predict_proba(_pool_outputs(self.name, H))
 
 
@@ -47,8 +45,7 @@ def _pool_outputs(name: str, H: NDArray[np.float64]) -> NDArray[np.float64] | ND
 
 def fit_algorithm(name: str, fit: Fit, *, end: float, options: FitOptions) -> AlgorithmFit:
     """``name`` over the pool of ``fit``: its rounds chosen on the same held-out part by
-    log loss, then refitted on the whole window (as
-    :func:`app.domain.fitting.fit_ensemble` does for M2)."""
+    log loss, then refitted on the whole window (as ``fit_ensemble`` does for M2)."""
     estimator = OTHER_ALGORITHMS[name]
     training = fit.training
     fit_part, validation = split_by_kickoff(training, options.validation_fraction)
@@ -66,8 +63,6 @@ def fit_algorithm(name: str, fit: Fit, *, end: float, options: FitOptions) -> Al
             training.y,
             sample_weight=decay_weights(training.kickoff, end, options.half_life_days),
         )
-    except FitError:
-        raise
     except ValueError as error:  # e.g. M1: no bookmaker with an error below 1/2
         raise FitError(str(error)) from error
     return AlgorithmFit(name, final)

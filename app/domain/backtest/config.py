@@ -4,6 +4,7 @@ that ``--compare-variants`` measures against it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from app.domain import defaults
 from app.domain.fitting import FitOptions, methods_to_try
@@ -32,29 +33,28 @@ class Variant:
     choose_method: bool = False  # every method tried, the baseline's first
     calibrate: bool = False
 
-    def applied_to(self, config: BacktestConfig) -> BacktestConfig:
-        options = config.options
+    def _fit_changes(self, config: BacktestConfig) -> dict[str, Any]:
+        changed: dict[str, Any] = {}
         if self.half_life_days is not None:
-            options = replace(options, half_life_days=self.half_life_days)
+            changed["half_life_days"] = self.half_life_days
         if self.choose_method:
-            options = replace(options, methods=methods_to_try(options.methods[0], choose=True))
+            changed["methods"] = methods_to_try(config.options.methods[0], choose=True)
         if self.calibrate:
-            options = replace(options, calibrate=True)
+            changed["calibrate"] = True
+        return changed
+
+    def applied_to(self, config: BacktestConfig) -> BacktestConfig:
+        options = replace(config.options, **self._fit_changes(config))
         per_competition = self.per_competition or config.per_competition
         return replace(config, options=options, per_competition=per_competition)
 
     def changes(self, config: BacktestConfig) -> dict[str, float | bool | list[str]]:
         """What the variant changes in ``config``, as the report lists it."""
-        changed: dict[str, float | bool | list[str]] = {}
-        if self.half_life_days is not None:
-            changed["half_life_days"] = self.half_life_days
+        changed = self._fit_changes(config)
+        if "methods" in changed:
+            changed["methods"] = [str(method) for method in changed["methods"]]
         if self.per_competition:
             changed["per_competition"] = True
-        if self.choose_method:
-            methods = methods_to_try(config.options.methods[0], choose=True)
-            changed["methods"] = [str(method) for method in methods]
-        if self.calibrate:
-            changed["calibrate"] = True
         return changed
 
 

@@ -1,32 +1,28 @@
-"""The folds of a walk-forward backtest: for each test season, the fits on the seasons
-before it and every forecast on the rows they share (see :mod:`app.domain.backtest`)."""
+"""The folds of a walk-forward backtest: each test season's fits and forecasts, and the
+single bookmakers chosen on its training seasons alone (those scored on their own, the
+"compared", and the ranking of candidates for "the best")."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from functools import cache
 
 import numpy as np
 from numpy.typing import NDArray
 
-from app.domain.backtest.algorithms import fit_algorithm
+from app.domain.backtest.algorithms import AlgorithmFit, fit_algorithm
 from app.domain.backtest.config import BacktestConfig
 from app.domain.backtest.prices import positions_of
-from app.domain.backtest.ranking import (
-    best_forecast,
-    compared_bookmakers,
-    last_training_season,
-    rank_on_training,
-)
-from app.domain.backtest.seasons import SeasonPlans, Split, TrainingPlan, split_season
+from app.domain.backtest.seasons import Split, TrainingPlan, seasons_to_test, split_season
 from app.domain.ensemble import Ensemble
 from app.domain.fitting import Fit, FitError, fit_ensemble
 from app.domain.records import OUTCOMES
 from app.domain.tables import MatchTable, QuoteTable, restrict
 from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
+from boosting import log_loss
 
 # The forecasts of a fold, by name; each compared bookmaker is one too, under its code.
 ENSEMBLE = "M2 ensemble"
@@ -70,10 +66,8 @@ def run_backtest(
     progress: Callable[[str], None] = lambda _season: None,
 ) -> list[Fold]:
     """Every fold, in season order. Deterministic: the same tables give the same folds."""
-    plans = SeasonPlans(matches, config.train_seasons)
     folds: list[Fold] = []
-    for season in plans.to_test(config.test_seasons):
-        plan, notes = plans.of(season)
+    for season, plan, notes in seasons_to_test(matches, config.train_seasons, config.test_seasons):
         progress(season)
         folds.append(_fold(matches, quotes, config, season, plan, notes))
     return folds
@@ -93,33 +87,28 @@ def _fit_groups(split: Split, config: BacktestConfig) -> dict[str, Fit]:
     return fits
 
 
-class _Model(Protocol):
-    def predict_proba(self, H: NDArray[np.float64]) -> NDArray[np.float64]: ...
+Layouts = Callable[[Method], tuple[TrainingSet, TrainingSet]]
 
 
-class _Layouts:
+def _layouts(split: Split, pool: tuple[str, ...], phase: Phase) -> Layouts:
     """The training and test tables laid out over the whole pool, once per method.
 
     min_quotes=0 keeps every pool column, even for a bookmaker absent from a season.
     """
 
-    def __init__(self, split: Split, pool: tuple[str, ...], phase: Phase) -> None:
-        self.split, self.pool, self.phase = split, pool, phase
-        self._laid_out: dict[Method, tuple[TrainingSet, TrainingSet]] = {}
-
-    def __call__(self, method: Method) -> tuple[TrainingSet, TrainingSet]:
-        if method not in self._laid_out:
-            split = self.split
-            self._laid_out[method] = (
-                self._lay_out(split.train_matches, split.train_quotes, method),
-                self._lay_out(split.test_matches, split.test_quotes, method),
-            )
-        return self._laid_out[method]
-
-    def _lay_out(self, matches: MatchTable, quotes: QuoteTable, method: Method) -> TrainingSet:
+    def lay_out(matches: MatchTable, quotes: QuoteTable, method: Method) -> TrainingSet:
         return build_training_set(
-            matches, quotes, phase=self.phase, method=method, bookmakers=self.pool, min_quotes=0
+            matches, quotes, phase=phase, method=method, bookmakers=pool, min_quotes=0
         )
+
+    @cache
+    def laid_out(method: Method) -> tuple[TrainingSet, TrainingSet]:
+        return (
+            lay_out(split.train_matches, split.train_quotes, method),
+            lay_out(split.test_matches, split.test_quotes, method),
+        )
+
+    return laid_out
 
 
 def _fold(
@@ -133,7 +122,7 @@ def _fold(
     split = split_season(matches, quotes, season, plan)
     fits = _fit_groups(split, config)
     pool = tuple(sorted({code for fit in fits.values() for code in fit.ensemble.bookmakers}))
-    layouts = _Layouts(split, pool, config.options.phase)
+    layouts = _layouts(split, pool, config.options.phase)
     # The single bookmakers, the consensus and the base rates always use the first method,
     # whatever the fits chose, so that variants are compared with the same references.
     reference_method = config.options.methods[0]
@@ -146,7 +135,7 @@ def _fold(
     dropped.update(test.dropped)
     rows = _shared_rows(test, pool, compared, ranking, dropped)
     forecasts, algorithm_rounds, algorithm_notes = _forecasts(
-        rows, fits, layouts, config, split.test_start
+        rows, fits, pool, layouts, config, split.test_start
     )
     forecasts.update({code: rows.H[:, pool.index(code), :] for code in compared})
     forecasts[BEST], best_used = best_forecast(rows, pool, ranking)
@@ -199,7 +188,8 @@ def _shared_rows(
 def _forecasts(
     rows: TrainingSet,
     fits: dict[str, Fit],
-    layouts: _Layouts,
+    pool: tuple[str, ...],
+    layouts: Layouts,
     config: BacktestConfig,
     test_start: float,
 ) -> tuple[dict[str, NDArray[np.float64]], dict[str, dict[str, int]], list[str]]:
@@ -208,7 +198,7 @@ def _forecasts(
     consensus = rows.consensus()
     ensembles = {competition: fit.ensemble for competition, fit in fits.items()}
     forecasts = {
-        ENSEMBLE: _by_group(rows, fits, layouts, consensus, ensembles),
+        ENSEMBLE: _by_group(rows, fits, pool, layouts, consensus, ensembles),
         CONSENSUS: consensus,
     }
     algorithm_rounds: dict[str, dict[str, int]] = {}
@@ -222,7 +212,7 @@ def _forecasts(
         except FitError as error:
             notes.append(f"{name} is not compared this season: {error}")
             continue
-        forecasts[name] = _by_group(rows, fits, layouts, consensus, others)
+        forecasts[name] = _by_group(rows, fits, pool, layouts, consensus, others)
         algorithm_rounds[name] = {c: other.model.n_rounds_ for c, other in others.items()}
     return forecasts, algorithm_rounds, notes
 
@@ -230,14 +220,14 @@ def _forecasts(
 def _by_group(
     rows: TrainingSet,
     fits: dict[str, Fit],
-    layouts: _Layouts,
+    pool: tuple[str, ...],
+    layouts: Layouts,
     consensus: NDArray[np.float64],
-    models: Mapping[str, _Model],
+    models: Mapping[str, Ensemble] | Mapping[str, AlgorithmFit],
 ) -> NDArray[np.float64]:
     """Each group's model (by competition, as ``fits``) reads the test season laid out with
     the method it was fitted on; a match none of its pool quoted gets the consensus."""
     proba = consensus.copy()
-    pool = layouts.pool
     for competition, fit in fits.items():
         group = (
             np.flatnonzero(rows.competition == competition) if competition else np.arange(len(rows))
@@ -268,3 +258,74 @@ def _closing(
     at = positions_of(closing_set.match_ids, rows.match_ids)
     closing_rows = at >= 0
     return closing_rows, closing_set.H[at[closing_rows], 0]
+
+
+def last_training_season(training: TrainingSet, plan: TrainingPlan) -> NDArray[np.bool_]:
+    """The training matches of each competition's last training season."""
+    recent = np.zeros(len(training), dtype=bool)
+    for competition, seasons in plan.items():
+        recent |= (training.competition == competition) & (training.season == seasons[-1])
+    return recent
+
+
+def rank_on_training(
+    training: TrainingSet, recent: NDArray[np.bool_], share: float
+) -> tuple[str, ...]:
+    """Candidates for best single bookmaker, best first: the pool bookmakers that quoted
+    ``share`` of the last training season (likely to go on quoting), ranked by log loss on
+    the training matches every one of them quoted."""
+    quoted = ~np.isnan(training.H[:, :, 0])
+    if not recent.any() or not quoted.any():
+        raise ValueError("no training match was quoted by the pool")
+    recent_share = quoted[recent].mean(axis=0)
+    candidates = np.flatnonzero(recent_share >= min(share, float(recent_share.max())))
+    common = quoted[:, candidates].all(axis=1)
+    if not common.any():
+        raise ValueError("no training match was quoted by every candidate for best bookmaker")
+    losses = [log_loss(training.y[common], training.H[common, column, :]) for column in candidates]
+    order = np.argsort(losses, kind="stable")
+    return tuple(training.bookmakers[int(candidates[i])] for i in order)
+
+
+def compared_bookmakers(
+    test: TrainingSet, pool: tuple[str, ...], best: str, share: float
+) -> tuple[tuple[str, ...], list[str]]:
+    """The pool bookmakers that quoted ``share`` of the test matches, scored on their own,
+    and a note for every other one."""
+    quoted_share = (~np.isnan(test.H[:, :, 0])).mean(axis=0) if len(test) else np.zeros(len(pool))
+    compared = tuple(
+        code for code, quoted in zip(pool, quoted_share, strict=True) if quoted >= share
+    )
+    notes = [
+        _not_compared_note(code, quoted, best)
+        for code, quoted in zip(pool, quoted_share, strict=True)
+        if quoted < share
+    ]
+    return compared, notes
+
+
+def _not_compared_note(code: str, share: float, best: str) -> str:
+    if code == best:
+        return (
+            f"{code}, the best bookmaker on the training seasons, quoted "
+            f"{share:.0%} of the test matches: where it did not, the next best on the "
+            "training seasons that did stands in"
+        )
+    if share == 0:
+        return f"{code} quoted none of the test matches"
+    return (
+        f"{code} quoted only {share:.0%} of the test matches: in the ensemble and the "
+        "consensus, not scored on its own"
+    )
+
+
+def best_forecast(
+    rows: TrainingSet, pool: tuple[str, ...], ranking: tuple[str, ...]
+) -> tuple[NDArray[np.float64], Counter[str]]:
+    """Per match, the best-ranked candidate that quoted it (no look at the test outcomes),
+    and how many matches each candidate forecast."""
+    ranked = np.asarray([pool.index(code) for code in ranking])
+    first_quoted = np.argmax(~np.isnan(rows.H[:, ranked, 0]), axis=1)
+    best_columns = ranked[first_quoted]
+    used = Counter(pool[column] for column in best_columns.tolist())
+    return rows.H[np.arange(len(rows)), best_columns, :], used

@@ -1,10 +1,5 @@
-"""The prices of a fold's test matches, straight from the quote table: what each bookmaker
-offered before kickoff (or at the close), the best of them, and a line de-margined.
-
-Every array is laid out over the wanted matches, in their order, with NaN where a bookmaker
-did not quote; the quote used for a (match, bookmaker) is the one rule of recency,
-:func:`app.domain.training.select_latest_valid` (captured before kickoff).
-"""
+"""The prices of a fold's test matches, straight from the quote table, laid out over the
+wanted matches in their order with NaN where a bookmaker did not quote."""
 
 from __future__ import annotations
 
@@ -38,9 +33,8 @@ def quoted_prices(
     bookmakers: Sequence[str],
     phase: Phase,
 ) -> NDArray[np.float64]:
-    """``prices[match, bookmaker, outcome]``: the decimal odds of each of ``bookmakers``
-    for the matches ``match_ids`` (ids of ``matches``), the latest of ``phase`` captured
-    before kickoff; NaN where a bookmaker has none."""
+    """``prices[match, bookmaker, outcome]`` of ``match_ids``: each bookmaker's latest quote
+    of ``phase`` captured before kickoff (``select_latest_valid``, the one rule of recency)."""
     prices = np.full((len(match_ids), len(bookmakers), len(OUTCOMES)), np.nan)
     chosen = select_latest_valid(matches, quotes, phase)
     column = {code: index for index, code in enumerate(bookmakers)}
@@ -56,15 +50,14 @@ def quoted_prices(
 
 @dataclass(frozen=True)
 class BestPrices:
-    """Per match and outcome, the highest price quoted and the column of the bookmaker
-    offering it (the first such column on a tie); NaN and -1 where nobody quoted."""
+    """Per match and outcome, the highest price and the column of its bookmaker (the first
+    on a tie); NaN and -1 where nobody quoted."""
 
     price: NDArray[np.float64]  # (m, 3)
     bookmaker: NDArray[np.intp]  # (m, 3)
 
 
 def best_prices(prices: NDArray[np.float64]) -> BestPrices:
-    """The best of ``prices[match, bookmaker, outcome]`` over the bookmakers."""
     quoted = ~np.isnan(prices)
     column = np.argmax(np.where(quoted, prices, -np.inf), axis=1)
     any_quote = quoted.any(axis=1)
@@ -76,8 +69,8 @@ def best_prices(prices: NDArray[np.float64]) -> BestPrices:
 
 
 def fair_line(prices: NDArray[np.float64], method: Method) -> NDArray[np.float64]:
-    """One bookmaker's ``prices[match, outcome]`` de-margined with ``method``; NaN rows
-    where it did not quote or its de-margining did not converge."""
+    """One bookmaker's ``prices[match, outcome]`` de-margined; NaN rows where it did not
+    quote or its de-margining did not converge."""
     line = np.full(prices.shape, np.nan)
     quoted = ~np.isnan(prices).any(axis=1)
     if quoted.any():

@@ -1,5 +1,5 @@
 """The seasons of a walk-forward backtest: which are tested, what each competition trains
-on before a test season, and the training and test tables of a season (no look-ahead)."""
+on, and a season's training and test tables (no look-ahead)."""
 
 from __future__ import annotations
 
@@ -50,39 +50,32 @@ def training_plan(matches: MatchTable, season: str, count: int) -> tuple[Trainin
     return plan, notes
 
 
-class SeasonPlans:
-    """The training plan of every season of the tables, each ``count`` seasons deep."""
-
-    def __init__(self, matches: MatchTable, count: int) -> None:
-        self.seasons = seasons_of(matches)
-        if not self.seasons:
-            raise ValueError("there are no matches to evaluate")
-        self.count = count
-        self._plans = {season: training_plan(matches, season, count) for season in self.seasons}
-
-    def to_test(self, asked: tuple[str, ...] | None) -> tuple[str, ...]:
-        """The seasons asked for, or (None) every season some competition can be tested in."""
-        if asked is not None:
-            return asked
-        testable = tuple(season for season in self.seasons if self._plans[season][0])
-        if not testable:
+def seasons_to_test(
+    matches: MatchTable, count: int, asked: tuple[str, ...] | None
+) -> list[tuple[str, TrainingPlan, list[str]]]:
+    """Each season asked for (None: every season some competition can be tested in), with
+    its training plan ``count`` seasons deep and its notes; ``ValueError`` if one cannot be
+    tested."""
+    seasons = seasons_of(matches)
+    if not seasons:
+        raise ValueError("there are no matches to evaluate")
+    plans = {season: training_plan(matches, season, count) for season in seasons}
+    if asked is None:
+        asked = tuple(season for season in seasons if plans[season][0])
+        if not asked:
             raise ValueError(
-                f"no season can be tested: none has a competition with {self.count} earlier "
-                f"season(s) in the data ({len(self.seasons)} season(s) given)"
+                f"no season can be tested: none has a competition with {count} earlier "
+                f"season(s) in the data ({len(seasons)} season(s) given)"
             )
-        return testable
-
-    def of(self, season: str) -> tuple[TrainingPlan, list[str]]:
-        """The plan of a test season and its notes; ``ValueError`` if it cannot be tested."""
-        if season not in self._plans:
+    for season in asked:
+        if season not in plans:
             raise ValueError(f"no matches of season {season!r} in the data")
-        plan, notes = self._plans[season]
-        if not plan:
+        if not plans[season][0]:
             raise ValueError(
                 f"season {season} cannot be tested: its competitions have fewer earlier "
-                f"seasons than the {self.count} needed to train"
+                f"seasons than the {count} needed to train"
             )
-        return plan, notes
+    return [(season, *plans[season]) for season in asked]
 
 
 @dataclass(frozen=True)

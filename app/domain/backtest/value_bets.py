@@ -1,14 +1,7 @@
-"""Value bets on a fold's test matches: which outcome each probability source would have
-bet on, at which price, and what became of it.
-
-For a source (the served ensemble, the consensus, or a bookmaker's pre-match line
-de-margined), a threshold and a match: the outcome of highest expected value above the
-threshold, at the best pre-match price of the bookmakers the bettor can bet with, is the
-match's one bet; a match with no such outcome gets none. A bet is then measured twice: its
-closing-line value (CLV) against the reference bookmaker's closing line de-margined, which
-says whether the price beat the market's last word, and its return at flat stakes. Every
-formula (EV, CLV, Kelly) is :mod:`app.domain.value`'s.
-"""
+"""Value bets on a fold's test matches: per source (the ensemble, the consensus, or a
+bookmaker's pre-match line de-margined) and threshold, each match's one bet (the outcome of
+highest EV above the threshold, at the best price the bettor can take) and what became of
+it. Every formula (EV, CLV, Kelly) is :mod:`app.domain.value`'s."""
 
 from __future__ import annotations
 
@@ -38,13 +31,9 @@ MODEL_SOURCES = {ENSEMBLE_SOURCE: ENSEMBLE, CONSENSUS_SOURCE: CONSENSUS}
 
 @dataclass(frozen=True)
 class ValueBetConfig:
-    """Which value-bet rules a backtest measures, and against what.
-
-    ``bookmakers`` are those whose pre-match prices may be taken; ``reference`` is the
-    bookmaker whose closing line (de-margined with ``method``) measures CLV; a bookmaker
-    source's pre-match line is de-margined with ``method`` too. ``ValueError`` says what
-    is wrong with them.
-    """
+    """Which value-bet rules a backtest measures: ``bookmakers`` are those whose pre-match
+    prices may be taken; ``reference``'s closing line measures CLV. ``method`` de-margines
+    that line and a bookmaker source's."""
 
     sources: tuple[str, ...]
     thresholds: tuple[float, ...]  # in increasing order
@@ -73,7 +62,7 @@ class ValueBetConfig:
 
 @dataclass(frozen=True)
 class PricedFold:
-    """A fold's test matches (its shared rows, in order) with what value bets need."""
+    """A fold's test matches (its shared rows, in order) with their prices."""
 
     season: str
     match_ids: NDArray[np.int64]
@@ -88,7 +77,6 @@ class PricedFold:
 def priced_fold(
     fold: Fold, matches: MatchTable, quotes: QuoteTable, config: ValueBetConfig
 ) -> PricedFold:
-    """The prices and probabilities of ``fold``'s test matches, read from the tables."""
     ids = fold.test_match_ids
     takers = quoted_prices(matches, quotes, ids, config.bookmakers, Phase.PRE)
     lines = quoted_prices(matches, quotes, ids, config.bookmaker_sources(), Phase.PRE)
@@ -114,8 +102,7 @@ def priced_fold(
 
 @dataclass(frozen=True)
 class Bets:
-    """Bets in kickoff order, one per match at most. ``clv`` is NaN where the match has no
-    reference closing line."""
+    """Bets in kickoff order, one per match at most; ``clv`` NaN without a closing line."""
 
     match_id: NDArray[np.int64]
     kickoff: NDArray[np.float64]
@@ -131,7 +118,6 @@ class Bets:
 
     @property
     def returns(self) -> NDArray[np.float64]:
-        """What each stake of 1 returned, net: ``price − 1`` if it won, else −1."""
         result: NDArray[np.float64] = np.where(self.won, self.price - 1.0, -1.0)
         return result
 
@@ -154,7 +140,6 @@ def choose_outcomes(
 
 
 def bets_of(priced: PricedFold, source: str, threshold: float) -> Bets:
-    """The bets of ``source`` above ``threshold`` on a priced fold."""
     placed, outcome, ev = choose_outcomes(
         priced.probabilities[source], priced.best.price, threshold
     )
@@ -183,9 +168,8 @@ def joined(bets: Sequence[Bets]) -> Bets:
 
 
 def bankroll_curve(bets: Bets, fraction: float, cap: float) -> NDArray[np.float64]:
-    """The bankroll (starting at 1) after each kickoff time of ``bets``, staking each bet
-    ``kelly_stake(ev, price, fraction, cap)`` of the bankroll. Bets sharing a kickoff time
-    are staked from the same bankroll, as a bettor placing them together would."""
+    """The bankroll (from 1) after each kickoff time of ``bets``, each staked a Kelly share.
+    Bets sharing a kickoff time are staked from the same bankroll, as placed together."""
     if not len(bets):
         return np.empty(0)
     stake = kelly_stake(bets.claimed_ev, bets.price, fraction, cap)
@@ -197,15 +181,14 @@ def bankroll_curve(bets: Bets, fraction: float, cap: float) -> NDArray[np.float6
 
 
 def max_drawdown(curve: NDArray[np.float64]) -> float:
-    """The largest fall from a peak (the start, 1, included) to a later trough, as a share
-    of the peak."""
+    """The largest fall from a peak (the start, 1, included) to a later trough, as a share."""
     path = np.r_[1.0, curve]
     return float((1.0 - path / np.maximum.accumulate(path)).max())
 
 
 def every_outcome_returns(priced: PricedFold) -> NDArray[np.float64]:
-    """Per match priced on all three outcomes, the mean net return of a stake of 1 on each
-    of them at the best price: the market's margin, paid by a bettor without a view."""
+    """Per match priced on all three outcomes, the mean net return of a stake on each at the
+    best price: the market's margin, paid by a bettor without a view."""
     price = priced.best.price
     priced_rows = ~np.isnan(price).any(axis=1)
     won = priced.y[priced_rows, None] == np.arange(price.shape[1])
