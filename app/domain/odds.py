@@ -16,13 +16,9 @@ returns probabilities that sum to 1 and the parameter it fitted per row:
   outcome (Cheung 2015), p_k = π_k / (c − c π_k + π_k) with c such that Σ p = 1.
   Parameter: c.
 
-Iterative methods (power, shin, odds_ratio) solve each row to ``tolerance`` within
-``max_iterations`` (Newton steps guarded by a bracketing interval) and report rows that did
-not converge. Odds with zero margin are returned unchanged by every method.
-
-:func:`demargin_few` takes the same steps, in the same order, with plain floats for the
-power and multiplicative methods: for one match's handful of books numpy's cost per call
-would be most of the work (``tests/test_prediction_paths.py`` checks both agree to 1e-12).
+Iterative methods (power, shin, odds_ratio) solve each row by bracketed Newton steps and
+report rows that did not converge. :func:`demargin_few` takes the same steps with plain
+floats for one match's handful of books, where numpy's cost per call would dominate.
 """
 
 from __future__ import annotations
@@ -52,10 +48,6 @@ class Demargined:
     parameter: NDArray[np.float64]
     converged: NDArray[np.bool_]
     method: Method
-
-    @property
-    def unconverged_rows(self) -> NDArray[np.intp]:
-        return np.flatnonzero(~self.converged)
 
 
 def check_odds(odds: ArrayLike) -> NDArray[np.float64]:
@@ -187,12 +179,8 @@ def _solve_rows(
     tolerance: float,
     max_iterations: int,
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """Find x per row with total(x) = 1, for totals that decrease in x on [low, high].
-
-    ``total(x, rows)`` returns Σp − 1 and its derivative for the given rows. Newton steps
-    that leave the bracket are replaced by bisection, so every row converges or stops at
-    ``max_iterations`` inside its bracket.
-    """
+    """Find x per row with Σp(x) = 1 on [low, high], Σp decreasing in x; ``total(x, rows)``
+    gives Σp − 1 and its derivative. A Newton step that leaves the bracket is bisected."""
     x = start.copy()
     low, high = low.copy(), high.copy()
     converged = np.zeros(len(x), dtype=bool)
@@ -281,10 +269,6 @@ def _shin(implied: NDArray[np.float64], tolerance: float, max_iterations: int) -
 
 
 def _odds_ratio(implied: NDArray[np.float64], tolerance: float, max_iterations: int) -> Solution:
-    def probabilities_for(c: NDArray[np.float64], pi: NDArray[np.float64]) -> NDArray[np.float64]:
-        result: NDArray[np.float64] = pi / (c[:, None] * (1.0 - pi) + pi)
-        return result
-
     def total(
         c: NDArray[np.float64], rows: NDArray[np.intp]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -296,5 +280,5 @@ def _odds_ratio(implied: NDArray[np.float64], tolerance: float, max_iterations: 
     c, converged = _solve_rows(
         total, np.ones(n), np.full(n, 1e-6), np.full(n, 1e6), tolerance, max_iterations
     )
-    probabilities = probabilities_for(c, implied)
+    probabilities = implied / (c[:, None] * (1.0 - implied) + implied)
     return probabilities / probabilities.sum(axis=1, keepdims=True), c, converged
