@@ -45,15 +45,8 @@ MOVED_TO_JULY_TO_JUNE = {"JPN": 2026}
 
 
 def check_league_season(competition: str, season: str) -> str:
-    """``season`` (already checked by :func:`~app.domain.records.check_season`) if
-    ``competition`` names its seasons in its form; else ``ValueError`` saying which form it
-    takes.
-
-    The main leagues and the extra leagues that play from July to June take ``YYYY/YY``;
-    the other extra leagues a calendar year, ``YYYY``. A competition of neither kind (a code
-    sent as JSON, a country without a code of ours) may take either form: nothing says
-    which it plays.
-    """
+    """``season`` if ``competition`` names its seasons in that form (an unknown competition
+    takes either), else ``ValueError`` saying which form it takes."""
     over_two_years = "/" in season
     start = int(season[:4])
     if _plays_in_form(competition, start, over_two_years=over_two_years):
@@ -73,8 +66,6 @@ def check_league_season(competition: str, season: str) -> str:
 
 
 def _plays_in_form(competition: str, start: int, *, over_two_years: bool) -> bool:
-    """Whether ``competition`` may play a season that starts in the year ``start`` over two
-    years (``over_two_years``) or within that calendar year (not)."""
     moved = MOVED_TO_JULY_TO_JUNE.get(competition)
     if moved is not None:
         return start >= moved if over_two_years else start <= moved
@@ -86,31 +77,23 @@ def _plays_in_form(competition: str, start: int, *, over_two_years: bool) -> boo
 
 
 def season_of(day: dt.date, *, first_month: int = 8) -> str:
-    """European season of a date, August to July: 2018-08-10 and 2019-05-12 are "2018/19".
-
-    A league whose season starts in another month says which: from July, 2026-07-18 is in
-    "2026/27".
-    """
+    """Season of a date, from ``first_month`` on: 2018-08-10 and 2019-05-12 are "2018/19"."""
     start = day.year if day.month >= first_month else day.year - 1
     return f"{start}/{(start + 1) % 100:02d}"
 
 
 def calendar_season(day: dt.date) -> str:
-    """Season of a league that plays within a calendar year: its year, "2026"."""
     return str(day.year)
 
 
 def season_for(competition: str, day: dt.date) -> str:
-    """The season ``competition`` names ``day`` in, where a source gives none: its league's
-    calendar for a code of football-data.co.uk's (August to July for the main leagues, July
-    to June or the calendar year for the extra ones), August to July for any other code."""
+    """The season ``competition`` names ``day`` in, where a source gives none."""
     return season_rule(competition, extra_league=competition in EXTRA_LEAGUES)(day)
 
 
 def season_rule(competition: str, *, extra_league: bool) -> Callable[[dt.date], str]:
-    """How a competition's season is named from a date: August to July for the main
-    leagues, July to June or the calendar year for the extra ones (``extra_league``: a
-    season file's layout says which kind a competition is)."""
+    """How a competition names its season from a date (``extra_league``: as a season file's
+    layout says)."""
     if not extra_league:
         return season_of
     moved = MOVED_TO_JULY_TO_JUNE.get(competition)
