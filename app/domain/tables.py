@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -185,20 +185,6 @@ def restrict(
     new_index = np.full(len(matches), -1, dtype=np.intp)
     new_index[keep] = np.arange(int(keep.sum()))
     kept_quotes = keep[quotes.match]
-    return (
-        MatchTable(
-            ids=matches.ids[keep],
-            kickoff=matches.kickoff[keep],
-            result=matches.result[keep],
-            competition=matches.competition[keep],
-            season=matches.season[keep],
-        ),
-        QuoteTable(
-            match=new_index[quotes.match[kept_quotes]],
-            bookmaker=quotes.bookmaker[kept_quotes],
-            phase=quotes.phase[kept_quotes],
-            captured_at=quotes.captured_at[kept_quotes],
-            received_at=quotes.received_at[kept_quotes],
-            prices=quotes.prices[kept_quotes],
-        ),
-    )
+    kept = MatchTable(*(getattr(matches, column.name)[keep] for column in fields(MatchTable)))
+    columns = [getattr(quotes, column.name)[kept_quotes] for column in fields(QuoteTable)]
+    return kept, QuoteTable(new_index[columns[0]], *columns[1:])

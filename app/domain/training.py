@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,16 +43,14 @@ class TrainingSet:
         return dt.datetime.fromtimestamp(float(self.kickoff.max()), dt.UTC)
 
     def rows(self, mask: NDArray[np.bool_] | NDArray[np.intp]) -> TrainingSet:
-        return TrainingSet(
+        return replace(
+            self,
             H=self.H[mask],
             y=self.y[mask],
-            bookmakers=self.bookmakers,
             match_ids=self.match_ids[mask],
             kickoff=self.kickoff[mask],
             competition=self.competition[mask],
             season=self.season[mask],
-            method=self.method,
-            phase=self.phase,
             dropped=dict(self.dropped),
         )
 
