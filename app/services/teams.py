@@ -442,19 +442,9 @@ def _undo_merge(session: Session, merge: TeamMerge, alias: TeamAlias) -> Unalias
     session.add(restored)
     session.flush()
     now = utcnow()
-    moved_back = 0
-    not_moved_back: list[NotMovedBack] = []
-    merged_matches: list[int] = []
-    for item in merge.matches:
-        if item.change == MergeChange.MERGED:
-            if item.match_id is not None:
-                merged_matches.append(item.match_id)
-            continue
-        refusal = _move_back(session, item, team, restored, now)
-        if refusal is None:
-            moved_back += 1
-        else:
-            not_moved_back.append(refusal)
+    moved = [item for item in merge.matches if item.change != MergeChange.MERGED]
+    refusals = [_move_back(session, item, team, restored, now) for item in moved]
+    not_moved_back = [refusal for refusal in refusals if refusal is not None]
     aliases_back = list(
         session.scalars(
             select(TeamAlias.alias)
@@ -470,9 +460,13 @@ def _undo_merge(session: Session, merge: TeamMerge, alias: TeamAlias) -> Unalias
         alias.alias,
         team.name,
         restored_team=True,
-        matches_moved_back=moved_back,
+        matches_moved_back=len(moved) - len(not_moved_back),
         not_moved_back=not_moved_back,
-        merged_matches=merged_matches,
+        merged_matches=[
+            item.match_id
+            for item in merge.matches
+            if item.change == MergeChange.MERGED and item.match_id is not None
+        ],
         aliases_moved_back=aliases_back,
     )
 
