@@ -140,11 +140,6 @@ class _Verified:
     ids: tuple[int, ...]
     watermark: _Watermark
 
-    def trusted_at(self, moment: dt.datetime) -> bool:
-        changes = [change for change in self.watermark if change is not None]
-        settled = not changes or self.at - max(changes) >= SETTLED_AFTER
-        return settled and moment - self.at < VERIFIED_FOR
-
 
 # A match as a board shows it (value bets aside), and the answer it was made from.
 _Row = tuple["UpcomingMatch", PredictionAnswer | None]
@@ -165,10 +160,13 @@ class _Board:
     verified: _Verified | None = None
 
     def trusted(self, model_version: int | None, moment: dt.datetime) -> _Verified | None:
+        """The reading of the stamp a check at ``moment`` may trust (see the module)."""
         last = self.verified
         if model_version != self.stamp.model_version or last is None:
             return None
-        return last if last.trusted_at(moment) else None
+        changes = [change for change in last.watermark if change is not None]
+        settled = not changes or last.at - max(changes) >= SETTLED_AFTER
+        return last if settled and moment - last.at < VERIFIED_FOR else None
 
 
 class UpcomingBoards:
