@@ -181,9 +181,5 @@ IsoDate = Annotated[
 ]
 
 
-def _is_none(value: object) -> bool:
-    return value is None
-
-
-AbsentWhenNone = Annotated[T | None, Field(exclude_if=_is_none)]
+AbsentWhenNone = Annotated[T | None, Field(exclude_if=lambda value: value is None)]
 """A field left out of the JSON, not written as null, when it holds nothing."""

@@ -221,17 +221,10 @@ def _latest_by_match(
 def _odds(quotes: QuoteTable, positions: Sequence[int]) -> list[QuotedOdds]:
     odds: list[QuotedOdds] = []
     for index in positions:
-        home_price, draw_price, away_price = (float(v) for v in quotes.prices[index])
         captured = float(quotes.captured_at[index])
-        odds.append(
-            QuotedOdds(
-                str(quotes.bookmaker[index]),
-                home_price,
-                draw_price,
-                away_price,
-                None if math.isnan(captured) else dt.datetime.fromtimestamp(captured, dt.UTC),
-            )
-        )
+        moment = None if math.isnan(captured) else dt.datetime.fromtimestamp(captured, dt.UTC)
+        home, draw, away = quotes.prices[index].tolist()
+        odds.append(QuotedOdds(str(quotes.bookmaker[index]), home, draw, away, moment))
     return odds
 
 
