@@ -29,10 +29,8 @@ from app.domain.wording import counted
 from boosting import AdaBoostM2, log_loss
 
 DAY = 86_400.0
-# Fewest matches in each of the fit and validation parts: T (and the promotion) must not
-# be decided on a handful of matches.
+# Fewest matches in each of the fit and validation parts, to decide T and the promotion on.
 MIN_PART_ROWS = 30
-# Calibration exponents are searched in this range (a golden-section search on log loss).
 CALIBRATION_RANGE = (0.25, 4.0)
 
 

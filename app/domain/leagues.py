@@ -27,20 +27,17 @@ NEW_LEAGUE_CODES = {
 }
 # The extra leagues, by the codes the importer gives their countries.
 EXTRA_LEAGUES = tuple(NEW_LEAGUE_CODES.values())
-# The main leagues' division codes, as their files' Div column and names spell them; each
-# plays from August to July.
+# The main leagues' division codes; each plays from August to July.
 MAIN_LEAGUES = (
     "E0", "E1", "E2", "E3", "EC",
     "SC0", "SC1", "SC2", "SC3",
     "D1", "D2", "I1", "I2", "SP1", "SP2", "F1", "F2",
     "N1", "B1", "P1", "T1", "G1",
 )  # fmt: skip
-# The extra leagues that play from July to June, as the Season column of their files names
-# them ("2016/2017"; Japan's J1 from 2026/27 on). The others play within a calendar year
-# ("2016"), and so does a league of a country without a code of ours.
+# The extra leagues that play from July to June ("2016/2017"); the others, and a country
+# without a code of ours, play within a calendar year ("2016").
 JULY_TO_JUNE_LEAGUES = frozenset({"AUT", "DNK", "JPN", "MEX", "POL", "ROU", "RUS", "SWZ"})
-# The leagues that moved from the calendar year to July-June, by the year both forms meet:
-# Japan's J1 named its seasons 2025 and 2026, then 2026/27.
+# Leagues that moved to July-June, by the year both forms meet (J1: 2025, 2026, 2026/27).
 MOVED_TO_JULY_TO_JUNE = {"JPN": 2026}
 
 

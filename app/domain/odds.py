@@ -212,8 +212,7 @@ def _power(implied: NDArray[np.float64], tolerance: float, max_iterations: int) 
     converged = np.zeros(n, dtype=bool)
     if positive.all():
         # f(k) = Σ π^k − 1 is convex and decreasing, and f(1) = margin ≥ 0: Newton from
-        # k = 1 climbs to the root without ever passing it, so no bracket is needed. This
-        # keeps the one-match path of /predict to a handful of numpy calls.
+        # k = 1 climbs to the root without passing it, so no bracket is needed.
         for _ in range(max_iterations):
             powered = np.exp(k[:, None] * logs)
             value = powered.sum(axis=1) - 1.0
@@ -229,8 +228,7 @@ def _power(implied: NDArray[np.float64], tolerance: float, max_iterations: int) 
             powered = np.exp(k[:, None] * logs[rows])
             return powered.sum(axis=1) - 1.0, (powered * logs[rows]).sum(axis=1)
 
-        # The bracket covers books with implied sums from about 0.01 to far beyond any real
-        # overround (odds of 1.01 on both sides need k ≈ 70).
+        # Covers implied sums from about 0.01 to far beyond any real overround.
         k, converged = _solve_rows(
             total, np.ones(n), np.full(n, 1e-6), np.full(n, 1e4), tolerance, max_iterations
         )

@@ -16,8 +16,7 @@ from app.domain.odds import Triple, demargin, demargin_few
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Basis, Method, Phase
 
-# The records made for every quote of every prediction are named tuples: as immutable as a
-# frozen dataclass, and made in half the time, which /predict notices.
+# Named tuples, not dataclasses: made for every quote, in half the time, which /predict notices.
 
 
 class QuotedOdds(NamedTuple):
@@ -123,8 +122,7 @@ def predict_matches(
     ]
 
 
-# At most this many quotes are de-margined and mixed with plain floats; more go to numpy,
-# whose cost per call is then shared by many rows.
+# At most this many quotes go through plain floats; more through numpy.
 FEW_QUOTES = 32
 
 
@@ -188,8 +186,7 @@ class _Layout:
     used: list[UsedBookmaker]
     ignored: list[IgnoredBookmaker]
     columns: list[int]
-    # The model's only if some quoted bookmaker has weight; with weights all zero the mix
-    # would be a plain mean, which is labelled as the consensus it is.
+    # With weights all zero the mix would be a plain mean: labelled as the consensus.
     modelled: bool
 
 

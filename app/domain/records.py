@@ -25,44 +25,34 @@ OUTCOMES: tuple[Outcome, ...] = ("1", "X", "2")
 OUTCOME_INDEX: dict[str, int] = {outcome: index for index, outcome in enumerate(OUTCOMES)}
 
 PRICE_MAX = 1000.0
-# The overround of a book, Σ 1/price − 1, is the bookmaker's margin. Over the 354,894 quotes
-# of the 110 season files it runs from -0.033 to +0.371, but for two typing mistakes (+0.620
-# and +0.730: a draw at 1.2 and at 1.02). A book outside these bounds is a mistake.
+# A book's overround, Σ 1/price − 1, runs from -0.033 to +0.371 over the 354,894 quotes of
+# the season files, but for two typing mistakes: outside these bounds is a mistake.
 OVERROUND_MIN = -0.05
 OVERROUND_MAX = 0.5
 TEAM_NAME_MAX_LENGTH = 100
 CODE_MAX_LENGTH = 64
-# A competition or bookmaker code sent as JSON (the admin API, prediction requests, The Odds
-# API's keys): a letter or digit, then letters, digits, "_", "." or "-". A season file's
-# codes are looser (:func:`check_file_code`).
+# A competition or bookmaker code sent as JSON; a season file's are looser (check_file_code).
 JSON_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 # The bookmakers table keeps a display name in a column as wide as a team's name.
 BOOKMAKER_NAME_MAX_LENGTH = TEAM_NAME_MAX_LENGTH
 SEASON_MAX_LENGTH = 16
-# A season: two consecutive years, "2018/19", or one calendar year, "2019" (ASCII digits).
 SEASON_PATTERN = re.compile(r"(?P<start>[0-9]{4})(?:/(?P<end>[0-9]{2}))?")
 SEASON_FORMS = "YYYY/YY (two consecutive years, e.g. 2018/19) or YYYY (a calendar year, e.g. 2019)"
 
-# Most bookmakers one import may name: football-data.co.uk files name about ten, The Odds
-# API a few dozen. Each new code becomes a bookmaker row, so a header of 99,000 columns
-# must not become 33,000 of them.
+# Sources name a few dozen at most; each new code becomes a bookmaker row.
 BOOKMAKERS_PER_IMPORT_MAX = 100
 EXTERNAL_ID_MAX_LENGTH = 100
 # Largest id or offset accepted: the range of a 32-bit integer column.
 MAX_ID = 2**31 - 1
-# Unicode categories of characters a name must not hold because they cannot be seen: format
-# characters (Cf: zero-width space, byte-order mark, bidirectional overrides, soft hyphen)
-# and line and paragraph separators (Zl, Zp). Control characters (Cc) are refused apart.
+# Unicode categories that cannot be seen: format characters (zero-width space, byte-order
+# mark, bidirectional overrides) and line and paragraph separators.
 INVISIBLE = frozenset({"Cf", "Zl", "Zp"})
 # Why an operator activated a model version: a sentence, not an essay.
 REASON_MAX_LENGTH = 500
-# Timestamps outside these years are typing mistakes, and near the ends of Python's range
-# date arithmetic overflows.
+# Outside these years a timestamp is a typing mistake (and date arithmetic may overflow).
 EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
 LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
-# How far a quote's capture time may run ahead of the moment the service receives it, by
-# default: the sender's clock may be a little ahead of ours, but no price is offered in the
-# future.
+# How far a sender's clock may run ahead of ours (see CaptureLimit).
 CAPTURE_SKEW = dt.timedelta(minutes=5)
 
 
@@ -106,8 +96,7 @@ def normalised(value: str) -> str:
     return unicodedata.normalize("NFC", value.strip())
 
 
-# A season file names each team and competition hundreds of times: each text is checked once.
-# Refused texts raise, and are never kept.
+# A season file names each team hundreds of times: each text is checked once.
 @lru_cache(maxsize=4096)
 def check_text(value: str, what: str, max_length: int) -> str:
     """Trim, compose (NFC) and check a name or code: 1..max_length characters, none of them
@@ -139,8 +128,7 @@ def describe_character(character: str) -> str:
     return f"U+{ord(character):04X} {name}".rstrip()
 
 
-# What str.strip() takes off the ends of a text (the characters of str.isspace), and the
-# control characters (Cc) check_text refuses, as classes of a regular expression.
+# What str.strip() takes off, and the control characters check_text refuses, as regex classes.
 _SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 _CONTROL = r"\x00-\x1f\x7f-\x9f"
 
