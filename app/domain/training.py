@@ -99,16 +99,13 @@ def build_training_set(
     method: Method | str = defaults.METHOD,
     bookmakers: Sequence[str] | None = None,
     min_quotes: int = 1,
-    settled_only: bool = True,
 ) -> TrainingSet:
     """Lay out the chosen quotes of ``matches``. The pool is ``bookmakers``, else those
     with ``min_quotes`` usable quotes; matches left out are counted in ``dropped``."""
     method = Method(method)
     dropped: Counter[str] = Counter()
-    keep_match = np.ones(len(matches), dtype=bool)
-    if settled_only:
-        keep_match &= matches.settled
-        dropped["not settled"] = int((~keep_match).sum())
+    keep_match = matches.settled
+    dropped["not settled"] = int((~keep_match).sum())
     chosen = select_latest_valid(matches, quotes, phase)
     chosen = chosen[keep_match[quotes.match[chosen]]]
 

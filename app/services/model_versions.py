@@ -7,7 +7,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import ColumnExpressionArgument, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import (
@@ -173,11 +173,10 @@ QUOTE_COLUMNS = (
 
 
 def load_tables(
-    session: Session, *, start: dt.datetime, end: dt.datetime, settled_only: bool = True
+    session: Session, *, start: dt.datetime, end: dt.datetime
 ) -> tuple[MatchTable, QuoteTable]:
-    conditions: list[ColumnExpressionArgument[bool]] = [Match.kickoff >= start, Match.kickoff < end]
-    if settled_only:
-        conditions.append(Match.is_settled)
+    """Settled matches with kickoff in [start, end) and all their quotes, as column tables."""
+    conditions = (Match.kickoff >= start, Match.kickoff < end, Match.is_settled)
     match_rows = session.execute(
         select(Match.id, Match.kickoff, Match.result, Competition.code, Match.season)
         .join(Competition, Match.competition_id == Competition.id)
