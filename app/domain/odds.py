@@ -72,7 +72,6 @@ def demargin(
     odds: ArrayLike,
     method: Method | str = defaults.METHOD,
     *,
-    tolerance: float = TOLERANCE,
     max_iterations: int = MAX_ITERATIONS,
 ) -> Demargined:
     """Remove the margin from each row of decimal odds with the given method."""
@@ -83,7 +82,7 @@ def demargin(
     if chosen is Method.ADDITIVE:
         return _additive(implied)
     solver = {Method.POWER: _power, Method.SHIN: _shin, Method.ODDS_RATIO: _odds_ratio}[chosen]
-    probabilities, parameter, converged = solver(implied, tolerance, max_iterations)
+    probabilities, parameter, converged = solver(implied, TOLERANCE, max_iterations)
     return Demargined(probabilities, parameter, converged, chosen)
 
 

@@ -67,18 +67,11 @@ class Stop:
 class RunBounds:
     """A run's deadline, ``seconds`` from now (``setting`` names its source), and its stop."""
 
-    def __init__(
-        self,
-        seconds: float,
-        setting: str,
-        stop: Stop | None = None,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, seconds: float, setting: str, stop: Stop | None = None) -> None:
         self.seconds = seconds
         self.setting = setting
         self.stop = stop or Stop()
-        self._monotonic = monotonic
-        self._ends_at = monotonic() + seconds
+        self._ends_at = time.monotonic() + seconds
 
     @classmethod
     def unbounded(cls, stop: Stop | None = None) -> RunBounds:
@@ -86,7 +79,7 @@ class RunBounds:
         return cls(math.inf, "", stop)
 
     def remaining(self) -> float:
-        return self._ends_at - self._monotonic()
+        return self._ends_at - time.monotonic()
 
     def deadline_passed(self) -> str:
         return f"the run's deadline of {self.seconds:g} s ({self.setting}) passed"
