@@ -159,7 +159,6 @@ def test_unsettled_matches_are_dropped_and_counted() -> None:
     training = build_training_set(matches, quotes)
     assert len(training) == 1
     assert training.dropped == {"not settled": 1}
-    assert len(build_training_set(matches, quotes, settled_only=False)) == 2
 
 
 def test_rows_selects_matches() -> None:

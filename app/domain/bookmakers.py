@@ -52,8 +52,7 @@ def display_name(code: str) -> str:
 
 
 def code_of_odds_api_key(key: str) -> str:
-    """The code a bookmaker The Odds API keys as ``key`` is stored under: a known one's,
-    else the key upper-cased."""
+    """The code of The Odds API's ``key``: a known one's, else the key upper-cased."""
     return ODDS_API_KEYS.get(key, key.upper())
 
 
@@ -64,7 +63,6 @@ _KNOWN = {
 
 
 def bookmaker_key(name: str) -> str:
-    """One key per bookmaker however it is spelled: its code for a known one (``b365``,
-    ``Bet365`` → ``B365``), else the name's casefold."""
+    """One key per bookmaker however spelled: a known one's code, else the casefold."""
     folded = name.casefold()
     return _KNOWN.get(folded, folded)

@@ -1,8 +1,4 @@
-"""Default choices of the model, shared by the settings, the fitting code and the backtest.
-
-Kept apart from the numeric code so that reading the settings stays light (the health check
-reads them).
-"""
+"""Default choices of the model, apart from the numeric code so the settings load light."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The fitted ensemble of bookmakers: a weight per bookmaker and how odds are read.
-
-Shared by the refit service, the backtest and the predict endpoint, so that what is
-evaluated is what is served.
-"""
+"""The fitted ensemble: a weight per bookmaker and how odds are read; shared by the refit,
+the backtest and predictions, so that what is evaluated is what is served."""
 
 from __future__ import annotations
 
@@ -35,10 +32,8 @@ def calibrated(proba: NDArray[np.float64], exponent: float) -> NDArray[np.float6
 
 
 def mix_few(weighted: Iterable[tuple[float, Triple]], calibration: float) -> Triple:
-    """:meth:`Ensemble.predict_proba` for one match with plain floats: Σ w_b p_b / Σ w_b
-    over ``(weight, probabilities)`` in pool order, normalised, then :func:`calibrated`
-    (the same steps in the same order: for a handful of quotes numpy's cost per call would
-    be most of the work)."""
+    """:meth:`Ensemble.predict_proba` for one match's ``(weight, probabilities)`` in pool
+    order, the same steps with plain floats (numpy's cost per call would dominate)."""
     total = home = draw = away = 0.0
     for weight, probabilities in weighted:
         total += weight
@@ -82,8 +77,7 @@ class Ensemble:
         return calibrated(weighted_vote(H, self.weights, check_input=check_input), self.calibration)
 
     def same_mix_as(self, other: Ensemble) -> bool:
-        """Whether both read quotes the same way (phase, method, pool) and mix them with the
-        same weights and calibration, within :data:`SAME_WEIGHTS_TOLERANCE`."""
+        """Whether both read quotes the same way and mix them alike (within tolerance)."""
         return (
             (self.phase, self.method, self.bookmakers)
             == (other.phase, other.method, other.bookmakers)

@@ -1,12 +1,6 @@
-"""Field types of every input read with pydantic (the HTTP API, The Odds API): one home for
-what a price, a team name, a code and a timestamp accept; and how JSON written with pydantic
-leaves out what is absent.
-
-A price, a team name and a timestamp are checked by the function of :mod:`app.domain.records`
-the file parsers call, so a value refused here is refused there with the same message. A
-code is stricter here: sent as JSON it must match ``JSON_CODE_PATTERN``, while a season
-file's code is taken as the file spells it (``check_file_code``); both rules live in
-:mod:`app.domain.records`.
+"""Field types of every input read with pydantic (the HTTP API, The Odds API), checked by the
+functions of :mod:`app.domain.records` the file parsers call, so that both refuse a value
+with the same message; and how JSON written with pydantic leaves out what is absent.
 """
 
 from __future__ import annotations
@@ -42,12 +36,8 @@ T = TypeVar("T")
 
 
 def text_rule(max_length: int) -> Callable[[dict[str, JsonValue]], None]:
-    """A field's ``json_schema_extra`` stating :func:`~app.domain.records.text_pattern`.
-
-    The pattern is made when a JSON schema is asked for, not when a module defines the
-    field: making it reads the whole Unicode table (about 0.1 s), which a command that never
-    shows a schema, such as the container's health check, should not pay.
-    """
+    """A field's ``json_schema_extra`` stating :func:`~app.domain.records.text_pattern`, made
+    only when a schema is asked for: it reads the whole Unicode table (about 0.1 s)."""
 
     def add_pattern(schema: dict[str, JsonValue]) -> None:
         schema["pattern"] = text_pattern(max_length)
@@ -126,8 +116,7 @@ _REFERENCE_CONTROL = r"\x00-\x1f\x7f"
 
 
 def _reference_schema(schema: dict[str, JsonValue]) -> None:
-    """State a bookmaker reference's rules in one pattern, as they apply: its length and
-    its characters are checked once the spaces around it are trimmed."""
+    """A bookmaker reference's rules in one pattern, as they apply once it is trimmed."""
     schema.pop("minLength", None)
     schema.pop("maxLength", None)
     edge = f"[^{_REFERENCE_CONTROL}{_TRIMMED}]"
@@ -192,10 +181,5 @@ IsoDate = Annotated[
 ]
 
 
-def _is_none(value: object) -> bool:
-    return value is None
-
-
-AbsentWhenNone = Annotated[T | None, Field(exclude_if=_is_none)]
-"""A field whose key is left out of the JSON when it holds nothing (rather than written as
-null): JSON written before the field existed, or with nothing to say, keeps its shape."""
+AbsentWhenNone = Annotated[T | None, Field(exclude_if=lambda value: value is None)]
+"""A field left out of the JSON, not written as null, when it holds nothing."""

@@ -1,10 +1,8 @@
 """Fitting an ensemble from quote tables: the one code path of the refit and the backtest.
 
-Given the matches and quotes of a training window, :func:`fit_ensemble` lays them out
-(:func:`build_training_set`), holds out the most recent part of the window by kickoff,
-chooses the number of rounds (and, if asked, the de-margining method) by validation log
-loss, optionally fits a calibration exponent on the held-out part, and refits AdaBoost.M2
-on the whole window. Options beyond plain M2, each measured in the walk-forward backtest:
+:func:`fit_ensemble` holds out the window's most recent matches, chooses the rounds (and,
+if asked, the method) by validation log loss, and refits AdaBoost.M2 on the whole window.
+Options beyond plain M2, each measured in the walk-forward backtest:
 
 * ``half_life_days``: a sample weight 2^(-age / half-life) per match, age counted back
   from the end of the window, so that newer matches count more;
@@ -31,10 +29,8 @@ from app.domain.wording import counted
 from boosting import AdaBoostM2, log_loss
 
 DAY = 86_400.0
-# Fewest matches in each of the fit and validation parts: T (and the promotion) must not
-# be decided on a handful of matches.
+# Fewest matches in each of the fit and validation parts, to decide T and the promotion on.
 MIN_PART_ROWS = 30
-# Calibration exponents are searched in this range (a golden-section search on log loss).
 CALIBRATION_RANGE = (0.25, 4.0)
 
 
@@ -113,19 +109,10 @@ def fit_ensemble(
 ) -> Fit:
     """Fit on every settled match of the tables (the caller chooses the window)."""
     candidates: list[
-        tuple[
-            float,
-            int,
-            Method,
-            TrainingSet,
-            TrainingSet,
-            TrainingSet,
-            RoundsChoice,
-            NDArray[np.float64],
-        ]
+        tuple[float, TrainingSet, TrainingSet, TrainingSet, RoundsChoice, NDArray[np.float64]]
     ] = []
     method_scores: dict[str, float] = {}
-    for order, method in enumerate(options.methods):
+    for method in options.methods:
         training = build_training_set(
             matches,
             quotes,
@@ -155,10 +142,9 @@ def fit_ensemble(
         proba = choice.model.predict_proba(validation.H)
         score = log_loss(validation.y, proba)
         method_scores[str(method)] = score
-        candidates.append((score, order, method, training, fit_part, validation, choice, proba))
-    score, _, method, training, fit_part, validation, choice, proba = min(
-        candidates, key=lambda c: (c[0], c[1])
-    )
+        candidates.append((score, training, fit_part, validation, choice, proba))
+    # min keeps the first of equal scores: the configured method wins ties.
+    _, training, fit_part, validation, choice, proba = min(candidates, key=lambda c: c[0])
     exponent = fit_calibration(validation.y, proba) if options.calibrate else 1.0
     final = AdaBoostM2(n_rounds=choice.rounds).fit(
         training.H,

@@ -27,33 +27,23 @@ NEW_LEAGUE_CODES = {
 }
 # The extra leagues, by the codes the importer gives their countries.
 EXTRA_LEAGUES = tuple(NEW_LEAGUE_CODES.values())
-# The main leagues' division codes, as their files' Div column and names spell them; each
-# plays from August to July.
+# The main leagues' division codes; each plays from August to July.
 MAIN_LEAGUES = (
     "E0", "E1", "E2", "E3", "EC",
     "SC0", "SC1", "SC2", "SC3",
     "D1", "D2", "I1", "I2", "SP1", "SP2", "F1", "F2",
     "N1", "B1", "P1", "T1", "G1",
 )  # fmt: skip
-# The extra leagues that play from July to June, as the Season column of their files names
-# them ("2016/2017"; Japan's J1 from 2026/27 on). The others play within a calendar year
-# ("2016"), and so does a league of a country without a code of ours.
+# The extra leagues that play from July to June ("2016/2017"); the others, and a country
+# without a code of ours, play within a calendar year ("2016").
 JULY_TO_JUNE_LEAGUES = frozenset({"AUT", "DNK", "JPN", "MEX", "POL", "ROU", "RUS", "SWZ"})
-# The leagues that moved from the calendar year to July-June, by the year both forms meet:
-# Japan's J1 named its seasons 2025 and 2026, then 2026/27.
+# Leagues that moved to July-June, by the year both forms meet (J1: 2025, 2026, 2026/27).
 MOVED_TO_JULY_TO_JUNE = {"JPN": 2026}
 
 
 def check_league_season(competition: str, season: str) -> str:
-    """``season`` (already checked by :func:`~app.domain.records.check_season`) if
-    ``competition`` names its seasons in its form; else ``ValueError`` saying which form it
-    takes.
-
-    The main leagues and the extra leagues that play from July to June take ``YYYY/YY``;
-    the other extra leagues a calendar year, ``YYYY``. A competition of neither kind (a code
-    sent as JSON, a country without a code of ours) may take either form: nothing says
-    which it plays.
-    """
+    """``season`` if ``competition`` names its seasons in that form (an unknown competition
+    takes either), else ``ValueError`` saying which form it takes."""
     over_two_years = "/" in season
     start = int(season[:4])
     if _plays_in_form(competition, start, over_two_years=over_two_years):
@@ -73,8 +63,6 @@ def check_league_season(competition: str, season: str) -> str:
 
 
 def _plays_in_form(competition: str, start: int, *, over_two_years: bool) -> bool:
-    """Whether ``competition`` may play a season that starts in the year ``start`` over two
-    years (``over_two_years``) or within that calendar year (not)."""
     moved = MOVED_TO_JULY_TO_JUNE.get(competition)
     if moved is not None:
         return start >= moved if over_two_years else start <= moved
@@ -86,31 +74,23 @@ def _plays_in_form(competition: str, start: int, *, over_two_years: bool) -> boo
 
 
 def season_of(day: dt.date, *, first_month: int = 8) -> str:
-    """European season of a date, August to July: 2018-08-10 and 2019-05-12 are "2018/19".
-
-    A league whose season starts in another month says which: from July, 2026-07-18 is in
-    "2026/27".
-    """
+    """Season of a date, from ``first_month`` on: 2018-08-10 and 2019-05-12 are "2018/19"."""
     start = day.year if day.month >= first_month else day.year - 1
     return f"{start}/{(start + 1) % 100:02d}"
 
 
 def calendar_season(day: dt.date) -> str:
-    """Season of a league that plays within a calendar year: its year, "2026"."""
     return str(day.year)
 
 
 def season_for(competition: str, day: dt.date) -> str:
-    """The season ``competition`` names ``day`` in, where a source gives none: its league's
-    calendar for a code of football-data.co.uk's (August to July for the main leagues, July
-    to June or the calendar year for the extra ones), August to July for any other code."""
+    """The season ``competition`` names ``day`` in, where a source gives none."""
     return season_rule(competition, extra_league=competition in EXTRA_LEAGUES)(day)
 
 
 def season_rule(competition: str, *, extra_league: bool) -> Callable[[dt.date], str]:
-    """How a competition's season is named from a date: August to July for the main
-    leagues, July to June or the calendar year for the extra ones (``extra_league``: a
-    season file's layout says which kind a competition is)."""
+    """How a competition names its season from a date (``extra_league``: as a season file's
+    layout says)."""
     if not extra_league:
         return season_of
     moved = MOVED_TO_JULY_TO_JUNE.get(competition)

@@ -16,13 +16,9 @@ returns probabilities that sum to 1 and the parameter it fitted per row:
   outcome (Cheung 2015), p_k = π_k / (c − c π_k + π_k) with c such that Σ p = 1.
   Parameter: c.
 
-Iterative methods (power, shin, odds_ratio) solve each row to ``tolerance`` within
-``max_iterations`` (Newton steps guarded by a bracketing interval) and report rows that did
-not converge. Odds with zero margin are returned unchanged by every method.
-
-:func:`demargin_few` takes the same steps, in the same order, with plain floats for the
-power and multiplicative methods: for one match's handful of books numpy's cost per call
-would be most of the work (``tests/test_prediction_paths.py`` checks both agree to 1e-12).
+Iterative methods (power, shin, odds_ratio) solve each row by bracketed Newton steps and
+report rows that did not converge. :func:`demargin_few` takes the same steps with plain
+floats for one match's handful of books, where numpy's cost per call would dominate.
 """
 
 from __future__ import annotations
@@ -53,10 +49,6 @@ class Demargined:
     converged: NDArray[np.bool_]
     method: Method
 
-    @property
-    def unconverged_rows(self) -> NDArray[np.intp]:
-        return np.flatnonzero(~self.converged)
-
 
 def check_odds(odds: ArrayLike) -> NDArray[np.float64]:
     """(n, K) decimal odds with K ≥ 2, every price finite and > 1."""
@@ -80,7 +72,6 @@ def demargin(
     odds: ArrayLike,
     method: Method | str = defaults.METHOD,
     *,
-    tolerance: float = TOLERANCE,
     max_iterations: int = MAX_ITERATIONS,
 ) -> Demargined:
     """Remove the margin from each row of decimal odds with the given method."""
@@ -91,7 +82,7 @@ def demargin(
     if chosen is Method.ADDITIVE:
         return _additive(implied)
     solver = {Method.POWER: _power, Method.SHIN: _shin, Method.ODDS_RATIO: _odds_ratio}[chosen]
-    probabilities, parameter, converged = solver(implied, tolerance, max_iterations)
+    probabilities, parameter, converged = solver(implied, TOLERANCE, max_iterations)
     return Demargined(probabilities, parameter, converged, chosen)
 
 
@@ -187,12 +178,8 @@ def _solve_rows(
     tolerance: float,
     max_iterations: int,
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """Find x per row with total(x) = 1, for totals that decrease in x on [low, high].
-
-    ``total(x, rows)`` returns Σp − 1 and its derivative for the given rows. Newton steps
-    that leave the bracket are replaced by bisection, so every row converges or stops at
-    ``max_iterations`` inside its bracket.
-    """
+    """Find x per row with Σp(x) = 1 on [low, high], Σp decreasing in x; ``total(x, rows)``
+    gives Σp − 1 and its derivative. A Newton step that leaves the bracket is bisected."""
     x = start.copy()
     low, high = low.copy(), high.copy()
     converged = np.zeros(len(x), dtype=bool)
@@ -224,8 +211,7 @@ def _power(implied: NDArray[np.float64], tolerance: float, max_iterations: int) 
     converged = np.zeros(n, dtype=bool)
     if positive.all():
         # f(k) = Σ π^k − 1 is convex and decreasing, and f(1) = margin ≥ 0: Newton from
-        # k = 1 climbs to the root without ever passing it, so no bracket is needed. This
-        # keeps the one-match path of /predict to a handful of numpy calls.
+        # k = 1 climbs to the root without passing it, so no bracket is needed.
         for _ in range(max_iterations):
             powered = np.exp(k[:, None] * logs)
             value = powered.sum(axis=1) - 1.0
@@ -241,8 +227,7 @@ def _power(implied: NDArray[np.float64], tolerance: float, max_iterations: int) 
             powered = np.exp(k[:, None] * logs[rows])
             return powered.sum(axis=1) - 1.0, (powered * logs[rows]).sum(axis=1)
 
-        # The bracket covers books with implied sums from about 0.01 to far beyond any real
-        # overround (odds of 1.01 on both sides need k ≈ 70).
+        # Covers implied sums from about 0.01 to far beyond any real overround.
         k, converged = _solve_rows(
             total, np.ones(n), np.full(n, 1e-6), np.full(n, 1e4), tolerance, max_iterations
         )
@@ -281,10 +266,6 @@ def _shin(implied: NDArray[np.float64], tolerance: float, max_iterations: int) -
 
 
 def _odds_ratio(implied: NDArray[np.float64], tolerance: float, max_iterations: int) -> Solution:
-    def probabilities_for(c: NDArray[np.float64], pi: NDArray[np.float64]) -> NDArray[np.float64]:
-        result: NDArray[np.float64] = pi / (c[:, None] * (1.0 - pi) + pi)
-        return result
-
     def total(
         c: NDArray[np.float64], rows: NDArray[np.intp]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -296,5 +277,5 @@ def _odds_ratio(implied: NDArray[np.float64], tolerance: float, max_iterations: 
     c, converged = _solve_rows(
         total, np.ones(n), np.full(n, 1e-6), np.full(n, 1e6), tolerance, max_iterations
     )
-    probabilities = probabilities_for(c, implied)
+    probabilities = implied / (c[:, None] * (1.0 - implied) + implied)
     return probabilities / probabilities.sum(axis=1, keepdims=True), c, converged

@@ -1,8 +1,4 @@
-"""Predicting matches from their quotes with the active ensemble (or the consensus).
-
-Used by the prediction service for inline quotes and stored ones alike, so that what is
-evaluated is what is served.
-"""
+"""Predicting matches from their quotes with the active ensemble (or the consensus)."""
 
 from __future__ import annotations
 
@@ -20,8 +16,7 @@ from app.domain.odds import Triple, demargin, demargin_few
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Basis, Method, Phase
 
-# The records made for every quote of every prediction are named tuples: as immutable as a
-# frozen dataclass, and made in half the time, which /predict notices.
+# Named tuples, not dataclasses: made for every quote, in half the time, which /predict notices.
 
 
 class QuotedOdds(NamedTuple):
@@ -34,8 +29,7 @@ class QuotedOdds(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class MatchInfo:
-    """What an answer says about the match it predicts: a stored match has them all, an
-    inline one what its sender gave (possibly nothing)."""
+    """What an answer says about its match (an inline one: what its sender gave)."""
 
     id: int | None = None
     competition: str | None = None
@@ -47,9 +41,8 @@ class MatchInfo:
 
 @dataclass(frozen=True, slots=True)
 class StoredQuotes:
-    """Which of a stored match's quotes a prediction reads: the model's phase, or, when the
-    match has no quote of it captured before kickoff (``fallback``), the latest quote of each
-    bookmaker captured before kickoff whatever its phase, here ``phase``."""
+    """The phase of the stored quotes a prediction read; ``fallback``: the match had none of
+    the model's phase."""
 
     phase: Phase
     fallback: bool = False
@@ -57,8 +50,7 @@ class StoredQuotes:
 
 @dataclass(frozen=True, slots=True)
 class QuotedMatch:
-    """A match with the quotes to predict it from, and which they are when the match is a
-    stored one (None: quotes the sender gave)."""
+    """A match with its quotes (``stored`` None: the sender's)."""
 
     info: MatchInfo
     odds: Sequence[QuotedOdds]
@@ -98,16 +90,9 @@ class NoUsableQuoteError(ValueError):
 def predict_matches(
     matches: Sequence[Sequence[QuotedOdds]], ensemble: Ensemble | None, default_method: Method
 ) -> list[MatchPrediction]:
-    """Combine each match's quotes with the active ensemble (or give the consensus).
-
-    Quotes from bookmakers outside the ensemble's pool are ignored (and listed). If none
-    of a match's quoted bookmakers is in the pool, or no model is active, its
-    probabilities are the consensus: the plain mean of its de-margined quotes, labelled as
-    such. Many quotes are de-margined in one numpy call and mixed in one vote, so a batch
-    costs little more than one match. A handful (one match, as /predict asks) are worked
-    out with plain floats instead, the same steps in the same order, because numpy's cost
-    per call would be most of the work.
-    """
+    """Combine each match's quotes with the ensemble, ignoring (and listing) bookmakers
+    outside its pool; with no model or no pool bookmaker, the consensus, labelled so. A batch
+    goes through numpy in one call; a handful of quotes through plain floats."""
     if any(not odds for odds in matches):
         raise NoUsableQuoteError("no usable quote for this match")
     method = ensemble.method if ensemble is not None else default_method
@@ -137,8 +122,7 @@ def predict_matches(
     ]
 
 
-# At most this many quotes are de-margined and mixed with plain floats; more go to numpy,
-# whose cost per call is then shared by many rows.
+# At most this many quotes go through plain floats; more through numpy.
 FEW_QUOTES = 32
 
 
@@ -161,12 +145,8 @@ def _mean(rows: list[Triple]) -> Triple:
 
 @dataclass(frozen=True, slots=True)
 class _Pool:
-    """The ensemble's bookmakers by column, and their weights as floats.
-
-    A quote names its bookmaker by the stored code (the usual case: one look-up) or by
-    another spelling of it (any letter case, the display name), found by its
-    :func:`bookmaker_key`. A key two of the pool's codes share names neither.
-    """
+    """The ensemble's bookmakers by column and by :func:`bookmaker_key` (a key two codes
+    share names neither), and their weights as floats."""
 
     codes: tuple[str, ...]
     column: dict[str, int]
@@ -202,14 +182,11 @@ _POOLS = _LastPool()
 
 @dataclass(frozen=True, slots=True)
 class _Layout:
-    """One match's quotes over the pool: used (with their columns and rows) or ignored."""
-
     consensus: Triple
     used: list[UsedBookmaker]
     ignored: list[IgnoredBookmaker]
     columns: list[int]
-    # The model's only if some quoted bookmaker has weight; with weights all zero the mix
-    # would be a plain mean, which is labelled as the consensus it is.
+    # With weights all zero the mix would be a plain mean: labelled as the consensus.
     modelled: bool
 
 
@@ -232,8 +209,7 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
 
 
 def demargined(quotes: Sequence[QuotedOdds], method: Method) -> list[Triple]:
-    """Each quote's line with the bookmaker's margin removed by ``method``: with plain
-    floats for a handful (:func:`~app.domain.odds.demargin_few`), else in one numpy call."""
+    """Each quote's line de-margined by ``method``."""
     few = len(quotes) <= FEW_QUOTES
     rows = demargin_few(((q.home, q.draw, q.away) for q in quotes), method) if few else None
     if rows is not None:

@@ -25,44 +25,34 @@ OUTCOMES: tuple[Outcome, ...] = ("1", "X", "2")
 OUTCOME_INDEX: dict[str, int] = {outcome: index for index, outcome in enumerate(OUTCOMES)}
 
 PRICE_MAX = 1000.0
-# The overround of a book, Σ 1/price − 1, is the bookmaker's margin. Over the 354,894 quotes
-# of the 110 season files it runs from -0.033 to +0.371, but for two typing mistakes (+0.620
-# and +0.730: a draw at 1.2 and at 1.02). A book outside these bounds is a mistake.
+# A book's overround, Σ 1/price − 1, runs from -0.033 to +0.371 over the 354,894 quotes of
+# the season files, but for two typing mistakes: outside these bounds is a mistake.
 OVERROUND_MIN = -0.05
 OVERROUND_MAX = 0.5
 TEAM_NAME_MAX_LENGTH = 100
 CODE_MAX_LENGTH = 64
-# A competition or bookmaker code sent as JSON (the admin API, prediction requests, The Odds
-# API's keys): a letter or digit, then letters, digits, "_", "." or "-". A season file's
-# codes are looser (:func:`check_file_code`).
+# A competition or bookmaker code sent as JSON; a season file's are looser (check_file_code).
 JSON_CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 # The bookmakers table keeps a display name in a column as wide as a team's name.
 BOOKMAKER_NAME_MAX_LENGTH = TEAM_NAME_MAX_LENGTH
 SEASON_MAX_LENGTH = 16
-# A season: two consecutive years, "2018/19", or one calendar year, "2019" (ASCII digits).
 SEASON_PATTERN = re.compile(r"(?P<start>[0-9]{4})(?:/(?P<end>[0-9]{2}))?")
 SEASON_FORMS = "YYYY/YY (two consecutive years, e.g. 2018/19) or YYYY (a calendar year, e.g. 2019)"
 
-# Most bookmakers one import may name: football-data.co.uk files name about ten, The Odds
-# API a few dozen. Each new code becomes a bookmaker row, so a header of 99,000 columns
-# must not become 33,000 of them.
+# Sources name a few dozen at most; each new code becomes a bookmaker row.
 BOOKMAKERS_PER_IMPORT_MAX = 100
 EXTERNAL_ID_MAX_LENGTH = 100
 # Largest id or offset accepted: the range of a 32-bit integer column.
 MAX_ID = 2**31 - 1
-# Unicode categories of characters a name must not hold because they cannot be seen: format
-# characters (Cf: zero-width space, byte-order mark, bidirectional overrides, soft hyphen)
-# and line and paragraph separators (Zl, Zp). Control characters (Cc) are refused apart.
+# Unicode categories that cannot be seen: format characters (zero-width space, byte-order
+# mark, bidirectional overrides) and line and paragraph separators.
 INVISIBLE = frozenset({"Cf", "Zl", "Zp"})
 # Why an operator activated a model version: a sentence, not an essay.
 REASON_MAX_LENGTH = 500
-# Timestamps outside these years are typing mistakes, and near the ends of Python's range
-# date arithmetic overflows.
+# Outside these years a timestamp is a typing mistake (and date arithmetic may overflow).
 EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
 LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
-# How far a quote's capture time may run ahead of the moment the service receives it, by
-# default: the sender's clock may be a little ahead of ours, but no price is offered in the
-# future.
+# How far a sender's clock may run ahead of ours (see CaptureLimit).
 CAPTURE_SKEW = dt.timedelta(minutes=5)
 
 
@@ -71,8 +61,6 @@ class TooManyBookmakersError(ValueError):
 
 
 def check_bookmaker_count(codes: Iterable[str]) -> None:
-    """Refuse a document whose quotes name more than :data:`BOOKMAKERS_PER_IMPORT_MAX`
-    distinct bookmakers."""
     count = len(set(codes))
     if count > BOOKMAKERS_PER_IMPORT_MAX:
         raise TooManyBookmakersError(
@@ -104,26 +92,15 @@ def check_overround(home: float, draw: float, away: float) -> None:
 
 
 def normalised(value: str) -> str:
-    """Text trimmed and in Unicode's composed form (NFC), as every name is stored.
-
-    "München" typed as u + a combining diaeresis and as the one character ü is one name.
-    A name a caller looks up (an alias to remove, a search) goes through here too.
-    """
+    """Text trimmed and composed (NFC), as every name is stored and looked up."""
     return unicodedata.normalize("NFC", value.strip())
 
 
-# A season file names each team and competition hundreds of times: each text is checked once.
-# Refused texts raise, and are never kept.
+# A season file names each team hundreds of times: each text is checked once.
 @lru_cache(maxsize=4096)
 def check_text(value: str, what: str, max_length: int) -> str:
-    """Trim, compose (NFC) and check a name or code: 1..max_length characters, no control
-    characters and no invisible ones.
-
-    The visible characters are kept verbatim (quotes, apostrophes, SQL, accents). Invisible
-    ones (format characters such as a zero-width space, a byte-order mark or a right-to-left
-    override, and line or paragraph separators) are refused: they would make a second name
-    that looks the same as the first.
-    """
+    """Trim, compose (NFC) and check a name or code: 1..max_length characters, none of them
+    a control or an invisible one (which would make a second name that looks the same)."""
     text = normalised(value)
     if not text:
         raise ValueError(f"{what} is empty")
@@ -151,8 +128,7 @@ def describe_character(character: str) -> str:
     return f"U+{ord(character):04X} {name}".rstrip()
 
 
-# What str.strip() takes off the ends of a text (the characters of str.isspace), and the
-# control characters (Cc) check_text refuses, as classes of a regular expression.
+# What str.strip() takes off, and the control characters check_text refuses, as regex classes.
 _SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 _CONTROL = r"\x00-\x1f\x7f-\x9f"
 
@@ -183,13 +159,8 @@ def _invisible_class() -> str:
 
 
 def text_pattern(max_length: int, *, blank: bool = False) -> str:
-    """The texts :func:`check_text` accepts, as a regular expression (for a JSON schema).
-
-    Spaces around the text, then 1 to ``max_length`` characters without a control or an
-    invisible character, which start and end with something other than a space; with
-    ``blank``, spaces only too (a text that means "not given"). Lone surrogates, which no
-    JSON text needs, are left out, and so is composition: the length is the one sent.
-    """
+    """The texts :func:`check_text` accepts, as a regular expression for a JSON schema (with
+    ``blank``, spaces only too); the length is the one sent, before composition."""
     refused = f"{_CONTROL}{_invisible_class()}"
     edge = f"[^{refused}{_SPACE}]"
     text = f"{edge}(?:[^{refused}]{{0,{max_length - 2}}}{edge})?"
@@ -199,9 +170,8 @@ def text_pattern(max_length: int, *, blank: bool = False) -> str:
 
 
 def season_pattern(*, blank: bool = False) -> str:
-    """The seasons :func:`check_season` accepts, as a regular expression (for a JSON schema):
-    YYYY/YY of two consecutive years or YYYY, in the years it takes, spaces around; with
-    ``blank``, spaces only too (a season not given)."""
+    """The seasons :func:`check_season` accepts, as a regular expression for a JSON schema
+    (with ``blank``, spaces only too)."""
     consecutive = "|".join(f"{year:02d}/{year + 1:02d}" for year in range(99))
     first, last = EARLIEST.year // 100, LATEST.year // 100 - 1
     season = f"(?:{first}|{last})(?:[0-9]{{2}}|{consecutive})|{first}99/00"
@@ -215,12 +185,8 @@ def check_team_name(value: str) -> str:
 
 
 def check_file_code(value: str, what: str = "code") -> str:
-    """A competition code as a season file spells it, checked only as text.
-
-    Newer files name a league by its country, and a country without a code of ours is kept
-    as the competition's code, spaces and all; a code sent as JSON must match the stricter
-    :data:`JSON_CODE_PATTERN`.
-    """
+    """A competition code as a season file spells it (a country's name, spaces and all),
+    checked only as text; JSON codes must match :data:`JSON_CODE_PATTERN` too."""
     return check_text(value, what, CODE_MAX_LENGTH)
 
 
@@ -229,19 +195,12 @@ def check_bookmaker_name(value: str, what: str = "bookmaker name") -> str:
 
 
 def check_reason(value: str) -> str:
-    """Why an operator did something (activated a model version), as text of one line."""
     return check_text(value, "reason", REASON_MAX_LENGTH)
 
 
 def check_season(value: str) -> str:
-    """A season in one of its two forms: ``YYYY/YY``, a season over two consecutive years
-    (2018/19, 1999/00), or ``YYYY``, the calendar year of a league that plays within one.
-
-    Every season a caller or a file gives is checked here, so a typing mistake is refused
-    rather than stored as a new season that relabels matches. Which form a league plays is
-    checked, where the league is known, by
-    :func:`app.domain.leagues.check_league_season`.
-    """
+    """A season, ``YYYY/YY`` (two consecutive years) or ``YYYY``, so that a typing mistake
+    never becomes a new season (a league's form: ``leagues.check_league_season``)."""
     text = check_text(value, "season", SEASON_MAX_LENGTH)
     form = SEASON_PATTERN.fullmatch(text)
     if form is None:
@@ -290,11 +249,8 @@ def result_of(home_goals: int, away_goals: int) -> Outcome:
 
 
 def settled_result(home_goals: int | None, away_goals: int | None) -> Outcome | None:
-    """The result once both goals are known; ``None`` while the match is not settled.
-
-    The one rule of a settled match. Code asks it through :attr:`MatchRecord.is_settled` or
-    :attr:`app.domain.tables.MatchTable.settled`; in SQL, ``Match.is_settled`` mirrors it.
-    """
+    """The result once both goals are known: the one rule of a settled match, which
+    ``Match.is_settled`` mirrors in SQL."""
     if home_goals is None or away_goals is None:
         return None
     return result_of(home_goals, away_goals)
@@ -358,10 +314,8 @@ class QuoteRecord:
 
 @dataclass(frozen=True, slots=True)
 class CaptureLimit:
-    """The latest capture time a quote received at ``received_at`` may carry: that moment
-    plus ``skew``, by which the sender's clock may run ahead of the service's. A later one
-    cannot be true (no price is offered in the future), and would outrank every quote
-    captured until then."""
+    """The latest capture time a quote received at ``received_at`` may carry: no price is
+    offered in the future, but the sender's clock may run ``skew`` ahead."""
 
     received_at: dt.datetime
     skew: dt.timedelta = CAPTURE_SKEW
@@ -392,7 +346,6 @@ class CapturedInFutureError(ValueError):
         super().__init__(f"{first.where}: {limit.reason(first.captured_at)}")
 
     def reasons(self) -> list[tuple[QuoteRecord, str]]:
-        """Each refused quote with why."""
         return [
             (quote, self.limit.reason(quote.captured_at))
             for quote in self.quotes
@@ -403,15 +356,9 @@ class CapturedInFutureError(ValueError):
 def credible_capture(
     captured_at: dt.datetime | None, received_at: dt.datetime | None
 ) -> dt.datetime | None:
-    """When a stored quote was captured, as far as the service can believe it: its capture
-    time, but never later than the moment the service received it.
-
-    A capture time after the receipt (stored before such times were refused, or within the
-    skew a sender's clock is allowed) is a clock or typing mistake; the quote counts as
-    captured when it arrived, so it never outranks a quote captured after that. An undated
-    quote stays undated; without a receipt (a season file read from disk) the time is kept.
-    ``OddsQuote.credible_captured_at`` in :mod:`app.db.orm` mirrors this rule in SQL.
-    """
+    """A stored quote's capture time, but never later than its receipt (a later one is a
+    clock mistake, and would outrank quotes captured after it arrived).
+    ``OddsQuote.credible_captured_at`` mirrors this rule in SQL."""
     if captured_at is None or received_at is None:
         return captured_at
     return min(captured_at, received_at)
@@ -428,12 +375,10 @@ class IngestBatch:
     rows_read: int = 0
 
     def captured_beyond(self, limit: CaptureLimit) -> list[QuoteRecord]:
-        """The quotes whose capture time ``limit`` refuses."""
         return [quote for quote in self.quotes if limit.refuses(quote.captured_at)]
 
     def skip_captured_beyond(self, limit: CaptureLimit) -> None:
-        """Leave out the quotes whose capture time ``limit`` refuses, each reported with
-        the field that gave the time."""
+        """Leave out, as skipped, the quotes whose capture time ``limit`` refuses."""
         kept: list[QuoteRecord] = []
         for quote in self.quotes:
             if quote.captured_at is not None and limit.refuses(quote.captured_at):

@@ -39,13 +39,9 @@ def best_rounds(
     staged: Sequence[NDArray[np.float64]],
     no_rounds: NDArray[np.float64] | None = None,
 ) -> tuple[int, list[GridPoint]]:
-    """The T of ``grid`` with the lowest log loss on ``y`` (ties: the smaller T), and the
-    log loss of every T.
-
-    ``staged`` holds the prediction after each round the fit kept, so every T of the grid
-    is scored from one fit with the largest T. A fit that stopped early gives its last
-    prediction for every larger T; one that kept no round gives ``no_rounds``.
-    """
+    """The T of ``grid`` with the lowest log loss on ``y`` (ties: the smaller), and every
+    T's, scored from ``staged``, one fit's prediction after each round it kept (its last for
+    any larger T; ``no_rounds`` when it kept none)."""
     points: list[GridPoint] = []
     for rounds in sorted(set(grid)):
         if staged:
@@ -73,10 +69,7 @@ def choose_rounds(
     *,
     sample_weight: NDArray[np.float64] | None = None,
 ) -> RoundsChoice:
-    """AdaBoost.M2 with the T of ``grid`` that :func:`best_rounds` picks on ``validation``.
-
-    A fit that keeps no round (no bookmaker better than chance) predicts the consensus.
-    """
+    """AdaBoost.M2 with the T of ``grid`` that :func:`best_rounds` picks on ``validation``."""
     largest = max(grid)
     model = AdaBoostM2(n_rounds=largest).fit(fit_part.H, fit_part.y, sample_weight=sample_weight)
     staged = list(model.staged_predict_proba(validation.H)) if model.n_rounds_ else []

@@ -1,15 +1,10 @@
-"""Column tables of matches and quotes: the one shape in which every source reaches training.
-
-The database (rows of a query), parsed season files (:class:`IngestBatch`) and subsets of
-either all become a :class:`MatchTable` and a :class:`QuoteTable`; their ``from_columns``
-constructors alone know how a source's values become arrays.
-"""
+"""Column tables of matches and quotes: the one shape in which every source reaches training."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -47,7 +42,6 @@ class MatchTable:
 
     @property
     def settled(self) -> NDArray[np.bool_]:
-        """Which matches are settled, by the rule of :func:`app.domain.records.settled_result`."""
         mask: NDArray[np.bool_] = self.result != UNSETTLED
         return mask
 
@@ -100,9 +94,7 @@ class QuoteTable:
         received_at: Sequence[dt.datetime | None],
         prices: Sequence[Sequence[float]],
     ) -> QuoteTable:
-        """Quotes naming their match by its id in ``matches``; each capture time as far as
-        it can be believed (:func:`app.domain.records.credible_capture`: never later than
-        the quote's receipt)."""
+        """Quotes naming their match by id; capture times made credible (``credible_capture``)."""
         order = np.argsort(matches.ids)
         at = np.searchsorted(matches.ids, np.array(match_ids, dtype=np.int64), sorter=order)
         credible = (
@@ -149,14 +141,12 @@ def tables_from_rows(
 
 
 def _columns(rows: Sequence[tuple[Any, ...]], width: int) -> list[tuple[Any, ...]]:
-    """The columns of ``rows`` (``width`` of them, empty when there is no row)."""
     return list(zip(*rows, strict=True)) or [()] * width
 
 
 def tables_from_batches(batches: Iterable[IngestBatch]) -> tuple[MatchTable, QuoteTable]:
-    """Column tables from parsed season files (no database). Matches are identified by
-    (competition, home team, away team, kickoff date) and numbered in order of appearance;
-    a later file's copy of a match adds its quotes to the first one."""
+    """Column tables from parsed season files; a later file's copy of a match (same
+    competition, teams and day) adds its quotes to the first."""
     number_of: dict[tuple[str, str, str, dt.date], int] = {}
     records: list[MatchRecord] = []
     quote_match: list[int] = []
@@ -192,24 +182,9 @@ def tables_from_batches(batches: Iterable[IngestBatch]) -> tuple[MatchTable, Quo
 def restrict(
     matches: MatchTable, quotes: QuoteTable, keep: NDArray[np.bool_]
 ) -> tuple[MatchTable, QuoteTable]:
-    """The tables restricted to some matches (and their quotes)."""
     new_index = np.full(len(matches), -1, dtype=np.intp)
     new_index[keep] = np.arange(int(keep.sum()))
     kept_quotes = keep[quotes.match]
-    return (
-        MatchTable(
-            ids=matches.ids[keep],
-            kickoff=matches.kickoff[keep],
-            result=matches.result[keep],
-            competition=matches.competition[keep],
-            season=matches.season[keep],
-        ),
-        QuoteTable(
-            match=new_index[quotes.match[kept_quotes]],
-            bookmaker=quotes.bookmaker[kept_quotes],
-            phase=quotes.phase[kept_quotes],
-            captured_at=quotes.captured_at[kept_quotes],
-            received_at=quotes.received_at[kept_quotes],
-            prices=quotes.prices[kept_quotes],
-        ),
-    )
+    kept = MatchTable(*(getattr(matches, column.name)[keep] for column in fields(MatchTable)))
+    columns = [getattr(quotes, column.name)[kept_quotes] for column in fields(QuoteTable)]
+    return kept, QuoteTable(new_index[columns[0]], *columns[1:])

@@ -1,9 +1,5 @@
-"""A time zone as settings and query parameters name it.
-
-Kept apart from :mod:`app.domain.fields`, whose text patterns take a while to build: the
-settings read this type, and commands that only read the settings (``oddsboost health``)
-must start fast.
-"""
+"""A time zone as settings and query parameters name it; apart from :mod:`app.domain.fields`,
+which is slow to import, for commands that only read the settings."""
 
 from __future__ import annotations
 
@@ -33,4 +29,3 @@ TimeZoneName = Annotated[
     AfterValidator(_known_time_zone),
     Field(description="An IANA time zone, such as UTC or Europe/London.", examples=["UTC"]),
 ]
-"""The name of a time zone that ``zoneinfo`` knows."""

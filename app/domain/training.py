@@ -1,19 +1,12 @@
-"""Training sets for boosting: matches × bookmakers × outcomes plausibility arrays.
-
-One code path for every consumer (the refit service reading the database, the backtest
-reading season files or the database): sources are first turned into column tables
-(:mod:`app.domain.tables`), then :func:`build_training_set` picks, for each
-(match, bookmaker), the latest quote of the wanted phase that was valid before kickoff,
-de-margins it, and lays the probabilities out as ``H[match, bookmaker, outcome]`` with NaN
-where the bookmaker did not quote.
-"""
+"""Training sets for boosting, ``H[match, bookmaker, outcome]`` (NaN: no quote), built from
+column tables by one code path for the refit and the backtest."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,23 +38,19 @@ class TrainingSet:
 
     @property
     def newest_kickoff(self) -> dt.datetime | None:
-        """Kickoff of the most recent match (None when there is none)."""
         if not len(self.kickoff):
             return None
         return dt.datetime.fromtimestamp(float(self.kickoff.max()), dt.UTC)
 
     def rows(self, mask: NDArray[np.bool_] | NDArray[np.intp]) -> TrainingSet:
-        """The same set restricted to some matches (a boolean mask or indices)."""
-        return TrainingSet(
+        return replace(
+            self,
             H=self.H[mask],
             y=self.y[mask],
-            bookmakers=self.bookmakers,
             match_ids=self.match_ids[mask],
             kickoff=self.kickoff[mask],
             competition=self.competition[mask],
             season=self.season[mask],
-            method=self.method,
-            phase=self.phase,
             dropped=dict(self.dropped),
         )
 
@@ -74,13 +63,8 @@ class TrainingSet:
 def latest_of_groups(
     group: NDArray[np.intp], captured_at: NDArray[np.float64], received_at: NDArray[np.float64]
 ) -> NDArray[np.intp]:
-    """Position of the most recent quote of each group, in group order.
-
-    The one rule of recency: dated quotes by capture time (POSIX seconds, as far as it can
-    be believed: never later than the quote's arrival, see
-    :func:`app.domain.records.credible_capture`), an undated one (NaN) older than any dated
-    one, equal capture times by arrival, then the later position.
-    """
+    """Position of the most recent quote of each group, by the one rule of recency: capture
+    time (credible, NaN older than any), then arrival, then position."""
     dated = ~np.isnan(captured_at)
     order = np.lexsort((received_at, np.where(dated, captured_at, -np.inf), dated, group))
     ordered_group = group[order]
@@ -92,9 +76,8 @@ def latest_of_groups(
 def select_latest_valid(
     matches: MatchTable, quotes: QuoteTable, phase: Phase | None
 ) -> NDArray[np.intp]:
-    """Indices of the quotes to use: per (match, bookmaker) the latest of ``phase`` (None:
-    of any phase) that was valid before kickoff (see :func:`latest_of_groups`); an undated
-    quote is valid."""
+    """Per (match, bookmaker) the latest quote of ``phase`` (None: any) valid before kickoff
+    (an undated one is)."""
     captured = quotes.captured_at
     valid = np.isnan(captured) | (captured < matches.kickoff[quotes.match])
     if phase is not None:
@@ -116,21 +99,13 @@ def build_training_set(
     method: Method | str = defaults.METHOD,
     bookmakers: Sequence[str] | None = None,
     min_quotes: int = 1,
-    settled_only: bool = True,
 ) -> TrainingSet:
-    """Lay out the chosen quotes of ``matches`` as a plausibility array.
-
-    ``bookmakers`` fixes the pool (in that order); otherwise it is every bookmaker with at
-    least ``min_quotes`` usable quotes among these matches, by code. Matches without any
-    quote from the pool, and (with ``settled_only``) unsettled matches, are dropped and
-    counted in ``dropped``.
-    """
+    """Lay out the chosen quotes of ``matches``. The pool is ``bookmakers``, else those
+    with ``min_quotes`` usable quotes; matches left out are counted in ``dropped``."""
     method = Method(method)
     dropped: Counter[str] = Counter()
-    keep_match = np.ones(len(matches), dtype=bool)
-    if settled_only:
-        keep_match &= matches.settled
-        dropped["not settled"] = int((~keep_match).sum())
+    keep_match = matches.settled
+    dropped["not settled"] = int((~keep_match).sum())
     chosen = select_latest_valid(matches, quotes, phase)
     chosen = chosen[keep_match[quotes.match[chosen]]]
 

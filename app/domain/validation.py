@@ -1,11 +1,5 @@
-"""How a fit did on the held-out part of its training window: against the consensus, each
-bookmaker and the active version; and whether it may replace the active version. (The
-number of rounds is chosen on the same part: :mod:`app.domain.rounds`.)
-
-A model version stores the report as JSON (:mod:`app.domain.version_records`); pydantic
-writes and reads it from these records, with the hooks below where the JSON is shaped
-otherwise than the record.
-"""
+"""How a fit did on the held-out part of its window, against the consensus, each bookmaker
+and the active version; and whether it may replace the active version."""
 
 from __future__ import annotations
 
@@ -62,7 +56,6 @@ class ActiveVersionComparison:
 
     @property
     def excess(self) -> float:
-        """How much worse the new fit's log loss is (0 when no row is shared)."""
         if self.log_loss is None or self.model_log_loss is None:
             return 0.0
         return self.model_log_loss - self.log_loss
@@ -83,8 +76,8 @@ class ValidationReport:
 def validation_report(
     validation: TrainingSet, model_proba: NDArray[np.float64]
 ) -> ValidationReport:
-    """Model and consensus are scored on every validation match; a bookmaker on the
-    matches it quoted, next to the model on exactly those matches."""
+    """Model and consensus on every validation match; each bookmaker, and the model, on the
+    matches it quoted."""
     bookmakers: dict[str, BookmakerValidation] = {}
     for index, code in enumerate(validation.bookmakers):
         quoted = ~np.isnan(validation.H[:, index, 0])
@@ -110,10 +103,8 @@ def compare_with_active(
     validation: TrainingSet,
     validation_proba: NDArray[np.float64],
 ) -> ActiveVersionComparison:
-    """Both models' log loss on the validation matches the active one can also predict.
-
-    The active version is read with its own method, phase and pool, from the same quotes.
-    """
+    """Both models' log loss on the validation matches the active one, reading the same
+    quotes its own way, can also predict."""
     laid_out = build_training_set(
         matches, quotes, phase=active.phase, method=active.method, bookmakers=active.bookmakers
     )
@@ -143,16 +134,10 @@ def compare_with_active(
 def promotion_refusal(
     candidate: Ensemble, report: ValidationReport, active: Ensemble | None, tolerance: float
 ) -> str | None:
-    """Why a new fit may not replace the active version automatically, if it may not.
-
-    A fit that reads quotes otherwise than the active version (another phase, another
-    de-margining method) is never compared with it: with other inputs the better score can
-    come from the inputs (closing odds always validate better), not from the fit, and the
-    choice is an operator's. Otherwise the fit must not be worse, by more than
-    ``tolerance`` in validation log loss, than the plain mean of its own pool's quotes,
-    nor than the active version on the validation matches both can predict
-    (``report.active_version``).
-    """
+    """Why a new fit may not replace the active version automatically, if it may not: it
+    reads quotes otherwise (a better score could come from the inputs, and the choice is an
+    operator's), or it is worse by more than ``tolerance`` than its pool's consensus or the
+    active version."""
     if active is not None and (otherwise := fitted_otherwise(candidate, active)):
         return otherwise
     model, consensus = report.model.log_loss, report.consensus.log_loss

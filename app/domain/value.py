@@ -1,16 +1,9 @@
-"""Value bets: where a bookmaker's price pays more than a probability says it is worth, and
-how much of a bankroll to stake on it.
+"""Value bets: where a price pays more than a probability says it is worth, and the stake.
 
-For an outcome with probability ``p`` and decimal price ``o``, the expected value of a stake
-of 1 is ``EV = p × o − 1``. The Kelly stake, the share of a bankroll that maximises its
-expected log growth, is ``EV / (o − 1)``; it is scaled down (a fraction of Kelly, ¼ by
-default) and capped per bet, because ``p`` is an estimate and full Kelly on an overstated
-edge ruins a bankroll. The closing-line value (CLV) of a price taken is the same formula
-with the closing line's fair probability in place of ``p``: how much the price beat the
-market's last word, which measures skill with far fewer bets than ROI does.
-
-The functions on numbers take floats or numpy arrays alike, so the service (one match) and
-the backtest (every match at once) compute value by one definition.
+``EV = p × o − 1``; the Kelly stake ``EV / (o − 1)`` is scaled down and capped, because
+``p`` is an estimate and full Kelly on an overstated edge ruins a bankroll. CLV is the same
+formula with the closing line's fair probability. The functions on numbers take floats or
+numpy arrays, so the service and the backtest share one definition.
 """
 
 from __future__ import annotations
@@ -39,20 +32,17 @@ Number = TypeVar("Number", float, NDArray[np.float64])
 
 
 def expected_value(probability: Number, price: Number) -> Number:
-    """``p × price − 1``: the mean return of a stake of 1 if ``p`` is the outcome's true
-    probability. With the closing line's fair probability it is the price's CLV."""
+    """``p × price − 1``: the mean return of a stake of 1."""
     return probability * price - 1.0
 
 
 def closing_line_value(price: Number, closing_probability: Number) -> Number:
-    """The return of ``price`` measured against the closing line's fair (de-margined)
-    probability of the same outcome: positive when the price taken beat the close."""
+    """The return of ``price`` against the closing line's de-margined probability."""
     return expected_value(closing_probability, price)
 
 
 def kelly_stake(ev: Number, price: Number, fraction: float, cap: float) -> Number:
-    """The share of a bankroll to stake: ``fraction × EV / (price − 1)``, at most ``cap``,
-    and 0 where the EV is not positive."""
+    """``fraction × EV / (price − 1)`` within [0, ``cap``]."""
     full = fraction * ev / (price - 1.0)
     if isinstance(full, np.ndarray):
         return np.clip(full, 0.0, cap)
@@ -61,21 +51,15 @@ def kelly_stake(ev: Number, price: Number, fraction: float, cap: float) -> Numbe
 
 
 def money_stake(fraction: float, bankroll: float) -> float:
-    """A stake in money, rounded down to the cent, so that stakes never sum above what
-    their shares of the bankroll allow (the nudge keeps 0.07 × 100, computed as
-    6.9999…, at 7.00)."""
+    """A stake in money, rounded down to the cent (the nudge keeps 0.07 × 100 at 7.00)."""
     return math.floor(fraction * bankroll * 100 + 1e-6) / 100
 
 
 @dataclass(frozen=True, slots=True)
 class ValueTerms:
-    """How value is judged and staked: the bettor's terms, one request's or the defaults.
-
-    ``source`` is where the probability comes from: the served prediction (``ensemble``) or
-    a bookmaker's de-margined line (a sharp one, such as ``PS``), which falls back to the
-    served prediction for a match it did not quote. ``bookmakers`` are those the bettor can
-    bet with (None: any); ``bankroll`` turns stakes into money.
-    """
+    """How value is judged and staked. ``source``: the served prediction (``ensemble``) or a
+    bookmaker's de-margined line, falling back to the former where it did not quote;
+    ``bookmakers``: those the bettor can bet with (None: any)."""
 
     kelly_fraction: float = defaults.KELLY_FRACTION
     stake_cap: float = defaults.STAKE_CAP
@@ -89,12 +73,8 @@ class ValueTerms:
 
 
 class OutcomeValue(NamedTuple):
-    """One outcome of a match: the best price the bettor can take, and what it is worth.
-
-    ``price`` is None when no allowed bookmaker quoted the match. An outcome is flagged when
-    its EV is above the terms' ``min_ev``; only a flagged outcome gets a stake. (A named
-    tuple, as the records of each quote: see ``app.domain.prediction``.)
-    """
+    """One outcome at the best price the bettor can take (None: none quoted), and its worth;
+    flagged, and staked, when its EV is above the terms' ``min_ev``."""
 
     outcome: str
     probability: float
@@ -109,8 +89,7 @@ class OutcomeValue(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class MatchValue:
-    """The value of a match's three outcomes, and the probability source that priced them
-    (``source``: the one asked for, or ``ensemble`` where it fell back)."""
+    """The value of a match's three outcomes, and the probability source that priced them."""
 
     source: str
     outcomes: tuple[OutcomeValue, OutcomeValue, OutcomeValue]
@@ -123,11 +102,7 @@ class MatchValue:
 def match_value(
     served: Triple, odds: Sequence[QuotedOdds], terms: ValueTerms, method: Method
 ) -> MatchValue:
-    """The value of each outcome at the best price of the allowed bookmakers in ``odds``.
-
-    ``served`` is the served prediction; ``method`` de-margins a bookmaker's line when the
-    terms take their probability from one.
-    """
+    """The value of each outcome at the best price of the allowed bookmakers in ``odds``."""
     source, probabilities = _probabilities(served, odds, terms, method)
     allowed = [quote for quote in odds if terms.allows(quote.bookmaker)]
     values = tuple(
@@ -181,10 +156,8 @@ def _outcome_value(
 
 
 def exposure_scale(exposure: Number, cap: float) -> Number:
-    """What each stake of a day is multiplied by so that the day's stakes, summing to
-    ``exposure`` (shares of the bankroll), sum to at most ``cap``: 1 at or under the cap,
-    ``cap / exposure`` over it. Many value bets on one day are not independent edges (one
-    mistaken belief about a league prices them all), so their sum is capped too."""
+    """The factor that brings a day's stakes, summing to ``exposure``, to at most ``cap``: a
+    day's bets are not independent edges (one mistaken belief can price them all)."""
     scale = np.minimum(1.0, cap / np.maximum(exposure, cap))
     if isinstance(exposure, np.ndarray):
         return scale

@@ -1,11 +1,6 @@
-"""What a model version records beside its settings: the pool of bookmakers with their
-weights, and the report of its fit (the validation report and how the fit went).
-
-The database stores them as JSON and the API serves the same JSON. These records are the one
-form of it: pydantic writes and reads them (``app.db.orm.JSONRecord``), with the JSON names
-given here where they differ from the Python ones. Keys that versions stored before a field
-existed lack are optional, and left out again when absent, so every stored version reads
-back and is served as it was written.
+"""What a model version records beside its settings: its pool with the weights, and the
+report of its fit. Stored and served as the same JSON, which pydantic writes and reads from
+these records; keys older versions lack stay absent, so each reads back as it was written.
 """
 
 from __future__ import annotations
@@ -34,7 +29,6 @@ class BookmakerWeight:
 
 
 def pool_of(ensemble: Ensemble) -> tuple[BookmakerWeight, ...]:
-    """The ensemble's bookmakers with their weights and selection counts, in pool order."""
     return tuple(
         BookmakerWeight(code, float(weight), count)
         for code, weight, count in zip(
@@ -59,7 +53,6 @@ class RecordedOptions:
 
     @classmethod
     def of(cls, options: FitOptions) -> RecordedOptions:
-        """What a version records of ``options``: each of its fields, read by name."""
         return cls(**{field.name: getattr(options, field.name) for field in fields(cls)})
 
 
@@ -76,8 +69,7 @@ def recorded_options_json(options: FitOptions) -> dict[str, object]:
 
 @dataclass(frozen=True, kw_only=True)
 class FitReport(ValidationReport):
-    """The validation report of a fit, and how the fit went: what a version stores as its
-    ``validation``."""
+    """The validation report of a fit and how the fit went (a version's ``validation``)."""
 
     fit_rows: int  # matches of the window the rounds were chosen on (the rest validated)
     dropped: dict[str, int]  # matches left out of the window, by reason
@@ -89,7 +81,6 @@ class FitReport(ValidationReport):
 
 
 def fit_report(report: ValidationReport, fit: Fit, options: FitOptions) -> FitReport:
-    """``report`` completed with what ``fit`` and its ``options`` say about the fit."""
     return FitReport(
         **{field.name: getattr(report, field.name) for field in fields(ValidationReport)},
         fit_rows=fit.fit_rows,

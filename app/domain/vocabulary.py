@@ -1,9 +1,4 @@
-"""Words the whole service shares: a quote's phase, de-margining methods, refit and version states,
-readiness.
-
-They are ``StrEnum``s, so they compare equal to, serialise as and are stored as their plain
-text values (``Phase.PRE == "pre"``), which keeps the database and the API unchanged.
-"""
+"""Words the whole service shares, as ``StrEnum``s: stored and serialised as their text."""
 
 from __future__ import annotations
 
@@ -18,7 +13,6 @@ class Phase(StrEnum):
 
     @property
     def quotes(self) -> str:
-        """The quotes of this phase, in words: "pre-match quotes", "closing quotes"."""
         return "pre-match quotes" if self is Phase.PRE else "closing quotes"
 
 
@@ -78,9 +72,7 @@ class FetchSource(StrEnum):
 
 
 class FetchStatus(StrEnum):
-    """Where a fetch stands. ``failed`` may still have stored part of what it read (each
-    file or sport is its own transaction): its counts say what. ``skipped``: another fetch
-    of the same source was running, and this one did nothing."""
+    """Where a fetch stands; ``failed`` may have stored part of what it read (its counts)."""
 
     RUNNING = "running"
     SUCCEEDED = "succeeded"
@@ -93,8 +85,7 @@ class FetchStatus(StrEnum):
 
 
 class ActivatedBy(StrEnum):
-    """Who made a model version the active one: a refit that promoted it, or an operator
-    through the admin API or the command."""
+    """Who made a model version the active one."""
 
     REFIT = "refit"
     API = "api"
@@ -102,8 +93,7 @@ class ActivatedBy(StrEnum):
 
 
 class VersionStatus(StrEnum):
-    """A model version is serving, was active and replaced, or was never activated because
-    it did not pass promotion."""
+    """Serving, replaced, or never activated (refused by promotion)."""
 
     ACTIVE = "active"
     RETIRED = "retired"
@@ -118,8 +108,7 @@ class ReadyStatus(StrEnum):
 
 
 class ModelState(StrEnum):
-    """What the process knows of the active model: never read yet, read and none fitted yet,
-    or a version loaded."""
+    """What the process knows of the active model."""
 
     UNKNOWN = "unknown"
     NONE = "none"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
-    """``count`` and the noun in the number it takes: the singular for exactly one, else
-    ``plural``, by default the noun with "es" after s, x, z, ch or sh and "s" otherwise."""
+    """``count`` and the noun, plural (by default with "s" or "es") unless exactly one."""
     if count == 1:
         return f"{count} {noun}"
     if plural is None:

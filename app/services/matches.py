@@ -1,9 +1,5 @@
-"""Correcting stored matches: deleting one, with its quotes.
-
-A match some stored model version was trained on (its kickoff lies in the version's data
-window) is kept unless the caller insists: deleting it would leave that version's figures
-describing data that no longer exists.
-"""
+"""Deleting a stored match with its quotes; one a stored model version was trained on only
+when the caller insists, as the version's figures would describe data that is gone."""
 
 from __future__ import annotations
 
@@ -46,8 +42,7 @@ class MatchTrainedOnError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class DeletedMatch:
-    """What a deletion removed: the match as it was, the number of its quotes, and the
-    model versions trained on it (only when the deletion was forced)."""
+    """What a deletion removed, and the versions trained on it (a forced deletion)."""
 
     id: int
     competition: str
@@ -59,30 +54,18 @@ class DeletedMatch:
     model_versions: list[int]
 
 
-def versions_trained_on(session: Session, kickoff: dt.datetime) -> list[ModelVersion]:
-    """The stored model versions whose data window holds a kickoff, oldest first."""
-    return list(
-        session.scalars(
-            select(ModelVersion)
-            .where(ModelVersion.window_start <= kickoff, ModelVersion.window_end > kickoff)
-            .order_by(ModelVersion.id)
-        )
-    )
-
-
 def delete_match(session: Session, match_id: int, *, force: bool = False) -> DeletedMatch:
-    """Delete a match and its quotes, in the caller's transaction.
-
-    Raises :class:`MatchNotFoundError` for an unknown id, and :class:`MatchTrainedOnError`
-    for a match a stored model version was trained on, unless ``force``.
-    """
+    """Delete a match and its quotes, in the caller's transaction."""
     # A deletion of the same match, or a team merge, at the same time waits, then finds
     # what that one left (PostgreSQL; SQLite's write sessions take turns already).
     serialise_match_rewrites(session)
     match = match_with_names(session, match_id)
     if match is None:
         raise MatchNotFoundError(f"no match with id {match_id}")
-    versions = versions_trained_on(session, match.kickoff)
+    kickoff = match.kickoff
+    trained_on = (ModelVersion.window_start <= kickoff) & (ModelVersion.window_end > kickoff)
+    statement = select(ModelVersion).where(trained_on).order_by(ModelVersion.id)
+    versions = list(session.scalars(statement))
     if versions and not force:
         raise MatchTrainedOnError(match_id, versions)
     quotes = session.scalar(

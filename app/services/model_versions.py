@@ -7,7 +7,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import ColumnExpressionArgument, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import (
@@ -65,15 +65,8 @@ def activate(
     run_id: int | None = None,
     at: dt.datetime | None = None,
 ) -> ModelActivation:
-    """Make ``version`` the only active one and record the activation (``at``: now), inside
-    the caller's transaction.
-
-    The statements run in one transaction, so every reader sees either the old active
-    version or the new one, never none and never two (the partial unique index would
-    refuse two), and never an activation that did not happen. Activations at the same
-    time take their turn: the later one replaces the earlier, and records it as the
-    version it replaced.
-    """
+    """Make ``version`` the only active one and record the activation, in the caller's
+    transaction, so readers never see none or two; concurrent activations take turns."""
     serialise_promotions(session)
     previous = active_version_id(session)
     session.execute(update(ModelVersion).where(ModelVersion.is_active).values(is_active=False))
@@ -96,8 +89,7 @@ def activate(
 
 @dataclass(frozen=True)
 class Activation:
-    """What activating a version by hand did: the version, the activation recorded (None
-    when it was already active), and what the operator should know about it."""
+    """What activating a version by hand did (no activation: it was active already)."""
 
     version: ModelVersion
     activation: ModelActivation | None
@@ -112,8 +104,7 @@ def activate_version(
     reason: str | None,
     settings: Settings,
 ) -> Activation:
-    """Roll back or forward to a stored version, whatever its status; activating the active
-    version records nothing. Raises :class:`VersionNotFoundError`."""
+    """Roll back or forward to a stored version, whatever its status."""
     # Before reading whether it is active: another activation may be about to commit.
     serialise_promotions(session)
     version = session.get(ModelVersion, version_id)
@@ -126,8 +117,7 @@ def activate_version(
 
 
 def unlike_the_settings(version: ModelVersion, settings: Settings) -> tuple[str, ...]:
-    """How the version differs from what refits fit with these settings, and what follows:
-    the refits' versions are not promoted over a version fitted otherwise."""
+    """How the version differs from what refits fit with these settings."""
     warnings: list[str] = []
     if version.phase != settings.refit_phase:
         warnings.append(
@@ -161,7 +151,6 @@ def list_versions(session: Session, window: PageWindow) -> Paged[ModelVersion]:
 
 
 def newest_settled_kickoff(session: Session, *, before: dt.datetime) -> dt.datetime | None:
-    """Kickoff of the newest settled match before ``before`` (None: there is none)."""
     return session.scalar(
         select(Match.kickoff)
         .where(Match.is_settled, Match.kickoff < before)
@@ -184,12 +173,10 @@ QUOTE_COLUMNS = (
 
 
 def load_tables(
-    session: Session, *, start: dt.datetime, end: dt.datetime, settled_only: bool = True
+    session: Session, *, start: dt.datetime, end: dt.datetime
 ) -> tuple[MatchTable, QuoteTable]:
-    """Matches with kickoff in [start, end) and all their quotes, as column tables."""
-    conditions: list[ColumnExpressionArgument[bool]] = [Match.kickoff >= start, Match.kickoff < end]
-    if settled_only:
-        conditions.append(Match.is_settled)
+    """Settled matches with kickoff in [start, end) and all their quotes, as column tables."""
+    conditions = (Match.kickoff >= start, Match.kickoff < end, Match.is_settled)
     match_rows = session.execute(
         select(Match.id, Match.kickoff, Match.result, Competition.code, Match.season)
         .join(Competition, Match.competition_id == Competition.id)

@@ -36,11 +36,8 @@ class Paged(Generic[RowT]):
 
 
 def paginate(session: Session, statement: Select[RowT], window: PageWindow) -> Paged[RowT]:
-    """The window's rows of ``statement`` (already ordered) and the count of all its rows.
-
-    The count runs over the statement without its ordering or eager loads, so it stays one
-    cheap aggregate whatever the page carries.
-    """
+    """The window's rows of ``statement`` (already ordered) and the count of all its rows,
+    counted without the ordering so that it stays one cheap aggregate."""
     counted: Select[Any] = statement.order_by(None)
     total = session.scalar(select(func.count()).select_from(counted.subquery())) or 0
     rows = session.scalars(statement.limit(window.limit).offset(window.offset)).unique().all()

@@ -1,16 +1,10 @@
-"""Answering predictions: one snapshot of the active model per call, stored quotes read in
-one go, recent answers reused, and only what needs the database failed when it is down.
+"""Answering predictions: one model snapshot per call, stored quotes read in one go.
 
-:func:`predict_stored` is the one way to predict stored matches: ``PredictionService.answer``
-(POST /predict and /predict/batch), the upcoming board (GET /upcoming, GET /value-bets) and
-the dashboard all call it. ``PredictionService`` adds what /predict needs on top: an inline
-match touches no database, and a stored match's answer is reused for
-``answer_ttl_seconds``, keyed by the model version that computed it, so a model swap never
-serves one version's answer as another's.
-
-Every answer says where its outcomes offer value (``app.domain.value``). The value by the
-default terms is computed with the prediction and kept with it; a request with terms of its
-own gets a copy of the answer with its own value, which is never kept.
+:func:`predict_stored` is the one way to predict stored matches (/predict, the upcoming
+board, the dashboard). ``PredictionService`` adds what /predict needs: inline matches touch
+no database, and a stored match's answer is reused for ``answer_ttl_seconds``, keyed by the
+model version that made it. Value by the default terms is kept with an answer; a request's
+own terms get a copy, never kept.
 """
 
 from __future__ import annotations
@@ -55,8 +49,7 @@ class Unanswerable(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """An item that got no prediction, the message that says why, and the stored match it
-    is about when there is one (a match without a usable quote)."""
+    """An item that got no prediction, why, and its stored match when there is one."""
 
     reason: Unanswerable
     detail: str
@@ -65,13 +58,8 @@ class Refusal:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PredictionAnswer:
-    """One prediction, with the match it is for, the model version that made it (None
-    before the first fit), where its outcomes offer value by ``terms`` and, for a stored
-    match, which of its quotes it read.
-
-    An answer is never changed once made: the same one is served again from the cache, and
-    whoever writes it out may keep what it wrote beside it (it can be weakly referenced).
-    """
+    """One prediction and what it was made from. Never changed once made: the cache serves
+    it again, and a writer may keep its output beside it (it can be weakly referenced)."""
 
     match: MatchInfo
     prediction: MatchPrediction
@@ -98,9 +86,8 @@ def predict_stored(
     snapshot: ServingSnapshot,
     terms: ValueTerms,
 ) -> dict[int, Answer]:
-    """Each of ``match_ids`` answered from its stored quotes (the snapshot's phase, else the
-    latest of any phase: see :func:`stored_matches`) with the snapshot's model, its value by
-    ``terms``; or refused (no such match, no usable quote)."""
+    """Each of ``match_ids`` answered from its stored quotes (:func:`stored_matches`), or
+    refused."""
     stored = stored_matches(connection, match_ids, phase=snapshot.phase)
     usable = [match for match in stored.values() if match.odds]
     answers: dict[int, Answer] = {}
@@ -121,8 +108,7 @@ def predict_stored(
 
 
 class PredictionService:
-    """Answers predictions for one process: holds its recent answers and reads the active
-    model from ``models`` (kept fresh elsewhere)."""
+    """Answers predictions for one process, keeping its recent answers."""
 
     def __init__(
         self,
@@ -142,10 +128,7 @@ class PredictionService:
         requests: Sequence[PredictionRequest],
         terms: Sequence[ValueTerms | None] | None = None,
     ) -> list[Answer]:
-        """An answer per request, in order; one item's refusal does not fail the others.
-
-        ``terms``, one per request, judge each answer's value (None: the default terms).
-        """
+        """An answer per request, in order, its value by its ``terms`` (None: the default)."""
         assert terms is None or len(terms) == len(requests), "one terms per request"
         snapshot = self._models.snapshot()
         stored = await self._stored_answers(requests, snapshot)
@@ -172,7 +155,6 @@ class PredictionService:
     async def _stored_answers(
         self, requests: Sequence[PredictionRequest], snapshot: ServingSnapshot
     ) -> dict[int, Answer]:
-        """The answer of every stored match asked for: kept, else read (all in one go)."""
         found: dict[int, Answer] = {}
         missing: list[int] = []
         for request in requests:
@@ -209,8 +191,6 @@ class PredictionService:
     def _valued(
         self, answer: Answer, terms: ValueTerms | None, snapshot: ServingSnapshot
     ) -> Answer:
-        """The answer with its value by ``terms``: the one already made by the default
-        terms, or a copy with its own value (per request, never kept)."""
         if isinstance(answer, Refusal) or terms is None or terms == self.default_terms:
             return answer
         served = answer.prediction.probabilities
@@ -221,7 +201,6 @@ class PredictionService:
 def _predict(
     matches: Sequence[QuotedMatch], snapshot: ServingSnapshot, terms: ValueTerms
 ) -> list[PredictionAnswer]:
-    """The answers, each with its value by ``terms`` (made once with it: see the module)."""
     if not matches:
         return []
     predictions = predict_matches([m.odds for m in matches], snapshot.ensemble, snapshot.method)

@@ -43,11 +43,7 @@ def status_of(match: Match, now: dt.datetime) -> MatchStatus:
 
 @dataclass(frozen=True, slots=True)
 class MatchView:
-    """A stored match as the public API shows it: the row, and its status when it was read.
-
-    The answer reads the row's own attributes (its competition's code, its teams' names);
-    only the status, which depends on the time of reading, is decided here.
-    """
+    """A stored match and its status when it was read."""
 
     match: Match
     status: MatchStatus
@@ -87,7 +83,6 @@ def list_matches(
     *,
     now: dt.datetime | None = None,
 ) -> Paged[MatchView]:
-    """One page of matches and the total number that match the filters."""
     moment = now or utcnow()
     order = (
         (Match.kickoff.desc(), Match.id.desc()) if filters.descending else (Match.kickoff, Match.id)
@@ -101,8 +96,7 @@ def list_matches(
 def upcoming_only(
     statement: Select[*ColumnsT], filters: MatchFilter, now: dt.datetime
 ) -> Select[*ColumnsT]:
-    """``statement`` (which selects from matches) kept to the upcoming matches that fit
-    ``filters`` at ``now``."""
+    """``statement``, of matches, kept to the upcoming ones that fit ``filters``."""
     return _filtered(statement, replace(filters, status=MatchStatus.UPCOMING), now)
 
 
@@ -125,7 +119,6 @@ def _filtered(
 def _kickoff_conditions(
     filters: MatchFilter, now: dt.datetime
 ) -> list[ColumnExpressionArgument[bool]]:
-    """What the filters ask of a match's kickoff (and of its result, for its status)."""
     conditions: list[ColumnExpressionArgument[bool]] = []
     if filters.kickoff_from is not None:
         conditions.append(Match.kickoff >= filters.kickoff_from)
@@ -144,8 +137,7 @@ def _kickoff_conditions(
 
 
 def _played_by(side: InstrumentedAttribute[int], name: str) -> ColumnElement[bool]:
-    """The match's team on ``side`` is called ``name``, or has it as an alias, in any letter
-    case (as ``GET /teams?search=`` compares names)."""
+    """The team on ``side`` has ``name`` or an alias ``name``, in any letter case."""
     folded = normalised(name).lower()
     return side.in_(
         select(Team.id).where(
@@ -180,8 +172,7 @@ def match_detail(
 
 
 def latest_by_bookmaker_and_phase(quotes: Sequence[OddsQuote]) -> list[OddsQuote]:
-    """The latest quote of each bookmaker in each phase, by the recency rule of training (a
-    capture time counted as far as it can be believed: ``credible_captured_at``)."""
+    """The latest quote of each bookmaker in each phase, by the recency rule of training."""
     if not quotes:
         return []
     groups: dict[tuple[int, str], int] = {}
@@ -210,8 +201,7 @@ def latest_quotes(session: Session, match_id: int) -> list[OddsQuote]:
 
 
 def list_bookmakers(session: Session, window: PageWindow) -> Paged[BookmakerSummary]:
-    """One page of bookmakers, by code, each with the number of quotes stored for it in each
-    phase."""
+    """One page of bookmakers, with their quotes counted by phase."""
     page = paginate(session, select(Bookmaker).order_by(Bookmaker.code), window)
     counts: dict[int, dict[Phase, int]] = {
         bookmaker.id: dict.fromkeys(Phase, 0) for bookmaker in page.items
@@ -227,7 +217,6 @@ def list_bookmakers(session: Session, window: PageWindow) -> Paged[BookmakerSumm
 
 
 def list_competitions(session: Session) -> list[CompetitionSummary]:
-    """Every competition with the number of matches stored in it."""
     rows = session.execute(
         select(Competition, func.count(Match.id))
         .outerjoin(Match, Match.competition_id == Competition.id)

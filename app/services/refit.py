@@ -1,11 +1,9 @@
 """The nightly refit: learn how much to trust each bookmaker from recent settled matches.
 
-``run_refit`` is the one entry point for ``oddsboost refit``, the scheduler and
-``POST /admin/refit`` (which starts ``oddsboost refit --run-id`` in its own process). It
-records the run, takes the refit lock (a second concurrent refit is recorded as
-``skipped``), fits, validates, and stores a new model version; the version becomes active
-in the same transaction unless it fails the promotion rule. Any failure leaves the active
-version untouched and records a ``failed`` run whose message says what to do.
+``run_refit`` serves ``oddsboost refit``, the scheduler and ``POST /admin/refit``. It records
+the run, takes the refit lock (a concurrent refit is ``skipped``), fits, validates and stores
+a new version, active at once unless the promotion rule refuses it. A failure leaves the
+active version alone and records a ``failed`` run whose message says what to do.
 """
 
 from __future__ import annotations
@@ -71,10 +69,8 @@ def run_refit(
     should_stop: Callable[[], bool] = lambda: False,
     clock: Clock = utcnow,
 ) -> RefitOutcome:
-    """Refit once, up to ``until`` (by default the present moment, as ``clock`` tells it,
-    which also dates the new version and its activation). A failed fit does not raise: the
-    run records it. Raises ``RefitError`` only when ``run_id`` names a run that cannot be
-    carried out (unknown or finished)."""
+    """Refit once, up to ``until`` (default: ``clock``'s now). A failed fit is recorded, not
+    raised; ``RefitError`` only when ``run_id`` is unknown or finished."""
     ends_now = until is None
     until = until or clock()
     factory = make_session_factory(engine, for_writes=True)
@@ -137,22 +133,14 @@ def _claim_run(factory: sessionmaker[Session], run_id: int, until: dt.datetime) 
 
 
 def _abandon_stale_runs(factory: sessionmaker[Session], current: int) -> None:
-    """Close runs that can no longer finish.
-
-    A run still marked running while this process holds the lock belongs to a process that
-    died. A run queued by POST /admin/refit that was never claimed within a few minutes
-    belongs to a process that never started or died at once.
-    """
+    """Close the runs of processes that died: running while we hold the lock, or queued
+    and never claimed."""
     now = utcnow()
     with factory.begin() as session:
         session.execute(
             update(RefitRun)
             .where(RefitRun.status == RunStatus.RUNNING, RefitRun.id != current)
-            .values(
-                status=RunStatus.FAILED,
-                finished_at=now,
-                message=ABANDONED,
-            )
+            .values(status=RunStatus.FAILED, finished_at=now, message=ABANDONED)
         )
         session.execute(
             update(RefitRun)
@@ -206,8 +194,8 @@ def _refit(
             "ODDSBOOST_REFIT_MIN_MATCHES / ODDSBOOST_REFIT_MIN_QUOTES."
         ) from None
     _check(should_stop)
-    training, validation, validation_proba = fit.training, fit.validation, fit.validation_proba
-    report = validation_report(validation, validation_proba)
+    training = fit.training
+    report = validation_report(fit.validation, fit.validation_proba)
     fit_seconds = time.perf_counter() - started
 
     with factory.begin() as session:
@@ -224,7 +212,9 @@ def _refit(
             finish_run(session, run_id, RunStatus.SUCCEEDED, message, current.id)
             return RefitOutcome(run_id, RunStatus.SUCCEEDED, message, current.id)
         if active is not None:
-            comparison = compare_with_active(active, matches, quotes, validation, validation_proba)
+            comparison = compare_with_active(
+                active, matches, quotes, fit.validation, fit.validation_proba
+            )
             report = replace(report, active_version=comparison)
         version = ModelVersion(
             created_at=clock(),
@@ -259,17 +249,14 @@ def _refit(
                 f"{refusal}; activate it with `oddsboost models activate {version.id}` if that "
                 "is what you want"
             )
-            status, message = (
-                RunStatus.REJECTED,
-                f"version {version.id} rejected: {version.rejected_reason}",
-            )
+            status = RunStatus.REJECTED
+            message = f"version {version.id} rejected: {version.rejected_reason}"
         finish_run(session, run_id, status, message, version.id)
         return RefitOutcome(run_id, status, message, version.id)
 
 
 def _refitted_alike(current: ModelVersion, fit: Fit) -> bool:
-    """Whether the fit is the active version computed again: fitted on the same matches (as
-    many, up to the same newest one) into the same mix of the same pool."""
+    """Whether the fit is the active version computed again (same matches, same mix)."""
     return (
         current.n_matches == len(fit.training)
         and current.newest_kickoff == fit.training.newest_kickoff
@@ -278,7 +265,6 @@ def _refitted_alike(current: ModelVersion, fit: Fit) -> bool:
 
 
 def fit_options(settings: Settings) -> FitOptions:
-    """The refit's fitting options, from the settings."""
     return FitOptions(
         rounds_grid=tuple(settings.refit_rounds_grid),
         validation_fraction=settings.refit_validation_fraction,
@@ -299,10 +285,8 @@ def _check(should_stop: Callable[[], bool]) -> None:
 def refit_job(
     engine: Engine, settings: Settings, *, clock: Clock = utcnow, stop: Stop | None = None
 ) -> None:
-    """The scheduler's refit, which ``stop`` ends at its next checkpoint, and the job's line
-    that says how it ended: an error when it failed. (The scheduler's own "executed
-    successfully" line would say nothing true about the refit; the logging configuration
-    leaves it out.)"""
+    """The scheduler's refit (``stop`` ends it at a checkpoint), logging how it ended; the
+    scheduler's own "executed successfully" line would say nothing true about it."""
     log.info("scheduled refit starting")
     try:
         outcome = run_refit(

@@ -1,8 +1,4 @@
-"""Refit runs: recording them, starting one in its own process, and listing them.
-
-``POST /admin/refit`` calls :func:`queue_refit`; ``run_refit`` (``app.services.refit``)
-records and closes the runs it carries out with :func:`create_run` and :func:`finish_run`.
-"""
+"""Refit runs: recording them, starting one in its own process, and listing them."""
 
 from __future__ import annotations
 
@@ -72,8 +68,7 @@ def finish_run(
 
 
 def run_under_way(session: Session, now: dt.datetime) -> RefitRun | None:
-    """The oldest run still running, or queued recently enough that its process may yet
-    claim it (see :data:`QUEUED_GRACE`)."""
+    """The oldest run running, or queued recently enough that its process may yet claim it."""
     return session.scalar(
         select(RefitRun)
         .where(
@@ -88,12 +83,8 @@ def run_under_way(session: Session, now: dt.datetime) -> RefitRun | None:
 
 
 def start_refit_process(settings: Settings, run_id: int, until: dt.datetime) -> None:
-    """Run ``oddsboost refit --run-id`` in a new process with these settings; do not wait.
-
-    The process outlives the request (and the worker), and the refit lock keeps it from
-    overlapping another refit. A thread reaps it when it exits. It gets the database URL
-    with the settings, never the admin key: a refit has no use for it.
-    """
+    """Start ``oddsboost refit --run-id`` in a process that outlives the request, with these
+    settings but not the secrets, which a refit has no use for."""
     command = [
         sys.executable,
         "-m",
@@ -121,14 +112,8 @@ def queue_refit(
     trigger: RunTrigger,
     until: dt.datetime | None = None,
 ) -> QueuedRefit:
-    """Record a queued run and start the process that carries it out, at once; or, when a
-    run is already queued or running, answer with that run and start nothing (so requests
-    never pile up processes). A new run is committed before its process starts, so the
-    process finds it.
-
-    Raises :class:`RefitNotStartedError` (the run then ends as failed) when no process
-    could be started.
-    """
+    """Record a queued run, committed before its process starts so that the process finds
+    it; or answer with the run already under way, so that requests never pile up processes."""
     until = until or utcnow()
     with unavailable_as_service_error(), factory.begin() as session:
         serialise_refit_requests(session)

@@ -1,10 +1,5 @@
-"""How long a run may last, and whether its process was asked to stop.
-
-A feed run is given a deadline when it starts and the process's :class:`Stop`, which a
-shutdown sets: the run checks both between its steps, its waits between attempts end at
-once when either says so, and a request in flight is cut (``app/services/downloads.py``).
-So a run always ends, and ends soon after a SIGTERM.
-"""
+"""How long a feed run may last, and whether its process was asked to stop: checked between
+steps and before waits, so that a run always ends, and soon after a SIGTERM."""
 
 from __future__ import annotations
 
@@ -34,9 +29,7 @@ ABANDONED = "abandoned: the process running it stopped before it finished"
 
 
 class Stop:
-    """A process's request to stop, set once (by a signal handler, say). Whatever waits on
-    it ends when it is set: :meth:`wait` returns, and each callback registered with
-    :meth:`calling` is called at once."""
+    """A process's request to stop, set once (by a signal handler, say)."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
@@ -54,13 +47,11 @@ class Stop:
         return self._event.is_set()
 
     def wait(self, seconds: float) -> bool:
-        """Wait ``seconds`` or until set, whichever comes first; True if it was set."""
         return self._event.wait(seconds)
 
     @contextmanager
     def calling(self, callback: Callable[[], None]) -> Iterator[None]:
-        """Call ``callback`` when the stop is set while the block runs (at once if it
-        already is)."""
+        """Call ``callback`` when the stop is set while the block runs (or already is)."""
         with self._guard:
             self._callbacks.append(callback)
             already = self._event.is_set()
@@ -74,21 +65,13 @@ class Stop:
 
 
 class RunBounds:
-    """A run's deadline, ``seconds`` from now (``setting`` names where it comes from, for
-    the messages), and the stop it obeys."""
+    """A run's deadline, ``seconds`` from now (``setting`` names its source), and its stop."""
 
-    def __init__(
-        self,
-        seconds: float,
-        setting: str,
-        stop: Stop | None = None,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, seconds: float, setting: str, stop: Stop | None = None) -> None:
         self.seconds = seconds
         self.setting = setting
         self.stop = stop or Stop()
-        self._monotonic = monotonic
-        self._ends_at = monotonic() + seconds
+        self._ends_at = time.monotonic() + seconds
 
     @classmethod
     def unbounded(cls, stop: Stop | None = None) -> RunBounds:
@@ -96,21 +79,19 @@ class RunBounds:
         return cls(math.inf, "", stop)
 
     def remaining(self) -> float:
-        return self._ends_at - self._monotonic()
+        return self._ends_at - time.monotonic()
 
     def deadline_passed(self) -> str:
         return f"the run's deadline of {self.seconds:g} s ({self.setting}) passed"
 
     def check(self) -> None:
-        """Raise :class:`RunStoppedError` or :class:`RunDeadlineError` if the run must end."""
         if self.stop.is_set():
             raise RunStoppedError(STOPPED)
         if self.remaining() <= 0:
             raise RunDeadlineError(self.deadline_passed())
 
     def check_wait(self, seconds: float) -> None:
-        """Raise as :meth:`check` does, or :class:`RunDeadlineError` if a wait of
-        ``seconds`` would end past the deadline."""
+        """:meth:`check`, and whether a wait of ``seconds`` would pass the deadline."""
         self.check()
         if seconds > self.remaining():
             raise RunDeadlineError(
@@ -119,14 +100,13 @@ class RunBounds:
             )
 
     def sleep(self, seconds: float) -> None:
-        """Wait ``seconds`` between two attempts: checked first (:meth:`check_wait`), and
-        cut short by a stop."""
+        """Wait ``seconds``, checked first and cut short by a stop."""
         self.check_wait(seconds)
         if self.stop.wait(seconds):
             raise RunStoppedError(STOPPED)
 
     def checked(self, sleep: Callable[[float], None]) -> Callable[[float], None]:
-        """``sleep`` (a test's, say), each wait checked first as :meth:`sleep` checks it."""
+        """``sleep`` (a test's, say), each wait checked first."""
 
         def wait(seconds: float) -> None:
             self.check_wait(seconds)

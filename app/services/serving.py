@@ -1,6 +1,5 @@
-"""What serving predictions reads: the active ensemble of one process, kept in memory (with
-what the metrics say about refits) and handed out as one snapshot per answer, and the stored
-quotes of matches."""
+"""What serving predictions reads: the active ensemble kept in memory (with the refit
+metrics), one snapshot per answer, and the stored quotes of matches."""
 
 from __future__ import annotations
 
@@ -36,8 +35,6 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RefitStats:
-    """What the metrics say about refits, read with the model."""
-
     runs_by_status: dict[RunStatus, int] = field(default_factory=dict)
     last_success_at: float | None = None  # POSIX seconds
     last_duration_seconds: float | None = None
@@ -81,9 +78,8 @@ def rolling_log_loss_difference(session: Session) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class ServingSnapshot:
-    """The model one answer works with from start to end: the ensemble (None before the
-    first fit), the phase of the quotes it reads and the method that de-margines them (the
-    ensemble's own, else the configured defaults)."""
+    """The model one answer works with throughout: the ensemble (None before the first fit),
+    and the phase and method it reads quotes with (else the configured defaults)."""
 
     ensemble: Ensemble | None
     phase: Phase
@@ -95,13 +91,8 @@ class ServingSnapshot:
 
 
 class ModelCache:
-    """The active ensemble of one process, swapped in whole when a new version is activated.
-
-    Requests read :meth:`snapshot` and never touch the database for the model. ``refresh``
-    runs off the request path (a background task calls it every few seconds); it costs a few
-    small queries, and loads a version only when the active one changed. ``default_method``
-    and ``default_phase`` serve before the first fit.
-    """
+    """The active ensemble of one process, swapped in whole by ``refresh`` (a background
+    task, off the request path) when another version is activated."""
 
     def __init__(
         self,
@@ -122,14 +113,13 @@ class ModelCache:
         return self._current[1]
 
     def snapshot(self) -> ServingSnapshot:
-        """The model to answer with: read once, so that one answer never mixes two."""
         ensemble = self.ensemble
         if ensemble is None:
             return self._defaults
         return ServingSnapshot(ensemble, ensemble.phase, ensemble.method)
 
     def refresh(self) -> bool:
-        """Load the active version if it changed; returns whether it did."""
+        """Load the active version if it changed; whether it did."""
         with self._factory() as session:
             self.refits = refit_stats(session)
             self.served_minus_consensus = rolling_log_loss_difference(session)
@@ -175,13 +165,8 @@ _QUOTES_OF_MATCHES_IN_PHASE = _QUOTES_OF_MATCHES.where(OddsQuote.phase == bindpa
 def stored_matches(
     connection: Connection | Session, match_ids: Sequence[int], *, phase: Phase
 ) -> dict[int, QuotedMatch]:
-    """The given matches with, per bookmaker, the latest quote of ``phase`` valid before
-    kickoff (ordered by bookmaker code); ids that are not stored are left out.
-
-    A match with no quote of ``phase`` valid before kickoff gets the latest quote of each
-    bookmaker valid before kickoff whatever its phase, read in a second query that only
-    such matches cost; its ``stored`` says so.
-    """
+    """The stored ones of the given matches with, per bookmaker by code, the latest quote
+    of ``phase`` valid before kickoff; failing any, of any phase (``stored`` says so)."""
     wanted = sorted(set(match_ids))
     if not wanted:
         return {}
@@ -207,8 +192,6 @@ def stored_matches(
 def _of_any_phase(
     connection: Connection | Session, rows: Sequence[_MatchRow], phase: Phase
 ) -> dict[int, QuotedMatch]:
-    """Matches with no quote of ``phase`` valid before kickoff, each with the latest quote
-    of each bookmaker valid before kickoff whatever its phase (none, if it has none)."""
     quote_rows = connection.execute(_QUOTES_OF_MATCHES, {"ids": [row[0] for row in rows]}).all()
     matches, quotes = tables_from_rows([row[:5] for row in rows], quote_rows)
     chosen = _latest_by_match(matches, quotes, None)
@@ -226,8 +209,7 @@ def _of_any_phase(
 def _latest_by_match(
     matches: MatchTable, quotes: QuoteTable, phase: Phase | None
 ) -> dict[int, list[int]]:
-    """Per match id with any, the positions of its quotes to use (see
-    :func:`select_latest_valid`), in the order of their bookmakers' codes."""
+    """Per match id, the positions of its quotes to use, by bookmaker code."""
     chosen: dict[int, list[int]] = {}
     for index in sorted(
         select_latest_valid(matches, quotes, phase), key=lambda i: str(quotes.bookmaker[i])
@@ -239,20 +221,12 @@ def _latest_by_match(
 def _odds(quotes: QuoteTable, positions: Sequence[int]) -> list[QuotedOdds]:
     odds: list[QuotedOdds] = []
     for index in positions:
-        home_price, draw_price, away_price = (float(v) for v in quotes.prices[index])
         captured = float(quotes.captured_at[index])
-        odds.append(
-            QuotedOdds(
-                str(quotes.bookmaker[index]),
-                home_price,
-                draw_price,
-                away_price,
-                None if math.isnan(captured) else dt.datetime.fromtimestamp(captured, dt.UTC),
-            )
-        )
+        moment = None if math.isnan(captured) else dt.datetime.fromtimestamp(captured, dt.UTC)
+        home, draw, away = quotes.prices[index].tolist()
+        odds.append(QuotedOdds(str(quotes.bookmaker[index]), home, draw, away, moment))
     return odds
 
 
 def _info(row: _MatchRow) -> MatchInfo:
-    """What an answer says about a match, from a row of ``_MATCHES_BY_ID``."""
     return MatchInfo(row[0], row[3], row[5], row[6], row[1], row[4])

@@ -1,10 +1,6 @@
-"""One computation per key at a time, shared by everyone who asks for it meanwhile.
-
-Requests that arrive together for the same answer (a dashboard opened by many at once, a
-poll of many clients) would each compute it: the cost multiplies by the number of callers
-just when the service is busiest. :class:`SingleFlight` starts the computation for the first
-caller of a key and hands the others the same result (or the same error) when it ends.
-"""
+"""One computation per key at a time, its result (or error) shared by everyone who asks for
+it meanwhile: callers that come together would otherwise multiply the cost just when the
+service is busiest."""
 
 from __future__ import annotations
 
@@ -17,16 +13,14 @@ ValueT = TypeVar("ValueT")
 
 
 class SingleFlight(Generic[KeyT, ValueT]):
-    """The computations under way, by key, and those waiting to start. Used from the event
-    loop only (as the caches beside it are), so it needs no lock."""
+    """The computations under way and waiting, by key; of the event loop only, so lock-free."""
 
     def __init__(self) -> None:
         self._running: dict[KeyT, asyncio.Future[ValueT]] = {}
         self._next: dict[KeyT, asyncio.Future[ValueT]] = {}
 
     async def run(self, key: KeyT, compute: Callable[[], Awaitable[ValueT]]) -> ValueT:
-        """What ``compute()`` gives, computed once for all the callers of ``key`` while it
-        runs; a caller that comes after it ended computes again."""
+        """``compute()``, once for all the callers of ``key`` while it runs."""
         running = self._running.get(key)
         if running is None:
             running = self._start(key, compute)
@@ -34,10 +28,8 @@ class SingleFlight(Generic[KeyT, ValueT]):
         return await asyncio.shield(running)
 
     async def run_after(self, key: KeyT, compute: Callable[[], Awaitable[ValueT]]) -> ValueT:
-        """What ``compute()`` gives when started after this call: for a computation that
-        reads what may have changed just before (a poll must see a write that committed
-        before it was sent). A caller that comes while one runs waits for the next, started
-        when that one ends and shared by every caller that came meanwhile."""
+        """``compute()`` started after this call (a poll must see a write committed before it
+        was sent): callers that come while one runs share the next."""
         waiting = self._next.get(key)
         if waiting is None:
             waiting = self._next[key] = asyncio.ensure_future(self._after(key, compute))
@@ -70,7 +62,6 @@ class SingleFlight(Generic[KeyT, ValueT]):
 
 
 def _retrieved(done: asyncio.Future[Any]) -> None:
-    """Marks ``done``'s failure as seen: one whose callers all went away is not logged as
-    never retrieved (they got theirs, or no longer want it)."""
+    """Marks ``done``'s failure as seen, so that none is logged as never retrieved."""
     if not done.cancelled():
         done.exception()

@@ -1,20 +1,15 @@
 """Teams and their aliases (other sources' names for the same team).
 
-Adding an alias under which a team is already stored merges that team into the other one.
-What a merge would change is worked out first (:class:`MergePreview`): the caller can look
-before doing it, and must confirm a merge of two teams that look like two, which in a season
-in which both played share no competition (Getafe in La Liga, Arsenal in the Premier
-League). A merge is recorded (``team_merges``) so that removing the alias undoes what it
-can: the team comes back under its name, with the matches that moved over and its own
-aliases. A match merged into one the other team already had cannot be split again: it
-keeps the quotes of both, and the undo says so.
+Adding an alias under which a team is already stored merges that team into the other one;
+two teams that in some season both played in no common competition look like two, and
+their merge needs confirming. A merge is recorded so that removing the alias undoes what it
+can (a match merged into a twin stays merged).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from sqlalchemy import delete, func, or_, select, update
@@ -161,15 +156,9 @@ def list_teams(session: Session, *, search: str | None = None) -> list[Team]:
 def add_alias(
     session: Session, *, alias: str, team: str, confirm: bool = False, dry_run: bool = False
 ) -> AliasReport:
-    """Make ``alias`` another name of ``team`` for every future ingest.
-
-    If matches were already stored under a team called ``alias`` (imported from a source
-    before the alias existed), that team is folded into ``team``: its matches move over, a
-    match that now exists twice is merged (quotes kept from both, result and external id
-    filled where missing), and the duplicate team is removed. The report's ``preview`` says
-    what that changes. Two teams that look like two (:attr:`MergePreview.needs_confirmation`)
-    are merged only with ``confirm``; ``dry_run`` changes nothing and reports what would be.
-    """
+    """Make ``alias`` another name of ``team``; a team stored under ``alias`` is folded into
+    ``team`` (its matches move, a match now there twice is merged). ``dry_run`` changes
+    nothing; a merge that needs confirming (see the module) needs ``confirm``."""
     alias, team = check_team_name(alias), check_team_name(team)
     if alias == team:
         raise AliasConflictError(f"{alias!r} is already the team's own name")
@@ -224,8 +213,7 @@ def _team_named(session: Session, name: str) -> Team:
 
 
 def remove_alias(session: Session, alias: str) -> UnaliasReport:
-    """Remove an alias; if adding it merged a team, undo what can be undone (see the
-    module's docstring) and report what could not."""
+    """Remove an alias, undoing what can be undone of the merge it made."""
     serialise_match_rewrites(session)
     found = session.scalar(select(TeamAlias).where(TeamAlias.alias == normalised(alias)))
     if found is None:
@@ -269,8 +257,7 @@ class _MergePlan:
 
 
 def _plan_merge(session: Session, duplicate: Team, target: Team) -> _MergePlan:
-    """Every change merging ``duplicate`` into ``target`` makes, and its preview; nothing
-    is changed yet."""
+    """Every change merging ``duplicate`` into ``target`` makes, and its preview."""
     matches = session.scalars(
         select(Match)
         .where(or_(Match.home_team_id == duplicate.id, Match.away_team_id == duplicate.id))
@@ -289,7 +276,7 @@ def _plan_merge(session: Session, duplicate: Team, target: Team) -> _MergePlan:
         .where(OddsQuote.match_id.in_([step.match.id for step in merged]))
     )
     quotes_moved = sum(len(step.movable_quotes) for step in merged)
-    competitions = _competitions_by_season(matches)
+    competitions = Counter((match.season, match.competition.code) for match in matches)
     preview = MergePreview(
         merged_team=duplicate.name,
         team=target.name,
@@ -331,14 +318,6 @@ def _step(session: Session, match: Match, duplicate: Team, target: Team) -> _Mat
     )
 
 
-def _competitions_by_season(matches: Sequence[Match]) -> dict[tuple[str, str], int]:
-    """(season, competition code) -> number of the matches."""
-    counts: dict[tuple[str, str], int] = defaultdict(int)
-    for match in matches:
-        counts[(match.season, match.competition.code)] += 1
-    return counts
-
-
 def _clashes(
     session: Session, competitions: dict[tuple[str, str], int], target: Team
 ) -> list[SeasonClash]:
@@ -367,7 +346,6 @@ def _clashes(
 
 
 def _merge(session: Session, plan: _MergePlan, alias: TeamAlias) -> None:
-    """Carry out a planned merge and record it under the alias that made it."""
     now = utcnow()
     record = TeamMerge(alias_id=alias.id, team_name=plan.duplicate.name, aliases=[])
     for step in plan.steps:
@@ -401,8 +379,8 @@ def _merge(session: Session, plan: _MergePlan, alias: TeamAlias) -> None:
 def _fold_into(
     session: Session, match: Match, twin: Match, movable_quotes: tuple[int, ...], now: dt.datetime
 ) -> None:
-    """Merge one of the merged team's matches into the target's twin: the quotes the twin
-    lacks move over, the result and a known kickoff time fill what the twin lacks."""
+    """Fold a match into the target's twin, which takes the quotes, result, kickoff time and
+    external id it lacks."""
     if movable_quotes:
         session.execute(
             update(OddsQuote).where(OddsQuote.id.in_(movable_quotes)).values(match_id=twin.id)
@@ -429,9 +407,7 @@ def _fold_into(
 
 
 def _keep_logged_prediction(session: Session, match: Match, twin: Match) -> None:
-    """The track record keeps what was served for the fixture: the folded match's entry
-    moves to the twin unless the twin has its own (one per match; entries are never
-    rewritten)."""
+    """The folded match's track-record entry moves to the twin unless it has its own."""
     twin_logged = select(PredictionLogEntry.id).where(PredictionLogEntry.match_id == twin.id)
     if session.scalar(twin_logged) is None:
         session.execute(
@@ -442,7 +418,7 @@ def _keep_logged_prediction(session: Session, match: Match, twin: Match) -> None
 
 
 def _movable_quotes(session: Session, source: Match, target: Match) -> tuple[int, ...]:
-    """The quotes of ``source`` that ``target`` lacks (the others are dropped)."""
+    """The quotes of ``source`` that ``target`` lacks."""
     have = {
         (q.bookmaker_id, q.phase, q.captured_at)
         for q in session.scalars(select(OddsQuote).where(OddsQuote.match_id == target.id))
@@ -457,7 +433,6 @@ def _movable_quotes(session: Session, source: Match, target: Match) -> tuple[int
 
 
 def _undo_merge(session: Session, merge: TeamMerge, alias: TeamAlias) -> UnaliasReport:
-    """Restore the merged team, move back the matches that moved over and its aliases."""
     if session.scalar(select(Team.id).where(Team.name == merge.team_name)) is not None:
         raise AliasConflictError(
             f"a team named {merge.team_name!r} is stored again; the merge cannot be undone"
@@ -467,19 +442,9 @@ def _undo_merge(session: Session, merge: TeamMerge, alias: TeamAlias) -> Unalias
     session.add(restored)
     session.flush()
     now = utcnow()
-    moved_back = 0
-    not_moved_back: list[NotMovedBack] = []
-    merged_matches: list[int] = []
-    for item in merge.matches:
-        if item.change == MergeChange.MERGED:
-            if item.match_id is not None:
-                merged_matches.append(item.match_id)
-            continue
-        refusal = _move_back(session, item, team, restored, now)
-        if refusal is None:
-            moved_back += 1
-        else:
-            not_moved_back.append(refusal)
+    moved = [item for item in merge.matches if item.change != MergeChange.MERGED]
+    refusals = [_move_back(session, item, team, restored, now) for item in moved]
+    not_moved_back = [refusal for refusal in refusals if refusal is not None]
     aliases_back = list(
         session.scalars(
             select(TeamAlias.alias)
@@ -495,9 +460,13 @@ def _undo_merge(session: Session, merge: TeamMerge, alias: TeamAlias) -> Unalias
         alias.alias,
         team.name,
         restored_team=True,
-        matches_moved_back=moved_back,
+        matches_moved_back=len(moved) - len(not_moved_back),
         not_moved_back=not_moved_back,
-        merged_matches=merged_matches,
+        merged_matches=[
+            item.match_id
+            for item in merge.matches
+            if item.change == MergeChange.MERGED and item.match_id is not None
+        ],
         aliases_moved_back=aliases_back,
     )
 
@@ -505,7 +474,6 @@ def _undo_merge(session: Session, merge: TeamMerge, alias: TeamAlias) -> Unalias
 def _move_back(
     session: Session, item: TeamMergeMatch, team: Team, restored: Team, now: dt.datetime
 ) -> NotMovedBack | None:
-    """Give a moved match back to the restored team; why not, where it cannot."""
     match = None if item.match_id is None else session.get(Match, item.match_id)
     if match is None:
         return NotMovedBack(

@@ -1,33 +1,18 @@
-"""Every upcoming match in one call, the board: its prediction, the value of each outcome,
-its value bets and how fresh its quotes are, for a dashboard that polls. GET /upcoming
-shows it; GET /value-bets lists its value bets.
+"""The board: every upcoming match of a query with its prediction, value, value bets and
+quote freshness, for a dashboard that polls (GET /upcoming, GET /value-bets).
 
-The requirement: a new quote, a changed price, a result, a reschedule, a team merge, a
-deleted match or a model activation shows at the next poll, and a poll while nothing
-changed is answered by the board already made (the API layer tags it with an ETag, so that
-such a poll can get 304). What a board depends on in the database is its stamp: for each
-upcoming match of the window, the match's last change (its teams, kickoff or result; a team
-merge) and the number and latest receipt of its quotes (a new quote adds one; a changed
-price is received again), with the active model's version. A board is kept per query while
-its stamp is the same; when it changed, only the matches whose own part of it changed are
-predicted again. A match that kicks off leaves the window, and the stamp, at once. Only the
-ages of the quotes are worked out anew for every answer. Polls of one query that come while
-a check runs share the next one.
+Any change (quote, price, result, reschedule, team merge, deletion, model activation) shows
+at the next poll; an unchanged poll gets the board already made. A board is kept per query
+while its stamp holds: per upcoming match its last change and its quotes' count and latest
+receipt, with the active model's version. When the stamp changes, only the matches whose
+part of it changed are predicted again (by ``predict_stored``, from the database: the
+prediction service's cached answers could be older than the stamp).
 
-Reading the stamp reads every quote of the window, so a poll first reads less: the ids of
-the window's matches and the watermark of the whole database, the newest quote receipt and
-the newest match change (one index entry each), which every write of a quote or a match
-moves. While both are what the last reading of the stamp saw, the board stands. A write
-stamps its rows before it commits, so one that commits after a later-stamped one can land
-below a watermark already seen: the watermark is trusted only once its newest change is
-``SETTLED_AFTER`` older than the reading that saw it (every write of the service commits
-well within that), and the stamp is read again at least every ``VERIFIED_FOR``: a write
-that takes longer, or stamps by a clock that far behind, shows at most that late.
-
-The board predicts as POST /predict does for a match by id (``predict_stored``: the same
-stored quotes, the same snapshot of the model), but from the database every time a match
-changed: the prediction service keeps its answers for a time, and a board must not show a
-quote older than its stamp.
+Reading the stamp reads every quote of the window, so a poll first reads the window's ids
+and the database's watermark (newest quote receipt, newest match change). A write stamps
+its rows before it commits, so it can land below a watermark already seen: the watermark is
+trusted only once its newest change is ``SETTLED_AFTER`` old, and the stamp is read again
+at least every ``VERIFIED_FOR``.
 """
 
 from __future__ import annotations
@@ -65,31 +50,26 @@ from app.services.value_bets import (
 NO_USABLE_QUOTE = (
     f"{Unanswerable.NO_USABLE_QUOTE.value}: no quote of any phase captured before kickoff"
 )
-# Boards kept per process: one per distinct query (filters and terms) polled.
+# One board per distinct query (filters and terms) polled.
 BOARDS_KEPT = 256
-# How much older than the stamp read that saw it the newest change must be before the
-# watermark alone is trusted (longer than any write takes from stamping its rows to its
-# commit), and how long a stamp read is trusted at most.
+# Longer than any write takes from stamping its rows to its commit.
 SETTLED_AFTER = dt.timedelta(seconds=30)
 VERIFIED_FOR = dt.timedelta(seconds=60)
 
 
 @dataclass(frozen=True, slots=True)
 class UpcomingQuery:
-    """Which upcoming matches (kickoffs within the window, one competition or all), and the
-    terms their value is judged and staked by."""
+    """Which upcoming matches, and the terms their value is judged and staked by."""
 
     terms: ValueTerms
     daily_exposure_cap: float
     kickoff_from: dt.datetime | None = None
     kickoff_to: dt.datetime | None = None
     competition: str | None = None
-    # How far ahead of the moment of each answer the window ends, when ``kickoff_to`` is
-    # not given: a window that moves with time is one query, answered by one board.
+    # Without ``kickoff_to``: a window that moves with time is one query, one board.
     horizon: dt.timedelta = DEFAULT_HORIZON
 
     def window(self, moment: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
-        """The kickoffs looked at, at ``moment``."""
         return self.kickoff_from or moment, self.kickoff_to or moment + self.horizon
 
     @property
@@ -99,8 +79,7 @@ class UpcomingQuery:
 
 @dataclass(frozen=True, slots=True)
 class Freshness:
-    """The quotes a prediction read: how many bookmakers, when the newest and the oldest
-    were captured (None when no quote said), and the newest's age when answered."""
+    """The quotes a prediction read: how many, their capture times, the newest's age."""
 
     bookmakers: int
     newest_captured_at: dt.datetime | None
@@ -124,9 +103,7 @@ class UpcomingMatch:
 
 @dataclass(frozen=True, slots=True)
 class UpcomingPage:
-    """One page of the board (``items`` of ``total``), with the window, the terms and the
-    model version it was answered with, and the board's ``revision``: a digest of what the
-    board shows but its ages (equal revisions, equal boards)."""
+    """One page of the board; ``revision`` digests all it shows but the ages."""
 
     items: Sequence[UpcomingMatch]
     total: int
@@ -141,8 +118,7 @@ class UpcomingPage:
     revision: str
 
 
-# What a board's answers depend on in the database, per match: its id, its season, its
-# last change, its number of quotes and the latest receipt of one.
+# Per match: id, season, last change, number of quotes, latest receipt of one.
 _MatchStamp = tuple[int, str, dt.datetime, int, dt.datetime | None]
 
 
@@ -152,26 +128,17 @@ class _Stamp:
     matches: tuple[_MatchStamp, ...]
 
 
-# The newest quote receipt and the newest match change of the whole database (None for an
-# empty window: its board depends on nothing but which matches enter it).
+# The newest quote receipt and match change of the database (None: an empty window).
 _Watermark = tuple[dt.datetime | None, dt.datetime | None]
 
 
 @dataclass(frozen=True, slots=True)
 class _Verified:
-    """The latest reading of the stamp that found a board's: when, and the window's ids and
-    the watermark it saw."""
+    """The latest reading of the stamp that found a board's, and what it saw."""
 
     at: dt.datetime
     ids: tuple[int, ...]
     watermark: _Watermark
-
-    def trusted_at(self, moment: dt.datetime) -> bool:
-        """Whether the board can stand at ``moment`` while the window's ids and the
-        watermark are the same (see the module)."""
-        changes = [change for change in self.watermark if change is not None]
-        settled = not changes or self.at - max(changes) >= SETTLED_AFTER
-        return settled and moment - self.at < VERIFIED_FOR
 
 
 # A match as a board shows it (value bets aside), and the answer it was made from.
@@ -180,8 +147,7 @@ _Row = tuple["UpcomingMatch", PredictionAnswer | None]
 
 @dataclass(frozen=True, slots=True)
 class _Board:
-    """Every match of a query's window as made at ``stamp``, with its value bets, ranked,
-    and the exposure of each day."""
+    """A query's matches as made at ``stamp``, its ranked value bets and days' exposure."""
 
     stamp: _Stamp
     rows: dict[_MatchStamp, _Row]
@@ -194,17 +160,17 @@ class _Board:
     verified: _Verified | None = None
 
     def trusted(self, model_version: int | None, moment: dt.datetime) -> _Verified | None:
-        """The reading of the stamp a check at ``moment`` can compare with, if any."""
+        """The reading of the stamp a check at ``moment`` may trust (see the module)."""
         last = self.verified
         if model_version != self.stamp.model_version or last is None:
             return None
-        return last if last.trusted_at(moment) else None
+        changes = [change for change in last.watermark if change is not None]
+        settled = not changes or last.at - max(changes) >= SETTLED_AFTER
+        return last if settled and moment - last.at < VERIFIED_FOR else None
 
 
 class UpcomingBoards:
-    """The boards of one process: reads with sessions of ``sessions``, predicts with the
-    model ``models`` holds, keeps a board per query for as long as its stamp holds (see the
-    module)."""
+    """The boards of one process (see the module)."""
 
     def __init__(self, *, sessions: sessionmaker[Session], models: ModelCache) -> None:
         self._sessions = sessions
@@ -217,7 +183,6 @@ class UpcomingBoards:
     async def page(
         self, query: UpcomingQuery, window: PageWindow, *, now: dt.datetime | None = None
     ) -> UpcomingPage:
-        """One page of the upcoming matches ``query`` selects, by kickoff (then id)."""
         board, moment = await self._board(query, now)
         start, end = query.window(moment)
         shown = board.matches[window.offset : window.offset + window.limit]
@@ -238,8 +203,6 @@ class UpcomingBoards:
     async def value_bets(
         self, query: UpcomingQuery, window: PageWindow, *, now: dt.datetime | None = None
     ) -> ValueBets:
-        """One page of the board's value bets, highest expected value first. Matches with no
-        usable quote have no value to offer and are left out."""
         board, moment = await self._board(query, now)
         start, end = query.window(moment)
         return ValueBets(
@@ -258,9 +221,8 @@ class UpcomingBoards:
     async def _board(
         self, query: UpcomingQuery, now: dt.datetime | None
     ) -> tuple[_Board, dt.datetime]:
-        """The board of ``query`` as of a check that starts after this call (at ``now``, else
-        at the moment it starts), and that moment. Polls of one query that come while a check
-        runs share the next one."""
+        """The board of ``query`` as of a check that starts after this call, and its moment;
+        polls that come while a check runs share the next one."""
 
         async def checked() -> tuple[_Board, dt.datetime]:
             moment = now or utcnow()
@@ -279,9 +241,7 @@ class UpcomingBoards:
         snapshot: ServingSnapshot,
         kept: _Board | None,
     ) -> _Board:
-        """The ``kept`` board if the database at ``moment`` still holds its stamp, else one
-        made anew: checked by the window's ids and the watermark alone while the kept board's
-        latest reading of its stamp is trusted, else by reading the stamp."""
+        """The ``kept`` board if the database still holds its stamp, else one made anew."""
         start, end = query.window(moment)
         filters = queries.MatchFilter(
             competition=query.competition, kickoff_from=start, kickoff_to=end
@@ -307,10 +267,8 @@ class UpcomingBoards:
         snapshot: ServingSnapshot,
         previous: _Board | None,
     ) -> _Board:
-        """The board of ``query`` at ``stamp``. The rows of the matches whose own part of the
-        stamp is unchanged since the last board (by the same model) are taken from it; only
-        the others are read and predicted again, all in one batch. The value bets are
-        worked out again over them all: each day's exposure cap ties a day's matches."""
+        """The board of ``query`` at ``stamp``, predicting only the matches whose part of it
+        changed; the value bets are redone over all, as a day's cap ties its matches."""
         same_model = previous is not None and previous.stamp.model_version == stamp.model_version
         kept = previous.rows if previous is not None and same_model else {}
         wanted = [match for match in stamp.matches if match not in kept]
@@ -336,8 +294,6 @@ class UpcomingBoards:
     def _rows(
         self, matches: Sequence[_MatchStamp], terms: ValueTerms, snapshot: ServingSnapshot
     ) -> dict[int, _Row]:
-        """The given matches as the board shows them (without their value bets), read and
-        predicted in one batch."""
         if not matches:
             return {}
         ids = [match[0] for match in matches]
@@ -355,10 +311,8 @@ class UpcomingBoards:
 def match_stamps(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
 ) -> tuple[tuple[_MatchStamp, ...], _Watermark]:
-    """Per upcoming match that fits ``filters``, by kickoff then id: what its answer depends
-    on in the database (see the module); and the watermark, read with it. One query, which
-    finds the matches by the kickoff index and reads only their quotes (a join with GROUP
-    BY would scan every match)."""
+    """The stamp of each upcoming match of ``filters``, and the watermark. Subqueries per
+    match: a join with GROUP BY would scan every match."""
     of_match = OddsQuote.match_id == Match.id
     statement = select(
         Match.id,
@@ -376,16 +330,13 @@ def match_stamps(
 def window_watermark(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
 ) -> tuple[tuple[int, ...], _Watermark]:
-    """The ids of the upcoming matches that fit ``filters``, by kickoff then id, and the
-    watermark: one query that reads no quote (the window's matches found by the kickoff
-    index, and one entry of each watermark's index)."""
+    """The ids of the upcoming matches of ``filters`` and the watermark, reading no quote."""
     statement = select(Match.id, *_WATERMARK_COLUMNS).order_by(Match.kickoff, Match.id)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
     return tuple(row[0] for row in rows), _watermark_of(rows)
 
 
-# Uncorrelated: the newest of the whole tables, each one entry of its index. Built once: an
-# unchanged poll runs little more than this.
+# Uncorrelated, one index entry each; built once, as an unchanged poll runs little else.
 _CHANGED = aliased(Match)
 _WATERMARK_COLUMNS = (
     select(func.max(OddsQuote.received_at)).correlate(None).scalar_subquery(),
@@ -394,7 +345,6 @@ _WATERMARK_COLUMNS = (
 
 
 def _watermark_of(rows: Sequence[Sequence[Any]]) -> _Watermark:
-    """The watermark read as the last two columns of every row."""
     return (None, None) if not rows else (rows[0][-2], rows[0][-1])
 
 
@@ -404,7 +354,6 @@ def _digest(*parts: object) -> str:
 
 
 def _upcoming(info: MatchInfo, answer: PredictionAnswer | None) -> UpcomingMatch:
-    """The match as the board shows it, its value bets left to the board (see ``_new_board``)."""
     if answer is None:
         return UpcomingMatch(info, None, NO_USABLE_QUOTE, None, (), _freshness(()), None)
     version = None if answer.model is None else answer.model.version
@@ -421,8 +370,7 @@ def _freshness(odds: Sequence[QuotedOdds]) -> Freshness:
 
 
 def _aged(match: UpcomingMatch, now: dt.datetime) -> UpcomingMatch:
-    """The match with the age of its newest quote at ``now``; never below zero (a quote
-    received from a host whose clock runs ahead is as new as can be, not from the future)."""
+    """The match with its newest quote's age at ``now``, never below zero (a clock ahead)."""
     fresh = match.freshness
     if fresh.newest_captured_at is None:
         return match

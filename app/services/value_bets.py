@@ -1,12 +1,6 @@
-"""The value bets of the upcoming board: every flagged outcome, best first, with its stakes
-capped per bet (by the terms) and per day (by the daily exposure cap).
-
-GET /value-bets is a view of the board of upcoming matches (``app.services.upcoming``): the
-board judges each match's value by the query's terms (``match_value``, the one definition of
-it) and ranks and caps its value bets with :func:`value_bets_of`, the one rule. The day cap
-is applied over the whole list before it is cut into pages, so every page shows the same
-stakes.
-"""
+"""The value bets of the upcoming board: every flagged outcome, best first, its stake capped
+per bet and per day; the day cap applies to the whole list, so every page shows the same
+stakes."""
 
 from __future__ import annotations
 
@@ -28,12 +22,8 @@ DEFAULT_HORIZON = dt.timedelta(days=7)
 
 @dataclass(frozen=True, slots=True)
 class ValueBet:
-    """One flagged outcome: the price to take, what it is worth, and what to stake on it.
-
-    ``unscaled_stake_fraction`` is the capped Kelly stake of the bet alone; ``day_scale``
-    is what its kickoff day's exposure cap multiplies it by, giving ``stake_fraction`` (and
-    ``stake``, in money, when the terms give a bankroll).
-    """
+    """One flagged outcome: the price to take, its worth, and its stake before and after its
+    day's ``day_scale``."""
 
     match: MatchInfo
     outcome: str
@@ -77,7 +67,6 @@ class AppliedTerms:
 
     @classmethod
     def of(cls, terms: ValueTerms, daily_exposure_cap: float) -> AppliedTerms:
-        """``terms`` with the day's cap, the bookmakers in order."""
         return cls(
             min_ev=terms.min_ev,
             kelly_fraction=terms.kelly_fraction,
@@ -91,10 +80,7 @@ class AppliedTerms:
 
 @dataclass(frozen=True, slots=True)
 class ValueBets:
-    """One page of the list (``items`` of ``total``), the window and terms it was made
-    with, the exposure of every day of the whole list, and the model version that answered
-    (None before the first fit, when probabilities are the bookmakers' consensus, or when
-    no match was answered)."""
+    """One page of the list, what it was made with, and every day's exposure."""
 
     items: Sequence[ValueBet]
     total: int
@@ -111,9 +97,8 @@ class ValueBets:
 def value_bets_of(
     answers: Sequence[PredictionAnswer], bankroll: float | None, daily_exposure_cap: float
 ) -> tuple[list[ValueBet], list[DayExposure]]:
-    """The flagged outcomes of ``answers`` (by each answer's own terms) as bets, ranked
-    (highest expected value first), each stake scaled by its kickoff day's exposure cap;
-    and each day's exposure, in the order of the days."""
+    """The flagged outcomes of ``answers`` as ranked bets, scaled by their days' cap; and
+    each day's exposure."""
     flagged = [_Flag(answer, outcome) for answer in answers for outcome in answer.value.flagged]
     bets, days = _capped(flagged, bankroll, daily_exposure_cap)
     bets.sort(key=_rank)
@@ -122,8 +107,6 @@ def value_bets_of(
 
 @dataclass(frozen=True, slots=True)
 class _Flag:
-    """A flagged outcome of an answer, before the day cap."""
-
     answer: PredictionAnswer
     value: OutcomeValue
 
@@ -137,8 +120,6 @@ def _kickoff_day(flag: _Flag) -> dt.date:
 def _capped(
     flags: list[_Flag], bankroll: float | None, cap: float
 ) -> tuple[list[ValueBet], list[DayExposure]]:
-    """Every flag as a bet, its stake scaled by its day's exposure cap; and each day's
-    exposure, in the order of the days."""
     by_day: dict[dt.date, list[_Flag]] = defaultdict(list)
     for flag in flags:
         by_day[_kickoff_day(flag)].append(flag)
