@@ -63,7 +63,7 @@ class Refusal:
     match: MatchInfo | None = None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class PredictionAnswer:
     """One prediction, with the match it is for, the model version that made it (None
     before the first fit), where its outcomes offer value by ``terms`` and, for a stored
