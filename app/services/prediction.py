@@ -56,7 +56,7 @@ class Refusal:
     match: MatchInfo | None = None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class PredictionAnswer:
     """One prediction and what it was made from. Never changed once made: the cache serves
     it again, and a writer may keep its output beside it (it can be weakly referenced)."""

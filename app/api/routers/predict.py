@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, HTTPException, Response, status
 from fastapi.concurrency import run_in_threadpool
 from pydantic import TypeAdapter, ValidationError
 
@@ -18,8 +18,9 @@ from app.api.schemas.predict import (
     PredictionOut,
 )
 from app.api.schemas.problems import NOT_JSON, TOO_LARGE, Problem, field_errors, problem_responses
+from app.api.written import WrittenBodies
 from app.services.busy import DatabaseUnreachableError
-from app.services.prediction import ON_LOOP_MAX, Answer, Refusal, Unanswerable
+from app.services.prediction import ON_LOOP_MAX, Answer, PredictionAnswer, Refusal, Unanswerable
 
 router = APIRouter(tags=["predict"])
 PREDICT_IN: TypeAdapter[PredictIn] = TypeAdapter(PredictIn)
@@ -50,8 +51,17 @@ PREDICT_DOCS = (
 )
 
 
+def _prediction_json(answer: PredictionAnswer) -> bytes:
+    return PredictionOut.model_validate(answer).model_dump_json(by_alias=True).encode()
+
+
+# A stored match's answer is served again while the service keeps it: its body with it.
+_STORED_BODIES = WrittenBodies(_prediction_json)
+
+
 @router.post(
     "/predict",
+    response_model=PredictionOut,
     dependencies=[JSON_BODY],
     responses=problem_responses(
         {
@@ -65,7 +75,7 @@ PREDICT_DOCS = (
     ),
     description=PREDICT_DOCS,
 )
-async def predict(item: PredictIn, predictions: PredictionsDep) -> PredictionOut:
+async def predict(item: PredictIn, predictions: PredictionsDep) -> PredictionOut | Response:
     terms = item.value_terms(predictions.default_terms)
     (answer,) = await predictions.answer([item.to_request()], None if terms is None else [terms])
     if isinstance(answer, Refusal):
@@ -73,7 +83,9 @@ async def predict(item: PredictIn, predictions: PredictionsDep) -> PredictionOut
             # Answered as every endpoint answers a database it cannot reach.
             raise DatabaseUnreachableError(answer.detail)
         raise HTTPException(REFUSAL_STATUS[answer.reason], answer.detail)
-    return PredictionOut.model_validate(answer)
+    if answer.match.id is None:  # inline: answered once
+        return PredictionOut.model_validate(answer)
+    return _STORED_BODIES.response(answer)
 
 
 @router.post(
