@@ -479,7 +479,10 @@ def test_predictions_read_neither_the_model_nor_inline_odds_from_the_database(
 ) -> None:
     from sqlalchemy import event
 
-    quiet = fitted_settings.model_copy(update={"model_refresh_seconds": 3600})
+    # Neither the model nor the kept answer may expire mid-test on a slow machine.
+    quiet = fitted_settings.model_copy(
+        update={"model_refresh_seconds": 3600, "predict_cache_seconds": 3600}
+    )
     with TestClient(create_app(quiet)) as client:
         match_id = client.get("/matches", params={"limit": 1}).json()["items"][0]["id"]
         client.post("/predict", json={"match_id": match_id})  # warms the answer cache
