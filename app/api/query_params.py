@@ -8,10 +8,8 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
-from app.api.deps import SettingsDep
-from app.api.errors import invalid
+from app.api.deps import SettingsDep, invalid_field
 from app.api.schemas.predict import BANKROLL_MAX, ValueIn
-from app.api.schemas.problems import FieldError
 from app.domain.fields import BookmakerReference, UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.value import ValueTerms
@@ -79,9 +77,7 @@ def check_window(start: dt.datetime | None, end: dt.datetime | None) -> None:
     """A window of kickoffs given backwards (``to`` not after ``from``) is a 422 naming
     ``to``, not an empty answer that looks like "nothing there"."""
     if start is not None and end is not None and end <= start:
-        raise invalid(
-            [FieldError(loc=["query", "to"], msg="must be after `from`", type="value_error")]
-        )
+        raise invalid_field(["query", "to"], "must be after `from`", "value_error")
 
 
 async def upcoming_query(
