@@ -1,11 +1,6 @@
-"""The dashboard: four read-only HTML pages over the services the API answers with.
-
-Pages are rendered on the server (Jinja2, autoescaped) with their charts as inline SVG
-(``app/api/charts.py``), and sent with a Content-Security-Policy that allows no script at
-all. A bad query parameter gets the API's one problem shape (422, naming the parameter); a
-missing match gets an HTML 404 page. Times are shown in the configured time zone (or the
-page's ``?tz=``), with the zone written; links and forms keep a ``?tz=`` asked for.
-"""
+"""The dashboard: four read-only HTML pages, rendered on the server (Jinja2, autoescaped,
+charts as inline SVG) under a Content-Security-Policy that allows no script. Times are shown
+in the configured zone or the page's ``?tz=``, which links and forms keep."""
 
 from __future__ import annotations
 
@@ -85,8 +80,7 @@ def odds(value: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ShownZone:
-    """The time zone a page shows times in, and the ``?tz=`` it was asked for by (kept by
-    its links and forms; None: the configured zone)."""
+    """The zone a page shows times in, and the ``?tz=`` that asked for it (if one did)."""
 
     zone: ZoneInfo
     asked: str | None
