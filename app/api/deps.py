@@ -12,8 +12,8 @@ from typing import Annotated, Protocol, TypeVar
 from fastapi import Depends, HTTPException, Query, Request, Security, status
 from fastapi.exceptions import RequestValidationError
 
-from app.api.admin_key import admin_key_header, admin_key_refusal
 from app.api.errors import invalid
+from app.api.middleware import admin_key_header, admin_key_refusal
 from app.api.openapi import setting_maximum
 from app.api.schemas.common import MAX_ID
 from app.api.schemas.problems import FieldError

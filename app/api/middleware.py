@@ -10,14 +10,14 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from secrets import token_hex
+from secrets import compare_digest, token_hex
 from urllib.parse import parse_qsl
 
 from fastapi import HTTPException, status
+from fastapi.security import APIKeyHeader
 from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.admin_key import ADMIN_KEY_HEADER, admin_key_refusal, is_admin_path
 from app.api.errors import internal_error, problem_json, problem_response
 from app.api.schemas.problems import FieldError, Problem
 from app.domain.wording import counted
@@ -168,6 +168,33 @@ def _nul_errors(scope: Scope) -> list[FieldError]:
     return errors
 
 
+ADMIN_KEY_HEADER = "X-API-Key"
+_ADMIN_KEY = ADMIN_KEY_HEADER.lower().encode("latin-1")
+# What the admin routers' dependency reads, to check the key again and document it.
+admin_key_header = APIKeyHeader(
+    name=ADMIN_KEY_HEADER, auto_error=False, description="The value of ODDSBOOST_ADMIN_API_KEY."
+)
+
+
+def admin_key_refusal(expected: SecretStr | None, given: str | None) -> HTTPException | None:
+    """Why a request with ``given`` as its admin key is refused (503 while the admin API is
+    disabled, 401 without a key, 403 with a wrong one), or None when it may go on."""
+    if expected is None:
+        return HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "admin API disabled: set ODDSBOOST_ADMIN_API_KEY",
+        )
+    if not given:
+        return HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            f"missing {ADMIN_KEY_HEADER} header",
+            headers={"WWW-Authenticate": "ApiKey"},
+        )
+    if not compare_digest(given.encode(), expected.get_secret_value().encode()):
+        return HTTPException(status.HTTP_403_FORBIDDEN, f"wrong {ADMIN_KEY_HEADER}")
+    return None
+
+
 class AdminKeyMiddleware:
     """Checks the admin key of every request under ``/admin`` before its path, query or
     body are looked at."""
@@ -177,16 +204,14 @@ class AdminKeyMiddleware:
         self.admin_api_key = admin_api_key
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and is_admin_path(scope["path"]):
+        # "/admin" itself and every path under it.
+        if scope["type"] == "http" and f"{scope['path']}/".startswith("/admin/"):
             refusal = admin_key_refusal(self.admin_api_key, header(scope, _ADMIN_KEY))
             if refusal is not None:
                 problem = Problem.of(refusal.status_code, refusal.detail, _printable(scope["path"]))
                 await problem_response(problem, refusal.headers)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-_ADMIN_KEY = ADMIN_KEY_HEADER.lower().encode("latin-1")
 
 
 def _printable(text: str) -> str:
