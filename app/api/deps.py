@@ -31,33 +31,18 @@ from app.state import AppState, Session, app_state
 
 T = TypeVar("T")
 
-# Each reads the state straight from the request (one level of dependencies less on every
-# request), and is async where it only reads: a plain function dependency would be sent to
-# the thread pool.
-
 
 def _state(request: Request) -> AppState:
     return app_state(request.scope.get("state", {}))
 
 
-async def app_settings(request: Request) -> Settings:
-    return _state(request).settings
+def _part_of_state(part: Callable[[AppState], T]) -> Callable[[Request], Awaitable[T]]:
+    # Straight from the request (one level of dependencies less on every request), and
+    # async: a plain function dependency would be sent to the thread pool.
+    async def read(request: Request) -> T:
+        return part(_state(request))
 
-
-async def get_models(request: Request) -> ModelCache:
-    return _state(request).models
-
-
-async def get_predictions(request: Request) -> PredictionService:
-    return _state(request).predictions
-
-
-async def get_track_record_answers(request: Request) -> TrackRecordAnswers:
-    return _state(request).track_record
-
-
-async def get_upcoming_boards(request: Request) -> UpcomingBoards:
-    return _state(request).upcoming
+    return read
 
 
 def get_session(request: Request) -> Iterator[Session]:
@@ -97,12 +82,16 @@ async def received_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-SettingsDep = Annotated[Settings, Depends(app_settings)]
+SettingsDep = Annotated[Settings, Depends(_part_of_state(lambda state: state.settings))]
 ReceivedAtDep = Annotated[dt.datetime, Depends(received_now)]
-ModelsDep = Annotated[ModelCache, Depends(get_models)]
-PredictionsDep = Annotated[PredictionService, Depends(get_predictions)]
-UpcomingBoardsDep = Annotated[UpcomingBoards, Depends(get_upcoming_boards)]
-TrackRecordAnswersDep = Annotated[TrackRecordAnswers, Depends(get_track_record_answers)]
+ModelsDep = Annotated[ModelCache, Depends(_part_of_state(lambda state: state.models))]
+PredictionsDep = Annotated[
+    PredictionService, Depends(_part_of_state(lambda state: state.predictions))
+]
+UpcomingBoardsDep = Annotated[UpcomingBoards, Depends(_part_of_state(lambda state: state.upcoming))]
+TrackRecordAnswersDep = Annotated[
+    TrackRecordAnswers, Depends(_part_of_state(lambda state: state.track_record))
+]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
 QueueRefitDep = Annotated[QueueRefit, Depends(get_queue_refit)]

@@ -49,18 +49,16 @@ class UpcomingView:
     days: int
 
 
-async def upcoming_view(boards: UpcomingBoards, query: UpcomingQuery, days: int) -> UpcomingView:
-    """The board of the next ``days`` days (``query`` without its window), and the
-    competitions that have matches in them."""
+async def upcoming_view(boards: UpcomingBoards, query: UpcomingQuery) -> UpcomingView:
+    """The board of ``query``, and the competitions that have matches in its window."""
     now = utcnow()
-    windowed = replace(query, kickoff_from=None, kickoff_to=None, horizon=dt.timedelta(days=days))
     rows = PageWindow(UPCOMING_ROWS, 0)
-    every = await boards.page(replace(windowed, competition=None), rows, now=now)
+    every = await boards.page(replace(query, competition=None), rows, now=now)
     # A stored match has its competition: the check is for the type.
     codes = {item.match.competition for item in every.items}
     competitions = tuple(sorted(code for code in codes if code is not None))
-    board = every if query.competition is None else await boards.page(windowed, rows, now=now)
-    return UpcomingView(board, competitions, query.competition, days)
+    board = every if query.competition is None else await boards.page(query, rows, now=now)
+    return UpcomingView(board, competitions, query.competition, query.horizon.days)
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,8 +179,9 @@ async def upcoming_page(
         terms=settings.value_terms(),
         daily_exposure_cap=settings.value_daily_exposure_cap,
         competition=competition,
+        horizon=dt.timedelta(days=days),
     )
-    view = await dashboard.upcoming_view(boards, query, days)
+    view = await dashboard.upcoming_view(boards, query)
     return page.render("dashboard/upcoming.html", {"view": view, "page": "upcoming"})
 
 
