@@ -21,13 +21,13 @@ from app.db.orm import (
 )
 from app.domain.odds import demargin
 from app.domain.prediction import MatchPrediction, QuotedOdds
-from app.domain.records import OUTCOME_INDEX, result_of
+from app.domain.records import OUTCOME_INDEX
 from app.domain.reliability import ReliabilityCurve
 from app.domain.scoring import scores
 from app.domain.track_record_aggregates import reliability_of_sums
 from app.domain.vocabulary import MatchStatus, Method
 from app.services import model_versions, queries, track_record, track_record_aggregates
-from app.services.pagination import PageWindow
+from app.services.pagination import Paged, PageWindow
 from app.services.prediction import PredictionAnswer, predict_stored
 from app.services.serving import ModelCache, ServingSnapshot
 from app.services.upcoming import UpcomingBoards, UpcomingPage, UpcomingQuery
@@ -79,14 +79,11 @@ class PriceHistory:
 
 @dataclass(frozen=True, slots=True)
 class Settlement:
-    """A settled match, and the prediction served at its kickoff scored (None: not logged)."""
+    """The prediction served at a settled match's kickoff, scored."""
 
-    home_goals: int
-    away_goals: int
-    result: str
-    served: tuple[float, float, float] | None
-    served_log_loss: float | None
-    consensus_log_loss: float | None
+    served: tuple[float, float, float]
+    served_log_loss: float
+    consensus_log_loss: float
     model_version: int | None
 
 
@@ -103,7 +100,7 @@ class BookmakerLine:
 @dataclass(frozen=True, slots=True)
 class MatchPage:
     """The match, its prediction from its stored quotes now (None with no usable quote),
-    each bookmaker's price history, and its settlement once settled."""
+    each bookmaker's price history, and, once settled, the prediction served scored."""
 
     match: Match
     status: MatchStatus
@@ -139,7 +136,7 @@ def match_page(
         lines,
         snapshot,
         _price_history(session, match_id, match.kickoff),
-        _settlement(session, match_id, match.home_goals, match.away_goals),
+        _settlement(session, match),
     )
 
 
@@ -179,24 +176,18 @@ def _price_history(
     )
 
 
-def _settlement(
-    session: Session, match_id: int, home_goals: int | None, away_goals: int | None
-) -> Settlement | None:
-    if home_goals is None or away_goals is None:
+def _settlement(session: Session, match: Match) -> Settlement | None:
+    if match.result is None:
         return None
-    result = result_of(home_goals, away_goals)
-    logged = select(PredictionLogEntry).where(PredictionLogEntry.match_id == match_id)
+    logged = select(PredictionLogEntry).where(PredictionLogEntry.match_id == match.id)
     entry = session.scalar(logged)
     if entry is None:
-        return Settlement(home_goals, away_goals, result, None, None, None, None)
-    y = np.array([OUTCOME_INDEX[result]], dtype=np.intp)
+        return None
+    y = np.array([OUTCOME_INDEX[match.result]], dtype=np.intp)
     served = entry.served
     served_scores = scores(y, np.array([served.probabilities], dtype=np.float64))
     consensus_scores = scores(y, np.array([served.consensus], dtype=np.float64))
     return Settlement(
-        home_goals,
-        away_goals,
-        result,
         served.probabilities,
         served_scores.log_loss,
         consensus_scores.log_loss,
@@ -220,23 +211,17 @@ class ModelPage:
     activations, and the reliability of what was served."""
 
     active: ModelVersion | None
-    versions: Sequence[ModelVersion]
-    versions_total: int
-    activations: Sequence[ModelActivation]
-    activations_total: int
+    versions: Paged[ModelVersion]
+    activations: Paged[ModelActivation]
     reliability: ServedReliability
 
 
 def model_page(session: Session, reliability: ServedReliability) -> ModelPage:
     window = PageWindow(HISTORY_ROWS, 0)
-    versions = model_versions.list_versions(session, window)
-    activations = model_versions.list_activations(session, window)
     return ModelPage(
         model_versions.active_version(session),
-        versions.items,
-        versions.total,
-        activations.items,
-        activations.total,
+        model_versions.list_versions(session, window),
+        model_versions.list_activations(session, window),
         reliability,
     )
 
