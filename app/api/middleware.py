@@ -233,17 +233,12 @@ class BodyLimitMiddleware:
         self.default_limit = default_limit
         self.limits = sorted(limits.items(), key=lambda item: -len(item[0]))
 
-    def limit_for(self, path: str) -> int:
-        for prefix, limit in self.limits:
-            if path.startswith(prefix):
-                return limit
-        return self.default_limit
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.limit_for(scope["path"])
+        matching = (limit for prefix, limit in self.limits if scope["path"].startswith(prefix))
+        limit = next(matching, self.default_limit)
         declared = header(scope, b"content-length")
         if declared is not None and declared.isdigit():
             if int(declared) > limit:
