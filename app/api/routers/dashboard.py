@@ -40,16 +40,12 @@ from app.services import dashboard, track_record
 from app.services.serving import ModelCache
 from app.services.upcoming import UpcomingQuery
 
-CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'none'"
-)
 HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 router = APIRouter(include_in_schema=False)
 
@@ -133,7 +129,7 @@ def age(seconds: float | None) -> str:
 
 @cache
 def templates() -> Jinja2Templates:
-    made = Jinja2Templates(directory=TEMPLATES)
+    made = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
     made.env.autoescape = True
     made.env.filters.update(
         percent=percent,
