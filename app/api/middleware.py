@@ -71,16 +71,13 @@ class RequestMiddleware:
         request_id = self._request_id(scope)
         encoded_id = request_id.encode("latin-1")
         token = REQUEST_ID.set(request_id)
-        status_code = 500
+        status_code: int | None = None  # until the answer begins
         started = time.perf_counter()
 
-        started_answer = False
-
         async def send_with_id(message: Message) -> None:
-            nonlocal status_code, started_answer
+            nonlocal status_code
             if message["type"] == "http.response.start":
                 status_code = message["status"]
-                started_answer = True
                 message["headers"] = [*message.get("headers", ()), (_REQUEST_ID_NAME, encoded_id)]
             await send(message)
 
@@ -90,7 +87,7 @@ class RequestMiddleware:
             # Answered and logged here, where the request id is known: Starlette's own
             # handler of last resort sits outside this middleware, and the server logs
             # what escapes the application after the id is gone.
-            if started_answer:
+            if status_code is not None:
                 # Too late for another answer: the server drops the connection and logs the
                 # traceback; this line ties it to the request id.
                 error_log.error(
@@ -104,8 +101,8 @@ class RequestMiddleware:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             method = scope["method"]
-            observe_request(method, template, status_code, elapsed)
-            _log_request(scope["path"], method, template, status_code, elapsed)
+            observe_request(method, template, status_code or 500, elapsed)
+            _log_request(scope["path"], method, template, status_code or 500, elapsed)
             REQUEST_ID.reset(token)
 
 
