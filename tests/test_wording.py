@@ -68,7 +68,7 @@ BEFORE_A_NOUN = rf"(?:(?:new|settled|test|usable|other|more) )?(?:{'|'.join(COUN
 WORDS_NOT_COUNTS = {
     ("fitting.py", "options.phase"),
     ("_checks.py", "name"),
-    ("match.html", "view.phase.value"),
+    ("match.html", "view.snapshot.phase.value"),
 }
 ROOT = Path(__file__).resolve().parents[1]
 

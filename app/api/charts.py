@@ -41,12 +41,6 @@ class Series:
     y: Sequence[float]
 
 
-@dataclass(frozen=True, slots=True)
-class Bar:
-    label: str
-    value: float
-
-
 def _trusted(svg: str) -> Markup:
     # Every text put into ``svg`` was escaped where it was put; the rest are numbers.
     return Markup(svg)  # noqa: S704
@@ -57,7 +51,6 @@ def _number(value: float) -> str:
 
 
 def _svg(element_id: str, title: str, width: float, height: float, body: str) -> str:
-    """A chart's box: an SVG of ``width`` by ``height`` user units, titled ``title``."""
     return (
         f'<svg class="chart" id="{escape(element_id)}" viewBox="0 0 {_number(width)}'
         f' {_number(height)}" width="{_number(width)}" height="{_number(height)}" role="img"'
@@ -76,14 +69,14 @@ def _figure(svg: str, legend: Sequence[tuple[str, str]]) -> Markup:
 
 
 def _path(kind: str, xs: Sequence[float], ys: Sequence[float], title: str = "") -> str:
-    """A line through the points (``xs``, ``ys``), in user units."""
     points = " L".join(f"{_number(x)},{_number(y)}" for x, y in zip(xs, ys, strict=True))
     named = f"<title>{escape(title)}</title>" if title else ""
     return f'<path class="line {kind}" d="M{points}">{named}</path>'
 
 
-def probability_bar(home: float, draw: float, away: float, *, width: float = 90.0) -> Markup:
+def probability_bar(home: float, draw: float, away: float) -> Markup:
     """Three probabilities as one stacked bar: home, draw, away from left to right."""
+    width = 90.0
     widths = np.array([home, draw, away], dtype=np.float64) * width
     starts = np.concatenate(([0.0], np.cumsum(widths)[:-1]))
     parts = [
@@ -145,31 +138,7 @@ def line_chart(
     return _figure(_svg(element_id, title, WIDTH, HEIGHT, axes + "".join(shapes)), legend)
 
 
-def bar_chart(bars: Sequence[Bar], *, element_id: str, title: str) -> Markup:
-    """Horizontal bars from a shared zero, one row per ``bars`` item, labelled."""
-    row, label_width, bar_width = 22.0, 80.0, 440.0
-    values = np.asarray([bar.value for bar in bars], dtype=np.float64)
-    largest = float(np.abs(values).max()) if len(values) else 0.0
-    widths = np.abs(values) / largest * bar_width if largest > 0 else np.zeros_like(values)
-    height = row * len(bars) + 4
-    rows = [
-        f'<text class="tick" x="{label_width - 6}" y="{_number(i * row + 15)}"'
-        f' text-anchor="end">{escape(bar.label)}</text>'
-        f'<rect class="weight" x="{label_width}" y="{_number(i * row + 4)}"'
-        f' width="{_number(max(w, 1.0))}" height="{_number(row - 8)}">'
-        f"<title>{escape(bar.label)}: {bar.value:.3f}</title></rect>"
-        f'<text class="tick" x="{_number(label_width + max(w, 1.0) + 6)}"'
-        f' y="{_number(i * row + 15)}">{bar.value:.3f}</text>'
-        for i, (bar, w) in enumerate(zip(bars, widths, strict=True))
-    ]
-    return _trusted(_svg(element_id, title, label_width + bar_width + 60, height, "".join(rows)))
-
-
 # The dashboard's charts, from the records its pages show.
-
-
-def _stamp(moment: dt.datetime) -> float:
-    return moment.timestamp()
 
 
 def shown_time(moment: dt.datetime, zone: tzinfo, *, weekday: bool = False) -> str:
@@ -184,7 +153,7 @@ def price_history(history: Sequence[PriceHistory], outcome: str, zone: tzinfo) -
     series = [
         Series(
             line.bookmaker,
-            [_stamp(point.at) for point in line.points],
+            [point.at.timestamp() for point in line.points],
             [getattr(point, outcome) for point in line.points],
         )
         for line in history
@@ -200,11 +169,24 @@ def price_history(history: Sequence[PriceHistory], outcome: str, zone: tzinfo) -
 
 
 def weights(bookmakers: Sequence[BookmakerWeight]) -> Markup:
-    return bar_chart(
-        [Bar(bookmaker.code, bookmaker.weight) for bookmaker in bookmakers],
-        element_id="weights",
-        title="Weight of each bookmaker (AdaBoost.M2 α summed over its rounds)",
-    )
+    """Each bookmaker's weight as a horizontal bar from a shared zero, labelled."""
+    row, label_width, bar_width = 22.0, 80.0, 440.0
+    values = np.asarray([bookmaker.weight for bookmaker in bookmakers], dtype=np.float64)
+    largest = float(np.abs(values).max()) if len(values) else 0.0
+    widths = np.abs(values) / largest * bar_width if largest > 0 else np.zeros_like(values)
+    rows = [
+        f'<text class="tick" x="{label_width - 6}" y="{_number(i * row + 15)}"'
+        f' text-anchor="end">{escape(bookmaker.code)}</text>'
+        f'<rect class="weight" x="{label_width}" y="{_number(i * row + 4)}"'
+        f' width="{_number(max(w, 1.0))}" height="{_number(row - 8)}">'
+        f"<title>{escape(bookmaker.code)}: {bookmaker.weight:.3f}</title></rect>"
+        f'<text class="tick" x="{_number(label_width + max(w, 1.0) + 6)}"'
+        f' y="{_number(i * row + 15)}">{bookmaker.weight:.3f}</text>'
+        for i, (bookmaker, w) in enumerate(zip(bookmakers, widths, strict=True))
+    ]
+    title = "Weight of each bookmaker (AdaBoost.M2 α summed over its rounds)"
+    width, height = label_width + bar_width + 60, row * len(bookmakers) + 4
+    return _trusted(_svg("weights", title, width, height, "".join(rows)))
 
 
 def daily_log_loss(days: Sequence[DayBucket], best_bookmaker: str | None) -> Markup:
@@ -247,7 +229,7 @@ def bankroll(points: Sequence[BankrollPoint], zone: tzinfo) -> Markup:
         [
             Series(
                 "bankroll",
-                [_stamp(point.kickoff) for point in points],
+                [point.kickoff.timestamp() for point in points],
                 [point.bankroll for point in points],
             )
         ],

@@ -1,9 +1,7 @@
-"""ASGI middleware: request ids, request logs and metrics, the admin key checked first,
-request body limits, and NUL characters refused in paths and queries.
+"""ASGI middleware: request ids, logs and metrics, the admin key checked first, body
+limits, and NUL characters refused in paths and queries.
 
-Each runs on every request, /predict included, so each does its per-request work with the
-raw ASGI scope and keeps what does not change between requests (messages, labelled metric
-children) from one request to the next.
+Each runs on every request, so each works on the raw ASGI scope.
 """
 
 from __future__ import annotations
@@ -12,16 +10,16 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from secrets import token_hex
+from secrets import compare_digest, token_hex
 from urllib.parse import parse_qsl
 
 from fastapi import HTTPException, status
+from fastapi.security import APIKeyHeader
 from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.admin_key import ADMIN_KEY_HEADER, admin_key_refusal, is_admin_path
 from app.api.errors import internal_error, problem_json, problem_response
-from app.api.schemas.problems import PROBLEM_MEDIA_TYPE, FieldError, Problem
+from app.api.schemas.problems import FieldError, Problem
 from app.domain.wording import counted
 from app.logs import REQUEST_ID
 from app.metrics import observe_request
@@ -49,13 +47,8 @@ def header(scope: Scope, name: bytes) -> str | None:
 
 class RequestMiddleware:
     """Gives every request an id (the caller's X-Request-ID if it is plain and holds none of
-    ``secrets``, else a new one), returns it as X-Request-ID, writes one log line per
-    request, and counts the request by method, route template (never the raw path) and
-    status.
-
-    An unexpected failure below it is logged here with its traceback and answered with the
-    500 problem, both under the request's id.
-    """
+    ``secrets``), returns it, logs the request and counts it by route template. An
+    unexpected failure below is logged and answered with the 500 problem under that id."""
 
     def __init__(self, app: ASGIApp, secrets: Sequence[str] = ()) -> None:
         self.app = app
@@ -78,16 +71,13 @@ class RequestMiddleware:
         request_id = self._request_id(scope)
         encoded_id = request_id.encode("latin-1")
         token = REQUEST_ID.set(request_id)
-        status_code = 500
+        status_code: int | None = None  # until the answer begins
         started = time.perf_counter()
 
-        started_answer = False
-
         async def send_with_id(message: Message) -> None:
-            nonlocal status_code, started_answer
+            nonlocal status_code
             if message["type"] == "http.response.start":
                 status_code = message["status"]
-                started_answer = True
                 message["headers"] = [*message.get("headers", ()), (_REQUEST_ID_NAME, encoded_id)]
             await send(message)
 
@@ -97,7 +87,7 @@ class RequestMiddleware:
             # Answered and logged here, where the request id is known: Starlette's own
             # handler of last resort sits outside this middleware, and the server logs
             # what escapes the application after the id is gone.
-            if started_answer:
+            if status_code is not None:
                 # Too late for another answer: the server drops the connection and logs the
                 # traceback; this line ties it to the request id.
                 error_log.error(
@@ -111,8 +101,8 @@ class RequestMiddleware:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             method = scope["method"]
-            observe_request(method, template, status_code, elapsed)
-            _log_request(scope["path"], method, template, status_code, elapsed)
+            observe_request(method, template, status_code or 500, elapsed)
+            _log_request(scope["path"], method, template, status_code or 500, elapsed)
             REQUEST_ID.reset(token)
 
 
@@ -143,13 +133,9 @@ def _log_request(path: str, method: str, template: str, status_code: int, elapse
 
 
 class NulCharacterMiddleware:
-    """Refuses a path or query parameter holding a NUL character with 422, as invalid input.
-
-    No text the service stores or looks up may hold one (PostgreSQL's text cannot), so it
-    is refused where it comes in, on every backend. Bodies are checked by their fields:
-    every text field of a JSON body refuses control characters, NUL among them, and so
-    does every cell of a season file that is stored.
-    """
+    """Refuses a path or query parameter holding a NUL character with 422: PostgreSQL's
+    text cannot hold one, so it is refused where it comes in, on every backend (bodies
+    are checked by their fields)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -168,7 +154,6 @@ _NUL_MESSAGE = "Value error, must not contain a NUL character (\\x00)"
 
 
 def _nul_errors(scope: Scope) -> list[FieldError]:
-    """Where a request's path and query parameters hold a NUL character (sent as %00)."""
     errors: list[FieldError] = []
     if "\x00" in scope["path"]:
         errors.append(FieldError(loc=["path"], msg=_NUL_MESSAGE, type="value_error"))
@@ -180,26 +165,50 @@ def _nul_errors(scope: Scope) -> list[FieldError]:
     return errors
 
 
+ADMIN_KEY_HEADER = "X-API-Key"
+_ADMIN_KEY = ADMIN_KEY_HEADER.lower().encode("latin-1")
+# What the admin routers' dependency reads, to check the key again and document it.
+admin_key_header = APIKeyHeader(
+    name=ADMIN_KEY_HEADER, auto_error=False, description="The value of ODDSBOOST_ADMIN_API_KEY."
+)
+
+
+def admin_key_refusal(expected: SecretStr | None, given: str | None) -> HTTPException | None:
+    """Why a request with ``given`` as its admin key is refused (503 while the admin API is
+    disabled, 401 without a key, 403 with a wrong one), or None when it may go on."""
+    if expected is None:
+        return HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "admin API disabled: set ODDSBOOST_ADMIN_API_KEY",
+        )
+    if not given:
+        return HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            f"missing {ADMIN_KEY_HEADER} header",
+            headers={"WWW-Authenticate": "ApiKey"},
+        )
+    if not compare_digest(given.encode(), expected.get_secret_value().encode()):
+        return HTTPException(status.HTTP_403_FORBIDDEN, f"wrong {ADMIN_KEY_HEADER}")
+    return None
+
+
 class AdminKeyMiddleware:
-    """Checks the admin key of every request under ``/admin`` before anything else: a
-    request without the right key gets 401, 403 or, while the admin API is disabled, 503,
-    whatever its path, query or body (which is never read)."""
+    """Checks the admin key of every request under ``/admin`` before its path, query or
+    body are looked at."""
 
     def __init__(self, app: ASGIApp, admin_api_key: SecretStr | None) -> None:
         self.app = app
         self.admin_api_key = admin_api_key
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and is_admin_path(scope["path"]):
+        # "/admin" itself and every path under it.
+        if scope["type"] == "http" and f"{scope['path']}/".startswith("/admin/"):
             refusal = admin_key_refusal(self.admin_api_key, header(scope, _ADMIN_KEY))
             if refusal is not None:
                 problem = Problem.of(refusal.status_code, refusal.detail, _printable(scope["path"]))
                 await problem_response(problem, refusal.headers)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-_ADMIN_KEY = ADMIN_KEY_HEADER.lower().encode("latin-1")
 
 
 def _printable(text: str) -> str:
@@ -212,33 +221,27 @@ def _size(limit: int) -> str:
 
 
 class BodyLimitMiddleware:
-    """Refuses request bodies above a limit with 413, counting the bytes as they arrive.
-
-    A declared Content-Length above the limit is refused before anything is read; a body
-    without one (chunked) is refused as soon as the bytes received pass the limit. Limits
-    go by path prefix (the longest that matches), else the default.
-    """
+    """Refuses request bodies above a limit (by the longest matching path prefix, else the
+    default) with 413: a declared Content-Length before anything is read, a chunked body
+    as soon as the bytes received pass the limit."""
 
     def __init__(self, app: ASGIApp, default_limit: int, limits: Mapping[str, int]) -> None:
         self.app = app
         self.default_limit = default_limit
         self.limits = sorted(limits.items(), key=lambda item: -len(item[0]))
 
-    def limit_for(self, path: str) -> int:
-        for prefix, limit in self.limits:
-            if path.startswith(prefix):
-                return limit
-        return self.default_limit
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.limit_for(scope["path"])
+        matching = (limit for prefix, limit in self.limits if scope["path"].startswith(prefix))
+        limit = next(matching, self.default_limit)
         declared = header(scope, b"content-length")
         if declared is not None and declared.isdigit():
             if int(declared) > limit:
-                await _refuse(send, limit, scope["path"])
+                too_large = status.HTTP_413_CONTENT_TOO_LARGE
+                problem = Problem.of(too_large, _too_large(limit), scope["path"])
+                await problem_response(problem, {"connection": "close"})(scope, receive, send)
                 return
             if header(scope, b"transfer-encoding") is None:
                 # The server hands over no more than the declared length: nothing to count.
@@ -264,24 +267,5 @@ def _too_large(limit: int) -> str:
 
 
 def error_body(status_code: int, detail: str, instance: str) -> bytes:
-    """The body of an error answered before the application runs: the problem every error
-    answer is."""
+    """The problem body of an error answered before the application runs."""
     return problem_json(Problem.of(status_code, detail, instance))
-
-
-async def _refuse(send: Send, limit: int, path: str) -> None:
-    """413 before the body is read."""
-    too_large = status.HTTP_413_CONTENT_TOO_LARGE
-    body = error_body(too_large, _too_large(limit), path)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": too_large,
-            "headers": [
-                (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

@@ -1,5 +1,5 @@
-"""The query parameters the lists of coming matches share (GET /upcoming, GET /value-bets,
-the dashboard): the value terms, the window of kickoffs, and the window's one check."""
+"""The query parameters of the lists of coming matches (GET /upcoming, GET /value-bets):
+the value terms and the window of kickoffs."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
-from app.api.deps import SettingsDep
-from app.api.errors import invalid
+from app.api.deps import SettingsDep, invalid_field
 from app.api.schemas.predict import BANKROLL_MAX, ValueIn
-from app.api.schemas.problems import FieldError
 from app.domain.fields import BookmakerReference, UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.value import ValueTerms
@@ -67,8 +65,8 @@ async def requested_terms(
         ),
     ] = None,
 ) -> ValueTerms:
-    """The terms value is judged and staked by: the request's, the settings' where it gave
-    none, read by the one reader of value terms, /predict's ``value``."""
+    """The request's value terms, the settings' where it gave none, read as /predict's
+    ``value`` is."""
     given = ValueIn.model_validate(
         {"min_ev": min_ev, "bookmakers": bookmakers, "bankroll": bankroll, "source": source}
     )
@@ -76,12 +74,9 @@ async def requested_terms(
 
 
 def check_window(start: dt.datetime | None, end: dt.datetime | None) -> None:
-    """A window of kickoffs given backwards (``to`` not after ``from``) is a 422 naming
-    ``to``, not an empty answer that looks like "nothing there"."""
+    """A window given backwards is a 422 naming ``to``, not an empty answer."""
     if start is not None and end is not None and end <= start:
-        raise invalid(
-            [FieldError(loc=["query", "to"], msg="must be after `from`", type="value_error")]
-        )
+        raise invalid_field(["query", "to"], "must be after `from`", "value_error")
 
 
 async def upcoming_query(
@@ -109,8 +104,6 @@ async def upcoming_query(
         Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
     ] = None,
 ) -> UpcomingQuery:
-    """The coming matches a list looks at (kickoffs in [from, to], of one competition or
-    all; by default now and a week from now) and the terms their value is judged by."""
     check_window(kickoff_from, kickoff_to)
     return UpcomingQuery(
         terms=terms,

@@ -1,10 +1,5 @@
-"""What each page of the dashboard shows, gathered as typed records from the services the
-API answers with: the upcoming board (``upcoming.py``), a match's prediction from its stored
-quotes (``prediction.py``, as POST /predict makes it), the model versions
-(``model_versions.py``) and the track record (``track_record.py``).
-
-The dashboard only reads: nothing here writes.
-"""
+"""What each page of the dashboard shows, gathered from the services the API answers with
+(the upcoming board, ``predict_stored``, the model versions, the track record). Read only."""
 
 from __future__ import annotations
 
@@ -16,18 +11,25 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
-from app.db.orm import ModelActivation, ModelVersion, OddsQuote, PredictionLogEntry, utcnow
+from app.db.orm import (
+    Match,
+    ModelActivation,
+    ModelVersion,
+    OddsQuote,
+    PredictionLogEntry,
+    utcnow,
+)
 from app.domain.odds import demargin
 from app.domain.prediction import MatchPrediction, QuotedOdds
-from app.domain.records import OUTCOME_INDEX, result_of
+from app.domain.records import OUTCOME_INDEX
 from app.domain.reliability import ReliabilityCurve
 from app.domain.scoring import scores
 from app.domain.track_record_aggregates import reliability_of_sums
-from app.domain.vocabulary import MatchStatus, Method, Phase
+from app.domain.vocabulary import MatchStatus, Method
 from app.services import model_versions, queries, track_record, track_record_aggregates
-from app.services.pagination import PageWindow
+from app.services.pagination import Paged, PageWindow
 from app.services.prediction import PredictionAnswer, predict_stored
-from app.services.serving import ModelCache
+from app.services.serving import ModelCache, ServingSnapshot
 from app.services.upcoming import UpcomingBoards, UpcomingPage, UpcomingQuery
 from app.settings import Settings
 
@@ -39,8 +41,7 @@ HISTORY_ROWS = 50
 
 @dataclass(frozen=True, slots=True)
 class UpcomingView:
-    """The upcoming page: the board of ``query`` and every competition of the window
-    without the competition filter (what the filter offers)."""
+    """The board, and the competitions of the window the filter offers."""
 
     board: UpcomingPage
     competitions: tuple[str, ...]
@@ -48,18 +49,16 @@ class UpcomingView:
     days: int
 
 
-async def upcoming_view(boards: UpcomingBoards, query: UpcomingQuery, days: int) -> UpcomingView:
-    """The board of the next ``days`` days (``query`` without its window), and the
-    competitions that have matches in them."""
+async def upcoming_view(boards: UpcomingBoards, query: UpcomingQuery) -> UpcomingView:
+    """The board of ``query``, and the competitions that have matches in its window."""
     now = utcnow()
-    windowed = replace(query, kickoff_from=None, kickoff_to=None, horizon=dt.timedelta(days=days))
     rows = PageWindow(UPCOMING_ROWS, 0)
-    every = await boards.page(replace(windowed, competition=None), rows, now=now)
+    every = await boards.page(replace(query, competition=None), rows, now=now)
     # A stored match has its competition: the check is for the type.
     codes = {item.match.competition for item in every.items}
     competitions = tuple(sorted(code for code in codes if code is not None))
-    board = every if query.competition is None else await boards.page(windowed, rows, now=now)
-    return UpcomingView(board, competitions, query.competition, days)
+    board = every if query.competition is None else await boards.page(query, rows, now=now)
+    return UpcomingView(board, competitions, query.competition, query.horizon.days)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,22 +79,17 @@ class PriceHistory:
 
 @dataclass(frozen=True, slots=True)
 class Settlement:
-    """A settled match: its goals and result, and the prediction served at its kickoff
-    scored against it (None when none was logged)."""
+    """The prediction served at a settled match's kickoff, scored."""
 
-    home_goals: int
-    away_goals: int
-    result: str
-    served: tuple[float, float, float] | None
-    served_log_loss: float | None
-    consensus_log_loss: float | None
+    served: tuple[float, float, float]
+    served_log_loss: float
+    consensus_log_loss: float
     model_version: int | None
 
 
 @dataclass(frozen=True, slots=True)
 class BookmakerLine:
-    """A bookmaker's line of the match de-margined, with its weight in the ensemble (None
-    when no model is active or the bookmaker is outside its pool: ``ignored`` says why)."""
+    """A bookmaker's line de-margined, and its weight (None: no model, or ``ignored``)."""
 
     code: str
     probabilities: tuple[float, float, float]
@@ -105,21 +99,14 @@ class BookmakerLine:
 
 @dataclass(frozen=True, slots=True)
 class MatchPage:
-    """The match page: the match, its prediction from its stored quotes now (None with
-    no usable quote), each bookmaker's price history, and its settlement once settled."""
+    """The match, its prediction from its stored quotes now (None with no usable quote),
+    each bookmaker's price history, and, once settled, the prediction served scored."""
 
-    id: int
-    competition: str
-    season: str
-    home_team: str
-    away_team: str
-    kickoff: dt.datetime
+    match: Match
     status: MatchStatus
     prediction: MatchPrediction | None
     bookmakers: tuple[BookmakerLine, ...]
-    model_version: int | None
-    method: Method
-    phase: Phase
+    snapshot: ServingSnapshot
     history: tuple[PriceHistory, ...]
     settlement: Settlement | None
 
@@ -132,11 +119,9 @@ class MatchPage:
 def match_page(
     session: Session, models: ModelCache, settings: Settings, match_id: int
 ) -> MatchPage | None:
-    """The match page of ``match_id``; None if there is no such match."""
-    detail = queries.match_detail(session, match_id)
-    if detail is None:
+    match = queries.match_with_names(session, match_id)
+    if match is None:
         return None
-    match = detail.match
     snapshot = models.snapshot()
     answer = predict_stored(session, [match_id], snapshot, settings.value_terms())[match_id]
     prediction: MatchPrediction | None = None
@@ -145,20 +130,13 @@ def match_page(
         prediction = answer.prediction
         lines = _lines(answer.odds, prediction, snapshot.method)
     return MatchPage(
-        id=match.id,
-        competition=match.competition.code,
-        season=match.season,
-        home_team=match.home_team.name,
-        away_team=match.away_team.name,
-        kickoff=match.kickoff,
-        status=detail.status,
-        prediction=prediction,
-        bookmakers=lines,
-        model_version=snapshot.version,
-        method=snapshot.method,
-        phase=snapshot.phase,
-        history=_price_history(session, match_id, match.kickoff),
-        settlement=_settlement(session, match_id, match.home_goals, match.away_goals),
+        match,
+        queries.status_of(match, utcnow()),
+        prediction,
+        lines,
+        snapshot,
+        _price_history(session, match_id, match.kickoff),
+        _settlement(session, match),
     )
 
 
@@ -198,24 +176,18 @@ def _price_history(
     )
 
 
-def _settlement(
-    session: Session, match_id: int, home_goals: int | None, away_goals: int | None
-) -> Settlement | None:
-    if home_goals is None or away_goals is None:
+def _settlement(session: Session, match: Match) -> Settlement | None:
+    if match.result is None:
         return None
-    result = result_of(home_goals, away_goals)
-    logged = select(PredictionLogEntry).where(PredictionLogEntry.match_id == match_id)
+    logged = select(PredictionLogEntry).where(PredictionLogEntry.match_id == match.id)
     entry = session.scalar(logged)
     if entry is None:
-        return Settlement(home_goals, away_goals, result, None, None, None, None)
-    y = np.array([OUTCOME_INDEX[result]], dtype=np.intp)
+        return None
+    y = np.array([OUTCOME_INDEX[match.result]], dtype=np.intp)
     served = entry.served
     served_scores = scores(y, np.array([served.probabilities], dtype=np.float64))
     consensus_scores = scores(y, np.array([served.consensus], dtype=np.float64))
     return Settlement(
-        home_goals,
-        away_goals,
-        result,
         served.probabilities,
         served_scores.log_loss,
         consensus_scores.log_loss,
@@ -225,10 +197,8 @@ def _settlement(
 
 @dataclass(frozen=True, slots=True)
 class ServedReliability:
-    """The reliability of the predictions served at kickoff of every settled match of the
-    track record, whichever version (or the consensus) served each: per outcome (home,
-    draw, away), the mean served probability and the share that happened in each filled
-    bin, with its count. No curve without a settled logged match."""
+    """Per outcome, the reliability of what was served at kickoff of every settled match
+    of the track record, whatever served it (no curve without one)."""
 
     matches: int
     bins: int
@@ -237,36 +207,27 @@ class ServedReliability:
 
 @dataclass(frozen=True, slots=True)
 class ModelPage:
-    """The model page: the active version (None before the first fit), the newest versions
-    and activations, and the reliability of what was served."""
+    """The active version (None before the first fit), the newest versions and
+    activations, and the reliability of what was served."""
 
     active: ModelVersion | None
-    versions: Sequence[ModelVersion]
-    versions_total: int
-    activations: Sequence[ModelActivation]
-    activations_total: int
+    versions: Paged[ModelVersion]
+    activations: Paged[ModelActivation]
     reliability: ServedReliability
 
 
 def model_page(session: Session, reliability: ServedReliability) -> ModelPage:
-    """The model page, with the reliability of what was served (see
-    :func:`served_reliability`)."""
     window = PageWindow(HISTORY_ROWS, 0)
-    versions = model_versions.list_versions(session, window)
-    activations = model_versions.list_activations(session, window)
     return ModelPage(
         model_versions.active_version(session),
-        versions.items,
-        versions.total,
-        activations.items,
-        activations.total,
+        model_versions.list_versions(session, window),
+        model_versions.list_activations(session, window),
         reliability,
     )
 
 
 def served_reliability(session: Session, settings: Settings) -> ServedReliability:
-    """The reliability of every settled logged match's served prediction, read from the
-    track record's aggregates (their bins)."""
+    """Read from the track record's aggregates (their bins)."""
     terms = track_record.answer_terms(session, settings)
     found = track_record_aggregates.reliability_sums(session, terms)
     bins = terms.reliability_bins
@@ -282,8 +243,8 @@ class TrackRecordPage:
 def track_record_page(
     session: Session, query: track_record.PerformanceQuery, settings: Settings
 ) -> TrackRecordPage:
-    """The track record of ``query`` (as ``GET /performance`` answers it) and every stored
-    competition, for the filter."""
+    """The track record of ``query`` as GET /performance answers it, and every stored
+    competition for the filter."""
     report = track_record.performance(session, query, settings)
     codes = tuple(summary.competition.code for summary in queries.list_competitions(session))
     return TrackRecordPage(report, codes)

@@ -16,9 +16,9 @@ from app.api.deps import (
     SettingsDep,
     WriteSessionDep,
     check_item_count,
+    invalid_field,
     require_admin,
 )
-from app.api.errors import invalid
 from app.api.schemas.common import MAX_ID
 from app.api.schemas.ingest import (
     MAX_ITEMS_PER_REQUEST,
@@ -36,7 +36,6 @@ from app.api.schemas.problems import (
     INVALID,
     NOT_JSON,
     TOO_LARGE,
-    FieldError,
     problem_responses,
 )
 from app.domain.fields import OptionalSeason
@@ -148,9 +147,7 @@ async def import_football_data(
             ingest.import_football_data, session, content, season=season
         )
     except LeagueSeasonError as error:
-        raise invalid(
-            [FieldError(loc=["query", "season"], msg=str(error), type="value_error")]
-        ) from None
+        raise invalid_field(["query", "season"], str(error), "value_error") from None
     return IngestResponse.model_validate(report)
 
 
@@ -312,27 +309,15 @@ async def _uploaded_bytes(request: Request) -> bytes:
         if not isinstance(upload, UploadFile):
             upload = next((v for v in form.values() if isinstance(v, UploadFile)), None)
         if upload is None:
-            raise invalid(
-                [
-                    FieldError(
-                        loc=["body", "file"],
-                        msg="the multipart form has no file; send the CSV as a field named 'file'",
-                        type="missing",
-                    )
-                ]
-            )
+            msg = "the multipart form has no file; send the CSV as a field named 'file'"
+            raise invalid_field(["body", "file"], msg, "missing")
         content = await upload.read()
     else:
         content = await request.body()
     if not content.strip():
-        raise invalid(
-            [
-                FieldError(
-                    loc=["body"],
-                    msg="the request body is empty: send the CSV file as the body "
-                    "(Content-Type: text/csv) or as a multipart field named 'file'",
-                    type="missing",
-                )
-            ]
+        msg = (
+            "the request body is empty: send the CSV file as the body "
+            "(Content-Type: text/csv) or as a multipart field named 'file'"
         )
+        raise invalid_field(["body"], msg, "missing")
     return content

@@ -1,11 +1,6 @@
-"""The dashboard: four read-only HTML pages over the services the API answers with.
-
-Pages are rendered on the server (Jinja2, autoescaped) with their charts as inline SVG
-(``app/api/charts.py``), and sent with a Content-Security-Policy that allows no script at
-all. A bad query parameter gets the API's one problem shape (422, naming the parameter); a
-missing match gets an HTML 404 page. Times are shown in the configured time zone (or the
-page's ``?tz=``), with the zone written; links and forms keep a ``?tz=`` asked for.
-"""
+"""The dashboard: four read-only HTML pages, rendered on the server (Jinja2, autoescaped,
+charts as inline SVG) under a Content-Security-Policy that allows no script. Times are shown
+in the configured zone or the page's ``?tz=``, which links and forms keep."""
 
 from __future__ import annotations
 
@@ -45,16 +40,12 @@ from app.services import dashboard, track_record
 from app.services.serving import ModelCache
 from app.services.upcoming import UpcomingQuery
 
-CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'none'"
-)
 HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 router = APIRouter(include_in_schema=False)
 
@@ -79,27 +70,36 @@ def signed_percent(value: float) -> str:
     return f"{value * 100:+.1f} %"
 
 
-def odds(value: float) -> str:
-    return f"{value:.2f}"
-
-
 @dataclass(frozen=True, slots=True)
-class ShownZone:
-    """The time zone a page shows times in, and the ``?tz=`` it was asked for by (kept by
-    its links and forms; None: the configured zone)."""
+class ShownPage:
+    """A page's request, the zone it shows times in, the ``?tz=`` that asked for it (if one
+    did), and the model behind it (its version is in the footer)."""
 
+    request: Request
     zone: ZoneInfo
     asked: str | None
+    models: ModelCache
+
+    def render(
+        self, name: str, context: dict[str, Any], status_code: int = status.HTTP_200_OK
+    ) -> Response:
+        ensemble = self.models.ensemble
+        footer = {"model_version": None if ensemble is None else ensemble.version, "zone": self}
+        return templates().TemplateResponse(
+            self.request, name, footer | context, status_code=status_code, headers=HEADERS
+        )
 
 
-def shown_zone(
+def shown_page(
+    request: Request,
     settings: SettingsDep,
+    models: ModelsDep,
     tz: Annotated[TimeZoneName | None, Blank, Query()] = None,
-) -> ShownZone:
-    return ShownZone(ZoneInfo(tz or settings.dashboard_time_zone), tz)
+) -> ShownPage:
+    return ShownPage(request, ZoneInfo(tz or settings.dashboard_time_zone), tz, models)
 
 
-ZoneDep = Annotated[ShownZone, Depends(shown_zone)]
+PageDep = Annotated[ShownPage, Depends(shown_page)]
 
 
 @pass_context
@@ -129,12 +129,11 @@ def age(seconds: float | None) -> str:
 
 @cache
 def templates() -> Jinja2Templates:
-    made = Jinja2Templates(directory=TEMPLATES)
+    made = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
     made.env.autoescape = True
     made.env.filters.update(
         percent=percent,
         signed_percent=signed_percent,
-        odds=odds,
         local=local_time,
         zoned=zoned,
         age=age,
@@ -143,21 +142,6 @@ def templates() -> Jinja2Templates:
     )
     made.env.globals["charts"] = charts
     return made
-
-
-def render(
-    request: Request,
-    name: str,
-    models: ModelCache,
-    zone: ShownZone,
-    context: dict[str, Any],
-    status_code: int = status.HTTP_200_OK,
-) -> Response:
-    ensemble = models.ensemble
-    footer = {"model_version": None if ensemble is None else ensemble.version, "zone": zone}
-    return templates().TemplateResponse(
-        request, name, footer | context, status_code=status_code, headers=HEADERS
-    )
 
 
 @cache
@@ -181,11 +165,9 @@ async def stylesheet() -> Response:
 
 @router.get("/dashboard")
 async def upcoming_page(
-    request: Request,
+    page: PageDep,
     boards: UpcomingBoardsDep,
-    models: ModelsDep,
     settings: SettingsDep,
-    zone: ZoneDep,
     competition: Competition = None,
     days: Annotated[int, Query(ge=1, le=30)] = 7,
 ) -> Response:
@@ -193,62 +175,45 @@ async def upcoming_page(
         terms=settings.value_terms(),
         daily_exposure_cap=settings.value_daily_exposure_cap,
         competition=competition,
+        horizon=dt.timedelta(days=days),
     )
-    view = await dashboard.upcoming_view(boards, query, days)
-    return render(
-        request, "dashboard/upcoming.html", models, zone, {"view": view, "page": "upcoming"}
-    )
+    view = await dashboard.upcoming_view(boards, query)
+    return page.render("dashboard/upcoming.html", {"view": view, "page": "upcoming"})
 
 
 @router.get("/dashboard/matches/{match_id}")
 def match_page(
-    request: Request,
+    page: PageDep,
     session: SessionDep,
-    models: ModelsDep,
     settings: SettingsDep,
-    zone: ZoneDep,
     match_id: Annotated[int, PathParam(ge=1, le=MAX_ID)],
 ) -> Response:
-    view = dashboard.match_page(session, models, settings, match_id)
+    view = dashboard.match_page(session, page.models, settings, match_id)
     if view is None:
-        return render(
-            request,
-            "dashboard/not_found.html",
-            models,
-            zone,
-            {"match_id": match_id, "page": None},
-            status.HTTP_404_NOT_FOUND,
-        )
-    return render(request, "dashboard/match.html", models, zone, {"view": view, "page": None})
+        context = {"match_id": match_id, "page": None}
+        return page.render("dashboard/not_found.html", context, status.HTTP_404_NOT_FOUND)
+    return page.render("dashboard/match.html", {"view": view, "page": None})
 
 
 @router.get("/dashboard/model")
 async def model_page(
-    request: Request,
-    session: SessionDep,
-    models: ModelsDep,
-    settings: SettingsDep,
-    answers: TrackRecordAnswersDep,
-    zone: ZoneDep,
+    page: PageDep, session: SessionDep, settings: SettingsDep, answers: TrackRecordAnswersDep
 ) -> Response:
     reliability = await answers.answer(
         session, ("reliability",), partial(dashboard.served_reliability, settings=settings)
     )
     view = await run_in_threadpool(dashboard.model_page, session, reliability)
     # Rendered on a worker thread, as a page of a plain route is: never on the event loop.
-    return await run_in_threadpool(
-        render, request, "dashboard/model.html", models, zone, {"view": view, "page": "model"}
-    )
+    context = {"view": view, "page": "model"}
+    return await run_in_threadpool(page.render, "dashboard/model.html", context)
 
 
 @router.get("/dashboard/track-record")
 async def track_record_page(
-    request: Request,
+    page: PageDep,
     session: SessionDep,
-    models: ModelsDep,
     settings: SettingsDep,
     answers: TrackRecordAnswersDep,
-    zone: ZoneDep,
     kickoff_from: Annotated[Moment, Query(alias="from")] = None,
     kickoff_to: Annotated[Moment, Query(alias="to")] = None,
     competition: Competition = None,
@@ -260,11 +225,5 @@ async def track_record_page(
         ("track record page", query),
         partial(dashboard.track_record_page, query=query, settings=settings),
     )
-    return await run_in_threadpool(
-        render,
-        request,
-        "dashboard/track_record.html",
-        models,
-        zone,
-        {"view": view, "page": "track-record"},
-    )
+    context = {"view": view, "page": "track-record"}
+    return await run_in_threadpool(page.render, "dashboard/track_record.html", context)

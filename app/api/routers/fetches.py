@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
+from fastapi import APIRouter, Depends, Path, Query
 
-from app.api.deps import SessionDep, page_window, require_admin
+from app.api.deps import SessionDep, found, page_window, require_admin
 from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.fetches import FetchRunOut
 from app.api.schemas.problems import ADMIN, INVALID, problem_responses
@@ -41,6 +41,4 @@ def get_fetch(
     session: SessionDep,
 ) -> FetchRunOut:
     run = fetch_runs.get_fetch(session, run_id)
-    if run is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no fetch run {run_id}")
-    return FetchRunOut.model_validate(run)
+    return FetchRunOut.model_validate(found(run, f"no fetch run {run_id}"))

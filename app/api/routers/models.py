@@ -12,6 +12,7 @@ from app.api.deps import (
     SessionDep,
     SettingsDep,
     WriteSessionDep,
+    found,
     page_window,
     require_admin,
 )
@@ -68,12 +69,8 @@ def list_activations(
 )
 def get_active_model(session: SessionDep) -> ModelVersionOut:
     version = model_versions.active_version(session)
-    if version is None:
-        raise HTTPException(
-            status.HTTP_404_NOT_FOUND,
-            "no model has been fitted yet: run `oddsboost refit` or POST /admin/refit",
-        )
-    return ModelVersionOut.model_validate(version)
+    detail = "no model has been fitted yet: run `oddsboost refit` or POST /admin/refit"
+    return ModelVersionOut.model_validate(found(version, detail))
 
 
 @router.get(
@@ -83,9 +80,7 @@ def get_active_model(session: SessionDep) -> ModelVersionOut:
 )
 def get_model(version_id: VersionId, session: SessionDep) -> ModelVersionOut:
     version = model_versions.get_version(session, version_id)
-    if version is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no model version {version_id}")
-    return ModelVersionOut.model_validate(version)
+    return ModelVersionOut.model_validate(found(version, f"no model version {version_id}"))
 
 
 @admin_router.post(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
+from fastapi import APIRouter, Depends, Path, Query
 
-from app.api.deps import SessionDep, page_window
+from app.api.deps import SessionDep, found, page_window
 from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.matches import (
     BookmakerOut,
@@ -126,9 +126,7 @@ def get_match(
 ) -> MatchDetailOut:
     """One match with the latest quote of each bookmaker in each phase."""
     match = queries.match_detail(session, match_id)
-    if match is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no match with id {match_id}")
-    return MatchDetailOut.model_validate(match)
+    return MatchDetailOut.model_validate(found(match, f"no match with id {match_id}"))
 
 
 @router.get(

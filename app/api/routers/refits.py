@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Response, status
 
-from app.api.deps import JSON_BODY, QueueRefitDep, SessionDep, page_window, require_admin
+from app.api.deps import JSON_BODY, QueueRefitDep, SessionDep, found, page_window, require_admin
 from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.problems import ADMIN, INVALID, NOT_JSON, TOO_LARGE, problem_responses
 from app.api.schemas.refits import RefitAccepted, RefitIn, RefitRunOut
@@ -82,6 +82,4 @@ def get_refit(
     session: SessionDep,
 ) -> RefitRunOut:
     run = refit_runs.get_run(session, run_id)
-    if run is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no refit run {run_id}")
-    return RefitRunOut.model_validate(run)
+    return RefitRunOut.model_validate(found(run, f"no refit run {run_id}"))
