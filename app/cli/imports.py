@@ -106,8 +106,7 @@ def import_football_data(
     from app.domain.football_data import FileFormatError, LeagueSeasonError
     from app.domain.records import TooManyBookmakersError, optional_season
     from app.services import ingest
-    from app.services.downloads import bounded_client
-    from app.services.football_data_feed import download_limits
+    from app.services.downloads import DownloadLimits, bounded_client
     from app.services.ingest import IngestReport
 
     settings = load_settings()
@@ -130,7 +129,8 @@ def import_football_data(
         console=console,
         disable=as_json,
     )
-    limits = download_limits(settings, read_timeout_seconds=settings.http_timeout_seconds)
+    timeout = settings.http_timeout_seconds
+    limits = DownloadLimits.of(settings, "football_data", read_timeout_seconds=timeout)
     with (
         database(settings, writes=True) as (_engine, sessions),
         bounded_client(timeout_seconds=settings.http_timeout_seconds) as client,
@@ -179,17 +179,17 @@ def import_the_odds_api(
     import httpx
     from pydantic import ValidationError
 
-    from app.domain.odds_api import ResponseFormatError, read_events
+    from app.domain.odds_api import ResponseFormatError, problem_location, read_events
     from app.domain.records import TooManyBookmakersError
     from app.services import ingest
-    from app.services.downloads import bounded_client
-    from app.services.odds_api_feed import download_limits
+    from app.services.downloads import DownloadLimits, bounded_client
 
     settings = load_settings()
     log_as_a_command(settings)
-    limits = download_limits(settings, read_timeout_seconds=settings.http_timeout_seconds)
+    timeout = settings.http_timeout_seconds
+    limits = DownloadLimits.of(settings, "odds_api", read_timeout_seconds=timeout)
     try:
-        with bounded_client(timeout_seconds=settings.http_timeout_seconds) as client:
+        with bounded_client(timeout_seconds=timeout) as client:
             content = _fetch(source, client, limits)
         events = read_events(content)
     except (OSError, httpx.HTTPError, AnswerStatusError) as error:
@@ -204,8 +204,8 @@ def import_the_odds_api(
         )
         problems = error.errors()
         for problem in problems[:SKIPPED_SHOWN]:
-            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem["loc"])
-            console.print(f"  {where or '(document)'}: {problem['msg']}", markup=False)
+            where = problem_location(problem["loc"]) or "(document)"
+            console.print(f"  {where}: {problem['msg']}", markup=False)
         if len(problems) > SKIPPED_SHOWN:
             console.print(f"  ... and {len(problems) - SKIPPED_SHOWN} more", markup=False)
         raise typer.Exit(1) from None

@@ -176,6 +176,11 @@ def read_events(content: bytes) -> list[Event]:
     return EVENTS.validate_json(content)
 
 
+def problem_location(loc: tuple[int | str, ...]) -> str:
+    """Where a validation problem is in the document, as ``[0].bookmakers[1].key``."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+
+
 def competition_code(sport_key: str) -> str:
     return SPORT_COMPETITIONS.get(sport_key, sport_key)
 

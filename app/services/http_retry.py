@@ -1,10 +1,7 @@
-"""A request to a feed tried again, a bounded number of times, when the answer says "later":
-429 Too Many Requests and 5xx server errors (waiting what ``Retry-After`` asks), and the
-failures without an answer that the policy says are safe to send again: for a free
-request, a timeout or a connection that failed; for one the provider counts, only a
-request that never left. Every wait goes through the policy's ``sleep``: a run's, which a
-stop or the run's deadline ends (``app/services/run_bounds.py``), or a test's, which records
-the waits instead of spending them."""
+"""A request to a feed tried again, a bounded number of times, on 429 and 5xx (waiting what
+``Retry-After`` asks) and on the failures without an answer the policy says are safe to
+send again. Every wait goes through the policy's ``sleep``: a run's, which a stop or the
+run's deadline ends, or a test's, which records the waits."""
 
 from __future__ import annotations
 
@@ -19,8 +16,6 @@ import httpx
 
 from app.domain.wording import counted
 from app.services.downloads import describe
-
-TOO_MANY_REQUESTS = 429
 
 Failures = tuple[type[httpx.TransportError], ...]
 # Every failure that ends with no answer: a timeout, a connection that failed or broke.
@@ -72,10 +67,6 @@ class GaveUpError(Exception):
     """Every attempt got an answer that said "later", or none; the message says the last."""
 
 
-def is_retried(status: int) -> bool:
-    return status == TOO_MANY_REQUESTS or status >= 500
-
-
 def retry_after(response: Answer) -> float | None:
     """The seconds a ``Retry-After`` header asks for (a number, or an HTTP date: none past
     it), None without one that can be read."""
@@ -104,7 +95,7 @@ def send_with_retries(send: Callable[[], AnswerT], policy: RetryPolicy) -> Answe
         except policy.retried as error:
             why, asked = describe(error), None
         else:
-            if not is_retried(response.status_code):
+            if response.status_code != httpx.codes.TOO_MANY_REQUESTS and response.status_code < 500:
                 return response
             why = f"HTTP {response.status_code} {response.reason_phrase}".strip()
             asked = retry_after(response)

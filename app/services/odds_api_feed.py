@@ -1,19 +1,9 @@
 """The Odds API feed: each sport's upcoming 1X2 prices fetched and stored, one transaction
-per sport, through the same ingest as a saved response. Every bookmaker's ``last_update``
-becomes its quote's ``captured_at``, so fetch after fetch builds each bookmaker's price
-history up to kickoff, and a price that has not moved adds nothing.
+per sport, within the quota's reserve, each run recorded.
 
-Each run is recorded (``app/services/fetch_runs.py``) with what it stored and the quota the
-answers said was left. A run starts with the free ``/v4/sports`` request, which checks the
-key and reads the quota, and fetches a sport only while its cost leaves the configured
-reserve unspent. Each answer is bounded in size, time and place
-(``app/services/downloads.py``): one over the cap, too slow or redirected off the API's
-host fails its sport (the key never leaves for another host); the run ends at its deadline
-or when its process is asked to stop.
-
-The key travels in the query string, as the API requires, but it is added by the transport
-as each request leaves: the URL the client logs, raises and keeps holds no key, and every
-error text is cleaned of it before it is logged or stored.
+The key travels in the query string, as the API requires, but the transport adds it as each
+request leaves: the URL the client logs, raises and keeps holds no key, and every error
+text is cleaned of it before it is logged or stored.
 """
 
 from __future__ import annotations
@@ -30,9 +20,16 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import make_session_factory, session_scope
+from app.db.engine import session_scope
 from app.db.orm import Clock, utcnow
-from app.domain.odds_api import H2H_MARKET, Event, read_events, region_keys, sport_keys
+from app.domain.odds_api import (
+    H2H_MARKET,
+    Event,
+    problem_location,
+    read_events,
+    region_keys,
+    sport_keys,
+)
 from app.domain.records import TooManyBookmakersError
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 from app.domain.wording import counted
@@ -45,7 +42,12 @@ from app.services.downloads import (
     bounded_transport,
     describe,
 )
-from app.services.fetch_runs import FetchCounts, fetch_lock, finish_fetch, skip_fetch, start_fetch
+from app.services.fetch_runs import (
+    FetchCounts,
+    ended_early,
+    recorded_fetch,
+    scheduled_fetch,
+)
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.ingest import import_odds_api
 from app.services.run_bounds import RunBounds, RunEndedEarlyError, Stop
@@ -74,9 +76,7 @@ class SportFailedError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Quota:
-    """What The Odds API's headers said of the quota after the last answer that had them.
-    (Its ``x-requests-last``, what that request cost, is not read: the reserve needs a
-    sport's cost before the sport is asked for, which the documented price gives.)"""
+    """What The Odds API's headers said of the quota after the last answer that had them."""
 
     remaining: int | None = None
     used: int | None = None
@@ -147,17 +147,6 @@ class KeyedTransport(httpx.BaseTransport):
         self._inner.close()
 
 
-def download_limits(settings: Settings, *, read_timeout_seconds: float) -> DownloadLimits:
-    """How far a download of The Odds API's answer may go (also ``oddsboost import``'s)."""
-    return DownloadLimits(
-        max_bytes=settings.odds_api_max_bytes,
-        max_bytes_setting="ODDSBOOST_ODDS_API_MAX_BYTES",
-        request_seconds=settings.odds_api_request_seconds,
-        request_seconds_setting="ODDSBOOST_ODDS_API_REQUEST_SECONDS",
-        read_timeout_seconds=read_timeout_seconds,
-    )
-
-
 class OddsApiClient:
     """One run's requests: each tried as the policy says, counted, its quota headers read;
     a 401 raises :class:`KeyRefusedError` at once.
@@ -216,20 +205,16 @@ def odds_api_client(
         sleep=bounds.sleep if sleep is None else bounds.checked(sleep),
     )
     base_url = settings.odds_api_url.rstrip("/")
+    timeout = settings.odds_api_timeout_seconds
     with bounded_client(
         base_url=base_url,
-        timeout_seconds=settings.odds_api_timeout_seconds,
+        timeout_seconds=timeout,
         transport=KeyedTransport(key, bounded_transport()),
         headers={"Accept": "application/json"},
     ) as client:
-        downloader = Downloader(
-            client=client,
-            limits=download_limits(
-                settings, read_timeout_seconds=settings.odds_api_timeout_seconds
-            ),
-            site=httpx.URL(base_url),  # the key never leaves for another host
-            bounds=bounds,
-        )
+        limits = DownloadLimits.of(settings, "odds_api", read_timeout_seconds=timeout)
+        # Redirects stay on the API's site: the key never leaves for another host.
+        downloader = Downloader(client, limits, httpx.URL(base_url), bounds)
         yield OddsApiClient(downloader, policy, key)
 
 
@@ -244,48 +229,44 @@ def fetch_the_odds_api(
     clock: Clock = utcnow,
     stop: Stop | None = None,
 ) -> OddsApiFetch:
-    """Fetch and store the h2h prices of ``sports`` (default: the settings'), recording the
-    run; ``clock`` tells when each answer was received. A sport that fails stores nothing
-    and the others go on; a refused key, the run's deadline or ``stop`` ends the run at
-    once; another fetch of The Odds API running makes this one a skipped run. The waits
-    between attempts are ``sleep``'s (None: the run's own). Raises
-    :class:`OddsApiKeyMissingError` (nothing recorded) without a key, ValueError for a bad
-    sport or region."""
+    """Fetch and store the h2h prices of ``sports`` (default: the settings'), each answer
+    received at ``clock``'s present, recording the run. A sport that fails stores nothing
+    and the others go on; a refused key, the run's deadline or ``stop`` ends the run; a
+    fetch of The Odds API already running makes this one a skipped run. The waits between
+    attempts are ``sleep``'s (None: the run's own). Raises :class:`OddsApiKeyMissingError`
+    (nothing recorded) without a key, ValueError for a bad sport or region."""
     chosen_sports = sport_keys(sports) if sports is not None else tuple(settings.odds_api_sports)
     chosen_regions = (
         region_keys(regions) if regions is not None else tuple(settings.odds_api_regions)
     )
     bounds = RunBounds(settings.odds_api_run_seconds, "ODDSBOOST_ODDS_API_RUN_SECONDS", stop)
-    with odds_api_client(settings, sleep, bounds) as api, fetch_lock(factory, SOURCE) as free:
-        if not free:
-            run_id, why = skip_fetch(factory, SOURCE, trigger)
-            return OddsApiFetch(run_id, FetchStatus.SKIPPED, FetchCounts(), (), why)
-        run_id = start_fetch(factory, SOURCE, trigger)
-        try:
-            done, error = _fetch_all(
-                api,
-                factory,
-                chosen_sports,
-                chosen_regions,
-                settings.odds_api_quota_reserve,
-                Receipt(clock, settings.capture_skew),
-            )
-        except Exception as unexpected:
-            error = api.scrubbed(f"stopped by {type(unexpected).__name__}: {unexpected}")
-            finish_fetch(factory, run_id, api.counts(api.requests), error)
-            raise
-    counts = api.counts(api.requests)
-    for sport in done:
-        counts = counts.plus(
-            FetchCounts(
-                changed=sport.counts.changed,
-                matches=sport.counts.matches,
-                quotes=sport.counts.quotes,
-                skipped=sport.counts.skipped,
-            )
-        )
-    status = finish_fetch(factory, run_id, counts, error)
-    return OddsApiFetch(run_id, status, counts, done, error)
+    with odds_api_client(settings, sleep, bounds) as api:
+
+        def fault(unexpected: BaseException) -> str:
+            return api.scrubbed(f"stopped by {type(unexpected).__name__}: {unexpected}")
+
+        with recorded_fetch(factory, SOURCE, trigger, fault=fault) as run:
+            if run.skipped is not None:
+                return OddsApiFetch(run.run_id, run.status, FetchCounts(), (), run.skipped)
+            receipt = Receipt(clock, settings.capture_skew)
+            reserve = settings.odds_api_quota_reserve
+            try:
+                done, run.error = _fetch_all(
+                    api, factory, chosen_sports, chosen_regions, reserve, receipt
+                )
+            finally:
+                run.counts = api.counts(api.requests)
+            for sport in done:
+                stored = sport.counts
+                run.counts = run.counts.plus(
+                    FetchCounts(
+                        changed=stored.changed,
+                        matches=stored.matches,
+                        quotes=stored.quotes,
+                        skipped=stored.skipped,
+                    )
+                )
+    return OddsApiFetch(run.run_id, run.status, run.counts, done, run.error)
 
 
 def _fetch_all(
@@ -309,7 +290,7 @@ def _fetch_all(
                 return tuple(done), _refused(f"while fetching {sport}")
             done.append(fetched)
     except RunEndedEarlyError as error:
-        ended: str | None = f"{error}, with {len(done)} of {counted(len(sports), 'sport')} done"
+        ended: str | None = ended_early(error, len(done), len(sports), "sport")
     else:
         ended = None
     failures = [f"{sport.sport}: {sport.error}" for sport in done if sport.error is not None]
@@ -440,7 +421,7 @@ def _status(response: Download) -> str:
 def _first_problem(error: ValidationError) -> str:
     problems = error.errors(include_url=False, include_input=False)
     first = problems[0]
-    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"])
+    where = problem_location(first["loc"])
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"not a valid answer, nothing stored: {where or 'the document'}: {first['msg']}{more}"
 
@@ -448,15 +429,12 @@ def _first_problem(error: ValidationError) -> str:
 def odds_api_job(
     engine: Engine, settings: Settings, *, clock: Clock = utcnow, stop: Stop | None = None
 ) -> None:
-    """One run on the schedule, which ``stop`` ends at once. Whatever happens is logged and
-    recorded, never raised: the scheduler and its other jobs go on."""
-    try:
-        fetch_the_odds_api(
-            make_session_factory(engine, for_writes=True),
-            settings,
-            trigger=RunTrigger.SCHEDULER,
-            clock=clock,
-            stop=stop,
-        )
-    except Exception:
-        log.exception("scheduled fetch of The Odds API failed; the next one is on schedule")
+    """One run on the schedule, which ``stop`` ends at once; it never raises."""
+
+    def fetch(factory: sessionmaker[Session]) -> None:
+        trigger = RunTrigger.SCHEDULER
+        fetch_the_odds_api(factory, settings, trigger=trigger, clock=clock, stop=stop)
+
+    scheduled_fetch(
+        engine, fetch, "scheduled fetch of The Odds API failed; the next one is on schedule"
+    )
