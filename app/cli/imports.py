@@ -71,15 +71,9 @@ def _fetch(location: str, client: httpx.Client, limits: DownloadLimits) -> bytes
 
 def _why(error: Exception) -> str:
     """Why a source could not be read or imported, on one line."""
-    import httpx
-
     from app.services.downloads import describe
 
-    if isinstance(error, AnswerStatusError):
-        return str(error)
-    if isinstance(error, httpx.RequestError):
-        return describe(error)
-    return f"{type(error).__name__}: {' '.join(str(error).split())}"
+    return str(error) if isinstance(error, AnswerStatusError) else describe(error)
 
 
 @import_cli.command("football-data")
@@ -223,11 +217,9 @@ def import_the_odds_api(
 def _json_report(
     per_file: list[tuple[str, IngestReport | str]], total: IngestReport
 ) -> dict[str, object]:
-    from app.services.ingest.report import COUNTS
-
     def counts(report: IngestReport) -> dict[str, object]:
         return {
-            **{name: getattr(report, name) for name in COUNTS},
+            **report.counts(),
             "skipped": [
                 {"where": s.where, "field": s.field, "reason": s.reason} for s in report.skipped
             ],

@@ -1,9 +1,5 @@
-"""The Odds API v4 ``/v4/sports/{sport}/odds?markets=h2h`` response → :class:`IngestBatch`.
-
-Only the ``h2h`` market of soccer events is read: three outcomes named after the home team,
-the away team and ``"Draw"``, in decimal odds. Each bookmaker's ``last_update`` becomes the
-quote's ``captured_at``; prices updated at or after kickoff are in-play and are skipped.
-"""
+"""The Odds API v4 ``/v4/sports/{sport}/odds?markets=h2h`` response → :class:`IngestBatch`:
+the 1X2 market only, each price captured at its ``last_update``, in-play prices skipped."""
 
 from __future__ import annotations
 

@@ -87,9 +87,9 @@ class RequestDeadlineError(httpx.TimeoutException):
     """No whole answer within the request's deadline: its connection was shut down."""
 
 
-def describe(error: httpx.RequestError) -> str:
-    """What went wrong with a request that got no (whole) answer, on one line and without
-    its URL, which may hold a key."""
+def describe(error: Exception) -> str:
+    """What went wrong, on one line; for a request that got no (whole) answer, without its
+    URL, which may hold a key."""
     if isinstance(error, AnswerRefusedError | RequestDeadlineError):
         return str(error)
     if isinstance(error, httpx.TimeoutException):

@@ -132,10 +132,8 @@ def fetch_lock(factory: sessionmaker[Session], source: FetchSource) -> Iterator[
 
 
 def start_fetch(factory: sessionmaker[Session], source: FetchSource, trigger: RunTrigger) -> int:
-    """Record a fetch as running; returns its id. Committed at once, so the run is visible
-    while it lasts and stays recorded if its process dies. Called holding the source's
-    lock (:func:`fetch_lock`): any other run of the source still marked running is then
-    closed as abandoned, in the same transaction."""
+    """Record (committed at once) a fetch as running, and return its id; called holding
+    the source's lock, it closes any other run of the source still marked running."""
     now = utcnow()
     with factory.begin() as session:
         session.execute(
@@ -152,8 +150,7 @@ def start_fetch(factory: sessionmaker[Session], source: FetchSource, trigger: Ru
 def skip_fetch(
     factory: sessionmaker[Session], source: FetchSource, trigger: RunTrigger
 ) -> tuple[int, str]:
-    """Record (and log) a fetch that did nothing because another fetch of ``source`` holds
-    its lock; its id, and why it was skipped."""
+    """Record (and log) a fetch skipped while another holds the lock; its id, and why."""
     now = utcnow()
     with factory.begin() as session:
         running = session.scalar(

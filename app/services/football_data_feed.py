@@ -231,7 +231,7 @@ def _fetch_document(
             log.info("football-data %s was read from %s", document.path, response.url)
         if response.status_code == 304:
             with session_scope(factory) as session:
-                _checked(session, imported_as, response)
+                _remember(session, imported_as, response, changed=False)
             return DocumentOutcome(
                 document.path,
                 DocumentStatus.UNCHANGED,
@@ -252,8 +252,7 @@ def _fetch_document(
         SQLAlchemyError,
     ) as error:
         counts = FetchCounts(requests=requests)
-        reason = f"{type(error).__name__}: {' '.join(str(error).split())}"
-        return DocumentOutcome(document.path, DocumentStatus.FAILED, counts, reason)
+        return DocumentOutcome(document.path, DocumentStatus.FAILED, counts, describe(error))
     for item in report.skipped[:SKIPPED_LOGGED]:
         field_name = f" {item.field}" if item.field else ""
         log.warning(
@@ -294,7 +293,7 @@ def _import(
         report = ingest_batch(
             session, batch, source=f"Football-Data.co.uk {document.path}", now=now
         )
-        _remember(session, imported_as, response)
+        _remember(session, imported_as, response, changed=True)
     return report
 
 
@@ -312,24 +311,20 @@ def _conditional_headers(row: FetchedDocument | None) -> dict[str, str]:
     return headers
 
 
-def _remember(session: Session, url: str, response: Download) -> None:
-    now = utcnow()
+def _remember(session: Session, url: str, response: Download, *, changed: bool) -> None:
+    """When a document was checked and where it was read from; a changed one's validators."""
     row = session.scalar(_document_row(url))
+    if row is None and not changed:
+        return
     if row is None:
         row = FetchedDocument(url=url)
         session.add(row)
-    row.etag = response.headers.get("ETag")
-    row.last_modified = response.headers.get("Last-Modified")
+    row.checked_at = utcnow()
     row.final_url = response.url
-    row.checked_at = now
-    row.changed_at = now
-
-
-def _checked(session: Session, url: str, response: Download) -> None:
-    row = session.scalar(_document_row(url))
-    if row is not None:
-        row.checked_at = utcnow()
-        row.final_url = response.url
+    if changed:
+        row.etag = response.headers.get("ETag")
+        row.last_modified = response.headers.get("Last-Modified")
+        row.changed_at = row.checked_at
 
 
 def football_data_job(

@@ -74,20 +74,6 @@ class SportFailedError(Exception):
     """One sport's answer could not be used; the message says why."""
 
 
-@dataclass(frozen=True, slots=True)
-class Quota:
-    """What The Odds API's headers said of the quota after the last answer that had them."""
-
-    remaining: int | None = None
-    used: int | None = None
-
-    def read(self, headers: httpx.Headers) -> Quota:
-        return Quota(
-            remaining=_header_count(headers, "x-requests-remaining", self.remaining),
-            used=_header_count(headers, "x-requests-used", self.used),
-        )
-
-
 def _header_count(headers: httpx.Headers, name: str, otherwise: int | None) -> int | None:
     try:
         # Sent as text; some answers write a whole number with a fraction ("480.0").
@@ -103,15 +89,6 @@ class SportFetch:
     sport: str
     counts: FetchCounts
     error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Receipt:
-    """When an answer counts as received (``clock``), and how far a price's
-    ``last_update`` may be later than that (see :class:`app.domain.records.CaptureLimit`)."""
-
-    clock: Clock
-    capture_skew: dt.timedelta
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,13 +125,9 @@ class KeyedTransport(httpx.BaseTransport):
 
 
 class OddsApiClient:
-    """One run's requests: each tried as the policy says, counted, its quota headers read;
-    a 401 raises :class:`KeyRefusedError` at once.
-
-    A request that costs credits is sent again only if it never left: The Odds API counts
-    one it answered even when the answer came too late, so a read timeout fails it, and
-    the next run asks again.
-    """
+    """One run's requests: each tried as the policy says, counted, the quota its headers
+    say left read; a 401 raises :class:`KeyRefusedError`. A request that costs credits is
+    sent again only if it never left: The Odds API counts one it answered too late."""
 
     def __init__(self, downloader: Downloader, policy: RetryPolicy, key: str) -> None:
         self.downloader = downloader
@@ -162,13 +135,18 @@ class OddsApiClient:
         self._paid_policy = policy.for_counted_requests()
         self._key = key
         self.requests = 0
-        self.quota = Quota()
+        self.quota_remaining: int | None = None
+        self.quota_used: int | None = None
 
     def get(self, path: str, params: dict[str, str], *, costs: bool) -> Download:
         def once() -> Download:
             self.requests += 1
             response = self.downloader.get(path, params=params)
-            self.quota = self.quota.read(response.headers)
+            headers = response.headers
+            self.quota_remaining = _header_count(
+                headers, "x-requests-remaining", self.quota_remaining
+            )
+            self.quota_used = _header_count(headers, "x-requests-used", self.quota_used)
             return response
 
         response = send_with_retries(once, self._paid_policy if costs else self._free_policy)
@@ -183,8 +161,8 @@ class OddsApiClient:
     def counts(self, requests: int, **stored: int) -> FetchCounts:
         return FetchCounts(
             requests=requests,
-            quota_remaining=self.quota.remaining,
-            quota_used=self.quota.used,
+            quota_remaining=self.quota_remaining,
+            quota_used=self.quota_used,
             **stored,
         )
 
@@ -193,8 +171,7 @@ class OddsApiClient:
 def odds_api_client(
     settings: Settings, sleep: Callable[[float], None] | None, bounds: RunBounds
 ) -> Iterator[OddsApiClient]:
-    """The run's client. Its waits between attempts are ``sleep``'s (None: the run's own,
-    which a stop cuts short), never past the run's deadline."""
+    """The run's client, waiting between attempts with ``sleep`` (None: the run's own)."""
     if settings.odds_api_key is None:
         raise OddsApiKeyMissingError("ODDSBOOST_ODDS_API_KEY is not set")
     key = settings.odds_api_key.get_secret_value()
@@ -229,12 +206,11 @@ def fetch_the_odds_api(
     clock: Clock = utcnow,
     stop: Stop | None = None,
 ) -> OddsApiFetch:
-    """Fetch and store the h2h prices of ``sports`` (default: the settings'), each answer
-    received at ``clock``'s present, recording the run. A sport that fails stores nothing
-    and the others go on; a refused key, the run's deadline or ``stop`` ends the run; a
-    fetch of The Odds API already running makes this one a skipped run. The waits between
-    attempts are ``sleep``'s (None: the run's own). Raises :class:`OddsApiKeyMissingError`
-    (nothing recorded) without a key, ValueError for a bad sport or region."""
+    """Fetch and store the h2h prices of ``sports`` (default: the settings'), recording the
+    run: a sport that fails stores nothing and the others go on; a refused key, the run's
+    deadline or ``stop`` ends it. ``sleep`` waits between attempts (None: the run's own).
+    :class:`OddsApiKeyMissingError` (nothing recorded) without a key, ValueError for a bad
+    sport or region."""
     chosen_sports = sport_keys(sports) if sports is not None else tuple(settings.odds_api_sports)
     chosen_regions = (
         region_keys(regions) if regions is not None else tuple(settings.odds_api_regions)
@@ -248,12 +224,16 @@ def fetch_the_odds_api(
         with recorded_fetch(factory, SOURCE, trigger, fault=fault) as run:
             if run.skipped is not None:
                 return OddsApiFetch(run.run_id, run.status, FetchCounts(), (), run.skipped)
-            receipt = Receipt(clock, settings.capture_skew)
-            reserve = settings.odds_api_quota_reserve
+            sports_run = _SportsRun(
+                api,
+                factory,
+                chosen_regions,
+                settings.odds_api_quota_reserve,
+                clock,
+                settings.capture_skew,
+            )
             try:
-                done, run.error = _fetch_all(
-                    api, factory, chosen_sports, chosen_regions, reserve, receipt
-                )
+                done, run.error = sports_run.fetch_all(chosen_sports)
             finally:
                 run.counts = api.counts(api.requests)
             for sport in done:
@@ -269,66 +249,94 @@ def fetch_the_odds_api(
     return OddsApiFetch(run.run_id, run.status, run.counts, done, run.error)
 
 
-def _fetch_all(
-    api: OddsApiClient,
-    factory: sessionmaker[Session],
-    sports: tuple[str, ...],
-    regions: tuple[str, ...],
-    reserve: int,
-    receipt: Receipt,
-) -> tuple[tuple[SportFetch, ...], str | None]:
-    """Each sport's fetch, and the run's error (None when every sport was stored)."""
-    done: list[SportFetch] = []
-    try:
-        refused = _check_key(api)
-        if refused is not None:
-            return (), refused
-        for sport in sports:
-            api.downloader.bounds.check()
-            fetched = _fetch_within_reserve(api, factory, sport, regions, reserve, receipt)
-            if fetched is None:
-                return tuple(done), _refused(f"while fetching {sport}")
-            done.append(fetched)
-    except RunEndedEarlyError as error:
-        ended: str | None = ended_early(error, len(done), len(sports), "sport")
-    else:
-        ended = None
-    failures = [f"{sport.sport}: {sport.error}" for sport in done if sport.error is not None]
-    for failure in failures:
-        log.warning("The Odds API %s", failure)
-    if ended is not None:
-        failures.append(ended)
-    return tuple(done), "; ".join(failures) or None
+@dataclass(frozen=True, slots=True)
+class _SportsRun:
+    """What each sport of a run is fetched with; an answer counts as received at ``clock``'s
+    present, and a price's ``last_update`` may be ``capture_skew`` later."""
 
+    api: OddsApiClient
+    factory: sessionmaker[Session]
+    regions: tuple[str, ...]
+    reserve: int
+    clock: Clock
+    capture_skew: dt.timedelta
 
-def _fetch_within_reserve(
-    api: OddsApiClient,
-    factory: sessionmaker[Session],
-    sport: str,
-    regions: tuple[str, ...],
-    reserve: int,
-    receipt: Receipt,
-) -> SportFetch | None:
-    """One sport, unless its cost would spend the reserve; None when the key was refused."""
-    # The documented price of a sport's request, markets × regions (h2h only), known before
-    # it is sent.
-    cost = len(regions)
-    remaining = api.quota.remaining
-    if remaining is not None and remaining - cost < reserve:
-        why = (
-            f"not fetched: {counted(remaining, 'credit')} left, it costs {cost} and "
-            f"{reserve} are kept in reserve (ODDSBOOST_ODDS_API_QUOTA_RESERVE)"
-        )
-        return SportFetch(sport, FetchCounts(), why)
-    try:
-        return _fetch_sport(api, factory, sport, regions, receipt)
-    except KeyRefusedError:
-        return None
+    def fetch_all(self, sports: tuple[str, ...]) -> tuple[tuple[SportFetch, ...], str | None]:
+        """Each sport's fetch, and the run's error (None when every sport was stored)."""
+        done: list[SportFetch] = []
+        try:
+            refused = _check_key(self.api)
+            if refused is not None:
+                return (), refused
+            for sport in sports:
+                self.api.downloader.bounds.check()
+                fetched = self.within_reserve(sport)
+                if fetched is None:
+                    return tuple(done), _refused(f"while fetching {sport}")
+                done.append(fetched)
+        except RunEndedEarlyError as error:
+            ended: str | None = ended_early(error, len(done), len(sports), "sport")
+        else:
+            ended = None
+        failures = [f"{sport.sport}: {sport.error}" for sport in done if sport.error is not None]
+        for failure in failures:
+            log.warning("The Odds API %s", failure)
+        if ended is not None:
+            failures.append(ended)
+        return tuple(done), "; ".join(failures) or None
+
+    def within_reserve(self, sport: str) -> SportFetch | None:
+        """One sport, unless its cost would spend the reserve; None when the key was
+        refused."""
+        # The documented price of a sport's request, markets × regions (h2h only), known
+        # before it is sent.
+        cost = len(self.regions)
+        remaining = self.api.quota_remaining
+        if remaining is not None and remaining - cost < self.reserve:
+            why = (
+                f"not fetched: {counted(remaining, 'credit')} left, it costs {cost} and "
+                f"{self.reserve} are kept in reserve (ODDSBOOST_ODDS_API_QUOTA_RESERVE)"
+            )
+            return SportFetch(sport, FetchCounts(), why)
+        try:
+            return self.fetch(sport)
+        except KeyRefusedError:
+            return None
+
+    def fetch(self, sport: str) -> SportFetch:
+        api = self.api
+        before = api.requests
+        try:
+            events = _events_of(api, sport, self.regions)
+            with session_scope(self.factory) as session:
+                report = import_odds_api(
+                    session,
+                    events,
+                    source=f"The Odds API {sport}",
+                    now=self.clock(),
+                    capture_skew=self.capture_skew,
+                )
+        except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
+            why = str(error)
+        except httpx.RequestError as error:
+            why = describe(error)
+        except SQLAlchemyError as error:
+            why = f"not stored: {type(error).__name__}: {str(error).splitlines()[0]}"
+        else:
+            counts = api.counts(
+                api.requests - before,
+                changed=1,
+                matches=report.matches_created + report.matches_updated,
+                quotes=report.quotes_inserted + report.quotes_updated,
+                skipped=len(report.skipped),
+            )
+            return SportFetch(sport, counts)
+        return SportFetch(sport, api.counts(api.requests - before), api.scrubbed(why))
 
 
 def _check_key(api: OddsApiClient) -> str | None:
-    """Ask for the list of sports (it costs no credit): the key is checked and the quota
-    read before any request that costs. The run's error if it cannot go on."""
+    """The free list of sports checks the key and reads the quota before any request that
+    costs; the run's error if it cannot go on."""
     try:
         response = api.get(SPORTS_PATH, {}, costs=False)
     except KeyRefusedError:
@@ -347,42 +355,6 @@ def _refused(what: str) -> str:
         "The Odds API refused the key (HTTP 401: wrong key, or its credits are spent); check "
         f"ODDSBOOST_ODDS_API_KEY; {what}"
     )
-
-
-def _fetch_sport(
-    api: OddsApiClient,
-    factory: sessionmaker[Session],
-    sport: str,
-    regions: tuple[str, ...],
-    receipt: Receipt,
-) -> SportFetch:
-    before = api.requests
-    try:
-        events = _events_of(api, sport, regions)
-        with session_scope(factory) as session:
-            report = import_odds_api(
-                session,
-                events,
-                source=f"The Odds API {sport}",
-                now=receipt.clock(),
-                capture_skew=receipt.capture_skew,
-            )
-    except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
-        why = str(error)
-    except httpx.RequestError as error:
-        why = describe(error)
-    except SQLAlchemyError as error:
-        why = f"not stored: {type(error).__name__}: {str(error).splitlines()[0]}"
-    else:
-        counts = api.counts(
-            api.requests - before,
-            changed=1,
-            matches=report.matches_created + report.matches_updated,
-            quotes=report.quotes_inserted + report.quotes_updated,
-            skipped=len(report.skipped),
-        )
-        return SportFetch(sport, counts)
-    return SportFetch(sport, api.counts(api.requests - before), api.scrubbed(why))
 
 
 def _events_of(api: OddsApiClient, sport: str, regions: tuple[str, ...]) -> list[Event]:

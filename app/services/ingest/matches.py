@@ -2,13 +2,10 @@
 by competition, teams and kickoff date, or as a fixture moved to a new date), then created
 or updated in bulk.
 
-A fixture is a competition, a season and an ordered pair of teams. In a league season each
-pair meets once at each home ground, so a record of a fixture on a date no stored match
-has is that fixture rescheduled: its stored match moves to the new date, quotes and all.
-Where a pair meets more than once in one competition and season (a cup's replay or second
-leg, a league of three or four rounds such as Scotland's), the fixture has two matches, in
-the database or in the batch, and nothing moves; nor does a match already played (settled),
-or one its source gave another external id.
+A fixture (competition, season, home and away team) meets once in a league season, so a
+record of it on a date no stored match has moves its only stored match there, unless that
+match is settled or has another external id. A fixture with two matches (a cup's second
+leg, Scotland's extra rounds) never moves.
 """
 
 from __future__ import annotations
@@ -211,11 +208,8 @@ def load_matches_by_id(session: Session, ids: Sequence[int]) -> dict[int, Stored
 def write_matches(
     session: Session, batch: IngestBatch, report: IngestReport, now: dt.datetime
 ) -> tuple[list[int | None], set[int]]:
-    """Create or update the batch's matches.
-
-    Returns the stored id of each record (None where the record was skipped) and the ids of
-    the matches this batch created.
-    """
+    """Create or update the batch's matches: the stored id of each record (None where it
+    was skipped), and the ids of the matches created."""
     competition_ids = ensure_competitions(session, (m.competition for m in batch.matches))
     team_ids = resolve_teams(
         session, (n for m in batch.matches for n in (m.home_team, m.away_team)), create=True

@@ -1,8 +1,5 @@
-"""Results of stored matches, named by id or by competition, teams and kickoff date.
-
-A result that names its match on another date than the stored one moves the match there
-(it was rescheduled), by the rule of a fixture in :mod:`app.services.ingest.matches`.
-"""
+"""Results of stored matches, named by id or by competition, teams and kickoff date (another
+date moves the match, by the rule of :mod:`app.services.ingest.matches`)."""
 
 from __future__ import annotations
 
