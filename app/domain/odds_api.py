@@ -10,7 +10,6 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -89,8 +88,6 @@ BookmakerKey = Annotated[Code, Field(examples=["pinnacle"])]
 
 
 class Outcome(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
     # Composed as the event's team names are, so the two spellings find each other.
     name: Annotated[str, AfterValidator(normalised)]
     # Read as the feed sends it: a number, or a number written as text.
@@ -100,8 +97,6 @@ class Outcome(BaseModel):
 class H2HMarket(BaseModel):
     """The 1X2 market: read strictly, every price checked."""
 
-    model_config = ConfigDict(extra="ignore")
-
     key: Literal["h2h"]
     last_update: UtcDateTime | None = None
     outcomes: list[Outcome]
@@ -109,8 +104,6 @@ class H2HMarket(BaseModel):
 
 class OtherMarket(BaseModel):
     """Any other market (totals, spreads, h2h_lay, ...): ignored, so not checked."""
-
-    model_config = ConfigDict(extra="ignore")
 
     # Any key but h2h's, which is read as an H2HMarket: the schema says so, so that a market
     # fits exactly one of the two.
@@ -129,8 +122,6 @@ Market = Annotated[
 
 
 class BookmakerOdds(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
     key: BookmakerKey
     title: Annotated[
         str,
@@ -142,8 +133,6 @@ class BookmakerOdds(BaseModel):
 
 
 class Event(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
     id: ExternalId
     sport_key: Annotated[Code, Field(examples=["soccer_epl"])]
     commence_time: UtcDateTime

@@ -89,8 +89,11 @@ def recorded_fetch(
     as finished with the run's counts and error (``fault``'s, for an exception, which goes
     on). While another fetch of ``source`` runs, the run is recorded as skipped and the
     block must do nothing."""
-    with fetch_lock(factory, source) as free:
-        if not free:
+    with factory() as session:
+        bind = session.get_bind()
+    engine = bind if isinstance(bind, Engine) else bind.engine
+    with run_lock(engine, f"fetch-{source}") as lock:  # never waits
+        if not lock.taken:
             run_id, why = skip_fetch(factory, source, trigger)
             yield RecordedFetch(run_id, skipped=why)
             return
@@ -118,17 +121,6 @@ def scheduled_fetch(
         fetch(make_session_factory(engine, for_writes=True))
     except Exception:
         log.exception(failed)
-
-
-@contextmanager
-def fetch_lock(factory: sessionmaker[Session], source: FetchSource) -> Iterator[bool]:
-    """Whether this process holds ``source``'s lock, taken (if free) for as long as the
-    block runs. Never waits."""
-    with factory() as session:
-        bind = session.get_bind()
-    engine = bind if isinstance(bind, Engine) else bind.engine
-    with run_lock(engine, f"fetch-{source}") as lock:
-        yield lock.taken
 
 
 def start_fetch(factory: sessionmaker[Session], source: FetchSource, trigger: RunTrigger) -> int:

@@ -10,12 +10,12 @@ import email.utils
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import httpx
 
 from app.domain.wording import counted
-from app.services.downloads import describe
+from app.services.downloads import Download, describe
 
 Failures = tuple[type[httpx.TransportError], ...]
 # Every failure that ends with no answer: a timeout, a connection that failed or broke.
@@ -47,27 +47,15 @@ class RetryPolicy:
         return replace(self, retried=UNSENT)
 
 
-class Answer(Protocol):
-    """What the retries read of an answer (an ``httpx.Response`` or a whole ``Download``)."""
-
-    @property
-    def status_code(self) -> int: ...
-
-    @property
-    def reason_phrase(self) -> str: ...
-
-    @property
-    def headers(self) -> httpx.Headers: ...
-
-
-AnswerT = TypeVar("AnswerT", bound=Answer)
+# What is retried: a whole download, or a plain answer (the tests').
+AnswerT = TypeVar("AnswerT", Download, httpx.Response)
 
 
 class GaveUpError(Exception):
     """Every attempt got an answer that said "later", or none; the message says the last."""
 
 
-def retry_after(response: Answer) -> float | None:
+def retry_after(response: Download | httpx.Response) -> float | None:
     """The seconds a ``Retry-After`` header asks for (a number, or an HTTP date: none past
     it), None without one that can be read."""
     value = response.headers.get("retry-after", "").strip()
