@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -23,10 +24,9 @@ from app.cli.common import (
 )
 
 if TYPE_CHECKING:
-    import httpx
-
-    from app.services.downloads import DownloadLimits
+    from app.services.downloads import Downloader
     from app.services.ingest import IngestReport
+    from app.settings import Settings
 
 import_cli = typer.Typer(help="Import odds and results from files or URLs.", no_args_is_help=True)
 
@@ -48,25 +48,35 @@ class AnswerStatusError(Exception):
     """A URL answered with a status other than 2xx; the message says which."""
 
 
-def _read(location: str, client: httpx.Client, limits: DownloadLimits) -> bytes:
+def _read(location: str, downloader: Downloader) -> bytes:
     if Path(location).is_dir():
         raise FileNotFoundError(f"no .csv files in directory {location}")
-    return _fetch(location, client, limits)
+    return _fetch(location, downloader)
 
 
-def _fetch(location: str, client: httpx.Client, limits: DownloadLimits) -> bytes:
-    """The bytes of a file, or of what an http(s) URL answers, within ``limits`` (redirects
-    followed anywhere: the URL is the operator's own choice). An error status raises."""
-    from app.services.downloads import Downloader
-    from app.services.run_bounds import RunBounds
-
+def _fetch(location: str, downloader: Downloader) -> bytes:
+    """The bytes of a file, or of what an http(s) URL answers; an error status raises."""
     if not location.startswith(("http://", "https://")):
         return Path(location).read_bytes()
-    downloader = Downloader(client, limits, site=None, bounds=RunBounds.unbounded())
     answer = downloader.get(location)
     if not 200 <= answer.status_code < 300:
         raise AnswerStatusError(f"HTTP {answer.status_code} {answer.reason_phrase}")
     return answer.content
+
+
+@contextmanager
+def _downloader(
+    settings: Settings, feed: Literal["football_data", "odds_api"]
+) -> Iterator[Downloader]:
+    """Downloads within ``feed``'s limits, redirects followed anywhere: the URL is the
+    operator's own choice."""
+    from app.services.downloads import DownloadLimits, open_downloader
+    from app.services.run_bounds import RunBounds
+
+    timeout = settings.http_timeout_seconds
+    limits = DownloadLimits.of(settings, feed, read_timeout_seconds=timeout)
+    with open_downloader(limits, RunBounds.unbounded(), site=None) as downloader:
+        yield downloader
 
 
 def _why(error: Exception) -> str:
@@ -100,7 +110,6 @@ def import_football_data(
     from app.domain.football_data import FileFormatError, LeagueSeasonError
     from app.domain.records import TooManyBookmakersError, optional_season
     from app.services import ingest
-    from app.services.downloads import DownloadLimits, bounded_client
     from app.services.ingest import IngestReport
 
     settings = load_settings()
@@ -123,18 +132,16 @@ def import_football_data(
         console=console,
         disable=as_json,
     )
-    timeout = settings.http_timeout_seconds
-    limits = DownloadLimits.of(settings, "football_data", read_timeout_seconds=timeout)
     with (
         database(settings, writes=True) as (_engine, sessions),
-        bounded_client(timeout_seconds=settings.http_timeout_seconds) as client,
+        _downloader(settings, "football_data") as downloader,
         progress,
     ):
         task = progress.add_task("importing", total=len(expanded))
         for source in expanded:
             progress.update(task, description=f"importing {Path(source).name}")
             try:
-                content = _read(source, client, limits)
+                content = _read(source, downloader)
                 with session_scope(sessions) as session:
                     report = ingest.import_football_data(session, content, season=season)
             except LeagueSeasonError as error:
@@ -176,15 +183,12 @@ def import_the_odds_api(
     from app.domain.odds_api import ResponseFormatError, problem_location, read_events
     from app.domain.records import TooManyBookmakersError
     from app.services import ingest
-    from app.services.downloads import DownloadLimits, bounded_client
 
     settings = load_settings()
     log_as_a_command(settings)
-    timeout = settings.http_timeout_seconds
-    limits = DownloadLimits.of(settings, "odds_api", read_timeout_seconds=timeout)
     try:
-        with bounded_client(timeout_seconds=timeout) as client:
-            content = _fetch(source, client, limits)
+        with _downloader(settings, "odds_api") as downloader:
+            content = _fetch(source, downloader)
         events = read_events(content)
     except (OSError, httpx.HTTPError, AnswerStatusError) as error:
         fail(f"cannot read {source}: {_why(error)}")

@@ -99,32 +99,13 @@ def describe(error: Exception) -> str:
     return f"{type(error).__name__}: {' '.join(str(error).split())}"
 
 
-def bounded_client(
-    *,
-    timeout_seconds: float,
-    base_url: str = "",
-    headers: Mapping[str, str] | None = None,
-    transport: httpx.BaseTransport | None = None,
-) -> httpx.Client:
-    """A client for :class:`Downloader`: no connection kept alive, gzip the one compression
-    asked for, redirects left to the downloader. A ``transport`` given wraps
-    :func:`bounded_transport`."""
-    return httpx.Client(
-        base_url=base_url,
-        timeout=timeout_seconds,
-        headers={"Accept-Encoding": ACCEPTED_ENCODING, **(headers or {})},
-        transport=transport or bounded_transport(),
-        follow_redirects=False,
-    )
-
-
 def bounded_transport() -> httpx.HTTPTransport:
     return httpx.HTTPTransport(limits=NO_KEEPALIVE)
 
 
 @dataclass(frozen=True, slots=True)
 class Downloader:
-    """A run's way to download: its client (made by :func:`bounded_client`), the limits of
+    """A run's way to download (made by :func:`open_downloader`): its client, the limits of
     each download, where redirects may lead (None: anywhere), and the run's bounds."""
 
     client: httpx.Client
@@ -163,6 +144,29 @@ class Downloader:
                 # Also after an answer: a body that ends with its cut connection ends early,
                 # with no error.
                 cutter.explain(limits, bounds, run_deadline=seconds < limits.request_seconds)
+
+
+@contextmanager
+def open_downloader(
+    limits: DownloadLimits,
+    bounds: RunBounds,
+    *,
+    site: httpx.URL | None,
+    base_url: str = "",
+    headers: Mapping[str, str] | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> Iterator[Downloader]:
+    """A downloader on a client of its own: no connection kept alive, gzip the one
+    compression asked for, redirects left to the downloader. A ``transport`` given wraps
+    :func:`bounded_transport`."""
+    with httpx.Client(
+        base_url=base_url,
+        timeout=limits.read_timeout_seconds,
+        headers={"Accept-Encoding": ACCEPTED_ENCODING, **(headers or {})},
+        transport=transport or bounded_transport(),
+        follow_redirects=False,
+    ) as client:
+        yield Downloader(client, limits, site, bounds)
 
 
 def _follow(

@@ -28,7 +28,13 @@ from app.domain.football_data_feed import (
 from app.domain.records import TooManyBookmakersError
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 from app.services.busy import DatabaseBusyError
-from app.services.downloads import Download, Downloader, DownloadLimits, bounded_client, describe
+from app.services.downloads import (
+    Download,
+    Downloader,
+    DownloadLimits,
+    describe,
+    open_downloader,
+)
 from app.services.fetch_runs import (
     FetchCounts,
     RecordedFetch,
@@ -199,8 +205,8 @@ def _run(
     )
     headers = {"User-Agent": USER_AGENT}
     try:
-        with bounded_client(timeout_seconds=timeout, headers=headers) as client:
-            downloader = Downloader(client, limits, httpx.URL(request.base_url), bounds)
+        site = httpx.URL(request.base_url)
+        with open_downloader(limits, bounds, site=site, headers=headers) as downloader:
             for document in wanted:
                 bounds.check()
                 outcome = _fetch_document(factory, downloader, policy, request, document, clock)

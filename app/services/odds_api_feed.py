@@ -38,9 +38,9 @@ from app.services.downloads import (
     Download,
     Downloader,
     DownloadLimits,
-    bounded_client,
     bounded_transport,
     describe,
+    open_downloader,
 )
 from app.services.fetch_runs import (
     FetchCounts,
@@ -183,15 +183,15 @@ def odds_api_client(
     )
     base_url = settings.odds_api_url.rstrip("/")
     timeout = settings.odds_api_timeout_seconds
-    with bounded_client(
+    limits = DownloadLimits.of(settings, "odds_api", read_timeout_seconds=timeout)
+    with open_downloader(
+        limits,
+        bounds,
+        site=httpx.URL(base_url),  # the key never leaves for another host
         base_url=base_url,
-        timeout_seconds=timeout,
         transport=KeyedTransport(key, bounded_transport()),
         headers={"Accept": "application/json"},
-    ) as client:
-        limits = DownloadLimits.of(settings, "odds_api", read_timeout_seconds=timeout)
-        # Redirects stay on the API's site: the key never leaves for another host.
-        downloader = Downloader(client, limits, httpx.URL(base_url), bounds)
+    ) as downloader:
         yield OddsApiClient(downloader, policy, key)
 
 
