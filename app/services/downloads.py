@@ -64,8 +64,7 @@ class DownloadLimits:
 
 @dataclass(frozen=True, slots=True)
 class Download:
-    """A whole answer: its status, headers and body, and the URL it was read from (the one
-    asked for, or where its redirects led)."""
+    """A whole answer, and the URL it was read from (where its redirects led)."""
 
     status_code: int
     reason_phrase: str
@@ -78,9 +77,8 @@ class Download:
 
 
 class AnswerRefusedError(httpx.TransportError):
-    """An answer the download does not take: larger than the cap, redirected off the site,
-    or compressed in a way it did not ask for. Not tried again: the same request would get
-    the same answer. The message says why."""
+    """An answer the download does not take (over the cap, redirected off the site, an
+    encoding not asked for); not tried again, as the same request would get the same."""
 
 
 class RequestDeadlineError(httpx.TimeoutException):
@@ -156,9 +154,8 @@ def open_downloader(
     headers: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> Iterator[Downloader]:
-    """A downloader on a client of its own: no connection kept alive, gzip the one
-    compression asked for, redirects left to the downloader. A ``transport`` given wraps
-    :func:`bounded_transport`."""
+    """A downloader on a client of its own: gzip the one compression asked for, redirects
+    left to the downloader; a ``transport`` given wraps :func:`bounded_transport`."""
     with httpx.Client(
         base_url=base_url,
         timeout=limits.read_timeout_seconds,

@@ -85,10 +85,9 @@ def recorded_fetch(
     *,
     fault: Callable[[BaseException], str],
 ) -> Iterator[RecordedFetch]:
-    """A run of ``source`` holding its lock, recorded as running and, when the block ends,
-    as finished with the run's counts and error (``fault``'s, for an exception, which goes
-    on). While another fetch of ``source`` runs, the run is recorded as skipped and the
-    block must do nothing."""
+    """A run of ``source`` holding its lock, recorded as running, then as finished with its
+    counts and error (``fault``'s for an exception, which goes on); recorded as skipped,
+    and the block must do nothing, while another fetch of ``source`` runs."""
     with factory() as session:
         bind = session.get_bind()
     engine = bind if isinstance(bind, Engine) else bind.engine
@@ -114,9 +113,8 @@ def ended_early(error: RunEndedEarlyError, done: int, of: int, noun: str) -> str
 def scheduled_fetch(
     engine: Engine, fetch: Callable[[sessionmaker[Session]], object], failed: str
 ) -> None:
-    """A fetch on the schedule, with write sessions of ``engine``. It never raises: a
-    failure is logged (``failed``) and recorded when the database could record it, and the
-    scheduler's other jobs go on."""
+    """A fetch on the schedule, with write sessions of ``engine``; a failure is logged
+    (``failed``), never raised, so the scheduler's other jobs go on."""
     try:
         fetch(make_session_factory(engine, for_writes=True))
     except Exception:

@@ -57,8 +57,7 @@ SKIPPED_LOGGED = 20
 
 @dataclass(frozen=True, slots=True)
 class FeedRequest:
-    """What one run fetches: the site's address, the leagues, the main leagues' season
-    folder (``2526``)."""
+    """What one run fetches; ``folder``: the main leagues' season folder (``2526``)."""
 
     base_url: str
     leagues: tuple[str, ...]
@@ -134,9 +133,7 @@ class DocumentOutcome:
 
 @dataclass(frozen=True, slots=True)
 class FeedOutcome:
-    """A finished run: its id, each document's outcome and the counts of them all; why it
-    ended before its last document (its deadline, a stop), or why it did nothing at all
-    (another fetch was running)."""
+    """A finished run; why it ended before its last document, or why it did nothing."""
 
     run_id: int
     documents: tuple[DocumentOutcome, ...]
@@ -168,8 +165,7 @@ def fetch_football_data(
     stop: Stop | None = None,
 ) -> FeedOutcome:
     """One recorded run: each document of ``request`` downloaded if it changed and imported
-    (its quotes received at ``clock``'s present), within the settings' bounds and until
-    ``stop`` is set; skipped while another fetch of the site runs."""
+    (received at ``clock``'s present), within the settings' bounds and until ``stop``."""
     with recorded_fetch(factory, SOURCE, trigger, fault=_fault) as run:
         if run.skipped is not None:
             return FeedOutcome(run.run_id, (), skipped=run.skipped)

@@ -27,10 +27,9 @@ UNSENT: Failures = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How often a request is tried and how long to wait between attempts: ``backoff``
-    seconds before the second, doubled before each next one, unless the answer says
-    ``Retry-After``; a wait beyond ``max_wait`` ends the attempts instead. Of the failures
-    without an answer, only the ``retried`` ones are tried again; any other is raised."""
+    """How often a request is tried: ``backoff`` seconds before the second attempt, doubled
+    each time, unless ``Retry-After`` says otherwise; a wait beyond ``max_wait`` ends the
+    attempts. Of the failures without an answer, only the ``retried`` ones are retried."""
 
     attempts: int
     backoff: float
@@ -73,10 +72,9 @@ def retry_after(response: Download | httpx.Response) -> float | None:
 
 
 def send_with_retries(send: Callable[[], AnswerT], policy: RetryPolicy) -> AnswerT:
-    """The first answer that is neither 429 nor 5xx. Raises :class:`GaveUpError` when the
-    attempts run out or an answer asks for a longer wait than the policy allows, and a
-    failure the policy does not retry as it came. An answer cut short is not tried again:
-    it may have been counted against a quota."""
+    """The first answer that is neither 429 nor 5xx; :class:`GaveUpError` when the attempts
+    run out or a wait is too long. A failure the policy does not retry (an answer cut short
+    may have been counted against a quota) is raised as it came."""
     for attempt in range(1, policy.attempts + 1):
         try:
             response = send()

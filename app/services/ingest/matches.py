@@ -37,7 +37,7 @@ T = TypeVar("T")
 
 
 class StoredMatch(NamedTuple):
-    """A stored match as the writers read it (the columns of ``MATCH_COLUMNS``)."""
+    """A stored match as the writers read it: these columns of ``Match``."""
 
     id: int
     competition_id: int
@@ -64,19 +64,7 @@ class StoredMatch(NamedTuple):
         return settled_result(self.home_goals, self.away_goals) is not None
 
 
-MATCH_COLUMNS = (
-    Match.id,
-    Match.competition_id,
-    Match.home_team_id,
-    Match.away_team_id,
-    Match.kickoff_date,
-    Match.kickoff,
-    Match.kickoff_time_known,
-    Match.season,
-    Match.home_goals,
-    Match.away_goals,
-    Match.external_id,
-)
+MATCH_COLUMNS = tuple(getattr(Match, name) for name in StoredMatch._fields)
 
 
 def date_ranges(keys: Iterable[MatchKey]) -> dict[int, tuple[dt.date, dt.date]]:
