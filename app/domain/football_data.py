@@ -83,9 +83,7 @@ class PriceColumns:
 
     code: str
     phase: Phase
-    home: int
-    draw: int
-    away: int
+    positions: tuple[int, int, int]
     names: tuple[str, str, str]
 
 
@@ -126,9 +124,7 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
             PriceColumns(
                 code=code,
                 phase=Phase.CLOSING if closing else Phase.PRE,
-                home=index[names[0]],
-                draw=index[names[1]],
-                away=index[names[2]],
+                positions=(index[names[0]], index[names[1]], index[names[2]]),
                 names=names,
             )
         )
@@ -430,10 +426,11 @@ def _parse_quote(
     skipped: list[Skipped],
 ) -> QuoteRecord | None:
     width = len(row)
+    home_at, draw_at, away_at = columns.positions
     cells = (
-        row[columns.home].strip() if columns.home < width else "",
-        row[columns.draw].strip() if columns.draw < width else "",
-        row[columns.away].strip() if columns.away < width else "",
+        row[home_at].strip() if home_at < width else "",
+        row[draw_at].strip() if draw_at < width else "",
+        row[away_at].strip() if away_at < width else "",
     )
     if not (cells[0] or cells[1] or cells[2]):
         return None  # this bookmaker did not price this match
