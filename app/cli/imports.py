@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -23,10 +24,9 @@ from app.cli.common import (
 )
 
 if TYPE_CHECKING:
-    import httpx
-
-    from app.services.downloads import DownloadLimits
+    from app.services.downloads import Downloader
     from app.services.ingest import IngestReport
+    from app.settings import Settings
 
 import_cli = typer.Typer(help="Import odds and results from files or URLs.", no_args_is_help=True)
 
@@ -48,38 +48,42 @@ class AnswerStatusError(Exception):
     """A URL answered with a status other than 2xx; the message says which."""
 
 
-def _read(location: str, client: httpx.Client, limits: DownloadLimits) -> bytes:
+def _read(location: str, downloader: Downloader) -> bytes:
     if Path(location).is_dir():
         raise FileNotFoundError(f"no .csv files in directory {location}")
-    return _fetch(location, client, limits)
+    return _fetch(location, downloader)
 
 
-def _fetch(location: str, client: httpx.Client, limits: DownloadLimits) -> bytes:
-    """The bytes of a file, or of what an http(s) URL answers, within ``limits`` (redirects
-    followed anywhere: the URL is the operator's own choice). An error status raises."""
-    from app.services.downloads import Downloader
-    from app.services.run_bounds import RunBounds
-
+def _fetch(location: str, downloader: Downloader) -> bytes:
+    """The bytes of a file, or of what an http(s) URL answers; an error status raises."""
     if not location.startswith(("http://", "https://")):
         return Path(location).read_bytes()
-    downloader = Downloader(client, limits, site=None, bounds=RunBounds.unbounded())
     answer = downloader.get(location)
     if not 200 <= answer.status_code < 300:
         raise AnswerStatusError(f"HTTP {answer.status_code} {answer.reason_phrase}")
     return answer.content
 
 
+@contextmanager
+def _downloader(
+    settings: Settings, feed: Literal["football_data", "odds_api"]
+) -> Iterator[Downloader]:
+    """Downloads within ``feed``'s limits, redirects followed anywhere: the URL is the
+    operator's own choice."""
+    from app.services.downloads import DownloadLimits, open_downloader
+    from app.services.run_bounds import RunBounds
+
+    timeout = settings.http_timeout_seconds
+    limits = DownloadLimits.of(settings, feed, read_timeout_seconds=timeout)
+    with open_downloader(limits, RunBounds.unbounded(), site=None) as downloader:
+        yield downloader
+
+
 def _why(error: Exception) -> str:
     """Why a source could not be read or imported, on one line."""
-    import httpx
-
     from app.services.downloads import describe
 
-    if isinstance(error, AnswerStatusError):
-        return str(error)
-    if isinstance(error, httpx.RequestError):
-        return describe(error)
-    return f"{type(error).__name__}: {' '.join(str(error).split())}"
+    return str(error) if isinstance(error, AnswerStatusError) else describe(error)
 
 
 @import_cli.command("football-data")
@@ -106,8 +110,6 @@ def import_football_data(
     from app.domain.football_data import FileFormatError, LeagueSeasonError
     from app.domain.records import TooManyBookmakersError, optional_season
     from app.services import ingest
-    from app.services.downloads import bounded_client
-    from app.services.football_data_feed import download_limits
     from app.services.ingest import IngestReport
 
     settings = load_settings()
@@ -130,17 +132,16 @@ def import_football_data(
         console=console,
         disable=as_json,
     )
-    limits = download_limits(settings, read_timeout_seconds=settings.http_timeout_seconds)
     with (
         database(settings, writes=True) as (_engine, sessions),
-        bounded_client(timeout_seconds=settings.http_timeout_seconds) as client,
+        _downloader(settings, "football_data") as downloader,
         progress,
     ):
         task = progress.add_task("importing", total=len(expanded))
         for source in expanded:
             progress.update(task, description=f"importing {Path(source).name}")
             try:
-                content = _read(source, client, limits)
+                content = _read(source, downloader)
                 with session_scope(sessions) as session:
                     report = ingest.import_football_data(session, content, season=season)
             except LeagueSeasonError as error:
@@ -179,18 +180,15 @@ def import_the_odds_api(
     import httpx
     from pydantic import ValidationError
 
-    from app.domain.odds_api import ResponseFormatError, read_events
+    from app.domain.odds_api import ResponseFormatError, problem_location, read_events
     from app.domain.records import TooManyBookmakersError
     from app.services import ingest
-    from app.services.downloads import bounded_client
-    from app.services.odds_api_feed import download_limits
 
     settings = load_settings()
     log_as_a_command(settings)
-    limits = download_limits(settings, read_timeout_seconds=settings.http_timeout_seconds)
     try:
-        with bounded_client(timeout_seconds=settings.http_timeout_seconds) as client:
-            content = _fetch(source, client, limits)
+        with _downloader(settings, "odds_api") as downloader:
+            content = _fetch(source, downloader)
         events = read_events(content)
     except (OSError, httpx.HTTPError, AnswerStatusError) as error:
         fail(f"cannot read {source}: {_why(error)}")
@@ -204,8 +202,8 @@ def import_the_odds_api(
         )
         problems = error.errors()
         for problem in problems[:SKIPPED_SHOWN]:
-            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem["loc"])
-            console.print(f"  {where or '(document)'}: {problem['msg']}", markup=False)
+            where = problem_location(problem["loc"]) or "(document)"
+            console.print(f"  {where}: {problem['msg']}", markup=False)
         if len(problems) > SKIPPED_SHOWN:
             console.print(f"  ... and {len(problems) - SKIPPED_SHOWN} more", markup=False)
         raise typer.Exit(1) from None
@@ -223,11 +221,9 @@ def import_the_odds_api(
 def _json_report(
     per_file: list[tuple[str, IngestReport | str]], total: IngestReport
 ) -> dict[str, object]:
-    from app.services.ingest.report import COUNTS
-
     def counts(report: IngestReport) -> dict[str, object]:
         return {
-            **{name: getattr(report, name) for name in COUNTS},
+            **report.counts(),
             "skipped": [
                 {"where": s.where, "field": s.field, "reason": s.reason} for s in report.skipped
             ],

@@ -1,17 +1,8 @@
-"""Parser for football-data.co.uk season files (https://www.football-data.co.uk/notes.txt).
-
-Handles what those files contain in practice: UTF-8 with or without a byte-order mark and
-Windows-1252; CRLF or LF; trailing empty header columns and rows with fewer or more fields
-than the header; blank all-comma rows; ``dd/mm/yy`` and ``dd/mm/yyyy`` dates; an optional
-``Time`` column (UK local time); every bookmaker that has ``<P>H,<P>D,<P>A`` columns (phase
-``pre``) and ``<P>CH,<P>CD,<P>CA`` columns (phase ``closing``). Market aggregates (``Max``,
-``Avg``, ``BbMx``, ``BbAv``) are not bookmakers. The "new leagues" layout (``Country,
-League, Season, Home, Away, HG, AG, Res``) is read as well, and every spelling of a column
-the site has used in either layout (:data:`HEADER_NAMES`): ``HT``/``AT`` for the teams in
-the Greek files of 2000/01 to 2004/05, ``HG``/``AG`` or ``FTHG``/``FTAG`` for the goals,
-``Res`` or ``FTR`` for the result letter, which must agree with the goals.
-
-Row numbers in messages count the header as row 1, as a spreadsheet shows them.
+"""Parser for football-data.co.uk season files (https://www.football-data.co.uk/notes.txt),
+as they are in practice: either layout (main leagues, "new leagues"), every spelling of a
+column (:data:`HEADER_NAMES`), UTF-8 or Windows-1252, ragged rows. A bookmaker is any
+``<P>H,<P>D,<P>A`` triple (``<P>CH``...: closing), market aggregates excepted. Row numbers in
+messages count the header as row 1, as a spreadsheet shows them.
 """
 
 from __future__ import annotations
@@ -92,9 +83,7 @@ class PriceColumns:
 
     code: str
     phase: Phase
-    home: int
-    draw: int
-    away: int
+    positions: tuple[int, int, int]
     names: tuple[str, str, str]
 
 
@@ -135,9 +124,7 @@ def find_price_columns(header: Sequence[str]) -> list[PriceColumns]:
             PriceColumns(
                 code=code,
                 phase=Phase.CLOSING if closing else Phase.PRE,
-                home=index[names[0]],
-                draw=index[names[1]],
-                away=index[names[2]],
+                positions=(index[names[0]], index[names[1]], index[names[2]]),
                 names=names,
             )
         )
@@ -203,11 +190,8 @@ def parse_price(text: str) -> float:
 
 
 def normalise_season(text: str) -> str:
-    """'2012/2013', '2012-13' or '1213' -> '2012/13'; a single year ('2012') is kept.
-
-    Only the spelling changes: years that do not follow each other ('2012/2015') are kept as
-    written, and :func:`app.domain.records.check_season` refuses them.
-    """
+    """'2012/2013', '2012-13' or '1213' -> '2012/13'; a single year, or years that do not
+    follow each other (refused later), are kept as written."""
     text = text.strip()
     match = re.fullmatch(r"([0-9]{4})\s*[/-]\s*([0-9]{2}|[0-9]{4})", text)
     if match:
@@ -222,17 +206,10 @@ def normalise_season(text: str) -> str:
 
 
 def parse_football_data(data: bytes, *, season: str | None = None) -> IngestBatch:
-    """Parse one football-data.co.uk CSV file into an :class:`IngestBatch`.
-
-    ``season`` overrides the season of every match (blank means not given);
-    :class:`LeagueSeasonError` if a league of the file plays its seasons in the other form
-    (:func:`check_league_season`, which a ``Season`` column's value must pass too). Otherwise the
-    new-leagues layout uses its ``Season`` column, and a match without one (every match of
-    the main layout, of ``fixtures.csv`` and of ``new_league_fixtures.csv``) takes, for each
-    competition in the file, the season holding most of its matches (so a season that runs
-    late, as 2019/20 did, stays one season): August to July for the main leagues, July to
-    June or the calendar year for the extra ones (:mod:`app.domain.leagues`).
-    """
+    """Parse one football-data.co.uk CSV file. ``season`` (blank: not given) is every
+    match's (:class:`LeagueSeasonError` if a league of the file names its seasons in the
+    other form); else a row's ``Season`` column, else the season holding most of its
+    competition's matches in the file."""
     season = optional_season(season)
     header, rows = _read_csv(data)
     columns = Columns.of(header)
@@ -290,16 +267,14 @@ def _read_csv(data: bytes) -> tuple[list[str], list[list[str]]]:
 
 @dataclass(frozen=True, slots=True)
 class Columns:
-    """Where a file keeps each of our fields: its position, and the header name it goes by
-    in this file (which messages name)."""
+    """Where a file keeps each of our fields, and the header name it goes by (for messages)."""
 
     position: dict[str, int]
     name: dict[str, str]
 
     @classmethod
     def of(cls, header: Sequence[str]) -> Columns:
-        """The columns of a season file's header, or :class:`FileFormatError` naming what
-        it lacks."""
+        """The columns of a header, or :class:`FileFormatError` naming what it lacks."""
         index = {name: i for i, name in enumerate(header) if name}
         names = {
             "competition": MAIN_COMPETITION if MAIN_COMPETITION in index else EXTRA_COMPETITION
@@ -348,8 +323,7 @@ def _set_season(
     season: str | None,
     skipped: list[Skipped],
 ) -> bool:
-    """The season given for the file (:class:`LeagueSeasonError` if the row's league names
-    its seasons in the other form), else the row's own; False if the row's is invalid."""
+    """The file's season, else the row's own; False if the row's is invalid."""
     if season is not None:
         try:
             record.season = check_league_season(record.competition, season)
@@ -414,9 +388,8 @@ def _competition(row: list[str], columns: Columns) -> str:
 
 
 def leading_competitions(head: bytes) -> frozenset[str]:
-    """The competitions of the rows a season file starts with, from its first bytes
-    (``head``; a line they cut short is left out): enough to tell a file's league without
-    reading it all. :class:`FileFormatError` if the header is not a season file's."""
+    """The competitions of the rows in a season file's first bytes (a line they cut short
+    left out); :class:`FileFormatError` if the header is not a season file's."""
     complete = head[: head.rfind(b"\n") + 1] or head
     header, rows = _read_csv(complete)
     columns = Columns.of(header)
@@ -453,10 +426,11 @@ def _parse_quote(
     skipped: list[Skipped],
 ) -> QuoteRecord | None:
     width = len(row)
+    home_at, draw_at, away_at = columns.positions
     cells = (
-        row[columns.home].strip() if columns.home < width else "",
-        row[columns.draw].strip() if columns.draw < width else "",
-        row[columns.away].strip() if columns.away < width else "",
+        row[home_at].strip() if home_at < width else "",
+        row[draw_at].strip() if draw_at < width else "",
+        row[away_at].strip() if away_at < width else "",
     )
     if not (cells[0] or cells[1] or cells[2]):
         return None  # this bookmaker did not price this match

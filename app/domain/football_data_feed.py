@@ -1,11 +1,6 @@
-"""What the Football-Data.co.uk feed downloads: the documents of a list of leagues and a
-season, and the part of a shared fixtures file that belongs to those leagues.
-
-The site keeps two kinds of league (https://www.football-data.co.uk/notes.txt): the main
-leagues, one results file per season (``mmz4281/1819/E0.csv``) and all their upcoming
-matches in ``fixtures.csv``; and the extra leagues, one results file holding every season
-(``new/BRA.csv``) and their upcoming matches in ``new_league_fixtures.csv``.
-"""
+"""What the Football-Data.co.uk feed downloads for some leagues and a season: a main league's
+season file (``mmz4281/1819/E0.csv``), an extra league's file of every season
+(``new/BRA.csv``), and the part of each shared fixtures file that belongs to them."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The Odds API v4 ``/v4/sports/{sport}/odds?markets=h2h`` response → :class:`IngestBatch`.
-
-Only the ``h2h`` market of soccer events is read: three outcomes named after the home team,
-the away team and ``"Draw"``, in decimal odds. Each bookmaker's ``last_update`` becomes the
-quote's ``captured_at``; prices updated at or after kickoff are in-play and are skipped.
-"""
+"""The Odds API v4 ``/v4/sports/{sport}/odds?markets=h2h`` response → :class:`IngestBatch`:
+the 1X2 market only, each price captured at its ``last_update``, in-play prices skipped."""
 
 from __future__ import annotations
 
@@ -14,7 +10,6 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -93,8 +88,6 @@ BookmakerKey = Annotated[Code, Field(examples=["pinnacle"])]
 
 
 class Outcome(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
     # Composed as the event's team names are, so the two spellings find each other.
     name: Annotated[str, AfterValidator(normalised)]
     # Read as the feed sends it: a number, or a number written as text.
@@ -104,8 +97,6 @@ class Outcome(BaseModel):
 class H2HMarket(BaseModel):
     """The 1X2 market: read strictly, every price checked."""
 
-    model_config = ConfigDict(extra="ignore")
-
     key: Literal["h2h"]
     last_update: UtcDateTime | None = None
     outcomes: list[Outcome]
@@ -113,8 +104,6 @@ class H2HMarket(BaseModel):
 
 class OtherMarket(BaseModel):
     """Any other market (totals, spreads, h2h_lay, ...): ignored, so not checked."""
-
-    model_config = ConfigDict(extra="ignore")
 
     # Any key but h2h's, which is read as an H2HMarket: the schema says so, so that a market
     # fits exactly one of the two.
@@ -133,8 +122,6 @@ Market = Annotated[
 
 
 class BookmakerOdds(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
     key: BookmakerKey
     title: Annotated[
         str,
@@ -146,8 +133,6 @@ class BookmakerOdds(BaseModel):
 
 
 class Event(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
     id: ExternalId
     sport_key: Annotated[Code, Field(examples=["soccer_epl"])]
     commence_time: UtcDateTime
@@ -174,6 +159,11 @@ def read_events(content: bytes) -> list[Event]:
             "is imported by `oddsboost import football-data` or POST /admin/import/football-data"
         )
     return EVENTS.validate_json(content)
+
+
+def problem_location(loc: tuple[int | str, ...]) -> str:
+    """Where a validation problem is in the document, as ``[0].bookmakers[1].key``."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
 
 
 def competition_code(sport_key: str) -> str:

@@ -1,17 +1,7 @@
-"""A download bounded in size, time and place: the one way the feeds (and ``oddsboost
-import`` of a URL) read an answer over HTTP.
-
-- **Size.** The answer is streamed and kept only up to a cap of bytes, counted after gzip
-  is inflated (a bounded piece at a time); past the cap it is not read further. A
-  ``Content-Length`` over the cap is refused before any of the body is read.
-- **Time.** Besides the timeout of each read, a request has an overall deadline, and a run
-  its own (``app/services/run_bounds.py``): when either passes, or the run is asked to stop,
-  the request's connection is shut down, which ends a read blocked on it at once, however
-  slowly the bytes were coming. (Connections are not kept alive between requests, so each
-  request's connection is its own to shut.)
-- **Place.** Redirects are followed only within the configured site (when one is given);
-  an answer is read from the URL its redirects led to, which the download keeps.
-"""
+"""A download bounded in size (a cap on the inflated body), time (a request's deadline and
+its run's, enforced by shutting the connection down, which ends a blocked read at once;
+so no connection is kept alive) and place (redirects followed within the configured
+site only): the one way the feeds and ``oddsboost import`` of a URL read an answer."""
 
 from __future__ import annotations
 
@@ -19,15 +9,16 @@ import json
 import socket
 import threading
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
 from app.domain.wording import counted
 from app.services.run_bounds import STOPPED, RunBounds, RunDeadlineError, RunStoppedError, Stop
+from app.settings import Settings
 
 # As many as httpx follows by default.
 MAX_REDIRECTS = 20
@@ -46,20 +37,34 @@ NO_KEEPALIVE = httpx.Limits(max_keepalive_connections=0)
 @dataclass(frozen=True, slots=True)
 class DownloadLimits:
     """How far one download may go: ``max_bytes`` of answer (inflated), ``request_seconds``
-    in all, ``read_timeout_seconds`` for each read (and to connect). The settings that
-    choose the first two are named in the messages."""
+    in all, ``read_timeout_seconds`` for each read (and to connect). The messages name the
+    settings of the first two, which start with ``settings_prefix``."""
 
     max_bytes: int
-    max_bytes_setting: str
     request_seconds: float
-    request_seconds_setting: str
     read_timeout_seconds: float
+    settings_prefix: str
+
+    @classmethod
+    def of(
+        cls,
+        settings: Settings,
+        feed: Literal["football_data", "odds_api"],
+        *,
+        read_timeout_seconds: float,
+    ) -> DownloadLimits:
+        """The settings' limits of a download from ``feed`` (also ``oddsboost import``'s)."""
+        if feed == "odds_api":
+            max_bytes, seconds = settings.odds_api_max_bytes, settings.odds_api_request_seconds
+        else:
+            max_bytes = settings.football_data_max_bytes
+            seconds = settings.football_data_request_seconds
+        return cls(max_bytes, seconds, read_timeout_seconds, f"ODDSBOOST_{feed.upper()}")
 
 
 @dataclass(frozen=True, slots=True)
 class Download:
-    """A whole answer: its status, headers and body, and the URL it was read from (the one
-    asked for, or where its redirects led)."""
+    """A whole answer, and the URL it was read from (where its redirects led)."""
 
     status_code: int
     reason_phrase: str
@@ -72,26 +77,17 @@ class Download:
 
 
 class AnswerRefusedError(httpx.TransportError):
-    """An answer the download does not take: larger than the cap, redirected off the site,
-    or compressed in a way it did not ask for. Not tried again: the same request would get
-    the same answer. The message says why."""
-
-
-class TooLargeError(AnswerRefusedError):
-    """The answer is larger than the cap."""
-
-
-class OffSiteRedirectError(AnswerRefusedError):
-    """A redirect to another site than the configured one; not followed."""
+    """An answer the download does not take (over the cap, redirected off the site, an
+    encoding not asked for); not tried again, as the same request would get the same."""
 
 
 class RequestDeadlineError(httpx.TimeoutException):
     """No whole answer within the request's deadline: its connection was shut down."""
 
 
-def describe(error: httpx.RequestError) -> str:
-    """What went wrong with a request that got no (whole) answer, on one line and without
-    its URL, which may hold a key."""
+def describe(error: Exception) -> str:
+    """What went wrong, on one line; for a request that got no (whole) answer, without its
+    URL, which may hold a key."""
     if isinstance(error, AnswerRefusedError | RequestDeadlineError):
         return str(error)
     if isinstance(error, httpx.TimeoutException):
@@ -101,32 +97,13 @@ def describe(error: httpx.RequestError) -> str:
     return f"{type(error).__name__}: {' '.join(str(error).split())}"
 
 
-def bounded_client(
-    *,
-    timeout_seconds: float,
-    base_url: str = "",
-    headers: Mapping[str, str] | None = None,
-    transport: httpx.BaseTransport | None = None,
-) -> httpx.Client:
-    """A client for :func:`download`: no connection kept alive, gzip the one compression
-    asked for, redirects left to :func:`download`. A ``transport`` given wraps
-    :func:`bounded_transport`."""
-    return httpx.Client(
-        base_url=base_url,
-        timeout=timeout_seconds,
-        headers={"Accept-Encoding": ACCEPTED_ENCODING, **(headers or {})},
-        transport=transport or bounded_transport(),
-        follow_redirects=False,
-    )
-
-
 def bounded_transport() -> httpx.HTTPTransport:
     return httpx.HTTPTransport(limits=NO_KEEPALIVE)
 
 
 @dataclass(frozen=True, slots=True)
 class Downloader:
-    """A run's way to download: its client (made by :func:`bounded_client`), the limits of
+    """A run's way to download (made by :func:`open_downloader`): its client, the limits of
     each download, where redirects may lead (None: anywhere), and the run's bounds."""
 
     client: httpx.Client
@@ -141,56 +118,52 @@ class Downloader:
         headers: Mapping[str, str] | None = None,
         params: Mapping[str, str] | None = None,
     ) -> Download:
-        return download(
-            self.client,
+        """GET ``url`` within the limits and the run's bounds. Raises
+        :class:`AnswerRefusedError`, :class:`RequestDeadlineError` or httpx's own errors for
+        this request; ``RunDeadlineError`` or ``RunStoppedError`` when the run must end."""
+        limits, bounds = self.limits, self.bounds
+        bounds.check()
+        seconds = min(limits.request_seconds, bounds.remaining())
+        cutter = _Cutter()
+        request = self.client.build_request(
+            "GET",
             url,
-            limits=self.limits,
-            bounds=self.bounds,
-            site=self.site,
             headers=headers,
             params=params,
+            timeout=httpx.Timeout(
+                limits.read_timeout_seconds, connect=min(limits.read_timeout_seconds, seconds)
+            ),
+            extensions={"trace": cutter.trace},
         )
+        with cutter.armed(seconds, bounds.stop):
+            try:
+                return _follow(self.client, request, limits, self.site)
+            finally:
+                # Also after an answer: a body that ends with its cut connection ends early,
+                # with no error.
+                cutter.explain(limits, bounds, run_deadline=seconds < limits.request_seconds)
 
 
-def download(
-    client: httpx.Client,
-    url: str,
-    *,
+@contextmanager
+def open_downloader(
     limits: DownloadLimits,
     bounds: RunBounds,
+    *,
     site: httpx.URL | None,
+    base_url: str = "",
     headers: Mapping[str, str] | None = None,
-    params: Mapping[str, str] | None = None,
-) -> Download:
-    """GET ``url`` with ``client`` (made by :func:`bounded_client`) within ``limits`` and
-    the run's ``bounds``, following redirects within ``site`` only (None: anywhere).
-
-    Raises :class:`TooLargeError`, :class:`OffSiteRedirectError`,
-    :class:`RequestDeadlineError` or httpx's own errors for this request;
-    ``RunDeadlineError`` or ``RunStoppedError`` when the run must end.
-    """
-    bounds.check()
-    seconds = min(limits.request_seconds, bounds.remaining())
-    cutter = _Cutter()
-    request = client.build_request(
-        "GET",
-        url,
-        headers=headers,
-        params=params,
-        timeout=httpx.Timeout(
-            limits.read_timeout_seconds, connect=min(limits.read_timeout_seconds, seconds)
-        ),
-        extensions={"trace": cutter.trace},
-    )
-    with cutter.armed(seconds, bounds.stop):
-        try:
-            answer = _follow(client, request, limits, site)
-        except Exception:
-            cutter.explain(limits, bounds, run_deadline=seconds < limits.request_seconds)
-            raise
-        # A body that ends with its connection ends early, with no error, when it is cut.
-        cutter.explain(limits, bounds, run_deadline=seconds < limits.request_seconds)
-    return answer
+    transport: httpx.BaseTransport | None = None,
+) -> Iterator[Downloader]:
+    """A downloader on a client of its own: gzip the one compression asked for, redirects
+    left to the downloader; a ``transport`` given wraps :func:`bounded_transport`."""
+    with httpx.Client(
+        base_url=base_url,
+        timeout=limits.read_timeout_seconds,
+        headers={"Accept-Encoding": ACCEPTED_ENCODING, **(headers or {})},
+        transport=transport or bounded_transport(),
+        follow_redirects=False,
+    ) as client:
+        yield Downloader(client, limits, site, bounds)
 
 
 def _follow(
@@ -202,8 +175,8 @@ def _follow(
             following = response.next_request
             if following is None:
                 return _read(response, limits)
-            if site is not None and not on_site(following.url, site):
-                raise OffSiteRedirectError(
+            if site is not None and _origin(following.url) != _origin(site):
+                raise AnswerRefusedError(
                     f"redirected to {following.url}, off the configured site {site}; not followed",
                     request=request,
                 )
@@ -213,9 +186,8 @@ def _follow(
     raise httpx.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects", request=request)
 
 
-def on_site(url: httpx.URL, site: httpx.URL) -> bool:
-    """Whether ``url`` is on ``site``: the same scheme, host and port."""
-    return (url.scheme, url.host, url.port) == (site.scheme, site.host, site.port)
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return (url.scheme, url.host, url.port)
 
 
 def _read(response: httpx.Response, limits: DownloadLimits) -> Download:
@@ -223,7 +195,7 @@ def _read(response: httpx.Response, limits: DownloadLimits) -> Download:
     has_body = response.status_code not in BODILESS and response.request.method != "HEAD"
     declared = _declared_length(response) if has_body else None
     inflate = _inflater(response)
-    if declared is not None and isinstance(inflate, _Identity) and declared > limits.max_bytes:
+    if declared is not None and inflate is _as_is and declared > limits.max_bytes:
         raise _too_large(limits, response.request)
     body = bytearray()
     received = 0
@@ -247,10 +219,10 @@ def _read(response: httpx.Response, limits: DownloadLimits) -> Download:
     )
 
 
-def _too_large(limits: DownloadLimits, request: httpx.Request) -> TooLargeError:
-    return TooLargeError(
-        f"the answer is larger than {limits.max_bytes:,} bytes ({limits.max_bytes_setting}); "
-        "not read further",
+def _too_large(limits: DownloadLimits, request: httpx.Request) -> AnswerRefusedError:
+    return AnswerRefusedError(
+        f"the answer is larger than {limits.max_bytes:,} bytes ({limits.settings_prefix}"
+        "_MAX_BYTES); not read further",
         request=request,
     )
 
@@ -260,9 +232,8 @@ def _declared_length(response: httpx.Response) -> int | None:
     return int(declared) if declared.isdigit() else None
 
 
-class _Identity:
-    def __call__(self, raw: bytes) -> Iterator[bytes]:
-        yield raw
+def _as_is(raw: bytes) -> Iterator[bytes]:
+    yield raw
 
 
 class _Gunzip:
@@ -284,10 +255,10 @@ class _Gunzip:
             pending = self._inflater.unconsumed_tail
 
 
-def _inflater(response: httpx.Response) -> _Identity | _Gunzip:
+def _inflater(response: httpx.Response) -> Callable[[bytes], Iterator[bytes]]:
     encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
     if encoding in ("", "identity"):
-        return _Identity()
+        return _as_is
     if encoding in ("gzip", "x-gzip"):
         return _Gunzip(response.request)
     raise AnswerRefusedError(
@@ -347,7 +318,7 @@ class _Cutter:
         if why == DEADLINE:
             raise RequestDeadlineError(
                 f"no whole answer within {limits.request_seconds:g} s "
-                f"({limits.request_seconds_setting})"
+                f"({limits.settings_prefix}_REQUEST_SECONDS)"
             )
 
 

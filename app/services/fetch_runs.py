@@ -1,32 +1,29 @@
-"""Runs of the feeds: each fetch recorded when it starts and when it ends, with what it
-stored and the quota the source said was left, so an operator can follow them
-(``GET /admin/fetches``) and a failed fetch is visible rather than silent.
+"""Runs of the feeds, each recorded when it starts and when it ends (``GET /admin/fetches``).
 
-One fetch of a source runs at a time, across processes and machines: a run holds its
-source's lock (``app/services/locks.py``) while it lasts, and a fetch that finds the lock
-taken is recorded as skipped. A run still marked running when a new one holds the lock was
-left by a process that died (killed, out of memory); the new run closes it as abandoned, as
-the refit does its own.
+One fetch of a source runs at a time, across processes: a run holds its source's lock, a
+fetch that finds it taken is recorded as skipped, and a run still marked running when a new
+one holds the lock was left by a process that died, so the new run closes it as abandoned.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.engine import make_session_factory
 from app.db.orm import FetchRun, utcnow
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 from app.domain.wording import counted
 from app.metrics import count_fetch_run
 from app.services.locks import run_lock
 from app.services.pagination import Paged, PageWindow, paginate
-from app.services.run_bounds import ABANDONED
+from app.services.run_bounds import ABANDONED, RunEndedEarlyError
 
 log = logging.getLogger(__name__)
 
@@ -63,22 +60,70 @@ def _later(earlier: int | None, later: int | None) -> int | None:
     return earlier if later is None else later
 
 
+@dataclass
+class RecordedFetch:
+    """A run as it goes: what it did so far and why it failed (None: it did not), recorded
+    when it ends; ``skipped`` says why it did nothing."""
+
+    run_id: int
+    counts: FetchCounts = field(default_factory=FetchCounts)
+    error: str | None = None
+    skipped: str | None = None
+
+    @property
+    def status(self) -> FetchStatus:
+        if self.skipped is not None:
+            return FetchStatus.SKIPPED
+        return FetchStatus.SUCCEEDED if self.error is None else FetchStatus.FAILED
+
+
 @contextmanager
-def fetch_lock(factory: sessionmaker[Session], source: FetchSource) -> Iterator[bool]:
-    """Whether this process holds ``source``'s lock, taken (if free) for as long as the
-    block runs. Never waits."""
+def recorded_fetch(
+    factory: sessionmaker[Session],
+    source: FetchSource,
+    trigger: RunTrigger,
+    *,
+    fault: Callable[[BaseException], str],
+) -> Iterator[RecordedFetch]:
+    """A run of ``source`` holding its lock, recorded as running, then as finished with its
+    counts and error (``fault``'s for an exception, which goes on); recorded as skipped,
+    and the block must do nothing, while another fetch of ``source`` runs."""
     with factory() as session:
         bind = session.get_bind()
     engine = bind if isinstance(bind, Engine) else bind.engine
-    with run_lock(engine, f"fetch-{source}") as lock:
-        yield lock.taken
+    with run_lock(engine, f"fetch-{source}") as lock:  # never waits
+        if not lock.taken:
+            run_id, why = skip_fetch(factory, source, trigger)
+            yield RecordedFetch(run_id, skipped=why)
+            return
+        run = RecordedFetch(start_fetch(factory, source, trigger))
+        try:
+            yield run
+        except BaseException as error:
+            finish_fetch(factory, run.run_id, run.counts, fault(error))
+            raise
+        finish_fetch(factory, run.run_id, run.counts, run.error)
+
+
+def ended_early(error: RunEndedEarlyError, done: int, of: int, noun: str) -> str:
+    """Why a run ended before its last item, and how far it came."""
+    return f"{error}, with {done} of {counted(of, noun)} done"
+
+
+def scheduled_fetch(
+    engine: Engine, fetch: Callable[[sessionmaker[Session]], object], failed: str
+) -> None:
+    """A fetch on the schedule, with write sessions of ``engine``; a failure is logged
+    (``failed``), never raised, so the scheduler's other jobs go on."""
+    try:
+        fetch(make_session_factory(engine, for_writes=True))
+    except Exception:
+        log.exception(failed)
 
 
 def start_fetch(factory: sessionmaker[Session], source: FetchSource, trigger: RunTrigger) -> int:
-    """Record a fetch as running; returns its id. Committed at once, so the run is visible
-    while it lasts and stays recorded if its process dies. Called holding the source's
-    lock (:func:`fetch_lock`): any other run of the source still marked running is then
-    closed as abandoned, in the same transaction."""
+    """Record (committed at once) a fetch as running, and return its id; called holding
+    the source's lock, it closes any other run of the source still marked running."""
     now = utcnow()
     with factory.begin() as session:
         session.execute(
@@ -95,8 +140,7 @@ def start_fetch(factory: sessionmaker[Session], source: FetchSource, trigger: Ru
 def skip_fetch(
     factory: sessionmaker[Session], source: FetchSource, trigger: RunTrigger
 ) -> tuple[int, str]:
-    """Record (and log) a fetch that did nothing because another fetch of ``source`` holds
-    its lock; its id, and why it was skipped."""
+    """Record (and log) a fetch skipped while another holds the lock; its id, and why."""
     now = utcnow()
     with factory.begin() as session:
         running = session.scalar(

@@ -1,14 +1,6 @@
-"""The Football-Data.co.uk feed: download the files of some leagues, only those that changed
-since they were last imported (the ETag and Last-Modified the site sent, asked back with
-If-None-Match and If-Modified-Since), and import each changed one in its own transaction.
-
-A document's validators are saved in the transaction that imports it, so a file whose
-import failed is downloaded and imported again by the next run. Every run is recorded
-(``app/services/fetch_runs.py``): a document that fails (an error status after the retries,
-a timeout, a body cut short or over the cap, a redirect off the site, a file that is not a
-season file) fails the run, and the others are still imported. Each download is bounded in
-size, time and place (``app/services/downloads.py``), and the run ends at its deadline or
-when its process is asked to stop, recorded as failed with the files it imported.
+"""The Football-Data.co.uk feed: the files of some leagues downloaded only when they changed
+(the ETag and Last-Modified last imported, asked back), each imported in its own
+transaction with its validators, so a file whose import failed is downloaded again.
 """
 
 from __future__ import annotations
@@ -23,7 +15,7 @@ from sqlalchemy import Engine, Select, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import make_session_factory, session_scope
+from app.db.engine import session_scope
 from app.db.orm import Clock, FetchedDocument, utcnow
 from app.domain.football_data import FileFormatError, parse_football_data
 from app.domain.football_data_feed import (
@@ -35,10 +27,21 @@ from app.domain.football_data_feed import (
 )
 from app.domain.records import TooManyBookmakersError
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
-from app.domain.wording import counted
 from app.services.busy import DatabaseBusyError
-from app.services.downloads import Download, Downloader, DownloadLimits, bounded_client, describe
-from app.services.fetch_runs import FetchCounts, fetch_lock, finish_fetch, skip_fetch, start_fetch
+from app.services.downloads import (
+    Download,
+    Downloader,
+    DownloadLimits,
+    describe,
+    open_downloader,
+)
+from app.services.fetch_runs import (
+    FetchCounts,
+    RecordedFetch,
+    ended_early,
+    recorded_fetch,
+    scheduled_fetch,
+)
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.ingest import IngestReport, ingest_batch
 from app.services.run_bounds import RunBounds, RunEndedEarlyError, Stop
@@ -54,8 +57,7 @@ SKIPPED_LOGGED = 20
 
 @dataclass(frozen=True, slots=True)
 class FeedRequest:
-    """What one run fetches: the site's address, the leagues, the main leagues' season
-    folder (``2526``)."""
+    """What one run fetches; ``folder``: the main leagues' season folder (``2526``)."""
 
     base_url: str
     leagues: tuple[str, ...]
@@ -65,8 +67,8 @@ class FeedRequest:
     def of(
         cls, settings: Settings, *, leagues: str | None, season: str, today: dt.date
     ) -> FeedRequest:
-        """The request of a run: ``leagues`` comma-separated (None: the setting's), ``season``
-        ``current`` or ``2025/26``. ValueError says what is wrong with either."""
+        """``leagues`` comma-separated (None: the setting's), ``season`` ``current`` or
+        ``2025/26``; ValueError says what is wrong with either."""
         chosen = settings.football_data_leagues if leagues is None else leagues
         return cls(
             base_url=settings.football_data_url.rstrip("/"),
@@ -77,36 +79,9 @@ class FeedRequest:
     def url(self, document: FeedDocument) -> str:
         return f"{self.base_url}/{document.path}"
 
-    @property
-    def site(self) -> httpx.URL:
-        """Where redirects may lead: the configured site's scheme, host and port."""
-        return httpx.URL(self.base_url)
-
 
 # The longest Retry-After a download waits for; a site asking for more is tried next run.
 MAX_WAIT_SECONDS = 600.0
-
-
-def retry_policy(settings: Settings, bounds: RunBounds) -> RetryPolicy:
-    """The settings' retries of a download: 5xx, 429, a timeout or a broken connection,
-    each wait cut short by the run's stop and refused past its deadline."""
-    return RetryPolicy(
-        attempts=settings.football_data_retries + 1,
-        backoff=settings.football_data_retry_wait_seconds,
-        max_wait=MAX_WAIT_SECONDS,
-        sleep=bounds.sleep,
-    )
-
-
-def download_limits(settings: Settings, *, read_timeout_seconds: float) -> DownloadLimits:
-    """How far a download of a football-data file may go (also ``oddsboost import``'s)."""
-    return DownloadLimits(
-        max_bytes=settings.football_data_max_bytes,
-        max_bytes_setting="ODDSBOOST_FOOTBALL_DATA_MAX_BYTES",
-        request_seconds=settings.football_data_request_seconds,
-        request_seconds_setting="ODDSBOOST_FOOTBALL_DATA_REQUEST_SECONDS",
-        read_timeout_seconds=read_timeout_seconds,
-    )
 
 
 class DownloadError(Exception):
@@ -121,9 +96,7 @@ def get_with_retries(
     downloader: Downloader, policy: RetryPolicy, url: str, headers: dict[str, str]
 ) -> tuple[Download, int]:
     """The answer to a GET (any status but 429 and 5xx) and the requests it took;
-    DownloadError once the attempts are spent, or for an answer cut short, over the cap or
-    redirected off the site (tried again on the next run). The run's end (its deadline, a
-    stop) is raised as it came."""
+    DownloadError when no usable answer came (tried again on the next run)."""
     sent = 0
 
     def once() -> Download:
@@ -141,8 +114,6 @@ def get_with_retries(
 
 
 class DocumentStatus(StrEnum):
-    """What a run did with one document."""
-
     IMPORTED = "imported"
     UNCHANGED = "unchanged"  # answered 304 Not Modified: nothing downloaded or imported
     FAILED = "failed"
@@ -150,8 +121,8 @@ class DocumentStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class DocumentOutcome:
-    """What a run did with one document; ``url``: where it was read from in the end (the
-    document's own URL, or where the site redirected it), None when it was not read."""
+    """What a run did with one document; ``url``: where it was read from in the end (after
+    any redirects), None when it was not read."""
 
     path: str
     status: DocumentStatus
@@ -162,9 +133,7 @@ class DocumentOutcome:
 
 @dataclass(frozen=True, slots=True)
 class FeedOutcome:
-    """A finished run: its id, each document's outcome and the counts of them all; why it
-    ended before its last document (``ended_early``: its deadline, a stop), or why it did
-    nothing at all (``skipped``: another fetch was running)."""
+    """A finished run; why it ended before its last document, or why it did nothing."""
 
     run_id: int
     documents: tuple[DocumentOutcome, ...]
@@ -195,67 +164,54 @@ def fetch_football_data(
     clock: Clock = utcnow,
     stop: Stop | None = None,
 ) -> FeedOutcome:
-    """One recorded run: each document of ``request`` downloaded if it changed and imported,
-    within the settings' bounds; skipped (and recorded so) while another fetch of the site
-    runs. ``factory`` makes write sessions; each import is its own transaction, its quotes
-    received at ``clock``'s present. ``stop``, once set, ends the run at once."""
-    with fetch_lock(factory, SOURCE) as free:
-        if not free:
-            run_id, why = skip_fetch(factory, SOURCE, trigger)
-            return FeedOutcome(run_id, (), skipped=why)
-        run_id = start_fetch(factory, SOURCE, trigger)
+    """One recorded run: each document of ``request`` downloaded if it changed and imported
+    (received at ``clock``'s present), within the settings' bounds and until ``stop``."""
+    with recorded_fetch(factory, SOURCE, trigger, fault=_fault) as run:
+        if run.skipped is not None:
+            return FeedOutcome(run.run_id, (), skipped=run.skipped)
         bounds = RunBounds(
             settings.football_data_run_seconds, "ODDSBOOST_FOOTBALL_DATA_RUN_SECONDS", stop
         )
-        return _run(factory, settings, request, run_id, bounds, clock)
+        outcome = _run(factory, settings, request, run, bounds, clock)
+        run.error = outcome.error
+    return outcome
+
+
+def _fault(error: BaseException) -> str:
+    return f"stopped: {type(error).__name__}"
 
 
 def _run(
     factory: sessionmaker[Session],
     settings: Settings,
     request: FeedRequest,
-    run_id: int,
+    run: RecordedFetch,
     bounds: RunBounds,
     clock: Clock,
 ) -> FeedOutcome:
     outcomes: list[DocumentOutcome] = []
-    ended_early: str | None = None
     wanted = documents(request.leagues, request.folder)
+    timeout = settings.football_data_timeout_seconds
+    limits = DownloadLimits.of(settings, "football_data", read_timeout_seconds=timeout)
+    policy = RetryPolicy(
+        attempts=settings.football_data_retries + 1,
+        backoff=settings.football_data_retry_wait_seconds,
+        max_wait=MAX_WAIT_SECONDS,
+        sleep=bounds.sleep,
+    )
+    headers = {"User-Agent": USER_AGENT}
     try:
-        with bounded_client(
-            timeout_seconds=settings.football_data_timeout_seconds,
-            headers={"User-Agent": USER_AGENT},
-        ) as client:
-            downloader = Downloader(
-                client=client,
-                limits=download_limits(
-                    settings, read_timeout_seconds=settings.football_data_timeout_seconds
-                ),
-                site=request.site,
-                bounds=bounds,
-            )
-            policy = retry_policy(settings, bounds)
+        site = httpx.URL(request.base_url)
+        with open_downloader(limits, bounds, site=site, headers=headers) as downloader:
             for document in wanted:
                 bounds.check()
-                outcomes.append(
-                    _fetch_document(factory, downloader, policy, request, document, clock)
-                )
+                outcome = _fetch_document(factory, downloader, policy, request, document, clock)
+                outcomes.append(outcome)
+                run.counts = run.counts.plus(outcome.counts)
     except RunEndedEarlyError as error:
-        ended_early = f"{error}, with {len(outcomes)} of {counted(len(wanted), 'file')} done"
-    except BaseException as error:
-        # Not one document's failure (those are in the outcomes): a fault here.
-        finish_fetch(factory, run_id, _total(outcomes), f"stopped: {type(error).__name__}")
-        raise
-    outcome = FeedOutcome(run_id, tuple(outcomes), _total(outcomes), ended_early=ended_early)
-    finish_fetch(factory, run_id, outcome.counts, outcome.error)
-    return outcome
-
-
-def _total(outcomes: list[DocumentOutcome]) -> FetchCounts:
-    total = FetchCounts()
-    for outcome in outcomes:
-        total = total.plus(outcome.counts)
-    return total
+        ended = ended_early(error, len(outcomes), len(wanted), "file")
+        return FeedOutcome(run.run_id, tuple(outcomes), run.counts, ended_early=ended)
+    return FeedOutcome(run.run_id, tuple(outcomes), run.counts)
 
 
 def _fetch_document(
@@ -277,7 +233,7 @@ def _fetch_document(
             log.info("football-data %s was read from %s", document.path, response.url)
         if response.status_code == 304:
             with session_scope(factory) as session:
-                _checked(session, imported_as, response)
+                _remember(session, imported_as, response, changed=False)
             return DocumentOutcome(
                 document.path,
                 DocumentStatus.UNCHANGED,
@@ -298,8 +254,7 @@ def _fetch_document(
         SQLAlchemyError,
     ) as error:
         counts = FetchCounts(requests=requests)
-        reason = f"{type(error).__name__}: {' '.join(str(error).split())}"
-        return DocumentOutcome(document.path, DocumentStatus.FAILED, counts, reason)
+        return DocumentOutcome(document.path, DocumentStatus.FAILED, counts, describe(error))
     for item in report.skipped[:SKIPPED_LOGGED]:
         field_name = f" {item.field}" if item.field else ""
         log.warning(
@@ -340,7 +295,7 @@ def _import(
         report = ingest_batch(
             session, batch, source=f"Football-Data.co.uk {document.path}", now=now
         )
-        _remember(session, imported_as, response)
+        _remember(session, imported_as, response, changed=True)
     return report
 
 
@@ -358,41 +313,34 @@ def _conditional_headers(row: FetchedDocument | None) -> dict[str, str]:
     return headers
 
 
-def _remember(session: Session, url: str, response: Download) -> None:
-    now = utcnow()
+def _remember(session: Session, url: str, response: Download, *, changed: bool) -> None:
+    """When a document was checked and where it was read from; a changed one's validators."""
     row = session.scalar(_document_row(url))
+    if row is None and not changed:
+        return
     if row is None:
         row = FetchedDocument(url=url)
         session.add(row)
-    row.etag = response.headers.get("ETag")
-    row.last_modified = response.headers.get("Last-Modified")
+    row.checked_at = utcnow()
     row.final_url = response.url
-    row.checked_at = now
-    row.changed_at = now
-
-
-def _checked(session: Session, url: str, response: Download) -> None:
-    row = session.scalar(_document_row(url))
-    if row is not None:
-        row.checked_at = utcnow()
-        row.final_url = response.url
+    if changed:
+        row.etag = response.headers.get("ETag")
+        row.last_modified = response.headers.get("Last-Modified")
+        row.changed_at = row.checked_at
 
 
 def football_data_job(
     engine: Engine, settings: Settings, *, clock: Clock = utcnow, stop: Stop | None = None
 ) -> None:
     """The scheduler's run over the configured leagues' current season (the one holding
-    ``clock``'s date), which ``stop`` ends at once. It never raises: a failure is logged
-    (and recorded, when the database could record it), and the next run is on schedule."""
-    try:
-        request = FeedRequest.of(settings, leagues=None, season="current", today=clock().date())
-        fetch_football_data(
-            make_session_factory(engine, for_writes=True),
-            settings,
-            request,
-            trigger=RunTrigger.SCHEDULER,
-            clock=clock,
-            stop=stop,
-        )
-    except Exception:
-        log.exception("scheduled football-data fetch failed; the next one is on schedule")
+    ``clock``'s date), which ``stop`` ends at once; it never raises."""
+
+    def fetch(factory: sessionmaker[Session]) -> None:
+        today = clock().date()
+        request = FeedRequest.of(settings, leagues=None, season="current", today=today)
+        trigger = RunTrigger.SCHEDULER
+        fetch_football_data(factory, settings, request, trigger=trigger, clock=clock, stop=stop)
+
+    scheduled_fetch(
+        engine, fetch, "scheduled football-data fetch failed; the next one is on schedule"
+    )

@@ -1,10 +1,7 @@
-"""A request to a feed tried again, a bounded number of times, when the answer says "later":
-429 Too Many Requests and 5xx server errors (waiting what ``Retry-After`` asks), and the
-failures without an answer that the policy says are safe to send again: for a free
-request, a timeout or a connection that failed; for one the provider counts, only a
-request that never left. Every wait goes through the policy's ``sleep``: a run's, which a
-stop or the run's deadline ends (``app/services/run_bounds.py``), or a test's, which records
-the waits instead of spending them."""
+"""A request to a feed tried again, a bounded number of times, on 429 and 5xx (waiting what
+``Retry-After`` asks) and on the failures without an answer the policy says are safe to
+send again. Every wait goes through the policy's ``sleep``: a run's, which a stop or the
+run's deadline ends, or a test's, which records the waits."""
 
 from __future__ import annotations
 
@@ -13,14 +10,12 @@ import email.utils
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import httpx
 
 from app.domain.wording import counted
-from app.services.downloads import describe
-
-TOO_MANY_REQUESTS = 429
+from app.services.downloads import Download, describe
 
 Failures = tuple[type[httpx.TransportError], ...]
 # Every failure that ends with no answer: a timeout, a connection that failed or broke.
@@ -32,10 +27,9 @@ UNSENT: Failures = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How often a request is tried and how long to wait between attempts: ``backoff``
-    seconds before the second, doubled before each next one, unless the answer says
-    ``Retry-After``; a wait beyond ``max_wait`` ends the attempts instead. Of the failures
-    without an answer, only the ``retried`` ones are tried again; any other is raised."""
+    """How often a request is tried: ``backoff`` seconds before the second attempt, doubled
+    each time, unless ``Retry-After`` says otherwise; a wait beyond ``max_wait`` ends the
+    attempts. Of the failures without an answer, only the ``retried`` ones are retried."""
 
     attempts: int
     backoff: float
@@ -52,31 +46,15 @@ class RetryPolicy:
         return replace(self, retried=UNSENT)
 
 
-class Answer(Protocol):
-    """What the retries read of an answer (an ``httpx.Response`` or a whole ``Download``)."""
-
-    @property
-    def status_code(self) -> int: ...
-
-    @property
-    def reason_phrase(self) -> str: ...
-
-    @property
-    def headers(self) -> httpx.Headers: ...
-
-
-AnswerT = TypeVar("AnswerT", bound=Answer)
+# What is retried: a whole download, or a plain answer (the tests').
+AnswerT = TypeVar("AnswerT", Download, httpx.Response)
 
 
 class GaveUpError(Exception):
     """Every attempt got an answer that said "later", or none; the message says the last."""
 
 
-def is_retried(status: int) -> bool:
-    return status == TOO_MANY_REQUESTS or status >= 500
-
-
-def retry_after(response: Answer) -> float | None:
+def retry_after(response: Download | httpx.Response) -> float | None:
     """The seconds a ``Retry-After`` header asks for (a number, or an HTTP date: none past
     it), None without one that can be read."""
     value = response.headers.get("retry-after", "").strip()
@@ -94,17 +72,16 @@ def retry_after(response: Answer) -> float | None:
 
 
 def send_with_retries(send: Callable[[], AnswerT], policy: RetryPolicy) -> AnswerT:
-    """The first answer that is neither 429 nor 5xx. Raises :class:`GaveUpError` when the
-    attempts run out or an answer asks for a longer wait than the policy allows, and a
-    failure the policy does not retry as it came. An answer cut short is not tried again:
-    it may have been counted against a quota."""
+    """The first answer that is neither 429 nor 5xx; :class:`GaveUpError` when the attempts
+    run out or a wait is too long. A failure the policy does not retry (an answer cut short
+    may have been counted against a quota) is raised as it came."""
     for attempt in range(1, policy.attempts + 1):
         try:
             response = send()
         except policy.retried as error:
             why, asked = describe(error), None
         else:
-            if not is_retried(response.status_code):
+            if response.status_code != httpx.codes.TOO_MANY_REQUESTS and response.status_code < 500:
                 return response
             why = f"HTTP {response.status_code} {response.reason_phrase}".strip()
             asked = retry_after(response)

@@ -1,19 +1,9 @@
 """The Odds API feed: each sport's upcoming 1X2 prices fetched and stored, one transaction
-per sport, through the same ingest as a saved response. Every bookmaker's ``last_update``
-becomes its quote's ``captured_at``, so fetch after fetch builds each bookmaker's price
-history up to kickoff, and a price that has not moved adds nothing.
+per sport, within the quota's reserve, each run recorded.
 
-Each run is recorded (``app/services/fetch_runs.py``) with what it stored and the quota the
-answers said was left. A run starts with the free ``/v4/sports`` request, which checks the
-key and reads the quota, and fetches a sport only while its cost leaves the configured
-reserve unspent. Each answer is bounded in size, time and place
-(``app/services/downloads.py``): one over the cap, too slow or redirected off the API's
-host fails its sport (the key never leaves for another host); the run ends at its deadline
-or when its process is asked to stop.
-
-The key travels in the query string, as the API requires, but it is added by the transport
-as each request leaves: the URL the client logs, raises and keeps holds no key, and every
-error text is cleaned of it before it is logged or stored.
+The key travels in the query string, as the API requires, but the transport adds it as each
+request leaves: the URL the client logs, raises and keeps holds no key, and every error
+text is cleaned of it before it is logged or stored.
 """
 
 from __future__ import annotations
@@ -30,9 +20,16 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import make_session_factory, session_scope
+from app.db.engine import session_scope
 from app.db.orm import Clock, utcnow
-from app.domain.odds_api import H2H_MARKET, Event, read_events, region_keys, sport_keys
+from app.domain.odds_api import (
+    H2H_MARKET,
+    Event,
+    problem_location,
+    read_events,
+    region_keys,
+    sport_keys,
+)
 from app.domain.records import TooManyBookmakersError
 from app.domain.vocabulary import FetchSource, FetchStatus, RunTrigger
 from app.domain.wording import counted
@@ -41,11 +38,16 @@ from app.services.downloads import (
     Download,
     Downloader,
     DownloadLimits,
-    bounded_client,
     bounded_transport,
     describe,
+    open_downloader,
 )
-from app.services.fetch_runs import FetchCounts, fetch_lock, finish_fetch, skip_fetch, start_fetch
+from app.services.fetch_runs import (
+    FetchCounts,
+    ended_early,
+    recorded_fetch,
+    scheduled_fetch,
+)
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.ingest import import_odds_api
 from app.services.run_bounds import RunBounds, RunEndedEarlyError, Stop
@@ -72,22 +74,6 @@ class SportFailedError(Exception):
     """One sport's answer could not be used; the message says why."""
 
 
-@dataclass(frozen=True, slots=True)
-class Quota:
-    """What The Odds API's headers said of the quota after the last answer that had them.
-    (Its ``x-requests-last``, what that request cost, is not read: the reserve needs a
-    sport's cost before the sport is asked for, which the documented price gives.)"""
-
-    remaining: int | None = None
-    used: int | None = None
-
-    def read(self, headers: httpx.Headers) -> Quota:
-        return Quota(
-            remaining=_header_count(headers, "x-requests-remaining", self.remaining),
-            used=_header_count(headers, "x-requests-used", self.used),
-        )
-
-
 def _header_count(headers: httpx.Headers, name: str, otherwise: int | None) -> int | None:
     try:
         # Sent as text; some answers write a whole number with a fraction ("480.0").
@@ -103,15 +89,6 @@ class SportFetch:
     sport: str
     counts: FetchCounts
     error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Receipt:
-    """When an answer counts as received (``clock``), and how far a price's
-    ``last_update`` may be later than that (see :class:`app.domain.records.CaptureLimit`)."""
-
-    clock: Clock
-    capture_skew: dt.timedelta
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,25 +124,10 @@ class KeyedTransport(httpx.BaseTransport):
         self._inner.close()
 
 
-def download_limits(settings: Settings, *, read_timeout_seconds: float) -> DownloadLimits:
-    """How far a download of The Odds API's answer may go (also ``oddsboost import``'s)."""
-    return DownloadLimits(
-        max_bytes=settings.odds_api_max_bytes,
-        max_bytes_setting="ODDSBOOST_ODDS_API_MAX_BYTES",
-        request_seconds=settings.odds_api_request_seconds,
-        request_seconds_setting="ODDSBOOST_ODDS_API_REQUEST_SECONDS",
-        read_timeout_seconds=read_timeout_seconds,
-    )
-
-
 class OddsApiClient:
-    """One run's requests: each tried as the policy says, counted, its quota headers read;
-    a 401 raises :class:`KeyRefusedError` at once.
-
-    A request that costs credits is sent again only if it never left: The Odds API counts
-    one it answered even when the answer came too late, so a read timeout fails it, and
-    the next run asks again.
-    """
+    """One run's requests: each tried as the policy says, counted, the quota its headers
+    say left read; a 401 raises :class:`KeyRefusedError`. A request that costs credits is
+    sent again only if it never left: The Odds API counts one it answered too late."""
 
     def __init__(self, downloader: Downloader, policy: RetryPolicy, key: str) -> None:
         self.downloader = downloader
@@ -173,13 +135,18 @@ class OddsApiClient:
         self._paid_policy = policy.for_counted_requests()
         self._key = key
         self.requests = 0
-        self.quota = Quota()
+        self.quota_remaining: int | None = None
+        self.quota_used: int | None = None
 
     def get(self, path: str, params: dict[str, str], *, costs: bool) -> Download:
         def once() -> Download:
             self.requests += 1
             response = self.downloader.get(path, params=params)
-            self.quota = self.quota.read(response.headers)
+            headers = response.headers
+            self.quota_remaining = _header_count(
+                headers, "x-requests-remaining", self.quota_remaining
+            )
+            self.quota_used = _header_count(headers, "x-requests-used", self.quota_used)
             return response
 
         response = send_with_retries(once, self._paid_policy if costs else self._free_policy)
@@ -194,8 +161,8 @@ class OddsApiClient:
     def counts(self, requests: int, **stored: int) -> FetchCounts:
         return FetchCounts(
             requests=requests,
-            quota_remaining=self.quota.remaining,
-            quota_used=self.quota.used,
+            quota_remaining=self.quota_remaining,
+            quota_used=self.quota_used,
             **stored,
         )
 
@@ -204,8 +171,7 @@ class OddsApiClient:
 def odds_api_client(
     settings: Settings, sleep: Callable[[float], None] | None, bounds: RunBounds
 ) -> Iterator[OddsApiClient]:
-    """The run's client. Its waits between attempts are ``sleep``'s (None: the run's own,
-    which a stop cuts short), never past the run's deadline."""
+    """The run's client, waiting between attempts with ``sleep`` (None: the run's own)."""
     if settings.odds_api_key is None:
         raise OddsApiKeyMissingError("ODDSBOOST_ODDS_API_KEY is not set")
     key = settings.odds_api_key.get_secret_value()
@@ -216,20 +182,16 @@ def odds_api_client(
         sleep=bounds.sleep if sleep is None else bounds.checked(sleep),
     )
     base_url = settings.odds_api_url.rstrip("/")
-    with bounded_client(
+    timeout = settings.odds_api_timeout_seconds
+    limits = DownloadLimits.of(settings, "odds_api", read_timeout_seconds=timeout)
+    with open_downloader(
+        limits,
+        bounds,
+        site=httpx.URL(base_url),  # the key never leaves for another host
         base_url=base_url,
-        timeout_seconds=settings.odds_api_timeout_seconds,
         transport=KeyedTransport(key, bounded_transport()),
         headers={"Accept": "application/json"},
-    ) as client:
-        downloader = Downloader(
-            client=client,
-            limits=download_limits(
-                settings, read_timeout_seconds=settings.odds_api_timeout_seconds
-            ),
-            site=httpx.URL(base_url),  # the key never leaves for another host
-            bounds=bounds,
-        )
+    ) as downloader:
         yield OddsApiClient(downloader, policy, key)
 
 
@@ -245,10 +207,8 @@ def fetch_the_odds_api(
     stop: Stop | None = None,
 ) -> OddsApiFetch:
     """Fetch and store the h2h prices of ``sports`` (default: the settings'), recording the
-    run; ``clock`` tells when each answer was received. A sport that fails stores nothing
-    and the others go on; a refused key, the run's deadline or ``stop`` ends the run at
-    once; another fetch of The Odds API running makes this one a skipped run. The waits
-    between attempts are ``sleep``'s (None: the run's own). Raises
+    run: a sport that fails stores nothing and the others go on; a refused key, the run's
+    deadline or ``stop`` ends it. ``sleep`` waits between attempts (None: the run's own).
     :class:`OddsApiKeyMissingError` (nothing recorded) without a key, ValueError for a bad
     sport or region."""
     chosen_sports = sport_keys(sports) if sports is not None else tuple(settings.odds_api_sports)
@@ -256,98 +216,127 @@ def fetch_the_odds_api(
         region_keys(regions) if regions is not None else tuple(settings.odds_api_regions)
     )
     bounds = RunBounds(settings.odds_api_run_seconds, "ODDSBOOST_ODDS_API_RUN_SECONDS", stop)
-    with odds_api_client(settings, sleep, bounds) as api, fetch_lock(factory, SOURCE) as free:
-        if not free:
-            run_id, why = skip_fetch(factory, SOURCE, trigger)
-            return OddsApiFetch(run_id, FetchStatus.SKIPPED, FetchCounts(), (), why)
-        run_id = start_fetch(factory, SOURCE, trigger)
-        try:
-            done, error = _fetch_all(
+    with odds_api_client(settings, sleep, bounds) as api:
+
+        def fault(unexpected: BaseException) -> str:
+            return api.scrubbed(f"stopped by {type(unexpected).__name__}: {unexpected}")
+
+        with recorded_fetch(factory, SOURCE, trigger, fault=fault) as run:
+            if run.skipped is not None:
+                return OddsApiFetch(run.run_id, run.status, FetchCounts(), (), run.skipped)
+            sports_run = _SportsRun(
                 api,
                 factory,
-                chosen_sports,
                 chosen_regions,
                 settings.odds_api_quota_reserve,
-                Receipt(clock, settings.capture_skew),
+                clock,
+                settings.capture_skew,
             )
-        except Exception as unexpected:
-            error = api.scrubbed(f"stopped by {type(unexpected).__name__}: {unexpected}")
-            finish_fetch(factory, run_id, api.counts(api.requests), error)
-            raise
-    counts = api.counts(api.requests)
-    for sport in done:
-        counts = counts.plus(
-            FetchCounts(
-                changed=sport.counts.changed,
-                matches=sport.counts.matches,
-                quotes=sport.counts.quotes,
-                skipped=sport.counts.skipped,
+            try:
+                done, run.error = sports_run.fetch_all(chosen_sports)
+            finally:
+                run.counts = api.counts(api.requests)
+            for sport in done:
+                stored = sport.counts
+                run.counts = run.counts.plus(
+                    FetchCounts(
+                        changed=stored.changed,
+                        matches=stored.matches,
+                        quotes=stored.quotes,
+                        skipped=stored.skipped,
+                    )
+                )
+    return OddsApiFetch(run.run_id, run.status, run.counts, done, run.error)
+
+
+@dataclass(frozen=True, slots=True)
+class _SportsRun:
+    """What each sport of a run is fetched with; an answer counts as received at ``clock``'s
+    present, and a price's ``last_update`` may be ``capture_skew`` later."""
+
+    api: OddsApiClient
+    factory: sessionmaker[Session]
+    regions: tuple[str, ...]
+    reserve: int
+    clock: Clock
+    capture_skew: dt.timedelta
+
+    def fetch_all(self, sports: tuple[str, ...]) -> tuple[tuple[SportFetch, ...], str | None]:
+        """Each sport's fetch, and the run's error (None when every sport was stored)."""
+        done: list[SportFetch] = []
+        try:
+            refused = _check_key(self.api)
+            if refused is not None:
+                return (), refused
+            for sport in sports:
+                self.api.downloader.bounds.check()
+                fetched = self.within_reserve(sport)
+                if fetched is None:
+                    return tuple(done), _refused(f"while fetching {sport}")
+                done.append(fetched)
+        except RunEndedEarlyError as error:
+            ended: str | None = ended_early(error, len(done), len(sports), "sport")
+        else:
+            ended = None
+        failures = [f"{sport.sport}: {sport.error}" for sport in done if sport.error is not None]
+        for failure in failures:
+            log.warning("The Odds API %s", failure)
+        if ended is not None:
+            failures.append(ended)
+        return tuple(done), "; ".join(failures) or None
+
+    def within_reserve(self, sport: str) -> SportFetch | None:
+        """One sport, unless its cost would spend the reserve; None when the key was
+        refused."""
+        # The documented price of a sport's request, markets × regions (h2h only), known
+        # before it is sent.
+        cost = len(self.regions)
+        remaining = self.api.quota_remaining
+        if remaining is not None and remaining - cost < self.reserve:
+            why = (
+                f"not fetched: {counted(remaining, 'credit')} left, it costs {cost} and "
+                f"{self.reserve} are kept in reserve (ODDSBOOST_ODDS_API_QUOTA_RESERVE)"
             )
-        )
-    status = finish_fetch(factory, run_id, counts, error)
-    return OddsApiFetch(run_id, status, counts, done, error)
+            return SportFetch(sport, FetchCounts(), why)
+        try:
+            return self.fetch(sport)
+        except KeyRefusedError:
+            return None
 
-
-def _fetch_all(
-    api: OddsApiClient,
-    factory: sessionmaker[Session],
-    sports: tuple[str, ...],
-    regions: tuple[str, ...],
-    reserve: int,
-    receipt: Receipt,
-) -> tuple[tuple[SportFetch, ...], str | None]:
-    """Each sport's fetch, and the run's error (None when every sport was stored)."""
-    done: list[SportFetch] = []
-    try:
-        refused = _check_key(api)
-        if refused is not None:
-            return (), refused
-        for sport in sports:
-            api.downloader.bounds.check()
-            fetched = _fetch_within_reserve(api, factory, sport, regions, reserve, receipt)
-            if fetched is None:
-                return tuple(done), _refused(f"while fetching {sport}")
-            done.append(fetched)
-    except RunEndedEarlyError as error:
-        ended: str | None = f"{error}, with {len(done)} of {counted(len(sports), 'sport')} done"
-    else:
-        ended = None
-    failures = [f"{sport.sport}: {sport.error}" for sport in done if sport.error is not None]
-    for failure in failures:
-        log.warning("The Odds API %s", failure)
-    if ended is not None:
-        failures.append(ended)
-    return tuple(done), "; ".join(failures) or None
-
-
-def _fetch_within_reserve(
-    api: OddsApiClient,
-    factory: sessionmaker[Session],
-    sport: str,
-    regions: tuple[str, ...],
-    reserve: int,
-    receipt: Receipt,
-) -> SportFetch | None:
-    """One sport, unless its cost would spend the reserve; None when the key was refused."""
-    # The documented price of a sport's request, markets × regions (h2h only), known before
-    # it is sent.
-    cost = len(regions)
-    remaining = api.quota.remaining
-    if remaining is not None and remaining - cost < reserve:
-        why = (
-            f"not fetched: {counted(remaining, 'credit')} left, it costs {cost} and "
-            f"{reserve} are kept in reserve (ODDSBOOST_ODDS_API_QUOTA_RESERVE)"
-        )
-        return SportFetch(sport, FetchCounts(), why)
-    try:
-        return _fetch_sport(api, factory, sport, regions, receipt)
-    except KeyRefusedError:
-        return None
+    def fetch(self, sport: str) -> SportFetch:
+        api = self.api
+        before = api.requests
+        try:
+            events = _events_of(api, sport, self.regions)
+            with session_scope(self.factory) as session:
+                report = import_odds_api(
+                    session,
+                    events,
+                    source=f"The Odds API {sport}",
+                    now=self.clock(),
+                    capture_skew=self.capture_skew,
+                )
+        except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
+            why = str(error)
+        except httpx.RequestError as error:
+            why = describe(error)
+        except SQLAlchemyError as error:
+            why = f"not stored: {type(error).__name__}: {str(error).splitlines()[0]}"
+        else:
+            counts = api.counts(
+                api.requests - before,
+                changed=1,
+                matches=report.matches_created + report.matches_updated,
+                quotes=report.quotes_inserted + report.quotes_updated,
+                skipped=len(report.skipped),
+            )
+            return SportFetch(sport, counts)
+        return SportFetch(sport, api.counts(api.requests - before), api.scrubbed(why))
 
 
 def _check_key(api: OddsApiClient) -> str | None:
-    """Ask for the list of sports (it costs no credit): the key is checked and the quota
-    read before any request that costs. The run's error if it cannot go on."""
+    """The free list of sports checks the key and reads the quota before any request that
+    costs; the run's error if it cannot go on."""
     try:
         response = api.get(SPORTS_PATH, {}, costs=False)
     except KeyRefusedError:
@@ -366,42 +355,6 @@ def _refused(what: str) -> str:
         "The Odds API refused the key (HTTP 401: wrong key, or its credits are spent); check "
         f"ODDSBOOST_ODDS_API_KEY; {what}"
     )
-
-
-def _fetch_sport(
-    api: OddsApiClient,
-    factory: sessionmaker[Session],
-    sport: str,
-    regions: tuple[str, ...],
-    receipt: Receipt,
-) -> SportFetch:
-    before = api.requests
-    try:
-        events = _events_of(api, sport, regions)
-        with session_scope(factory) as session:
-            report = import_odds_api(
-                session,
-                events,
-                source=f"The Odds API {sport}",
-                now=receipt.clock(),
-                capture_skew=receipt.capture_skew,
-            )
-    except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
-        why = str(error)
-    except httpx.RequestError as error:
-        why = describe(error)
-    except SQLAlchemyError as error:
-        why = f"not stored: {type(error).__name__}: {str(error).splitlines()[0]}"
-    else:
-        counts = api.counts(
-            api.requests - before,
-            changed=1,
-            matches=report.matches_created + report.matches_updated,
-            quotes=report.quotes_inserted + report.quotes_updated,
-            skipped=len(report.skipped),
-        )
-        return SportFetch(sport, counts)
-    return SportFetch(sport, api.counts(api.requests - before), api.scrubbed(why))
 
 
 def _events_of(api: OddsApiClient, sport: str, regions: tuple[str, ...]) -> list[Event]:
@@ -440,7 +393,7 @@ def _status(response: Download) -> str:
 def _first_problem(error: ValidationError) -> str:
     problems = error.errors(include_url=False, include_input=False)
     first = problems[0]
-    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"])
+    where = problem_location(first["loc"])
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"not a valid answer, nothing stored: {where or 'the document'}: {first['msg']}{more}"
 
@@ -448,15 +401,12 @@ def _first_problem(error: ValidationError) -> str:
 def odds_api_job(
     engine: Engine, settings: Settings, *, clock: Clock = utcnow, stop: Stop | None = None
 ) -> None:
-    """One run on the schedule, which ``stop`` ends at once. Whatever happens is logged and
-    recorded, never raised: the scheduler and its other jobs go on."""
-    try:
-        fetch_the_odds_api(
-            make_session_factory(engine, for_writes=True),
-            settings,
-            trigger=RunTrigger.SCHEDULER,
-            clock=clock,
-            stop=stop,
-        )
-    except Exception:
-        log.exception("scheduled fetch of The Odds API failed; the next one is on schedule")
+    """One run on the schedule, which ``stop`` ends at once; it never raises."""
+
+    def fetch(factory: sessionmaker[Session]) -> None:
+        trigger = RunTrigger.SCHEDULER
+        fetch_the_odds_api(factory, settings, trigger=trigger, clock=clock, stop=stop)
+
+    scheduled_fetch(
+        engine, fetch, "scheduled fetch of The Odds API failed; the next one is on schedule"
+    )

@@ -17,7 +17,6 @@ class SeasonFileError(ValueError):
 
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(f"{path}: {reason}")
-        self.path = path
 
 
 def csv_files_under(directory: Path) -> list[Path]:

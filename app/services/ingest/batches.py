@@ -1,5 +1,4 @@
-"""A parsed batch written as one unit: its matches, then its quotes; and the two sources
-that come as files or documents."""
+"""A parsed batch written as one unit: its matches, then its quotes."""
 
 from __future__ import annotations
 
@@ -32,14 +31,10 @@ def ingest_batch(
     capture_skew: dt.timedelta = CAPTURE_SKEW,
     refuse_future_captures: bool = False,
 ) -> IngestReport:
-    """Write a parsed batch (matches, their results, quotes), received ``now``; idempotent.
-    What it wrote is counted under ``source`` once the caller commits.
-
-    A quote captured later than ``now`` plus ``capture_skew`` is skipped and reported, or,
-    with ``refuse_future_captures``, refuses the batch: ``CapturedInFutureError``, nothing
-    written. Raises ``TooManyBookmakersError`` (nothing written) when the batch names more
-    bookmakers than one import takes.
-    """
+    """Write a parsed batch received ``now``, idempotently; counted under ``source`` once
+    the caller commits. A quote captured later than ``now`` plus ``capture_skew`` is skipped,
+    or with ``refuse_future_captures`` refuses the batch (``CapturedInFutureError``); too
+    many bookmakers raise ``TooManyBookmakersError``. Nothing is written when it raises."""
     check_bookmaker_count(quote.bookmaker for quote in batch.quotes)
     moment = now or utcnow()
     limit = CaptureLimit(moment, capture_skew)
@@ -55,8 +50,7 @@ def ingest_batch(
 
 
 def _write_batch(session: Session, batch: IngestBatch, moment: dt.datetime) -> IngestReport:
-    """The batch's matches, then its quotes, in a savepoint tried again if a concurrent
-    writer inserted the same rows first."""
+    """In a savepoint tried again if a concurrent writer inserted the same rows first."""
 
     def work(session: Session) -> IngestReport:
         report = IngestReport(rows_read=batch.rows_read, skipped=list(batch.skipped))
@@ -87,8 +81,7 @@ def import_odds_api(
     capture_skew: dt.timedelta = CAPTURE_SKEW,
     refuse_future_captures: bool = False,
 ) -> IngestReport:
-    """Store a validated The Odds API v4 ``/odds`` response, received ``now`` (a price
-    updated later than that plus ``capture_skew``: see :func:`ingest_batch`)."""
+    """Store a validated The Odds API v4 ``/odds`` response (see :func:`ingest_batch`)."""
     return ingest_batch(
         session,
         parse_events(events),

@@ -2,13 +2,10 @@
 by competition, teams and kickoff date, or as a fixture moved to a new date), then created
 or updated in bulk.
 
-A fixture is a competition, a season and an ordered pair of teams. In a league season each
-pair meets once at each home ground, so a record of a fixture on a date no stored match
-has is that fixture rescheduled: its stored match moves to the new date, quotes and all.
-Where a pair meets more than once in one competition and season (a cup's replay or second
-leg, a league of three or four rounds such as Scotland's), the fixture has two matches, in
-the database or in the batch, and nothing moves; nor does a match already played (settled),
-or one its source gave another external id.
+A fixture (competition, season, home and away team) meets once in a league season, so a
+record of it on a date no stored match has moves its only stored match there, unless that
+match is settled or has another external id. A fixture with two matches (a cup's second
+leg, Scotland's extra rounds) never moves.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -40,7 +37,7 @@ T = TypeVar("T")
 
 
 class StoredMatch(NamedTuple):
-    """A stored match as the writers read it (the columns of ``MATCH_COLUMNS``)."""
+    """A stored match as the writers read it: these columns of ``Match``."""
 
     id: int
     competition_id: int
@@ -67,19 +64,7 @@ class StoredMatch(NamedTuple):
         return settled_result(self.home_goals, self.away_goals) is not None
 
 
-MATCH_COLUMNS = (
-    Match.id,
-    Match.competition_id,
-    Match.home_team_id,
-    Match.away_team_id,
-    Match.kickoff_date,
-    Match.kickoff,
-    Match.kickoff_time_known,
-    Match.season,
-    Match.home_goals,
-    Match.away_goals,
-    Match.external_id,
-)
+MATCH_COLUMNS = tuple(getattr(Match, name) for name in StoredMatch._fields)
 
 
 def date_ranges(keys: Iterable[MatchKey]) -> dict[int, tuple[dt.date, dt.date]]:
@@ -156,7 +141,39 @@ class NamedMatch:
         return (self.key[0], self.season, self.key[1], self.key[2])
 
 
-def rescheduled_matches(
+@dataclass(frozen=True)
+class StoredMatches(Generic[T]):
+    """The stored matches some records or items (``T`` numbers them) name: by key, by
+    external id, and those they move to a new date."""
+
+    by_key: dict[MatchKey, StoredMatch]
+    by_external_id: dict[str, StoredMatch]
+    rescheduled: dict[T, StoredMatch]
+
+    @classmethod
+    def load(
+        cls, session: Session, named: Mapping[T, NamedMatch], external_ids: Iterable[str]
+    ) -> StoredMatches[T]:
+        by_key = load_matches_by_key(session, date_ranges(n.key for n in named.values()))
+        by_external_id = load_matches_by_external_id(session, sorted(set(external_ids)))
+        moves = _rescheduled(session, named, by_key, by_external_id)
+        return cls(by_key, by_external_id, moves)
+
+    def named(self, which: T, key: MatchKey | None, external_id: str | None) -> StoredMatch | None:
+        """The stored match named by its external id, else by its key, else as moved."""
+        if external_id is not None and external_id in self.by_external_id:
+            return self.by_external_id[external_id]
+        if key is None:
+            return None
+        return self.by_key.get(key) or self.rescheduled.get(which)
+
+    def taken(self, key: MatchKey, match: StoredMatch) -> bool:
+        """Another stored match of the same teams has the date ``key`` would move ``match`` to."""
+        occupant = self.by_key.get(key)
+        return occupant is not None and occupant.id != match.id
+
+
+def _rescheduled(
     session: Session,
     named: Mapping[T, NamedMatch],
     by_key: Mapping[MatchKey, StoredMatch],
@@ -211,32 +228,17 @@ def load_matches_by_id(session: Session, ids: Sequence[int]) -> dict[int, Stored
 def write_matches(
     session: Session, batch: IngestBatch, report: IngestReport, now: dt.datetime
 ) -> tuple[list[int | None], set[int]]:
-    """Create or update the batch's matches.
-
-    Returns the stored id of each record (None where the record was skipped) and the ids of
-    the matches this batch created.
-    """
+    """Create or update the batch's matches: the stored id of each record (None where it
+    was skipped), and the ids of the matches created."""
     competition_ids = ensure_competitions(session, (m.competition for m in batch.matches))
     team_ids = resolve_teams(
         session, (n for m in batch.matches for n in (m.home_team, m.away_team)), create=True
     )
     incoming, record_keys = _distinct_matches(batch.matches, competition_ids, team_ids, report)
-    by_key = load_matches_by_key(session, date_ranges(incoming))
-    by_external_id = load_matches_by_external_id(
-        session, sorted({r.external_id for r in incoming.values() if r.external_id})
-    )
-    stored = _Stored(
-        by_key=by_key,
-        by_external_id=by_external_id,
-        rescheduled=rescheduled_matches(
-            session,
-            {
-                key: NamedMatch(key, _season(record), record.external_id)
-                for key, record in incoming.items()
-            },
-            by_key,
-            by_external_id,
-        ),
+    stored = StoredMatches.load(
+        session,
+        {key: NamedMatch(key, _season(r), r.external_id) for key, r in incoming.items()},
+        (r.external_id for r in incoming.values() if r.external_id),
     )
     writes = _MatchWrites()
     for key, record in incoming.items():
@@ -310,15 +312,6 @@ def _merge_into(first: MatchRecord, later: MatchRecord) -> None:
             setattr(first, name, value)
 
 
-@dataclass(frozen=True)
-class _Stored:
-    """The stored matches a batch may name, and those it moves to a new date."""
-
-    by_key: dict[MatchKey, StoredMatch]
-    by_external_id: dict[str, StoredMatch]
-    rescheduled: dict[MatchKey, StoredMatch]
-
-
 @dataclass
 class _MatchWrites:
     """What writing a batch's matches comes to: rows to insert, rows to update, and the
@@ -333,7 +326,7 @@ class _MatchWrites:
 def _plan(
     key: MatchKey,
     record: MatchRecord,
-    stored: _Stored,
+    stored: StoredMatches[MatchKey],
     writes: _MatchWrites,
     report: IngestReport,
     now: dt.datetime,
@@ -351,9 +344,8 @@ def _plan(
         return
     writes.match_ids[key] = match.id
     updated = _updated(match, record)
-    occupant = stored.by_key.get(key)
     moved = updated.kickoff_date != match.kickoff_date
-    if moved and occupant is not None and occupant.id != match.id:
+    if moved and stored.taken(key, match):
         report.skipped.append(
             Skipped(
                 record.where,
@@ -375,7 +367,7 @@ def _plan(
 
 
 def _external_id_taken(
-    key: MatchKey, record: MatchRecord, stored: _Stored, report: IngestReport
+    key: MatchKey, record: MatchRecord, stored: StoredMatches[MatchKey], report: IngestReport
 ) -> bool:
     """The record's external id belongs to a stored match of other teams (reported)."""
     if record.external_id is None:
@@ -395,15 +387,11 @@ def _external_id_taken(
 
 
 def _stored_match(
-    key: MatchKey, record: MatchRecord, stored: _Stored, report: IngestReport
+    key: MatchKey, record: MatchRecord, stored: StoredMatches[MatchKey], report: IngestReport
 ) -> StoredMatch | None:
-    """The stored match the record names: by its external id, else by its key. A stored
-    match that already has another external id keeps it (reported)."""
-    if record.external_id is not None:
-        match = stored.by_external_id.get(record.external_id)
-        if match is not None:
-            return match
-    match = stored.by_key.get(key) or stored.rescheduled.get(key)
+    """The stored match the record names. A stored match that already has another external
+    id keeps it (reported)."""
+    match = stored.named(key, key, record.external_id)
     if (
         match is not None
         and record.external_id is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 
@@ -13,19 +14,6 @@ from app.domain.wording import counted
 from app.metrics import INGESTED
 
 log = logging.getLogger(__name__)
-
-# The report's counts, in the order they are shown.
-COUNTS = (
-    "matches_created",
-    "matches_updated",
-    "matches_rescheduled",
-    "matches_unchanged",
-    "quotes_inserted",
-    "quotes_updated",
-    "quotes_unchanged",
-    "results_set",
-    "rows_read",
-)
 
 
 @dataclass
@@ -44,9 +32,17 @@ class IngestReport:
     rows_read: int = 0
     skipped: list[Skipped] = field(default_factory=list)
 
+    def counts(self) -> dict[str, int]:
+        """Every count, in the order they are shown."""
+        return {
+            item.name: getattr(self, item.name)
+            for item in dataclasses.fields(self)
+            if item.name != "skipped"
+        }
+
     def add(self, other: IngestReport) -> None:
-        for name in COUNTS:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name, count in other.counts().items():
+            setattr(self, name, getattr(self, name) + count)
         self.skipped.extend(other.skipped)
 
 
@@ -63,11 +59,7 @@ WRITTEN = (
 
 def record_on_commit(session: Session, report: IngestReport, *, source: str) -> None:
     """Count what an ingest from ``source`` wrote (metrics, one log line) when the caller
-    commits it: a batch that is rolled back, or whose commit fails, is never counted.
-
-    The ingest functions never commit (their caller's transaction is the batch), so they
-    cannot count at the moment they return: the API commits after the route has returned.
-    """
+    commits it: a batch that is rolled back, or whose commit fails, is never counted."""
     on_commit(session, lambda: record(report, source=source))
 
 

@@ -1,8 +1,5 @@
-"""Results of stored matches, named by id or by competition, teams and kickoff date.
-
-A result that names its match on another date than the stored one moves the match there
-(it was rescheduled), by the rule of a fixture in :mod:`app.services.ingest.matches`.
-"""
+"""Results of stored matches, named by id or by competition, teams and kickoff date (another
+date moves the match, by the rule of :mod:`app.services.ingest.matches`)."""
 
 from __future__ import annotations
 
@@ -22,11 +19,8 @@ from app.services.ingest.matches import (
     MatchKey,
     NamedMatch,
     StoredMatch,
-    date_ranges,
-    load_matches_by_external_id,
+    StoredMatches,
     load_matches_by_id,
-    load_matches_by_key,
-    rescheduled_matches,
 )
 from app.services.ingest.report import IngestReport, record_on_commit
 
@@ -140,40 +134,44 @@ def _settled_row(
     }
 
 
-@dataclass(frozen=True, slots=True)
-class _Named:
-    """What the stored matches say of the items that name their match."""
-
-    keys: dict[int, MatchKey]
-    by_key: dict[MatchKey, StoredMatch]
-    by_external_id: dict[str, StoredMatch]
-    rescheduled: dict[int, StoredMatch]
-
-
 def _find_named_matches(
     session: Session, named: list[tuple[int, MatchIdentity]], report: IngestReport
 ) -> dict[int, tuple[int, dt.datetime | None]]:
     """Stored match id of each result item that names its match instead of giving its id,
     and the kickoff it moves the match to when it names another date."""
     keys = _keys_of(session, named, report)
-    by_key = load_matches_by_key(session, date_ranges(keys.values()))
-    external_ids = sorted({i.external_id for _, i in named if i.external_id})
-    by_external_id = load_matches_by_external_id(session, external_ids)
-    stored = _Named(
-        keys, by_key, by_external_id, _rescheduled(session, named, keys, by_key, by_external_id)
+    identities = dict(named)
+    stored = StoredMatches.load(
+        session,
+        {
+            index: NamedMatch(
+                key, identities[index].season_or_derived, identities[index].external_id
+            )
+            for index, key in keys.items()
+        },
+        (identity.external_id for _, identity in named if identity.external_id),
     )
     found: dict[int, tuple[int, dt.datetime | None]] = {}
     for index, identity in named:
         where = f"results[{index}].match"
-        match = _named_match(index, identity, stored)
+        key = keys.get(index)
+        match = stored.named(index, key, identity.external_id or None)
         if match is None:
-            if index in keys or identity.external_id:
+            if key is not None or identity.external_id:
                 report.skipped.append(
                     Skipped(where, "no stored match with these teams on that date")
                 )
             continue
-        moved_to = _moved_to(index, identity, match, stored)
-        if moved_to is not None and _date_taken(index, match, stored, report):
+        moved_to = _moved_to(key, identity, match)
+        if moved_to is not None and key is not None and stored.taken(key, match):
+            report.skipped.append(
+                Skipped(
+                    where,
+                    f"match {match.id} cannot move to {key[3].isoformat()}: another stored "
+                    "match has that date",
+                    "kickoff",
+                )
+            )
             continue
         found[index] = (match.id, moved_to)
     return found
@@ -213,63 +211,11 @@ def _keys_of(
     return keys
 
 
-def _rescheduled(
-    session: Session,
-    named: list[tuple[int, MatchIdentity]],
-    keys: dict[int, MatchKey],
-    by_key: dict[MatchKey, StoredMatch],
-    by_external_id: dict[str, StoredMatch],
-) -> dict[int, StoredMatch]:
-    """The stored match an item names on a new date (the rule of
-    :func:`app.services.ingest.matches.rescheduled_matches`)."""
-    identities = dict(named)
-    return rescheduled_matches(
-        session,
-        {
-            index: NamedMatch(
-                key, identities[index].season_or_derived, identities[index].external_id
-            )
-            for index, key in keys.items()
-        },
-        by_key,
-        by_external_id,
-    )
-
-
-def _named_match(index: int, identity: MatchIdentity, stored: _Named) -> StoredMatch | None:
-    """The stored match an identity names: by its external id, its key, or its fixture."""
-    if identity.external_id and identity.external_id in stored.by_external_id:
-        return stored.by_external_id[identity.external_id]
-    key = stored.keys.get(index)
-    if key is None:
-        return None
-    return stored.by_key.get(key) or stored.rescheduled.get(index)
-
-
 def _moved_to(
-    index: int, identity: MatchIdentity, match: StoredMatch, stored: _Named
+    key: MatchKey | None, identity: MatchIdentity, match: StoredMatch
 ) -> dt.datetime | None:
     """The kickoff an item moves its match to: the one it names, when it names the match's
     teams on another date; None when the match stays where it is."""
-    key = stored.keys.get(index)
     if key is None or key[:3] != match.teams or key[3] == match.kickoff_date:
         return None
     return identity.kickoff.astimezone(dt.UTC)
-
-
-def _date_taken(index: int, match: StoredMatch, stored: _Named, report: IngestReport) -> bool:
-    """Another stored match of the same teams has the date an item moves its match to
-    (reported)."""
-    key = stored.keys[index]
-    occupant = stored.by_key.get(key)
-    if occupant is None or occupant.id == match.id:
-        return False
-    report.skipped.append(
-        Skipped(
-            f"results[{index}].match",
-            f"match {match.id} cannot move to {key[3].isoformat()}: another stored match has "
-            "that date",
-            "kickoff",
-        )
-    )
-    return True
