@@ -235,8 +235,8 @@ class Settings(BaseSettings):
         default=defaults.MIN_EV,
         ge=0,
         le=1,
-        description="An outcome is flagged as a value bet when its expected value "
-        "(probability × price − 1) is above this.",
+        description="A match's outcome of highest expected value (probability × price − 1) "
+        "is flagged as its value bet when that value is above this: one bet a match at most.",
     )
     value_kelly_fraction: Share = Field(
         default=defaults.KELLY_FRACTION,

@@ -17,18 +17,19 @@ from scipy import stats
 
 from app.cli.backtest_report.value import value_markdown
 from app.domain.backtest.folds import CONSENSUS, ENSEMBLE, Fold
-from app.domain.backtest.prices import best_prices
 from app.domain.backtest.value_bets import (
     PricedFold,
     ValueBetConfig,
     bankroll_curve,
     bets_of,
-    choose_outcomes,
     max_drawdown,
 )
 from app.domain.evaluation import least_squares_slope, mean_interval
+from app.domain.prediction import QuotedOdds
 from app.domain.tables import MatchTable, QuoteTable
+from app.domain.value import ValueTerms, best_prices, choose_outcomes, match_value
 from app.domain.value_summary import ValueSummary, summarise_value
+from app.domain.vocabulary import Method
 from tests.commands import Oddsboost
 
 SeasonFile = Callable[[str], Path]
@@ -373,3 +374,42 @@ def test_value_options_are_checked(
     assert code == 2
     assert "no closing line of B365 in the data; it has PS" in stderr
     assert not (tmp_path / "report.json").exists()
+
+
+def test_of_two_outcomes_with_value_the_backtest_bets_the_higher_as_the_live_list_flags() -> None:
+    # 0.5 × 2.2 − 1 = 0.1 and 0.28 × 4.0 − 1 = 0.12 are above 0.02; 0.22 × 4.2 − 1 = −0.076.
+    probabilities = np.array([[0.5, 0.28, 0.22]])
+    prices = np.array([[[2.2, 3.8, 4.2], [2.1, 4.0, 4.0]]])  # B365, WH
+    priced = PricedFold(
+        season="2018/19",
+        match_ids=np.array([7], dtype=np.int64),
+        kickoff=np.array([0.0]),
+        y=np.array([1], dtype=np.intp),
+        best=best_prices(prices),
+        bookmakers=("B365", "WH"),
+        closing=np.array([[0.45, 0.3, 0.25]]),
+        probabilities={"ensemble": probabilities},
+    )
+    bets = bets_of(priced, "ensemble", 0.02)
+    assert (bets.outcome.tolist(), bets.bookmaker.tolist(), bets.price.tolist()) == (
+        [1],
+        ["WH"],
+        [4.0],
+    )
+    assert bets.claimed_ev.tolist() == pytest.approx([0.12])
+    assert bets.clv.tolist() == pytest.approx([0.3 * 4.0 - 1])
+    assert bets.returns.tolist() == pytest.approx([3.0])
+    # The live service flags the same outcome at the same price, and only it.
+    odds = [QuotedOdds("B365", 2.2, 3.8, 4.2), QuotedOdds("WH", 2.1, 4.0, 4.0)]
+    live = match_value((0.5, 0.28, 0.22), odds, ValueTerms(min_ev=0.02), Method.POWER)
+    assert [(o.outcome, o.bookmaker, o.price) for o in live.flagged] == [("X", "WH", 4.0)]
+    assert live.outcomes[0].expected_value == pytest.approx(0.1)
+
+
+def test_equal_values_bet_the_first_outcome_in_1_x_2_order() -> None:
+    # 0.5 × 2.5 − 1 = 0.25 × 5.0 − 1 = 0.25 exactly, in the backtest as live.
+    tie = choose_outcomes(np.array([[0.5, 0.25, 0.25]]), np.array([[2.5, 5.0, 3.0]]), 0.02)
+    assert (tie.placed.tolist(), tie.outcome.tolist()) == ([True], [0])
+    later = choose_outcomes(np.array([[0.25, 0.5, 0.25]]), np.array([[3.0, 2.5, 5.0]]), 0.02)
+    assert later.outcome.tolist() == [1]
+    assert later.flags().tolist() == [[False, True, False]]

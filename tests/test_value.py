@@ -17,6 +17,7 @@ from app.domain.value import (
     expected_value,
     kelly_stake,
     match_value,
+    match_values,
 )
 from app.domain.vocabulary import Method
 
@@ -80,16 +81,49 @@ def test_a_match_without_value_flags_nothing() -> None:
     assert all(outcome.stake is None for outcome in value.outcomes)  # no bankroll given
 
 
-def test_two_outcomes_are_flagged_only_when_both_have_value() -> None:
-    generous = [QuotedOdds("B365", 2.2, 3.9, 4.2)]
-    value = match_value(SERVED, generous, ValueTerms(min_ev=0.02), Method.POWER)
-    # 0.5 × 2.2 − 1 = 0.1 and 0.28 × 3.9 − 1 = 0.092 are above 0.02; 0.22 × 4.2 − 1 is not.
-    assert [outcome.outcome for outcome in value.flagged] == ["1", "X"]
-    assert (
-        not match_value(SERVED, generous, ValueTerms(min_ev=0.095), Method.POWER)
-        .outcomes[1]
-        .flagged
+def test_of_two_outcomes_with_value_only_the_higher_is_flagged() -> None:
+    generous = [QuotedOdds("B365", 2.2, 4.0, 4.2)]
+    value = match_value(SERVED, generous, ValueTerms(min_ev=0.02, bankroll=1000.0), Method.POWER)
+    home, draw, _ = value.outcomes
+    # 0.5 × 2.2 − 1 = 0.1 and 0.28 × 4.0 − 1 = 0.12 are above 0.02; 0.22 × 4.2 − 1 is not.
+    assert [o.expected_value for o in value.outcomes] == pytest.approx([0.1, 0.12, -0.076])
+    # One bet a match: the draw, of highest EV. A quarter Kelly 0.12 / 3 / 4 = 0.01.
+    assert value.flagged == [draw]
+    assert draw.stake_fraction == pytest.approx(0.01)
+    assert draw.stake == 10.0
+    # The home win keeps its price and EV, but is neither flagged nor staked.
+    assert (home.price, home.flagged, home.stake_fraction, home.stake) == (2.2, False, 0.0, 0.0)
+    # Above 0.11 only the draw has value; above 0.13 nothing.
+    assert match_value(SERVED, generous, ValueTerms(min_ev=0.11), Method.POWER).flagged == [
+        draw._replace(stake=None)
+    ]
+    assert match_value(SERVED, generous, ValueTerms(min_ev=0.13), Method.POWER).flagged == []
+
+
+def test_equal_values_flag_the_first_outcome_in_1_x_2_order() -> None:
+    # 0.5 × 2.5 − 1 = 0.25 × 5.0 − 1 = 0.25 exactly (every figure is a binary fraction).
+    value = match_value(
+        (0.5, 0.25, 0.25), [QuotedOdds("B365", 2.5, 5.0, 3.0)], ValueTerms(), Method.POWER
     )
+    assert [o.expected_value for o in value.outcomes] == [0.25, 0.25, -0.25]
+    assert [o.outcome for o in value.flagged] == ["1"]
+    later = match_value(
+        (0.25, 0.5, 0.25), [QuotedOdds("B365", 3.0, 2.5, 5.0)], ValueTerms(), Method.POWER
+    )
+    assert [o.outcome for o in later.flagged] == ["X"]
+
+
+def test_many_matches_are_valued_as_each_alone() -> None:
+    served = [SERVED, (0.5, 0.25, 0.25), (0.2, 0.3, 0.5)]
+    odds = [ODDS, [QuotedOdds("B365", 2.5, 5.0, 3.0)], [QuotedOdds("PS", 4.0, 3.0, 2.2)]]
+    terms = ValueTerms(bankroll=500.0)
+    together = match_values(served, odds, terms, Method.POWER)
+    alone = [
+        match_value(p, quotes, terms, Method.POWER) for p, quotes in zip(served, odds, strict=True)
+    ]
+    assert together == alone
+    assert [[o.outcome for o in value.flagged] for value in together] == [["1"], ["1"], ["2"]]
+    assert match_values([], [], terms, Method.POWER) == []
 
 
 def test_every_spelling_of_a_known_bookmaker_names_it_alone() -> None:

@@ -443,7 +443,11 @@ class OutcomeValueOut(AnswerModel):
     stake: float | None = Field(
         description="stake_fraction × bankroll, rounded down to the cent; null without a bankroll."
     )
-    flagged: bool = Field(description="Whether expected_value is above min_ev: a value bet.")
+    flagged: bool = Field(
+        description="Whether this is the match's value bet: of the outcomes whose "
+        "expected_value is above min_ev, the one of highest (the first in 1, X, 2 order on a "
+        "tie). At most one outcome a match is flagged."
+    )
 
 
 class ValueTermsOut(AnswerModel):
@@ -455,7 +459,10 @@ class ValueTermsOut(AnswerModel):
         description="The bookmakers whose prices were considered, as codes (a name not known "
         "as a code is shown in lower case); null: every bookmaker."
     )
-    min_ev: float = Field(description="An outcome is flagged when its expected value is above it.")
+    min_ev: float = Field(
+        description="A match's outcome of highest expected value is flagged when that "
+        "value is above it."
+    )
     kelly_fraction: float = Field(description="The share of the Kelly stake suggested.")
     stake_cap: float = Field(description="The largest stake on one outcome, as a share.")
     bankroll: float | None = Field(description="The bankroll stakes are given in; null: none.")

@@ -69,7 +69,10 @@ class BoardOutcomeValueOut(AnswerModel):
     bookmaker: str | None = Field(description="The bookmaker offering it (its code).")
     captured_at: dt.datetime | None = Field(description="When that price was captured.")
     expected_value: float | None = Field(description="probability × price − 1.")
-    flagged: bool = Field(description="Whether the expected value is above min_ev.")
+    flagged: bool = Field(
+        description="Whether this is the match's value bet: the outcome of highest "
+        "expected value, when that value is above min_ev (at most one a match)."
+    )
 
 
 class MatchValueOut(AnswerModel):
