@@ -413,3 +413,47 @@ def test_equal_values_bet_the_first_outcome_in_1_x_2_order() -> None:
     later = choose_outcomes(np.array([[0.25, 0.5, 0.25]]), np.array([[3.0, 2.5, 5.0]]), 0.02)
     assert later.outcome.tolist() == [1]
     assert later.flags().tolist() == [[False, True, False]]
+
+
+def test_the_backtest_takes_an_exchanges_price_net_of_its_commission() -> None:
+    # BFE's 2.20 pays 1 + 1.2 × 0.95 = 2.14 net, more than B365's 2.10; its 4.0 away pays
+    # 3.85, less than B365's 3.9. The home win is worth 0.5 × 2.14 − 1 = 0.07.
+    config = dataclasses.replace(CONFIG, bookmakers=("B365", "BFE"))
+    commission = config.commission_of_bookmakers()
+    assert commission.tolist() == [0.0, 0.05]
+    prices = np.array([[[2.10, 3.3, 3.9], [2.20, 3.2, 4.0]]])
+    best = best_prices(prices, commission)
+    assert best.price[0].tolist() == pytest.approx([2.14, 3.3, 3.9])
+    assert best.bookmaker.tolist() == [[1, 0, 0]]
+    priced = PricedFold(
+        season="2018/19",
+        match_ids=np.array([3], dtype=np.int64),
+        kickoff=np.array([0.0]),
+        y=np.array([0], dtype=np.intp),
+        best=best,
+        bookmakers=config.bookmakers,
+        closing=np.array([[0.48, 0.27, 0.25]]),
+        probabilities={"ensemble": np.array([[0.5, 0.27, 0.23]])},
+    )
+    bets = bets_of(priced, "ensemble", 0.02)
+    assert (bets.bookmaker.tolist(), bets.outcome.tolist()) == (["BFE"], [0])
+    assert bets.claimed_ev.tolist() == pytest.approx([0.07])
+    # Its return and CLV are those of the net price: 1.14 won, 0.48 × 2.14 − 1.
+    assert bets.returns.tolist() == pytest.approx([1.14])
+    assert bets.clv.tolist() == pytest.approx([0.48 * 2.14 - 1])
+    # Without commission the quoted 2.20 counts.
+    assert best_prices(prices).price.tolist() == [[2.2, 3.3, 4.0]]
+
+
+def test_the_command_takes_the_commissions_of_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.cli.backtest import _value_config
+    from app.settings import get_settings
+
+    monkeypatch.setenv("ODDSBOOST_EXCHANGE_COMMISSION", '{"Betfair Exchange": 0.02}')
+    get_settings.cache_clear()
+    try:
+        config = _value_config("ensemble", "0.02", "PS", "B365,BFE")
+    finally:
+        get_settings.cache_clear()
+    assert config.commissions == (("BFE", 0.02),)
+    assert config.commission_of_bookmakers().tolist() == [0.0, 0.02]

@@ -381,3 +381,29 @@ def test_the_documented_value_schema_accepts_what_the_api_accepts(client: TestCl
             assert said in description
     request = TypeAdapter(PredictIn).validate_python({"match_id": 1, "value": {}})
     assert request.value == ValueIn()
+
+
+def test_an_exchanges_price_is_shown_quoted_and_net_of_its_commission(
+    client: TestClient,
+) -> None:
+    exchange = {"bookmaker": "BFE", "home": 2.3, "draw": 3.5, "away": 3.3}
+    terms = {"source": "PS", "bookmakers": ["Betfair Exchange"]}
+    answer = predict(client, {"odds": [FAIR_PS, exchange], "value": terms})
+    home, draw, away = outcomes(answer)
+    # 5 % on net winnings: 1 + 1.3 × 0.95 = 2.235, 1 + 2.5 × 0.95 = 3.375, 1 + 2.3 × 0.95
+    # = 3.185. PS's line 0.5 / 0.25 / 0.25 makes the home win worth 0.5 × 2.235 − 1 = 0.1175.
+    assert [(o["bookmaker"], o["price"]) for o in (home, draw, away)] == [
+        ("BFE", 2.3),
+        ("BFE", 3.5),
+        ("BFE", 3.3),
+    ]
+    assert [o["net_price"] for o in (home, draw, away)] == pytest.approx([2.235, 3.375, 3.185])
+    assert [o["expected_value"] for o in (home, draw, away)] == pytest.approx(
+        [0.1175, 0.25 * 3.375 - 1, 0.25 * 3.185 - 1]
+    )
+    # A quarter Kelly 0.1175 / 1.235 / 4 = 0.0238, capped at 0.02.
+    assert [o["flagged"] for o in (home, draw, away)] == [True, False, False]
+    assert home["stake_fraction"] == 0.02
+    # A bookmaker without commission: net_price is the price.
+    plain = predict(client, {"odds": ODDS, "value": {"bookmakers": ["WH"]}})
+    assert [o["net_price"] for o in outcomes(plain)] == [o["price"] for o in outcomes(plain)]

@@ -18,6 +18,7 @@ from app.domain.value import (
     kelly_stake,
     match_value,
     match_values,
+    net_price,
 )
 from app.domain.vocabulary import Method
 
@@ -159,3 +160,58 @@ def test_the_settings_give_the_default_terms() -> None:
 
     terms = Settings(value_min_ev=0.05, value_probability_source="PS").value_terms()
     assert terms == ValueTerms(kelly_fraction=0.25, stake_cap=0.02, min_ev=0.05, source="PS")
+
+
+def test_a_price_net_of_commission_by_hand() -> None:
+    # 1 + (2.10 − 1) × 0.95 = 2.045; without commission the price itself.
+    assert net_price(2.10, 0.05) == pytest.approx(2.045)
+    assert net_price(2.10, 0.0) == 2.10
+    np.testing.assert_allclose(net_price(np.array([2.2, 5.0]), 0.05), [2.14, 4.8])
+
+
+def test_an_exchanges_price_is_taken_net_in_the_choice_the_ev_and_the_stake() -> None:
+    terms = ValueTerms(commissions=(("BFE", 0.05),), bankroll=1000.0)
+    # BFE's 2.10 pays 2.045 net, less than B365's 2.05: B365's price is the best.
+    close = [QuotedOdds("B365", 2.05, 3.4, 4.0), QuotedOdds("Betfair Exchange", 2.10, 3.5, 4.0)]
+    home, draw, away = match_value(SERVED, close, terms, Method.POWER).outcomes
+    assert (home.bookmaker, home.price, home.net_price) == ("B365", 2.05, 2.05)
+    assert home.expected_value == pytest.approx(0.5 * 2.05 - 1)  # 0.025
+    # The draw: BFE's 3.5 pays 1 + 2.5 × 0.95 = 3.375 net, less than B365's 3.4.
+    assert (draw.bookmaker, draw.price, draw.net_price) == ("B365", 3.4, 3.4)
+    # Equal quoted 4.0: B365's pays more net, and is first anyway.
+    assert (away.bookmaker, away.net_price) == ("B365", 4.0)
+    # BFE's 2.20 pays 2.14 net, more than B365's 2.05: chosen, shown quoted and net.
+    # EV 0.5 × 2.14 − 1 = 0.07; a quarter Kelly 0.07 / 1.14 / 4 = 0.01535: 15.35 of 1,000.
+    wide = [QuotedOdds("B365", 2.05, 3.4, 4.0), QuotedOdds("BFE", 2.20, 3.5, 4.0)]
+    home = match_value(SERVED, wide, terms, Method.POWER).outcomes[0]
+    assert (home.bookmaker, home.price) == ("BFE", 2.20)
+    assert home.net_price == pytest.approx(2.14)
+    assert home.expected_value == pytest.approx(0.07)
+    assert home.stake_fraction == pytest.approx(0.07 / 1.14 / 4)
+    assert (home.flagged, home.stake) == (True, 15.35)
+    # Without commission the quoted 2.20 counts: EV 0.1.
+    gross = match_value(SERVED, wide, ValueTerms(commissions=()), Method.POWER).outcomes[0]
+    assert (gross.price, gross.net_price) == (2.2, 2.2)
+    assert gross.expected_value == pytest.approx(0.1)
+
+
+def test_the_default_commission_is_betfair_exchanges_five_per_cent() -> None:
+    from app.settings import Settings
+
+    assert ValueTerms().commissions == (("BFE", 0.05),)
+    assert Settings().value_terms().commissions == (("BFE", 0.05),)
+    given = Settings(exchange_commission={"betfair exchange": 0.02, "Matchbook": 0.015})
+    assert given.value_terms().commissions == (("BFE", 0.02), ("matchbook", 0.015))
+    assert Settings(exchange_commission={}).value_terms().commissions == ()
+    with pytest.raises(ValueError, match="exchange_commission"):
+        Settings(exchange_commission={"BFE": 1.0})
+
+
+def test_a_child_process_gets_the_commissions_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.settings import Settings, settings_environment
+
+    given = Settings(exchange_commission={"BFE": 0.02, "MB": 0.015})
+    variable = settings_environment(given)["ODDSBOOST_EXCHANGE_COMMISSION"]
+    assert variable == '{"BFE": 0.02, "MB": 0.015}'
+    monkeypatch.setenv("ODDSBOOST_EXCHANGE_COMMISSION", variable)
+    assert Settings().exchange_commission == {"BFE": 0.02, "MB": 0.015}

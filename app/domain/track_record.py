@@ -86,7 +86,8 @@ def served_predictions(
             LoggedBet(
                 outcome.outcome,  # type: ignore[arg-type]
                 outcome.probability,
-                outcome.price,  # type: ignore[arg-type]  # a flagged outcome has a price
+                # What the bet pays: net of an exchange's commission, as its returns count.
+                outcome.net_price,  # type: ignore[arg-type]  # a flagged outcome has a price
                 outcome.bookmaker,  # type: ignore[arg-type]
                 outcome.expected_value,  # type: ignore[arg-type]
                 outcome.stake_fraction,

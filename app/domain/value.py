@@ -35,6 +35,12 @@ def expected_value(probability: Number, price: Number) -> Number:
     return probability * price - 1.0
 
 
+def net_price(price: Number, commission: Number | float) -> Number:
+    """What ``price`` pays after a commission on net winnings: ``1 + (price − 1)(1 − c)``
+    (an exchange's 2.10 at 5 % pays 2.045). Without commission, the price itself."""
+    return 1.0 + (price - 1.0) * (1.0 - commission)
+
+
 def closing_line_value(price: Number, closing_probability: Number) -> Number:
     """The return of ``price`` against the closing line's de-margined probability."""
     return expected_value(closing_probability, price)
@@ -58,7 +64,8 @@ def money_stake(fraction: float, bankroll: float) -> float:
 class ValueTerms:
     """How value is judged and staked. ``source``: the served prediction (``ensemble``) or a
     bookmaker's de-margined line, falling back to the former where it did not quote;
-    ``bookmakers``: those the bettor can bet with (None: any)."""
+    ``bookmakers``: those the bettor can bet with (None: any); ``commissions``: each
+    exchange's commission on net winnings, by bookmaker key (its prices are taken net)."""
 
     kelly_fraction: float = defaults.KELLY_FRACTION
     stake_cap: float = defaults.STAKE_CAP
@@ -66,6 +73,7 @@ class ValueTerms:
     source: str = ENSEMBLE_SOURCE
     bookmakers: frozenset[str] | None = None  # keys, as bookmaker_key gives them
     bankroll: float | None = None
+    commissions: tuple[tuple[str, float], ...] = defaults.EXCHANGE_COMMISSION
 
     def allows(self, bookmaker: str) -> bool:
         return self.bookmakers is None or bookmaker_key(bookmaker) in self.bookmakers
@@ -73,11 +81,14 @@ class ValueTerms:
 
 class OutcomeValue(NamedTuple):
     """One outcome at the best price the bettor can take (None: none quoted), and its worth;
-    flagged, and staked, when its EV is above the terms' ``min_ev``."""
+    flagged, and staked, when it is its match's bet (:func:`choose_outcomes`). ``price`` is
+    as quoted; ``net_price``, what it pays after the bookmaker's commission, is the one EV
+    and the stake are computed from (and the best is chosen by)."""
 
     outcome: str
     probability: float
     price: float | None
+    net_price: float | None
     bookmaker: str | None
     captured_at: dt.datetime | None
     expected_value: float | None
@@ -152,7 +163,7 @@ def match_values(
         for probabilities, quotes in zip(served, odds, strict=True)
     ]
     allowed = [[quote for quote in quotes if terms.allows(quote.bookmaker)] for quotes in odds]
-    best = best_prices(_quote_array(allowed))
+    best = best_prices(_quote_array(allowed), _commission_array(allowed, terms.commissions))
     probabilities = np.array([line for _, line in sourced], dtype=np.float64)
     decision = choose_outcomes(probabilities, best.price, terms.min_ev)
     flagged = decision.flags()
@@ -173,14 +184,15 @@ def match_values(
             _outcome_values(
                 line,
                 [None if column < 0 else quotes[column] for column in row_columns],
-                (ev, stake, marks),
+                (net, ev, stake, marks),
                 terms,
             ),
         )
-        for (source, line), quotes, row_columns, ev, stake, marks in zip(
+        for (source, line), quotes, row_columns, net, ev, stake, marks in zip(
             sourced,
             allowed,
             columns,
+            best.price.tolist(),
             decision.expected_value.tolist(),
             fraction.tolist(),
             flagged.tolist(),
@@ -216,15 +228,33 @@ def _quote_array(allowed: Sequence[Sequence[QuotedOdds]]) -> NDArray[np.float64]
 _NOT_QUOTED = (math.nan, math.nan, math.nan)
 
 
+def _commission_array(
+    allowed: Sequence[Sequence[QuotedOdds]], commissions: tuple[tuple[str, float], ...]
+) -> NDArray[np.float64] | None:
+    """``commission[match, quote]`` laid out as :func:`_quote_array`; None: none applies."""
+    if not commissions:
+        return None
+    rate = dict(commissions)
+    width = max(1, *(len(quotes) for quotes in allowed))
+    return np.array(
+        [
+            [rate.get(bookmaker_key(q.bookmaker), 0.0) for q in quotes]
+            + [0.0] * (width - len(quotes))
+            for quotes in allowed
+        ],
+        dtype=np.float64,
+    )
+
+
 def _outcome_values(
     probabilities: Triple,
     quotes: Sequence[QuotedOdds | None],
-    decided: tuple[list[float], list[float], list[bool]],
+    decided: tuple[list[float], list[float], list[float], list[bool]],
     terms: ValueTerms,
 ) -> tuple[OutcomeValue, OutcomeValue, OutcomeValue]:
-    """Each outcome at its best ``quotes`` (None: none), with ``decided``'s EV, stake
-    fraction and flag."""
-    ev, fraction, flagged = decided
+    """Each outcome at its best ``quotes`` (None: none), with ``decided``'s net price, EV,
+    stake fraction and flag."""
+    net, ev, fraction, flagged = decided
     values = []
     for index, quote in enumerate(quotes):
         outcome = OUTCOMES[index]
@@ -238,6 +268,7 @@ def _outcome_values(
                 outcome,
                 probabilities[index],
                 price,
+                net[index],
                 quote.bookmaker,
                 quote.captured_at,
                 ev[index],
@@ -250,21 +281,26 @@ def _outcome_values(
 
 
 # An outcome no allowed bookmaker quoted: no price, nothing staked.
-_UNPRICED = (None, None, None, None, 0.0, None, False)
+_UNPRICED = (None, None, None, None, None, 0.0, None, False)
 
 
 @dataclass(frozen=True)
 class BestPrices:
-    """Per match and outcome, the highest price and the column of its bookmaker (the first
-    on a tie); NaN and -1 where nobody quoted."""
+    """Per match and outcome, the highest price net of commission and the column of its
+    bookmaker (the first on a tie); NaN and -1 where nobody quoted."""
 
-    price: NDArray[np.float64]  # (m, 3)
+    price: NDArray[np.float64]  # (m, 3), net
     bookmaker: NDArray[np.intp]  # (m, 3)
 
 
-def best_prices(prices: NDArray[np.float64]) -> BestPrices:
-    """The best of ``prices[match, bookmaker, outcome]`` (NaN: not quoted), live and in
-    the backtest."""
+def best_prices(
+    prices: NDArray[np.float64], commission: NDArray[np.float64] | None = None
+) -> BestPrices:
+    """The best of ``prices[match, bookmaker, outcome]`` (NaN: not quoted), each taken net
+    of its bookmaker's ``commission`` (``(m, B)`` or ``(B,)``; None: none), live and in the
+    backtest: the one place a commission counts, in the choice, the EV and the stake."""
+    if commission is not None:
+        prices = net_price(prices, np.asarray(commission)[..., None])
     offered = np.where(np.isnan(prices), -np.inf, prices)
     price = offered.max(axis=1)
     quoted = price > -np.inf

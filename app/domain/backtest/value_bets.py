@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from app.domain import defaults
 from app.domain.backtest.folds import CONSENSUS, ENSEMBLE, Fold
 from app.domain.backtest.prices import fair_line, positions_of, quoted_prices
+from app.domain.bookmakers import bookmaker_key
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.value import (
     ENSEMBLE_SOURCE,
@@ -44,6 +45,8 @@ class ValueBetConfig:
     method: Method = Method.POWER
     kelly_fraction: float = defaults.KELLY_FRACTION
     stake_cap: float = defaults.STAKE_CAP
+    # Each exchange's commission on net winnings, by bookmaker key: its prices taken net.
+    commissions: tuple[tuple[str, float], ...] = defaults.EXCHANGE_COMMISSION
 
     def __post_init__(self) -> None:
         for label, names in (
@@ -61,6 +64,11 @@ class ValueBetConfig:
     def bookmaker_sources(self) -> tuple[str, ...]:
         return tuple(source for source in self.sources if source not in MODEL_SOURCES)
 
+    def commission_of_bookmakers(self) -> NDArray[np.float64]:
+        """The commission of each price-taking bookmaker, in ``bookmakers``' order."""
+        rate = dict(self.commissions)
+        return np.array([rate.get(bookmaker_key(code), 0.0) for code in self.bookmakers])
+
 
 @dataclass(frozen=True)
 class PricedFold:
@@ -70,7 +78,7 @@ class PricedFold:
     match_ids: NDArray[np.int64]
     kickoff: NDArray[np.float64]
     y: NDArray[np.intp]
-    best: BestPrices  # over the price-taking bookmakers
+    best: BestPrices  # over the price-taking bookmakers, net of commission
     bookmakers: tuple[str, ...]  # the columns of ``best.bookmaker``
     closing: NDArray[np.float64]  # (m, 3) the reference's closing line; NaN rows: none
     probabilities: dict[str, NDArray[np.float64]] = field(default_factory=dict)  # by source
@@ -95,7 +103,7 @@ def priced_fold(
         match_ids=ids,
         kickoff=matches.kickoff[positions_of(matches.ids, ids)],
         y=fold.y,
-        best=best_prices(takers),
+        best=best_prices(takers, config.commission_of_bookmakers()),
         bookmakers=config.bookmakers,
         closing=fair_line(closing, config.method),
         probabilities={source: probabilities[source] for source in config.sources},
@@ -109,7 +117,7 @@ class Bets:
     match_id: NDArray[np.int64]
     kickoff: NDArray[np.float64]
     outcome: NDArray[np.intp]
-    price: NDArray[np.float64]
+    price: NDArray[np.float64]  # net of an exchange's commission: what the bet pays
     bookmaker: NDArray[np.str_]
     claimed_ev: NDArray[np.float64]
     clv: NDArray[np.float64]
