@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import itertools
 import json
 import math
 from collections.abc import Callable
@@ -13,11 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 from scipy import stats
 
 from app.cli.backtest_report.value import value_markdown
 from app.domain.backtest.folds import CONSENSUS, ENSEMBLE, Fold
 from app.domain.backtest.value_bets import (
+    Bets,
     PricedFold,
     ValueBetConfig,
     bankroll_curve,
@@ -26,10 +29,18 @@ from app.domain.backtest.value_bets import (
 )
 from app.domain.evaluation import least_squares_slope, mean_interval
 from app.domain.prediction import QuotedOdds
+from app.domain.records import OUTCOME_INDEX
 from app.domain.tables import MatchTable, QuoteTable
-from app.domain.value import ValueTerms, best_prices, choose_outcomes, match_value
+from app.domain.value import (
+    ValueTerms,
+    best_prices,
+    choose_outcomes,
+    match_value,
+    match_values,
+)
 from app.domain.value_summary import ValueSummary, summarise_value
-from app.domain.vocabulary import Method
+from app.domain.vocabulary import Method, Phase
+from app.services.backtest import tables_from_files
 from tests.commands import Oddsboost
 
 SeasonFile = Callable[[str], Path]
@@ -457,3 +468,132 @@ def test_the_command_takes_the_commissions_of_the_settings(monkeypatch: pytest.M
         get_settings.cache_clear()
     assert config.commissions == (("BFE", 0.02),)
     assert config.commission_of_bookmakers().tolist() == [0.0, 0.02]
+
+
+SIX = ("B365", "BW", "IW", "PS", "WH", "VC")
+
+
+def season_quotes(
+    matches: MatchTable, quotes: QuoteTable, bookmakers: tuple[str, ...]
+) -> list[list[QuotedOdds]]:
+    """Each match's pre-match quotes of ``bookmakers``, as the live service reads them."""
+    found: list[list[QuotedOdds]] = [[] for _ in range(len(matches))]
+    for row in np.flatnonzero(quotes.phase == "pre"):
+        code = str(quotes.bookmaker[row])
+        if code in bookmakers:
+            home, draw, away = quotes.prices[row].tolist()
+            found[quotes.match[row]].append(QuotedOdds(code, home, draw, away))
+    # In the order of the backtest's columns, so that equal best prices name one bookmaker.
+    return [sorted(odds, key=lambda quote: bookmakers.index(quote.bookmaker)) for odds in found]
+
+
+def test_a_seasons_live_flags_are_the_backtests_bets(season_file: SeasonFile) -> None:
+    """A season of the shared files decided twice on the same quotes and probabilities: by
+    the live valuation (match_values, as /predict, the board and the track record run it)
+    and by the backtest (priced_fold and bets_of). Every flag is a bet and every bet a flag.
+    VC stands in for an exchange, at 5 %, so that the commission is decided on too."""
+    from app.domain.backtest.prices import fair_line, quoted_prices
+    from app.domain.backtest.value_bets import priced_fold
+
+    matches, quotes = tables_from_files([season_file("E0_1819")])
+    ids = matches.ids
+    commissions = (("BFE", 0.05), ("VC", 0.05))
+    config = ValueBetConfig(
+        sources=("ensemble", "PS"),
+        thresholds=(0.0, 0.02, 0.05),
+        reference="PS",
+        bookmakers=SIX,
+        commissions=commissions,
+    )
+    # The "ensemble" here is the mean of the six de-margined lines: any forecast will do.
+    lines = quoted_prices(matches, quotes, ids, SIX, Phase.PRE)
+    forecast = np.nanmean([fair_line(lines[:, b], Method.POWER) for b in range(len(SIX))], 0)
+    fold = dataclasses.replace(
+        hand_made_fold(),
+        test_match_ids=ids,
+        y=matches.result,
+        forecasts={ENSEMBLE: forecast, CONSENSUS: forecast},
+    )
+    priced = priced_fold(fold, matches, quotes, config)
+    odds = season_quotes(matches, quotes, SIX)
+    served = [(float(p[0]), float(p[1]), float(p[2])) for p in forecast]
+    compared = 0
+    for source, threshold in itertools.product(config.sources, config.thresholds):
+        terms = ValueTerms(min_ev=threshold, source=source, commissions=commissions)
+        values = match_values(served, odds, terms, Method.POWER)
+        flags = [
+            (int(match_id), OUTCOME_INDEX[o.outcome], o.bookmaker, o.net_price, o.expected_value)
+            for match_id, value in zip(ids, values, strict=True)
+            for o in value.flagged
+        ]
+        bets = bets_of(priced, source, threshold)
+        assert len(flags) == len(bets) > 0, (source, threshold)
+        placed = sorted(zip(*bet_columns(bets), strict=True))
+        for flag, bet in zip(sorted(flags), placed, strict=True):
+            assert flag[:4] == bet[:4], (source, threshold)
+            # A bookmaker's line is de-margined by one iterative solver per match live and
+            # for the whole season in the backtest: equal to its tolerance.
+            assert flag[4] == pytest.approx(bet[4], abs=1e-9), (source, threshold)
+        # A match gets one bet at most, live as in the backtest.
+        assert len({flag[0] for flag in flags}) == len(flags)
+        compared += len(bets)
+    assert compared > 300  # 412 over the six rules
+
+
+def bet_columns(bets: Bets) -> tuple[list[int], list[int], list[str], list[float], list[float]]:
+    return (
+        bets.match_id.tolist(),
+        bets.outcome.tolist(),
+        bets.bookmaker.tolist(),
+        bets.price.tolist(),
+        bets.claimed_ev.tolist(),
+    )
+
+
+def test_a_matchdays_flags_from_predict_are_the_backtests_bets(
+    season_file: SeasonFile, fitted_client: TestClient
+) -> None:
+    """The first matchdays of a real season sent to /predict/batch with their six
+    bookmakers' quotes: the outcomes it flags are the bets the backtest's rule places on
+    the same probabilities (the served ones) and the same quotes."""
+    from app.domain.backtest.prices import quoted_prices
+
+    matches, quotes = tables_from_files([season_file("E0_1819")])
+    first = np.argsort(matches.kickoff, kind="stable")[:60]
+    ids = matches.ids[first]
+    odds = season_quotes(matches, quotes, SIX)
+    items = [
+        {
+            "odds": [
+                {"bookmaker": q.bookmaker, "home": q.home, "draw": q.draw, "away": q.away}
+                for q in odds[row]
+            ]
+        }
+        for row in first
+    ]
+    response = fitted_client.post("/predict/batch", json={"items": items})
+    assert response.status_code == 200, response.text
+    answers = [result["prediction"] for result in response.json()["results"]]
+    served = np.array([[a["probabilities"][k] for k in ("home", "draw", "away")] for a in answers])
+    priced = PricedFold(
+        season="2018/19",
+        match_ids=ids,
+        kickoff=matches.kickoff[first],
+        y=matches.result[first],
+        best=best_prices(quoted_prices(matches, quotes, ids, SIX, Phase.PRE)),
+        bookmakers=SIX,
+        closing=np.full((len(ids), 3), np.nan),
+        probabilities={"ensemble": served},
+    )
+    bets = bets_of(priced, "ensemble", 0.02)
+    flags = sorted(
+        (int(match_id), OUTCOME_INDEX[outcome["outcome"]], outcome["bookmaker"], outcome["price"])
+        for match_id, answer in zip(ids, answers, strict=True)
+        for outcome in (
+            answer["value"]["outcomes"][key] | {"outcome": symbol}
+            for key, symbol in (("home", "1"), ("draw", "X"), ("away", "2"))
+        )
+        if outcome["flagged"]
+    )
+    assert len(flags) == len(bets) > 0  # 13 of the 60 matches
+    assert flags == sorted(zip(*bet_columns(bets)[:4], strict=True))
