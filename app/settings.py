@@ -235,8 +235,8 @@ class Settings(BaseSettings):
         default=defaults.MIN_EV,
         ge=0,
         le=1,
-        description="An outcome is flagged as a value bet when its expected value "
-        "(probability × price − 1) is above this.",
+        description="A match's outcome of highest expected value (probability × price − 1) "
+        "is flagged as its value bet when that value is above this: one bet a match at most.",
     )
     value_kelly_fraction: Share = Field(
         default=defaults.KELLY_FRACTION,
@@ -258,6 +258,15 @@ class Settings(BaseSettings):
         description="Where a value bet's probability comes from: `ensemble` (the served "
         "prediction) or a bookmaker's code (e.g. `PS`), whose de-margined line is used where "
         "it quoted the match, the served prediction elsewhere.",
+    )
+    exchange_commission: dict[str, Annotated[float, Field(ge=0, lt=1)]] = Field(
+        default_factory=lambda: dict(defaults.EXCHANGE_COMMISSION),
+        description="Each exchange's commission on net winnings, by bookmaker code (JSON, "
+        'e.g. `{"BFE": 0.05}`; `{}`: none; each at least 0 and under 1). An exchange\'s '
+        "price is taken net, 1 + (price − 1) × (1 − commission), in the expected value, the "
+        "stake, the choice of the best price and the backtest; answers show the quoted "
+        "`price` and the `net_price`. Betfair Exchange (BFE) charges a base rate of 5 % on "
+        "net winnings.",
     )
 
     # --- The Odds API feed ------------------------------------------------------------------
@@ -417,6 +426,15 @@ class Settings(BaseSettings):
             stake_cap=self.value_stake_cap,
             min_ev=self.value_min_ev,
             source=self.value_probability_source,
+            commissions=self.commissions(),
+        )
+
+    def commissions(self) -> tuple[tuple[str, float], ...]:
+        """``exchange_commission`` by bookmaker key, as value terms and the backtest take it."""
+        from app.domain.bookmakers import bookmaker_key
+
+        return tuple(
+            sorted((bookmaker_key(code), rate) for code, rate in self.exchange_commission.items())
         )
 
     @field_validator("refit_rounds_grid")
@@ -559,5 +577,7 @@ def settings_environment(settings: Settings) -> dict[str, str]:
     for name, value in settings.model_dump(mode="json").items():
         variable = f"ODDSBOOST_{name.upper()}"
         if value is not None and variable not in SECRET_VARIABLES:
-            environment[variable] = json.dumps(value) if isinstance(value, list) else str(value)
+            environment[variable] = (
+                json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+            )
     return environment

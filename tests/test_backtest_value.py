@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import itertools
 import json
 import math
 from collections.abc import Callable
@@ -13,22 +14,33 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 from scipy import stats
 
 from app.cli.backtest_report.value import value_markdown
 from app.domain.backtest.folds import CONSENSUS, ENSEMBLE, Fold
-from app.domain.backtest.prices import best_prices
 from app.domain.backtest.value_bets import (
+    Bets,
     PricedFold,
     ValueBetConfig,
     bankroll_curve,
     bets_of,
-    choose_outcomes,
     max_drawdown,
 )
 from app.domain.evaluation import least_squares_slope, mean_interval
+from app.domain.prediction import QuotedOdds
+from app.domain.records import OUTCOME_INDEX
 from app.domain.tables import MatchTable, QuoteTable
+from app.domain.value import (
+    ValueTerms,
+    best_prices,
+    choose_outcomes,
+    match_value,
+    match_values,
+)
 from app.domain.value_summary import ValueSummary, summarise_value
+from app.domain.vocabulary import Method, Phase
+from app.services.backtest import tables_from_files
 from tests.commands import Oddsboost
 
 SeasonFile = Callable[[str], Path]
@@ -373,3 +385,215 @@ def test_value_options_are_checked(
     assert code == 2
     assert "no closing line of B365 in the data; it has PS" in stderr
     assert not (tmp_path / "report.json").exists()
+
+
+def test_of_two_outcomes_with_value_the_backtest_bets_the_higher_as_the_live_list_flags() -> None:
+    # 0.5 × 2.2 − 1 = 0.1 and 0.28 × 4.0 − 1 = 0.12 are above 0.02; 0.22 × 4.2 − 1 = −0.076.
+    probabilities = np.array([[0.5, 0.28, 0.22]])
+    prices = np.array([[[2.2, 3.8, 4.2], [2.1, 4.0, 4.0]]])  # B365, WH
+    priced = PricedFold(
+        season="2018/19",
+        match_ids=np.array([7], dtype=np.int64),
+        kickoff=np.array([0.0]),
+        y=np.array([1], dtype=np.intp),
+        best=best_prices(prices),
+        bookmakers=("B365", "WH"),
+        closing=np.array([[0.45, 0.3, 0.25]]),
+        probabilities={"ensemble": probabilities},
+    )
+    bets = bets_of(priced, "ensemble", 0.02)
+    assert (bets.outcome.tolist(), bets.bookmaker.tolist(), bets.price.tolist()) == (
+        [1],
+        ["WH"],
+        [4.0],
+    )
+    assert bets.claimed_ev.tolist() == pytest.approx([0.12])
+    assert bets.clv.tolist() == pytest.approx([0.3 * 4.0 - 1])
+    assert bets.returns.tolist() == pytest.approx([3.0])
+    # The live service flags the same outcome at the same price, and only it.
+    odds = [QuotedOdds("B365", 2.2, 3.8, 4.2), QuotedOdds("WH", 2.1, 4.0, 4.0)]
+    live = match_value((0.5, 0.28, 0.22), odds, ValueTerms(min_ev=0.02), Method.POWER)
+    assert [(o.outcome, o.bookmaker, o.price) for o in live.flagged] == [("X", "WH", 4.0)]
+    assert live.outcomes[0].expected_value == pytest.approx(0.1)
+
+
+def test_equal_values_bet_the_first_outcome_in_1_x_2_order() -> None:
+    # 0.5 × 2.5 − 1 = 0.25 × 5.0 − 1 = 0.25 exactly, in the backtest as live.
+    tie = choose_outcomes(np.array([[0.5, 0.25, 0.25]]), np.array([[2.5, 5.0, 3.0]]), 0.02)
+    assert (tie.placed.tolist(), tie.outcome.tolist()) == ([True], [0])
+    later = choose_outcomes(np.array([[0.25, 0.5, 0.25]]), np.array([[3.0, 2.5, 5.0]]), 0.02)
+    assert later.outcome.tolist() == [1]
+    assert later.flags().tolist() == [[False, True, False]]
+
+
+def test_the_backtest_takes_an_exchanges_price_net_of_its_commission() -> None:
+    # BFE's 2.20 pays 1 + 1.2 × 0.95 = 2.14 net, more than B365's 2.10; its 4.0 away pays
+    # 3.85, less than B365's 3.9. The home win is worth 0.5 × 2.14 − 1 = 0.07.
+    config = dataclasses.replace(CONFIG, bookmakers=("B365", "BFE"))
+    commission = config.commission_of_bookmakers()
+    assert commission.tolist() == [0.0, 0.05]
+    prices = np.array([[[2.10, 3.3, 3.9], [2.20, 3.2, 4.0]]])
+    best = best_prices(prices, commission)
+    assert best.price[0].tolist() == pytest.approx([2.14, 3.3, 3.9])
+    assert best.bookmaker.tolist() == [[1, 0, 0]]
+    priced = PricedFold(
+        season="2018/19",
+        match_ids=np.array([3], dtype=np.int64),
+        kickoff=np.array([0.0]),
+        y=np.array([0], dtype=np.intp),
+        best=best,
+        bookmakers=config.bookmakers,
+        closing=np.array([[0.48, 0.27, 0.25]]),
+        probabilities={"ensemble": np.array([[0.5, 0.27, 0.23]])},
+    )
+    bets = bets_of(priced, "ensemble", 0.02)
+    assert (bets.bookmaker.tolist(), bets.outcome.tolist()) == (["BFE"], [0])
+    assert bets.claimed_ev.tolist() == pytest.approx([0.07])
+    # Its return and CLV are those of the net price: 1.14 won, 0.48 × 2.14 − 1.
+    assert bets.returns.tolist() == pytest.approx([1.14])
+    assert bets.clv.tolist() == pytest.approx([0.48 * 2.14 - 1])
+    # Without commission the quoted 2.20 counts.
+    assert best_prices(prices).price.tolist() == [[2.2, 3.3, 4.0]]
+
+
+def test_the_command_takes_the_commissions_of_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.cli.backtest import _value_config
+    from app.settings import get_settings
+
+    monkeypatch.setenv("ODDSBOOST_EXCHANGE_COMMISSION", '{"Betfair Exchange": 0.02}')
+    get_settings.cache_clear()
+    try:
+        config = _value_config("ensemble", "0.02", "PS", "B365,BFE")
+    finally:
+        get_settings.cache_clear()
+    assert config.commissions == (("BFE", 0.02),)
+    assert config.commission_of_bookmakers().tolist() == [0.0, 0.02]
+
+
+SIX = ("B365", "BW", "IW", "PS", "WH", "VC")
+
+
+def season_quotes(
+    matches: MatchTable, quotes: QuoteTable, bookmakers: tuple[str, ...]
+) -> list[list[QuotedOdds]]:
+    """Each match's pre-match quotes of ``bookmakers``, as the live service reads them."""
+    found: list[list[QuotedOdds]] = [[] for _ in range(len(matches))]
+    for row in np.flatnonzero(quotes.phase == "pre"):
+        code = str(quotes.bookmaker[row])
+        if code in bookmakers:
+            home, draw, away = quotes.prices[row].tolist()
+            found[quotes.match[row]].append(QuotedOdds(code, home, draw, away))
+    # In the order of the backtest's columns, so that equal best prices name one bookmaker.
+    return [sorted(odds, key=lambda quote: bookmakers.index(quote.bookmaker)) for odds in found]
+
+
+def test_a_seasons_live_flags_are_the_backtests_bets(season_file: SeasonFile) -> None:
+    """A season of the shared files decided twice on the same quotes and probabilities: by
+    the live valuation (match_values, as /predict, the board and the track record run it)
+    and by the backtest (priced_fold and bets_of). Every flag is a bet and every bet a flag.
+    VC stands in for an exchange, at 5 %, so that the commission is decided on too."""
+    from app.domain.backtest.prices import fair_line, quoted_prices
+    from app.domain.backtest.value_bets import priced_fold
+
+    matches, quotes = tables_from_files([season_file("E0_1819")])
+    ids = matches.ids
+    commissions = (("BFE", 0.05), ("VC", 0.05))
+    config = ValueBetConfig(
+        sources=("ensemble", "PS"),
+        thresholds=(0.0, 0.02, 0.05),
+        reference="PS",
+        bookmakers=SIX,
+        commissions=commissions,
+    )
+    # The "ensemble" here is the mean of the six de-margined lines: any forecast will do.
+    lines = quoted_prices(matches, quotes, ids, SIX, Phase.PRE)
+    forecast = np.nanmean([fair_line(lines[:, b], Method.POWER) for b in range(len(SIX))], 0)
+    fold = dataclasses.replace(
+        hand_made_fold(),
+        test_match_ids=ids,
+        y=matches.result,
+        forecasts={ENSEMBLE: forecast, CONSENSUS: forecast},
+    )
+    priced = priced_fold(fold, matches, quotes, config)
+    odds = season_quotes(matches, quotes, SIX)
+    served = [(float(p[0]), float(p[1]), float(p[2])) for p in forecast]
+    compared = 0
+    for source, threshold in itertools.product(config.sources, config.thresholds):
+        terms = ValueTerms(min_ev=threshold, source=source, commissions=commissions)
+        values = match_values(served, odds, terms, Method.POWER)
+        flags = [
+            (int(match_id), OUTCOME_INDEX[o.outcome], o.bookmaker, o.net_price, o.expected_value)
+            for match_id, value in zip(ids, values, strict=True)
+            for o in value.flagged
+        ]
+        bets = bets_of(priced, source, threshold)
+        assert len(flags) == len(bets) > 0, (source, threshold)
+        placed = sorted(zip(*bet_columns(bets), strict=True))
+        for flag, bet in zip(sorted(flags), placed, strict=True):
+            assert flag[:4] == bet[:4], (source, threshold)
+            # A bookmaker's line is de-margined by one iterative solver per match live and
+            # for the whole season in the backtest: equal to its tolerance.
+            assert flag[4] == pytest.approx(bet[4], abs=1e-9), (source, threshold)
+        # A match gets one bet at most, live as in the backtest.
+        assert len({flag[0] for flag in flags}) == len(flags)
+        compared += len(bets)
+    assert compared > 300  # 412 over the six rules
+
+
+def bet_columns(bets: Bets) -> tuple[list[int], list[int], list[str], list[float], list[float]]:
+    return (
+        bets.match_id.tolist(),
+        bets.outcome.tolist(),
+        bets.bookmaker.tolist(),
+        bets.price.tolist(),
+        bets.claimed_ev.tolist(),
+    )
+
+
+def test_a_matchdays_flags_from_predict_are_the_backtests_bets(
+    season_file: SeasonFile, fitted_client: TestClient
+) -> None:
+    """The first matchdays of a real season sent to /predict/batch with their six
+    bookmakers' quotes: the outcomes it flags are the bets the backtest's rule places on
+    the same probabilities (the served ones) and the same quotes."""
+    from app.domain.backtest.prices import quoted_prices
+
+    matches, quotes = tables_from_files([season_file("E0_1819")])
+    first = np.argsort(matches.kickoff, kind="stable")[:60]
+    ids = matches.ids[first]
+    odds = season_quotes(matches, quotes, SIX)
+    items = [
+        {
+            "odds": [
+                {"bookmaker": q.bookmaker, "home": q.home, "draw": q.draw, "away": q.away}
+                for q in odds[row]
+            ]
+        }
+        for row in first
+    ]
+    response = fitted_client.post("/predict/batch", json={"items": items})
+    assert response.status_code == 200, response.text
+    answers = [result["prediction"] for result in response.json()["results"]]
+    served = np.array([[a["probabilities"][k] for k in ("home", "draw", "away")] for a in answers])
+    priced = PricedFold(
+        season="2018/19",
+        match_ids=ids,
+        kickoff=matches.kickoff[first],
+        y=matches.result[first],
+        best=best_prices(quoted_prices(matches, quotes, ids, SIX, Phase.PRE)),
+        bookmakers=SIX,
+        closing=np.full((len(ids), 3), np.nan),
+        probabilities={"ensemble": served},
+    )
+    bets = bets_of(priced, "ensemble", 0.02)
+    flags = sorted(
+        (int(match_id), OUTCOME_INDEX[outcome["outcome"]], outcome["bookmaker"], outcome["price"])
+        for match_id, answer in zip(ids, answers, strict=True)
+        for outcome in (
+            answer["value"]["outcomes"][key] | {"outcome": symbol}
+            for key, symbol in (("home", "1"), ("draw", "X"), ("away", "2"))
+        )
+        if outcome["flagged"]
+    )
+    assert len(flags) == len(bets) > 0  # 13 of the 60 matches
+    assert flags == sorted(zip(*bet_columns(bets)[:4], strict=True))

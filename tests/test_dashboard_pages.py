@@ -159,11 +159,12 @@ def test_the_rows_are_the_boards_matches_with_its_probabilities(seeded: Seeded) 
     assert "50.0 %" in text
     assert "25.0 %" in text
     # Value on Arsenal's home at B365's 2.2 (0.5 × 2.2 − 1 = +10.0 %, stake capped at 2 %)
-    # and away at WH's 4.2 (0.25 × 4.2 − 1 = +5.0 %); Barcelona's home and draw.
+    # and on Barcelona's draw: one bet a match, so Arsenal's away at WH's 4.2 (0.25 × 4.2 − 1
+    # = +5.0 %) and Barcelona's home, of lower value, are not flagged.
     valued = parsed.having("td", class_="value")
-    assert len(valued) == 4
+    assert [attrs["class"] for attrs in valued] == ["p-home value", "p-draw value"]
     assert "EV +10.0 %, stake 2.0 % at 2.20 (B365)" in text
-    assert "EV +5.0 %" in text
+    assert "EV +5.0 %" not in text
     for match_id in rows:
         assert parsed.having("a", href=f"/dashboard/matches/{match_id}")
     assert len(parsed.having("svg", class_="bar")) == len(

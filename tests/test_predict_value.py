@@ -126,30 +126,45 @@ def test_value_from_the_served_prediction_with_the_default_terms_by_hand(
         (5.0, "OTHERBOOK"),
         (4.0, "NEWBOOK"),
     ]
-    # EV: 0.45 × 2.5 − 1 = 0.125, 0.225 × 5 − 1 = 0.125, 0.325 × 4 − 1 = 0.3, all flagged.
-    # A quarter of Kelly: 0.125 / 1.5 / 4 = 0.0208 → capped at 0.02; 0.125 / 4 / 4 =
-    # 0.0078125; 0.3 / 3 / 4 = 0.025 → capped at 0.02. No bankroll: no stake in money.
+    # EV: 0.45 × 2.5 − 1 = 0.125, 0.225 × 5 − 1 = 0.125, 0.325 × 4 − 1 = 0.3, all above
+    # 2 %: one bet a match, the away win of highest EV, is flagged and staked.
+    # A quarter of Kelly: 0.3 / 3 / 4 = 0.025 → capped at 0.02. No bankroll: no stake in money.
     assert [o["expected_value"] for o in (home, draw, away)] == pytest.approx([0.125, 0.125, 0.3])
-    assert [o["stake_fraction"] for o in (home, draw, away)] == pytest.approx(
-        [0.02, 0.0078125, 0.02]
-    )
+    assert [o["stake_fraction"] for o in (home, draw, away)] == pytest.approx([0.0, 0.0, 0.02])
     assert [o["stake"] for o in (home, draw, away)] == [None, None, None]
-    assert all(o["flagged"] for o in (home, draw, away))
+    assert [o["flagged"] for o in (home, draw, away)] == [False, False, True]
 
 
 def test_a_bankroll_gives_stakes_in_money_and_the_cap_holds(client: TestClient) -> None:
     answer = predict(client, {"odds": OUTSIDE_POOL, "value": {"bankroll": 1000}})
-    # 0.02 × 1000, 0.0078125 × 1000 = 7.8125, 0.02 × 1000.
-    assert [o["stake"] for o in outcomes(answer)] == [20.0, 7.81, 20.0]
+    # Only the away win (EV 0.3, the highest) is staked: 0.02 × 1000.
+    assert [o["stake"] for o in outcomes(answer)] == [0.0, 0.0, 20.0]
     tight = predict(client, {"odds": OUTSIDE_POOL, "value": {"bankroll": 1000, "stake_cap": 0.005}})
-    assert [o["stake_fraction"] for o in outcomes(tight)] == [0.005, 0.005, 0.005]
-    assert [o["stake"] for o in outcomes(tight)] == [5.0, 5.0, 5.0]
-    # Full Kelly with no cap to speak of: 0.125 / 1.5, 0.125 / 4, 0.3 / 3.
+    assert [o["stake_fraction"] for o in outcomes(tight)] == [0.0, 0.0, 0.005]
+    assert [o["stake"] for o in outcomes(tight)] == [0.0, 0.0, 5.0]
+    # Full Kelly with no cap to speak of: 0.3 / 3.
     full = predict(
         client,
         {"odds": OUTSIDE_POOL, "value": {"bankroll": 1000, "kelly_fraction": 1, "stake_cap": 1}},
     )
-    assert [o["stake"] for o in outcomes(full)] == [83.33, 31.25, 100.0]
+    assert [o["stake"] for o in outcomes(full)] == [0.0, 0.0, 100.0]
+    # Without NEWBOOK's away price the home win is the best: OTHERBOOK's 2.5 away pays
+    # 0.325 × 2.5 − 1 < 0. Home 2.5 and draw 5.0 give 0.125 each; the home win is the first.
+    # Full Kelly on it: 0.125 / 1.5 = 0.0833.
+    other = predict(
+        client,
+        {
+            "odds": OUTSIDE_POOL,
+            "value": {
+                "bankroll": 1000,
+                "kelly_fraction": 1,
+                "stake_cap": 1,
+                "bookmakers": ["OTHERBOOK"],
+            },
+        },
+    )
+    assert [o["expected_value"] for o in outcomes(other)] == pytest.approx([0.125, 0.125, -0.1875])
+    assert [o["flagged"] for o in outcomes(other)] == [True, False, False]
     # Above its threshold only: the draw's 0.125 and the home win's 0.125 are not above 0.2.
     picky = predict(client, {"odds": OUTSIDE_POOL, "value": {"bankroll": 1000, "min_ev": 0.2}})
     assert [o["flagged"] for o in outcomes(picky)] == [False, False, True]
@@ -263,7 +278,7 @@ def test_each_batch_item_carries_its_own_value(client: TestClient) -> None:
     for item, result in zip(items, results, strict=True):
         assert result["prediction"] == predict(client, item)
     stakes = [[o["stake"] for o in outcomes(r["prediction"])] for r in results]
-    assert stakes[0] == [20.0, 7.81, 20.0]
+    assert stakes[0] == [0.0, 0.0, 20.0]
     assert stakes[2] == [None, None, None]
     assert stakes[3] == [8.33, 0.0, 0.0]
     assert results[4]["prediction"]["value"]["terms"]["bankroll"] == 100.0
@@ -366,3 +381,29 @@ def test_the_documented_value_schema_accepts_what_the_api_accepts(client: TestCl
             assert said in description
     request = TypeAdapter(PredictIn).validate_python({"match_id": 1, "value": {}})
     assert request.value == ValueIn()
+
+
+def test_an_exchanges_price_is_shown_quoted_and_net_of_its_commission(
+    client: TestClient,
+) -> None:
+    exchange = {"bookmaker": "BFE", "home": 2.3, "draw": 3.5, "away": 3.3}
+    terms = {"source": "PS", "bookmakers": ["Betfair Exchange"]}
+    answer = predict(client, {"odds": [FAIR_PS, exchange], "value": terms})
+    home, draw, away = outcomes(answer)
+    # 5 % on net winnings: 1 + 1.3 × 0.95 = 2.235, 1 + 2.5 × 0.95 = 3.375, 1 + 2.3 × 0.95
+    # = 3.185. PS's line 0.5 / 0.25 / 0.25 makes the home win worth 0.5 × 2.235 − 1 = 0.1175.
+    assert [(o["bookmaker"], o["price"]) for o in (home, draw, away)] == [
+        ("BFE", 2.3),
+        ("BFE", 3.5),
+        ("BFE", 3.3),
+    ]
+    assert [o["net_price"] for o in (home, draw, away)] == pytest.approx([2.235, 3.375, 3.185])
+    assert [o["expected_value"] for o in (home, draw, away)] == pytest.approx(
+        [0.1175, 0.25 * 3.375 - 1, 0.25 * 3.185 - 1]
+    )
+    # A quarter Kelly 0.1175 / 1.235 / 4 = 0.0238, capped at 0.02.
+    assert [o["flagged"] for o in (home, draw, away)] == [True, False, False]
+    assert home["stake_fraction"] == 0.02
+    # A bookmaker without commission: net_price is the price.
+    plain = predict(client, {"odds": ODDS, "value": {"bookmakers": ["WH"]}})
+    assert [o["net_price"] for o in outcomes(plain)] == [o["price"] for o in outcomes(plain)]

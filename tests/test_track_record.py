@@ -50,11 +50,12 @@ def test_an_entry_holds_the_served_prediction_its_bets_and_quotes(
     assert [q.bookmaker for q in served.quotes] == ["B365", "BW", "PS"]
     assert served.quotes[2].probabilities == pytest.approx((0.6, 0.2, 0.2))
     assert served.quotes[0].captured_at == M1_KICKOFF - BEFORE
+    # B365's 2.5 home, PS's 5.0 draw and B365's 5.0 away are each worth 0.25 exactly: one
+    # bet a match, the first of equal values in 1, X, 2 order.
     bets = {(b.outcome, b.bookmaker, b.price): b for b in served.bets}
-    assert set(bets) == {("1", "B365", 2.5), ("X", "PS", 5.0), ("2", "B365", 5.0)}
-    assert bets["1", "B365", 2.5].expected_value == pytest.approx(0.25)
+    assert set(bets) == {("1", "B365", 2.5)}
+    assert bets["1", "B365", 2.5].expected_value == 0.25
     assert bets["1", "B365", 2.5].stake_fraction == pytest.approx(0.02)
-    assert bets["X", "PS", 5.0].stake_fraction == pytest.approx(0.25 * 0.25 / 4)
     assert entry_of(session, logged["M2"]).served.bets == ()
 
 
@@ -163,17 +164,16 @@ def test_performance_is_scored_by_hand(track_client: TestClient) -> None:
     assert best["served_minus_best"]["mean"] == pytest.approx(b / 3)
     assert best["served_minus_best"]["high"] == pytest.approx(b / 3 + T95 * b / 3)
     value = performance["value_bets"]
-    assert (value["bets"], value["bets_with_closing"]) == (4, 4)
-    clv = [0.5, 0.0, 0.0, 0.6]
-    assert value["clv"]["mean"] == pytest.approx(sum(clv) / 4)
-    clv_se = stats.tstd(clv) / 2
-    assert value["clv"]["low"] == pytest.approx(0.275 - stats.t.ppf(0.975, 3) * clv_se)
-    assert value["roi"]["mean"] == pytest.approx((1.5 - 1 - 1 - 1) / 4)
-    assert value["profit"] == pytest.approx(-1.5)
-    # M1's three bets from one bankroll: +.02 × 1.5 − .015625 − .015625; then M3's −.02.
-    assert [point["bankroll"] for point in value["bankroll"]] == pytest.approx(
-        [0.99875, 0.99875 * 0.98]
-    )
+    # One bet a match: M1's home win (CLV 0.5, won at 2.5), M3's (CLV 0.6, lost).
+    assert (value["bets"], value["bets_with_closing"]) == (2, 2)
+    clv = [0.5, 0.6]
+    assert value["clv"]["mean"] == pytest.approx(sum(clv) / 2)
+    clv_se = stats.tstd(clv) / math.sqrt(2)  # 0.05
+    assert value["clv"]["low"] == pytest.approx(0.55 - stats.t.ppf(0.975, 1) * clv_se)
+    assert value["roi"]["mean"] == pytest.approx((1.5 - 1) / 2)
+    assert value["profit"] == pytest.approx(0.5)
+    # M1's bet: +.02 × 1.5; then M3's −.02.
+    assert [point["bankroll"] for point in value["bankroll"]] == pytest.approx([1.03, 1.03 * 0.98])
     assert [point["kickoff"] for point in value["bankroll"]] == [
         "2026-03-02T15:00:00Z",
         "2026-03-03T15:00:00Z",
@@ -187,8 +187,8 @@ def test_performance_is_scored_by_hand(track_client: TestClient) -> None:
             # PS, the best of the window, gave M1's home win .6 and M2's draw .2.
             "best_bookmaker_matches": 2,
             "best_bookmaker_log_loss": pytest.approx(-(math.log(0.6) + math.log(0.2)) / 2),
-            "bets": 3,
-            "profit": pytest.approx(-0.5),
+            "bets": 1,
+            "profit": pytest.approx(1.5),
         },
         {
             "day": "2026-03-03",
@@ -211,7 +211,7 @@ def test_a_corrected_result_is_scored_again(
     assert performance["served"]["log_loss"] == pytest.approx(
         -(math.log(0.5) + math.log(0.2) + math.log(0.8)) / 3
     )
-    assert performance["value_bets"]["profit"] == pytest.approx(1.5 - 1 - 1 + 1.0)
+    assert performance["value_bets"]["profit"] == pytest.approx(1.5 + 1.0)
 
 
 def test_unsettled_matches_and_other_windows_are_left_out(

@@ -113,18 +113,13 @@ def test_every_match_of_the_week_by_kickoff_with_prediction_value_and_freshness(
     value = arsenal["value"]
     assert value["source"] == "ensemble"
     # Home: B365's 2.2 × 0.5 − 1 = 0.1. Draw: BW's 4.0 is the best, worth 0. Away: WH's 4.2
-    # × 0.25 − 1 = 0.05.
+    # × 0.25 − 1 = 0.05, above 2 % too, but a match gets one bet: the home win, of higher EV.
     assert [
         (o["outcome"], o["bookmaker"], o["price"], o["flagged"]) for o in value["outcomes"]
-    ] == [("1", "B365", 2.2, True), ("X", "BW", 4.0, False), ("2", "WH", 4.2, True)]
+    ] == [("1", "B365", 2.2, True), ("X", "BW", 4.0, False), ("2", "WH", 4.2, False)]
     assert [o["expected_value"] for o in value["outcomes"]] == pytest.approx([0.1, 0.0, 0.05])
-    assert [(bet["outcome"], bet["bookmaker"]) for bet in arsenal["value_bets"]] == [
-        ("1", "B365"),
-        ("2", "WH"),
-    ]
-    assert [bet["stake_fraction"] for bet in arsenal["value_bets"]] == pytest.approx(
-        [0.02, 0.25 * 0.05 / 3.2]
-    )
+    assert [(bet["outcome"], bet["bookmaker"]) for bet in arsenal["value_bets"]] == [("1", "B365")]
+    assert [bet["stake_fraction"] for bet in arsenal["value_bets"]] == pytest.approx([0.02])
     freshness = arsenal["freshness"]
     assert freshness["bookmakers"] == 4
     assert utc(freshness["newest_captured_at"]) == utc(freshness["oldest_captured_at"]) == CAPTURED

@@ -17,6 +17,8 @@ from app.domain.value import (
     expected_value,
     kelly_stake,
     match_value,
+    match_values,
+    net_price,
 )
 from app.domain.vocabulary import Method
 
@@ -80,16 +82,49 @@ def test_a_match_without_value_flags_nothing() -> None:
     assert all(outcome.stake is None for outcome in value.outcomes)  # no bankroll given
 
 
-def test_two_outcomes_are_flagged_only_when_both_have_value() -> None:
-    generous = [QuotedOdds("B365", 2.2, 3.9, 4.2)]
-    value = match_value(SERVED, generous, ValueTerms(min_ev=0.02), Method.POWER)
-    # 0.5 × 2.2 − 1 = 0.1 and 0.28 × 3.9 − 1 = 0.092 are above 0.02; 0.22 × 4.2 − 1 is not.
-    assert [outcome.outcome for outcome in value.flagged] == ["1", "X"]
-    assert (
-        not match_value(SERVED, generous, ValueTerms(min_ev=0.095), Method.POWER)
-        .outcomes[1]
-        .flagged
+def test_of_two_outcomes_with_value_only_the_higher_is_flagged() -> None:
+    generous = [QuotedOdds("B365", 2.2, 4.0, 4.2)]
+    value = match_value(SERVED, generous, ValueTerms(min_ev=0.02, bankroll=1000.0), Method.POWER)
+    home, draw, _ = value.outcomes
+    # 0.5 × 2.2 − 1 = 0.1 and 0.28 × 4.0 − 1 = 0.12 are above 0.02; 0.22 × 4.2 − 1 is not.
+    assert [o.expected_value for o in value.outcomes] == pytest.approx([0.1, 0.12, -0.076])
+    # One bet a match: the draw, of highest EV. A quarter Kelly 0.12 / 3 / 4 = 0.01.
+    assert value.flagged == [draw]
+    assert draw.stake_fraction == pytest.approx(0.01)
+    assert draw.stake == 10.0
+    # The home win keeps its price and EV, but is neither flagged nor staked.
+    assert (home.price, home.flagged, home.stake_fraction, home.stake) == (2.2, False, 0.0, 0.0)
+    # Above 0.11 only the draw has value; above 0.13 nothing.
+    assert match_value(SERVED, generous, ValueTerms(min_ev=0.11), Method.POWER).flagged == [
+        draw._replace(stake=None)
+    ]
+    assert match_value(SERVED, generous, ValueTerms(min_ev=0.13), Method.POWER).flagged == []
+
+
+def test_equal_values_flag_the_first_outcome_in_1_x_2_order() -> None:
+    # 0.5 × 2.5 − 1 = 0.25 × 5.0 − 1 = 0.25 exactly (every figure is a binary fraction).
+    value = match_value(
+        (0.5, 0.25, 0.25), [QuotedOdds("B365", 2.5, 5.0, 3.0)], ValueTerms(), Method.POWER
     )
+    assert [o.expected_value for o in value.outcomes] == [0.25, 0.25, -0.25]
+    assert [o.outcome for o in value.flagged] == ["1"]
+    later = match_value(
+        (0.25, 0.5, 0.25), [QuotedOdds("B365", 3.0, 2.5, 5.0)], ValueTerms(), Method.POWER
+    )
+    assert [o.outcome for o in later.flagged] == ["X"]
+
+
+def test_many_matches_are_valued_as_each_alone() -> None:
+    served = [SERVED, (0.5, 0.25, 0.25), (0.2, 0.3, 0.5)]
+    odds = [ODDS, [QuotedOdds("B365", 2.5, 5.0, 3.0)], [QuotedOdds("PS", 4.0, 3.0, 2.2)]]
+    terms = ValueTerms(bankroll=500.0)
+    together = match_values(served, odds, terms, Method.POWER)
+    alone = [
+        match_value(p, quotes, terms, Method.POWER) for p, quotes in zip(served, odds, strict=True)
+    ]
+    assert together == alone
+    assert [[o.outcome for o in value.flagged] for value in together] == [["1"], ["1"], ["2"]]
+    assert match_values([], [], terms, Method.POWER) == []
 
 
 def test_every_spelling_of_a_known_bookmaker_names_it_alone() -> None:
@@ -125,3 +160,58 @@ def test_the_settings_give_the_default_terms() -> None:
 
     terms = Settings(value_min_ev=0.05, value_probability_source="PS").value_terms()
     assert terms == ValueTerms(kelly_fraction=0.25, stake_cap=0.02, min_ev=0.05, source="PS")
+
+
+def test_a_price_net_of_commission_by_hand() -> None:
+    # 1 + (2.10 − 1) × 0.95 = 2.045; without commission the price itself.
+    assert net_price(2.10, 0.05) == pytest.approx(2.045)
+    assert net_price(2.10, 0.0) == 2.10
+    np.testing.assert_allclose(net_price(np.array([2.2, 5.0]), 0.05), [2.14, 4.8])
+
+
+def test_an_exchanges_price_is_taken_net_in_the_choice_the_ev_and_the_stake() -> None:
+    terms = ValueTerms(commissions=(("BFE", 0.05),), bankroll=1000.0)
+    # BFE's 2.10 pays 2.045 net, less than B365's 2.05: B365's price is the best.
+    close = [QuotedOdds("B365", 2.05, 3.4, 4.0), QuotedOdds("Betfair Exchange", 2.10, 3.5, 4.0)]
+    home, draw, away = match_value(SERVED, close, terms, Method.POWER).outcomes
+    assert (home.bookmaker, home.price, home.net_price) == ("B365", 2.05, 2.05)
+    assert home.expected_value == pytest.approx(0.5 * 2.05 - 1)  # 0.025
+    # The draw: BFE's 3.5 pays 1 + 2.5 × 0.95 = 3.375 net, less than B365's 3.4.
+    assert (draw.bookmaker, draw.price, draw.net_price) == ("B365", 3.4, 3.4)
+    # Equal quoted 4.0: B365's pays more net, and is first anyway.
+    assert (away.bookmaker, away.net_price) == ("B365", 4.0)
+    # BFE's 2.20 pays 2.14 net, more than B365's 2.05: chosen, shown quoted and net.
+    # EV 0.5 × 2.14 − 1 = 0.07; a quarter Kelly 0.07 / 1.14 / 4 = 0.01535: 15.35 of 1,000.
+    wide = [QuotedOdds("B365", 2.05, 3.4, 4.0), QuotedOdds("BFE", 2.20, 3.5, 4.0)]
+    home = match_value(SERVED, wide, terms, Method.POWER).outcomes[0]
+    assert (home.bookmaker, home.price) == ("BFE", 2.20)
+    assert home.net_price == pytest.approx(2.14)
+    assert home.expected_value == pytest.approx(0.07)
+    assert home.stake_fraction == pytest.approx(0.07 / 1.14 / 4)
+    assert (home.flagged, home.stake) == (True, 15.35)
+    # Without commission the quoted 2.20 counts: EV 0.1.
+    gross = match_value(SERVED, wide, ValueTerms(commissions=()), Method.POWER).outcomes[0]
+    assert (gross.price, gross.net_price) == (2.2, 2.2)
+    assert gross.expected_value == pytest.approx(0.1)
+
+
+def test_the_default_commission_is_betfair_exchanges_five_per_cent() -> None:
+    from app.settings import Settings
+
+    assert ValueTerms().commissions == (("BFE", 0.05),)
+    assert Settings().value_terms().commissions == (("BFE", 0.05),)
+    given = Settings(exchange_commission={"betfair exchange": 0.02, "Matchbook": 0.015})
+    assert given.value_terms().commissions == (("BFE", 0.02), ("matchbook", 0.015))
+    assert Settings(exchange_commission={}).value_terms().commissions == ()
+    with pytest.raises(ValueError, match="exchange_commission"):
+        Settings(exchange_commission={"BFE": 1.0})
+
+
+def test_a_child_process_gets_the_commissions_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.settings import Settings, settings_environment
+
+    given = Settings(exchange_commission={"BFE": 0.02, "MB": 0.015})
+    variable = settings_environment(given)["ODDSBOOST_EXCHANGE_COMMISSION"]
+    assert variable == '{"BFE": 0.02, "MB": 0.015}'
+    monkeypatch.setenv("ODDSBOOST_EXCHANGE_COMMISSION", variable)
+    assert Settings().exchange_commission == {"BFE": 0.02, "MB": 0.015}

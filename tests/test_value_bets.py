@@ -55,11 +55,9 @@ class Expected:
     fraction: float
 
 
-# The four value bets of the default list, by hand.
+# The two value bets of the default list, by hand: one a match, its outcome of highest EV.
 ARSENAL_HOME = Expected(ev=0.1, fraction=0.02)  # 0.25 × 0.1 / 1.2 = 0.0208, capped
-ARSENAL_AWAY = Expected(ev=0.05, fraction=0.25 * 0.05 / 3.2)
 BARCELONA_DRAW = Expected(ev=0.1, fraction=0.25 * 0.1 / 10)
-BARCELONA_HOME = Expected(ev=0.04, fraction=0.02)  # 0.25 × 0.04 / 0.3 = 0.033, capped
 
 
 @pytest.fixture(scope="module")
@@ -91,23 +89,23 @@ def summary(body: dict[str, Any]) -> list[tuple[str, str, str, float]]:
 def test_the_flagged_outcomes_of_the_coming_week_highest_value_first(seeded: Seeded) -> None:
     body = value_bets(seeded.client)
     # Arsenal's home and Barcelona's draw are both worth 0.1 exactly: the earlier kickoff
-    # comes first. Everton offers nothing; Leeds kicked off; Burnley is next week.
+    # comes first. Arsenal's away at WH's 4.2 (0.25 × 4.2 − 1 = 0.05) and Barcelona's home
+    # at 1.3 (0.8 × 1.3 − 1 = 0.04) are above 2 % too, but a match gets one bet, its
+    # outcome of highest EV. Everton offers nothing; Leeds kicked off; Burnley is next week.
     assert summary(body) == [
         ("Arsenal", "1", "B365", 2.2),
         ("Barcelona", "X", "B365", 11.0),
-        ("Arsenal", "2", "WH", 4.2),
-        ("Barcelona", "1", "B365", 1.3),
     ]
-    expected = [ARSENAL_HOME, BARCELONA_DRAW, ARSENAL_AWAY, BARCELONA_HOME]
+    expected = [ARSENAL_HOME, BARCELONA_DRAW]
     items = body["items"]
     assert [bet["expected_value"] for bet in items] == pytest.approx([e.ev for e in expected])
-    assert [bet["probability"] for bet in items] == pytest.approx([0.5, 0.1, 0.25, 0.8])
+    assert [bet["probability"] for bet in items] == pytest.approx([0.5, 0.1])
     assert [bet["unscaled_stake_fraction"] for bet in items] == pytest.approx(
         [e.fraction for e in expected]
     )
     assert all(bet["stake_fraction"] <= CAP for bet in items)
-    assert [bet["day_scale"] for bet in items] == [1.0] * 4
-    assert [bet["stake"] for bet in items] == [None] * 4  # no bankroll given
+    assert [bet["day_scale"] for bet in items] == [1.0] * 2
+    assert [bet["stake"] for bet in items] == [None] * 2  # no bankroll given
     first = items[0]
     assert first["match"] == {
         "id": seeded.ids["Arsenal"],
@@ -122,7 +120,7 @@ def test_the_flagged_outcomes_of_the_coming_week_highest_value_first(seeded: See
     }
     assert body["model_version"] == seeded.version
     assert body["note"] is None
-    assert body["total"] == 4
+    assert body["total"] == 2
     assert body["terms"] == {
         "min_ev": 0.02,
         "kelly_fraction": 0.25,
@@ -156,67 +154,67 @@ def test_an_outcome_is_listed_only_above_min_ev(seeded: Seeded) -> None:
 
 
 def test_only_the_bookmakers_allowed_are_chosen(seeded: Seeded) -> None:
-    # William Hill alone: Arsenal's home at 2.1 is worth 0.05, its away at 4.2 0.05 (the
-    # home a hair less: 1.05 − 1 against 0.25 × 4.2 − 1); Barcelona has no WH quote.
+    # William Hill alone: Arsenal's home at 2.1 and its away at 4.2 are each worth 0.05
+    # (to rounding), and the match gets one bet of the two; Barcelona has no WH quote.
     body = value_bets(seeded.client, bookmakers=["William Hill"])
     assert {bet["bookmaker"] for bet in body["items"]} == {"WH"}
-    assert sorted(summary(body)) == [("Arsenal", "1", "WH", 2.1), ("Arsenal", "2", "WH", 4.2)]
+    [bet] = body["items"]
+    assert summary(body)[0] in {("Arsenal", "1", "WH", 2.1), ("Arsenal", "2", "WH", 4.2)}
+    assert bet["expected_value"] == pytest.approx(0.05)
     assert body["terms"]["bookmakers"] == ["WH"]
+    assert summary(value_bets(seeded.client, bookmakers=["wh"])) == summary(body)
+    # With Bet365 too, B365's home at 2.2 (0.1) is Arsenal's best.
     spelled = value_bets(seeded.client, bookmakers=["wh", "bet365"])
-    assert {bet["bookmaker"] for bet in spelled["items"]} == {"WH", "B365"}
+    assert summary(spelled) == [("Arsenal", "1", "B365", 2.2), ("Barcelona", "X", "B365", 11.0)]
     assert spelled["terms"]["bookmakers"] == ["B365", "WH"]
     assert value_bets(seeded.client, bookmakers=["Nobody"])["items"] == []
 
 
 def test_a_bankroll_gives_stakes_in_money(seeded: Seeded) -> None:
     body = value_bets(seeded.client, bankroll=1000)
-    # 0.02, 0.0025, 0.00390625 and 0.02 of 1000, rounded down to the cent.
-    assert [bet["stake"] for bet in body["items"]] == [20.0, 2.5, 3.9, 20.0]
+    # 0.02 and 0.0025 of 1000.
+    assert [bet["stake"] for bet in body["items"]] == [20.0, 2.5]
     assert [(day["day"], day["bets"], day["stake"]) for day in body["days"]] == [
-        (D1.date().isoformat(), 2, 23.9),
-        (D2.date().isoformat(), 2, 22.5),
+        (D1.date().isoformat(), 1, 20.0),
+        (D2.date().isoformat(), 1, 2.5),
     ]
     assert body["terms"]["bankroll"] == 1000
 
 
 def test_a_day_over_its_exposure_cap_has_every_stake_scaled(migrated_url: str) -> None:
+    cap = 0.02 / 1.5  # 0.01333…
     store_model(migrated_url)
-    with app_on(migrated_url, value_daily_exposure_cap=0.02) as client:
+    with app_on(migrated_url, value_daily_exposure_cap=cap) as client:
         seed(client)
         body = value_bets(client, bankroll=1000)
-    d1 = ARSENAL_HOME.fraction + ARSENAL_AWAY.fraction  # 0.02390625
-    d2 = BARCELONA_HOME.fraction + BARCELONA_DRAW.fraction  # 0.0225
-    scale_1, scale_2 = 0.02 / d1, 0.02 / d2  # 0.83660…, 0.88888…
+    d1 = ARSENAL_HOME.fraction  # 0.02: over the cap
+    d2 = BARCELONA_DRAW.fraction  # 0.0025: within it
+    scale_1 = cap / d1  # 0.6666…
     assert [day["day"] for day in body["days"]] == [D1.date().isoformat(), D2.date().isoformat()]
     assert [day["unscaled_exposure"] for day in body["days"]] == pytest.approx([d1, d2])
-    assert [day["scale"] for day in body["days"]] == pytest.approx([scale_1, scale_2])
-    assert [day["exposure"] for day in body["days"]] == pytest.approx([0.02, 0.02])
+    assert [day["scale"] for day in body["days"]] == pytest.approx([scale_1, 1.0])
+    assert [day["exposure"] for day in body["days"]] == pytest.approx([cap, d2])
     items = body["items"]
-    assert [bet["day_scale"] for bet in items] == pytest.approx(
-        [scale_1, scale_2, scale_1, scale_2]
-    )
-    assert [bet["unscaled_stake_fraction"] for bet in items] == pytest.approx(
-        [0.02, 0.0025, 0.00390625, 0.02]
-    )
-    assert [bet["stake_fraction"] for bet in items] == pytest.approx(
-        [0.02 * scale_1, 0.0025 * scale_2, 0.00390625 * scale_1, 0.02 * scale_2]
-    )
-    # 16.732…, 2.222…, 3.267…, 17.777…: rounded down, each day stays within 20.
-    assert [bet["stake"] for bet in items] == [16.73, 2.22, 3.26, 17.77]
-    assert [day["stake"] for day in body["days"]] == pytest.approx([19.99, 19.99])
-    assert body["terms"]["daily_exposure_cap"] == 0.02
+    assert [bet["day_scale"] for bet in items] == pytest.approx([scale_1, 1.0])
+    assert [bet["unscaled_stake_fraction"] for bet in items] == pytest.approx([0.02, 0.0025])
+    assert [bet["stake_fraction"] for bet in items] == pytest.approx([0.02 * scale_1, 0.0025])
+    # 13.333…, rounded down, stays within the day's 13.33…; 2.5 is not scaled.
+    assert [bet["stake"] for bet in items] == [13.33, 2.5]
+    assert [day["stake"] for day in body["days"]] == pytest.approx([13.33, 2.5])
+    assert body["terms"]["daily_exposure_cap"] == cap
 
 
 def test_the_cap_is_applied_over_the_whole_list_so_pages_agree(migrated_url: str) -> None:
     store_model(migrated_url)
-    with app_on(migrated_url, value_daily_exposure_cap=0.02) as client:
+    with app_on(migrated_url, value_daily_exposure_cap=0.01) as client:
         seed(client)
         whole = value_bets(client)
-        pages = [value_bets(client, limit=1, offset=offset) for offset in range(5)]
+        pages = [value_bets(client, limit=1, offset=offset) for offset in range(3)]
+    assert whole["items"][0]["day_scale"] == pytest.approx(0.5)  # the cap changed a stake
     assert [page["items"] for page in pages] == [[bet] for bet in whole["items"]] + [[]]
-    assert {page["total"] for page in pages} == {4}
+    assert {page["total"] for page in pages} == {2}
     assert all(page["days"] == whole["days"] for page in pages)
-    assert (pages[2]["limit"], pages[2]["offset"]) == (1, 2)
+    assert (pages[1]["limit"], pages[1]["offset"]) == (1, 1)
 
 
 def test_the_window_and_the_competition_filter_the_matches(seeded: Seeded) -> None:
@@ -226,7 +224,7 @@ def test_the_window_and_the_competition_filter_the_matches(seeded: Seeded) -> No
     assert {bet["match"]["home_team"] for bet in from_d2["items"]} == {"Barcelona"}
     spain = value_bets(seeded.client, competition="SP1")
     assert {bet["match"]["competition"] for bet in spain["items"]} == {"SP1"}
-    assert len(spain["items"]) == 2
+    assert len(spain["items"]) == 1
     # Nine days ahead reaches next week's match; a window that starts in the past still
     # lists no match that has kicked off.
     longer = value_bets(
@@ -248,19 +246,15 @@ def test_the_probability_and_its_source_are_recorded_with_every_bet(seeded: Seed
     line = implied / implied.sum()  # 0.4680…, 0.2779…, 0.2541…
     body = value_bets(seeded.client, source="PS", bookmakers=["B365", "WH"])
     by_bet = {(bet["match"]["home_team"], bet["outcome"]): bet for bet in body["items"]}
-    # 0.4680 × 2.2 − 1 = 0.0297 and 0.2541 × 4.2 − 1 = 0.0671 are above 0.02.
-    assert set(by_bet) == {
-        ("Arsenal", "1"),
-        ("Arsenal", "2"),
-        ("Barcelona", "1"),
-        ("Barcelona", "X"),
-    }
-    home, away = by_bet["Arsenal", "1"], by_bet["Arsenal", "2"]
-    assert (home["source"], away["source"]) == ("PS", "PS")
-    assert [home["probability"], away["probability"]] == pytest.approx([line[0], line[2]])
-    assert home["expected_value"] == pytest.approx(line[0] * 2.2 - 1)
+    # 0.4680 × 2.2 − 1 = 0.0297 and 0.2541 × 4.2 − 1 = 0.0671 are above 0.02: Arsenal's
+    # one bet is the away win, of higher EV.
+    assert set(by_bet) == {("Arsenal", "2"), ("Barcelona", "X")}
+    away = by_bet["Arsenal", "2"]
+    assert away["source"] == "PS"
+    assert away["probability"] == pytest.approx(line[2])
     assert away["expected_value"] == pytest.approx(line[2] * 4.2 - 1)
-    assert home["unscaled_stake_fraction"] == pytest.approx(kelly(line[0] * 2.2 - 1, 2.2))
+    assert away["unscaled_stake_fraction"] == pytest.approx(kelly(line[2] * 4.2 - 1, 4.2))
+    assert line[0] * 2.2 - 1 > 0.02
     draw = by_bet["Barcelona", "X"]
     assert (draw["source"], draw["probability"]) == ("ensemble", pytest.approx(0.1))
     assert body["terms"]["source"] == "PS"
@@ -299,11 +293,10 @@ def test_before_any_fit_value_is_judged_from_the_consensus_and_said_so(migrated_
     worth = [p * price - 1 for p, price in zip(consensus, prices, strict=True)]
     listed = [(o, ev) for o, ev in zip(("1", "X", "2"), worth, strict=True) if ev > 0.02]
     assert listed, "the chosen prices leave some value over the consensus"
-    listed.sort(key=lambda pair: -pair[1])
-    assert [bet["outcome"] for bet in body["items"]] == [outcome for outcome, _ in listed]
-    assert [bet["expected_value"] for bet in body["items"]] == pytest.approx(
-        [ev for _, ev in listed]
-    )
+    # One bet a match: the outcome of highest EV.
+    best = max(listed, key=lambda pair: pair[1])
+    assert [bet["outcome"] for bet in body["items"]] == [best[0]]
+    assert [bet["expected_value"] for bet in body["items"]] == pytest.approx([best[1]])
     assert {(bet["basis"], bet["model_version"]) for bet in body["items"]} == {("consensus", None)}
     assert body["model_version"] is None
     assert "no model has been fitted yet" in body["note"]
@@ -319,7 +312,7 @@ def test_the_list_reads_the_matches_in_a_fixed_number_of_queries(migrated_url: s
             statements.append(str(args[2]))
 
         event.listen(app_state(client.app_state).engine, "before_cursor_execute", record)
-        assert value_bets(client)["total"] == 4
+        assert value_bets(client)["total"] == 2
     selects = [s for s in request_statements(statements) if s.lstrip().upper().startswith("SELECT")]
     # The board's stamp, the matches, their quotes: however many matches there are.
     assert len(selects) == 3, selects

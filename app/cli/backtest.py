@@ -181,6 +181,7 @@ def _value_config(sources: str, thresholds: str, reference: str, bookmakers: str
         thresholds=tuple(sorted(numbers)),
         reference=reference.strip(),
         bookmakers=split_list(bookmakers) or (),
+        commissions=load_settings().commissions(),
     )
 
 

@@ -24,3 +24,6 @@ DAILY_EXPOSURE_CAP = 0.10
 MIN_EV = 0.02
 # Where value's probability comes from: the served prediction, or a bookmaker's line.
 VALUE_SOURCE = "ensemble"
+# An exchange's commission on net winnings, by bookmaker code: its prices are taken net,
+# 1 + (price − 1) × (1 − commission). Betfair Exchange's base rate is 5 %.
+EXCHANGE_COMMISSION: tuple[tuple[str, float], ...] = (("BFE", 0.05),)

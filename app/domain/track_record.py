@@ -12,7 +12,7 @@ from app.domain.ensemble import Ensemble
 from app.domain.odds import Triple, demargin
 from app.domain.prediction import MatchInfo, QuotedMatch, predict_matches
 from app.domain.records import Outcome
-from app.domain.value import ValueTerms, match_value
+from app.domain.value import ValueTerms, match_values
 from app.domain.vocabulary import Basis, Method, Phase
 
 
@@ -65,12 +65,15 @@ def served_predictions(
     if not matches:
         return []
     method = ensemble.method if ensemble is not None else default_method
-    predictions = predict_matches([match.odds for match in matches], ensemble, default_method)
+    odds_of = [match.odds for match in matches]
+    predictions = predict_matches(odds_of, ensemble, default_method)
+    served = [prediction.probabilities for prediction in predictions]
+    values = match_values(served, odds_of, terms, method)
     flat = [quote for match in matches for quote in match.odds]
     lines = demargin([[q.home, q.draw, q.away] for q in flat], method).probabilities.tolist()
     entries: list[tuple[MatchInfo, ServedPrediction]] = []
     start = 0
-    for match, prediction in zip(matches, predictions, strict=True):
+    for match, prediction, value in zip(matches, predictions, values, strict=True):
         odds = match.odds
         quotes = tuple(
             LoggedQuote(
@@ -79,12 +82,12 @@ def served_predictions(
             for q, line in zip(odds, lines[start : start + len(odds)], strict=True)
         )
         start += len(odds)
-        value = match_value(prediction.probabilities, odds, terms, method)
         bets = tuple(
             LoggedBet(
                 outcome.outcome,  # type: ignore[arg-type]
                 outcome.probability,
-                outcome.price,  # type: ignore[arg-type]  # a flagged outcome has a price
+                # What the bet pays: net of an exchange's commission, as its returns count.
+                outcome.net_price,  # type: ignore[arg-type]  # a flagged outcome has a price
                 outcome.bookmaker,  # type: ignore[arg-type]
                 outcome.expected_value,  # type: ignore[arg-type]
                 outcome.stake_fraction,

@@ -12,7 +12,6 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import NamedTuple, TypeVar
 
 import numpy as np
@@ -34,6 +33,12 @@ Number = TypeVar("Number", float, NDArray[np.float64])
 def expected_value(probability: Number, price: Number) -> Number:
     """``p × price − 1``: the mean return of a stake of 1."""
     return probability * price - 1.0
+
+
+def net_price(price: Number, commission: Number | float) -> Number:
+    """What ``price`` pays after a commission on net winnings: ``1 + (price − 1)(1 − c)``
+    (an exchange's 2.10 at 5 % pays 2.045). Without commission, the price itself."""
+    return 1.0 + (price - 1.0) * (1.0 - commission)
 
 
 def closing_line_value(price: Number, closing_probability: Number) -> Number:
@@ -59,7 +64,8 @@ def money_stake(fraction: float, bankroll: float) -> float:
 class ValueTerms:
     """How value is judged and staked. ``source``: the served prediction (``ensemble``) or a
     bookmaker's de-margined line, falling back to the former where it did not quote;
-    ``bookmakers``: those the bettor can bet with (None: any)."""
+    ``bookmakers``: those the bettor can bet with (None: any); ``commissions``: each
+    exchange's commission on net winnings, by bookmaker key (its prices are taken net)."""
 
     kelly_fraction: float = defaults.KELLY_FRACTION
     stake_cap: float = defaults.STAKE_CAP
@@ -67,6 +73,7 @@ class ValueTerms:
     source: str = ENSEMBLE_SOURCE
     bookmakers: frozenset[str] | None = None  # keys, as bookmaker_key gives them
     bankroll: float | None = None
+    commissions: tuple[tuple[str, float], ...] = defaults.EXCHANGE_COMMISSION
 
     def allows(self, bookmaker: str) -> bool:
         return self.bookmakers is None or bookmaker_key(bookmaker) in self.bookmakers
@@ -74,11 +81,14 @@ class ValueTerms:
 
 class OutcomeValue(NamedTuple):
     """One outcome at the best price the bettor can take (None: none quoted), and its worth;
-    flagged, and staked, when its EV is above the terms' ``min_ev``."""
+    flagged, and staked, when it is its match's bet (:func:`choose_outcomes`). ``price`` is
+    as quoted; ``net_price``, what it pays after the bookmaker's commission, is the one EV
+    and the stake are computed from (and the best is chosen by)."""
 
     outcome: str
     probability: float
     price: float | None
+    net_price: float | None
     bookmaker: str | None
     captured_at: dt.datetime | None
     expected_value: float | None
@@ -99,17 +109,96 @@ class MatchValue:
         return [outcome for outcome in self.outcomes if outcome.flagged]
 
 
+class Decision(NamedTuple):
+    """Per match (rows): whether it gets a bet, which outcome, and every outcome's EV (NaN
+    where a price or probability is missing)."""
+
+    placed: NDArray[np.bool_]  # (m,)
+    outcome: NDArray[np.intp]  # (m,) meaningful where placed
+    expected_value: NDArray[np.float64]  # (m, 3)
+
+    def flags(self) -> NDArray[np.bool_]:
+        """``(m, 3)``: True at each placed match's chosen outcome."""
+        flagged = np.zeros(self.expected_value.shape, dtype=np.bool_)
+        rows = np.flatnonzero(self.placed)
+        flagged[rows, self.outcome[rows]] = True
+        return flagged
+
+
+def choose_outcomes(
+    probabilities: NDArray[np.float64], prices: NDArray[np.float64], min_ev: float
+) -> Decision:
+    """The one decision rule, live and in the backtest: at most one bet a match, on the
+    outcome of highest EV above ``min_ev`` (the first in 1, X, 2 order on a tie).
+
+    ``probabilities`` and ``prices`` are ``(m, 3)``, one row a match; a missing price is NaN.
+    One bet a match because a match's outcomes exclude each other: backing two of them
+    pays two margins to win at most once."""
+    ev = expected_value(probabilities, prices)
+    candidate = np.where(ev > min_ev, ev, -np.inf)  # NaN > min_ev is False
+    outcome = np.argmax(candidate, axis=1).astype(np.intp)
+    placed = np.isfinite(candidate.max(axis=1, initial=-np.inf))
+    return Decision(placed, outcome, ev)
+
+
 def match_value(
     served: Triple, odds: Sequence[QuotedOdds], terms: ValueTerms, method: Method
 ) -> MatchValue:
     """The value of each outcome at the best price of the allowed bookmakers in ``odds``."""
-    source, probabilities = _probabilities(served, odds, terms, method)
-    allowed = [quote for quote in odds if terms.allows(quote.bookmaker)]
-    values = tuple(
-        _outcome_value(index, probabilities[index], allowed, terms)
-        for index in range(len(OUTCOMES))
+    return match_values([served], [odds], terms, method)[0]
+
+
+def match_values(
+    served: Sequence[Triple],
+    odds: Sequence[Sequence[QuotedOdds]],
+    terms: ValueTerms,
+    method: Method,
+) -> list[MatchValue]:
+    """:func:`match_value` of many matches, priced by :func:`best_prices` and decided by
+    :func:`choose_outcomes` together, as the backtest prices and decides its matches."""
+    if not served:
+        return []
+    sourced = [
+        _probabilities(probabilities, quotes, terms, method)
+        for probabilities, quotes in zip(served, odds, strict=True)
+    ]
+    allowed = [[quote for quote in quotes if terms.allows(quote.bookmaker)] for quotes in odds]
+    best = best_prices(_quote_array(allowed), _commission_array(allowed, terms.commissions))
+    probabilities = np.array([line for _, line in sourced], dtype=np.float64)
+    decision = choose_outcomes(probabilities, best.price, terms.min_ev)
+    flagged = decision.flags()
+    fraction = np.where(
+        flagged,
+        kelly_stake(
+            np.where(flagged, decision.expected_value, 0.0),
+            np.where(flagged, best.price, 2.0),  # any price > 1 where not staked
+            terms.kelly_fraction,
+            terms.stake_cap,
+        ),
+        0.0,
     )
-    return MatchValue(source, values)  # type: ignore[arg-type]
+    columns = best.bookmaker.tolist()
+    return [
+        MatchValue(
+            source,
+            _outcome_values(
+                line,
+                [None if column < 0 else quotes[column] for column in row_columns],
+                (net, ev, stake, marks),
+                terms,
+            ),
+        )
+        for (source, line), quotes, row_columns, net, ev, stake, marks in zip(
+            sourced,
+            allowed,
+            columns,
+            best.price.tolist(),
+            decision.expected_value.tolist(),
+            fraction.tolist(),
+            flagged.tolist(),
+            strict=True,
+        )
+    ]
 
 
 def _probabilities(
@@ -124,34 +213,100 @@ def _probabilities(
     return ENSEMBLE_SOURCE, served
 
 
-# Each outcome's price in a quote.
-_PRICE_OF = (attrgetter("home"), attrgetter("draw"), attrgetter("away"))
-
-
-def _outcome_value(
-    index: int, probability: float, allowed: Sequence[QuotedOdds], terms: ValueTerms
-) -> OutcomeValue:
-    if not allowed:
-        return OutcomeValue(OUTCOMES[index], probability, None, None, None, None, 0.0, None, False)
-    price_of = _PRICE_OF[index]
-    best = max(allowed, key=price_of)  # the first of equal best prices
-    best_price: float = price_of(best)
-    ev = expected_value(probability, best_price)
-    flagged = ev > terms.min_ev
-    fraction = (
-        kelly_stake(ev, best_price, terms.kelly_fraction, terms.stake_cap) if flagged else 0.0
+def _quote_array(allowed: Sequence[Sequence[QuotedOdds]]) -> NDArray[np.float64]:
+    """``prices[match, quote, outcome]`` of each match's quotes, NaN-padded to the longest."""
+    width = max(1, *(len(quotes) for quotes in allowed))
+    return np.array(
+        [
+            [(q.home, q.draw, q.away) for q in quotes] + [_NOT_QUOTED] * (width - len(quotes))
+            for quotes in allowed
+        ],
+        dtype=np.float64,
     )
-    stake = None if terms.bankroll is None else money_stake(fraction, terms.bankroll)
-    return OutcomeValue(
-        OUTCOMES[index],
-        probability,
-        best_price,
-        best.bookmaker,
-        best.captured_at,
-        ev,
-        fraction,
-        stake,
-        flagged,
+
+
+_NOT_QUOTED = (math.nan, math.nan, math.nan)
+
+
+def _commission_array(
+    allowed: Sequence[Sequence[QuotedOdds]], commissions: tuple[tuple[str, float], ...]
+) -> NDArray[np.float64] | None:
+    """``commission[match, quote]`` laid out as :func:`_quote_array`; None: none applies."""
+    if not commissions:
+        return None
+    rate = dict(commissions)
+    width = max(1, *(len(quotes) for quotes in allowed))
+    return np.array(
+        [
+            [rate.get(bookmaker_key(q.bookmaker), 0.0) for q in quotes]
+            + [0.0] * (width - len(quotes))
+            for quotes in allowed
+        ],
+        dtype=np.float64,
+    )
+
+
+def _outcome_values(
+    probabilities: Triple,
+    quotes: Sequence[QuotedOdds | None],
+    decided: tuple[list[float], list[float], list[float], list[bool]],
+    terms: ValueTerms,
+) -> tuple[OutcomeValue, OutcomeValue, OutcomeValue]:
+    """Each outcome at its best ``quotes`` (None: none), with ``decided``'s net price, EV,
+    stake fraction and flag."""
+    net, ev, fraction, flagged = decided
+    values = []
+    for index, quote in enumerate(quotes):
+        outcome = OUTCOMES[index]
+        if quote is None:
+            values.append(OutcomeValue(outcome, probabilities[index], *_UNPRICED))
+            continue
+        stake = None if terms.bankroll is None else money_stake(fraction[index], terms.bankroll)
+        price = (quote.home, quote.draw, quote.away)[index]
+        values.append(
+            OutcomeValue(
+                outcome,
+                probabilities[index],
+                price,
+                net[index],
+                quote.bookmaker,
+                quote.captured_at,
+                ev[index],
+                fraction[index],
+                stake,
+                flagged[index],
+            )
+        )
+    return (values[0], values[1], values[2])
+
+
+# An outcome no allowed bookmaker quoted: no price, nothing staked.
+_UNPRICED = (None, None, None, None, None, 0.0, None, False)
+
+
+@dataclass(frozen=True)
+class BestPrices:
+    """Per match and outcome, the highest price net of commission and the column of its
+    bookmaker (the first on a tie); NaN and -1 where nobody quoted."""
+
+    price: NDArray[np.float64]  # (m, 3), net
+    bookmaker: NDArray[np.intp]  # (m, 3)
+
+
+def best_prices(
+    prices: NDArray[np.float64], commission: NDArray[np.float64] | None = None
+) -> BestPrices:
+    """The best of ``prices[match, bookmaker, outcome]`` (NaN: not quoted), each taken net
+    of its bookmaker's ``commission`` (``(m, B)`` or ``(B,)``; None: none), live and in the
+    backtest: the one place a commission counts, in the choice, the EV and the stake."""
+    if commission is not None:
+        prices = net_price(prices, np.asarray(commission)[..., None])
+    offered = np.where(np.isnan(prices), -np.inf, prices)
+    price = offered.max(axis=1)
+    quoted = price > -np.inf
+    return BestPrices(
+        price=np.where(quoted, price, np.nan),
+        bookmaker=np.where(quoted, offered.argmax(axis=1), -1).astype(np.intp),
     )
 
 

@@ -28,7 +28,7 @@ from app.domain.prediction import (
     StoredQuotes,
     predict_matches,
 )
-from app.domain.value import MatchValue, ValueTerms, match_value
+from app.domain.value import MatchValue, ValueTerms, match_value, match_values
 from app.metrics import count_prediction
 from app.services.caching import AnswerCache
 from app.services.serving import ModelCache, ServingSnapshot, stored_matches
@@ -203,16 +203,13 @@ def _predict(
 ) -> list[PredictionAnswer]:
     if not matches:
         return []
-    predictions = predict_matches([m.odds for m in matches], snapshot.ensemble, snapshot.method)
+    odds = [match.odds for match in matches]
+    predictions = predict_matches(odds, snapshot.ensemble, snapshot.method)
+    served = [prediction.probabilities for prediction in predictions]
+    values = match_values(served, odds, terms, snapshot.method)
     return [
         PredictionAnswer(
-            match.info,
-            prediction,
-            snapshot.ensemble,
-            terms,
-            match_value(prediction.probabilities, match.odds, terms, snapshot.method),
-            match.stored,
-            match.odds,
+            match.info, prediction, snapshot.ensemble, terms, value, match.stored, match.odds
         )
-        for match, prediction in zip(matches, predictions, strict=True)
+        for match, prediction, value in zip(matches, predictions, values, strict=True)
     ]

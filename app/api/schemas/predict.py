@@ -422,7 +422,14 @@ class OutcomeValueOut(AnswerModel):
     )
     price: float | None = Field(
         description="The best price of the outcome among the allowed bookmakers' quotes the "
-        "prediction read; null when none of them quoted the match."
+        "prediction read, as quoted (the best by net_price); null when none of them quoted "
+        "the match."
+    )
+    net_price: float | None = Field(
+        description="What that price pays after the bookmaker's commission on net winnings "
+        "(an exchange's, ODDSBOOST_EXCHANGE_COMMISSION): 1 + (price − 1) × (1 − commission), "
+        "e.g. Betfair Exchange's 2.10 at 5 % pays 2.045; equal to price without one. "
+        "expected_value and the stake are computed from it. Null with price."
     )
     bookmaker: str | None = Field(
         description="Who offers that price, as its quote names it (its code for a stored "
@@ -433,17 +440,21 @@ class OutcomeValueOut(AnswerModel):
         "the bookmaker captured before kickoff, never one after; null for the sender's odds."
     )
     expected_value: float | None = Field(
-        description="probability × price − 1: the mean return of a stake of 1 if the "
+        description="probability × net_price − 1: the mean return of a stake of 1 if the "
         "probability is right. An estimate, see value. Null with price."
     )
     stake_fraction: float = Field(
         description="The suggested stake as a share of the bankroll: kelly_fraction × "
-        "expected_value / (price − 1), at most stake_cap; 0 unless flagged."
+        "expected_value / (net_price − 1), at most stake_cap; 0 unless flagged."
     )
     stake: float | None = Field(
         description="stake_fraction × bankroll, rounded down to the cent; null without a bankroll."
     )
-    flagged: bool = Field(description="Whether expected_value is above min_ev: a value bet.")
+    flagged: bool = Field(
+        description="Whether this is the match's value bet: of the outcomes whose "
+        "expected_value is above min_ev, the one of highest (the first in 1, X, 2 order on a "
+        "tie). At most one outcome a match is flagged."
+    )
 
 
 class ValueTermsOut(AnswerModel):
@@ -455,7 +466,10 @@ class ValueTermsOut(AnswerModel):
         description="The bookmakers whose prices were considered, as codes (a name not known "
         "as a code is shown in lower case); null: every bookmaker."
     )
-    min_ev: float = Field(description="An outcome is flagged when its expected value is above it.")
+    min_ev: float = Field(
+        description="A match's outcome of highest expected value is flagged when that "
+        "value is above it."
+    )
     kelly_fraction: float = Field(description="The share of the Kelly stake suggested.")
     stake_cap: float = Field(description="The largest stake on one outcome, as a share.")
     bankroll: float | None = Field(description="The bankroll stakes are given in; null: none.")

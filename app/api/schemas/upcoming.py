@@ -64,12 +64,21 @@ class BoardOutcomeValueOut(AnswerModel):
     outcome: Outcome = Field(description="1: home win, X: draw, 2: away win.")
     probability: float = Field(description="The probability the value was judged by.")
     price: float | None = Field(
-        description="The best price of the bookmakers allowed; null if none of them quoted it."
+        description="The best price of the bookmakers allowed, as quoted (the best by "
+        "net_price); null if none of them quoted it."
+    )
+    net_price: float | None = Field(
+        description="What that price pays after the bookmaker's commission on net winnings "
+        "(ODDSBOOST_EXCHANGE_COMMISSION): 1 + (price − 1) × (1 − commission); equal to price "
+        "without one. Null with price."
     )
     bookmaker: str | None = Field(description="The bookmaker offering it (its code).")
     captured_at: dt.datetime | None = Field(description="When that price was captured.")
-    expected_value: float | None = Field(description="probability × price − 1.")
-    flagged: bool = Field(description="Whether the expected value is above min_ev.")
+    expected_value: float | None = Field(description="probability × net_price − 1.")
+    flagged: bool = Field(
+        description="Whether this is the match's value bet: the outcome of highest "
+        "expected value, when that value is above min_ev (at most one a match)."
+    )
 
 
 class MatchValueOut(AnswerModel):

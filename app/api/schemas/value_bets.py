@@ -105,7 +105,10 @@ class DayExposureOut(AnswerModel):
 class AppliedTermsOut(AnswerModel):
     """The terms the list was made with: the request's, the settings' where it gave none."""
 
-    min_ev: float = Field(description="An outcome is listed when its expected value is above this.")
+    min_ev: float = Field(
+        description="A match's outcome of highest expected value is listed when that "
+        "value is above this (one bet a match at most)."
+    )
     kelly_fraction: float = Field(description="The share of the Kelly stake suggested.")
     stake_cap: float = Field(description="The largest stake on one bet, a share of the bankroll.")
     daily_exposure_cap: float = Field(

@@ -4,7 +4,6 @@ wanted matches in their order with NaN where a bookmaker did not quote."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -46,26 +45,6 @@ def quoted_prices(
     used = (rows >= 0) & (columns >= 0)
     prices[rows[used], columns[used]] = quotes.prices[chosen[used]]
     return prices
-
-
-@dataclass(frozen=True)
-class BestPrices:
-    """Per match and outcome, the highest price and the column of its bookmaker (the first
-    on a tie); NaN and -1 where nobody quoted."""
-
-    price: NDArray[np.float64]  # (m, 3)
-    bookmaker: NDArray[np.intp]  # (m, 3)
-
-
-def best_prices(prices: NDArray[np.float64]) -> BestPrices:
-    quoted = ~np.isnan(prices)
-    column = np.argmax(np.where(quoted, prices, -np.inf), axis=1)
-    any_quote = quoted.any(axis=1)
-    price = np.take_along_axis(prices, column[:, None, :], axis=1)[:, 0, :]
-    return BestPrices(
-        price=np.where(any_quote, price, np.nan),
-        bookmaker=np.where(any_quote, column, -1).astype(np.intp),
-    )
 
 
 def fair_line(prices: NDArray[np.float64], method: Method) -> NDArray[np.float64]:

@@ -1,7 +1,8 @@
 """Value bets on a fold's test matches: per source (the ensemble, the consensus, or a
 bookmaker's pre-match line de-margined) and threshold, each match's one bet (the outcome of
 highest EV above the threshold, at the best price the bettor can take) and what became of
-it. Every formula (EV, CLV, Kelly) is :mod:`app.domain.value`'s."""
+it. The rule (``choose_outcomes``), the best price and every formula (EV, CLV, Kelly) are
+:mod:`app.domain.value`'s, the live service's."""
 
 from __future__ import annotations
 
@@ -13,15 +14,17 @@ from numpy.typing import NDArray
 
 from app.domain import defaults
 from app.domain.backtest.folds import CONSENSUS, ENSEMBLE, Fold
-from app.domain.backtest.prices import (
+from app.domain.backtest.prices import fair_line, positions_of, quoted_prices
+from app.domain.bookmakers import bookmaker_key
+from app.domain.tables import MatchTable, QuoteTable
+from app.domain.value import (
+    ENSEMBLE_SOURCE,
     BestPrices,
     best_prices,
-    fair_line,
-    positions_of,
-    quoted_prices,
+    choose_outcomes,
+    closing_line_value,
+    kelly_stake,
 )
-from app.domain.tables import MatchTable, QuoteTable
-from app.domain.value import ENSEMBLE_SOURCE, closing_line_value, expected_value, kelly_stake
 from app.domain.vocabulary import Method, Phase
 
 CONSENSUS_SOURCE = "consensus"
@@ -42,6 +45,8 @@ class ValueBetConfig:
     method: Method = Method.POWER
     kelly_fraction: float = defaults.KELLY_FRACTION
     stake_cap: float = defaults.STAKE_CAP
+    # Each exchange's commission on net winnings, by bookmaker key: its prices taken net.
+    commissions: tuple[tuple[str, float], ...] = defaults.EXCHANGE_COMMISSION
 
     def __post_init__(self) -> None:
         for label, names in (
@@ -59,6 +64,11 @@ class ValueBetConfig:
     def bookmaker_sources(self) -> tuple[str, ...]:
         return tuple(source for source in self.sources if source not in MODEL_SOURCES)
 
+    def commission_of_bookmakers(self) -> NDArray[np.float64]:
+        """The commission of each price-taking bookmaker, in ``bookmakers``' order."""
+        rate = dict(self.commissions)
+        return np.array([rate.get(bookmaker_key(code), 0.0) for code in self.bookmakers])
+
 
 @dataclass(frozen=True)
 class PricedFold:
@@ -68,7 +78,7 @@ class PricedFold:
     match_ids: NDArray[np.int64]
     kickoff: NDArray[np.float64]
     y: NDArray[np.intp]
-    best: BestPrices  # over the price-taking bookmakers
+    best: BestPrices  # over the price-taking bookmakers, net of commission
     bookmakers: tuple[str, ...]  # the columns of ``best.bookmaker``
     closing: NDArray[np.float64]  # (m, 3) the reference's closing line; NaN rows: none
     probabilities: dict[str, NDArray[np.float64]] = field(default_factory=dict)  # by source
@@ -93,7 +103,7 @@ def priced_fold(
         match_ids=ids,
         kickoff=matches.kickoff[positions_of(matches.ids, ids)],
         y=fold.y,
-        best=best_prices(takers),
+        best=best_prices(takers, config.commission_of_bookmakers()),
         bookmakers=config.bookmakers,
         closing=fair_line(closing, config.method),
         probabilities={source: probabilities[source] for source in config.sources},
@@ -107,7 +117,7 @@ class Bets:
     match_id: NDArray[np.int64]
     kickoff: NDArray[np.float64]
     outcome: NDArray[np.intp]
-    price: NDArray[np.float64]
+    price: NDArray[np.float64]  # net of an exchange's commission: what the bet pays
     bookmaker: NDArray[np.str_]
     claimed_ev: NDArray[np.float64]
     clv: NDArray[np.float64]
@@ -127,24 +137,10 @@ class Bets:
         return result
 
 
-def choose_outcomes(
-    probabilities: NDArray[np.float64], price: NDArray[np.float64], threshold: float
-) -> tuple[NDArray[np.bool_], NDArray[np.intp], NDArray[np.float64]]:
-    """Per match: whether it gets a bet, the outcome of highest EV above ``threshold``,
-    and every outcome's EV (NaN where a price or probability is missing)."""
-    ev = expected_value(probabilities, price)
-    candidate = np.where(ev > threshold, ev, -np.inf)  # NaN > threshold is False
-    outcome = np.argmax(candidate, axis=1).astype(np.intp)
-    placed = np.isfinite(candidate.max(axis=1, initial=-np.inf))
-    return placed, outcome, ev
-
-
 def bets_of(priced: PricedFold, source: str, threshold: float) -> Bets:
-    placed, outcome, ev = choose_outcomes(
-        priced.probabilities[source], priced.best.price, threshold
-    )
-    rows = np.flatnonzero(placed)
-    chosen = outcome[rows]
+    decision = choose_outcomes(priced.probabilities[source], priced.best.price, threshold)
+    rows = np.flatnonzero(decision.placed)
+    chosen = decision.outcome[rows]
     price = priced.best.price[rows, chosen]
     column = priced.best.bookmaker[rows, chosen]
     return Bets(
@@ -153,7 +149,7 @@ def bets_of(priced: PricedFold, source: str, threshold: float) -> Bets:
         outcome=chosen,
         price=price,
         bookmaker=np.array(priced.bookmakers, dtype=str)[column].reshape(-1),
-        claimed_ev=ev[rows, chosen],
+        claimed_ev=decision.expected_value[rows, chosen],
         clv=closing_line_value(price, priced.closing[rows, chosen]),
         won=priced.y[rows] == chosen,
     )
