@@ -22,6 +22,7 @@ import datetime as dt
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import func, select
@@ -101,11 +102,11 @@ class UpcomingMatch:
     model_version: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class UpcomingPage:
     """One page of the board; ``revision`` digests all it shows but the ages."""
 
-    items: Sequence[UpcomingMatch]
+    shown: Sequence[UpcomingMatch]  # as the board holds them: no age yet
     total: int
     limit: int
     offset: int
@@ -116,6 +117,12 @@ class UpcomingPage:
     answered_at: dt.datetime
     unfitted: bool  # no model has been fitted: the predictions are the consensus
     revision: str
+
+    @cached_property
+    def items(self) -> list[UpcomingMatch]:
+        """The matches shown, their ages at ``answered_at``: worked out when first read, as
+        a 304 or a body already written never reads them."""
+        return [_aged(match, self.answered_at) for match in self.shown]
 
 
 # Per match: id, season, last change, number of quotes, latest receipt of one.
@@ -187,7 +194,7 @@ class UpcomingBoards:
         start, end = query.window(moment)
         shown = board.matches[window.offset : window.offset + window.limit]
         return UpcomingPage(
-            items=[_aged(match, moment) for match in shown],
+            shown=shown,
             total=len(board.matches),
             limit=window.limit,
             offset=window.offset,
@@ -376,7 +383,7 @@ def _aged(match: UpcomingMatch, now: dt.datetime) -> UpcomingMatch:
         return match
     age = max((now - fresh.newest_captured_at).total_seconds(), 0.0)
     # Built field by field: ``dataclasses.replace`` costs several times more, for every
-    # match of every poll.
+    # match of every body written.
     aged = Freshness(fresh.bookmakers, fresh.newest_captured_at, fresh.oldest_captured_at, age)
     return UpcomingMatch(
         match.match,
