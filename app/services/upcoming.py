@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from app.db.engine import session_scope
@@ -328,7 +328,7 @@ def match_stamps(
         select(func.count()).where(of_match).scalar_subquery(),
         select(func.max(OddsQuote.received_at)).where(of_match).scalar_subquery(),
         *_WATERMARK_COLUMNS,
-    ).order_by(Match.kickoff, Match.id)
+    ).order_by(*_BY_KICKOFF)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
     matches = tuple((row[0], row[1], row[2], int(row[3]), row[4]) for row in rows)
     return matches, _watermark_of(rows)
@@ -338,16 +338,22 @@ def window_watermark(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
 ) -> tuple[tuple[int, ...], _Watermark]:
     """The ids of the upcoming matches of ``filters`` and the watermark, reading no quote."""
-    statement = select(Match.id, *_WATERMARK_COLUMNS).order_by(Match.kickoff, Match.id)
+    statement = select(Match.id, *_WATERMARK_COLUMNS).order_by(*_BY_KICKOFF)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
     return tuple(row[0] for row in rows), _watermark_of(rows)
 
 
+_BY_KICKOFF = (Match.kickoff, Match.id)
 # Uncorrelated, one index entry each; built once, as an unchanged poll runs little else.
+# On the first row only: on every row, each match would have them read into datetimes again.
 _CHANGED = aliased(Match)
-_WATERMARK_COLUMNS = (
-    select(func.max(OddsQuote.received_at)).correlate(None).scalar_subquery(),
-    select(func.max(_CHANGED.updated_at)).correlate(None).scalar_subquery(),
+_FIRST_ROW = func.row_number().over(order_by=_BY_KICKOFF) == 1
+_WATERMARK_COLUMNS = tuple(
+    case((_FIRST_ROW, newest), else_=None)
+    for newest in (
+        select(func.max(OddsQuote.received_at)).correlate(None).scalar_subquery(),
+        select(func.max(_CHANGED.updated_at)).correlate(None).scalar_subquery(),
+    )
 )
 
 
