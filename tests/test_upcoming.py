@@ -14,17 +14,19 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from httpx2 import Response
-from sqlalchemy import event
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from app.api.routers import upcoming as upcoming_router
 from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.orm import Match, OddsQuote
 from app.domain.vocabulary import ActivatedBy, Method
 from app.services import upcoming as upcoming_service
 from app.services.caching import AnswerCache
 from app.services.ingest import MatchIdentity, ResultItem, settle_results
 from app.services.matches import delete_match
 from app.services.model_versions import activate
+from app.services.queries import MatchFilter
 from app.services.teams import add_alias, remove_alias
 from app.state import app_state
 from tests.databases import Databases
@@ -284,6 +286,29 @@ def test_a_poll_with_nothing_changed_is_one_query(migrated_url: str) -> None:
     selects = [s for s in request_statements(statements) if s.lstrip().upper().startswith("SELECT")]
     assert len(selects) == 1, selects
     assert again["items"][0]["value"] == first["items"][0]["value"]
+
+
+def test_the_watermark_is_the_newest_quote_receipt_and_match_change(seeded: Seeded) -> None:
+    engine = app_state(seeded.client.app_state).engine
+    week = dt.timedelta(days=7)
+    with session_scope(make_session_factory(engine)) as session:
+        newest = (
+            session.scalar(select(func.max(OddsQuote.received_at))),
+            session.scalar(select(func.max(Match.updated_at))),
+        )
+        assert None not in newest
+        # Whichever match comes first in the window (Leeds, which kicked off, is left out).
+        for competition in (None, "E0", "SP1"):
+            filters = MatchFilter(competition=competition, kickoff_from=NOW, kickoff_to=NOW + week)
+            ids, watermark = upcoming_service.window_watermark(session, filters, NOW)
+            stamps, stamped = upcoming_service.match_stamps(session, filters, NOW)
+            assert ids
+            assert ids == tuple(stamp[0] for stamp in stamps)
+            assert watermark == stamped == newest
+        # An empty window depends on nothing but which matches enter it.
+        later = MatchFilter(kickoff_from=NOW + 2 * week, kickoff_to=NOW + 3 * week)
+        assert upcoming_service.window_watermark(session, later, NOW) == ((), (None, None))
+        assert upcoming_service.match_stamps(session, later, NOW) == ((), (None, None))
 
 
 def test_the_answers_have_the_documented_shape(seeded: Seeded) -> None:

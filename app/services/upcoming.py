@@ -22,9 +22,10 @@ import datetime as dt
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from app.db.engine import session_scope
@@ -101,11 +102,11 @@ class UpcomingMatch:
     model_version: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class UpcomingPage:
     """One page of the board; ``revision`` digests all it shows but the ages."""
 
-    items: Sequence[UpcomingMatch]
+    shown: Sequence[UpcomingMatch]  # as the board holds them: no age yet
     total: int
     limit: int
     offset: int
@@ -116,6 +117,12 @@ class UpcomingPage:
     answered_at: dt.datetime
     unfitted: bool  # no model has been fitted: the predictions are the consensus
     revision: str
+
+    @cached_property
+    def items(self) -> list[UpcomingMatch]:
+        """The matches shown, their ages at ``answered_at``: worked out when first read, as
+        a 304 or a body already written never reads them."""
+        return [_aged(match, self.answered_at) for match in self.shown]
 
 
 # Per match: id, season, last change, number of quotes, latest receipt of one.
@@ -187,7 +194,7 @@ class UpcomingBoards:
         start, end = query.window(moment)
         shown = board.matches[window.offset : window.offset + window.limit]
         return UpcomingPage(
-            items=[_aged(match, moment) for match in shown],
+            shown=shown,
             total=len(board.matches),
             limit=window.limit,
             offset=window.offset,
@@ -321,7 +328,7 @@ def match_stamps(
         select(func.count()).where(of_match).scalar_subquery(),
         select(func.max(OddsQuote.received_at)).where(of_match).scalar_subquery(),
         *_WATERMARK_COLUMNS,
-    ).order_by(Match.kickoff, Match.id)
+    ).order_by(*_BY_KICKOFF)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
     matches = tuple((row[0], row[1], row[2], int(row[3]), row[4]) for row in rows)
     return matches, _watermark_of(rows)
@@ -331,16 +338,22 @@ def window_watermark(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
 ) -> tuple[tuple[int, ...], _Watermark]:
     """The ids of the upcoming matches of ``filters`` and the watermark, reading no quote."""
-    statement = select(Match.id, *_WATERMARK_COLUMNS).order_by(Match.kickoff, Match.id)
+    statement = select(Match.id, *_WATERMARK_COLUMNS).order_by(*_BY_KICKOFF)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
     return tuple(row[0] for row in rows), _watermark_of(rows)
 
 
+_BY_KICKOFF = (Match.kickoff, Match.id)
 # Uncorrelated, one index entry each; built once, as an unchanged poll runs little else.
+# On the first row only: on every row, each match would have them read into datetimes again.
 _CHANGED = aliased(Match)
-_WATERMARK_COLUMNS = (
-    select(func.max(OddsQuote.received_at)).correlate(None).scalar_subquery(),
-    select(func.max(_CHANGED.updated_at)).correlate(None).scalar_subquery(),
+_FIRST_ROW = func.row_number().over(order_by=_BY_KICKOFF) == 1
+_WATERMARK_COLUMNS = tuple(
+    case((_FIRST_ROW, newest), else_=None)
+    for newest in (
+        select(func.max(OddsQuote.received_at)).correlate(None).scalar_subquery(),
+        select(func.max(_CHANGED.updated_at)).correlate(None).scalar_subquery(),
+    )
 )
 
 
@@ -376,7 +389,7 @@ def _aged(match: UpcomingMatch, now: dt.datetime) -> UpcomingMatch:
         return match
     age = max((now - fresh.newest_captured_at).total_seconds(), 0.0)
     # Built field by field: ``dataclasses.replace`` costs several times more, for every
-    # match of every poll.
+    # match of every body written.
     aged = Freshness(fresh.bookmakers, fresh.newest_captured_at, fresh.oldest_captured_at, age)
     return UpcomingMatch(
         match.match,
