@@ -1,19 +1,23 @@
 """How much of the model's weight quoted a match: said with each answer, 0 (and the
-consensus) when none of it did."""
+consensus) when none of it did, and counted in /metrics below one half."""
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
 
+from app.api.routers import upcoming as upcoming_router
 from app.domain.ensemble import Ensemble
 from app.domain.prediction import FEW_QUOTES, QuotedOdds, predict_matches
 from app.domain.vocabulary import Basis, Method, Phase
+from app.services.caching import AnswerCache
 from app.state import app_state
 from tests.databases import Databases
 from tests.upcoming_matches import (
@@ -75,6 +79,25 @@ def test_without_a_model_there_is_no_share() -> None:
     assert prediction.basis == Basis.CONSENSUS
 
 
+def counter(client: TestClient, name: str, **labels: str) -> float:
+    """A counter's value in a scrape of /metrics (0 before its first count)."""
+    for family in text_string_to_metric_families(client.get("/metrics").text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return float(sample.value)
+    return 0.0
+
+
+ALL = "oddsboost_model_predictions_total"
+UNDER_HALF = "oddsboost_model_predictions_under_half_weight_total"
+
+
+def counts(client: TestClient, served_by: str) -> tuple[float, float]:
+    return counter(client, ALL, served_by=served_by), counter(
+        client, UNDER_HALF, served_by=served_by
+    )
+
+
 def inline(codes: list[str]) -> dict[str, Any]:
     home, draw, away = LINE
     odds = [{"bookmaker": c, "home": home, "draw": draw, "away": away} for c in codes]
@@ -88,6 +111,7 @@ def test_each_answer_of_the_fitted_model_says_its_share(fitted_client: TestClien
     total = sum(weights.values())
     heaviest = max(weights, key=weights.__getitem__)
     unweighted = [code for code, weight in weights.items() if weight == 0.0] or ["XX"]
+    before = counts(fitted_client, "predict")
 
     heavy = fitted_client.post("/predict", json=inline([heaviest])).json()
     assert heavy["model_weight_present"] == pytest.approx(weights[heaviest] / total)
@@ -103,10 +127,16 @@ def test_each_answer_of_the_fitted_model_says_its_share(fitted_client: TestClien
     present = sum(used["weight"] for used in stored["bookmakers"])
     assert stored["model_weight_present"] == pytest.approx(present / total)
 
+    shares = [heavy, none, everyone, stored]
+    under_half = sum(answer["model_weight_present"] < 0.5 for answer in shares)
+    assert counts(fitted_client, "predict") == (before[0] + 4, before[1] + under_half)
 
-def test_without_a_model_the_share_is_null(seeded_client: TestClient) -> None:
+
+def test_without_a_model_the_share_is_null_and_not_counted(seeded_client: TestClient) -> None:
+    before = counts(seeded_client, "predict")
     answer = seeded_client.post("/predict", json=inline(["B365", "PS"])).json()
     assert (answer["model_weight_present"], answer["basis"]) == (None, "consensus")
+    assert counts(seeded_client, "predict") == before
 
 
 @pytest.fixture(scope="module")
@@ -125,9 +155,16 @@ def seeded(databases: Databases, template: SeededTemplate) -> Iterator[Seeded]:
 UNWEIGHTED = Fixture("E0", "Newcastle", "Spurs", D1 + dt.timedelta(hours=14), {"WH": LINE})
 
 
-def test_the_board_says_each_match_s_share(seeded: Seeded) -> None:
+def test_the_board_says_each_match_s_share_and_counts_what_it_predicts(
+    seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A body kept by the route would answer without the board being asked: none is kept
+    # (each read of this clock is a second later).
+    clock = itertools.count().__next__
+    monkeypatch.setattr(upcoming_router, "_BODIES", AnswerCache[bytes](0.5, clock=clock))
     client = seeded.client
     store(client, quote_items(UNWEIGHTED))
+    before = counts(client, "board")
     body = client.get("/upcoming").json()
     shares = {
         item["match"]["home_team"]: (
@@ -143,3 +180,7 @@ def test_the_board_says_each_match_s_share(seeded: Seeded) -> None:
         "Newcastle": (0.0, "consensus"),
         "Barcelona": (1.0, "model"),
     }
+    assert counts(client, "board") == (before[0] + 4, before[1] + 1)
+    # Served again unchanged: made once, counted once.
+    client.get("/upcoming")
+    assert counts(client, "board") == (before[0] + 4, before[1] + 1)
