@@ -170,7 +170,7 @@ class _Pool:
         """The share of the pool's total weight in ``columns`` (each counted once)."""
         if self.total_weight <= 0.0:
             return 0.0
-        present = sum(self.weights[column] for column in sorted(set(columns)))
+        present = sum(map(self.weights.__getitem__, set(columns)))
         # Summed in another order than the total: kept within [0, 1].
         return min(1.0, present / self.total_weight)
 
