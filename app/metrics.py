@@ -54,6 +54,19 @@ PREDICTIONS = Counter(
     ["source", "basis"],
     registry=REGISTRY,
 )
+MODEL_PREDICTIONS = Counter(
+    "oddsboost_model_predictions_total",
+    "Predictions served with a model active, by where (predict or board).",
+    ["served_by"],
+    registry=REGISTRY,
+)
+UNDER_HALF_WEIGHT = Counter(
+    "oddsboost_model_predictions_under_half_weight_total",
+    "Of those, the predictions whose quoting bookmakers held less than half of the model's "
+    "weight, by where (predict or board).",
+    ["served_by"],
+    registry=REGISTRY,
+)
 INGESTED = Counter(
     "oddsboost_ingested_rows_total",
     "Rows written by ingests (the admin endpoints, imports), by kind.",
@@ -100,6 +113,25 @@ def observe_request(method: str, route: str, status: int, seconds: float) -> Non
 
 def count_prediction(source: Literal["inline", "match_id"], basis: str) -> None:
     _predictions_counted(source, basis).inc()
+
+
+@cache
+def _model_predictions_counted(served_by: str) -> Counter:
+    return MODEL_PREDICTIONS.labels(served_by)
+
+
+@cache
+def _under_half_counted(served_by: str) -> Counter:
+    return UNDER_HALF_WEIGHT.labels(served_by)
+
+
+def count_model_weight(served_by: Literal["predict", "board"], present: float | None) -> None:
+    """A prediction's share of the model's weight present; none counted without a model."""
+    if present is None:
+        return
+    _model_predictions_counted(served_by).inc()
+    if present < 0.5:
+        _under_half_counted(served_by).inc()
 
 
 def count_fetch_run(source: str, status: str, quota_remaining: int | None) -> None:

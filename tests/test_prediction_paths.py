@@ -59,6 +59,7 @@ def assert_same(one: MatchPrediction, other: MatchPrediction) -> None:
     for used, other_used in zip(one.used, other.used, strict=True):
         assert used.probabilities == pytest.approx(other_used.probabilities, abs=1e-12, rel=0)
     assert one.ignored == other.ignored
+    assert one.model_weight_present == other.model_weight_present
 
 
 @pytest.mark.parametrize("method", [Method.POWER, Method.MULTIPLICATIVE, Method.SHIN])

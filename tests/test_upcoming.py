@@ -110,6 +110,7 @@ def test_every_match_of_the_week_by_kickoff_with_prediction_value_and_freshness(
     assert prediction["probabilities"] == pytest.approx({"home": 0.5, "draw": 0.25, "away": 0.25})
     assert prediction["fair_odds"] == pytest.approx({"home": 2.0, "draw": 4.0, "away": 4.0})
     assert (prediction["basis"], prediction["outcome"]) == ("model", "1")
+    assert prediction["model_weight_present"] == 1.0  # Bet&Win quoted it: all the weight
     assert arsenal["reason"] is None
     assert arsenal["model_version"] == seeded.version
     value = arsenal["value"]
@@ -348,6 +349,7 @@ def test_before_any_fit_the_board_is_the_consensus(migrated_url: str) -> None:
     assert body["model_version"] is None
     assert "no model has been fitted yet" in body["note"]
     assert {item["prediction"]["basis"] for item in body["items"]} == {"consensus"}
+    assert {item["prediction"]["model_weight_present"] for item in body["items"]} == {None}
     assert EVERTON.home in teams(body)
 
 

@@ -75,6 +75,9 @@ class MatchPrediction:
     consensus: tuple[float, float, float]
     used: list[UsedBookmaker] = field(default_factory=list)
     ignored: list[IgnoredBookmaker] = field(default_factory=list)
+    # The share of the model's total weight held by the bookmakers that quoted the match
+    # (0: none did, the answer is the consensus); None when no model is active.
+    model_weight_present: float | None = None
 
     @property
     def outcome(self) -> str:
@@ -117,6 +120,7 @@ def predict_matches(
             layout.consensus,
             layout.used,
             layout.ignored,
+            layout.weight_present,
         )
         for layout in layouts
     ]
@@ -152,13 +156,23 @@ class _Pool:
     column: dict[str, int]
     keyed: dict[str, int]
     weights: list[float]
+    total_weight: float
 
     @classmethod
     def of(cls, ensemble: Ensemble) -> _Pool:
         column = {code: index for index, code in enumerate(ensemble.bookmakers)}
         keys = [bookmaker_key(code) for code in ensemble.bookmakers]
         keyed = {key: index for index, key in enumerate(keys) if keys.count(key) == 1}
-        return cls(ensemble.bookmakers, column, keyed, [float(w) for w in ensemble.weights])
+        weights = [float(w) for w in ensemble.weights]
+        return cls(ensemble.bookmakers, column, keyed, weights, sum(weights))
+
+    def share_of(self, columns: list[int]) -> float:
+        """The share of the pool's total weight in ``columns`` (each counted once)."""
+        if self.total_weight <= 0.0:
+            return 0.0
+        present = sum(map(self.weights.__getitem__, set(columns)))
+        # Summed in another order than the total: kept within [0, 1].
+        return min(1.0, present / self.total_weight)
 
 
 class _LastPool:
@@ -188,6 +202,7 @@ class _Layout:
     columns: list[int]
     # With weights all zero the mix would be a plain mean: labelled as the consensus.
     modelled: bool
+    weight_present: float
 
 
 def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _Layout:
@@ -205,7 +220,8 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
             continue
         used.append(UsedBookmaker(pool.codes[index], pool.weights[index], row))
         columns.append(index)
-    return _Layout(_mean(rows), used, ignored, columns, any(u.weight for u in used))
+    modelled = any(u.weight for u in used)
+    return _Layout(_mean(rows), used, ignored, columns, modelled, pool.share_of(columns))
 
 
 def demargined(quotes: Sequence[QuotedOdds], method: Method) -> list[Triple]:

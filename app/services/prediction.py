@@ -29,7 +29,7 @@ from app.domain.prediction import (
     predict_matches,
 )
 from app.domain.value import MatchValue, ValueTerms, match_value, match_values
-from app.metrics import count_prediction
+from app.metrics import count_model_weight, count_prediction
 from app.services.caching import AnswerCache
 from app.services.serving import ModelCache, ServingSnapshot, stored_matches
 
@@ -144,6 +144,7 @@ class PredictionService:
             if isinstance(answer, PredictionAnswer):
                 by_id = isinstance(request, int)
                 count_prediction("match_id" if by_id else "inline", answer.prediction.basis)
+                count_model_weight("predict", answer.prediction.model_weight_present)
             answers.append(answer)
         if terms is not None:
             answers = [

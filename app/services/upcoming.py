@@ -32,6 +32,7 @@ from app.db.engine import session_scope
 from app.db.orm import Match, OddsQuote, utcnow
 from app.domain.prediction import MatchInfo, MatchPrediction, QuotedOdds
 from app.domain.value import MatchValue, ValueTerms
+from app.metrics import count_model_weight
 from app.services import queries
 from app.services.busy import unavailable_as_service_error
 from app.services.caching import AnswerCache
@@ -309,6 +310,8 @@ class UpcomingBoards:
         rows: dict[int, _Row] = {}
         for match_id, answer in answers.items():
             if isinstance(answer, PredictionAnswer):
+                # Counted when made: a kept row served again to the next poll is not.
+                count_model_weight("board", answer.prediction.model_weight_present)
                 rows[match_id] = (_upcoming(answer.match, answer), answer)
             elif answer.match is not None:  # no usable quote
                 rows[match_id] = (_upcoming(answer.match, None), None)

@@ -111,3 +111,10 @@ class StoredMatchOut(AnswerModel):
     home_team: str
     away_team: str
     kickoff: dt.datetime
+
+
+MODEL_WEIGHT_PRESENT = (
+    "The share of the model's total weight held by the bookmakers that quoted this match, "
+    "from 0 to 1: 1, all of them quoted it; 0, none did, and the answer is the consensus "
+    "(basis says so too). Null when no model is active."
+)

@@ -23,6 +23,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from app.api.openapi import setting_maximum
 from app.api.schemas.common import (
+    MODEL_WEIGHT_PRESENT,
     AnswerModel,
     MatchId,
     Outcomes,
@@ -505,6 +506,9 @@ class PredictionOut(AnswerModel):
     basis: Basis = Field(
         description="'model': the weighted ensemble; 'consensus': the plain mean of the quotes."
     )
+    model_weight_present: float | None = Field(
+        ge=0, le=1, description=MODEL_WEIGHT_PRESENT, examples=[0.82]
+    )
     note: str | None = None
     bookmakers: list[BookmakerUse] = Field(description="Bookmakers whose quotes were used.")
     ignored_bookmakers: list[IgnoredOut]
@@ -534,6 +538,7 @@ class PredictionOut(AnswerModel):
             "model": model,
             "quotes": answer.quotes,
             "basis": prediction.basis,
+            "model_weight_present": prediction.model_weight_present,
             "note": note,
             "bookmakers": prediction.used,
             "ignored_bookmakers": prediction.ignored,

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from app.api.schemas.common import (
+    MODEL_WEIGHT_PRESENT,
     STORED_MATCH_EXAMPLE,
     AnswerModel,
     Outcomes,
@@ -41,6 +42,9 @@ class UpcomingPredictionOut(AnswerModel):
         "(no model yet, or none of the match's bookmakers in it)."
     )
     outcome: Outcome = Field(description="The most probable outcome.")
+    model_weight_present: float | None = Field(
+        ge=0, le=1, description=MODEL_WEIGHT_PRESENT, examples=[0.82]
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -53,6 +57,7 @@ class UpcomingPredictionOut(AnswerModel):
             "fair_odds": fair_odds(value.probabilities),
             "basis": value.basis,
             "outcome": value.outcome,
+            "model_weight_present": value.model_weight_present,
         }
 
 
