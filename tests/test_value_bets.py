@@ -27,6 +27,7 @@ from tests.databases import Databases
 from tests.helpers import error_messages, request_statements
 from tests.upcoming_matches import (
     ARSENAL,
+    BARCELONA,
     CAPTURED,
     D1,
     D2,
@@ -168,6 +169,25 @@ def test_only_the_bookmakers_allowed_are_chosen(seeded: Seeded) -> None:
     assert summary(spelled) == [("Arsenal", "1", "B365", 2.2), ("Barcelona", "X", "B365", 11.0)]
     assert spelled["terms"]["bookmakers"] == ["B365", "WH"]
     assert value_bets(seeded.client, bookmakers=["Nobody"])["items"] == []
+
+
+def test_an_exchange_bet_is_shown_quoted_and_net_of_its_commission(seeded: Seeded) -> None:
+    # Betfair Exchange (5 % by default) quotes Barcelona's draw at 12: it pays
+    # 1 + 11 × 0.95 = 11.45 net, more than B365's 11, so it is the draw's best. Served 0.1:
+    # EV 0.1 × 11.45 − 1 = 0.145 (0.2 on the quoted 12); Kelly 0.25 × 0.145 / 10.45.
+    exchange = quote_items(BARCELONA)[1] | {"bookmaker": "BFE", "home": 1.2, "away": 7.0}
+    store(seeded.client, [exchange | {"draw": 12.0}])
+    body = value_bets(seeded.client, bankroll=1000)
+    [barcelona] = [bet for bet in body["items"] if bet["match"]["home_team"] == "Barcelona"]
+    fraction = 0.25 * 0.145 / 10.45  # 0.0034689…
+    assert (barcelona["outcome"], barcelona["bookmaker"]) == ("X", "BFE")
+    assert (barcelona["price"], barcelona["net_price"]) == (12.0, pytest.approx(11.45))
+    assert barcelona["expected_value"] == pytest.approx(0.145)
+    assert barcelona["unscaled_stake_fraction"] == pytest.approx(fraction)
+    assert barcelona["stake"] == 3.46  # 3.4689… rounded down to the cent
+    # A bookmaker without commission: the net price is the quoted one.
+    [arsenal] = [bet for bet in body["items"] if bet["match"]["home_team"] == "Arsenal"]
+    assert arsenal["net_price"] == arsenal["price"] == 2.2
 
 
 def test_a_bankroll_gives_stakes_in_money(seeded: Seeded) -> None:
