@@ -235,8 +235,9 @@ class Settings(BaseSettings):
         default=defaults.MIN_EV,
         ge=0,
         le=1,
-        description="A match's outcome of highest expected value (probability × price − 1) "
-        "is flagged as its value bet when that value is above this: one bet a match at most.",
+        description="A match's outcome of highest expected value (probability × net price − "
+        "1, an exchange's price net of its commission) is flagged as its value bet when that "
+        "value is above this: one bet a match at most.",
     )
     value_kelly_fraction: Share = Field(
         default=defaults.KELLY_FRACTION,
