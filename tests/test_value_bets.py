@@ -155,13 +155,16 @@ def test_an_outcome_is_listed_only_above_min_ev(seeded: Seeded) -> None:
 
 
 def test_only_the_bookmakers_allowed_are_chosen(seeded: Seeded) -> None:
-    # William Hill alone: Arsenal's home at 2.1 and its away at 4.2 are each worth 0.05
-    # (to rounding), and the match gets one bet of the two; Barcelona has no WH quote.
+    # William Hill alone: Arsenal's home at 2.1 and its away at 4.2 are each worth 0.05, and
+    # the match gets one bet of the two; Barcelona has no WH quote. The served 0.5 and 0.25
+    # are exact, so 0.5 × 2.1 − 1 and 0.25 × 4.2 − 1 are the same float: a tie, which the
+    # rule breaks by the order 1, X, 2, so the home side is the bet.
     body = value_bets(seeded.client, bookmakers=["William Hill"])
     assert {bet["bookmaker"] for bet in body["items"]} == {"WH"}
     [bet] = body["items"]
-    assert summary(body)[0] in {("Arsenal", "1", "WH", 2.1), ("Arsenal", "2", "WH", 4.2)}
+    assert summary(body) == [("Arsenal", "1", "WH", 2.1)]
     assert bet["expected_value"] == pytest.approx(0.05)
+    assert bet["unscaled_stake_fraction"] == pytest.approx(0.25 * 0.05 / 1.1)
     assert body["terms"]["bookmakers"] == ["WH"]
     assert summary(value_bets(seeded.client, bookmakers=["wh"])) == summary(body)
     # With Bet365 too, B365's home at 2.2 (0.1) is Arsenal's best.
