@@ -27,7 +27,6 @@ from tests.databases import Databases
 from tests.helpers import error_messages, request_statements
 from tests.upcoming_matches import (
     ARSENAL,
-    BARCELONA,
     CAPTURED,
     D1,
     D2,
@@ -35,6 +34,7 @@ from tests.upcoming_matches import (
     Seeded,
     SeededTemplate,
     app_on,
+    barcelona_on_the_exchange,
     quote_items,
     seed,
     seeded_copy,
@@ -175,11 +175,7 @@ def test_only_the_bookmakers_allowed_are_chosen(seeded: Seeded) -> None:
 
 
 def test_an_exchange_bet_is_shown_quoted_and_net_of_its_commission(seeded: Seeded) -> None:
-    # Betfair Exchange (5 % by default) quotes Barcelona's draw at 12: it pays
-    # 1 + 11 × 0.95 = 11.45 net, more than B365's 11, so it is the draw's best. Served 0.1:
-    # EV 0.1 × 11.45 − 1 = 0.145 (0.2 on the quoted 12); Kelly 0.25 × 0.145 / 10.45.
-    exchange = quote_items(BARCELONA)[1] | {"bookmaker": "BFE", "home": 1.2, "away": 7.0}
-    store(seeded.client, [exchange | {"draw": 12.0}])
+    store(seeded.client, [barcelona_on_the_exchange()])
     body = value_bets(seeded.client, bankroll=1000)
     [barcelona] = [bet for bet in body["items"] if bet["match"]["home_team"] == "Barcelona"]
     fraction = 0.25 * 0.145 / 10.45  # 0.0034689…
