@@ -131,7 +131,7 @@ def test_an_exchange_bet_shows_its_net_price_beside_the_quoted_one(seeded: Seede
     store(seeded.client, [barcelona_on_the_exchange()])
     text, _ = page(seeded.client, "/dashboard")
     # EV 0.1 × 11.45 − 1 = +14.5 %, stake 0.25 × 0.145 / 10.45 = 0.35 %, at the quoted 12.
-    assert "EV +14.5 %, stake 0.3 % at 12.00 (net 11.450) (BFE)" in text
+    assert "EV +14.5 %, stake 0.3 % at 12.00 (net 11.450, BFE)" in text
     # A bookmaker without commission: the quoted price alone.
     assert "EV +10.0 %, stake 2.0 % at 2.20 (B365)" in text
 
