@@ -235,8 +235,9 @@ class Settings(BaseSettings):
         default=defaults.MIN_EV,
         ge=0,
         le=1,
-        description="A match's outcome of highest expected value (probability × price − 1) "
-        "is flagged as its value bet when that value is above this: one bet a match at most.",
+        description="A match's outcome of highest expected value (probability × net price − "
+        "1, an exchange's price net of its commission) is flagged as its value bet when that "
+        "value is above this: one bet a match at most.",
     )
     value_kelly_fraction: Share = Field(
         default=defaults.KELLY_FRACTION,
@@ -262,7 +263,8 @@ class Settings(BaseSettings):
     exchange_commission: dict[str, Annotated[float, Field(ge=0, lt=1)]] = Field(
         default_factory=lambda: dict(defaults.EXCHANGE_COMMISSION),
         description="Each exchange's commission on net winnings, by bookmaker code (JSON, "
-        'e.g. `{"BFE": 0.05}`; `{}`: none; each at least 0 and under 1). An exchange\'s '
+        'e.g. `{"BFE": 0.05}`; `{}`: none; each at least 0 and under 1; a known bookmaker '
+        "may be named by code, name or The Odds API's key, once). An exchange's "
         "price is taken net, 1 + (price − 1) × (1 − commission), in the expected value, the "
         "stake, the choice of the best price and the backtest; answers show the quoted "
         "`price` and the `net_price`. Betfair Exchange (BFE) charges a base rate of 5 % on "
@@ -436,6 +438,25 @@ class Settings(BaseSettings):
         return tuple(
             sorted((bookmaker_key(code), rate) for code, rate in self.exchange_commission.items())
         )
+
+    @field_validator("exchange_commission")
+    @classmethod
+    def _one_commission_per_bookmaker(cls, rates: dict[str, float]) -> dict[str, float]:
+        """Keyed by a known bookmaker's code (its code, name or The Odds API's key all name
+        it), so two spellings of one bookmaker cannot give it two rates."""
+        from app.domain.bookmakers import bookmaker_key, commission_code
+
+        keyed: dict[str, float] = {}
+        spelled: dict[str, str] = {}
+        for name, rate in rates.items():
+            if not name.strip():
+                raise ValueError("a bookmaker's code is empty")
+            code = commission_code(name)
+            key = bookmaker_key(code)
+            if key in spelled:
+                raise ValueError(f"{spelled[key]!r} and {name!r} name the same bookmaker")
+            keyed[code], spelled[key] = rate, name
+        return keyed
 
     @field_validator("refit_rounds_grid")
     @classmethod

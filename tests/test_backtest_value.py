@@ -456,6 +456,22 @@ def test_the_backtest_takes_an_exchanges_price_net_of_its_commission() -> None:
     assert best_prices(prices).price.tolist() == [[2.2, 3.3, 4.0]]
 
 
+def test_the_report_states_the_commissions_it_applied() -> None:
+    markdown = value_markdown(summary(), plots_written=False)
+    # B365 and WH take no commission.
+    assert (
+        "Commission applied: none (no price-taking bookmaker is an exchange of "
+        "ODDSBOOST_EXCHANGE_COMMISSION); every price is taken as quoted."
+    ) in markdown
+    matches, quotes = hand_made_tables()
+    config = dataclasses.replace(
+        CONFIG, bookmakers=("B365", "BFE", "MB"), commissions=(("BFE", 0.05), ("MB", 0.015))
+    )
+    with_exchanges = summarise_value([hand_made_fold()], matches, quotes, config)
+    stated = "\n".join(value_markdown(with_exchanges, plots_written=False))
+    assert "Commission applied: BFE 5 %, MB 1.5 % on net winnings;" in stated
+
+
 def test_the_command_takes_the_commissions_of_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     from app.cli.backtest import _value_config
     from app.settings import get_settings

@@ -35,6 +35,7 @@ from tests.upcoming_matches import (
     Seeded,
     SeededTemplate,
     app_on,
+    barcelona_on_the_exchange,
     quote_items,
     seed,
     seeded_copy,
@@ -124,6 +125,15 @@ def test_the_stylesheet_is_served_by_the_package(client: TestClient) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/css")
     assert "prefers-color-scheme: dark" in response.text
+
+
+def test_an_exchange_bet_shows_its_net_price_beside_the_quoted_one(seeded: Seeded) -> None:
+    store(seeded.client, [barcelona_on_the_exchange()])
+    text, _ = page(seeded.client, "/dashboard")
+    # EV 0.1 × 11.45 − 1 = +14.5 %, stake 0.25 × 0.145 / 10.45 = 0.35 %, at the quoted 12.
+    assert "EV +14.5 %, stake 0.3 % at 12.00 (net 11.450, BFE)" in text
+    # A bookmaker without commission: the quoted price alone.
+    assert "EV +10.0 %, stake 2.0 % at 2.20 (B365)" in text
 
 
 def test_an_empty_database_says_how_to_fill_it(client: TestClient) -> None:

@@ -44,6 +44,7 @@ from tests.upcoming_matches import (
     Seeded,
     SeededTemplate,
     app_on,
+    barcelona_on_the_exchange,
     quote_items,
     seed,
     seeded_copy,
@@ -190,6 +191,19 @@ def test_the_value_terms_are_those_of_the_value_bets_list(seeded: Seeded) -> Non
     ).json()["items"]
     listed = [bet for item in body["items"] for bet in item["value_bets"]]
     assert sorted(listed, key=str) == sorted(value_bets, key=str)
+
+
+def test_an_exchange_bet_shows_its_quoted_and_its_net_price(seeded: Seeded) -> None:
+    store(seeded.client, [barcelona_on_the_exchange()])
+    items = upcoming(seeded.client)["items"]
+    [barcelona] = [item for item in items if item["match"]["home_team"] == "Barcelona"]
+    [bet] = barcelona["value_bets"]
+    assert (bet["outcome"], bet["bookmaker"], bet["price"]) == ("X", "BFE", 12.0)
+    assert bet["net_price"] == pytest.approx(11.45)
+    assert bet["expected_value"] == pytest.approx(0.145)
+    assert bet["unscaled_stake_fraction"] == pytest.approx(0.25 * 0.145 / 10.45)
+    draw = barcelona["value"]["outcomes"][1]
+    assert (draw["price"], draw["net_price"]) == (12.0, pytest.approx(11.45))
 
 
 def test_a_new_quote_shows_in_the_next_answer(seeded: Seeded) -> None:

@@ -207,6 +207,49 @@ def test_the_default_commission_is_betfair_exchanges_five_per_cent() -> None:
         Settings(exchange_commission={"BFE": 1.0})
 
 
+def test_a_commission_is_kept_under_its_bookmakers_code_however_named() -> None:
+    from app.settings import Settings
+
+    # Betfair Exchange by name and by The Odds API's key; an unknown exchange as given.
+    named = Settings(exchange_commission={" Betfair Exchange ": 0.02, "Matchbook": 0.015})
+    assert named.exchange_commission == {"BFE": 0.02, "Matchbook": 0.015}
+    by_feed_key = Settings(exchange_commission={"betfair_ex_uk": 0.03})
+    assert by_feed_key.exchange_commission == {"BFE": 0.03}
+    assert by_feed_key.value_terms().commissions == (("BFE", 0.03),)
+
+
+@pytest.mark.parametrize(
+    ("rates", "message"),
+    [
+        ({"": 0.05}, "a bookmaker's code is empty"),
+        ({"  ": 0.05}, "a bookmaker's code is empty"),
+        ({"BFE": 0.05, "betfair_ex_eu": 0.02}, "'BFE' and 'betfair_ex_eu' name the same bookmaker"),
+        ({"Matchbook": 0.01, "MATCHBOOK": 0.02}, "'Matchbook' and 'MATCHBOOK' name the same"),
+    ],
+)
+def test_a_commission_without_a_bookmaker_or_given_twice_is_refused(
+    rates: dict[str, float], message: str
+) -> None:
+    from app.settings import Settings
+
+    with pytest.raises(ValueError, match="exchange_commission") as refused:
+        Settings(exchange_commission=rates)
+    assert message in str(refused.value)
+
+
+def test_the_backtest_finds_a_commission_however_its_bookmaker_is_named() -> None:
+    from app.domain.backtest.value_bets import ValueBetConfig
+
+    config = ValueBetConfig(
+        sources=("ensemble",),
+        thresholds=(0.02,),
+        reference="PS",
+        bookmakers=("B365", "Betfair Exchange", "MB"),
+        commissions=(("betfair_ex_uk", 0.05), ("mb", 0.02)),
+    )
+    np.testing.assert_allclose(config.commission_of_bookmakers(), [0.0, 0.05, 0.02])
+
+
 def test_a_child_process_gets_the_commissions_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
     from app.settings import Settings, settings_environment
 

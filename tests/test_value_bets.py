@@ -34,6 +34,7 @@ from tests.upcoming_matches import (
     Seeded,
     SeededTemplate,
     app_on,
+    barcelona_on_the_exchange,
     quote_items,
     seed,
     seeded_copy,
@@ -154,13 +155,16 @@ def test_an_outcome_is_listed_only_above_min_ev(seeded: Seeded) -> None:
 
 
 def test_only_the_bookmakers_allowed_are_chosen(seeded: Seeded) -> None:
-    # William Hill alone: Arsenal's home at 2.1 and its away at 4.2 are each worth 0.05
-    # (to rounding), and the match gets one bet of the two; Barcelona has no WH quote.
+    # William Hill alone: Arsenal's home at 2.1 and its away at 4.2 are each worth 0.05, and
+    # the match gets one bet of the two; Barcelona has no WH quote. The served 0.5 and 0.25
+    # are exact, so 0.5 × 2.1 − 1 and 0.25 × 4.2 − 1 are the same float: a tie, which the
+    # rule breaks by the order 1, X, 2, so the home side is the bet.
     body = value_bets(seeded.client, bookmakers=["William Hill"])
     assert {bet["bookmaker"] for bet in body["items"]} == {"WH"}
     [bet] = body["items"]
-    assert summary(body)[0] in {("Arsenal", "1", "WH", 2.1), ("Arsenal", "2", "WH", 4.2)}
+    assert summary(body) == [("Arsenal", "1", "WH", 2.1)]
     assert bet["expected_value"] == pytest.approx(0.05)
+    assert bet["unscaled_stake_fraction"] == pytest.approx(0.25 * 0.05 / 1.1)
     assert body["terms"]["bookmakers"] == ["WH"]
     assert summary(value_bets(seeded.client, bookmakers=["wh"])) == summary(body)
     # With Bet365 too, B365's home at 2.2 (0.1) is Arsenal's best.
@@ -168,6 +172,21 @@ def test_only_the_bookmakers_allowed_are_chosen(seeded: Seeded) -> None:
     assert summary(spelled) == [("Arsenal", "1", "B365", 2.2), ("Barcelona", "X", "B365", 11.0)]
     assert spelled["terms"]["bookmakers"] == ["B365", "WH"]
     assert value_bets(seeded.client, bookmakers=["Nobody"])["items"] == []
+
+
+def test_an_exchange_bet_is_shown_quoted_and_net_of_its_commission(seeded: Seeded) -> None:
+    store(seeded.client, [barcelona_on_the_exchange()])
+    body = value_bets(seeded.client, bankroll=1000)
+    [barcelona] = [bet for bet in body["items"] if bet["match"]["home_team"] == "Barcelona"]
+    fraction = 0.25 * 0.145 / 10.45  # 0.0034689…
+    assert (barcelona["outcome"], barcelona["bookmaker"]) == ("X", "BFE")
+    assert (barcelona["price"], barcelona["net_price"]) == (12.0, pytest.approx(11.45))
+    assert barcelona["expected_value"] == pytest.approx(0.145)
+    assert barcelona["unscaled_stake_fraction"] == pytest.approx(fraction)
+    assert barcelona["stake"] == 3.46  # 3.4689… rounded down to the cent
+    # A bookmaker without commission: the net price is the quoted one.
+    [arsenal] = [bet for bet in body["items"] if bet["match"]["home_team"] == "Arsenal"]
+    assert arsenal["net_price"] == arsenal["price"] == 2.2
 
 
 def test_a_bankroll_gives_stakes_in_money(seeded: Seeded) -> None:

@@ -114,6 +114,14 @@ def quote_items(fixture: Fixture) -> list[dict[str, Any]]:
     ]
 
 
+def barcelona_on_the_exchange() -> dict[str, Any]:
+    """Betfair Exchange (5 % commission by default) on Barcelona: its draw at 12 pays
+    1 + 11 × 0.95 = 11.45 net, more than B365's 11, so it is the draw's best price; served
+    0.1, it is worth 0.1 × 11.45 − 1 = 0.145 (0.2 on the quoted 12), a quarter-Kelly stake
+    of 0.25 × 0.145 / 10.45 = 0.0034689…. Its home and away are never the best."""
+    return quote_items(BARCELONA)[1] | {"bookmaker": "BFE", "home": 1.2, "draw": 12.0, "away": 7.0}
+
+
 def store(client: TestClient, items: list[dict[str, Any]]) -> None:
     stored = client.post("/admin/odds", json={"quotes": items}, headers={"X-API-Key": ADMIN_KEY})
     assert stored.status_code == 200, stored.text

@@ -66,3 +66,13 @@ def bookmaker_key(name: str) -> str:
     """One key per bookmaker however spelled: a known one's code, else the casefold."""
     folded = name.casefold()
     return _KNOWN.get(folded, folded)
+
+
+def commission_code(name: str) -> str:
+    """How a commission's bookmaker is kept: a known bookmaker's code, whether named by code,
+    by name or by The Odds API's key (``betfair_ex_uk``); an unknown one as given, trimmed."""
+    name = name.strip()
+    folded = name.casefold()
+    if folded in ODDS_API_KEYS:
+        return ODDS_API_KEYS[folded]
+    return _KNOWN.get(folded, name)

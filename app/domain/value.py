@@ -51,7 +51,9 @@ def kelly_stake(ev: Number, price: Number, fraction: float, cap: float) -> Numbe
     full = fraction * ev / (price - 1.0)
     if isinstance(full, np.ndarray):
         return np.clip(full, 0.0, cap)
-    # One bet: plain floats, as numpy's cost per call would be most of the work.
+    # A float (the track record stakes its bets one at a time) stays a float. The value of
+    # a request is priced and staked with arrays even for one match (:func:`match_values`),
+    # so it is decided by the very code the backtest runs.
     return min(max(full, 0.0), cap)
 
 

@@ -32,6 +32,7 @@ class ValueBet:
     basis: Basis
     model_version: int | None
     price: float
+    net_price: float
     bookmaker: str
     captured_at: dt.datetime | None
     expected_value: float
@@ -141,6 +142,7 @@ def _bet(flag: _Flag, scale: float, bankroll: float | None) -> ValueBet:
     answer, value = flag.answer, flag.value
     # A flagged outcome always has a price, its bookmaker and its EV.
     assert value.price is not None
+    assert value.net_price is not None
     assert value.bookmaker is not None
     assert value.expected_value is not None
     fraction = value.stake_fraction * scale
@@ -152,6 +154,7 @@ def _bet(flag: _Flag, scale: float, bankroll: float | None) -> ValueBet:
         basis=answer.prediction.basis,
         model_version=None if answer.model is None else answer.model.version,
         price=value.price,
+        net_price=value.net_price,
         bookmaker=value.bookmaker,
         captured_at=value.captured_at,
         expected_value=value.expected_value,

@@ -45,9 +45,10 @@ PREDICT_DOCS = (
     "kickoff optional). An inline request touches no database. Before any model exists the "
     "answer is the consensus of the quotes, with ``model: null`` and a note saying so.\n\n"
     "The answer's ``value`` gives, for each outcome, the best price of the bookmakers you can "
-    "bet with, its expected value (probability × price − 1) and a suggested stake (a share of "
-    "the Kelly stake, capped), by the terms of the request's ``value`` or the settings'. "
-    + RESPONSIBLE_USE
+    "bet with, its expected value (probability × net price − 1, an exchange's price net of "
+    "its commission) and whether it is the match's one value bet, with a suggested stake (a "
+    "share of the Kelly stake, capped), by the terms of the request's ``value`` or the "
+    "settings'. " + RESPONSIBLE_USE
 )
 
 

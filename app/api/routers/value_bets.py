@@ -18,8 +18,10 @@ router = APIRouter(tags=["value bets"])
 
 # The route's API docs, ending with the text every value's docs share.
 VALUE_BETS_DOCS = (
-    "Every outcome of the coming matches whose expected value (probability × best price − 1) "
-    "is above ``min_ev``, highest first, with the stake to place: a fraction of the Kelly "
+    "The value bet of each coming match, at most one a match: of its outcomes whose expected "
+    "value (probability × net price − 1, an exchange's price net of its commission) is above "
+    "``min_ev``, the one of highest value; highest first, with the stake to place: a "
+    "fraction of the Kelly "
     "stake, capped per bet, and scaled down on a UTC day whose stakes sum to more than "
     "ODDSBOOST_VALUE_DAILY_EXPOSURE_CAP (over the whole list, so every page agrees).\n\n"
     + RESPONSIBLE_USE

@@ -453,8 +453,8 @@ class OutcomeValueOut(AnswerModel):
     )
     flagged: bool = Field(
         description="Whether this is the match's value bet: of the outcomes whose "
-        "expected_value is above min_ev, the one of highest (the first in 1, X, 2 order on a "
-        "tie). At most one outcome a match is flagged."
+        "expected_value is above min_ev, the one whose expected_value is highest (the first "
+        "in 1, X, 2 order on a tie). At most one outcome a match is flagged."
     )
 
 

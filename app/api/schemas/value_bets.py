@@ -28,6 +28,7 @@ BET_EXAMPLE: dict[str, Any] = {
     "basis": "model",
     "model_version": 3,
     "price": 2.2,
+    "net_price": 2.2,
     "bookmaker": "WH",
     "captured_at": "2026-11-21T18:30:00Z",
     "expected_value": 0.1,
@@ -59,18 +60,26 @@ class ValueBetOut(AnswerModel):
     model_version: int | None = Field(
         description="The model version that served the prediction; null before the first fit."
     )
-    price: float = Field(description="The best price of the bookmakers allowed.")
+    price: float = Field(
+        description="The best price of the bookmakers allowed, as quoted (the best by net_price)."
+    )
+    net_price: float = Field(
+        description="What that price pays after the bookmaker's commission on net winnings "
+        "(an exchange's, ODDSBOOST_EXCHANGE_COMMISSION): 1 + (price − 1) × (1 − commission), "
+        "e.g. Betfair Exchange's 2.10 at 5 % pays 2.045; equal to price without one. "
+        "expected_value and the stake are computed from it."
+    )
     bookmaker: str = Field(description="The bookmaker offering it (its code).")
     captured_at: dt.datetime | None = Field(
         description="When that price was captured (null if the source did not say); always "
         "before kickoff."
     )
     expected_value: float = Field(
-        description="probability × price − 1: the mean return of a stake of 1, an estimate."
+        description="probability × net_price − 1: the mean return of a stake of 1, an estimate."
     )
     unscaled_stake_fraction: float = Field(
         description="The bet's own stake as a share of the bankroll: kelly_fraction × "
-        "expected_value / (price − 1), at most stake_cap."
+        "expected_value / (net_price − 1), at most stake_cap."
     )
     day_scale: float = Field(
         description="What the exposure cap of the kickoff's UTC day multiplies the stake by "

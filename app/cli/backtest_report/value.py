@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.domain.backtest.value_bets import ValueBetConfig
 from app.domain.evaluation import MeanInterval
 from app.domain.value_summary import (
     ClosingDistance,
@@ -37,6 +38,8 @@ def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
         "bankroll. The slope is the least-squares slope of CLV on claimed EV (1: the whole "
         "claimed edge is real). Intervals are 95 % (mean ± t·s/√n).",
         "",
+        _commissions_applied(config),
+        "",
         "EV is an estimate. ROI over a few hundred bets is noise (see its intervals); CLV "
         "says more with fewer bets. Bookmakers limit the accounts of bettors who win.",
         "",
@@ -69,6 +72,22 @@ def value_markdown(value: ValueSummary, *, plots_written: bool) -> list[str]:
         *_bins(value),
         *_value_plots(plots_written),
     ]
+
+
+def _commissions_applied(config: ValueBetConfig) -> str:
+    """Which prices were taken net of an exchange's commission, so the figures can be read."""
+    rates = config.commission_of_bookmakers()
+    pairs = zip(config.bookmakers, rates, strict=True)
+    charged = [f"{code} {rate * 100:g} %" for code, rate in pairs if rate]
+    if not charged:
+        return (
+            "Commission applied: none (no price-taking bookmaker is an exchange of "
+            "ODDSBOOST_EXCHANGE_COMMISSION); every price is taken as quoted."
+        )
+    return (
+        f"Commission applied: {', '.join(charged)} on net winnings; those prices are taken "
+        "net, 1 + (price − 1) × (1 − commission), in the EV, the stakes, the return and the CLV."
+    )
 
 
 def _rule_cells(rule: ValueRule) -> str:

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from app.domain import defaults
 from app.domain.backtest.folds import CONSENSUS, ENSEMBLE, Fold
 from app.domain.backtest.prices import fair_line, positions_of, quoted_prices
-from app.domain.bookmakers import bookmaker_key
+from app.domain.bookmakers import bookmaker_key, commission_code
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.value import (
     ENSEMBLE_SOURCE,
@@ -66,7 +66,11 @@ class ValueBetConfig:
 
     def commission_of_bookmakers(self) -> NDArray[np.float64]:
         """The commission of each price-taking bookmaker, in ``bookmakers``' order."""
-        rate = dict(self.commissions)
+        # Keyed as the settings key them, however the config's caller spelled them.
+        rate = {
+            bookmaker_key(commission_code(code)): commission
+            for code, commission in self.commissions
+        }
         return np.array([rate.get(bookmaker_key(code), 0.0) for code in self.bookmakers])
 
 
