@@ -48,7 +48,11 @@ from tests.commands import Oddsboost
 from tests.databases import Databases, SharedDatabase, rolled_back_connection, savepoint_session
 from tests.processes import FitGate
 
-pytest_plugins = ["tests.plugins.predictions", "tests.plugins.track_record"]
+pytest_plugins = [
+    "tests.plugins.predictions",
+    "tests.plugins.track_record",
+    "tests.plugins.upcoming_board",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

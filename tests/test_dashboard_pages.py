@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterator
 from dataclasses import replace
 from html.parser import HTMLParser
 from typing import Any
@@ -26,20 +25,16 @@ from app.domain.track_record_scores import DayBucket
 from app.domain.vocabulary import ActivatedBy
 from app.services.model_versions import activate
 from tests.apps import ADMIN_KEY
-from tests.databases import Databases
 from tests.helpers import HAND_MADE_VALIDATION, error_messages, hand_made_served, hand_made_version
 from tests.plugins.track_record import Fixture, entry_of, settle, store_match
 from tests.upcoming_matches import (
     ARSENAL,
     CAPTURED,
     Seeded,
-    SeededTemplate,
     app_on,
     barcelona_on_the_exchange,
     quote_items,
     seed,
-    seeded_copy,
-    seeded_template,
     store,
     store_model,
 )
@@ -86,19 +81,6 @@ def page(client: TestClient, path: str, **params: Any) -> tuple[str, Elements]:
     parsed = Elements()
     parsed.feed(response.text)
     return response.text, parsed
-
-
-@pytest.fixture(scope="module")
-def template(databases: Databases, migrated_template: str) -> SeededTemplate:
-    """What ``seeded`` copies: the model and the matches of the value-bets tests."""
-    return seeded_template(databases, migrated_template)
-
-
-@pytest.fixture
-def seeded(databases: Databases, template: SeededTemplate) -> Iterator[Seeded]:
-    """The app with its own sessions on a database of its own, as the board reads."""
-    with seeded_copy(databases, template) as seeded:
-        yield seeded
 
 
 def test_the_root_sends_the_browser_to_the_dashboard(client: TestClient) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -19,15 +18,11 @@ from app.domain.prediction import FEW_QUOTES, QuotedOdds, predict_matches
 from app.domain.vocabulary import Basis, Method, Phase
 from app.services.caching import AnswerCache
 from app.state import app_state
-from tests.databases import Databases
 from tests.upcoming_matches import (
     D1,
     Fixture,
     Seeded,
-    SeededTemplate,
     quote_items,
-    seeded_copy,
-    seeded_template,
     store,
 )
 
@@ -137,18 +132,6 @@ def test_without_a_model_the_share_is_null_and_not_counted(seeded_client: TestCl
     answer = seeded_client.post("/predict", json=inline(["B365", "PS"])).json()
     assert (answer["model_weight_present"], answer["basis"]) == (None, "consensus")
     assert counts(seeded_client, "predict") == before
-
-
-@pytest.fixture(scope="module")
-def template(databases: Databases, migrated_template: str) -> SeededTemplate:
-    """The board's matches, whose model trusts Bet&Win alone."""
-    return seeded_template(databases, migrated_template)
-
-
-@pytest.fixture
-def seeded(databases: Databases, template: SeededTemplate) -> Iterator[Seeded]:
-    with seeded_copy(databases, template) as seeded:
-        yield seeded
 
 
 # Quoted by William Hill alone, outside the model's pool.

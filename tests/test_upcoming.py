@@ -8,7 +8,7 @@ Bet&Win's own: the figures below are worked out by hand from the prices.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -47,7 +47,6 @@ from tests.upcoming_matches import (
     barcelona_on_the_exchange,
     quote_items,
     seed,
-    seeded_copy,
     seeded_template,
     store,
     store_model,
@@ -63,15 +62,9 @@ def seed_quiet(client: TestClient) -> None:
 
 
 @pytest.fixture(scope="module")
-def template(databases: Databases, migrated_template: str) -> SeededTemplate:
+def board_template(databases: Databases, migrated_template: str) -> SeededTemplate:
     """What ``seeded`` copies: the matches of the value-bets tests, and the quiet one."""
     return seeded_template(databases, migrated_template, more=seed_quiet)
-
-
-@pytest.fixture
-def seeded(databases: Databases, template: SeededTemplate) -> Iterator[Seeded]:
-    with seeded_copy(databases, template) as seeded:
-        yield seeded
 
 
 def upcoming(client: TestClient, **params: Any) -> dict[str, Any]:

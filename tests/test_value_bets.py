@@ -11,7 +11,6 @@ off yet): D1 is tomorrow (UTC), D2 the day after.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +22,6 @@ from sqlalchemy import event
 
 from app.domain.value import exposure_scale
 from app.state import app_state
-from tests.databases import Databases
 from tests.helpers import error_messages, request_statements
 from tests.upcoming_matches import (
     ARSENAL,
@@ -32,13 +30,10 @@ from tests.upcoming_matches import (
     D2,
     NOW,
     Seeded,
-    SeededTemplate,
     app_on,
     barcelona_on_the_exchange,
     quote_items,
     seed,
-    seeded_copy,
-    seeded_template,
     store,
     store_model,
 )
@@ -59,18 +54,6 @@ class Expected:
 # The two value bets of the default list, by hand: one a match, its outcome of highest EV.
 ARSENAL_HOME = Expected(ev=0.1, fraction=0.02)  # 0.25 × 0.1 / 1.2 = 0.0208, capped
 BARCELONA_DRAW = Expected(ev=0.1, fraction=0.25 * 0.1 / 10)
-
-
-@pytest.fixture(scope="module")
-def template(databases: Databases, migrated_template: str) -> SeededTemplate:
-    """What ``seeded`` copies: the model and the matches of the value-bets tests."""
-    return seeded_template(databases, migrated_template)
-
-
-@pytest.fixture
-def seeded(databases: Databases, template: SeededTemplate) -> Iterator[Seeded]:
-    with seeded_copy(databases, template) as seeded:
-        yield seeded
 
 
 def value_bets(client: TestClient, **params: Any) -> dict[str, Any]:
