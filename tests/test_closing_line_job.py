@@ -402,3 +402,64 @@ def test_the_settings_default_to_off_and_need_the_key() -> None:
         Settings(odds_api_key=KEY, closing_line_cron="every five minutes")
     with pytest.raises(ValidationError, match="closing_line_minutes"):
         Settings(closing_line_minutes=0)
+
+
+# The worked example of the live-feeds guide: a weekend's kickoffs (UTC), by sport.
+WEEKEND = dt.date(2026, 11, 27)  # a Friday
+WEEKEND_KICKOFFS = {
+    "soccer_epl": [(1, 12, 30, 1), (1, 15, 0, 5), (1, 17, 30, 1), (2, 14, 0, 2), (2, 16, 30, 1)],
+    "soccer_germany_bundesliga": [
+        (0, 19, 30, 1),
+        (1, 14, 30, 5),
+        (1, 17, 30, 1),
+        (2, 14, 30, 1),
+        (2, 16, 30, 1),
+    ],
+}  # (days after Friday, hour, minute, matches)
+
+
+def weekend_events(sport: str, priced: dt.datetime) -> list[dict[str, Any]]:
+    events = []
+    for days, hour, minute, matches in WEEKEND_KICKOFFS[sport]:
+        kickoff = dt.datetime.combine(
+            WEEKEND + dt.timedelta(days=days), dt.time(hour, minute), tzinfo=dt.UTC
+        )
+        events += [
+            event(sport, kickoff, f"Home {kickoff:%a%H%M} {n}", f"Away {n}", priced, 2.0)
+            for n in range(matches)
+        ]
+    return events
+
+
+def test_a_weekend_costs_one_request_a_kickoff_time_and_sport(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    """The guide's example: the EPL's 10 matches at 5 kickoff times and the Bundesliga's 9
+    at 5, with the job every 5 minutes from Friday 00:00 to Monday 00:00, cost 10 requests
+    of 2 credits (uk, eu): 20 credits."""
+    api, base = odds_api
+    settings = job_settings(base)
+    start = dt.datetime.combine(WEEKEND, dt.time(0, 0), tzinfo=dt.UTC)
+    api.script(EPL, events_answer(weekend_events("soccer_epl", start), quota(498, 2, 2)))
+    api.script(
+        BUNDESLIGA,
+        events_answer(weekend_events("soccer_germany_bundesliga", start), quota(496, 4, 2)),
+    )
+    # The feed stored the weekend's matches just before it began, three days before the
+    # first kickoff: its fetch covers none of their windows.
+    stored = fetch_the_odds_api(
+        factory, settings, trigger=RunTrigger.SCHEDULER, sleep=no_wait, clock=lambda: start
+    )
+    assert (stored.status, stored.counts.matches) == (FetchStatus.SUCCEEDED, 19)
+    api.seen.clear()
+
+    runs = [start + dt.timedelta(minutes=5 * step) for step in range(3 * 24 * 12)]
+    fetched = [now for now in runs if closing_run(factory, settings, now) is not None]
+
+    odds_requests = [path for path in api.paths() if path != SPORTS]
+    # Saturday 17:30 and Sunday 16:30 are one run for both sports: 8 runs of the 864.
+    assert len(fetched) == 8
+    assert (odds_requests.count(EPL), odds_requests.count(BUNDESLIGA)) == (5, 5)
+    assert len(odds_requests) * len(settings.odds_api_regions) == 20
+    # Each fetch came in the first run inside its kickoff's window: 15 minutes before it.
+    assert fetched[0] == dt.datetime(2026, 11, 27, 19, 15, tzinfo=dt.UTC)
