@@ -271,13 +271,17 @@ def test_a_feed_run_inside_the_window_stands_for_the_closing_fetch(
     assert api.paths() == []
 
 
-def test_a_match_already_settled_is_not_fetched(
-    stored_at_noon: tuple[FakeOddsApi, Settings], factory: sessionmaker[Session]
+@pytest.mark.parametrize("why", ["settled", "kickoff time unknown"])
+def test_a_match_settled_or_of_unknown_kickoff_time_is_not_fetched(
+    stored_at_noon: tuple[FakeOddsApi, Settings], factory: sessionmaker[Session], why: str
 ) -> None:
     api, settings = stored_at_noon
     with factory.begin() as session:
         match = session.scalars(select(Match).where(Match.external_id == ARSENAL_EVERTON)).one()
-        match.result, match.home_goals, match.away_goals = "1", 1, 0
+        if why == "settled":
+            match.result, match.home_goals, match.away_goals = "1", 1, 0
+        else:
+            match.kickoff_time_known = False
     assert closing_run(factory, settings, at(14, 50)) is None
     assert api.paths() == []
 

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 def sports_due(session: Session, settings: Settings, now: dt.datetime) -> tuple[str, ...]:
     """The configured sports with an unsettled match kicking off in (``now``, ``now`` +
     lead] whose window (its last lead minutes) no stored fetch of the sport came in, in
-    the settings' order."""
+    the settings' order. A match known by its date only has no window."""
     lead = dt.timedelta(minutes=settings.closing_line_minutes)
     sport_of = {competition_code(sport): sport for sport in settings.odds_api_sports}
     latest_kickoffs = session.execute(
@@ -41,6 +41,7 @@ def sports_due(session: Session, settings: Settings, now: dt.datetime) -> tuple[
             Match.kickoff > now,
             Match.kickoff <= now + lead,
             Match.result.is_(None),
+            Match.kickoff_time_known.is_(True),
         )
         .group_by(Competition.code)
     ).all()
