@@ -341,8 +341,8 @@ class Settings(BaseSettings):
     closing_line_cron: str | None = Field(
         default=None,
         description="When `oddsboost scheduler` looks for matches about to kick off and fetches "
-        "the closing line of their sports from The Odds API (cron, UTC, e.g. `*/5 * * * *`); "
-        "unset: never.",
+        "the closing line of their sports from The Odds API (cron, UTC, e.g. `2-59/5 * * * *`, "
+        "minutes apart from the feed's); unset: never.",
     )
     closing_line_minutes: int = Field(
         default=15,
