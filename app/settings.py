@@ -338,6 +338,20 @@ class Settings(BaseSettings):
         description="Longest a fetch run of The Odds API may take: past it, the run ends as "
         "failed, keeping what it stored.",
     )
+    closing_line_cron: str | None = Field(
+        default=None,
+        description="When `oddsboost scheduler` looks for matches about to kick off and fetches "
+        "the closing line of their sports from The Odds API (cron, UTC, e.g. `2-59/5 * * * *`, "
+        "minutes apart from the feed's); unset: never.",
+    )
+    closing_line_minutes: int = Field(
+        default=15,
+        ge=1,
+        le=24 * 60,
+        description="How long before kickoff the closing-line job fetches a match's sport "
+        "(minutes): once a match is inside this window its sport is fetched once, unless a "
+        "fetch of the sport already came inside it.",
+    )
 
     # --- the track record -----------------------------------------------------------------
     track_record_cron: str | None = Field(
@@ -485,7 +499,9 @@ class Settings(BaseSettings):
 
         return list((sport_keys if info.field_name == "odds_api_sports" else region_keys)(keys))
 
-    @field_validator("odds_api_cron", "football_data_cron", "track_record_cron")
+    @field_validator(
+        "odds_api_cron", "closing_line_cron", "football_data_cron", "track_record_cron"
+    )
     @classmethod
     def _optional_cron(cls, expression: str | None) -> str | None:
         if expression is None or not expression.strip():
@@ -494,8 +510,11 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _odds_api_schedule_needs_a_key(self) -> Settings:
-        if self.odds_api_cron is not None and self.odds_api_key is None:
-            raise ValueError("ODDSBOOST_ODDS_API_CRON is set but ODDSBOOST_ODDS_API_KEY is not")
+        for setting in ("odds_api_cron", "closing_line_cron"):
+            if getattr(self, setting) is not None and self.odds_api_key is None:
+                raise ValueError(
+                    f"ODDSBOOST_{setting.upper()} is set but ODDSBOOST_ODDS_API_KEY is not"
+                )
         return self
 
     @field_validator("database_url")

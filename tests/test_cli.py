@@ -989,7 +989,13 @@ def test_teams_refit_and_track_record_take_json(oddsboost: Oddsboost, migrated_u
 
 # --- scheduler ----------------------------------------------------------------------------
 
-CRON_SETTINGS = ("refit_cron", "track_record_cron", "odds_api_cron", "football_data_cron")
+CRON_SETTINGS = (
+    "refit_cron",
+    "track_record_cron",
+    "odds_api_cron",
+    "closing_line_cron",
+    "football_data_cron",
+)
 
 
 def test_scheduler_help_names_every_job_it_runs(oddsboost: Oddsboost) -> None:
@@ -1001,6 +1007,7 @@ def test_scheduler_help_names_every_job_it_runs(oddsboost: Oddsboost) -> None:
         refit_cron=crons["refit_cron"],
         track_record_cron=crons["track_record_cron"],
         odds_api_cron=crons["odds_api_cron"],
+        closing_line_cron=crons["closing_line_cron"],
         football_data_cron=crons["football_data_cron"],
     )
     engine = make_engine(settings.database_url)
@@ -1012,13 +1019,13 @@ def test_scheduler_help_names_every_job_it_runs(oddsboost: Oddsboost) -> None:
             for job in scheduler.get_jobs()
             if str(job.trigger) == str(CronTrigger.from_crontab(crons[name], timezone=dt.UTC))
         }
-        assert len(timed_by) == len(scheduler.get_jobs()) == 4
+        assert len(timed_by) == len(scheduler.get_jobs()) == 5
     finally:
         engine.dispose()
     result = oddsboost.run("scheduler", "--help")
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
-    assert "Run the service's four jobs, each on its own cron (UTC)" in text
+    assert "Run the service's five jobs, each on its own cron (UTC)" in text
     for name in timed_by.values():
         assert f"ODDSBOOST_{name.upper()}" in text
     defaults = Settings()
@@ -1027,6 +1034,8 @@ def test_scheduler_help_names_every_job_it_runs(oddsboost: Oddsboost) -> None:
     assert "ODDSBOOST_TRACK_RECORD_CRON (default every 5 minutes; empty: off)" in text
     assert (defaults.odds_api_cron, defaults.football_data_cron) == (None, None)
     assert "ODDSBOOST_ODDS_API_CRON (unset: off)" in text
+    assert defaults.closing_line_cron is None
+    assert "ODDSBOOST_CLOSING_LINE_CRON (unset: off)" in text
     assert "ODDSBOOST_FOOTBALL_DATA_CRON (unset: off)" in text
 
 

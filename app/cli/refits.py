@@ -82,12 +82,14 @@ def scheduler_command(
         typer.Option("--run-now", help="Refit once at start too; every job keeps its schedule."),
     ] = False,
 ) -> None:
-    """Run the service's four jobs, each on its own cron (UTC), until SIGTERM or SIGINT.
+    """Run the service's five jobs, each on its own cron (UTC), until SIGTERM or SIGINT.
 
     - the refit: ODDSBOOST_REFIT_CRON (default 0 3 * * *);
     - the track record, logging each match that kicked off as it was served:
       ODDSBOOST_TRACK_RECORD_CRON (default every 5 minutes; empty: off);
     - The Odds API feed: ODDSBOOST_ODDS_API_CRON (unset: off);
+    - the closing line, The Odds API again for the sports with a kickoff in the next
+      ODDSBOOST_CLOSING_LINE_MINUTES (15): ODDSBOOST_CLOSING_LINE_CRON (unset: off);
     - the Football-Data.co.uk feed: ODDSBOOST_FOOTBALL_DATA_CRON (unset: off).
 
     A job that fails is logged (a refit or a fetch is also recorded as a failed run);

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import httpx
 from pydantic import ValidationError
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import session_scope
-from app.db.orm import Clock, utcnow
+from app.db.orm import Clock, FetchedDocument, utcnow
 from app.domain.odds_api import (
     H2H_MARKET,
     Event,
@@ -227,6 +227,7 @@ def fetch_the_odds_api(
             sports_run = _SportsRun(
                 api,
                 factory,
+                settings.odds_api_url,
                 chosen_regions,
                 settings.odds_api_quota_reserve,
                 clock,
@@ -256,6 +257,7 @@ class _SportsRun:
 
     api: OddsApiClient
     factory: sessionmaker[Session]
+    base_url: str
     regions: tuple[str, ...]
     reserve: int
     clock: Clock
@@ -308,14 +310,16 @@ class _SportsRun:
         before = api.requests
         try:
             events = _events_of(api, sport, self.regions)
+            now = self.clock()
             with session_scope(self.factory) as session:
                 report = import_odds_api(
                     session,
                     events,
                     source=f"The Odds API {sport}",
-                    now=self.clock(),
+                    now=now,
                     capture_skew=self.capture_skew,
                 )
+                _remember_fetch(session, odds_document(self.base_url, sport), now)
         except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
             why = str(error)
         except httpx.RequestError as error:
@@ -332,6 +336,32 @@ class _SportsRun:
             )
             return SportFetch(sport, counts)
         return SportFetch(sport, api.counts(api.requests - before), api.scrubbed(why))
+
+
+def odds_document(base_url: str, sport: str) -> str:
+    """The address of a sport's odds, without the key: the fetched document under which
+    the sport's last stored fetch is remembered."""
+    return f"{base_url.rstrip('/')}{SPORTS_PATH}/{sport}/odds"
+
+
+def _remember_fetch(session: Session, url: str, now: dt.datetime) -> None:
+    """When a sport's answer was stored (in the transaction that stores it)."""
+    row = session.scalar(select(FetchedDocument).where(FetchedDocument.url == url))
+    if row is None:
+        row = FetchedDocument(url=url)
+        session.add(row)
+    row.checked_at = row.changed_at = now
+
+
+def last_fetched(
+    session: Session, base_url: str, sports: tuple[str, ...]
+) -> dict[str, dt.datetime]:
+    """When each of ``sports`` was last fetched and stored, for those that ever were."""
+    urls = {odds_document(base_url, sport): sport for sport in sports}
+    rows = session.execute(
+        select(FetchedDocument.url, FetchedDocument.checked_at).where(FetchedDocument.url.in_(urls))
+    )
+    return {urls[url]: checked_at for url, checked_at in rows}
 
 
 def _check_key(api: OddsApiClient) -> str | None:

@@ -1,4 +1,5 @@
-"""``oddsboost scheduler``: the refit, the track record and the feeds on their cron schedules.
+"""``oddsboost scheduler``: the refit, the track record, the feeds and the closing line on
+their cron schedules.
 
 Several schedulers may run at once: each kind's run lock lets one of them run and records
 the others as ``skipped``.
@@ -23,6 +24,7 @@ from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import Engine
 
 from app.db.orm import Clock, utcnow
+from app.services.closing_line import closing_line_job
 from app.services.football_data_feed import football_data_job
 from app.services.odds_api_feed import odds_api_job
 from app.services.refit import refit_job
@@ -86,6 +88,7 @@ JOBS = (
     Job("refit", "refit_cron", refit_job),
     Job("track-record", "track_record_cron", track_record_job, stoppable=False),
     Job("the-odds-api", "odds_api_cron", odds_api_job),
+    Job("closing-line", "closing_line_cron", closing_line_job),
     Job("football-data", "football_data_cron", football_data_job),
 )
 
