@@ -50,6 +50,7 @@ from tests.processes import FitGate
 
 pytest_plugins = [
     "tests.plugins.predictions",
+    "tests.plugins.season_replay",
     "tests.plugins.track_record",
     "tests.plugins.upcoming_board",
 ]

@@ -82,8 +82,15 @@ async def received_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+async def board_moment() -> dt.datetime | None:
+    """The moment the board is read at; None: the service's own clock, read when a check
+    starts (so polls arriving meanwhile share it). Tests replaying a past season override it."""
+    return None
+
+
 SettingsDep = Annotated[Settings, Depends(_part_of_state(lambda state: state.settings))]
 ReceivedAtDep = Annotated[dt.datetime, Depends(received_now)]
+BoardMomentDep = Annotated[dt.datetime | None, Depends(board_moment)]
 ModelsDep = Annotated[ModelCache, Depends(_part_of_state(lambda state: state.models))]
 PredictionsDep = Annotated[
     PredictionService, Depends(_part_of_state(lambda state: state.predictions))

@@ -49,9 +49,12 @@ class UpcomingView:
     days: int
 
 
-async def upcoming_view(boards: UpcomingBoards, query: UpcomingQuery) -> UpcomingView:
-    """The board of ``query``, and the competitions that have matches in its window."""
-    now = utcnow()
+async def upcoming_view(
+    boards: UpcomingBoards, query: UpcomingQuery, *, now: dt.datetime | None = None
+) -> UpcomingView:
+    """The board of ``query`` at ``now`` (default: the present), and the competitions that
+    have matches in its window."""
+    now = now or utcnow()
     rows = PageWindow(UPCOMING_ROWS, 0)
     every = await boards.page(replace(query, competition=None), rows, now=now)
     # A stored match has its competition: the check is for the type.

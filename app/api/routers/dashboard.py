@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api import charts
 from app.api.deps import (
+    BoardMomentDep,
     ModelsDep,
     SessionDep,
     SettingsDep,
@@ -168,6 +169,7 @@ async def upcoming_page(
     page: PageDep,
     boards: UpcomingBoardsDep,
     settings: SettingsDep,
+    moment: BoardMomentDep,
     competition: Competition = None,
     days: Annotated[int, Query(ge=1, le=30)] = 7,
 ) -> Response:
@@ -177,7 +179,7 @@ async def upcoming_page(
         competition=competition,
         horizon=dt.timedelta(days=days),
     )
-    view = await dashboard.upcoming_view(boards, query)
+    view = await dashboard.upcoming_view(boards, query, now=moment)
     return page.render("dashboard/upcoming.html", {"view": view, "page": "upcoming"})
 
 

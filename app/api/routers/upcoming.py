@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Response
 
-from app.api.deps import JSON_MEDIA_TYPE, UpcomingBoardsDep, page_window
+from app.api.deps import JSON_MEDIA_TYPE, BoardMomentDep, UpcomingBoardsDep, page_window
 from app.api.query_params import URL_TOO_LONG, upcoming_query
 from app.api.schemas.predict import RESPONSIBLE_USE
 from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
@@ -84,6 +84,7 @@ async def list_upcoming(
     boards: UpcomingBoardsDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
     query: Annotated[upcoming.UpcomingQuery, Depends(upcoming_query)],
+    moment: BoardMomentDep,
     if_none_match: Annotated[
         str | None,
         Header(
@@ -92,7 +93,7 @@ async def list_upcoming(
         ),
     ] = None,
 ) -> Response:
-    answer = await boards.page(query, page)
+    answer = await boards.page(query, page, now=moment)
     etag = etag_of(answer, query)
     if matches_etag(if_none_match, etag):
         return Response(status_code=304, headers={"ETag": etag})

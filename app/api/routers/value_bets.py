@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response
 
-from app.api.deps import JSON_MEDIA_TYPE, UpcomingBoardsDep, page_window
+from app.api.deps import JSON_MEDIA_TYPE, BoardMomentDep, UpcomingBoardsDep, page_window
 from app.api.query_params import URL_TOO_LONG, upcoming_query
 from app.api.schemas.predict import RESPONSIBLE_USE
 from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
@@ -38,7 +38,9 @@ async def list_value_bets(
     boards: UpcomingBoardsDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
     query: Annotated[UpcomingQuery, Depends(upcoming_query)],
+    moment: BoardMomentDep,
 ) -> Response:
-    listed = ValueBetPage.model_validate(await boards.value_bets(query, page), from_attributes=True)
+    bets = await boards.value_bets(query, page, now=moment)
+    listed = ValueBetPage.model_validate(bets, from_attributes=True)
     # Written here, once: the framework would validate the page again before writing it.
     return Response(listed.model_dump_json(by_alias=True), media_type=JSON_MEDIA_TYPE)
