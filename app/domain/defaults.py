@@ -20,6 +20,9 @@ MIN_QUOTES = 100
 # from a feed leave one that still quotes above half.
 POOL_RECENT_DAYS = 30
 POOL_RECENT_SHARE = 0.5
+# Under this share of the model's weight present, an answer is mostly the consensus of
+# bookmakers the model barely trusts: counted in /metrics, warned of on the dashboard.
+LOW_WEIGHT_PRESENT = 0.5
 # Seasons of each competition a backtest trains on before each test season.
 TRAIN_SEASONS = 3
 
