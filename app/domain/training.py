@@ -35,7 +35,7 @@ class TrainingSet:
     method: Method
     phase: Phase
     dropped: dict[str, int] = field(default_factory=dict)
-    # Bookmakers that quoted the window but were left out of the pool, and why.
+    # Bookmakers left out of the pool (of those asked for, or that quoted), and why.
     left_out: dict[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
