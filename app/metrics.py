@@ -27,6 +27,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
+from app.domain import defaults
+
 if TYPE_CHECKING:
     from prometheus_client import Metric
 
@@ -130,7 +132,7 @@ def count_model_weight(served_by: Literal["predict", "board"], present: float | 
     if present is None:
         return
     _model_predictions_counted(served_by).inc()
-    if present < 0.5:
+    if present < defaults.LOW_WEIGHT_PRESENT:
         _under_half_counted(served_by).inc()
 
 

@@ -182,6 +182,21 @@ class Settings(BaseSettings):
         ge=1,
         description="Bookmakers with fewer usable quotes in the window are left out.",
     )
+    refit_pool_recent_days: int = Field(
+        default=defaults.POOL_RECENT_DAYS,
+        ge=1,
+        description="A bookmaker that stopped quoting is left out of the pool: it stays only "
+        "if, in at least one competition, it quoted ODDSBOOST_REFIT_POOL_RECENT_SHARE of the "
+        "matches of that competition's last this many days in the window (counted back from "
+        "its newest match).",
+    )
+    refit_pool_recent_share: float = Field(
+        default=defaults.POOL_RECENT_SHARE,
+        ge=0,
+        le=1,
+        description="The share of a competition's recent matches a bookmaker must have quoted "
+        "to stay in the pool (see ODDSBOOST_REFIT_POOL_RECENT_DAYS); 0: every bookmaker stays.",
+    )
     refit_half_life_days: float | None = Field(
         default=None,
         gt=0,

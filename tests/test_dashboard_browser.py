@@ -361,6 +361,19 @@ def test_charts_draw_shapes_of_some_size(board: Board) -> None:
     watched.assert_clean()
 
 
+def test_the_model_page_shows_the_share_of_its_weight_over_the_board(board: Board) -> None:
+    # The mean of the shares the board's answers give, as the page rounds it.
+    shares = [item["prediction"]["model_weight_present"] for item in board.upcoming()]
+    mean = sum(shares) / len(shares)
+    page, watched = board.shown("/dashboard/model")
+    shown = page.locator("dd#weight-present").inner_text()
+    assert shown.startswith(f"{mean * 100:.1f} % of the model's weight quoted the 4 upcoming")
+    # The six bookmakers quoting them hold all of the model's weight: nothing to warn of.
+    assert mean == pytest.approx(1.0)
+    assert page.locator("#weight-warning").count() == 0
+    watched.assert_clean()
+
+
 def test_choosing_a_competition_narrows_the_rows(board: Board) -> None:
     page, watched = board.open("/dashboard")
     options = page.locator("form#filters select[name=competition] option")

@@ -22,14 +22,21 @@ from app.api import charts
 from app.db.orm import PredictionLogEntry
 from app.domain.scoring import Scores
 from app.domain.track_record_scores import DayBucket
-from app.domain.vocabulary import ActivatedBy
+from app.domain.vocabulary import ActivatedBy, Method
 from app.services.model_versions import activate
 from tests.apps import ADMIN_KEY
-from tests.helpers import HAND_MADE_VALIDATION, error_messages, hand_made_served, hand_made_version
+from tests.helpers import (
+    HAND_MADE_VALIDATION,
+    error_messages,
+    hand_made_served,
+    hand_made_version,
+    store_versions,
+)
 from tests.plugins.track_record import Fixture, entry_of, settle, store_match
 from tests.upcoming_matches import (
     ARSENAL,
     CAPTURED,
+    EVERTON,
     Seeded,
     app_on,
     barcelona_on_the_exchange,
@@ -247,6 +254,47 @@ def test_the_model_page_shows_the_active_version(seeded: Seeded) -> None:
     assert parsed.having("rect", class_="weight")
     assert parsed.having("table", id="versions")
     assert parsed.having("table", id="activations")
+
+
+def test_the_model_page_says_how_much_of_its_weight_quotes_the_board(seeded: Seeded) -> None:
+    # The model trusts Bet&Win alone, which quoted the three matches of the week's board.
+    text, parsed = page(seeded.client, "/dashboard/model")
+    assert parsed.having("dd", id="weight-present")
+    assert (
+        "100.0 % of the model's weight quoted the 3 upcoming matches of the next 7 days"
+        in " ".join(text.split())
+    )
+    assert not parsed.having("p", id="weight-warning")
+
+
+def test_the_model_page_warns_when_its_bookmakers_stopped_quoting(migrated_url: str) -> None:
+    # Victor Chandler holds 3 of the 4 units of weight and quotes nothing coming: Arsenal's
+    # quotes hold Bet&Win's 1/4, Everton's (Bet365 alone) none; on average 1/8.
+    weights = {"VC": 3.0, "BW": 1.0}
+    store_versions(migrated_url, hand_made_version(weights=weights, method=Method.MULTIPLICATIVE))
+    with app_on(migrated_url) as client:
+        everton = [item for item in quote_items(EVERTON) if item["bookmaker"] == "B365"]
+        store(client, [*quote_items(ARSENAL), *everton])
+        text, parsed = page(client, "/dashboard/model")
+    (warning,) = parsed.having("p", id="weight-warning")
+    assert warning["role"] == "alert"
+    shown = " ".join(text.split())
+    assert "only 12.5 % of its weight, on average, quoted the upcoming matches" in shown
+    assert "(1 match quoted by none of its weight are answered by the consensus alone)" in shown
+    assert "12.5 % of the model's weight quoted the 2 upcoming matches of the next 7 days" in shown
+
+
+def test_the_model_page_lists_the_bookmakers_left_out_of_the_pool(migrated_url: str) -> None:
+    reason = "no longer quoting: 0 of the 31 matches of the last 30 days of E0"
+    validation = replace(HAND_MADE_VALIDATION, left_out={"LB": reason})
+    store_versions(migrated_url, hand_made_version(validation=validation))
+    with app_on(migrated_url) as client:
+        text, parsed = page(client, "/dashboard/model")
+    assert parsed.having("dd", id="left-out")
+    assert f"LB: {reason}" in text
+    # No upcoming match: nothing to say of the weight present, nothing to warn of.
+    assert not parsed.having("dd", id="weight-present")
+    assert not parsed.having("p", id="weight-warning")
 
 
 def test_the_model_page_shows_the_validation_report_against_the_consensus(

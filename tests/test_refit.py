@@ -165,6 +165,7 @@ def test_a_version_stores_its_records_as_the_json_it_always_stored(
         "rounds_run",
         "options",
         "method_scores",
+        "left_out",
     ]
     assert list(validation["model"]) == list(validation["consensus"]) == SCORE_KEYS
     assert validation["model"]["log_loss"] == version.validation.model.log_loss
@@ -182,7 +183,10 @@ def test_a_version_stores_its_records_as_the_json_it_always_stored(
         "min_quotes": refit_settings.refit_min_quotes,
         "half_life_days": None,
         "calibrate": False,
+        "recent_days": refit_settings.refit_pool_recent_days,
+        "recent_share": refit_settings.refit_pool_recent_share,
     }
+    assert validation["left_out"] == {}  # every bookmaker of the window still quoted
     assert validation["method_scores"] == {"power": validation["model"]["log_loss"]}
 
 
@@ -196,11 +200,12 @@ def test_versions_of_the_first_refits_read_and_are_served_as_stored(
     run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
     (version,) = versions(engine)
     stored = stored_json(engine, version.id)
-    # The first refits recorded neither the fitting options nor the score of each method.
+    # The first refits recorded neither the fitting options, nor the score of each method,
+    # nor the bookmakers left out of the pool.
     first = {
         key: value
         for key, value in stored["validation"].items()
-        if key not in ("options", "method_scores")
+        if key not in ("options", "method_scores", "left_out")
     }
     with engine.begin() as connection:
         connection.execute(
@@ -211,6 +216,7 @@ def test_versions_of_the_first_refits_read_and_are_served_as_stored(
         )
     (read,) = versions(engine)
     assert (read.validation.options, read.validation.method_scores) == (None, None)
+    assert read.validation.left_out is None
     assert read.validation.rounds_run == version.validation.rounds_run
     with TestClient(create_app(refit_settings)) as client:
         served = client.get(f"/models/{version.id}").json()

@@ -57,6 +57,17 @@ def backtest_command(
     min_quotes: Annotated[
         int, typer.Option(min=1, help="Pool: bookmakers with this many quotes.")
     ] = defaults.MIN_QUOTES,
+    pool_recent_days: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Pool: leave out a bookmaker that quoted under --pool-recent-share of each "
+            "competition's matches in the last this many days of the training window.",
+        ),
+    ] = defaults.POOL_RECENT_DAYS,
+    pool_recent_share: Annotated[
+        float, typer.Option(min=0, max=1, help="See --pool-recent-days; 0: nobody is left out.")
+    ] = defaults.POOL_RECENT_SHARE,
     half_life_days: Annotated[
         float | None, typer.Option(min=1, help="Time decay: weigh matches by 2^(-age/half-life).")
     ] = None,
@@ -122,6 +133,8 @@ def backtest_command(
                 methods=methods_to_try(method, choose=choose_method),
                 bookmakers=split_list(bookmakers),
                 min_quotes=min_quotes,
+                recent_days=pool_recent_days,
+                recent_share=pool_recent_share,
                 half_life_days=half_life_days,
                 calibrate=calibrate,
             ),

@@ -13,6 +13,16 @@ ROUNDS_GRID: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200)
 VALIDATION_FRACTION = 0.2
 # A bookmaker with fewer usable quotes in the window is left out of the pool.
 MIN_QUOTES = 100
+# A bookmaker that has stopped quoting is left out of the pool too: it stays only if, in at
+# least one competition, it quoted at least POOL_RECENT_SHARE of the matches of that
+# competition's last POOL_RECENT_DAYS days in the window. 30 days are about four rounds of
+# a weekly league: a bookmaker that stopped shows within a month, and a few days missing
+# from a feed leave one that still quotes above half.
+POOL_RECENT_DAYS = 30
+POOL_RECENT_SHARE = 0.5
+# Under this share of the model's weight present, an answer is mostly the consensus of
+# bookmakers the model barely trusts: counted in /metrics, warned of on the dashboard.
+LOW_WEIGHT_PRESENT = 0.5
 # Seasons of each competition a backtest trains on before each test season.
 TRAIN_SEASONS = 3
 

@@ -23,12 +23,11 @@ from app.domain import defaults
 from app.domain.ensemble import Ensemble, calibrated
 from app.domain.rounds import RoundsChoice, choose_rounds, split_by_kickoff
 from app.domain.tables import MatchTable, QuoteTable
-from app.domain.training import TrainingSet, build_training_set
+from app.domain.training import DAY, TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
 from app.domain.wording import counted
 from boosting import AdaBoostM2, log_loss
 
-DAY = 86_400.0
 # Fewest matches in each of the fit and validation parts, to decide T and the promotion on.
 MIN_PART_ROWS = 30
 CALIBRATION_RANGE = (0.25, 4.0)
@@ -46,6 +45,9 @@ class FitOptions:
     methods: tuple[Method, ...] = (defaults.METHOD,)
     bookmakers: tuple[str, ...] | None = None  # a fixed pool; else by min_quotes
     min_quotes: int = 1
+    # Bookmakers that stopped quoting are left out too (see training.PoolRule); None: not.
+    recent_days: float | None = None
+    recent_share: float = defaults.POOL_RECENT_SHARE
     min_matches: int = 10
     half_life_days: float | None = None
     calibrate: bool = False
@@ -120,6 +122,8 @@ def fit_ensemble(
             method=method,
             bookmakers=options.bookmakers,
             min_quotes=options.min_quotes,
+            recent_days=options.recent_days,
+            recent_share=options.recent_share,
         )
         if len(training) < options.min_matches or not training.bookmakers:
             raise FitError(

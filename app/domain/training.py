@@ -16,6 +16,9 @@ from app.domain.odds import demargin
 from app.domain.records import OUTCOMES
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.vocabulary import Method, Phase
+from app.domain.wording import counted
+
+DAY = 86_400.0
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class TrainingSet:
     method: Method
     phase: Phase
     dropped: dict[str, int] = field(default_factory=dict)
+    # Bookmakers left out of the pool (of those asked for, or that quoted), and why.
+    left_out: dict[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.y)
@@ -52,6 +57,7 @@ class TrainingSet:
             competition=self.competition[mask],
             season=self.season[mask],
             dropped=dict(self.dropped),
+            left_out=dict(self.left_out),
         )
 
     def consensus(self) -> NDArray[np.float64]:
@@ -91,6 +97,89 @@ def select_latest_valid(
     return candidates[latest]
 
 
+@dataclass(frozen=True, slots=True)
+class PoolRule:
+    """Who joins the pool, the one rule of the refit and the backtest.
+
+    A bookmaker joins with at least ``min_quotes`` usable quotes in the window and, when
+    ``recent_days`` is set, if it is still quoting: in at least one competition, it quoted
+    at least ``recent_share`` of the matches of that competition's last ``recent_days``
+    days (counted back from the competition's newest match of the window, so that a
+    league's summer break looks back to its season's end; matches no bookmaker quoted do
+    not count). With tables of one competition, it is judged on that competition alone.
+    """
+
+    min_quotes: int = 1
+    recent_days: float | None = None
+    recent_share: float = 0.0
+
+
+def choose_pool(
+    matches: MatchTable,
+    quotes: QuoteTable,
+    chosen: NDArray[np.intp],
+    rule: PoolRule,
+    bookmakers: Sequence[str] | None = None,
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The pool among ``bookmakers`` (None: every bookmaker of ``chosen``, in code order),
+    from ``chosen``, one usable quote per (settled match, bookmaker); and the bookmakers the
+    rule left out, with why."""
+    codes, column_of_quote, counts = np.unique(
+        quotes.bookmaker[chosen], return_inverse=True, return_counts=True
+    )
+    code_list: list[str] = codes.tolist()
+    candidates = code_list if bookmakers is None else list(bookmakers)
+    available = dict(zip(code_list, counts.tolist(), strict=True))
+    left_out = {
+        code: f"{counted(available.get(code, 0), 'usable quote')} in the window, fewer than "
+        f"{rule.min_quotes}"
+        for code in candidates
+        if available.get(code, 0) < rule.min_quotes
+    }
+    if rule.recent_days is not None and code_list:
+        stopped = _stopped_quoting(
+            matches, quotes.match[chosen], column_of_quote, rule.recent_days, rule.recent_share
+        )
+        for code, reason in zip(code_list, stopped, strict=True):
+            if reason and code in candidates:
+                left_out.setdefault(code, reason)
+    pool = tuple(code for code in candidates if code not in left_out)
+    return pool, {code: left_out[code] for code in candidates if code in left_out}
+
+
+def _stopped_quoting(
+    matches: MatchTable,
+    quote_match: NDArray[np.intp],
+    quote_column: NDArray[np.intp],
+    days: float,
+    least_share: float,
+) -> list[str]:
+    """Per bookmaker column of the quotes, why it no longer quotes ("" when it does): in no
+    competition did it quote ``least_share`` of the matches of its last ``days`` days."""
+    competitions, competition_of_match = np.unique(matches.competition, return_inverse=True)
+    quoted = np.zeros(len(matches), dtype=bool)
+    quoted[quote_match] = True
+    newest = np.full(len(competitions), -np.inf)
+    np.maximum.at(newest, competition_of_match[quoted], matches.kickoff[quoted])
+    recent = quoted & (matches.kickoff >= (newest - days * DAY)[competition_of_match])
+    recent_matches = np.bincount(competition_of_match[recent], minlength=len(competitions))
+    in_recent = recent[quote_match]
+    recent_quotes = np.zeros((int(quote_column.max()) + 1, len(competitions)), dtype=np.intp)
+    np.add.at(
+        recent_quotes, (quote_column[in_recent], competition_of_match[quote_match[in_recent]]), 1
+    )
+    share = recent_quotes / np.maximum(recent_matches, 1)
+    best = share.argmax(axis=1)
+    return [
+        ""
+        if share[column, competition] >= least_share
+        else f"no longer quoting: {recent_quotes[column, competition]} of the "
+        f"{counted(int(recent_matches[competition]), 'match')} of the last {days:g} days of "
+        f"{competitions[competition]}, its best competition; at least {least_share:.0%} needed"
+        for column, competition in enumerate(best.tolist())
+    ]
+
+
 def build_training_set(
     matches: MatchTable,
     quotes: QuoteTable,
@@ -99,9 +188,12 @@ def build_training_set(
     method: Method | str = defaults.METHOD,
     bookmakers: Sequence[str] | None = None,
     min_quotes: int = 1,
+    recent_days: float | None = None,
+    recent_share: float = 0.0,
 ) -> TrainingSet:
-    """Lay out the chosen quotes of ``matches``. The pool is ``bookmakers``, else those
-    with ``min_quotes`` usable quotes; matches left out are counted in ``dropped``."""
+    """Lay out the chosen quotes of ``matches``. The pool is ``bookmakers`` (else every one
+    that quoted) passing the :class:`PoolRule`; the bookmakers it leaves out are listed in
+    ``left_out`` and the matches left out are counted in ``dropped``."""
     method = Method(method)
     dropped: Counter[str] = Counter()
     keep_match = matches.settled
@@ -109,12 +201,8 @@ def build_training_set(
     chosen = select_latest_valid(matches, quotes, phase)
     chosen = chosen[keep_match[quotes.match[chosen]]]
 
-    codes, counts = np.unique(quotes.bookmaker[chosen], return_counts=True)
-    if bookmakers is None:
-        pool = tuple(str(c) for c, n in zip(codes, counts, strict=True) if n >= min_quotes)
-    else:
-        available = dict(zip(codes.tolist(), counts.tolist(), strict=True))
-        pool = tuple(b for b in bookmakers if available.get(b, 0) >= min_quotes)
+    rule = PoolRule(min_quotes, recent_days, recent_share)
+    pool, left_out = choose_pool(matches, quotes, chosen, rule, bookmakers)
     column = {code: index for index, code in enumerate(pool)}
     in_pool = np.array([code in column for code in quotes.bookmaker[chosen]], dtype=bool)
     chosen = chosen[in_pool]
@@ -149,4 +237,5 @@ def build_training_set(
         method=method,
         phase=phase,
         dropped={reason: count for reason, count in dropped.items() if count},
+        left_out=left_out,
     )

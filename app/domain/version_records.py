@@ -5,7 +5,7 @@ these records; keys older versions lack stay absent, so each reads back as it wa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Annotated
 
 from pydantic import Field, TypeAdapter
@@ -50,10 +50,17 @@ class RecordedOptions:
     min_quotes: int
     half_life_days: float | None
     calibrate: bool
+    # The rule on bookmakers that stopped quoting; absent when it was not applied (and in
+    # the versions fitted before it).
+    recent_days: AbsentWhenNone[float] = None
+    recent_share: AbsentWhenNone[float] = None
 
     @classmethod
     def of(cls, options: FitOptions) -> RecordedOptions:
-        return cls(**{field.name: getattr(options, field.name) for field in fields(cls)})
+        recorded = cls(**{field.name: getattr(options, field.name) for field in fields(cls)})
+        if options.recent_days is None:
+            return replace(recorded, recent_share=None)
+        return recorded
 
 
 _RECORDED_OPTIONS = TypeAdapter(RecordedOptions)
@@ -78,6 +85,9 @@ class FitReport(ValidationReport):
     # The versions of the first refits lack these two.
     options: AbsentWhenNone[RecordedOptions] = None
     method_scores: AbsentWhenNone[dict[str, float]] = None  # validation log loss by method
+    # Bookmakers that quoted the window but were left out of the pool, and why; the versions
+    # fitted before it was recorded lack it.
+    left_out: AbsentWhenNone[dict[str, str]] = None
 
 
 def fit_report(report: ValidationReport, fit: Fit, options: FitOptions) -> FitReport:
@@ -89,4 +99,5 @@ def fit_report(report: ValidationReport, fit: Fit, options: FitOptions) -> FitRe
         rounds_run=fit.model.n_rounds_,
         options=RecordedOptions.of(options),
         method_scores=fit.method_scores,
+        left_out=fit.training.left_out,
     )

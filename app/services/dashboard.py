@@ -19,6 +19,7 @@ from app.db.orm import (
     PredictionLogEntry,
     utcnow,
 )
+from app.domain import defaults
 from app.domain.odds import demargin
 from app.domain.prediction import MatchPrediction, QuotedOdds
 from app.domain.records import OUTCOME_INDEX
@@ -209,20 +210,60 @@ class ServedReliability:
 
 
 @dataclass(frozen=True, slots=True)
+class WeightOnBoard:
+    """How much of the serving model's weight quoted the matches of the upcoming board (the
+    dashboard's first page, unfiltered): over the matches it predicted, the mean share of
+    its weight present, and how many none of its weight quoted (answered by the consensus)."""
+
+    days: int
+    matches: int
+    mean_present: float | None  # None: no match of the board was predicted by a model
+    consensus_only: int
+
+    @property
+    def low(self) -> bool:
+        """Whether the model's bookmakers have mostly stopped quoting what is coming."""
+        return self.mean_present is not None and self.mean_present < defaults.LOW_WEIGHT_PRESENT
+
+
+async def weight_on_board(boards: UpcomingBoards, settings: Settings) -> WeightOnBoard:
+    """The share of the model's weight present over the board the upcoming page shows."""
+    query = UpcomingQuery(
+        terms=settings.value_terms(), daily_exposure_cap=settings.value_daily_exposure_cap
+    )
+    board = await boards.page(query, PageWindow(UPCOMING_ROWS, 0))
+    shares = np.array(
+        [
+            item.prediction.model_weight_present
+            for item in board.shown
+            if item.prediction is not None and item.prediction.model_weight_present is not None
+        ],
+        dtype=np.float64,
+    )
+    mean = float(shares.mean()) if shares.size else None
+    return WeightOnBoard(query.horizon.days, int(shares.size), mean, int((shares == 0).sum()))
+
+
+@dataclass(frozen=True, slots=True)
 class ModelPage:
-    """The active version (None before the first fit), the newest versions and
-    activations, and the reliability of what was served."""
+    """The active version (None before the first fit), how much of its weight quoted the
+    upcoming matches, the newest versions and activations, and the reliability of what was
+    served."""
 
     active: ModelVersion | None
+    on_board: WeightOnBoard
     versions: Paged[ModelVersion]
     activations: Paged[ModelActivation]
     reliability: ServedReliability
 
 
-def model_page(session: Session, reliability: ServedReliability) -> ModelPage:
+def model_page(
+    session: Session, on_board: WeightOnBoard, reliability: ServedReliability
+) -> ModelPage:
     window = PageWindow(HISTORY_ROWS, 0)
     return ModelPage(
         model_versions.active_version(session),
+        on_board,
         model_versions.list_versions(session, window),
         model_versions.list_activations(session, window),
         reliability,

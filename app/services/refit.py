@@ -251,6 +251,7 @@ def _refit(
             )
             status = RunStatus.REJECTED
             message = f"version {version.id} rejected: {version.rejected_reason}"
+        message += left_out_note(training.left_out)
         finish_run(session, run_id, status, message, version.id)
         return RefitOutcome(run_id, status, message, version.id)
 
@@ -264,6 +265,14 @@ def _refitted_alike(current: ModelVersion, fit: Fit) -> bool:
     )
 
 
+def left_out_note(left_out: dict[str, str]) -> str:
+    """The bookmakers left out of the pool, and why, as the end of a run's message."""
+    if not left_out:
+        return ""
+    each = "; ".join(f"{code} ({reason})" for code, reason in left_out.items())
+    return f". Left out of the pool: {each}"
+
+
 def fit_options(settings: Settings) -> FitOptions:
     return FitOptions(
         rounds_grid=tuple(settings.refit_rounds_grid),
@@ -271,6 +280,8 @@ def fit_options(settings: Settings) -> FitOptions:
         phase=settings.refit_phase,
         methods=methods_to_try(settings.demargin_method, choose=settings.refit_choose_method),
         min_quotes=settings.refit_min_quotes,
+        recent_days=settings.refit_pool_recent_days,
+        recent_share=settings.refit_pool_recent_share,
         min_matches=settings.refit_min_matches,
         half_life_days=settings.refit_half_life_days,
         calibrate=settings.refit_calibrate,

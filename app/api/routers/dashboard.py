@@ -199,12 +199,17 @@ def match_page(
 
 @router.get("/dashboard/model")
 async def model_page(
-    page: PageDep, session: SessionDep, settings: SettingsDep, answers: TrackRecordAnswersDep
+    page: PageDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    answers: TrackRecordAnswersDep,
+    boards: UpcomingBoardsDep,
 ) -> Response:
     reliability = await answers.answer(
         session, ("reliability",), partial(dashboard.served_reliability, settings=settings)
     )
-    view = await run_in_threadpool(dashboard.model_page, session, reliability)
+    on_board = await dashboard.weight_on_board(boards, settings)
+    view = await run_in_threadpool(dashboard.model_page, session, on_board, reliability)
     # Rendered on a worker thread, as a page of a plain route is: never on the event loop.
     context = {"view": view, "page": "model"}
     return await run_in_threadpool(page.render, "dashboard/model.html", context)

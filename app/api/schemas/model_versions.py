@@ -77,6 +77,15 @@ class FitOptionsOut(RecordOut):
     min_quotes: int = Field(description="Fewest quotes for a bookmaker to join the pool.")
     half_life_days: float | None = Field(description="Half-life of match weights; null: none.")
     calibrate: bool = Field(description="Whether a calibration exponent was fitted.")
+    recent_days: AbsentWhenNone[float] = Field(
+        default=None,
+        description="A bookmaker stayed in the pool only if, in some competition, it quoted "
+        "recent_share of the matches of that competition's last this many days; absent when "
+        "no such rule was applied.",
+    )
+    recent_share: AbsentWhenNone[float] = Field(
+        default=None, description="See recent_days; absent with it."
+    )
 
 
 class ValidationOut(RecordOut):
@@ -105,6 +114,12 @@ class ValidationOut(RecordOut):
         default=None,
         description="Validation log loss of each method tried; absent in versions of the first "
         "refits.",
+    )
+    left_out: AbsentWhenNone[dict[str, str]] = Field(
+        default=None,
+        description="Bookmakers that quoted the window but were left out of the pool, by code, "
+        "and why: too few quotes (min_quotes), or no longer quoting (recent_days, "
+        "recent_share). Absent in versions fitted before it was recorded.",
     )
 
 
@@ -176,8 +191,14 @@ class ModelVersionOut(AnswerModel):
                     "min_quotes": 100,
                     "half_life_days": None,
                     "calibrate": False,
+                    "recent_days": 30,
+                    "recent_share": 0.5,
                 },
                 "method_scores": {"power": 0.9383},
+                "left_out": {
+                    "LB": "no longer quoting: 0 of the 40 matches of the last 30 days of E0, "
+                    "its best competition; at least 50% needed"
+                },
             },
             "rejected_reason": None,
             "project_version": "0.1.0",

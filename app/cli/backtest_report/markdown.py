@@ -67,6 +67,12 @@ def _introduction(evaluation: Evaluation) -> list[str]:
         f"{list(options.rounds_grid)} chosen on the last {options.validation_fraction:.0%} of "
         f"each training window, bookmakers with at least {counted(options.min_quotes, 'quote')}"
         + (
+            f" that quoted at least {options.recent_share:.0%} of some competition's matches in "
+            f"its last {options.recent_days:g} days of the window"
+            if options.recent_days is not None
+            else ""
+        )
+        + (
             f", time decay half-life {_days(options.half_life_days)}"
             if options.half_life_days
             else ""
