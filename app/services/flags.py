@@ -230,8 +230,9 @@ def _raise(
         }
         for item in raises
     ]
-    inserted = _changed_rows(session.execute(insert_new(session, FLAGS), rows))
-    return max(inserted, 0)
+    # Counted by what comes back: a driver's row count is not one over many rows.
+    statement = insert_new(session, FLAGS).returning(FLAGS.c.id)
+    return len(session.execute(statement, rows).all())
 
 
 def _changed_rows(result: Result[Any]) -> int:
