@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, CursorResult, Result, Table, insert, select, update
+from sqlalchemy import ColumnElement, Table, Update, case, insert, select, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import (
@@ -133,7 +133,7 @@ def record_flags(
     version = snapshot.version
     sources = {match_id: _source_of(answers[match_id]) for match_id in standing}
     raised = _raise(session, raises, sources, version, now)
-    events = sum(_apply(session, change, version, now) for change in changes)
+    events = _apply(session, changes, version, now)
     return LedgerWrites(raised=raised, events=events)
 
 
@@ -235,51 +235,63 @@ def _raise(
     return len(session.execute(statement, rows).all())
 
 
-def _changed_rows(result: Result[Any]) -> int:
-    """How many rows an insert or update wrote (the driver's count)."""
-    return int(cast(CursorResult[Any], result).rowcount)
-
-
 def _source_of(answer: Answer) -> str:
     assert isinstance(answer, PredictionAnswer)  # only answered matches have a standing
     return answer.value.source
 
 
-def _apply(session: Session, change: Change, version: int | None, now: dt.datetime) -> int:
-    """Apply one change if the flag is still as it was read (another writer may have got
-    there first), appending its event; 1 if it did."""
-    statement = update(FLAGS).where(FLAGS.c.id == change.flag_id)
-    if change.change is FlagChange.WITHDRAWN:
-        statement = statement.where(FLAGS.c.status == FlagStatus.OPEN).values(
+def _apply(
+    session: Session, changes: Sequence[Change], version: int | None, now: dt.datetime
+) -> int:
+    """Apply the changes to the flags still as they were read (another writer may have got
+    there first), one statement per kind of change, and append an event for each applied;
+    how many were."""
+    applied: set[int] = set()
+    for kind in FlagChange:
+        of_kind = [change for change in changes if change.change is kind]
+        if of_kind:
+            applied.update(session.scalars(_update_of(kind, of_kind)))
+    rows = [_event_row(change, version, now) for change in changes if change.flag_id in applied]
+    if rows:
+        session.execute(insert(EVENTS), rows)
+    return len(rows)
+
+
+def _update_of(kind: FlagChange, changes: Sequence[Change]) -> Update:
+    """The conditional update of ``changes`` (all of ``kind``), returning the ids it changed."""
+    ids = [change.flag_id for change in changes]
+    statement = update(FLAGS).where(FLAGS.c.id.in_(ids)).returning(FLAGS.c.id)
+    if kind is FlagChange.WITHDRAWN:
+        return statement.where(FLAGS.c.status == FlagStatus.OPEN).values(
             status=FlagStatus.WITHDRAWN
         )
-    else:
-        assert change.standing is not None  # an improvement or a raise has its price
-        price = change.standing.net_price
-        if change.change is FlagChange.IMPROVED:
-            statement = statement.where(
-                FLAGS.c.status == FlagStatus.OPEN, FLAGS.c.best_net_price < price
-            )
-        else:
-            statement = statement.where(FLAGS.c.status == FlagStatus.WITHDRAWN)
-        statement = statement.values(status=FlagStatus.OPEN, best_net_price=price)
-    if _changed_rows(session.execute(statement)) != 1:
-        return 0
-    seen = change.standing
-    session.execute(
-        insert(EVENTS).values(
-            flag_id=change.flag_id,
-            change=change.change,
-            at=now,
-            bookmaker=None if seen is None else seen.bookmaker,
-            price=None if seen is None else seen.price,
-            net_price=None if seen is None else seen.net_price,
-            expected_value=None if seen is None else seen.expected_value,
-            probability=None if seen is None else seen.probability,
-            model_version=version,
-        )
+    # An improvement or a raise has its price: the flag's best net price from now on.
+    price = case(
+        {change.flag_id: change.standing.net_price for change in changes if change.standing},
+        value=FLAGS.c.id,
     )
-    return 1
+    if kind is FlagChange.IMPROVED:
+        statement = statement.where(
+            FLAGS.c.status == FlagStatus.OPEN, FLAGS.c.best_net_price < price
+        )
+    else:
+        statement = statement.where(FLAGS.c.status == FlagStatus.WITHDRAWN)
+    return statement.values(status=FlagStatus.OPEN, best_net_price=price)
+
+
+def _event_row(change: Change, version: int | None, now: dt.datetime) -> dict[str, Any]:
+    seen = change.standing
+    return {
+        "flag_id": change.flag_id,
+        "change": change.change,
+        "at": now,
+        "bookmaker": None if seen is None else seen.bookmaker,
+        "price": None if seen is None else seen.price,
+        "net_price": None if seen is None else seen.net_price,
+        "expected_value": None if seen is None else seen.expected_value,
+        "probability": None if seen is None else seen.probability,
+        "model_version": version,
+    }
 
 
 def score_settled_flags(
