@@ -29,7 +29,7 @@ from app.services.flags import LedgerWrites, record_flags
 from app.services.ingest import ingest_batch
 from tests.admin_requests import post_csv, post_odds, quote
 from tests.apps import refit_settings_for
-from tests.helpers import count_rows, error_messages, received_at, wait_until
+from tests.helpers import count_rows, error_messages, hand_made_version, received_at, wait_until
 
 FUTURE_KICKOFF = "2030-01-12T15:00:00Z"
 RAISED = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
@@ -352,3 +352,49 @@ def test_two_writers_raising_the_same_flag_store_it_once(migrated_url: str) -> N
         stored = session.execute(select(ValueFlag.raised_at)).all()
     assert [row[0] for row in stored] == [RAISED]
     engine.dispose()
+
+
+def test_an_activation_evaluates_every_upcoming_match_with_the_new_model(
+    client: TestClient, session: Session, admin_headers: dict[str, str]
+) -> None:
+    # PS 2, 4, 4 (fair 1/2, 1/4, 1/4) and B365 2.5, 2.5, 5 (fair 2/5, 2/5, 1/5): served
+    # without a model 0.45, 0.325, 0.225, the draw at PS's 4.0 worth 0.325 × 4 − 1 = 0.3.
+    captured = RAISED - dt.timedelta(hours=1)
+    with received_at(client, RAISED):
+        post_odds(
+            client,
+            admin_headers,
+            book(FUTURE_KICKOFF, "PS", (2.0, 4.0, 4.0), captured),
+            book(FUTURE_KICKOFF, "B365", (2.5, 2.5, 5.0), captured),
+        )
+    (draw,) = flags_of(session)
+    assert (draw.outcome, draw.bookmaker, draw.model_version) == ("X", "PS", None)
+    assert draw.expected_value == pytest.approx(0.3)
+
+    # A model trusting PS alone serves its fair line: the home side at B365's 2.5 and the
+    # away side at its 5.0 are both worth 0.25 (the home side first, by the 1, X, 2 order);
+    # the draw at 4.0 is worth 0.
+    version = hand_made_version(weights={"PS": 1.0})
+    session.add(version)
+    session.flush()
+    response = client.post(f"/admin/models/{version.id}/activate", headers=admin_headers)
+    assert response.status_code == 200, response.text
+    session.expire_all()
+    draw, home = flags_of(session)
+    assert draw.status == "withdrawn"
+    assert draw.expected_value == pytest.approx(0.3)
+    (withdrawn,) = events_of(session)
+    assert (withdrawn.flag_id, withdrawn.change, withdrawn.model_version) == (
+        draw.id,
+        "withdrawn",
+        version.id,
+    )
+    assert withdrawn.expected_value == pytest.approx(0.0)
+    assert (home.outcome, home.bookmaker, home.price, home.model_version) == (
+        "1",
+        "B365",
+        2.5,
+        version.id,
+    )
+    assert home.probability == pytest.approx(0.5)
+    assert home.expected_value == pytest.approx(0.25)
