@@ -13,6 +13,7 @@ import csv
 import datetime as dt
 import io
 import threading
+from collections.abc import Collection
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from app.db.orm import ValueFlag, ValueFlagEvent
 from app.domain.records import IngestBatch, MatchRecord, QuoteRecord
 from app.domain.vocabulary import Phase
 from app.main import create_app
+from app.services import flags
 from app.services.flags import LedgerWrites, record_flags
 from app.services.ingest import ingest_batch
 from tests.admin_requests import post_csv, post_odds, quote
@@ -134,6 +136,36 @@ def test_a_flag_is_recorded_once_then_improved_then_withdrawn_its_first_record_k
     assert (flag.outcome, flag.bookmaker, flag.price, flag.net_price, flag.raised_at) == first
     assert flag.status == "withdrawn"
     assert flag.expected_value == pytest.approx(0.3)
+
+
+def test_only_the_matches_a_batch_changed_are_evaluated(
+    client: TestClient, admin_headers: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evaluated: list[set[int]] = []
+    record = flags.after_ingest
+
+    def spied(
+        session: Session, match_ids: Collection[int], now: dt.datetime, terms: flags.FlagTerms
+    ) -> flags.LedgerWrites:
+        evaluated.append(set(match_ids))
+        return record(session, match_ids, now, terms)
+
+    monkeypatch.setattr(flags, "after_ingest", spied)
+    raise_away_flag(client, admin_headers, FUTURE_KICKOFF, RAISED)
+    other = {"home_team": "Everton", "away_team": "Fulham"}
+    raise_away_flag(client, admin_headers, FUTURE_KICKOFF, RAISED, **other)
+    # The first match's quotes again, unchanged, beside a new price of the second's.
+    captured = RAISED - dt.timedelta(hours=1)
+    with received_at(client, RAISED + dt.timedelta(hours=1)):
+        post_odds(
+            client,
+            admin_headers,
+            book(FUTURE_KICKOFF, "PS", (2.0, 4.0, 4.0), captured),
+            book(FUTURE_KICKOFF, "PS", (2.0, 4.0, 4.2), captured, **other),
+        )
+    first, second, both = evaluated
+    assert len(first) == len(second) == 1
+    assert both == second
 
 
 def test_no_read_writes_the_ledger(migrated_url: str) -> None:

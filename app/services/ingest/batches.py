@@ -39,8 +39,9 @@ def ingest_batch(
     the caller commits. A quote captured later than ``now`` plus ``capture_skew`` is skipped,
     or with ``refuse_future_captures`` refuses the batch (``CapturedInFutureError``); too
     many bookmakers raise ``TooManyBookmakersError``. Nothing is written when it raises.
-    The flag ledger of the batch's matches is brought up to date by ``flag_terms`` (None: the
-    defaults) in the same transaction, so it commits with the batch or not at all."""
+    The flag ledger of the matches the batch changed is brought up to date by
+    ``flag_terms`` (None: the defaults) in the same transaction, so it commits with the
+    batch or not at all."""
     check_bookmaker_count(quote.bookmaker for quote in batch.quotes)
     moment = now or utcnow()
     limit = CaptureLimit(moment, capture_skew)
@@ -60,13 +61,13 @@ def _write_batch(
     session: Session, batch: IngestBatch, moment: dt.datetime
 ) -> tuple[IngestReport, set[int]]:
     """In a savepoint tried again if a concurrent writer inserted the same rows first; what
-    it wrote, and the ids of the matches it named."""
+    it wrote, and the ids of the matches it created or changed, or whose quotes it wrote."""
 
     def work(session: Session) -> tuple[IngestReport, set[int]]:
         report = IngestReport(rows_read=batch.rows_read, skipped=list(batch.skipped))
-        match_ids, created = write_matches(session, batch, report, moment)
-        write_quotes(session, batch, match_ids, created, report, moment)
-        return report, {match_id for match_id in match_ids if match_id is not None}
+        match_ids, created, changed = write_matches(session, batch, report, moment)
+        quoted = write_quotes(session, batch, match_ids, created, report, moment)
+        return report, changed | quoted
 
     return retry_on_conflict(session, work)
 
