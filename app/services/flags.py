@@ -31,6 +31,7 @@ from app.domain import defaults
 from app.domain.bookmakers import bookmaker_key
 from app.domain.flags import (
     CLOSING_WINDOW,
+    VALUE_SOURCE_MAX_LENGTH,
     Change,
     ClosingLine,
     FlagChange,
@@ -222,7 +223,8 @@ def _raise(
             "net_price": item.standing.net_price,
             "expected_value": item.standing.expected_value,
             "probability": item.standing.probability,
-            "value_source": sources[item.match_id],
+            # Never longer than its column: a long chain of sources must not fail an ingest.
+            "value_source": sources[item.match_id][:VALUE_SOURCE_MAX_LENGTH],
             "model_version": version,
             "raised_at": now,
             "status": FlagStatus.OPEN,
