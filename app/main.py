@@ -25,6 +25,7 @@ from app.api.routers import (
     admin,
     dashboard,
     fetches,
+    flags,
     models,
     ops,
     performance,
@@ -114,6 +115,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(models.admin_router)
     app.include_router(public.router)
     app.include_router(value_bets.router)
+    app.include_router(flags.router)
     app.include_router(performance.router)
     app.include_router(upcoming.router)
     app.include_router(admin.router)

@@ -275,6 +275,14 @@ class Settings(BaseSettings):
         "prediction) or a bookmaker's code (e.g. `PS`), whose de-margined line is used where "
         "it quoted the match, the served prediction elsewhere.",
     )
+    closing_window_minutes: int = Field(
+        default=30,
+        ge=1,
+        le=24 * 60,
+        description="How long before kickoff a pre-match quote of the closing reference "
+        "(Pinnacle) still counts as its closing line, against which the flag ledger measures "
+        "each flag's CLV; without one, the closing prices of a season file count.",
+    )
     exchange_commission: dict[str, Annotated[float, Field(ge=0, lt=1)]] = Field(
         default_factory=lambda: dict(defaults.EXCHANGE_COMMISSION),
         description="Each exchange's commission on net winnings, by bookmaker code (JSON, "

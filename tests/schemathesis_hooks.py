@@ -90,8 +90,8 @@ def _integer_as_float(node: Any) -> bool:
     return any(_integer_as_float(value) for value in node.values())
 
 
-# The operations that refuse a window of kickoffs given backwards.
-WINDOWED = frozenset({"/upcoming", "/value-bets", "/performance"})
+# The operations that refuse a window given backwards (of kickoffs; of when flags were raised).
+WINDOWED = frozenset({"/upcoming", "/value-bets", "/performance", "/flags"})
 
 
 _TIMESTAMP = TypeAdapter(dt.datetime)

@@ -110,6 +110,7 @@ def import_football_data(
     from app.domain.football_data import FileFormatError, LeagueSeasonError
     from app.domain.records import TooManyBookmakersError, optional_season
     from app.services import ingest
+    from app.services.flags import FlagTerms
     from app.services.ingest import IngestReport
 
     settings = load_settings()
@@ -143,7 +144,9 @@ def import_football_data(
             try:
                 content = _read(source, downloader)
                 with session_scope(sessions) as session:
-                    report = ingest.import_football_data(session, content, season=season)
+                    report = ingest.import_football_data(
+                        session, content, season=season, flag_terms=FlagTerms.of(settings)
+                    )
             except LeagueSeasonError as error:
                 per_file.append((source, f"--season: {error}"))
                 season_refused = True
@@ -183,6 +186,7 @@ def import_the_odds_api(
     from app.domain.odds_api import ResponseFormatError, problem_location, read_events
     from app.domain.records import TooManyBookmakersError
     from app.services import ingest
+    from app.services.flags import FlagTerms
 
     settings = load_settings()
     log_as_a_command(settings)
@@ -209,7 +213,12 @@ def import_the_odds_api(
         raise typer.Exit(1) from None
     try:
         with database_session(settings, writes=True) as session:
-            report = ingest.import_odds_api(session, events, capture_skew=settings.capture_skew)
+            report = ingest.import_odds_api(
+                session,
+                events,
+                capture_skew=settings.capture_skew,
+                flag_terms=FlagTerms.of(settings),
+            )
     except TooManyBookmakersError as error:
         fail(f"{source}: {error}; nothing imported")
     if as_json:

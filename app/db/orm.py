@@ -31,6 +31,7 @@ from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.sql import ColumnElement
 
+from app.domain.flags import VALUE_SOURCE_MAX_LENGTH, CloseOrigin, FlagChange, FlagStatus
 from app.domain.records import (
     CODE_MAX_LENGTH,
     EXTERNAL_ID_MAX_LENGTH,
@@ -623,3 +624,75 @@ class TrackRecordState(Base):
     matches_through: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     checked_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     revision: Mapped[int]
+
+
+# The flag ledger (``app/services/flags.py``): each value flag of the board as first raised,
+# what happened to it after, and how it fared.
+
+
+class ValueFlag(Base):
+    """An outcome the board flagged, as it was when first raised (never rewritten); its
+    ``status`` and ``best_net_price`` follow its events; the settlement columns are filled
+    when its match's result is stored."""
+
+    __tablename__ = "value_flags"
+    __table_args__ = (
+        # One flag per match and outcome: two writers raising it at once store it once.
+        UniqueConstraint("match_id", "outcome"),
+        CheckConstraint("outcome IN ('1', 'X', '2')", name="outcome_code"),
+        CheckConstraint("result IS NULL OR result IN ('1', 'X', '2')", name="result_code"),
+        codes_check("status", FlagStatus),
+        codes_check("close_origin", CloseOrigin),
+        Index("ix_value_flags_raised_at", "raised_at"),
+        Index("ix_value_flags_status", "status"),
+        NEVER_REUSED,
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    outcome: Mapped[str] = mapped_column(String(1))
+    bookmaker: Mapped[str] = mapped_column(String(CODE_MAX_LENGTH))
+    price: Mapped[float] = mapped_column(Float)  # as quoted
+    net_price: Mapped[float] = mapped_column(Float)  # what it pays after any commission
+    expected_value: Mapped[float] = mapped_column(Float)
+    probability: Mapped[float] = mapped_column(Float)
+    value_source: Mapped[str] = mapped_column(String(VALUE_SOURCE_MAX_LENGTH))
+    # No foreign key: the ledger keeps the number of a version even if the version goes.
+    model_version: Mapped[int | None]
+    raised_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    status: Mapped[FlagStatus] = mapped_column(word(FlagStatus, 16))
+    best_net_price: Mapped[float] = mapped_column(Float)
+    result: Mapped[str | None] = mapped_column(String(1))
+    flat_return: Mapped[float | None] = mapped_column(Float)
+    close_home: Mapped[float | None] = mapped_column(Float)
+    close_draw: Mapped[float | None] = mapped_column(Float)
+    close_away: Mapped[float | None] = mapped_column(Float)
+    close_origin: Mapped[CloseOrigin | None] = mapped_column(word(CloseOrigin, 16))
+    close_captured_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    closing_probability: Mapped[float | None] = mapped_column(Float)
+    clv: Mapped[float | None] = mapped_column(Float)
+    settled_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+
+    match: Mapped[Match] = relationship()
+    events: Mapped[list[ValueFlagEvent]] = relationship(order_by="ValueFlagEvent.id", viewonly=True)
+
+
+class ValueFlagEvent(Base):
+    """Something that happened to a flag after it was raised; appended, never changed. The
+    board's view of the flag's outcome then (None where no price was left)."""
+
+    __tablename__ = "value_flag_events"
+    __table_args__ = (codes_check("change", FlagChange),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    flag_id: Mapped[int] = mapped_column(
+        ForeignKey("value_flags.id", ondelete="CASCADE"), index=True
+    )
+    change: Mapped[FlagChange] = mapped_column(word(FlagChange, 16))
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    bookmaker: Mapped[str | None] = mapped_column(String(CODE_MAX_LENGTH))
+    price: Mapped[float | None] = mapped_column(Float)
+    net_price: Mapped[float | None] = mapped_column(Float)
+    expected_value: Mapped[float | None] = mapped_column(Float)
+    probability: Mapped[float | None] = mapped_column(Float)
+    model_version: Mapped[int | None]

@@ -42,6 +42,7 @@ from app.services.fetch_runs import (
     recorded_fetch,
     scheduled_fetch,
 )
+from app.services.flags import FlagTerms
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.ingest import IngestReport, ingest_batch
 from app.services.run_bounds import RunBounds, RunEndedEarlyError, Stop
@@ -205,7 +206,9 @@ def _run(
         with open_downloader(limits, bounds, site=site, headers=headers) as downloader:
             for document in wanted:
                 bounds.check()
-                outcome = _fetch_document(factory, downloader, policy, request, document, clock)
+                outcome = _fetch_document(
+                    factory, downloader, policy, request, document, clock, FlagTerms.of(settings)
+                )
                 outcomes.append(outcome)
                 run.counts = run.counts.plus(outcome.counts)
     except RunEndedEarlyError as error:
@@ -221,6 +224,7 @@ def _fetch_document(
     request: FeedRequest,
     document: FeedDocument,
     clock: Clock,
+    flag_terms: FlagTerms,
 ) -> DocumentOutcome:
     url = request.url(document)
     imported_as = _imported_as(url, document)
@@ -243,7 +247,7 @@ def _fetch_document(
         if response.status_code != 200:
             reason = f"HTTP {response.status_code} {response.reason_phrase}"
             raise DownloadError(reason, requests)
-        report = _import(factory, document, imported_as, response, clock())
+        report = _import(factory, document, imported_as, response, clock(), flag_terms)
     except DownloadError as error:
         counts = FetchCounts(requests=error.requests)
         return DocumentOutcome(document.path, DocumentStatus.FAILED, counts, str(error))
@@ -286,6 +290,7 @@ def _import(
     imported_as: str,
     response: Download,
     now: dt.datetime,
+    flag_terms: FlagTerms,
 ) -> IngestReport:
     """Import a downloaded document and remember its validators, in one transaction."""
     batch = parse_football_data(response.content)
@@ -293,7 +298,11 @@ def _import(
         batch = keep_competitions(batch, document.keep)
     with session_scope(factory) as session:
         report = ingest_batch(
-            session, batch, source=f"Football-Data.co.uk {document.path}", now=now
+            session,
+            batch,
+            source=f"Football-Data.co.uk {document.path}",
+            now=now,
+            flag_terms=flag_terms,
         )
         _remember(session, imported_as, response, changed=True)
     return report

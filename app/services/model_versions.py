@@ -113,7 +113,12 @@ def activate_version(
     warnings = unlike_the_settings(version, settings)
     if version.is_active:
         return Activation(version, None, warnings)
-    return Activation(version, activate(session, version, by=by, reason=reason), warnings)
+    activation = activate(session, version, by=by, reason=reason)
+    # Imported here: the ledger reads the active version through this module.
+    from app.services.flags import FlagTerms, record_upcoming_flags
+
+    record_upcoming_flags(session, activation.activated_at, FlagTerms.of(settings))
+    return Activation(version, activation, warnings)
 
 
 def unlike_the_settings(version: ModelVersion, settings: Settings) -> tuple[str, ...]:

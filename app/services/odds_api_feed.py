@@ -48,6 +48,7 @@ from app.services.fetch_runs import (
     recorded_fetch,
     scheduled_fetch,
 )
+from app.services.flags import FlagTerms
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.ingest import import_odds_api
 from app.services.run_bounds import RunBounds, RunEndedEarlyError, Stop
@@ -232,6 +233,7 @@ def fetch_the_odds_api(
                 settings.odds_api_quota_reserve,
                 clock,
                 settings.capture_skew,
+                FlagTerms.of(settings),
             )
             try:
                 done, run.error = sports_run.fetch_all(chosen_sports)
@@ -262,6 +264,7 @@ class _SportsRun:
     reserve: int
     clock: Clock
     capture_skew: dt.timedelta
+    flag_terms: FlagTerms
 
     def fetch_all(self, sports: tuple[str, ...]) -> tuple[tuple[SportFetch, ...], str | None]:
         """Each sport's fetch, and the run's error (None when every sport was stored)."""
@@ -318,6 +321,7 @@ class _SportsRun:
                     source=f"The Odds API {sport}",
                     now=now,
                     capture_skew=self.capture_skew,
+                    flag_terms=self.flag_terms,
                 )
                 _remember_fetch(session, odds_document(self.base_url, sport), now)
         except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:

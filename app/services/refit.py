@@ -28,6 +28,7 @@ from app.domain.validation import compare_with_active, promotion_refusal, valida
 from app.domain.version_records import fit_report, pool_of
 from app.domain.vocabulary import ActivatedBy, RunStatus, RunTrigger
 from app.domain.wording import counted
+from app.services.flags import FlagTerms, record_upcoming_flags
 from app.services.locks import RunLock, refit_lock
 from app.services.model_versions import (
     activate,
@@ -237,7 +238,9 @@ def _refit(
         session.flush()
         refusal = promotion_refusal(fit.ensemble, report, active, settings.promotion_tolerance)
         if refusal is None:
-            activate(session, version, by=ActivatedBy.REFIT, run_id=run_id, at=clock())
+            moment = clock()
+            activate(session, version, by=ActivatedBy.REFIT, run_id=run_id, at=moment)
+            record_upcoming_flags(session, moment, FlagTerms.of(settings))
             status = RunStatus.SUCCEEDED
             message = (
                 f"version {version.id} is active: {counted(fit.choice.rounds, 'round')} "

@@ -42,6 +42,7 @@ from app.domain.fields import OptionalSeason
 from app.domain.football_data import LeagueSeasonError
 from app.domain.odds_api import Event
 from app.services import ingest, matches, teams
+from app.services.flags import FlagTerms
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
 
@@ -88,6 +89,7 @@ def post_odds(
         now=received,
         capture_skew=settings.capture_skew,
         refuse_future_captures=True,
+        flag_terms=FlagTerms.of(settings),
     )
     return IngestResponse.model_validate(report)
 
@@ -104,7 +106,9 @@ def post_results(
     """Settle matches: the result (1/X/2) follows from the goals. Unknown matches are skipped."""
     check_item_count(len(upload.results), settings.admin_items_max, ["body", "results"])
     items = [result.to_item() for result in upload.results]
-    report = ingest.settle_results(session, items, source="/admin/results")
+    report = ingest.settle_results(
+        session, items, source="/admin/results", flag_terms=FlagTerms.of(settings)
+    )
     return IngestResponse.model_validate(report)
 
 
@@ -126,6 +130,7 @@ def post_results(
 async def import_football_data(
     request: Request,
     session: WriteSessionDep,
+    settings: SettingsDep,
     season: Annotated[
         OptionalSeason,
         Query(
@@ -144,7 +149,11 @@ async def import_football_data(
     content = await _uploaded_bytes(request)
     try:
         report = await run_in_threadpool(
-            ingest.import_football_data, session, content, season=season
+            ingest.import_football_data,
+            session,
+            content,
+            season=season,
+            flag_terms=FlagTerms.of(settings),
         )
     except LeagueSeasonError as error:
         raise invalid_field(["query", "season"], str(error), "value_error") from None
@@ -211,6 +220,7 @@ def import_the_odds_api(
         now=received,
         capture_skew=settings.capture_skew,
         refuse_future_captures=True,
+        flag_terms=FlagTerms.of(settings),
     )
     return IngestResponse.model_validate(report)
 

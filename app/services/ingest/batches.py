@@ -16,6 +16,9 @@ from app.domain.records import (
     IngestBatch,
     check_bookmaker_count,
 )
+
+# A module, not its names: the ledger reads through this package's helpers.
+from app.services import flags
 from app.services.ingest.bulk import retry_on_conflict
 from app.services.ingest.matches import write_matches
 from app.services.ingest.quotes import write_quotes
@@ -30,11 +33,15 @@ def ingest_batch(
     now: dt.datetime | None = None,
     capture_skew: dt.timedelta = CAPTURE_SKEW,
     refuse_future_captures: bool = False,
+    flag_terms: flags.FlagTerms | None = None,
 ) -> IngestReport:
     """Write a parsed batch received ``now``, idempotently; counted under ``source`` once
     the caller commits. A quote captured later than ``now`` plus ``capture_skew`` is skipped,
     or with ``refuse_future_captures`` refuses the batch (``CapturedInFutureError``); too
-    many bookmakers raise ``TooManyBookmakersError``. Nothing is written when it raises."""
+    many bookmakers raise ``TooManyBookmakersError``. Nothing is written when it raises.
+    The flag ledger of the matches the batch changed is brought up to date by
+    ``flag_terms`` (None: the defaults) in the same transaction, so it commits with the
+    batch or not at all."""
     check_bookmaker_count(quote.bookmaker for quote in batch.quotes)
     moment = now or utcnow()
     limit = CaptureLimit(moment, capture_skew)
@@ -44,19 +51,23 @@ def ingest_batch(
             raise CapturedInFutureError(refused, limit)
     else:
         batch.skip_captured_beyond(limit)
-    report = _write_batch(session, batch, moment)
+    report, match_ids = _write_batch(session, batch, moment)
+    flags.after_ingest(session, match_ids, moment, flag_terms or flags.DEFAULT_FLAG_TERMS)
     record_on_commit(session, report, source=source)
     return report
 
 
-def _write_batch(session: Session, batch: IngestBatch, moment: dt.datetime) -> IngestReport:
-    """In a savepoint tried again if a concurrent writer inserted the same rows first."""
+def _write_batch(
+    session: Session, batch: IngestBatch, moment: dt.datetime
+) -> tuple[IngestReport, set[int]]:
+    """In a savepoint tried again if a concurrent writer inserted the same rows first; what
+    it wrote, and the ids of the matches it created or changed, or whose quotes it wrote."""
 
-    def work(session: Session) -> IngestReport:
+    def work(session: Session) -> tuple[IngestReport, set[int]]:
         report = IngestReport(rows_read=batch.rows_read, skipped=list(batch.skipped))
-        match_ids, created = write_matches(session, batch, report, moment)
-        write_quotes(session, batch, match_ids, created, report, moment)
-        return report
+        match_ids, created, changed = write_matches(session, batch, report, moment)
+        quoted = write_quotes(session, batch, match_ids, created, report, moment)
+        return report, changed | quoted
 
     return retry_on_conflict(session, work)
 
@@ -67,9 +78,12 @@ def import_football_data(
     *,
     season: str | None = None,
     source: str = "a football-data.co.uk file",
+    flag_terms: flags.FlagTerms | None = None,
 ) -> IngestReport:
     """Parse and store one football-data.co.uk file; FileFormatError if it is not one."""
-    return ingest_batch(session, parse_football_data(content, season=season), source=source)
+    return ingest_batch(
+        session, parse_football_data(content, season=season), source=source, flag_terms=flag_terms
+    )
 
 
 def import_odds_api(
@@ -80,6 +94,7 @@ def import_odds_api(
     now: dt.datetime | None = None,
     capture_skew: dt.timedelta = CAPTURE_SKEW,
     refuse_future_captures: bool = False,
+    flag_terms: flags.FlagTerms | None = None,
 ) -> IngestReport:
     """Store a validated The Odds API v4 ``/odds`` response (see :func:`ingest_batch`)."""
     return ingest_batch(
@@ -89,4 +104,5 @@ def import_odds_api(
         now=now,
         capture_skew=capture_skew,
         refuse_future_captures=refuse_future_captures,
+        flag_terms=flag_terms,
     )

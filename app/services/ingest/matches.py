@@ -14,7 +14,7 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar, cast
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -227,9 +227,9 @@ def load_matches_by_id(session: Session, ids: Sequence[int]) -> dict[int, Stored
 
 def write_matches(
     session: Session, batch: IngestBatch, report: IngestReport, now: dt.datetime
-) -> tuple[list[int | None], set[int]]:
+) -> tuple[list[int | None], set[int], set[int]]:
     """Create or update the batch's matches: the stored id of each record (None where it
-    was skipped), and the ids of the matches created."""
+    was skipped), the ids of the matches created, and of those created or changed."""
     competition_ids = ensure_competitions(session, (m.competition for m in batch.matches))
     team_ids = resolve_teams(
         session, (n for m in batch.matches for n in (m.home_team, m.away_team)), create=True
@@ -245,7 +245,9 @@ def write_matches(
         _plan(key, record, stored, writes, report, now)
     created = _insert(session, writes, report)
     update_by_id(session, MATCHES, writes.updates)
-    return [None if key is None else writes.match_ids.get(key) for key in record_keys], created
+    changed = created | {cast(int, row["b_id"]) for row in writes.updates}
+    ids = [None if key is None else writes.match_ids.get(key) for key in record_keys]
+    return ids, created, changed
 
 
 def _distinct_matches(

@@ -29,7 +29,9 @@ def write_quotes(
     created_matches: set[int],
     report: IngestReport,
     now: dt.datetime,
-) -> None:
+) -> set[int]:
+    """Insert the batch's new quotes and update those whose prices changed; the ids of the
+    matches whose quotes were written."""
     names = {quote.bookmaker: quote.bookmaker for quote in batch.quotes}
     names.update({code: name for code, name in batch.bookmaker_names.items() if code in names})
     bookmaker_ids = ensure_bookmakers(session, names)
@@ -38,10 +40,12 @@ def write_quotes(
     stored = _load_quotes(session, sorted({key[0] for key in incoming} - created_matches))
     new_rows: list[Row] = []
     updates: list[Row] = []
+    written: set[int] = set()
     for key, quote in incoming.items():
         prices = (quote.home, quote.draw, quote.away)
         existing = stored.get(key)
         if existing is None:
+            written.add(key[0])
             new_rows.append(
                 {
                     "match_id": key[0],
@@ -57,6 +61,7 @@ def write_quotes(
         elif existing[1:] == prices:
             report.quotes_unchanged += 1
         else:
+            written.add(key[0])
             updates.append(
                 {
                     "b_id": existing[0],
@@ -70,6 +75,7 @@ def write_quotes(
     report.quotes_inserted += len(new_rows)
     update_by_id(session, QUOTES, updates)
     report.quotes_updated += len(updates)
+    return written
 
 
 def _distinct_quotes(

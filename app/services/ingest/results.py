@@ -13,6 +13,9 @@ from app.db.bulk import Row
 from app.db.orm import Competition, utcnow
 from app.domain.leagues import season_for
 from app.domain.records import Skipped, result_of
+
+# A module, not its names: the ledger reads through this package's helpers.
+from app.services import flags
 from app.services.ingest.bulk import MATCHES, ids_by, update_by_id
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.matches import (
@@ -65,9 +68,11 @@ def settle_results(
     *,
     source: str,
     now: dt.datetime | None = None,
+    flag_terms: flags.FlagTerms | None = None,
 ) -> IngestReport:
     """Set the goals (and so the result) of stored matches; unknown matches are skipped.
-    What it wrote is counted under ``source`` once the caller commits."""
+    What it wrote is counted under ``source`` once the caller commits; the flags of the
+    matches it settled are scored by ``flag_terms`` in the same transaction."""
     now = now or utcnow()
     report = IngestReport(rows_read=len(items))
     named = [(index, item.match) for index, item in enumerate(items) if item.match is not None]
@@ -96,6 +101,7 @@ def settle_results(
             report.matches_rescheduled += row["kickoff_date"] != match.kickoff_date
         updates[target.match_id] = row
     update_by_id(session, MATCHES, list(updates.values()))
+    flags.score_settled_flags(session, list(updates), now, flag_terms or flags.DEFAULT_FLAG_TERMS)
     record_on_commit(session, report, source=source)
     return report
 

@@ -1,0 +1,432 @@
+"""The flag ledger through the API: flags recorded by ingests (once, with their events), no
+write by any read, settlement against a live close, a season file's close or none, and
+GET /flags with its filters, pages, CSV and problems.
+
+Books without margin are used where a figure is worked out by hand: their fair line is
+1/price (power's exponent is 1), and with no model the served probability is the mean of the
+bookmakers' fair lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import threading
+from collections.abc import Collection
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.orm import ValueFlag, ValueFlagEvent
+from app.domain.records import IngestBatch, MatchRecord, QuoteRecord
+from app.domain.vocabulary import Phase
+from app.main import create_app
+from app.services import flags
+from app.services.flags import LedgerWrites, record_flags
+from app.services.ingest import ingest_batch
+from tests.admin_requests import post_csv, post_odds, quote
+from tests.apps import refit_settings_for
+from tests.helpers import count_rows, error_messages, hand_made_version, received_at, wait_until
+
+FUTURE_KICKOFF = "2030-01-12T15:00:00Z"
+RAISED = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+PAST_KICKOFF = dt.datetime(2026, 1, 10, 15, 0, tzinfo=dt.UTC)
+BEFORE_PAST = dt.datetime(2026, 1, 5, tzinfo=dt.UTC)
+
+
+def at(moment: dt.datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def book(
+    kickoff: str,
+    bookmaker: str,
+    prices: tuple[float, float, float],
+    captured: dt.datetime,
+    **match: str,
+) -> dict[str, Any]:
+    """A quote of Arsenal v Chelsea in E0, unless ``match`` names other teams."""
+    home, draw, away = prices
+    named = {"competition": "E0", "home_team": "Arsenal", "away_team": "Chelsea", **match}
+    return quote(
+        match={**named, "kickoff": kickoff},
+        bookmaker=bookmaker,
+        home=home,
+        draw=draw,
+        away=away,
+        captured_at=at(captured),
+    )
+
+
+def raise_away_flag(
+    client: TestClient, headers: dict[str, str], kickoff: str, moment: dt.datetime, **match: str
+) -> None:
+    """PS 2, 4, 4 (fair 1/2, 1/4, 1/4) and B365 2.5, 5, 2.5 (fair 2/5, 1/5, 2/5): served
+    0.45, 0.225, 0.325, so the away side at PS's 4.0 has EV 0.325 × 4 − 1 = 0.3, above the
+    home side's 0.45 × 2.5 − 1 and the draw's 0.225 × 5 − 1 (both 0.125)."""
+    captured = moment - dt.timedelta(hours=1)
+    with received_at(client, moment):
+        post_odds(
+            client,
+            headers,
+            book(kickoff, "PS", (2.0, 4.0, 4.0), captured, **match),
+            book(kickoff, "B365", (2.5, 5.0, 2.5), captured, **match),
+        )
+
+
+def flags_of(session: Session) -> list[ValueFlag]:
+    return list(session.scalars(select(ValueFlag).order_by(ValueFlag.id)))
+
+
+def events_of(session: Session) -> list[ValueFlagEvent]:
+    return list(session.scalars(select(ValueFlagEvent).order_by(ValueFlagEvent.id)))
+
+
+def test_a_flag_is_recorded_once_then_improved_then_withdrawn_its_first_record_kept(
+    client: TestClient, session: Session, admin_headers: dict[str, str]
+) -> None:
+    raise_away_flag(client, admin_headers, FUTURE_KICKOFF, RAISED)
+    (flag,) = flags_of(session)
+    first = (flag.outcome, flag.bookmaker, flag.price, flag.net_price, flag.raised_at)
+    assert first == ("2", "PS", 4.0, 4.0, RAISED)
+    assert flag.probability == pytest.approx(0.325)
+    assert flag.expected_value == pytest.approx(0.3)
+    assert (flag.value_source, flag.model_version, flag.status) == ("ensemble", None, "open")
+
+    # The same quotes again: nothing new.
+    raise_away_flag(client, admin_headers, FUTURE_KICKOFF, RAISED + dt.timedelta(hours=1))
+    assert (count_rows(session, ValueFlag), count_rows(session, ValueFlagEvent)) == (1, 0)
+
+    better_at = RAISED + dt.timedelta(days=1)
+    with received_at(client, better_at):
+        post_odds(
+            client,
+            admin_headers,
+            book(FUTURE_KICKOFF, "PS", (1.9, 3.6, 4.4), better_at - dt.timedelta(minutes=1)),
+        )
+    (improved,) = events_of(session)
+    assert (improved.change, improved.at, improved.bookmaker, improved.price) == (
+        "improved",
+        better_at,
+        "PS",
+        4.4,
+    )
+
+    # Both books alike with a margin: no outcome is worth a bet any more.
+    gone_at = RAISED + dt.timedelta(days=2)
+    captured = gone_at - dt.timedelta(minutes=1)
+    with received_at(client, gone_at):
+        post_odds(
+            client,
+            admin_headers,
+            book(FUTURE_KICKOFF, "PS", (1.9, 3.5, 4.0), captured),
+            book(FUTURE_KICKOFF, "B365", (1.9, 3.5, 4.0), captured),
+        )
+    withdrawn = events_of(session)[-1]
+    assert (withdrawn.change, withdrawn.at, withdrawn.price) == ("withdrawn", gone_at, 4.0)
+    assert withdrawn.expected_value is not None
+    assert withdrawn.expected_value < 0
+    session.expire_all()
+    (flag,) = flags_of(session)
+    assert (flag.outcome, flag.bookmaker, flag.price, flag.net_price, flag.raised_at) == first
+    assert flag.status == "withdrawn"
+    assert flag.expected_value == pytest.approx(0.3)
+
+
+def test_only_the_matches_a_batch_changed_are_evaluated(
+    client: TestClient, admin_headers: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evaluated: list[set[int]] = []
+    record = flags.after_ingest
+
+    def spied(
+        session: Session, match_ids: Collection[int], now: dt.datetime, terms: flags.FlagTerms
+    ) -> flags.LedgerWrites:
+        evaluated.append(set(match_ids))
+        return record(session, match_ids, now, terms)
+
+    monkeypatch.setattr(flags, "after_ingest", spied)
+    raise_away_flag(client, admin_headers, FUTURE_KICKOFF, RAISED)
+    other = {"home_team": "Everton", "away_team": "Fulham"}
+    raise_away_flag(client, admin_headers, FUTURE_KICKOFF, RAISED, **other)
+    # The first match's quotes again, unchanged, beside a new price of the second's.
+    captured = RAISED - dt.timedelta(hours=1)
+    with received_at(client, RAISED + dt.timedelta(hours=1)):
+        post_odds(
+            client,
+            admin_headers,
+            book(FUTURE_KICKOFF, "PS", (2.0, 4.0, 4.0), captured),
+            book(FUTURE_KICKOFF, "PS", (2.0, 4.0, 4.2), captured, **other),
+        )
+    first, second, both = evaluated
+    assert len(first) == len(second) == 1
+    assert both == second
+
+
+def test_no_read_writes_the_ledger(migrated_url: str) -> None:
+    """/predict and every GET read the ledger's database and leave it as it was; the board
+    shows the bet the ledger recorded."""
+    engine = make_engine(migrated_url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        ingest_batch(session, _future_batch(), source="test", now=RAISED)
+    with session_scope(make_session_factory(engine)) as session:
+        (flag,) = flags_of(session)
+        counts = (count_rows(session, ValueFlag), count_rows(session, ValueFlagEvent))
+    with TestClient(create_app(refit_settings_for(migrated_url))) as client:
+        assert client.post("/predict", json={"match_id": flag.match_id}).status_code == 200
+        (bet,) = client.get("/value-bets", params={"to": "2030-02-01T00:00:00Z"}).json()["items"]
+        for path in ("/upcoming", "/flags", f"/matches/{flag.match_id}", "/dashboard"):
+            assert client.get(path).status_code == 200, path
+    assert (bet["outcome"], bet["price"], bet["bookmaker"]) == (flag.outcome, 4.0, "PS")
+    assert bet["expected_value"] == pytest.approx(flag.expected_value)
+    with session_scope(make_session_factory(engine)) as session:
+        assert (count_rows(session, ValueFlag), count_rows(session, ValueFlagEvent)) == counts
+    engine.dispose()
+
+
+def season_file(home: str, away: str, goals: tuple[int, int], close: tuple[float, ...]) -> bytes:
+    result = "H" if goals[0] > goals[1] else "A" if goals[0] < goals[1] else "D"
+    header = "Div,Date,Time,HomeTeam,AwayTeam,FTHG,FTAG,FTR,PSCH,PSCD,PSCA"
+    row = f"E0,10/01/2026,15:00,{home},{away},{goals[0]},{goals[1]},{result}," + ",".join(
+        str(price) for price in close
+    )
+    return f"{header}\n{row}\n".encode()
+
+
+def test_settlement_against_a_live_close(
+    client: TestClient, session: Session, admin_headers: dict[str, str]
+) -> None:
+    kickoff = at(PAST_KICKOFF)
+    raise_away_flag(client, admin_headers, kickoff, BEFORE_PAST)
+    # PS ten minutes before kickoff, without margin: the away side's fair chance is 1/8.
+    captured = PAST_KICKOFF - dt.timedelta(minutes=10)
+    with received_at(client, PAST_KICKOFF - dt.timedelta(minutes=5)):
+        post_odds(client, admin_headers, book(kickoff, "PS", (1.6, 4.0, 8.0), captured))
+    (flag,) = flags_of(session)
+    results = {"results": [{"match_id": flag.match_id, "home_goals": 2, "away_goals": 1}]}
+    assert client.post("/admin/results", json=results, headers=admin_headers).status_code == 200
+    session.expire_all()
+    (flag,) = flags_of(session)
+    assert (flag.status, flag.result, flag.flat_return) == ("settled", "1", -1.0)
+    assert (flag.close_home, flag.close_draw, flag.close_away) == (1.6, 4.0, 8.0)
+    assert (flag.close_origin, flag.close_captured_at) == ("live", captured)
+    assert flag.closing_probability == pytest.approx(0.125)
+    assert flag.clv == pytest.approx(-0.5)  # 4.0 × 1/8 − 1, from the price when raised
+
+
+def test_settlement_without_a_close_then_a_season_file_s_close_fills_it(
+    client: TestClient, session: Session, admin_headers: dict[str, str]
+) -> None:
+    match = {"home_team": "Everton", "away_team": "Fulham"}
+    raise_away_flag(client, admin_headers, at(PAST_KICKOFF), BEFORE_PAST, **match)
+    (flag,) = flags_of(session)
+    results = {"results": [{"match_id": flag.match_id, "home_goals": 0, "away_goals": 2}]}
+    assert client.post("/admin/results", json=results, headers=admin_headers).status_code == 200
+    session.expire_all()
+    (flag,) = flags_of(session)
+    # PS's only quote was captured days before kickoff: no live close, and no season file.
+    assert (flag.status, flag.result, flag.flat_return) == ("settled", "2", 3.0)
+    assert (flag.close_origin, flag.closing_probability, flag.clv) == (None, None, None)
+
+    # Pinnacle's closing prices arrive with the season file (fair 2/5, 1/5, 2/5).
+    response = post_csv(
+        client, admin_headers, season_file("Everton", "Fulham", (0, 2), (2.5, 5.0, 2.5))
+    )
+    assert response.status_code == 200, response.text
+    session.expire_all()
+    (flag,) = flags_of(session)
+    assert (flag.close_origin, flag.close_home, flag.close_away) == ("season_file", 2.5, 2.5)
+    assert flag.closing_probability == pytest.approx(0.4)
+    assert flag.clv == pytest.approx(0.6)  # 4.0 × 2/5 − 1
+    assert flag.flat_return == 3.0
+    # Scoring again changes nothing.
+    post_csv(client, admin_headers, season_file("Everton", "Fulham", (0, 2), (2.5, 5.0, 2.5)))
+    session.expire_all()
+    assert flags_of(session)[0].clv == pytest.approx(0.6)
+
+
+def three_flags(client: TestClient, headers: dict[str, str]) -> None:
+    """Flags of three matches: E0 raised on 1, 2 and 3 January; SP1's on the 2nd."""
+    for day, home, away, competition in (
+        (1, "Arsenal", "Chelsea", "E0"),
+        (2, "Everton", "Fulham", "E0"),
+        (3, "Sevilla", "Getafe", "SP1"),
+    ):
+        raise_away_flag(
+            client,
+            headers,
+            FUTURE_KICKOFF,
+            RAISED + dt.timedelta(days=day - 1),
+            home_team=home,
+            away_team=away,
+            competition=competition,
+        )
+
+
+def test_the_list_filters_pages_and_exports_csv(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    three_flags(client, admin_headers)
+    listed = client.get("/flags").json()
+    assert listed["total"] == 3
+    assert [f["match"]["home_team"] for f in listed["items"]] == ["Sevilla", "Everton", "Arsenal"]
+    first = listed["items"][-1]
+    assert (first["outcome"], first["price"], first["status"]) == ("2", 4.0, "open")
+    assert first["events"] == []
+    assert first["close"] is None
+
+    def homes(**params: Any) -> list[str]:
+        body = client.get("/flags", params=params).json()
+        return [f["match"]["home_team"] for f in body["items"]]
+
+    assert homes(competition="SP1") == ["Sevilla"]
+    assert homes(status="open", source="ensemble") == ["Sevilla", "Everton", "Arsenal"]
+    assert homes(status="settled") == []
+    assert homes(**{"from": "2030-01-02T00:00:00Z", "to": "2030-01-02T23:00:00Z"}) == ["Everton"]
+    assert homes(match_id=first["match"]["id"]) == ["Arsenal"]
+    page = client.get("/flags", params={"limit": 2, "offset": 2}).json()
+    assert (page["total"], page["limit"], page["offset"]) == (3, 2, 2)
+    assert [f["match"]["home_team"] for f in page["items"]] == ["Arsenal"]
+
+    for response in (
+        client.get("/flags", params={"format": "csv"}),
+        client.get("/flags", headers={"Accept": "text/csv"}),
+    ):
+        assert response.headers["content-type"].startswith("text/csv")
+        assert response.headers["x-total-count"] == "3"
+        rows = list(csv.DictReader(io.StringIO(response.text)))
+        assert [row["home_team"] for row in rows] == ["Sevilla", "Everton", "Arsenal"]
+        assert (rows[2]["outcome"], float(rows[2]["price"]), rows[2]["clv"]) == ("2", 4.0, "")
+        assert rows[2]["raised_at"] == "2030-01-01T00:00:00Z"
+    assert client.get("/flags", params={"format": "json"}).json()["total"] == 3
+
+
+@pytest.mark.parametrize(
+    ("params", "where"),
+    [
+        ({"status": "closed"}, "query.status"),
+        ({"limit": 0}, "query.limit"),
+        ({"limit": 100_000}, "query.limit"),
+        ({"match_id": 0}, "query.match_id"),
+        ({"format": "xml"}, "query.format"),
+        ({"from": "yesterday"}, "query.from"),
+        ({"from": "2030-01-02T00:00:00Z", "to": "2030-01-01T00:00:00Z"}, "query.to"),
+        ({"competition": "E" * 65}, "query.competition"),
+    ],
+)
+def test_bad_parameters_are_a_problem(
+    client: TestClient, params: dict[str, Any], where: str
+) -> None:
+    response = client.get("/flags", params=params)
+    assert response.status_code == 422
+    assert response.headers["content-type"] == "application/problem+json"
+    assert any(message.startswith(f"{where}:") for message in error_messages(response.json()))
+
+
+def _future_batch() -> IngestBatch:
+    kickoff = dt.datetime(2030, 1, 12, 15, tzinfo=dt.UTC)
+    match = MatchRecord(competition="E0", home_team="Arsenal", away_team="Chelsea", kickoff=kickoff)
+    captured = RAISED - dt.timedelta(hours=1)
+    return IngestBatch(
+        matches=[match],
+        quotes=[
+            QuoteRecord(0, "PS", Phase.PRE, 2.0, 4.0, 4.0, captured),
+            QuoteRecord(0, "B365", Phase.PRE, 2.5, 5.0, 2.5, captured),
+        ],
+    )
+
+
+def test_two_writers_raising_the_same_flag_store_it_once(migrated_url: str) -> None:
+    """The second writer reads no flag (the first's is not committed), so it tries to raise
+    it too: its insert waits for the first's commit, then leaves the stored one alone."""
+    if not migrated_url.startswith("postgresql"):
+        pytest.skip("SQLite takes one writer at a time: two cannot raise a flag at once")
+    engine = make_engine(migrated_url)
+    writes = make_session_factory(engine, for_writes=True)
+    with session_scope(writes) as session:
+        ingest_batch(session, _future_batch(), source="test", now=RAISED)
+        match_id = session.scalars(select(ValueFlag.match_id)).one()
+        session.execute(text("DELETE FROM value_flags"))
+    first = writes()
+    assert record_flags(first, [match_id], RAISED).raised == 1
+    second: list[LedgerWrites] = []
+
+    def record_second() -> None:
+        with session_scope(writes) as session:
+            second.append(record_flags(session, [match_id], RAISED + dt.timedelta(minutes=1)))
+
+    thread = threading.Thread(target=record_second)
+    thread.start()
+    with engine.connect() as watcher:
+
+        def second_waits() -> bool:
+            waiting = watcher.scalar(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND query LIKE 'INSERT INTO value_flags%'"
+                )
+            )
+            watcher.commit()  # each look at a fresh snapshot of the activity
+            return bool(waiting) or not thread.is_alive()
+
+        wait_until(second_waits, "the second writer waits for the first's flag")
+    assert thread.is_alive(), "the second writer did not wait"
+    first.commit()
+    first.close()
+    thread.join()
+    assert second[0].raised == 0
+    with session_scope(writes) as session:
+        stored = session.execute(select(ValueFlag.raised_at)).all()
+    assert [row[0] for row in stored] == [RAISED]
+    engine.dispose()
+
+
+def test_an_activation_evaluates_every_upcoming_match_with_the_new_model(
+    client: TestClient, session: Session, admin_headers: dict[str, str]
+) -> None:
+    # PS 2, 4, 4 (fair 1/2, 1/4, 1/4) and B365 2.5, 2.5, 5 (fair 2/5, 2/5, 1/5): served
+    # without a model 0.45, 0.325, 0.225, the draw at PS's 4.0 worth 0.325 × 4 − 1 = 0.3.
+    captured = RAISED - dt.timedelta(hours=1)
+    with received_at(client, RAISED):
+        post_odds(
+            client,
+            admin_headers,
+            book(FUTURE_KICKOFF, "PS", (2.0, 4.0, 4.0), captured),
+            book(FUTURE_KICKOFF, "B365", (2.5, 2.5, 5.0), captured),
+        )
+    (draw,) = flags_of(session)
+    assert (draw.outcome, draw.bookmaker, draw.model_version) == ("X", "PS", None)
+    assert draw.expected_value == pytest.approx(0.3)
+
+    # A model trusting PS alone serves its fair line: the home side at B365's 2.5 and the
+    # away side at its 5.0 are both worth 0.25 (the home side first, by the 1, X, 2 order);
+    # the draw at 4.0 is worth 0.
+    version = hand_made_version(weights={"PS": 1.0})
+    session.add(version)
+    session.flush()
+    response = client.post(f"/admin/models/{version.id}/activate", headers=admin_headers)
+    assert response.status_code == 200, response.text
+    session.expire_all()
+    draw, home = flags_of(session)
+    assert draw.status == "withdrawn"
+    assert draw.expected_value == pytest.approx(0.3)
+    (withdrawn,) = events_of(session)
+    assert (withdrawn.flag_id, withdrawn.change, withdrawn.model_version) == (
+        draw.id,
+        "withdrawn",
+        version.id,
+    )
+    assert withdrawn.expected_value == pytest.approx(0.0)
+    assert (home.outcome, home.bookmaker, home.price, home.model_version) == (
+        "1",
+        "B365",
+        2.5,
+        version.id,
+    )
+    assert home.probability == pytest.approx(0.5)
+    assert home.expected_value == pytest.approx(0.25)
