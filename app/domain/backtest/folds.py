@@ -14,12 +14,11 @@ from numpy.typing import NDArray
 
 from app.domain.backtest.algorithms import AlgorithmFit, fit_algorithm
 from app.domain.backtest.config import BacktestConfig
-from app.domain.backtest.prices import positions_of
 from app.domain.backtest.seasons import Split, TrainingPlan, seasons_to_test, split_season
 from app.domain.ensemble import Ensemble
 from app.domain.fitting import Fit, FitError, fit_ensemble
 from app.domain.records import OUTCOMES
-from app.domain.tables import MatchTable, QuoteTable, restrict
+from app.domain.tables import MatchTable, QuoteTable, positions_of, restrict
 from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
 from boosting import log_loss
