@@ -21,6 +21,7 @@ from app.db.orm import ModelActivation, ModelVersion, OddsQuote, RefitRun
 from app.domain.version_records import BookmakerWeight
 from app.domain.vocabulary import (
     ActivatedBy,
+    FitTarget,
     Method,
     Phase,
     RunStatus,
@@ -182,6 +183,7 @@ def test_a_version_stores_its_records_as_the_json_it_always_stored(
         "min_quotes": refit_settings.refit_min_quotes,
         "half_life_days": None,
         "calibrate": False,
+        "fit_target": str(refit_settings.refit_fit_target),
     }
     assert validation["method_scores"] == {"power": validation["model"]["log_loss"]}
 
@@ -926,3 +928,36 @@ def test_settings_environment_round_trips(
     assert rebuilt.database_url == seeded_settings.database_url
     assert "ODDSBOOST_ADMIN_API_KEY" not in settings_environment(seeded_settings)
     assert np.isclose(rebuilt.model_refresh_seconds, seeded_settings.model_refresh_seconds)
+
+
+def test_the_refit_command_fits_toward_the_target_asked(
+    engine: Engine, refit_settings: Settings, oddsboost: Oddsboost
+) -> None:
+    environment = settings_environment(
+        refit_settings.model_copy(update={"refit_fit_target": FitTarget.RESULT})
+    )
+
+    refused = oddsboost.run(*REFIT, "--fit-target", "odds", env=environment)
+    toward_close = oddsboost.run(*REFIT, "--fit-target", "close", env=environment)
+
+    assert refused.returncode == 2
+    assert "'odds' is not one of 'result', 'close'" in refused.stderr
+    assert toward_close.returncode == 0, toward_close.stderr + toward_close.stdout
+    (version,) = versions(engine)
+    assert version.validation.options is not None
+    assert version.validation.options.fit_target == FitTarget.CLOSE
+    # The seeded seasons have Pinnacle's close: the rounds were chosen by the cross-entropy
+    # to it, which no grid point's log loss on the results equals.
+    on_results = run_refit(
+        engine,
+        refit_settings.model_copy(update={"refit_fit_target": FitTarget.RESULT}),
+        trigger=RunTrigger.CLI,
+        until=UNTIL,
+    )
+    assert on_results.status == "succeeded", on_results.message
+    result_version = versions(engine)[-1]
+    assert result_version.validation.options is not None
+    assert result_version.validation.options.fit_target == FitTarget.RESULT
+    assert [g.log_loss for g in version.rounds_grid] != [
+        g.log_loss for g in result_version.rounds_grid
+    ]

@@ -14,7 +14,7 @@ from app.domain.ensemble import Ensemble
 from app.domain.fields import AbsentWhenNone
 from app.domain.fitting import Fit, FitOptions
 from app.domain.validation import ValidationReport
-from app.domain.vocabulary import Method, Phase
+from app.domain.vocabulary import FitTarget, Method, Phase
 from boosting import StopReason
 
 
@@ -50,6 +50,9 @@ class RecordedOptions:
     min_quotes: int
     half_life_days: float | None
     calibrate: bool
+    # The versions fitted before fit targets were an option lack it (they were fitted on
+    # the results).
+    fit_target: AbsentWhenNone[FitTarget] = None
 
     @classmethod
     def of(cls, options: FitOptions) -> RecordedOptions:

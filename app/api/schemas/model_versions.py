@@ -10,7 +10,7 @@ from pydantic import AliasPath, ConfigDict, Field
 
 from app.api.schemas.common import AnswerModel, StrictModel, with_examples
 from app.domain.fields import AbsentWhenNone, Reason
-from app.domain.vocabulary import ActivatedBy, Method, Phase, VersionStatus
+from app.domain.vocabulary import ActivatedBy, FitTarget, Method, Phase, VersionStatus
 
 LogLoss = Annotated[float, Field(description="Mean log loss; lower is better.")]
 Brier = Annotated[
@@ -77,6 +77,12 @@ class FitOptionsOut(RecordOut):
     min_quotes: int = Field(description="Fewest quotes for a bookmaker to join the pool.")
     half_life_days: float | None = Field(description="Half-life of match weights; null: none.")
     calibrate: bool = Field(description="Whether a calibration exponent was fitted.")
+    fit_target: AbsentWhenNone[FitTarget] = Field(
+        default=None,
+        description="What the weights were fitted toward: result, or close (Pinnacle's closing "
+        "line, the result where it had none); absent in versions fitted before it was an "
+        "option, which were fitted on the results.",
+    )
 
 
 class ValidationOut(RecordOut):
@@ -176,6 +182,7 @@ class ModelVersionOut(AnswerModel):
                     "min_quotes": 100,
                     "half_life_days": None,
                     "calibrate": False,
+                    "fit_target": "result",
                 },
                 "method_scores": {"power": 0.9383},
             },

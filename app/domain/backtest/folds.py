@@ -12,6 +12,7 @@ from functools import cache
 import numpy as np
 from numpy.typing import NDArray
 
+from app.domain import defaults
 from app.domain.backtest.algorithms import AlgorithmFit, fit_algorithm
 from app.domain.backtest.config import BacktestConfig
 from app.domain.backtest.seasons import Split, TrainingPlan, seasons_to_test, split_season
@@ -30,7 +31,7 @@ BEST = "best bookmaker"
 BASE_RATES = "base rates"
 PINNACLE_CLOSING = "Pinnacle closing"
 # The bookmaker whose closing odds are the Pinnacle closing reference.
-CLOSING_CODE = "PS"
+CLOSING_CODE = defaults.CLOSING_BOOKMAKER
 
 
 @dataclass
