@@ -223,17 +223,25 @@ def test_versions_of_the_first_refits_read_and_are_served_as_stored(
     assert stored_json(engine, version.id)["validation"] == first  # reading changed nothing
 
 
+@pytest.mark.parametrize("target", list(FitTarget))
 def test_the_stored_weights_are_a_refit_on_the_whole_window(
-    engine: Engine, refit_settings: Settings
+    engine: Engine, refit_settings: Settings, target: FitTarget
 ) -> None:
-    from app.domain.training import build_training_set
+    from app.domain.training import build_training_set, with_fit_targets
 
-    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    settings = refit_settings.model_copy(update={"refit_fit_target": target})
+    run_refit(engine, settings, trigger=RunTrigger.CLI, until=UNTIL)
     (version,) = versions(engine)
     with make_session_factory(engine)() as session:
         matches, quotes = load_tables(session, start=version.window_start, end=version.window_end)
     training = build_training_set(matches, quotes, phase=Phase.PRE, method="power", min_quotes=100)
-    expected = AdaBoostM2(n_rounds=version.rounds).fit(training.H, training.y)
+    model = AdaBoostM2(n_rounds=version.rounds)
+    if target == FitTarget.RESULT:
+        expected = model.fit(training.H, training.y)
+    else:
+        targets = with_fit_targets(training, matches, quotes, target).targets
+        assert targets is not None
+        expected = model.fit_targets(training.H, targets)
     assert [b.code for b in version.bookmakers] == list(training.bookmakers)
     assert [b.weight for b in version.bookmakers] == pytest.approx(
         expected.hypothesis_weights_.tolist()
@@ -440,7 +448,9 @@ def test_a_fit_worse_than_its_own_consensus_is_not_promoted(
     engine: Engine, refit_settings: Settings
 ) -> None:
     _turncoat(engine, "TURNCOAT")
-    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    # Priced from the results, it looks all-knowing to a fit on the results.
+    on_results = refit_settings.model_copy(update={"refit_fit_target": FitTarget.RESULT})
+    outcome = run_refit(engine, on_results, trigger=RunTrigger.CLI, until=UNTIL)
     assert outcome.status == "rejected", outcome.message
     (version,) = versions(engine)
     assert version.status == "rejected"

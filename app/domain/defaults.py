@@ -8,8 +8,9 @@ from app.domain.vocabulary import FitTarget, Method, Phase
 # football (see app/domain/odds.py).
 METHOD = Method.POWER
 PHASE = Phase.PRE
-# What the weights are fitted toward (docs/explanation/evaluation.md measures both).
-FIT_TARGET = FitTarget.RESULT
+# What the weights are fitted toward: the closing line, whose bets had more closing-line
+# value in the value backtest (docs/explanation/evaluation.md measures both).
+FIT_TARGET = FitTarget.CLOSE
 # The closing line that measures CLV and that a fit toward the close learns from:
 # Pinnacle's, de-margined with the power method.
 CLOSING_BOOKMAKER = "PS"

@@ -182,7 +182,7 @@ class ModelVersionOut(AnswerModel):
                     "min_quotes": 100,
                     "half_life_days": None,
                     "calibrate": False,
-                    "fit_target": "result",
+                    "fit_target": "close",
                 },
                 "method_scores": {"power": 0.9383},
             },

@@ -71,5 +71,5 @@ VARIANTS = (
     Variant("per-competition pools", per_competition=True),
     Variant("method chosen by validation", choose_method=True),
     Variant("calibrated (power on the mix)", calibrate=True),
-    Variant("fitted toward the closing line", fit_target=FitTarget.CLOSE),
+    Variant("fitted toward the results", fit_target=FitTarget.RESULT),
 )
