@@ -42,7 +42,10 @@ class BookmakerWeightOut(RecordOut):
 
 class GridPointOut(RecordOut):
     rounds: int = Field(description="A number of boosting rounds tried.")
-    log_loss: float = Field(description="The validation log loss with that many rounds.")
+    log_loss: float = Field(
+        description="The validation log loss with that many rounds; for a fit toward the close, "
+        "the cross-entropy to the close of the validation matches."
+    )
 
 
 class ScoresOut(RecordOut):
