@@ -13,7 +13,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from app.domain import defaults
 from app.domain.records import CAPTURE_SKEW
 from app.domain.time_zones import TimeZoneName
-from app.domain.vocabulary import Method, Phase
+from app.domain.vocabulary import FitTarget, Method, Phase
 from app.domain.wording import counted
 
 if TYPE_CHECKING:
@@ -210,6 +210,12 @@ class Settings(BaseSettings):
     refit_calibrate: bool = Field(
         default=False,
         description="Fit one calibration exponent (p ∝ p^a) on the held-out part.",
+    )
+    refit_fit_target: FitTarget = Field(
+        default=defaults.FIT_TARGET,
+        description="What the weights are fitted toward: result (the settled results) or "
+        "close (each match's outcomes weighted by Pinnacle's closing line, the result where "
+        "it has none; the rounds chosen by the cross-entropy to it).",
     )
     promotion_tolerance: float = Field(
         default=0.002,

@@ -9,8 +9,8 @@ Runs of ``oddsboost backtest`` make the figures (``COMMANDS``, each writing into
     .venv/bin/python -m benchmarks.evaluation_figures reports
 
 copies every report found under ``reports/`` in and writes every block; with no argument it
-renders the committed reports again. Nothing here computes a figure: each is read from a
-report.
+renders the committed reports again. Nothing here computes a figure but one product (the
+total CLV of a run's bets, their mean CLV times their number): each is read from a report.
 """
 
 from __future__ import annotations
@@ -41,7 +41,12 @@ FIT_OPTIONS = {
     "rounds_50": "--rounds-grid 50",
     "half_life_365": "--half-life-days 365",
     "calibrate": "--calibrate",
+    "fit_target_result": "--fit-target result",
 }
+# The two runs whose ensembles differ only in what they were fitted toward: the defaults'
+# and the other target's. The rule for the default: fitting toward the close wins if its
+# bets' pooled 95 % CLV interval lies above 0 and their CLV sums to more.
+FIT_TARGET_RUNS = ("backtest_value", "backtest_value_fit_target_result")
 # The command that writes each report (into reports/<name>).
 COMMANDS = {
     "backtest": (
@@ -275,6 +280,47 @@ def value_options_block(reports: Reports) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _target_figures(report: Report) -> dict[str, Any]:
+    rule = _rule(report["value"]["overall"], "ensemble")
+    clv = rule["clv"]
+    return {
+        "target": report["config"]["fit"]["fit_target"],
+        "log_loss": report["overall"]["scores"][ENSEMBLE]["log_loss"],
+        "bets": rule["bets"],
+        "clv": clv,
+        # CLV is counted on the bets whose match has a close; its sum is in units staked.
+        "total": clv["mean"] * clv["n"],
+    }
+
+
+def fit_target_winner(reports: Reports) -> str:
+    """The fit target the rule chooses: ``close`` if its pooled CLV interval lies above 0
+    and its total CLV beats the results', else ``result``."""
+    runs = [_target_figures(reports[name]) for name in FIT_TARGET_RUNS]
+    by_target = {run["target"]: run for run in runs}
+    close, result = by_target["close"], by_target["result"]
+    wins = close["clv"]["low"] > 0 and close["total"] > result["total"]
+    return "close" if wins else "result"
+
+
+def fit_target_block(reports: Reports) -> str:
+    """The ensemble's bets at ``SEASON_THRESHOLD`` fitted toward each target, and the rule's
+    choice."""
+    lines = [
+        "| fitted toward | log loss | bets | bets on matches with a close | CLV [95 % CI] | "
+        "total CLV (units) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name in FIT_TARGET_RUNS:
+        run = _target_figures(reports[name])
+        lines.append(
+            f"| {run['target']} | {run['log_loss']:.5f} | {run['bets']:,} | {run['clv']['n']:,} "
+            f"| {_interval(run['clv'])} | {run['total']:+.1f} |"
+        )
+    lines += ["", f"By the rule the default is `{fit_target_winner(reports)}`."]
+    return "\n".join(lines) + "\n"
+
+
 def _clear(interval: Mapping[str, Any]) -> bool:
     """Whether a 95 % interval leaves 0 out."""
     low, high = interval["low"], interval["high"]
@@ -418,6 +464,7 @@ BLOCKS: dict[str, Callable[[Reports], str]] = {
     "backtest_value_comparison": lambda reports: value_comparison_block(reports["backtest_value"]),
     "backtest_value_options": value_options_block,
     "backtest_value_bins": lambda reports: value_bins_block(reports["backtest_value"]),
+    "backtest_value_fit_target": fit_target_block,
 }
 
 

@@ -32,6 +32,7 @@ from boosting.metrics import (
     accuracy_rows,
     brier_score,
     brier_score_rows,
+    cross_entropy,
     hamming_loss,
     log_loss,
     log_loss_rows,
@@ -41,6 +42,7 @@ from boosting.metrics import (
 from boosting.multiclass import SAMME, AdaBoostM1
 from boosting.multilabel import AdaBoostMH
 from boosting.pool import FixedPool, label_scores, most_probable_class
+from boosting.soft_labels import LabelledRows, soft_label_rows
 from boosting.stumps import DecisionStumps
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "AdaBoostMH",
     "DecisionStumps",
     "FixedPool",
+    "LabelledRows",
     "NotFittedError",
     "Outputs",
     "StopReason",
@@ -58,6 +61,7 @@ __all__ = [
     "accuracy_rows",
     "brier_score",
     "brier_score_rows",
+    "cross_entropy",
     "hamming_loss",
     "label_scores",
     "log_loss",
@@ -66,5 +70,6 @@ __all__ = [
     "pseudo_losses",
     "ranked_probability_score",
     "ranked_probability_score_rows",
+    "soft_label_rows",
     "weighted_vote",
 ]

@@ -35,6 +35,7 @@ from boosting._checks import (
     checked_block,
 )
 from boosting._loop import ERROR_FLOOR, BoostingLoop, Step, StopReason
+from boosting.soft_labels import soft_label_rows
 
 # Mislabel pairs per block of the pseudo-loss product: small blocks keep each product in
 # cache and single-threaded in the BLAS, which makes rounds fast and steady on a busy machine.
@@ -348,6 +349,46 @@ class AdaBoostM2(BoostingLoop):
                 for d in state.history
             ]
         return self
+
+    def fit_targets(
+        self, H: ArrayLike, targets: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> AdaBoostM2:
+        """Fit the hypothesis weights on soft labels: a probability vector per sample.
+
+        Each sample i counts as label c with weight w_i q_i(c), one row per class of
+        positive target (`boosting.soft_labels.soft_label_rows`), so D_1 over the mislabel
+        triples (i, c, y), y ≠ c, is proportional to w_i q_i(c) / (K − 1) and every round
+        is the one of `fit` (Freund & Schapire 1997, figure 3) on those rows. One-hot
+        targets give exactly the fit of their labels.
+
+        Parameters
+        ----------
+        H : array-like of shape (n_samples, n_hypotheses, n_classes)
+            Plausibilities as for `fit`.
+        targets : array-like of shape (n_samples, n_classes)
+            Target probabilities in [0, 1], each row summing to 1 (within 1e-6).
+        sample_weight : array-like of shape (n_samples,), optional
+            Finite, non-negative, with a positive sum. Default: uniform.
+
+        Returns
+        -------
+        AdaBoostM2
+            The fitted model; ``distributions_`` (if stored) are over the labelled rows.
+
+        Raises
+        ------
+        ValueError
+            If H, ``targets`` or ``sample_weight`` is malformed or out of range, their
+            numbers of samples differ, or every hypothesis abstains on a sample.
+        """
+        plaus = as_plausibility_array(H)
+        if np.shape(targets)[:1] != plaus.shape[:1]:
+            raise ValueError(
+                f"targets must have one row per sample of H ({plaus.shape[0]}), "
+                f"got shape {np.shape(targets)}"
+            )
+        rows = soft_label_rows(targets, sample_weight)
+        return self.fit(plaus[rows.samples], rows.labels, sample_weight=rows.weights)
 
     def _start(self, H: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None) -> _M2State:
         plaus = as_plausibility_array(H)

@@ -301,3 +301,39 @@ def hamming_loss(Y_true: ArrayLike, Y_pred: ArrayLike) -> float:
         if not np.isin(matrix, (0, 1)).all():
             raise ValueError(f"{name} must hold only 0 and 1")
     return float(np.mean(truth.astype(bool) != predicted.astype(bool)))
+
+
+def cross_entropy(targets: ArrayLike, proba: ArrayLike) -> float:
+    """Compute the mean cross-entropy to target distributions, 1/n Σ_i −Σ_k q_i(k) ln p_i(k).
+
+    With one-hot targets it is the log loss. Probabilities are clipped to [1e-15, 1] before
+    the logarithm, as for `log_loss`.
+
+    Parameters
+    ----------
+    targets : array-like of shape (n_samples, n_classes)
+        Target probabilities q_i in [0, 1], each row summing to 1 (within 1e-6).
+    proba : array-like of shape (n_samples, n_classes)
+        Forecast probabilities in [0, 1], each row summing to 1 (within 1e-6).
+
+    Returns
+    -------
+    float
+        The mean cross-entropy, at least the mean entropy of the targets.
+
+    Raises
+    ------
+    ValueError
+        If there are no rows, either array is not finite, outside [0, 1], has rows not
+        summing to 1, or the shapes differ.
+    """
+    probabilities = check_probabilities(proba)
+    if probabilities.shape[0] == 0:
+        raise ValueError("no rows to score")
+    wanted = check_probabilities(targets, probabilities.shape[1], name="targets")
+    if wanted.shape != probabilities.shape:
+        raise ValueError(
+            f"targets must have the shape of proba {probabilities.shape}, got {wanted.shape}"
+        )
+    logs = np.log(np.clip(probabilities, LOG_CLIP, 1.0))
+    return float(-(wanted * logs).sum(axis=1).mean())

@@ -243,6 +243,7 @@ def test_the_report_is_reproducible(season_file: SeasonFile, tmp_path: Path) -> 
         "min_quotes": 1,
         "half_life_days": None,
         "calibrate": False,
+        "fit_target": "close",
     }
     assert set(data["variants"]) == {
         "time decay, half-life 365 days",
@@ -250,6 +251,7 @@ def test_the_report_is_reproducible(season_file: SeasonFile, tmp_path: Path) -> 
         "per-competition pools",
         "method chosen by validation",
         "calibrated (power on the mix)",
+        "fitted toward the results",
     }
     markdown = contents[0]["report.md"].decode()
     assert "## Rows compared and rows left out" in markdown

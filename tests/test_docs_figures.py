@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from app.domain import defaults
+from app.domain.backtest.folds import ENSEMBLE
 from benchmarks import bench_ingest, evaluation_figures, pages, throughput_figures
 from benchmarks.pages import EVALUATION_PAGE, PERFORMANCE_PAGE
 from benchmarks.track_record_figures import (
@@ -101,6 +103,47 @@ def test_the_evaluation_reports_are_the_backtests_own() -> None:
     assert "--compare-variants" in evaluation_figures.COMMANDS["backtest"]
     assert value["value"]["overall"]["rules"]
     assert "--value-bets" in evaluation_figures.COMMANDS["backtest_value"]
+
+
+def test_the_default_fit_target_is_the_one_the_value_backtest_chose() -> None:
+    reports = {
+        name: evaluation_figures.load_report(name) for name in evaluation_figures.FIT_TARGET_RUNS
+    }
+    fits = [dict(reports[name]["config"]["fit"]) for name in evaluation_figures.FIT_TARGET_RUNS]
+
+    # The two runs differ in what they were fitted toward, and in nothing else.
+    assert {fit.pop("fit_target") for fit in fits} == {"result", "close"}
+    assert fits[0] == fits[1]
+    assert evaluation_figures.fit_target_winner(reports) == defaults.FIT_TARGET
+
+
+def target_report(target: str, mean: float, low: float, n: int) -> dict[str, object]:
+    """The parts of a value report the fit-target rule reads."""
+    clv = {"mean": mean, "low": low, "high": 2 * mean - low, "n": n}
+    rule = {"source": "ensemble", "threshold": 0.02, "bets": n, "clv": clv}
+    return {
+        "config": {"fit": {"fit_target": target}},
+        "overall": {"scores": {ENSEMBLE: {"log_loss": 0.97}}},
+        "value": {"overall": {"rules": [rule]}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("close", "winner"),
+    [
+        # Result: +1 % on 1,000 bets, 10 units. Close, its interval above 0, 12 units: wins.
+        (target_report("close", 0.02, 0.001, 600), "close"),
+        # 8 units: less in total, whatever its mean.
+        (target_report("close", 0.02, 0.001, 400), "result"),
+        # 12 units, but an interval reaching 0.
+        (target_report("close", 0.02, 0.0, 600), "result"),
+    ],
+)
+def test_the_fit_target_rule(close: dict[str, object], winner: str) -> None:
+    first, second = evaluation_figures.FIT_TARGET_RUNS
+    reports = {first: close, second: target_report("result", 0.01, 0.005, 1000)}
+
+    assert evaluation_figures.fit_target_winner(reports) == winner
 
 
 def test_one_writer_keeps_blocks_of_several_names_apart(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from app.db.orm import ModelActivation, ModelVersion, OddsQuote, RefitRun
 from app.domain.version_records import BookmakerWeight
 from app.domain.vocabulary import (
     ActivatedBy,
+    FitTarget,
     Method,
     Phase,
     RunStatus,
@@ -185,6 +186,7 @@ def test_a_version_stores_its_records_as_the_json_it_always_stored(
         "calibrate": False,
         "recent_days": refit_settings.refit_pool_recent_days,
         "recent_share": refit_settings.refit_pool_recent_share,
+        "fit_target": str(refit_settings.refit_fit_target),
     }
     assert validation["left_out"] == {}  # every bookmaker of the window still quoted
     assert validation["method_scores"] == {"power": validation["model"]["log_loss"]}
@@ -227,17 +229,25 @@ def test_versions_of_the_first_refits_read_and_are_served_as_stored(
     assert stored_json(engine, version.id)["validation"] == first  # reading changed nothing
 
 
+@pytest.mark.parametrize("target", list(FitTarget))
 def test_the_stored_weights_are_a_refit_on_the_whole_window(
-    engine: Engine, refit_settings: Settings
+    engine: Engine, refit_settings: Settings, target: FitTarget
 ) -> None:
-    from app.domain.training import build_training_set
+    from app.domain.training import build_training_set, with_fit_targets
 
-    run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    settings = refit_settings.model_copy(update={"refit_fit_target": target})
+    run_refit(engine, settings, trigger=RunTrigger.CLI, until=UNTIL)
     (version,) = versions(engine)
     with make_session_factory(engine)() as session:
         matches, quotes = load_tables(session, start=version.window_start, end=version.window_end)
     training = build_training_set(matches, quotes, phase=Phase.PRE, method="power", min_quotes=100)
-    expected = AdaBoostM2(n_rounds=version.rounds).fit(training.H, training.y)
+    model = AdaBoostM2(n_rounds=version.rounds)
+    if target == FitTarget.RESULT:
+        expected = model.fit(training.H, training.y)
+    else:
+        targets = with_fit_targets(training, matches, quotes, target).targets
+        assert targets is not None
+        expected = model.fit_targets(training.H, targets)
     assert [b.code for b in version.bookmakers] == list(training.bookmakers)
     assert [b.weight for b in version.bookmakers] == pytest.approx(
         expected.hypothesis_weights_.tolist()
@@ -444,7 +454,9 @@ def test_a_fit_worse_than_its_own_consensus_is_not_promoted(
     engine: Engine, refit_settings: Settings
 ) -> None:
     _turncoat(engine, "TURNCOAT")
-    outcome = run_refit(engine, refit_settings, trigger=RunTrigger.CLI, until=UNTIL)
+    # Priced from the results, it looks all-knowing to a fit on the results.
+    on_results = refit_settings.model_copy(update={"refit_fit_target": FitTarget.RESULT})
+    outcome = run_refit(engine, on_results, trigger=RunTrigger.CLI, until=UNTIL)
     assert outcome.status == "rejected", outcome.message
     (version,) = versions(engine)
     assert version.status == "rejected"
@@ -932,3 +944,36 @@ def test_settings_environment_round_trips(
     assert rebuilt.database_url == seeded_settings.database_url
     assert "ODDSBOOST_ADMIN_API_KEY" not in settings_environment(seeded_settings)
     assert np.isclose(rebuilt.model_refresh_seconds, seeded_settings.model_refresh_seconds)
+
+
+def test_the_refit_command_fits_toward_the_target_asked(
+    engine: Engine, refit_settings: Settings, oddsboost: Oddsboost
+) -> None:
+    environment = settings_environment(
+        refit_settings.model_copy(update={"refit_fit_target": FitTarget.RESULT})
+    )
+
+    refused = oddsboost.run(*REFIT, "--fit-target", "odds", env=environment)
+    toward_close = oddsboost.run(*REFIT, "--fit-target", "close", env=environment)
+
+    assert refused.returncode == 2
+    assert "'odds' is not one of 'result', 'close'" in refused.stderr
+    assert toward_close.returncode == 0, toward_close.stderr + toward_close.stdout
+    (version,) = versions(engine)
+    assert version.validation.options is not None
+    assert version.validation.options.fit_target == FitTarget.CLOSE
+    # The seeded seasons have Pinnacle's close: the rounds were chosen by the cross-entropy
+    # to it, which no grid point's log loss on the results equals.
+    on_results = run_refit(
+        engine,
+        refit_settings.model_copy(update={"refit_fit_target": FitTarget.RESULT}),
+        trigger=RunTrigger.CLI,
+        until=UNTIL,
+    )
+    assert on_results.status == "succeeded", on_results.message
+    result_version = versions(engine)[-1]
+    assert result_version.validation.options is not None
+    assert result_version.validation.options.fit_target == FitTarget.RESULT
+    assert [g.log_loss for g in version.rounds_grid] != [
+        g.log_loss for g in result_version.rounds_grid
+    ]

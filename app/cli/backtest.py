@@ -18,7 +18,7 @@ from app.cli.common import (
     split_list,
 )
 from app.domain import defaults
-from app.domain.vocabulary import Method, Phase
+from app.domain.vocabulary import FitTarget, Method, Phase
 from app.domain.wording import counted
 
 if TYPE_CHECKING:
@@ -80,6 +80,10 @@ def backtest_command(
     calibrate: Annotated[
         bool, typer.Option("--calibrate", help="Fit a calibration exponent on the held-out part.")
     ] = False,
+    fit_target: Annotated[
+        FitTarget,
+        typer.Option(help="Fit toward the results, or toward Pinnacle's closing line."),
+    ] = defaults.FIT_TARGET,
     compare_variants: Annotated[
         bool,
         typer.Option("--compare-variants", help="Also measure each option beyond plain M2."),
@@ -137,6 +141,7 @@ def backtest_command(
                 recent_share=pool_recent_share,
                 half_life_days=half_life_days,
                 calibrate=calibrate,
+                fit_target=fit_target,
             ),
             train_seasons=train_seasons,
             test_seasons=split_list(test_seasons),

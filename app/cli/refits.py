@@ -16,6 +16,7 @@ from app.cli.common import (
     say,
     show_json,
 )
+from app.domain.vocabulary import FitTarget
 
 
 def _parse_until(value: str | None) -> dt.datetime | None:
@@ -37,6 +38,13 @@ def refit_command(
     run_id: Annotated[
         int | None, typer.Option(help="Carry out this queued run (used by POST /admin/refit).")
     ] = None,
+    fit_target: Annotated[
+        FitTarget | None,
+        typer.Option(
+            help="Fit toward the results or Pinnacle's closing line; default: "
+            "ODDSBOOST_REFIT_FIT_TARGET."
+        ),
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
     """Refit the model once. Exits 0 when it succeeded, was rejected or was skipped."""
@@ -45,6 +53,8 @@ def refit_command(
     from app.services import refit
 
     settings = load_settings()
+    if fit_target is not None:
+        settings = settings.model_copy(update={"refit_fit_target": fit_target})
     if run_id is None:
         log_as_a_command(settings)
     else:

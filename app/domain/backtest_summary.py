@@ -188,7 +188,7 @@ def _overall(folds: Sequence[Fold]) -> OverallSummary:
 class VariantSummary:
     """An option beyond plain M2 against the baseline and the consensus, on the same rows."""
 
-    options: dict[str, float | bool | list[str]]  # what the variant changed
+    options: dict[str, float | bool | str | list[str]]  # what the variant changed
     overall: ScoredForecast  # of its ensemble
     seasons: dict[str, float]  # its ensemble's log loss by test season
     versus_baseline: PairedDifference  # the variant minus plain M2

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from app.domain.vocabulary import Method, Phase
+from app.domain.vocabulary import FitTarget, Method, Phase
 
 # Power de-margining keeps the favourite-longshot bias and is among the most accurate on
 # football (see app/domain/odds.py).
 METHOD = Method.POWER
 PHASE = Phase.PRE
+# What the weights are fitted toward: the closing line, whose bets had more closing-line
+# value in the value backtest (docs/explanation/evaluation.md measures both).
+FIT_TARGET = FitTarget.CLOSE
+# The closing line that measures CLV and that a fit toward the close learns from:
+# Pinnacle's, de-margined with the power method.
+CLOSING_BOOKMAKER = "PS"
+CLOSING_METHOD = Method.POWER
 ROUNDS_GRID: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200)
 # The most recent share of a training window held out to choose the number of rounds.
 VALIDATION_FRACTION = 0.2

@@ -8,7 +8,10 @@ Options beyond plain M2, each measured in the walk-forward backtest:
   from the end of the window, so that newer matches count more;
 * ``methods`` with more than one entry: the de-margining method is chosen too;
 * ``calibrate``: one exponent a, p ∝ p^a, fitted on the held-out part (a < 1 softens an
-  over-confident mix, a > 1 sharpens an under-confident one).
+  over-confident mix, a > 1 sharpens an under-confident one);
+* ``fit_target`` close: each match's outcomes weighted by the closing line (the result
+  where there is none, ``training.with_fit_targets``), the rounds chosen by the
+  cross-entropy to the held-out matches' targets.
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ from numpy.typing import NDArray
 
 from app.domain import defaults
 from app.domain.ensemble import Ensemble, calibrated
-from app.domain.rounds import RoundsChoice, choose_rounds, split_by_kickoff
+from app.domain.rounds import RoundsChoice, choose_rounds, fit_m2, split_by_kickoff
 from app.domain.tables import MatchTable, QuoteTable
-from app.domain.training import DAY, TrainingSet, build_training_set
-from app.domain.vocabulary import Method, Phase
+from app.domain.training import DAY, TrainingSet, build_training_set, with_fit_targets
+from app.domain.vocabulary import FitTarget, Method, Phase
 from app.domain.wording import counted
 from boosting import AdaBoostM2, log_loss
 
@@ -51,6 +54,7 @@ class FitOptions:
     min_matches: int = 10
     half_life_days: float | None = None
     calibrate: bool = False
+    fit_target: FitTarget = defaults.FIT_TARGET
 
 
 def methods_to_try(configured: Method, *, choose: bool) -> tuple[Method, ...]:
@@ -125,6 +129,7 @@ def fit_ensemble(
             recent_days=options.recent_days,
             recent_share=options.recent_share,
         )
+        training = with_fit_targets(training, matches, quotes, options.fit_target)
         if len(training) < options.min_matches or not training.bookmakers:
             raise FitError(
                 f"only {counted(len(training), 'settled match')} with "
@@ -150,10 +155,8 @@ def fit_ensemble(
     # min keeps the first of equal scores: the configured method wins ties.
     _, training, fit_part, validation, choice, proba = min(candidates, key=lambda c: c[0])
     exponent = fit_calibration(validation.y, proba) if options.calibrate else 1.0
-    final = AdaBoostM2(n_rounds=choice.rounds).fit(
-        training.H,
-        training.y,
-        sample_weight=decay_weights(training.kickoff, end, options.half_life_days),
+    final = fit_m2(
+        training, choice.rounds, decay_weights(training.kickoff, end, options.half_life_days)
     )
     ensemble = Ensemble.from_model(final, training, calibration=exponent)
     return Fit(

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from app.domain.training import TrainingSet
-from boosting import AdaBoostM2, log_loss
+from boosting import AdaBoostM2, cross_entropy, log_loss
 
 
 def split_by_kickoff(
@@ -27,7 +27,8 @@ def split_by_kickoff(
 
 @dataclass(frozen=True, slots=True)
 class GridPoint:
-    """One number of rounds tried and its validation log loss."""
+    """One number of rounds tried and its validation log loss (for a fit toward the close,
+    its cross-entropy to the held-out matches' targets)."""
 
     rounds: int
     log_loss: float
@@ -38,10 +39,12 @@ def best_rounds(
     y: NDArray[np.intp],
     staged: Sequence[NDArray[np.float64]],
     no_rounds: NDArray[np.float64] | None = None,
+    targets: NDArray[np.float64] | None = None,
 ) -> tuple[int, list[GridPoint]]:
-    """The T of ``grid`` with the lowest log loss on ``y`` (ties: the smaller), and every
-    T's, scored from ``staged``, one fit's prediction after each round it kept (its last for
-    any larger T; ``no_rounds`` when it kept none)."""
+    """The T of ``grid`` with the lowest log loss on ``y`` (or cross-entropy to ``targets``,
+    when given; ties: the smaller), and every T's, scored from ``staged``, one fit's
+    prediction after each round it kept (its last for any larger T; ``no_rounds`` when it
+    kept none)."""
     points: list[GridPoint] = []
     for rounds in sorted(set(grid)):
         if staged:
@@ -50,7 +53,8 @@ def best_rounds(
             proba = no_rounds
         else:
             raise ValueError("the fit kept no round and has no prediction without one")
-        points.append(GridPoint(rounds, log_loss(y, proba)))
+        score = log_loss(y, proba) if targets is None else cross_entropy(targets, proba)
+        points.append(GridPoint(rounds, score))
     best = min(points, key=lambda point: (point.log_loss, point.rounds))
     return best.rounds, points
 
@@ -69,12 +73,27 @@ def choose_rounds(
     *,
     sample_weight: NDArray[np.float64] | None = None,
 ) -> RoundsChoice:
-    """AdaBoost.M2 with the T of ``grid`` that :func:`best_rounds` picks on ``validation``."""
+    """AdaBoost.M2 with the T of ``grid`` that :func:`best_rounds` picks on ``validation``;
+    toward the parts' ``targets`` when they have them (fitted on them, scored by the
+    cross-entropy to the held-out ones)."""
     largest = max(grid)
-    model = AdaBoostM2(n_rounds=largest).fit(fit_part.H, fit_part.y, sample_weight=sample_weight)
+    model = fit_m2(fit_part, largest, sample_weight)
     staged = list(model.staged_predict_proba(validation.H)) if model.n_rounds_ else []
     rounds, points = best_rounds(
-        grid, validation.y, staged, no_rounds=model.predict_proba(validation.H)
+        grid,
+        validation.y,
+        staged,
+        no_rounds=model.predict_proba(validation.H),
+        targets=validation.targets,
     )
-    chosen = AdaBoostM2(n_rounds=rounds).fit(fit_part.H, fit_part.y, sample_weight=sample_weight)
-    return RoundsChoice(rounds, points, chosen)
+    return RoundsChoice(rounds, points, fit_m2(fit_part, rounds, sample_weight))
+
+
+def fit_m2(
+    training: TrainingSet, rounds: int, sample_weight: NDArray[np.float64] | None
+) -> AdaBoostM2:
+    """AdaBoost.M2 on ``training``: toward its targets when it has them, else its results."""
+    model = AdaBoostM2(n_rounds=rounds)
+    if training.targets is None:
+        return model.fit(training.H, training.y, sample_weight=sample_weight)
+    return model.fit_targets(training.H, training.targets, sample_weight=sample_weight)

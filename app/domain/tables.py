@@ -117,6 +117,16 @@ class QuoteTable:
         )
 
 
+def positions_of(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:
+    """The position of each wanted id in ``ids``, -1 where it is absent."""
+    if len(ids) == 0:
+        return np.full(len(wanted), -1, dtype=np.intp)
+    order = np.argsort(ids, kind="stable")
+    slot = np.minimum(np.searchsorted(ids[order], wanted), len(ids) - 1)
+    found = ids[order][slot] == wanted
+    return np.where(found, order[slot], -1).astype(np.intp)
+
+
 def tables_from_rows(
     match_rows: Sequence[MatchRow], quote_rows: Sequence[QuoteRow]
 ) -> tuple[MatchTable, QuoteTable]:

@@ -14,8 +14,8 @@ from numpy.typing import NDArray
 from app.domain import defaults
 from app.domain.odds import demargin
 from app.domain.records import OUTCOMES
-from app.domain.tables import MatchTable, QuoteTable
-from app.domain.vocabulary import Method, Phase
+from app.domain.tables import MatchTable, QuoteTable, positions_of
+from app.domain.vocabulary import FitTarget, Method, Phase
 from app.domain.wording import counted
 
 DAY = 86_400.0
@@ -23,7 +23,8 @@ DAY = 86_400.0
 
 @dataclass(frozen=True)
 class TrainingSet:
-    """``H`` (m, B, 3) de-margined probabilities (NaN: no quote), ``y`` outcomes (m,)."""
+    """``H`` (m, B, 3) de-margined probabilities (NaN: no quote), ``y`` outcomes (m,);
+    ``targets`` (m, 3), when set, what a fit toward the close learns instead of ``y``."""
 
     H: NDArray[np.float64]
     y: NDArray[np.intp]
@@ -37,6 +38,7 @@ class TrainingSet:
     dropped: dict[str, int] = field(default_factory=dict)
     # Bookmakers left out of the pool (of those asked for, or that quoted), and why.
     left_out: dict[str, str] = field(default_factory=dict)
+    targets: NDArray[np.float64] | None = None
 
     def __len__(self) -> int:
         return len(self.y)
@@ -58,6 +60,7 @@ class TrainingSet:
             season=self.season[mask],
             dropped=dict(self.dropped),
             left_out=dict(self.left_out),
+            targets=None if self.targets is None else self.targets[mask],
         )
 
     def consensus(self) -> NDArray[np.float64]:
@@ -239,3 +242,30 @@ def build_training_set(
         dropped={reason: count for reason, count in dropped.items() if count},
         left_out=left_out,
     )
+
+
+def with_fit_targets(
+    training: TrainingSet, matches: MatchTable, quotes: QuoteTable, target: FitTarget
+) -> TrainingSet:
+    """``training`` with the targets a fit toward ``target`` learns, or as it is for results.
+
+    Toward the close, a match's target is the closing line of ``defaults.CLOSING_BOOKMAKER``
+    de-margined with ``defaults.CLOSING_METHOD`` (its latest closing quote before kickoff),
+    and its result, one-hot, where that bookmaker has no close.
+    """
+    if target == FitTarget.RESULT:
+        return training
+    targets = np.zeros((len(training), len(OUTCOMES)))
+    targets[np.arange(len(training)), training.y] = 1.0
+    closing = build_training_set(
+        matches,
+        quotes,
+        phase=Phase.CLOSING,
+        method=defaults.CLOSING_METHOD,
+        bookmakers=(defaults.CLOSING_BOOKMAKER,),
+    )
+    if closing.bookmakers:
+        at = positions_of(closing.match_ids, training.match_ids)
+        closed = at >= 0
+        targets[closed] = closing.H[at[closed], 0]
+    return replace(training, targets=targets)

@@ -14,7 +14,7 @@ from app.domain.ensemble import Ensemble
 from app.domain.fields import AbsentWhenNone
 from app.domain.fitting import Fit, FitOptions
 from app.domain.validation import ValidationReport
-from app.domain.vocabulary import Method, Phase
+from app.domain.vocabulary import FitTarget, Method, Phase
 from boosting import StopReason
 
 
@@ -54,6 +54,9 @@ class RecordedOptions:
     # the versions fitted before it).
     recent_days: AbsentWhenNone[float] = None
     recent_share: AbsentWhenNone[float] = None
+    # The versions fitted before fit targets were an option lack it (they were fitted on
+    # the results).
+    fit_target: AbsentWhenNone[FitTarget] = None
 
     @classmethod
     def of(cls, options: FitOptions) -> RecordedOptions:

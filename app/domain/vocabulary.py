@@ -26,6 +26,15 @@ class Method(StrEnum):
     ODDS_RATIO = "odds_ratio"
 
 
+class FitTarget(StrEnum):
+    """What the model is fitted toward: the settled results, or the closing line (each
+    match's outcomes weighted by the sharp bookmaker's closing probabilities, the result
+    where there is no close)."""
+
+    RESULT = "result"
+    CLOSE = "close"
+
+
 class MatchStatus(StrEnum):
     """Where a stored match stands: to be played, played with no result yet, or settled."""
 

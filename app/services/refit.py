@@ -288,6 +288,7 @@ def fit_options(settings: Settings) -> FitOptions:
         min_matches=settings.refit_min_matches,
         half_life_days=settings.refit_half_life_days,
         calibrate=settings.refit_calibrate,
+        fit_target=settings.refit_fit_target,
     )
 
 

@@ -10,7 +10,7 @@ from pydantic import AliasPath, ConfigDict, Field
 
 from app.api.schemas.common import AnswerModel, StrictModel, with_examples
 from app.domain.fields import AbsentWhenNone, Reason
-from app.domain.vocabulary import ActivatedBy, Method, Phase, VersionStatus
+from app.domain.vocabulary import ActivatedBy, FitTarget, Method, Phase, VersionStatus
 
 LogLoss = Annotated[float, Field(description="Mean log loss; lower is better.")]
 Brier = Annotated[
@@ -42,7 +42,10 @@ class BookmakerWeightOut(RecordOut):
 
 class GridPointOut(RecordOut):
     rounds: int = Field(description="A number of boosting rounds tried.")
-    log_loss: float = Field(description="The validation log loss with that many rounds.")
+    log_loss: float = Field(
+        description="The validation log loss with that many rounds; for a fit toward the close, "
+        "the cross-entropy to the close of the validation matches."
+    )
 
 
 class ScoresOut(RecordOut):
@@ -85,6 +88,12 @@ class FitOptionsOut(RecordOut):
     )
     recent_share: AbsentWhenNone[float] = Field(
         default=None, description="See recent_days; absent with it."
+    )
+    fit_target: AbsentWhenNone[FitTarget] = Field(
+        default=None,
+        description="What the weights were fitted toward: result, or close (Pinnacle's closing "
+        "line, the result where it had none); absent in versions fitted before it was an "
+        "option, which were fitted on the results.",
     )
 
 
@@ -193,6 +202,7 @@ class ModelVersionOut(AnswerModel):
                     "calibrate": False,
                     "recent_days": 30,
                     "recent_share": 0.5,
+                    "fit_target": "close",
                 },
                 "method_scores": {"power": 0.9383},
                 "left_out": {

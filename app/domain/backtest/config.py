@@ -8,6 +8,7 @@ from typing import Any
 
 from app.domain import defaults
 from app.domain.fitting import FitOptions, methods_to_try
+from app.domain.vocabulary import FitTarget
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Variant:
     per_competition: bool = False
     choose_method: bool = False  # every method tried, the baseline's first
     calibrate: bool = False
+    fit_target: FitTarget | None = None
 
     def _fit_changes(self, config: BacktestConfig) -> dict[str, Any]:
         changed: dict[str, Any] = {}
@@ -41,6 +43,8 @@ class Variant:
             changed["methods"] = methods_to_try(config.options.methods[0], choose=True)
         if self.calibrate:
             changed["calibrate"] = True
+        if self.fit_target is not None:
+            changed["fit_target"] = self.fit_target
         return changed
 
     def applied_to(self, config: BacktestConfig) -> BacktestConfig:
@@ -48,11 +52,13 @@ class Variant:
         per_competition = self.per_competition or config.per_competition
         return replace(config, options=options, per_competition=per_competition)
 
-    def changes(self, config: BacktestConfig) -> dict[str, float | bool | list[str]]:
+    def changes(self, config: BacktestConfig) -> dict[str, float | bool | str | list[str]]:
         """What the variant changes in ``config``, as the report lists it."""
         changed = self._fit_changes(config)
         if "methods" in changed:
             changed["methods"] = [str(method) for method in changed["methods"]]
+        if "fit_target" in changed:
+            changed["fit_target"] = str(changed["fit_target"])
         if self.per_competition:
             changed["per_competition"] = True
         return changed
@@ -65,4 +71,5 @@ VARIANTS = (
     Variant("per-competition pools", per_competition=True),
     Variant("method chosen by validation", choose_method=True),
     Variant("calibrated (power on the mix)", calibrate=True),
+    Variant("fitted toward the results", fit_target=FitTarget.RESULT),
 )

@@ -12,14 +12,14 @@ from functools import cache
 import numpy as np
 from numpy.typing import NDArray
 
+from app.domain import defaults
 from app.domain.backtest.algorithms import AlgorithmFit, fit_algorithm
 from app.domain.backtest.config import BacktestConfig
-from app.domain.backtest.prices import positions_of
 from app.domain.backtest.seasons import Split, TrainingPlan, seasons_to_test, split_season
 from app.domain.ensemble import Ensemble
 from app.domain.fitting import Fit, FitError, fit_ensemble
 from app.domain.records import OUTCOMES
-from app.domain.tables import MatchTable, QuoteTable, restrict
+from app.domain.tables import MatchTable, QuoteTable, positions_of, restrict
 from app.domain.training import TrainingSet, build_training_set
 from app.domain.vocabulary import Method, Phase
 from boosting import log_loss
@@ -31,7 +31,7 @@ BEST = "best bookmaker"
 BASE_RATES = "base rates"
 PINNACLE_CLOSING = "Pinnacle closing"
 # The bookmaker whose closing odds are the Pinnacle closing reference.
-CLOSING_CODE = "PS"
+CLOSING_CODE = defaults.CLOSING_BOOKMAKER
 
 
 @dataclass

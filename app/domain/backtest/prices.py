@@ -10,19 +10,9 @@ from numpy.typing import NDArray
 
 from app.domain.odds import demargin
 from app.domain.records import OUTCOMES
-from app.domain.tables import MatchTable, QuoteTable
+from app.domain.tables import MatchTable, QuoteTable, positions_of
 from app.domain.training import select_latest_valid
 from app.domain.vocabulary import Method, Phase
-
-
-def positions_of(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:
-    """The position of each wanted id in ``ids``, -1 where it is absent."""
-    if len(ids) == 0:
-        return np.full(len(wanted), -1, dtype=np.intp)
-    order = np.argsort(ids, kind="stable")
-    slot = np.minimum(np.searchsorted(ids[order], wanted), len(ids) - 1)
-    found = ids[order][slot] == wanted
-    return np.where(found, order[slot], -1).astype(np.intp)
 
 
 def quoted_prices(

@@ -14,9 +14,9 @@ from numpy.typing import NDArray
 
 from app.domain import defaults
 from app.domain.backtest.folds import CONSENSUS, ENSEMBLE, Fold
-from app.domain.backtest.prices import fair_line, positions_of, quoted_prices
+from app.domain.backtest.prices import fair_line, quoted_prices
 from app.domain.bookmakers import bookmaker_key, commission_code
-from app.domain.tables import MatchTable, QuoteTable
+from app.domain.tables import MatchTable, QuoteTable, positions_of
 from app.domain.value import (
     ENSEMBLE_SOURCE,
     BestPrices,
