@@ -144,13 +144,23 @@ def test_bookmakers_outside_the_allowed_ones_are_never_chosen() -> None:
     assert all(o.price is None and not o.flagged for o in nobody.outcomes)
 
 
-def test_a_bookmakers_line_as_the_source_and_its_fallback() -> None:
+def test_a_bookmakers_line_as_the_source_and_no_value_where_it_did_not_quote() -> None:
     odds = [*ODDS, QuotedOdds("PS", 2.05, 3.6, 4.3)]
     value = match_value(SERVED, odds, ValueTerms(source="Pinnacle"), Method.POWER)
     line = demargin([[2.05, 3.6, 4.3]], Method.POWER).probabilities[0]
-    assert value.source == "Pinnacle"
-    np.testing.assert_allclose([o.probability for o in value.outcomes], line, rtol=1e-12)
-    fallback = match_value(SERVED, ODDS, ValueTerms(source="PS"), Method.POWER)
+    assert value.source == "PS"
+    probabilities = [o.probability for o in value.outcomes]
+    assert probabilities == pytest.approx(line.tolist(), rel=1e-12)
+    # PS alone, where PS did not quote: no probability, no EV, nothing flagged, the prices
+    # shown all the same.
+    unpriced = match_value(SERVED, ODDS, ValueTerms(source="PS", min_ev=-1.0), Method.POWER)
+    assert unpriced.source is None
+    assert [(o.probability, o.expected_value, o.flagged) for o in unpriced.outcomes] == [
+        (None, None, False)
+    ] * 3
+    assert [o.price for o in unpriced.outcomes] == [2.2, 3.5, 4.4]
+    # Falling back to the served prediction where it is the next link.
+    fallback = match_value(SERVED, ODDS, ValueTerms(source="PS,ensemble"), Method.POWER)
     assert fallback.source == ENSEMBLE_SOURCE
     assert [o.probability for o in fallback.outcomes] == list(SERVED)
 
