@@ -32,6 +32,7 @@ from app.domain.prediction import QuotedOdds
 from app.domain.records import OUTCOME_INDEX
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.value import (
+    ENSEMBLE_SOURCE,
     ValueTerms,
     best_prices,
     choose_outcomes,
@@ -420,7 +421,9 @@ def test_of_two_outcomes_with_value_the_backtest_bets_the_higher_as_the_live_lis
     assert bets.returns.tolist() == pytest.approx([3.0])
     # The live service flags the same outcome at the same price, and only it.
     odds = [QuotedOdds("B365", 2.2, 3.8, 4.2), QuotedOdds("WH", 2.1, 4.0, 4.0)]
-    live = match_value((0.5, 0.28, 0.22), odds, ValueTerms(min_ev=0.02), Method.POWER)
+    live = match_value(
+        (0.5, 0.28, 0.22), odds, ValueTerms(min_ev=0.02, source=ENSEMBLE_SOURCE), Method.POWER
+    )
     assert [(o.outcome, o.bookmaker, o.price) for o in live.flagged] == [("X", "WH", 4.0)]
     assert live.outcomes[0].expected_value == pytest.approx(0.1)
 

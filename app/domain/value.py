@@ -73,7 +73,7 @@ class ValueTerms:
     kelly_fraction: float = defaults.KELLY_FRACTION
     stake_cap: float = defaults.STAKE_CAP
     min_ev: float = defaults.MIN_EV
-    source: str = ENSEMBLE_SOURCE
+    source: str = defaults.VALUE_SOURCE  # normalised, as value_sources writes it
     bookmakers: frozenset[str] | None = None  # keys, as bookmaker_key gives them
     bankroll: float | None = None
     commissions: tuple[tuple[str, float], ...] = defaults.EXCHANGE_COMMISSION
