@@ -108,7 +108,7 @@ def test_a_source_that_did_not_quote_the_match_gives_no_value_or_its_next_link(
         ("PS,XYZ", "unknown value source 'XYZ'"),
         ("PS,Pinnacle", "a value source names PS twice"),
         ("PS,B365,WH,BW,IW,consensus", "a value source has at most 5 links"),
-        ("", "at least 1 character"),
+        ("", "a value source has an empty link"),
     ],
 )
 def test_a_bad_source_chain_is_a_422_naming_the_field(

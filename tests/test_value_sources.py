@@ -3,12 +3,16 @@ worked out by hand on books without margin (their fair probabilities are 1/price
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from app.domain.prediction import QuotedOdds
 from app.domain.value import ValueTerms, match_values
 from app.domain.value_sources import (
+    SPACES,
+    ValueSourceChain,
     ValueSourceError,
     chain_links,
     normalised_chain,
@@ -124,3 +128,28 @@ def test_a_batch_prices_each_match_by_its_own_first_link() -> None:
         for odds in ([PS, B365], [B365], [PS])
     ]
     assert values == alone
+
+
+def test_a_link_is_trimmed_of_every_space_str_strip_takes_off() -> None:
+    assert set(SPACES) == {c for c in map(chr, range(0x110000)) if c.isspace()}
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "PS",
+        " ps ,\u3000Consensus\x1c",
+        "VC Bet,ensemble",
+        "bet&win,1XBET,betfair_ex_uk",
+        "x",
+        "PS,,WH",
+    ],
+)
+def test_the_documented_pattern_accepts_what_the_parser_accepts(written: str) -> None:
+    pattern = TypeAdapter(ValueSourceChain).json_schema()["pattern"]
+    try:
+        chain_links(written)
+        accepted = True
+    except ValueSourceError:
+        accepted = False
+    assert bool(re.match(pattern, written)) == accepted

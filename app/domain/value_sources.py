@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, JsonValue, StringConstraints
 
 from app.domain.bookmakers import BOOKMAKER_NAMES, ODDS_API_KEYS, bookmaker_key
+from app.domain.wording import counted
 
 ENSEMBLE = "ensemble"
 CONSENSUS = "consensus"
@@ -37,16 +38,18 @@ def chain_links(text: str) -> tuple[str, ...]:
     """The links of the chain ``text``, normalised: ``ensemble`` and ``consensus`` in lower
     case, a bookmaker as its code (by code, name or The Odds API's key, any letter case)."""
     if len(text) > MAX_CHAIN_LENGTH:
-        raise ValueSourceError(f"a value source has at most {MAX_CHAIN_LENGTH} characters")
-    words = [word.strip() for word in text.split(LINK_SEPARATOR)]
+        raise ValueSourceError(
+            f"a value source has at most {counted(MAX_CHAIN_LENGTH, 'character')}"
+        )
+    words = [word.strip(SPACES) for word in text.split(LINK_SEPARATOR)]
     if any(not word for word in words):
         raise ValueSourceError(
             f"a value source has an empty link: {text!r} (links are comma-separated, "
             "e.g. PS,consensus)"
         )
     if len(words) > MAX_LINKS:
-        raise ValueSourceError(f"a value source has at most {MAX_LINKS} links: {text!r}")
-    links = tuple(_link(word) for word in words)
+        raise ValueSourceError(f"a value source has at most {counted(MAX_LINKS, 'link')}: {text!r}")
+    links = tuple(link_of(word) for word in words)
     repeated = sorted({link for link in links if links.count(link) > 1})
     if repeated:
         raise ValueSourceError(f"a value source names {', '.join(repeated)} twice: {text!r}")
@@ -68,7 +71,8 @@ def normalised_chains(text: str) -> tuple[str, ...]:
     return chains
 
 
-def _link(word: str) -> str:
+def link_of(word: str) -> str:
+    """One link, trimmed word, normalised; :class:`ValueSourceError` if it is unknown."""
     folded = word.casefold()
     if folded in MODEL_LINKS:
         return folded
@@ -81,10 +85,42 @@ def _link(word: str) -> str:
     return code
 
 
+# The spaces a link is trimmed of: what str.strip takes off, as a class of a regular
+# expression too.
+SPACES = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+_SPACE_CLASS = r"[\t\n\x0b-\x0d\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
+def _any_case(word: str) -> str:
+    # Only the characters a regular expression reads as syntax are escaped: an escaped space
+    # or "&" is an error to JSON Schema's (ECMA 262, Unicode) regular expressions.
+    return "".join(
+        f"[{c.lower()}{c.upper()}]" if c.isalpha() else "\\" + c if c in _SYNTAX else c
+        for c in word
+    )
+
+
+_SYNTAX = frozenset("\\^$.|?*+()[]{}/")
+
+
+def _chain_schema(schema: dict[str, JsonValue]) -> None:
+    """What a chain accepts, in one pattern: one to five known words, comma-separated, each
+    in any letter case and trimmed. A link given twice is the one rule it cannot state."""
+    spellings = {ENSEMBLE, CONSENSUS, *ODDS_API_KEYS}
+    spellings |= {spelling for item in BOOKMAKER_NAMES.items() for spelling in item}
+    words = "|".join(_any_case(word) for word in sorted(spellings, key=lambda w: (-len(w), w)))
+    link = f"{_SPACE_CLASS}*(?:{words}){_SPACE_CLASS}*"
+    schema["pattern"] = f"^{link}(?:,{link}){{0,{MAX_LINKS - 1}}}$"
+
+
 # A chain as settings and requests give it, read as its normalised text.
 ValueSourceChain = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_CHAIN_LENGTH),
+    StringConstraints(max_length=MAX_CHAIN_LENGTH),
     AfterValidator(normalised_chain),
     Field(
         description="Where a value bet's probability comes from: a chain of up to five links, "
@@ -93,5 +129,6 @@ ValueSourceChain = Annotated[
         "by code or name (its de-margined line). For each match the first link with a line "
         "prices it; a match none has a line for gets no value.",
         examples=["PS,consensus"],
+        json_schema_extra=_chain_schema,
     ),
 ]
