@@ -66,7 +66,7 @@ def test_several_chains_are_separated_by_semicolons() -> None:
 
 
 def test_the_settings_take_a_chain_normalised_and_refuse_a_bad_one() -> None:
-    from app.settings import Settings
+    from app.settings import Settings, configuration_problems
 
     assert Settings(value_probability_source="pinnacle, Consensus").value_terms().source == (
         "PS,consensus"
@@ -75,6 +75,12 @@ def test_the_settings_take_a_chain_normalised_and_refuse_a_bad_one() -> None:
         Settings(value_probability_source="PSX")
     with pytest.raises(ValidationError, match="at most 5 links"):
         Settings(value_probability_source="PS,B365,WH,BW,IW,consensus")
+    with pytest.raises(ValidationError) as refused:
+        Settings(value_probability_source="PS,,consensus")
+    assert configuration_problems(refused.value) == [
+        "ODDSBOOST_VALUE_PROBABILITY_SOURCE: a value source has an empty link (links are "
+        "comma-separated, e.g. PS,consensus)"
+    ]
 
 
 # Two books without margin: PS says 0.5, 0.25, 0.25 and B365 0.4, 0.2, 0.4, so their

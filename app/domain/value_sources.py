@@ -44,15 +44,14 @@ def chain_links(text: str) -> tuple[str, ...]:
     words = [word.strip(SPACES) for word in text.split(LINK_SEPARATOR)]
     if any(not word for word in words):
         raise ValueSourceError(
-            f"a value source has an empty link: {text!r} (links are comma-separated, "
-            "e.g. PS,consensus)"
+            "a value source has an empty link (links are comma-separated, e.g. PS,consensus)"
         )
     if len(words) > MAX_LINKS:
-        raise ValueSourceError(f"a value source has at most {counted(MAX_LINKS, 'link')}: {text!r}")
+        raise ValueSourceError(f"a value source has at most {counted(MAX_LINKS, 'link')}")
     links = tuple(link_of(word) for word in words)
     repeated = sorted({link for link in links if links.count(link) > 1})
     if repeated:
-        raise ValueSourceError(f"a value source names {', '.join(repeated)} twice: {text!r}")
+        raise ValueSourceError(f"a value source names {', '.join(repeated)} twice")
     return links
 
 
