@@ -3,11 +3,15 @@ worked out by hand on books without margin (their fair probabilities are 1/price
 
 from __future__ import annotations
 
+import math
 import re
+import warnings
 
+import numpy as np
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from app.domain.odds import consensus_of
 from app.domain.prediction import QuotedOdds
 from app.domain.value import ValueTerms, match_values
 from app.domain.value_sources import (
@@ -159,3 +163,19 @@ def test_the_documented_pattern_accepts_what_the_parser_accepts(written: str) ->
     except ValueSourceError:
         accepted = False
     assert bool(re.match(pattern, written)) == accepted
+
+
+def test_the_consensus_is_the_mean_of_the_lines_of_those_that_quoted() -> None:
+    nan = math.nan
+    lines = np.array(
+        [
+            [[0.5, 0.25, 0.25], [0.4, 0.2, 0.4]],
+            [[nan, nan, nan], [0.3, 0.3, 0.4]],
+            [[nan, nan, nan], [nan, nan, nan]],
+        ]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "mean of empty slice" for the match nobody quoted
+        consensus = consensus_of(lines)
+    np.testing.assert_allclose(consensus[:2], [[0.45, 0.225, 0.325], [0.3, 0.3, 0.4]])
+    assert np.isnan(consensus[2]).all()
