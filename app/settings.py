@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from app.domain import defaults
 from app.domain.records import CAPTURE_SKEW
 from app.domain.time_zones import TimeZoneName
+from app.domain.value_sources import ValueSourceChain
 from app.domain.vocabulary import FitTarget, Method, Phase
 from app.domain.wording import counted
 
@@ -273,13 +274,13 @@ class Settings(BaseSettings):
         description="Largest sum of the stakes GET /value-bets suggests on one day's "
         "matches (UTC), as a share of the bankroll; a day over it has its stakes scaled down.",
     )
-    value_probability_source: str = Field(
+    value_probability_source: ValueSourceChain = Field(
         default=defaults.VALUE_SOURCE,
-        min_length=1,
-        max_length=40,
-        description="Where a value bet's probability comes from: `ensemble` (the served "
-        "prediction) or a bookmaker's code (e.g. `PS`), whose de-margined line is used where "
-        "it quoted the match, the served prediction elsewhere.",
+        description="Where a value bet's probability comes from: a chain of up to five "
+        "links, comma-separated, each `ensemble` (the served prediction), `consensus` (the "
+        "mean of the de-margined lines of the bookmakers that quoted the match) or a known "
+        "bookmaker's code or name (e.g. `PS`, its de-margined line). For each match the "
+        "first link with a line prices it; a match none has a line for gets no value.",
     )
     closing_window_minutes: int = Field(
         default=30,

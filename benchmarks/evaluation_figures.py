@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from app.domain import defaults
 from app.domain.backtest.folds import BASE_RATES, BEST, CONSENSUS, ENSEMBLE, PINNACLE_CLOSING
 from benchmarks import pages
 from benchmarks.pages import EVALUATION_PAGE
@@ -29,9 +30,22 @@ from benchmarks.pages import EVALUATION_PAGE
 Report = Mapping[str, Any]
 
 FILES = "../shared/data/football-data"
+# The probability sources measured: single links and fallback chains (see
+# app.domain.value_sources), the ensemble first and the consensus among them, as the
+# comparison blocks read them.
+VALUE_SOURCES = (
+    "ensemble",
+    "consensus",
+    "PS",
+    "PS,consensus",
+    "consensus,PS",
+    "PS,ensemble",
+    "PS,consensus,ensemble",
+)
 VALUE_RUN = (
     "--leagues E0,E1,SP1,I1,D1,F1 "
-    "--test-seasons 2012/13,2013/14,2014/15,2015/16,2016/17,2017/18,2018/19 --value-bets"
+    "--test-seasons 2012/13,2013/14,2014/15,2015/16,2016/17,2017/18,2018/19 --value-bets "
+    f"--value-sources '{';'.join(VALUE_SOURCES)}'"
 )
 # The fitting options whose value bets are measured against the defaults': each a run of
 # the value backtest with that option, the ensemble and the consensus at EV > 2 % only.
@@ -56,7 +70,8 @@ COMMANDS = {
     "backtest_value": VALUE_RUN,
     **{
         f"backtest_value_{name}": (
-            f"{VALUE_RUN} --value-sources ensemble,consensus --value-thresholds 0.02 {option}"
+            f"{VALUE_RUN.split(' --value-sources')[0]} --value-sources 'ensemble;consensus' "
+            f"--value-thresholds 0.02 {option}"
         )
         for name, option in FIT_OPTIONS.items()
     },
@@ -203,7 +218,9 @@ def value_rules_block(report: Report) -> str:
 def value_seasons_block(report: Report) -> str:
     """The ensemble's bets at ``SEASON_THRESHOLD`` season by season, beside the CLV of every
     other source's at the same threshold."""
-    others = [s for s in report["value"]["config"]["sources"] if s != "ensemble"]
+    # Single links only: every chain's seasons are in the sources' own block.
+    sources = report["value"]["config"]["sources"]
+    others = [s for s in sources if s != "ensemble" and "," not in s]
     lines = [
         "| season | matches with a close | bets | CLV [95 % CI] | ROI [95 % CI] | "
         + " | ".join(f"{source} CLV" for source in others)
@@ -219,6 +236,64 @@ def value_seasons_block(report: Report) -> str:
             + " |"
         )
     return "\n".join(lines) + "\n"
+
+
+def value_sources_block(report: Report) -> str:
+    """Every source and chain pooled at each threshold: its bets, their CLV with its
+    interval and its sum (in units staked, over the bets with a close: n × mean), and the
+    sources the rule for the default chooses at the default threshold."""
+    value = report["value"]
+    lines = [
+        "| source | EV > | bets | with a close | CLV [95 % CI] | sum of CLV |",
+        "|---|---:|---:|---:|---:|---:|",
+        *(
+            f"| {rule['source']} | {rule['threshold']:.0%} | {rule['bets']:,} | "
+            f"{rule['clv']['n']:,} | {_interval(rule['clv'])} | {_clv_sum(rule):+.1f} |"
+            for rule in sorted(value["overall"]["rules"], key=lambda r: r["threshold"])
+        ),
+        "",
+        f"Chosen by the rule at EV > {defaults.MIN_EV:.0%} (interval above 0, then the most "
+        f"total CLV): {', '.join(f'`{s}`' for s in chosen_sources(value, defaults.MIN_EV))}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def value_source_seasons_block(report: Report) -> str:
+    """Each source's CLV at ``SEASON_THRESHOLD``, season by season."""
+    sources = report["value"]["config"]["sources"]
+    lines = [
+        "| season | " + " | ".join(f"`{source}`" for source in sources) + " |",
+        "|---|" + "---:|" * len(sources),
+        *(
+            f"| {period['season']} | "
+            + " | ".join(_interval(_rule(period, source)["clv"]) for source in sources)
+            + " |"
+            for period in report["value"]["seasons"]
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def chosen_sources(value: Mapping[str, Any], threshold: float) -> tuple[str, ...]:
+    """The rule for the default source: of the sources whose pooled 95 % CLV interval at
+    ``threshold`` is above 0, those with the most total CLV (several when they tie, to a
+    millionth of a unit: chains that differ only where no match was bet)."""
+    rules = [
+        rule
+        for rule in value["overall"]["rules"]
+        if rule["threshold"] == threshold
+        and rule["clv"]["low"] is not None
+        and rule["clv"]["low"] > 0
+    ]
+    if not rules:
+        return ()
+    most = max(round(_clv_sum(rule), 6) for rule in rules)
+    return tuple(rule["source"] for rule in rules if round(_clv_sum(rule), 6) == most)
+
+
+def _clv_sum(rule: Mapping[str, Any]) -> float:
+    clv = rule["clv"]
+    return 0.0 if clv["mean"] is None else float(clv["n"] * clv["mean"])
 
 
 def value_comparison_block(report: Report) -> str:
@@ -461,6 +536,10 @@ BLOCKS: dict[str, Callable[[Reports], str]] = {
     "backtest_variants": lambda reports: variants_block(reports["backtest"]),
     "backtest_value_rules": lambda reports: value_rules_block(reports["backtest_value"]),
     "backtest_value_seasons": lambda reports: value_seasons_block(reports["backtest_value"]),
+    "backtest_value_sources": lambda reports: value_sources_block(reports["backtest_value"]),
+    "backtest_value_source_seasons": lambda reports: value_source_seasons_block(
+        reports["backtest_value"]
+    ),
     "backtest_value_comparison": lambda reports: value_comparison_block(reports["backtest_value"]),
     "backtest_value_options": value_options_block,
     "backtest_value_bins": lambda reports: value_bins_block(reports["backtest_value"]),
@@ -474,14 +553,24 @@ def render_blocks() -> dict[str, str]:
     return {block: render(reports) for block, render in BLOCKS.items()}
 
 
+# The plots the page shows, by the run that draws them (copied into docs/ as they are).
+PLOTS = {
+    "backtest": ("log_loss_by_season.png", "reliability.png"),
+    "backtest_value": ("value_bankroll.png", "value_ev_vs_clv.png"),
+}
+
+
 def main(arguments: list[str]) -> None:
-    """Copy the reports found in the folder given (``reports/<name>/report.json``) in, then
+    """Copy the reports and plots found in the folder given (``reports/<name>/``) in, then
     render every block into the page."""
     for folder in arguments[:1]:
         for name in COMMANDS:
-            written = Path(folder) / name / "report.json"
-            if written.is_file():
-                shutil.copyfile(written, pages.figures_file(name))
+            written = Path(folder) / name
+            if (written / "report.json").is_file():
+                shutil.copyfile(written / "report.json", pages.figures_file(name))
+            for plot in PLOTS.get(name, ()):
+                if (written / plot).is_file():
+                    shutil.copyfile(written / plot, pages.ROOT / "docs" / plot)
     for block, text in render_blocks().items():
         pages.write_block(EVALUATION_PAGE, block, text, INTRO)
     print(f"written: {EVALUATION_PAGE}")

@@ -25,12 +25,14 @@ REFIT_UNTIL = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
 
 def refit_settings_for(database_url: str) -> Settings:
     """Settings for an app, a refit or a command on ``database_url``: a short grid of rounds,
-    a model refreshed twice a second."""
+    a model refreshed twice a second, value judged by the served prediction (the examples'
+    values are worked out from it)."""
     return Settings(
         database_url=database_url,
         admin_api_key=ADMIN_KEY,
         refit_rounds_grid=[1, 5, 20, 50],
         model_refresh_seconds=0.5,
+        value_probability_source="ensemble",
     )
 
 

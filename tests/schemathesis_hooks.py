@@ -5,7 +5,8 @@ Four rules compare one field with another: a match's home and away teams differ,
 prediction names each bookmaker once (by code or by name, in any letter case), its three
 prices make a book a bookmaker could offer (the overround, the sum of 1/price less 1, within
 bounds), and a window of kickoffs ends after it starts (``to`` after ``from``: the API docs'
-examples of a window are dates near today, which the fuzzer mixes with others). A fifth is
+examples of a window are dates near today, which the fuzzer mixes with others); and a value
+source chain names each link once (`PS,Pinnacle` names one bookmaker twice). A sixth is
 about how a number is written: an id or a number of goals is a JSON integer, and 3.0, which
 a JSON schema takes for the integer 3, is refused. The API answers each with 422 and says
 why; sent as "valid" data, they would only show that a schema cannot say so. And one rule
@@ -26,6 +27,7 @@ from schemathesis.openapi.checks import RejectedPositiveData
 
 from app.domain.bookmakers import bookmaker_key
 from app.domain.records import check_overround
+from app.domain.value_sources import LINK_SEPARATOR, SPACES, ValueSourceError, link_of
 
 
 def _same_teams(node: Any) -> bool:
@@ -134,11 +136,28 @@ def backwards_window(query: Any) -> bool:
     return start is not None and end is not None and end <= start
 
 
+def repeated_source_links(node: Any) -> bool:
+    """Whether a query or body gives a value source chain of known links, one of them twice."""
+    if isinstance(node, list):
+        return any(repeated_source_links(item) for item in node)
+    if not isinstance(node, dict):
+        return False
+    source = node.get("source")
+    if isinstance(source, str):
+        try:
+            links = [link_of(w.strip(SPACES)) for w in source.split(LINK_SEPARATOR)]
+        except ValueSourceError:
+            links = []
+        if len(set(links)) < len(links):
+            return True
+    return any(repeated_source_links(value) for value in node.values())
+
+
 @schemathesis.hook
 def filter_case(_context: schemathesis.HookContext, case: schemathesis.Case[Any]) -> bool:
     """Whether to send the case (every phase asks, with the case's whole request)."""
     if case.operation.path in WINDOWED:
-        return not backwards_window(case.query)
+        return not (backwards_window(case.query) or repeated_source_links(case.query))
     if case.operation.path in CAPTURING and captured_in_future(case.body, dt.datetime.now(dt.UTC)):
         return False
     if case.operation.path not in CHECKED:
@@ -147,7 +166,12 @@ def filter_case(_context: schemathesis.HookContext, case: schemathesis.Case[Any]
     if case.operation.path == PREDICT and _impossible_book(body):
         # At /admin/odds such a book is skipped and reported, not refused.
         return False
-    return not (_same_teams(body) or _repeated_bookmakers(body) or _integer_as_float(body))
+    return not (
+        _same_teams(body)
+        or _repeated_bookmakers(body)
+        or _integer_as_float(body)
+        or repeated_source_links(body)
+    )
 
 
 SEASON_FILES = "/admin/import/football-data"

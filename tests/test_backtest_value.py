@@ -32,6 +32,7 @@ from app.domain.prediction import QuotedOdds
 from app.domain.records import OUTCOME_INDEX
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.value import (
+    ENSEMBLE_SOURCE,
     ValueTerms,
     best_prices,
     choose_outcomes,
@@ -208,10 +209,10 @@ def test_every_outcome_at_the_best_price_and_the_distance_to_the_close() -> None
         assert f"| {season} | ensemble | 3 | 0.0222 | +0.0000 | +0.0333 | -0.0333 |" in markdown
 
 
-# A consensus unlike the ensemble, for comparing two sources' bets: no outcome of match 10
+# A forecast unlike Pinnacle's line, for comparing two sources' bets: no outcome of match 10
 # or 11 is worth a bet at the best prices; match 12's away win at 2.06 claims
 # 0.60 × 2.06 − 1 = +0.236; match 13's home win at 1.62 claims 0.70 × 1.62 − 1 = +0.134.
-OTHER_CONSENSUS = [
+OTHER_FORECAST = [
     [0.475, 0.249, 0.276],
     [0.41, 0.28, 0.31],
     [0.20, 0.20, 0.60],
@@ -221,19 +222,18 @@ OTHER_CONSENSUS = [
 
 def test_each_sources_own_bets_keep_their_claimed_ev_beside_their_clv() -> None:
     matches, quotes = hand_made_tables()
-    forecasts = {ENSEMBLE: np.array(ENSEMBLE_PROBABILITIES), CONSENSUS: np.array(OTHER_CONSENSUS)}
-    fold = dataclasses.replace(hand_made_fold(), forecasts=forecasts)
-    config = dataclasses.replace(CONFIG, sources=("PS", "consensus"))
+    fold = dataclasses.replace(hand_made_fold(), forecasts={ENSEMBLE: np.array(OTHER_FORECAST)})
+    config = dataclasses.replace(CONFIG, sources=("PS", "ensemble"))
     value = summarise_value([fold], matches, quotes, config)
     whole = value.overall
-    # Above 0, Pinnacle's line bets 10 (+0.05), 11 (+0.24) and 12 (+0.03); the consensus
-    # 12 and 13. Pinnacle's own bets are 10 and 11; the consensus's own, 13, has no close.
+    # Above 0, Pinnacle's line bets 10 (+0.05), 11 (+0.24) and 12 (+0.03); the ensemble
+    # 12 and 13. Pinnacle's own bets are 10 and 11; the ensemble's own, 13, has no close.
     at_zero = next(c for c in whole.comparisons if c.threshold == 0.0)
-    assert (at_zero.first, at_zero.second, at_zero.matches) == ("PS", "consensus", 1)
+    assert (at_zero.first, at_zero.second, at_zero.matches) == ("PS", "ensemble", 1)
     assert at_zero.first_only.n == 2
     assert at_zero.first_only_claimed_ev == pytest.approx((0.05 + 0.24) / 2)
     assert (at_zero.second_only.n, at_zero.second_only_claimed_ev) == (0, None)
-    # Above 4 %, Pinnacle's line drops 12, which the consensus then bets alone: it claims
+    # Above 4 %, Pinnacle's line drops 12, which the ensemble then bets alone: it claims
     # +0.236 for a CLV of 2.06 × 0.5 − 1 = +0.03. Match 13, without a close, is left out
     # of both means, or the claim would be (0.236 + 0.134) / 2.
     above = next(c for c in whole.comparisons if c.threshold == 0.04)
@@ -248,7 +248,7 @@ def test_each_sources_own_bets_keep_their_claimed_ev_beside_their_clv() -> None:
     # The report prints them beside each CLV, for the season and for all seasons.
     markdown = "\n".join(value_markdown(value, plots_written=False))
     for season in ("2018/19", "all"):
-        assert f"| {season} | PS vs consensus | 4% | 0 | 0 | | | +14.50 % [" in markdown
+        assert f"| {season} | PS vs ensemble | 4% | 0 | 0 | | | +14.50 % [" in markdown
     assert "(2) | +14.50 % | +3.00 % (1) | +23.60 % |" in markdown
 
 
@@ -378,9 +378,18 @@ def test_value_options_are_checked(
     code, stderr = run("--value-thresholds", "0,0")
     assert code == 2
     assert "given twice" in stderr
-    code, stderr = run("--value-sources", "ensemble,XYZ")
+    code, stderr = run("--value-sources", "ensemble;PS,XYZ")
     assert code == 2
-    assert "no bookmaker XYZ in the data" in stderr
+    assert "unknown value source 'XYZ'" in stderr
+    code, stderr = run("--value-sources", "ensemble;PS,,consensus")
+    assert code == 2
+    assert "a value source has an empty link" in stderr
+    code, stderr = run("--value-sources", "PS,consensus;ps, Consensus")
+    assert code == 2
+    assert "a value source is given twice: PS,consensus" in stderr
+    code, stderr = run("--value-sources", "ensemble;consensus,Ladbrokes")
+    assert code == 2
+    assert "no bookmaker LB in the data" in stderr
     code, stderr = run("--value-reference", "B365")
     assert code == 2
     assert "no closing line of B365 in the data; it has PS" in stderr
@@ -412,7 +421,9 @@ def test_of_two_outcomes_with_value_the_backtest_bets_the_higher_as_the_live_lis
     assert bets.returns.tolist() == pytest.approx([3.0])
     # The live service flags the same outcome at the same price, and only it.
     odds = [QuotedOdds("B365", 2.2, 3.8, 4.2), QuotedOdds("WH", 2.1, 4.0, 4.0)]
-    live = match_value((0.5, 0.28, 0.22), odds, ValueTerms(min_ev=0.02), Method.POWER)
+    live = match_value(
+        (0.5, 0.28, 0.22), odds, ValueTerms(min_ev=0.02, source=ENSEMBLE_SOURCE), Method.POWER
+    )
     assert [(o.outcome, o.bookmaker, o.price) for o in live.flagged] == [("X", "WH", 4.0)]
     assert live.outcomes[0].expected_value == pytest.approx(0.1)
 
@@ -515,12 +526,14 @@ def test_a_seasons_live_flags_are_the_backtests_bets(season_file: SeasonFile) ->
     ids = matches.ids
     commissions = (("BFE", 0.05), ("VC", 0.05))
     config = ValueBetConfig(
-        sources=("ensemble", "PS"),
+        sources=("ensemble", "PS", "consensus", "PS,consensus", "consensus,PS", "PS,ensemble"),
         thresholds=(0.0, 0.02, 0.05),
         reference="PS",
         bookmakers=SIX,
         commissions=commissions,
     )
+    # The consensus is every quoting bookmaker's, live and in the backtest: here the six.
+    assert set(quotes.bookmaker.tolist()) == set(SIX)
     # The "ensemble" here is the mean of the six de-margined lines: any forecast will do.
     lines = quoted_prices(matches, quotes, ids, SIX, Phase.PRE)
     forecast = np.nanmean([fair_line(lines[:, b], Method.POWER) for b in range(len(SIX))], 0)
@@ -553,7 +566,7 @@ def test_a_seasons_live_flags_are_the_backtests_bets(season_file: SeasonFile) ->
         # A match gets one bet at most, live as in the backtest.
         assert len({flag[0] for flag in flags}) == len(flags)
         compared += len(bets)
-    assert compared > 300  # 412 over the six rules
+    assert compared > 1000  # 1,236 over the eighteen rules
 
 
 def bet_columns(bets: Bets) -> tuple[list[int], list[int], list[str], list[float], list[float]]:

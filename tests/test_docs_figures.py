@@ -146,6 +146,37 @@ def test_the_fit_target_rule(close: dict[str, object], winner: str) -> None:
     assert evaluation_figures.fit_target_winner(reports) == winner
 
 
+def test_the_default_value_source_is_the_one_the_rule_chooses_from_the_backtest() -> None:
+    # The rule: pooled 95 % CLV interval at the default threshold above 0, then the most
+    # total CLV. On the shared seasons the chains led by PS tie; the docs say why the
+    # consensus follows it.
+    value = evaluation_figures.load_report("backtest_value")["value"]
+    chosen = evaluation_figures.chosen_sources(value, defaults.MIN_EV)
+
+    assert defaults.VALUE_SOURCE in chosen
+    assert set(chosen) == {"PS", "PS,consensus", "PS,ensemble", "PS,consensus,ensemble"}
+    assert set(value["config"]["sources"]) == set(evaluation_figures.VALUE_SOURCES)
+
+
+def test_the_rule_for_the_default_source_by_hand() -> None:
+    def rule(source: str, n: int, mean: float, low: float) -> dict[str, object]:
+        clv = {"n": n, "mean": mean, "low": low, "high": 2 * mean - low}
+        return {"source": source, "threshold": 0.02, "clv": clv}
+
+    value = {
+        "overall": {
+            "rules": [
+                rule("ensemble", 1000, 0.03, -0.001),  # 30 units, but its interval holds 0
+                rule("consensus", 500, 0.04, 0.01),  # 20 units
+                rule("PS", 800, 0.03, 0.01),  # 24 units: the most of those above 0
+                {**rule("PS", 100, 0.5, 0.4), "threshold": 0.05},  # another threshold
+            ]
+        }
+    }
+    assert evaluation_figures.chosen_sources(value, 0.02) == ("PS",)
+    assert evaluation_figures.chosen_sources(value, 0.0) == ()
+
+
 def test_one_writer_keeps_blocks_of_several_names_apart(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text("# Page\n\nBy hand.\n")

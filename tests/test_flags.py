@@ -29,6 +29,7 @@ from app.main import create_app
 from app.services import flags
 from app.services.flags import LedgerWrites, record_flags
 from app.services.ingest import ingest_batch
+from app.settings import Settings
 from tests.admin_requests import post_csv, post_odds, quote
 from tests.apps import refit_settings_for
 from tests.helpers import count_rows, error_messages, hand_made_version, received_at, wait_until
@@ -37,6 +38,13 @@ FUTURE_KICKOFF = "2030-01-12T15:00:00Z"
 RAISED = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 PAST_KICKOFF = dt.datetime(2026, 1, 10, 15, 0, tzinfo=dt.UTC)
 BEFORE_PAST = dt.datetime(2026, 1, 5, tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    """Value judged by the served prediction, which with no model is the mean of the fair
+    lines (the figures below are worked out from it)."""
+    return refit_settings_for(database_url)
 
 
 def at(moment: dt.datetime) -> str:
@@ -172,12 +180,14 @@ def test_no_read_writes_the_ledger(migrated_url: str) -> None:
     """/predict and every GET read the ledger's database and leave it as it was; the board
     shows the bet the ledger recorded."""
     engine = make_engine(migrated_url)
+    settings = refit_settings_for(migrated_url)
+    terms = flags.FlagTerms.of(settings)
     with session_scope(make_session_factory(engine, for_writes=True)) as session:
-        ingest_batch(session, _future_batch(), source="test", now=RAISED)
+        ingest_batch(session, _future_batch(), source="test", now=RAISED, flag_terms=terms)
     with session_scope(make_session_factory(engine)) as session:
         (flag,) = flags_of(session)
         counts = (count_rows(session, ValueFlag), count_rows(session, ValueFlagEvent))
-    with TestClient(create_app(refit_settings_for(migrated_url))) as client:
+    with TestClient(create_app(settings)) as client:
         assert client.post("/predict", json={"match_id": flag.match_id}).status_code == 200
         (bet,) = client.get("/value-bets", params={"to": "2030-02-01T00:00:00Z"}).json()["items"]
         for path in ("/upcoming", "/flags", f"/matches/{flag.match_id}", "/dashboard"):

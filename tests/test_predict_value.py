@@ -81,17 +81,45 @@ def test_value_from_a_bookmakers_line_by_hand(client: TestClient) -> None:
     # The source named another way is the same bookmaker.
     renamed = predict(client, {"odds": ODDS, "value": {**terms, "source": "pinnacle"}})
     assert renamed["value"]["outcomes"] == value["outcomes"]
-    assert renamed["value"]["terms"]["source"] == "pinnacle"
+    assert renamed["value"]["terms"]["source"] == "PS"
 
 
-def test_a_source_that_did_not_quote_the_match_falls_back_to_the_served_prediction(
+def test_a_source_that_did_not_quote_the_match_gives_no_value_or_its_next_link(
     client: TestClient,
 ) -> None:
-    answer = predict(client, {"odds": [B365, WH], "value": {"source": "PS"}})
+    answer = predict(client, {"odds": [B365, WH], "value": {"source": "PS", "min_ev": 0}})
     assert answer["value"]["terms"]["source"] == "PS"
-    assert answer["value"]["source_used"] == "ensemble"
-    used = [outcome["probability"] for outcome in outcomes(answer)]
-    assert used == [answer["probabilities"][outcome] for outcome in OUTCOMES]
+    assert answer["value"]["source_used"] is None
+    for outcome in outcomes(answer):
+        assert (outcome["probability"], outcome["expected_value"]) == (None, None)
+        assert (outcome["stake_fraction"], outcome["flagged"]) == (0.0, False)
+    assert [o["price"] for o in outcomes(answer)] == [2.2, 3.6, 3.6]
+    chained = predict(client, {"odds": [B365, WH], "value": {"source": "pinnacle, Ensemble"}})
+    assert chained["value"]["terms"]["source"] == "PS,ensemble"
+    assert chained["value"]["source_used"] == "ensemble"
+    used = [outcome["probability"] for outcome in outcomes(chained)]
+    assert used == [chained["probabilities"][outcome] for outcome in OUTCOMES]
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("PS,,consensus", "a value source has an empty link"),
+        ("PS,XYZ", "unknown value source 'XYZ'"),
+        ("PS,Pinnacle", "a value source names PS twice"),
+        ("PS,B365,WH,BW,IW,consensus", "a value source has at most 5 links"),
+        ("", "a value source has an empty link"),
+    ],
+)
+def test_a_bad_source_chain_is_a_422_naming_the_field(
+    client: TestClient, source: str, message: str
+) -> None:
+    response = client.post("/predict", json={"odds": ODDS, "value": {"source": source}})
+    assert response.status_code == 422, response.text
+    assert any(message in text for text in error_messages(response.json())), response.text
+    listed = client.get("/value-bets", params={"source": source})
+    assert listed.status_code == 422, listed.text
+    assert any(message in text for text in error_messages(listed.json())), listed.text
 
 
 # Two books without margin from bookmakers outside the model's pool: the served prediction

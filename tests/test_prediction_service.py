@@ -189,7 +189,7 @@ def test_value_is_judged_by_each_request_s_terms_and_the_model_s_method(
     with Session(engine) as session:
         match_id = session.scalar(select(Match.id).order_by(Match.id).limit(1))
     assert match_id is not None
-    defaults = ValueTerms(min_ev=0.0, bankroll=100.0)
+    defaults = ValueTerms(min_ev=0.0, bankroll=100.0, source=ENSEMBLE_SOURCE)
     service = PredictionService(
         engine=engine, models=models, answer_ttl_seconds=60.0, default_terms=defaults
     )
@@ -209,7 +209,7 @@ def test_value_is_judged_by_each_request_s_terms_and_the_model_s_method(
     # Pinnacle's line de-margined by the power method (solved by scipy), not the
     # service's multiplicative default.
     assert by_own.terms == own
-    assert by_own.value.source == "Pinnacle"
+    assert by_own.value.source == "PS"  # the link, as its code
     line = power_probabilities(2.15, 3.45, 3.55)
     assert [o.probability for o in by_own.value.outcomes] == pytest.approx(list(line))
     assert line[0] != pytest.approx((1 / 2.15) / (1 / 2.15 + 1 / 3.45 + 1 / 3.55), abs=1e-4)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,6 +24,13 @@ from app.domain.value import (
 from app.domain.vocabulary import Method
 
 SERVED = (0.5, 0.28, 0.22)
+
+
+def served_terms(**fields: Any) -> ValueTerms:
+    """Terms that judge value by the served prediction, as these examples do."""
+    return ValueTerms(source=ENSEMBLE_SOURCE, **fields)
+
+
 EARLY = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
 LATE = dt.datetime(2026, 11, 21, 18, 30, tzinfo=dt.UTC)
 ODDS = [
@@ -57,7 +65,7 @@ def test_the_functions_take_arrays_as_they_take_floats() -> None:
 
 
 def test_best_price_per_outcome_and_only_the_valuable_one_flagged() -> None:
-    value = match_value(SERVED, ODDS, ValueTerms(bankroll=1000.0), Method.POWER)
+    value = match_value(SERVED, ODDS, served_terms(bankroll=1000.0), Method.POWER)
     home, draw, away = value.outcomes
     assert value.source == ENSEMBLE_SOURCE
     assert (home.price, home.bookmaker, home.captured_at) == (2.2, "WH", LATE)
@@ -77,14 +85,14 @@ def test_best_price_per_outcome_and_only_the_valuable_one_flagged() -> None:
 
 def test_a_match_without_value_flags_nothing() -> None:
     fair = [QuotedOdds("B365", 1.9, 3.3, 4.0)]
-    value = match_value(SERVED, fair, ValueTerms(), Method.POWER)
+    value = match_value(SERVED, fair, served_terms(), Method.POWER)
     assert value.flagged == []
     assert all(outcome.stake is None for outcome in value.outcomes)  # no bankroll given
 
 
 def test_of_two_outcomes_with_value_only_the_higher_is_flagged() -> None:
     generous = [QuotedOdds("B365", 2.2, 4.0, 4.2)]
-    value = match_value(SERVED, generous, ValueTerms(min_ev=0.02, bankroll=1000.0), Method.POWER)
+    value = match_value(SERVED, generous, served_terms(min_ev=0.02, bankroll=1000.0), Method.POWER)
     home, draw, _ = value.outcomes
     # 0.5 × 2.2 − 1 = 0.1 and 0.28 × 4.0 − 1 = 0.12 are above 0.02; 0.22 × 4.2 − 1 is not.
     assert [o.expected_value for o in value.outcomes] == pytest.approx([0.1, 0.12, -0.076])
@@ -95,21 +103,21 @@ def test_of_two_outcomes_with_value_only_the_higher_is_flagged() -> None:
     # The home win keeps its price and EV, but is neither flagged nor staked.
     assert (home.price, home.flagged, home.stake_fraction, home.stake) == (2.2, False, 0.0, 0.0)
     # Above 0.11 only the draw has value; above 0.13 nothing.
-    assert match_value(SERVED, generous, ValueTerms(min_ev=0.11), Method.POWER).flagged == [
+    assert match_value(SERVED, generous, served_terms(min_ev=0.11), Method.POWER).flagged == [
         draw._replace(stake=None)
     ]
-    assert match_value(SERVED, generous, ValueTerms(min_ev=0.13), Method.POWER).flagged == []
+    assert match_value(SERVED, generous, served_terms(min_ev=0.13), Method.POWER).flagged == []
 
 
 def test_equal_values_flag_the_first_outcome_in_1_x_2_order() -> None:
     # 0.5 × 2.5 − 1 = 0.25 × 5.0 − 1 = 0.25 exactly (every figure is a binary fraction).
     value = match_value(
-        (0.5, 0.25, 0.25), [QuotedOdds("B365", 2.5, 5.0, 3.0)], ValueTerms(), Method.POWER
+        (0.5, 0.25, 0.25), [QuotedOdds("B365", 2.5, 5.0, 3.0)], served_terms(), Method.POWER
     )
     assert [o.expected_value for o in value.outcomes] == [0.25, 0.25, -0.25]
     assert [o.outcome for o in value.flagged] == ["1"]
     later = match_value(
-        (0.25, 0.5, 0.25), [QuotedOdds("B365", 3.0, 2.5, 5.0)], ValueTerms(), Method.POWER
+        (0.25, 0.5, 0.25), [QuotedOdds("B365", 3.0, 2.5, 5.0)], served_terms(), Method.POWER
     )
     assert [o.outcome for o in later.flagged] == ["X"]
 
@@ -117,7 +125,7 @@ def test_equal_values_flag_the_first_outcome_in_1_x_2_order() -> None:
 def test_many_matches_are_valued_as_each_alone() -> None:
     served = [SERVED, (0.5, 0.25, 0.25), (0.2, 0.3, 0.5)]
     odds = [ODDS, [QuotedOdds("B365", 2.5, 5.0, 3.0)], [QuotedOdds("PS", 4.0, 3.0, 2.2)]]
-    terms = ValueTerms(bankroll=500.0)
+    terms = served_terms(bankroll=500.0)
     together = match_values(served, odds, terms, Method.POWER)
     alone = [
         match_value(p, quotes, terms, Method.POWER) for p, quotes in zip(served, odds, strict=True)
@@ -135,22 +143,32 @@ def test_every_spelling_of_a_known_bookmaker_names_it_alone() -> None:
 
 
 def test_bookmakers_outside_the_allowed_ones_are_never_chosen() -> None:
-    terms = ValueTerms(bookmakers=frozenset({bookmaker_key("Bet365")}))
+    terms = served_terms(bookmakers=frozenset({bookmaker_key("Bet365")}))
     value = match_value(SERVED, ODDS, terms, Method.POWER)
     assert {outcome.bookmaker for outcome in value.outcomes} == {"B365"}
     # B365's home price 2.0 gives EV 0: not above the default 2 %.
     assert value.flagged == []
-    nobody = match_value(SERVED, ODDS, ValueTerms(bookmakers=frozenset({"ps"})), Method.POWER)
+    nobody = match_value(SERVED, ODDS, served_terms(bookmakers=frozenset({"ps"})), Method.POWER)
     assert all(o.price is None and not o.flagged for o in nobody.outcomes)
 
 
-def test_a_bookmakers_line_as_the_source_and_its_fallback() -> None:
+def test_a_bookmakers_line_as_the_source_and_no_value_where_it_did_not_quote() -> None:
     odds = [*ODDS, QuotedOdds("PS", 2.05, 3.6, 4.3)]
     value = match_value(SERVED, odds, ValueTerms(source="Pinnacle"), Method.POWER)
     line = demargin([[2.05, 3.6, 4.3]], Method.POWER).probabilities[0]
-    assert value.source == "Pinnacle"
-    np.testing.assert_allclose([o.probability for o in value.outcomes], line, rtol=1e-12)
-    fallback = match_value(SERVED, ODDS, ValueTerms(source="PS"), Method.POWER)
+    assert value.source == "PS"
+    probabilities = [o.probability for o in value.outcomes]
+    assert probabilities == pytest.approx(line.tolist(), rel=1e-12)
+    # PS alone, where PS did not quote: no probability, no EV, nothing flagged, the prices
+    # shown all the same.
+    unpriced = match_value(SERVED, ODDS, ValueTerms(source="PS", min_ev=-1.0), Method.POWER)
+    assert unpriced.source is None
+    assert [(o.probability, o.expected_value, o.flagged) for o in unpriced.outcomes] == [
+        (None, None, False)
+    ] * 3
+    assert [o.price for o in unpriced.outcomes] == [2.2, 3.5, 4.4]
+    # Falling back to the served prediction where it is the next link.
+    fallback = match_value(SERVED, ODDS, ValueTerms(source="PS,ensemble"), Method.POWER)
     assert fallback.source == ENSEMBLE_SOURCE
     assert [o.probability for o in fallback.outcomes] == list(SERVED)
 
@@ -170,7 +188,7 @@ def test_a_price_net_of_commission_by_hand() -> None:
 
 
 def test_an_exchanges_price_is_taken_net_in_the_choice_the_ev_and_the_stake() -> None:
-    terms = ValueTerms(commissions=(("BFE", 0.05),), bankroll=1000.0)
+    terms = served_terms(commissions=(("BFE", 0.05),), bankroll=1000.0)
     # BFE's 2.10 pays 2.045 net, less than B365's 2.05: B365's price is the best.
     close = [QuotedOdds("B365", 2.05, 3.4, 4.0), QuotedOdds("Betfair Exchange", 2.10, 3.5, 4.0)]
     home, draw, away = match_value(SERVED, close, terms, Method.POWER).outcomes
@@ -190,7 +208,7 @@ def test_an_exchanges_price_is_taken_net_in_the_choice_the_ev_and_the_stake() ->
     assert home.stake_fraction == pytest.approx(0.07 / 1.14 / 4)
     assert (home.flagged, home.stake) == (True, 15.35)
     # Without commission the quoted 2.20 counts: EV 0.1.
-    gross = match_value(SERVED, wide, ValueTerms(commissions=()), Method.POWER).outcomes[0]
+    gross = match_value(SERVED, wide, served_terms(commissions=()), Method.POWER).outcomes[0]
     assert (gross.price, gross.net_price) == (2.2, 2.2)
     assert gross.expected_value == pytest.approx(0.1)
 

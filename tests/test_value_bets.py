@@ -243,10 +243,15 @@ def test_the_window_and_the_competition_filter_the_matches(seeded: Seeded) -> No
 
 def test_the_probability_and_its_source_are_recorded_with_every_bet(seeded: Seeded) -> None:
     # Pinnacle's line on Arsenal: 1/1.9, 1/3.2, 1/3.5 normalised (the model's multiplicative
-    # method). Barcelona has no Pinnacle quote: its probabilities fall back to the model's.
+    # method). Barcelona has no Pinnacle quote: PS alone gives it no value, the chain
+    # PS,ensemble falls back to the model's probabilities.
     implied = np.array([1 / 1.9, 1 / 3.2, 1 / 3.5])
     line = implied / implied.sum()  # 0.4680…, 0.2779…, 0.2541…
-    body = value_bets(seeded.client, source="PS", bookmakers=["B365", "WH"])
+    alone = value_bets(seeded.client, source="PS", bookmakers=["B365", "WH"])
+    assert {(bet["match"]["home_team"], bet["outcome"]) for bet in alone["items"]} == {
+        ("Arsenal", "2")
+    }
+    body = value_bets(seeded.client, source="pinnacle,ENSEMBLE", bookmakers=["B365", "WH"])
     by_bet = {(bet["match"]["home_team"], bet["outcome"]): bet for bet in body["items"]}
     # 0.4680 × 2.2 − 1 = 0.0297 and 0.2541 × 4.2 − 1 = 0.0671 are above 0.02: Arsenal's
     # one bet is the away win, of higher EV.
@@ -259,7 +264,7 @@ def test_the_probability_and_its_source_are_recorded_with_every_bet(seeded: Seed
     assert line[0] * 2.2 - 1 > 0.02
     draw = by_bet["Barcelona", "X"]
     assert (draw["source"], draw["probability"]) == ("ensemble", pytest.approx(0.1))
-    assert body["terms"]["source"] == "PS"
+    assert body["terms"]["source"] == "PS,ensemble"
     assert [bet["expected_value"] for bet in body["items"]] == sorted(
         (bet["expected_value"] for bet in body["items"]), reverse=True
     )

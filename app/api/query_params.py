@@ -13,6 +13,7 @@ from app.api.schemas.predict import BANKROLL_MAX, ValueIn
 from app.domain.fields import BookmakerReference, UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.value import ValueTerms
+from app.domain.value_sources import ValueSourceChain
 from app.services.upcoming import UpcomingQuery
 
 # Far more bookmakers than anyone holds accounts with; the bound keeps a query string short.
@@ -56,12 +57,15 @@ async def requested_terms(
         ),
     ] = None,
     source: Annotated[
-        BookmakerReference | None,
+        ValueSourceChain | None,
         Query(
-            description="Where the probability comes from: `ensemble` (the served prediction) "
-            "or a bookmaker (e.g. PS), whose de-margined line is used where it quoted the "
-            "match; default: ODDSBOOST_VALUE_PROBABILITY_SOURCE.",
-            examples=["PS"],
+            description="Where the probability comes from: a chain of up to five links, "
+            "comma-separated, each `ensemble` (the served prediction), `consensus` (the mean "
+            "of the de-margined lines of the bookmakers that quoted the match) or a known "
+            "bookmaker (e.g. PS, its de-margined line); for each match the first link with a "
+            "line prices it, a match none has a line for gets no value; default: "
+            "ODDSBOOST_VALUE_PROBABILITY_SOURCE.",
+            examples=["PS,consensus"],
         ),
     ] = None,
 ) -> ValueTerms:

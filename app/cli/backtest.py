@@ -104,8 +104,12 @@ def backtest_command(
     ] = False,
     value_sources: Annotated[
         str,
-        typer.Option(help="Value: probability sources, ensemble, consensus or bookmaker codes."),
-    ] = "ensemble,consensus,PS",
+        typer.Option(
+            help="Value: probability sources separated by ';', each a chain of links "
+            "separated by ',' (ensemble, consensus or a bookmaker; the first with a line "
+            "prices a match), e.g. 'ensemble;PS;PS,consensus'."
+        ),
+    ] = "ensemble;consensus;PS",
     value_thresholds: Annotated[
         str, typer.Option(help="Value: EV thresholds above which an outcome is bet.")
     ] = "0,0.02,0.05",
@@ -187,6 +191,7 @@ def backtest_command(
 def _value_config(sources: str, thresholds: str, reference: str, bookmakers: str) -> ValueBetConfig:
     """The value-bet rules of the options; ``ValueError`` says what is wrong."""
     from app.domain.backtest.value_bets import ValueBetConfig
+    from app.domain.value_sources import normalised_chains
 
     try:
         numbers = tuple(float(part) for part in split_list(thresholds) or ())
@@ -195,7 +200,7 @@ def _value_config(sources: str, thresholds: str, reference: str, bookmakers: str
             f"--value-thresholds takes numbers, e.g. 0,0.02: not {thresholds!r}"
         ) from None
     return ValueBetConfig(
-        sources=split_list(sources) or (),
+        sources=normalised_chains(sources),
         thresholds=tuple(sorted(numbers)),
         reference=reference.strip(),
         bookmakers=split_list(bookmakers) or (),

@@ -39,8 +39,11 @@ KELLY_FRACTION = 0.25
 STAKE_CAP = 0.02
 DAILY_EXPOSURE_CAP = 0.10
 MIN_EV = 0.02
-# Where value's probability comes from: the served prediction, or a bookmaker's line.
-VALUE_SOURCE = "ensemble"
+# Where value's probability comes from (a chain, see app/domain/value_sources.py):
+# Pinnacle's de-margined line, else the consensus of the bookmakers that quoted the match.
+# Chosen by its closing-line value (docs/explanation/evaluation.md); the ensemble stays the
+# served forecast.
+VALUE_SOURCE = "PS,consensus"
 # An exchange's commission on net winnings, by bookmaker code: its prices are taken net,
 # 1 + (price − 1) × (1 − commission). Betfair Exchange's base rate is 5 %.
 EXCHANGE_COMMISSION: tuple[tuple[str, float], ...] = (("BFE", 0.05),)

@@ -86,6 +86,19 @@ def demargin(
     return Demargined(probabilities, parameter, converged, chosen)
 
 
+def consensus_of(lines: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The market consensus: per match, the mean of the de-margined ``lines[match,
+    bookmaker, outcome]`` of the bookmakers that quoted it (NaN: did not); a NaN row where
+    none did. The one definition, for the training sets, the backtest and the live value."""
+    quoted = ~np.isnan(lines[:, :, :1])
+    count = quoted.sum(axis=1)
+    total = np.where(quoted, lines, 0.0).sum(axis=1)
+    result: NDArray[np.float64] = np.divide(
+        total, count, out=np.full(total.shape, np.nan), where=count > 0
+    )
+    return result
+
+
 def _multiplicative(implied: NDArray[np.float64]) -> Demargined:
     booksum = implied.sum(axis=1)
     return Demargined(

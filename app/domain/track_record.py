@@ -49,7 +49,7 @@ class ServedPrediction:
     model_version: int | None
     method: Method
     phase: Phase  # of the quotes read (the model's, or any when it had none of it)
-    value_source: str
+    value_source: str | None  # the link of the source chain that priced it; None: none
     quotes: tuple[LoggedQuote, ...]
     bets: tuple[LoggedBet, ...]
 
@@ -85,7 +85,7 @@ def served_predictions(
         bets = tuple(
             LoggedBet(
                 outcome.outcome,  # type: ignore[arg-type]
-                outcome.probability,
+                outcome.probability,  # type: ignore[arg-type]  # a flagged outcome has one
                 # What the bet pays: net of an exchange's commission, as its returns count.
                 outcome.net_price,  # type: ignore[arg-type]  # a flagged outcome has a price
                 outcome.bookmaker,  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from app.domain import defaults
-from app.domain.odds import demargin
+from app.domain.odds import consensus_of, demargin
 from app.domain.records import OUTCOMES
 from app.domain.tables import MatchTable, QuoteTable, positions_of
 from app.domain.vocabulary import FitTarget, Method, Phase
@@ -65,8 +65,7 @@ class TrainingSet:
 
     def consensus(self) -> NDArray[np.float64]:
         """Plain mean of the present bookmakers' probabilities, per match."""
-        result: NDArray[np.float64] = np.nanmean(self.H, axis=1)
-        return result
+        return consensus_of(self.H)
 
 
 def latest_of_groups(

@@ -19,13 +19,14 @@ from numpy.typing import NDArray
 
 from app.domain import defaults
 from app.domain.bookmakers import bookmaker_key
-from app.domain.odds import Triple
+from app.domain.odds import Triple, consensus_of
 from app.domain.prediction import QuotedOdds, demargined
 from app.domain.records import OUTCOMES
+from app.domain.value_sources import CONSENSUS, ENSEMBLE, chain_links
 from app.domain.vocabulary import Method
 
 # The probability source that is the served prediction itself.
-ENSEMBLE_SOURCE = defaults.VALUE_SOURCE
+ENSEMBLE_SOURCE = ENSEMBLE
 
 Number = TypeVar("Number", float, NDArray[np.float64])
 
@@ -64,15 +65,15 @@ def money_stake(fraction: float, bankroll: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class ValueTerms:
-    """How value is judged and staked. ``source``: the served prediction (``ensemble``) or a
-    bookmaker's de-margined line, falling back to the former where it did not quote;
-    ``bookmakers``: those the bettor can bet with (None: any); ``commissions``: each
+    """How value is judged and staked. ``source``: a chain of probability sources, normalised
+    (:mod:`app.domain.value_sources`): for each match the first of them with a line prices
+    it; ``bookmakers``: those the bettor can bet with (None: any); ``commissions``: each
     exchange's commission on net winnings, by bookmaker key (its prices are taken net)."""
 
     kelly_fraction: float = defaults.KELLY_FRACTION
     stake_cap: float = defaults.STAKE_CAP
     min_ev: float = defaults.MIN_EV
-    source: str = ENSEMBLE_SOURCE
+    source: str = defaults.VALUE_SOURCE  # normalised, as value_sources writes it
     bookmakers: frozenset[str] | None = None  # keys, as bookmaker_key gives them
     bankroll: float | None = None
     commissions: tuple[tuple[str, float], ...] = defaults.EXCHANGE_COMMISSION
@@ -85,10 +86,11 @@ class OutcomeValue(NamedTuple):
     """One outcome at the best price the bettor can take (None: none quoted), and its worth;
     flagged, and staked, when it is its match's bet (:func:`choose_outcomes`). ``price`` is
     as quoted; ``net_price``, what it pays after the bookmaker's commission, is the one EV
-    and the stake are computed from (and the best is chosen by)."""
+    and the stake are computed from (and the best is chosen by). ``probability`` is None,
+    and so is the EV, when no link of the source chain had a line for the match."""
 
     outcome: str
-    probability: float
+    probability: float | None
     price: float | None
     net_price: float | None
     bookmaker: str | None
@@ -101,9 +103,10 @@ class OutcomeValue(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class MatchValue:
-    """The value of a match's three outcomes, and the probability source that priced them."""
+    """The value of a match's three outcomes, and the link of the source chain that priced
+    them (None: no link had a line for the match, which gets no value)."""
 
-    source: str
+    source: str | None
     outcomes: tuple[OutcomeValue, OutcomeValue, OutcomeValue]
 
     @property
@@ -160,14 +163,11 @@ def match_values(
     :func:`choose_outcomes` together, as the backtest prices and decides its matches."""
     if not served:
         return []
-    sourced = [
-        _probabilities(probabilities, quotes, terms, method)
-        for probabilities, quotes in zip(served, odds, strict=True)
-    ]
+    links = chain_links(terms.source)
+    sourced = first_lines(_link_lines(links, served, odds, method))
     allowed = [[quote for quote in quotes if terms.allows(quote.bookmaker)] for quotes in odds]
     best = best_prices(_quote_array(allowed), _commission_array(allowed, terms.commissions))
-    probabilities = np.array([line for _, line in sourced], dtype=np.float64)
-    decision = choose_outcomes(probabilities, best.price, terms.min_ev)
+    decision = choose_outcomes(sourced.probabilities, best.price, terms.min_ev)
     flagged = decision.flags()
     fraction = np.where(
         flagged,
@@ -182,16 +182,17 @@ def match_values(
     columns = best.bookmaker.tolist()
     return [
         MatchValue(
-            source,
+            None if link < 0 else links[link],
             _outcome_values(
-                line,
+                [None if math.isnan(p) else p for p in line],
                 [None if column < 0 else quotes[column] for column in row_columns],
-                (net, ev, stake, marks),
+                (net, [None if math.isnan(e) else e for e in ev], stake, marks),
                 terms,
             ),
         )
-        for (source, line), quotes, row_columns, net, ev, stake, marks in zip(
-            sourced,
+        for link, line, quotes, row_columns, net, ev, stake, marks in zip(
+            sourced.link.tolist(),
+            sourced.probabilities.tolist(),
             allowed,
             columns,
             best.price.tolist(),
@@ -203,16 +204,69 @@ def match_values(
     ]
 
 
-def _probabilities(
-    served: Triple, odds: Sequence[QuotedOdds], terms: ValueTerms, method: Method
-) -> tuple[str, Triple]:
-    if terms.source == ENSEMBLE_SOURCE:
-        return ENSEMBLE_SOURCE, served
-    wanted = bookmaker_key(terms.source)
-    for quote in odds:
-        if bookmaker_key(quote.bookmaker) == wanted:
-            return terms.source, demargined([quote], method)[0]
-    return ENSEMBLE_SOURCE, served
+class SourcedLines(NamedTuple):
+    """Per match, the line of the first link of a source chain that had one, and that
+    link's position in the chain (-1: none had one; the line is NaN)."""
+
+    probabilities: NDArray[np.float64]  # (m, 3)
+    link: NDArray[np.intp]  # (m,)
+
+
+def first_lines(lines: Sequence[NDArray[np.float64]]) -> SourcedLines:
+    """A source chain's fallback, live and in the backtest: per match, the line of the first
+    of ``lines`` (one ``(m, 3)`` array a link, in the chain's order; a NaN row: that link
+    has no line for the match) that has one."""
+    stacked = np.stack(lines)  # (links, m, 3)
+    has_line = np.asarray(~np.isnan(stacked).any(axis=2), dtype=np.bool_)
+    first = np.argmax(has_line, axis=0)
+    found = np.asarray(has_line.any(axis=0), dtype=np.bool_)
+    chosen = stacked[first, np.arange(stacked.shape[1])]
+    return SourcedLines(
+        probabilities=np.where(found[:, None], chosen, np.nan),
+        link=np.where(found, first, -1).astype(np.intp),
+    )
+
+
+def _link_lines(
+    links: Sequence[str],
+    served: Sequence[Triple],
+    odds: Sequence[Sequence[QuotedOdds]],
+    method: Method,
+) -> list[NDArray[np.float64]]:
+    """Each link's ``(m, 3)`` line: the served prediction, the consensus of every quote of
+    the match, or one bookmaker's quote de-margined by ``method`` (NaN rows: it did not
+    quote the match)."""
+    if links == (ENSEMBLE,):  # the served prediction alone: nothing to de-margin
+        return [np.array(served, dtype=np.float64)]
+    quoted = _quote_array(odds)
+    flat = [quote for quotes in odds for quote in quotes]
+    lines = np.full(quoted.shape, np.nan)
+    lines[~np.isnan(quoted[:, :, 0])] = demargined(flat, method)
+    keys = np.array(
+        [
+            [bookmaker_key(q.bookmaker) for q in quotes] + [""] * (quoted.shape[1] - len(quotes))
+            for quotes in odds
+        ],
+        dtype=str,
+    ).reshape(quoted.shape[:2])
+    by_link = {
+        ENSEMBLE: lambda: np.array(served, dtype=np.float64),
+        CONSENSUS: lambda: consensus_of(lines),
+    }
+    return [
+        by_link[link]() if link in by_link else _bookmaker_line(lines, np.equal(keys, link))
+        for link in links
+    ]
+
+
+def _bookmaker_line(
+    lines: NDArray[np.float64], quoted_by: NDArray[np.bool_]
+) -> NDArray[np.float64]:
+    """Per match, the line of its first quote ``quoted_by`` marks; NaN where none is."""
+    first = np.argmax(quoted_by, axis=1)
+    line = lines[np.arange(len(lines)), first]
+    found = np.asarray(quoted_by.any(axis=1), dtype=np.bool_)
+    return np.where(found[:, None], line, np.nan)
 
 
 def _quote_array(allowed: Sequence[Sequence[QuotedOdds]]) -> NDArray[np.float64]:
@@ -249,9 +303,9 @@ def _commission_array(
 
 
 def _outcome_values(
-    probabilities: Triple,
+    probabilities: Sequence[float | None],
     quotes: Sequence[QuotedOdds | None],
-    decided: tuple[list[float], list[float], list[float], list[bool]],
+    decided: tuple[list[float], list[float | None], list[float], list[bool]],
     terms: ValueTerms,
 ) -> tuple[OutcomeValue, OutcomeValue, OutcomeValue]:
     """Each outcome at its best ``quotes`` (None: none), with ``decided``'s net price, EV,

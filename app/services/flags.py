@@ -166,9 +166,15 @@ def _standing(
     """The match's flagged outcome (None: none); every priced outcome goes into ``values``."""
     flagged: Standing | None = None
     for outcome in value.outcomes:
-        if outcome.price is None or outcome.net_price is None or outcome.bookmaker is None:
+        # Unpriced, or priced where no link of the value source has a line: no standing.
+        if (
+            outcome.price is None
+            or outcome.net_price is None
+            or outcome.bookmaker is None
+            or outcome.expected_value is None
+            or outcome.probability is None
+        ):
             continue
-        assert outcome.expected_value is not None  # a priced outcome has its EV
         seen = Standing(
             outcome.outcome,
             outcome.price,
@@ -239,6 +245,7 @@ def _raise(
 
 def _source_of(answer: Answer) -> str:
     assert isinstance(answer, PredictionAnswer)  # only answered matches have a standing
+    assert answer.value.source is not None  # a flagged match was priced by a link
     return answer.value.source
 
 

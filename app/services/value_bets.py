@@ -145,6 +145,9 @@ def _bet(flag: _Flag, scale: float, bankroll: float | None) -> ValueBet:
     assert value.net_price is not None
     assert value.bookmaker is not None
     assert value.expected_value is not None
+    # ... and was priced by a link of the source chain.
+    assert value.probability is not None
+    assert answer.value.source is not None
     fraction = value.stake_fraction * scale
     return ValueBet(
         match=answer.match,

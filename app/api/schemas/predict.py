@@ -44,7 +44,8 @@ from app.domain.records import (
     check_overround,
     check_price,
 )
-from app.domain.value import ENSEMBLE_SOURCE, ValueTerms
+from app.domain.value import ValueTerms
+from app.domain.value_sources import ValueSourceChain
 from app.domain.vocabulary import Basis, Method, Phase
 from app.services.prediction import PredictionAnswer, PredictionRequest
 
@@ -157,13 +158,15 @@ class ValueIn(StrictModel):
         "0, at most 1). Left out: ODDSBOOST_VALUE_STAKE_CAP.",
         examples=[0.02],
     )
-    source: BookmakerReference | None = Field(
+    source: ValueSourceChain | None = Field(
         default=None,
-        description="Where the probability comes from: 'ensemble' (the served "
-        "prediction) or a bookmaker by code or name (e.g. PS), whose de-margined line is "
-        "used when it quoted the match, the served prediction otherwise. Left out: "
-        "ODDSBOOST_VALUE_PROBABILITY_SOURCE.",
-        examples=["PS"],
+        description="Where the probability comes from: a chain of up to five links, "
+        "comma-separated, each 'ensemble' (the served prediction), 'consensus' (the mean of "
+        "the de-margined lines of the bookmakers that quoted the match) or a known "
+        "bookmaker by code or name (e.g. PS, its de-margined line). For each match the "
+        "first link with a line prices it; a match none has a line for gets no value. "
+        "Left out: ODDSBOOST_VALUE_PROBABILITY_SOURCE.",
+        examples=["PS,consensus"],
     )
 
     def terms(self, defaults: ValueTerms) -> ValueTerms:
@@ -171,8 +174,6 @@ class ValueIn(StrictModel):
         given = self.model_dump(exclude_none=True)
         if self.bookmakers is not None:
             given["bookmakers"] = frozenset(bookmaker_key(name) for name in self.bookmakers)
-        if self.source is not None and self.source.casefold() == ENSEMBLE_SOURCE:
-            given["source"] = ENSEMBLE_SOURCE
         return replace(defaults, **given)
 
 
@@ -417,9 +418,9 @@ RESPONSIBLE_USE = (
 class OutcomeValueOut(AnswerModel):
     """One outcome at the best price of the allowed bookmakers, and what it is worth."""
 
-    probability: float = Field(
-        description="The probability the value is judged by: the served prediction's, or "
-        "the source bookmaker's de-margined line (see source_used)."
+    probability: float | None = Field(
+        description="The probability the value is judged by: the line of the link of the "
+        "source chain that priced the match (see source_used); null when none had one."
     )
     price: float | None = Field(
         description="The best price of the outcome among the allowed bookmakers' quotes the "
@@ -462,7 +463,10 @@ class ValueTermsOut(AnswerModel):
     """The terms the value was judged by: the request's, each field it left out (or all,
     without ``value``) from the settings."""
 
-    source: str = Field(description="The probability source asked for: 'ensemble' or a bookmaker.")
+    source: str = Field(
+        description="The probability source asked for: a chain of links, comma-separated "
+        "('ensemble', 'consensus' or a bookmaker's code), normalised."
+    )
     bookmakers: list[str] | None = Field(
         description="The bookmakers whose prices were considered, as codes (a name not known "
         "as a code is shown in lower case); null: every bookmaker."
@@ -486,9 +490,9 @@ class ValueOut(AnswerModel):
     at the best price the allowed bookmakers quoted."""
 
     terms: ValueTermsOut
-    source_used: str = Field(
-        description="The probability source used: the one asked for, or 'ensemble' when "
-        "that bookmaker did not quote the match."
+    source_used: str | None = Field(
+        description="The link of the source chain that priced the match: the first that had "
+        "a line for it; null when none had, and no outcome is flagged."
     )
     outcomes: Outcomes[OutcomeValueOut]
 

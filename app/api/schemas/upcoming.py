@@ -67,7 +67,10 @@ class BoardOutcomeValueOut(AnswerModel):
     are its value bets')."""
 
     outcome: Outcome = Field(description="1: home win, X: draw, 2: away win.")
-    probability: float = Field(description="The probability the value was judged by.")
+    probability: float | None = Field(
+        description="The probability the value was judged by; null when no link of the "
+        "source chain had a line for the match."
+    )
     price: float | None = Field(
         description="The best price of the bookmakers allowed, as quoted (the best by "
         "net_price); null if none of them quoted it."
@@ -87,9 +90,10 @@ class BoardOutcomeValueOut(AnswerModel):
 
 
 class MatchValueOut(AnswerModel):
-    source: str = Field(
-        description="Where the probability came from: `ensemble`, or the bookmaker asked for "
-        "as `source` where it quoted the match."
+    source: str | None = Field(
+        description="The link of the source chain that priced the match: the first that had "
+        "a line for it (`ensemble`, `consensus` or a bookmaker's code); null when none had, "
+        "and the match gets no value."
     )
     outcomes: list[BoardOutcomeValueOut] = Field(description="1, X and 2, in that order.")
 

@@ -49,9 +49,10 @@ class ValueBetOut(AnswerModel):
     outcome: Outcome = Field(description="1: home win, X: draw, 2: away win.")
     probability: float = Field(description="The probability the value was judged by.")
     source: str = Field(
-        description="Where that probability came from: `ensemble` (the served prediction) or "
-        "the bookmaker asked for as `source`, whose de-margined line it is; `ensemble` where "
-        "that bookmaker did not quote the match."
+        description="Where that probability came from: the link of the source chain that "
+        "priced the match, the first that had a line for it: `ensemble` (the served "
+        "prediction), `consensus` (the mean of the de-margined lines of the bookmakers that "
+        "quoted it) or a bookmaker's code (its de-margined line)."
     )
     basis: Basis = Field(
         description="What the served prediction rests on: `model`, or `consensus` (no model "
@@ -123,7 +124,9 @@ class AppliedTermsOut(AnswerModel):
     daily_exposure_cap: float = Field(
         description="The largest sum of one UTC day's stakes, a share of the bankroll."
     )
-    source: str = Field(description="The probability source asked for.")
+    source: str = Field(
+        description="The probability source asked for: a chain of links, comma-separated."
+    )
     bookmakers: list[str] | None = Field(
         description="The bookmakers allowed, as codes (a name no known bookmaker has, in "
         "lower case); null: any."

@@ -1,8 +1,9 @@
-"""Value bets on a fold's test matches: per source (the ensemble, the consensus, or a
-bookmaker's pre-match line de-margined) and threshold, each match's one bet (the outcome of
-highest EV above the threshold, at the best price the bettor can take) and what became of
-it. The rule (``choose_outcomes``), the best price and every formula (EV, CLV, Kelly) are
-:mod:`app.domain.value`'s, the live service's."""
+"""Value bets on a fold's test matches: per source chain (links of the ensemble, the
+consensus, or a bookmaker's pre-match line de-margined; the first with a line prices a
+match) and threshold, each match's one bet (the outcome of highest EV above the threshold,
+at the best price the bettor can take) and what became of it. The chain's fallback
+(``first_lines``), the consensus (``consensus_of``), the rule (``choose_outcomes``), the
+best price and every formula (EV, CLV, Kelly) are the live service's."""
 
 from __future__ import annotations
 
@@ -13,30 +14,30 @@ import numpy as np
 from numpy.typing import NDArray
 
 from app.domain import defaults
-from app.domain.backtest.folds import CONSENSUS, ENSEMBLE, Fold
+from app.domain.backtest.folds import ENSEMBLE, Fold
 from app.domain.backtest.prices import fair_line, quoted_prices
 from app.domain.bookmakers import bookmaker_key, commission_code
+from app.domain.odds import consensus_of
 from app.domain.tables import MatchTable, QuoteTable, positions_of
 from app.domain.value import (
-    ENSEMBLE_SOURCE,
     BestPrices,
     best_prices,
     choose_outcomes,
     closing_line_value,
+    first_lines,
     kelly_stake,
 )
+from app.domain.value_sources import CONSENSUS, MODEL_LINKS, chain_links
+from app.domain.value_sources import ENSEMBLE as ENSEMBLE_LINK
 from app.domain.vocabulary import Method, Phase
-
-CONSENSUS_SOURCE = "consensus"
-# The fold's forecast each model source reads; any other source is a bookmaker's code.
-MODEL_SOURCES = {ENSEMBLE_SOURCE: ENSEMBLE, CONSENSUS_SOURCE: CONSENSUS}
 
 
 @dataclass(frozen=True)
 class ValueBetConfig:
-    """Which value-bet rules a backtest measures: ``bookmakers`` are those whose pre-match
-    prices may be taken; ``reference``'s closing line measures CLV. ``method`` de-margines
-    that line and a bookmaker source's."""
+    """Which value-bet rules a backtest measures: ``sources`` are chains (normalised, as
+    :func:`app.domain.value_sources.normalised_chain` writes them); ``bookmakers`` are those
+    whose pre-match prices may be taken; ``reference``'s closing line measures CLV.
+    ``method`` de-margines that line, a bookmaker link's and the consensus's lines."""
 
     sources: tuple[str, ...]
     thresholds: tuple[float, ...]  # in increasing order
@@ -61,8 +62,13 @@ class ValueBetConfig:
         if not all(-1.0 < threshold < 1.0 for threshold in self.thresholds):
             raise ValueError("a value threshold is an expected value between -1 and 1, e.g. 0.02")
 
+    def links(self) -> tuple[str, ...]:
+        """Every link of the chains, each once, in order of first appearance."""
+        return tuple(dict.fromkeys(link for s in self.sources for link in chain_links(s)))
+
     def bookmaker_sources(self) -> tuple[str, ...]:
-        return tuple(source for source in self.sources if source not in MODEL_SOURCES)
+        """The bookmakers that are a link of some chain."""
+        return tuple(link for link in self.links() if link not in MODEL_LINKS)
 
     def commission_of_bookmakers(self) -> NDArray[np.float64]:
         """The commission of each price-taking bookmaker, in ``bookmakers``' order."""
@@ -93,15 +99,12 @@ def priced_fold(
 ) -> PricedFold:
     ids = fold.test_match_ids
     takers = quoted_prices(matches, quotes, ids, config.bookmakers, Phase.PRE)
-    lines = quoted_prices(matches, quotes, ids, config.bookmaker_sources(), Phase.PRE)
     closing = quoted_prices(matches, quotes, ids, (config.reference,), Phase.CLOSING)[:, 0]
+    lines = _link_lines(fold, matches, quotes, config)
     probabilities = {
-        source: fold.forecasts[name]
-        for source, name in MODEL_SOURCES.items()
-        if source in config.sources
+        source: first_lines([lines[link] for link in chain_links(source)]).probabilities
+        for source in config.sources
     }
-    for column, source in enumerate(config.bookmaker_sources()):
-        probabilities[source] = fair_line(lines[:, column], config.method)
     return PricedFold(
         season=fold.season,
         match_ids=ids,
@@ -110,8 +113,31 @@ def priced_fold(
         best=best_prices(takers, config.commission_of_bookmakers()),
         bookmakers=config.bookmakers,
         closing=fair_line(closing, config.method),
-        probabilities={source: probabilities[source] for source in config.sources},
+        probabilities=probabilities,
     )
+
+
+def _link_lines(
+    fold: Fold, matches: MatchTable, quotes: QuoteTable, config: ValueBetConfig
+) -> dict[str, NDArray[np.float64]]:
+    """Each link's line on the fold's test matches, as live: the served forecast, the
+    consensus of every bookmaker's pre-match line, or one bookmaker's (NaN rows: none)."""
+    ids, links = fold.test_match_ids, config.links()
+    every_bookmaker = tuple(np.unique(quotes.bookmaker).tolist()) if CONSENSUS in links else ()
+    wanted = tuple(dict.fromkeys((*config.bookmaker_sources(), *every_bookmaker)))
+    prices = quoted_prices(matches, quotes, ids, wanted, Phase.PRE)
+    fair = (
+        np.stack(
+            [fair_line(prices[:, column], config.method) for column in range(len(wanted))], axis=1
+        )
+        if wanted
+        else np.empty((len(ids), 0, 3))
+    )
+    lines = {code: fair[:, column] for column, code in enumerate(wanted)}
+    lines[ENSEMBLE_LINK] = fold.forecasts[ENSEMBLE]
+    if CONSENSUS in links:
+        lines[CONSENSUS] = consensus_of(fair[:, [wanted.index(c) for c in every_bookmaker]])
+    return {link: lines[link] for link in links}
 
 
 @dataclass(frozen=True)
