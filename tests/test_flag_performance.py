@@ -1,6 +1,6 @@
-"""The flag ledger's settled flags in GET /performance: per value source, per competition
-and all together, from flags raised through the real ingest path and settled by results,
-each figure worked out by hand (intervals by scipy's t).
+"""The flag ledger's settled flags in GET /performance and on the track-record page: per
+value source, per competition and all together, from flags raised through the real ingest
+path and settled by results, each figure worked out by hand (intervals by scipy's t).
 
 The five flags (books without margin, see tests/flag_books.py):
 
@@ -43,6 +43,10 @@ FIRST_KICKOFF = dt.datetime(2026, 1, 10, 15, 0, tzinfo=dt.UTC)
 SECOND_KICKOFF = dt.datetime(2026, 1, 17, 15, 0, tzinfo=dt.UTC)
 RAISED_BEFORE = dt.timedelta(days=5)
 CLOSE_BEFORE = dt.timedelta(minutes=10)
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
 
 
 @pytest.fixture
@@ -199,3 +203,33 @@ def test_an_empty_window_has_no_flag_and_no_figure(client: TestClient) -> None:
         "by_competition": [],
     }
     assert body["performance"]["matches"] == 0
+
+
+@pytest.mark.usefixtures("five_flags")
+def test_the_track_record_page_shows_the_flags(
+    client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    close_of_b(client, admin_headers)
+    response = client.get("/dashboard/track-record")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-security-policy"] == CSP
+    text = " ".join(response.text.split()).replace("> <", "><")
+    assert "<script" not in text
+    start = text.index('<table id="flags">')
+    table = text[start : text.index("</table>", start)]
+    # All together: CLV mean 0.575 / 4 = +14.4 %, ROI 5.2 / 5 = +104.0 %, profit +5.20;
+    # SP1 has one flag with a close: a CLV without an interval.
+    all_row = table[table.index("all flags") :]
+    assert "<td>5</td><td>4</td>" in all_row
+    assert "+14.4 % [" in all_row
+    assert "+104.0 % [" in all_row
+    assert "<td>+5.20</td>" in all_row
+    sp1 = table[table.index(">SP1<") :]
+    assert "<td>2</td><td>1</td><td>+10.0 %</td><td>+210.0 % [" in sp1
+    assert "Flags, scored from when they were raised" in text
+
+
+def test_the_track_record_page_says_when_no_flag_is_settled(client: TestClient) -> None:
+    response = client.get("/dashboard/track-record")
+    assert response.status_code == 200, response.text
+    assert "No flag of the ledger is settled in this window." in response.text
