@@ -198,7 +198,7 @@ def test_a_close_that_comes_after_the_result_is_answered_at_once(
 def test_an_empty_window_has_no_flag_and_no_figure(client: TestClient) -> None:
     body = client.get("/performance").json()
     assert body["flags"] == {
-        "all": expected(None, [], []) | {"profit": 0.0},
+        "all": expected(None, [], []),
         "by_source": [],
         "by_competition": [],
     }
