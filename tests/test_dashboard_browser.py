@@ -374,6 +374,17 @@ def test_the_model_page_shows_the_share_of_its_weight_over_the_board(board: Boar
     watched.assert_clean()
 
 
+def test_the_track_record_page_has_the_flag_ledger_s_section(board: Board) -> None:
+    page, watched = board.shown("/dashboard/track-record")
+    heading = page.get_by_role("heading", name="Flags, scored from when they were raised")
+    assert heading.count() == 1
+    # The board's flags are all of upcoming matches: none is settled yet.
+    answer = httpx.get(f"{board.server.base_url}/performance", timeout=30)
+    assert answer.json()["flags"]["all"]["flags"] == 0
+    assert page.get_by_text("No flag of the ledger is settled in this window.").count() == 1
+    watched.assert_clean()
+
+
 def test_choosing_a_competition_narrows_the_rows(board: Board) -> None:
     page, watched = board.open("/dashboard")
     options = page.locator("form#filters select[name=competition] option")

@@ -28,6 +28,7 @@ from app.db.orm import (
     RollingScore,
     utcnow,
 )
+from app.domain.flag_performance import FlagScores
 from app.domain.prediction import QuotedMatch
 from app.domain.track_record import served_predictions
 from app.domain.track_record_aggregates import (
@@ -45,6 +46,7 @@ from app.domain.track_record_scores import (
 )
 from app.domain.wording import counted
 from app.services import track_record_aggregates as aggregates
+from app.services.flag_performance import flag_performance
 from app.services.ingest.bulk import chunks, insert_new
 from app.services.locks import serialise_track_record_writes
 from app.services.model_versions import ensemble_of
@@ -276,11 +278,12 @@ class PerformanceReport:
     stake_cap: float
     days_max: int  # the latest days of the window listed day by day
     performance: Performance
+    flags: FlagScores  # the flag ledger's settled flags of the window
 
 
 def performance(session: Session, query: PerformanceQuery, settings: Settings) -> PerformanceReport:
     """The track record of ``query``'s window, read from the aggregates (the bankroll
-    staked by the terms they were made with)."""
+    staked by the terms they were made with), and the flag ledger's settled flags."""
     terms = answer_terms(session, settings)
     return PerformanceReport(
         kickoff_from=query.kickoff_from,
@@ -295,6 +298,7 @@ def performance(session: Session, query: PerformanceQuery, settings: Settings) -
         performance=performance_of_sums(
             aggregates.window_sums(session, query, terms, days_max=settings.performance_days_max)
         ),
+        flags=flag_performance(session, query),
     )
 
 

@@ -32,6 +32,7 @@ from app.db.orm import (
     TrackRecordDay,
     TrackRecordReliability,
     TrackRecordState,
+    ValueFlag,
 )
 from app.domain.track_record import ServedPrediction
 from app.domain.track_record_aggregates import (
@@ -439,6 +440,8 @@ class Stamp:
     revision: int | None
     newest_change: dt.datetime | None
     newest_entry: int | None
+    # A flag is scored again when a close arrives after its result, which moves no match.
+    newest_flag_score: dt.datetime | None
 
 
 def stamp(session: Session) -> Stamp:
@@ -449,6 +452,7 @@ def stamp(session: Session) -> Stamp:
                 revision.scalar_subquery(),
                 select(func.max(Match.updated_at)).scalar_subquery(),
                 select(func.max(PredictionLogEntry.id)).scalar_subquery(),
+                select(func.max(ValueFlag.settled_at)).scalar_subquery(),
             )
         ).one()
     )

@@ -102,6 +102,38 @@ class PerformanceBody(_Read):
     )
 
 
+class FlagGroupOut(_Read):
+    """Settled flags of the ledger, each scored from the net price it was raised at."""
+
+    name: str | None = Field(
+        description="The value source (`by_source`) or competition (`by_competition`); "
+        "null for all flags together."
+    )
+    flags: int = Field(description="Settled flags whose match kicked off in the window.")
+    flags_with_close: int = Field(
+        description="Those scored against a closing line of the closing reference bookmaker."
+    )
+    clv: MeanOut = Field(
+        description="Closing-line value from flag time: net price when raised × the close's "
+        "de-margined probability − 1, over the flags with a close."
+    )
+    roi: MeanOut = Field(
+        description="Flat return: net price − 1 if the flagged outcome won, else −1 (a stake "
+        "of 1 at the net price when raised)."
+    )
+    profit: float = Field(description="Sum of those returns.")
+
+
+class FlagsOut(_Read):
+    """The flag ledger's settled flags of the window (GET /flags lists them one by one), by
+    value source (the chain link that priced each) and by competition. CLV is the figure to
+    watch: a few hundred flags pin it to about a point, while ROI stays noise for thousands."""
+
+    all: FlagGroupOut
+    by_source: list[FlagGroupOut] = Field(description="One per value source, by name.")
+    by_competition: list[FlagGroupOut] = Field(description="One per competition, by code.")
+
+
 class PerformanceOut(_Read):
     """The track record of a window: what was served at kickoff, scored by the results
     as they are now."""
@@ -119,3 +151,7 @@ class PerformanceOut(_Read):
         "figure covers the whole window."
     )
     performance: PerformanceBody
+    flags: FlagsOut = Field(
+        description="The flag ledger's flags of the window's settled matches, scored from "
+        "when they were raised (the `value_bets` of `performance` are those served at kickoff)."
+    )
