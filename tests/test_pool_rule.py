@@ -169,6 +169,22 @@ def test_one_competition_still_quoted_keeps_a_bookmaker_in_one_pool_for_all(
     assert "WH" in laid_out(e0, e0_quotes).left_out
 
 
+def test_the_reason_names_a_competition_the_bookmaker_quoted(season_file: SeasonFile) -> None:
+    matches, quotes = load(season_file, "E0_1718", "SP1_1718")
+    sp1_recent = len(recent_dates(file_dates(season_file, "SP1_1718"), 30))
+    # Ladbrokes kept in SP1 only, and gone from its last 30 days: 0 recent quotes anywhere.
+    never_in_e0 = (quotes.bookmaker == "LB") & (matches.competition[quotes.match] == "E0")
+    gone_from_sp1 = quotes_of_latest_matches(matches, quotes, "LB", "SP1", sp1_recent)
+
+    training = laid_out(matches, without(quotes, never_in_e0 | gone_from_sp1))
+
+    # E0 comes first and ties at 0, but Ladbrokes never quoted it: SP1 is named.
+    assert training.left_out == {
+        "LB": f"no longer quoting: 0 of the {sp1_recent} matches of the last 30 days of SP1, "
+        "its best competition; at least 50% needed"
+    }
+
+
 def test_the_backtest_folds_use_the_same_rule(season_file: SeasonFile) -> None:
     matches, quotes = load(season_file, "E0_1718", "E0_1819", "SP1_1718", "SP1_1819")
     # William Hill stops quoting E0 for the last 30 days of 2017/18, the training season.
