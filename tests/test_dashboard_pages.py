@@ -324,7 +324,7 @@ def test_the_model_page_warns_when_its_bookmakers_stopped_quoting(migrated_url: 
     assert warning["role"] == "alert"
     shown = " ".join(text.split())
     assert "only 12.5 % of its weight, on average, quoted the upcoming matches" in shown
-    assert "(1 match quoted by none of its weight are answered by the consensus alone)" in shown
+    assert "(the consensus alone answers the 1 match quoted by none of its weight)" in shown
     assert "12.5 % of the model's weight quoted the 2 upcoming matches of the next 7 days" in shown
 
 
