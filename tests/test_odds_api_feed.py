@@ -22,7 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_engine, make_session_factory
-from app.db.orm import Bookmaker, FetchRun, Match, OddsQuote
+from app.db.orm import Bookmaker, FetchedDocument, FetchRun, Match, OddsQuote
 from app.domain.vocabulary import FetchStatus, RunTrigger
 from app.metrics import REGISTRY
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
@@ -185,6 +185,37 @@ def test_prices_that_moved_add_quotes_and_the_same_ones_add_nothing(
         (utc(2018, 8, 10, 18, 55), 1.56),
         (utc(2018, 8, 10, 18, 58), 1.52),
     ]
+
+
+def test_a_sport_is_remembered_as_fetched_at_each_fetch_and_changed_when_it_stored(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    settings = feed_settings(base, odds_api_sports=["soccer_epl"])
+
+    def fetched_at(moment: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+        fetch_the_odds_api(
+            factory, settings, trigger=RunTrigger.CLI, sleep=Waits(), clock=lambda: moment
+        )
+        with factory() as session:
+            row = session.scalar(select(FetchedDocument).where(FetchedDocument.url.like("%/odds")))
+            assert row is not None
+            return row.checked_at, row.changed_at
+
+    first, second, third = (
+        utc(2018, 8, 10, 18, 56),
+        utc(2018, 8, 10, 18, 57),
+        utc(2018, 8, 10, 18, 59),
+    )
+    assert fetched_at(first) == (first, first)
+    # The same answer again stores nothing: fetched, not changed.
+    assert fetched_at(second) == (second, first)
+    moved = copy.deepcopy(EPL_EVENTS)
+    pinnacle = moved[0]["bookmakers"][0]
+    pinnacle["last_update"] = pinnacle["markets"][0]["last_update"] = "2018-08-10T18:58:00Z"
+    pinnacle["markets"][0]["outcomes"][1]["price"] = 1.52
+    api.script(EPL, events_answer(moved, quota(496, 4, 2)))
+    assert fetched_at(third) == (third, third)
 
 
 def test_prices_updated_after_the_answer_arrived_are_skipped_and_counted(

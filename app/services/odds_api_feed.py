@@ -48,6 +48,7 @@ from app.services.fetch_runs import (
     recorded_fetch,
     scheduled_fetch,
 )
+from app.services.fetched_documents import remember_fetch
 from app.services.flags import FlagTerms
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.ingest import import_odds_api
@@ -323,7 +324,15 @@ class _SportsRun:
                     capture_skew=self.capture_skew,
                     flag_terms=self.flag_terms,
                 )
-                _remember_fetch(session, odds_document(self.base_url, sport), now)
+                # Its answer changed when it stored something: its matches and prices are
+                # compared with the stored ones, the document itself carries no validator.
+                wrote = report.matches_created + report.matches_updated + report.quotes_inserted
+                remember_fetch(
+                    session,
+                    odds_document(self.base_url, sport),
+                    at=now,
+                    changed=wrote + report.quotes_updated > 0,
+                )
         except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
             why = str(error)
         except httpx.RequestError as error:
@@ -346,15 +355,6 @@ def odds_document(base_url: str, sport: str) -> str:
     """The address of a sport's odds, without the key: the fetched document under which
     the sport's last stored fetch is remembered."""
     return f"{base_url.rstrip('/')}{SPORTS_PATH}/{sport}/odds"
-
-
-def _remember_fetch(session: Session, url: str, now: dt.datetime) -> None:
-    """When a sport's answer was stored (in the transaction that stores it)."""
-    row = session.scalar(select(FetchedDocument).where(FetchedDocument.url == url))
-    if row is None:
-        row = FetchedDocument(url=url)
-        session.add(row)
-    row.checked_at = row.changed_at = now
 
 
 def last_fetched(
