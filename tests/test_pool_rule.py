@@ -22,7 +22,7 @@ from app.domain.backtest.folds import run_backtest
 from app.domain.fitting import FitOptions
 from app.domain.football_data import parse_football_data
 from app.domain.tables import MatchTable, QuoteTable, restrict, tables_from_batches
-from app.domain.training import TrainingSet, build_training_set
+from app.domain.training import PoolRule, TrainingSet, build_training_set
 from app.main import create_app
 from app.services.ingest import import_football_data
 from app.settings import Settings, settings_environment
@@ -150,6 +150,20 @@ def test_a_bookmaker_that_stops_quoting_is_left_out_at_the_threshold(
             "WH": f"no longer quoting: {quoted} of the {recent} matches of the last 30 days "
             "of E0, its best competition; at least 50% needed"
         }
+
+
+def test_the_share_a_bookmaker_must_keep_defaults_to_the_models(
+    e0_to_2018: tuple[MatchTable, QuoteTable, int],
+) -> None:
+    matches, quotes, recent = e0_to_2018
+    # William Hill quoted one match fewer than half of E0's last 30 days: under 50 %.
+    removal = quotes_of_latest_matches(matches, quotes, "WH", "E0", recent // 2 + 1)
+    kept = without(quotes, removal)
+    training = build_training_set(matches, kept, min_quotes=100, recent_days=30)
+    assert "WH" in training.left_out
+    options = FitOptions(recent_days=30, min_quotes=100)
+    rule = PoolRule(min_quotes=100, recent_days=30)
+    assert rule.recent_share == options.recent_share == 0.5  # the refit's default share
 
 
 def test_one_competition_still_quoted_keeps_a_bookmaker_in_one_pool_for_all(

@@ -114,7 +114,7 @@ class PoolRule:
 
     min_quotes: int = 1
     recent_days: float | None = None
-    recent_share: float = 0.0
+    recent_share: float = defaults.POOL_RECENT_SHARE
 
 
 def choose_pool(
@@ -211,7 +211,7 @@ def build_training_set(
     bookmakers: Sequence[str] | None = None,
     min_quotes: int = 1,
     recent_days: float | None = None,
-    recent_share: float = 0.0,
+    recent_share: float = defaults.POOL_RECENT_SHARE,
 ) -> TrainingSet:
     """Lay out the chosen quotes of ``matches``. The pool is ``bookmakers`` (else every one
     that quoted) passing the :class:`PoolRule`; the bookmakers it leaves out are listed in
