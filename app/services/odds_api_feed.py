@@ -330,12 +330,14 @@ class _SportsRun:
                 )
                 # Its answer changed when it stored something: its matches and prices are
                 # compared with the stored ones, the document itself carries no validator.
-                wrote = report.matches_created + report.matches_updated + report.quotes_inserted
+                stored = (
+                    report.matches_created,
+                    report.matches_updated,
+                    report.quotes_inserted,
+                    report.quotes_updated,
+                )
                 remember_fetch(
-                    session,
-                    odds_document(self.base_url, sport),
-                    at=now,
-                    changed=wrote + report.quotes_updated > 0,
+                    session, odds_document(self.base_url, sport), at=now, changed=any(stored)
                 )
         except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
             why = str(error)
