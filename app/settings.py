@@ -379,8 +379,8 @@ class Settings(BaseSettings):
         ge=1,
         le=24 * 60,
         description="How long before kickoff the closing-line job fetches a match's sport "
-        "(minutes): once a match is inside this window its sport is fetched once, unless a "
-        "fetch of the sport already came inside it.",
+        "(minutes, at most `closing_window_minutes`): once a match is inside this window its "
+        "sport is fetched once, unless a fetch of the sport already came inside it.",
     )
 
     # --- the track record -----------------------------------------------------------------
@@ -545,6 +545,18 @@ class Settings(BaseSettings):
                 raise ValueError(
                     f"ODDSBOOST_{setting.upper()} is set but ODDSBOOST_ODDS_API_KEY is not"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _closing_line_fetched_inside_the_closing_window(self) -> Settings:
+        # A fetch earlier than the window would never count as the close the ledger measures.
+        if self.closing_line_minutes > self.closing_window_minutes:
+            raise ValueError(
+                f"ODDSBOOST_CLOSING_LINE_MINUTES ({self.closing_line_minutes}) is more than "
+                f"ODDSBOOST_CLOSING_WINDOW_MINUTES ({self.closing_window_minutes}): the "
+                "closing-line job would fetch before the window in which a quote counts as "
+                "the closing line"
+            )
         return self
 
     @field_validator("database_url")

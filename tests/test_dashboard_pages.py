@@ -11,19 +11,23 @@ import datetime as dt
 import math
 from dataclasses import replace
 from html.parser import HTMLParser
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.api import charts
+from app.api.deps import board_moment
 from app.db.orm import PredictionLogEntry
 from app.domain.scoring import Scores
 from app.domain.track_record_scores import DayBucket
 from app.domain.vocabulary import ActivatedBy, Method
 from app.services.model_versions import activate
+from app.services.pagination import PageWindow
+from app.services.upcoming import UpcomingBoards, UpcomingPage, UpcomingQuery
 from tests.apps import ADMIN_KEY
 from tests.helpers import (
     HAND_MADE_VALIDATION,
@@ -37,6 +41,7 @@ from tests.upcoming_matches import (
     ARSENAL,
     CAPTURED,
     EVERTON,
+    NOW,
     Seeded,
     app_on,
     barcelona_on_the_exchange,
@@ -267,6 +272,45 @@ def test_the_model_page_says_how_much_of_its_weight_quotes_the_board(seeded: See
     assert not parsed.having("p", id="weight-warning")
 
 
+def test_the_model_page_reads_the_board_at_the_boards_moment(seeded: Seeded) -> None:
+    # A month on, the week's three matches have all kicked off: the board is empty.
+    later = NOW + dt.timedelta(days=30)
+
+    async def a_month_later() -> dt.datetime:
+        return later
+
+    cast(FastAPI, seeded.client.app).dependency_overrides[board_moment] = a_month_later
+    text, parsed = page(seeded.client, "/dashboard/model")
+    assert not parsed.having("dd", id="weight-present")
+    text, _ = page(seeded.client, "/dashboard")
+    assert "No upcoming matches in the next 7 days." in text
+
+
+def test_the_dashboard_leaves_the_boards_clock_to_the_boards(
+    seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With no moment set, the board's check reads the clock when it starts, so polls arriving
+    # while one runs share it: the pages pass no moment of their own.
+    moments: list[dt.datetime | None] = []
+    page_of = UpcomingBoards.page
+
+    async def recorded(
+        self: UpcomingBoards,
+        query: UpcomingQuery,
+        window: PageWindow,
+        *,
+        now: dt.datetime | None = None,
+    ) -> UpcomingPage:
+        moments.append(now)
+        return await page_of(self, query, window, now=now)
+
+    monkeypatch.setattr(UpcomingBoards, "page", recorded)
+    page(seeded.client, "/dashboard")
+    page(seeded.client, "/dashboard", competition="E0")
+    page(seeded.client, "/dashboard/model")
+    assert moments == [None] * 4
+
+
 def test_the_model_page_warns_when_its_bookmakers_stopped_quoting(migrated_url: str) -> None:
     # Victor Chandler holds 3 of the 4 units of weight and quotes nothing coming: Arsenal's
     # quotes hold Bet&Win's 1/4, Everton's (Bet365 alone) none; on average 1/8.
@@ -280,7 +324,7 @@ def test_the_model_page_warns_when_its_bookmakers_stopped_quoting(migrated_url: 
     assert warning["role"] == "alert"
     shown = " ".join(text.split())
     assert "only 12.5 % of its weight, on average, quoted the upcoming matches" in shown
-    assert "(1 match quoted by none of its weight are answered by the consensus alone)" in shown
+    assert "(the consensus alone answers the 1 match quoted by none of its weight)" in shown
     assert "12.5 % of the model's weight quoted the 2 upcoming matches of the next 7 days" in shown
 
 

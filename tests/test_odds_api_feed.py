@@ -14,6 +14,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from typing import Any
 
 import httpx
@@ -22,12 +23,17 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_engine, make_session_factory
-from app.db.orm import Bookmaker, FetchRun, Match, OddsQuote
+from app.db.orm import Bookmaker, FetchedDocument, FetchRun, Match, OddsQuote
 from app.domain.vocabulary import FetchStatus, RunTrigger
 from app.metrics import REGISTRY
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.locks import run_lock
-from app.services.odds_api_feed import OddsApiFetch, fetch_the_odds_api, odds_api_job
+from app.services.odds_api_feed import (
+    SKIPPED_RUN_PAUSE_SECONDS,
+    OddsApiFetch,
+    fetch_the_odds_api,
+    odds_api_job,
+)
 from app.services.run_bounds import Stop
 from app.settings import Settings
 from tests.commands import Oddsboost
@@ -185,6 +191,37 @@ def test_prices_that_moved_add_quotes_and_the_same_ones_add_nothing(
         (utc(2018, 8, 10, 18, 55), 1.56),
         (utc(2018, 8, 10, 18, 58), 1.52),
     ]
+
+
+def test_a_sport_is_remembered_as_fetched_at_each_fetch_and_changed_when_it_stored(
+    odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    settings = feed_settings(base, odds_api_sports=["soccer_epl"])
+
+    def fetched_at(moment: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+        fetch_the_odds_api(
+            factory, settings, trigger=RunTrigger.CLI, sleep=Waits(), clock=lambda: moment
+        )
+        with factory() as session:
+            row = session.scalar(select(FetchedDocument).where(FetchedDocument.url.like("%/odds")))
+            assert row is not None
+            return row.checked_at, row.changed_at
+
+    first, second, third = (
+        utc(2018, 8, 10, 18, 56),
+        utc(2018, 8, 10, 18, 57),
+        utc(2018, 8, 10, 18, 59),
+    )
+    assert fetched_at(first) == (first, first)
+    # The same answer again stores nothing: fetched, not changed.
+    assert fetched_at(second) == (second, first)
+    moved = copy.deepcopy(EPL_EVENTS)
+    pinnacle = moved[0]["bookmakers"][0]
+    pinnacle["last_update"] = pinnacle["markets"][0]["last_update"] = "2018-08-10T18:58:00Z"
+    pinnacle["markets"][0]["outcomes"][1]["price"] = 1.52
+    api.script(EPL, events_answer(moved, quota(496, 4, 2)))
+    assert fetched_at(third) == (third, third)
 
 
 def test_prices_updated_after_the_answer_arrived_are_skipped_and_counted(
@@ -459,6 +496,70 @@ def test_the_scheduled_job_records_a_failure_and_raises_nothing(
     with factory() as session:
         run = session.scalars(select(FetchRun)).one()
     assert (run.status, run.trigger) == ("failed", "scheduler")
+
+
+def test_a_scheduled_run_skipped_for_the_lock_fetches_what_was_not_fetched_meanwhile(
+    odds_api: tuple[FakeOddsApi, str], migrated_url: str, factory: sessionmaker[Session]
+) -> None:
+    api, base = odds_api
+    settings = feed_settings(base, database_url=migrated_url)
+    moment = utc(2018, 8, 10, 18, 56)
+    engine = make_engine(migrated_url)
+    held = ExitStack()
+    # A closing-line run of the EPL holds the feed's lock when the schedule's run starts.
+    held.enter_context(run_lock(engine, "fetch-the-odds-api"))
+    pauses: list[float] = []
+
+    def closing_line_run_ends(seconds: float) -> bool:
+        pauses.append(seconds)
+        held.close()
+        fetch_the_odds_api(
+            factory,
+            settings,
+            trigger=RunTrigger.SCHEDULER,
+            sports=("soccer_epl",),
+            sleep=Waits(),
+            clock=lambda: moment,
+        )
+        return False  # no stop: go on
+
+    try:
+        odds_api_job(engine, settings, clock=lambda: moment, pause=closing_line_run_ends)
+    finally:
+        held.close()
+        engine.dispose()
+    # One pause; then only the Bundesliga, which the closing-line run did not fetch.
+    assert pauses == [SKIPPED_RUN_PAUSE_SECONDS]
+    assert [path for path in api.paths() if path != SPORTS] == [EPL, BUNDESLIGA]
+    with factory() as session:
+        runs = session.execute(select(FetchRun.status).order_by(FetchRun.id)).scalars().all()
+    assert runs == ["skipped", "succeeded", "succeeded"]
+
+
+def test_a_scheduled_run_skipped_for_the_lock_stops_when_every_sport_was_fetched(
+    odds_api: tuple[FakeOddsApi, str], migrated_url: str, factory: sessionmaker[Session]
+) -> None:
+    # Another scheduler's run of the schedule held the lock: nothing is fetched twice.
+    api, base = odds_api
+    settings = feed_settings(base, database_url=migrated_url)
+    moment = utc(2018, 8, 10, 18, 56)
+    engine = make_engine(migrated_url)
+    held = ExitStack()
+    held.enter_context(run_lock(engine, "fetch-the-odds-api"))
+
+    def other_run_ends(_seconds: float) -> bool:
+        held.close()
+        fetch_the_odds_api(
+            factory, settings, trigger=RunTrigger.SCHEDULER, sleep=Waits(), clock=lambda: moment
+        )
+        return False
+
+    try:
+        odds_api_job(engine, settings, clock=lambda: moment, pause=other_run_ends)
+    finally:
+        held.close()
+        engine.dispose()
+    assert [path for path in api.paths() if path != SPORTS] == [EPL, BUNDESLIGA]
 
 
 def test_the_retry_after_of_a_date_is_waited_until_it_or_refused_when_too_far() -> None:

@@ -22,7 +22,7 @@ from app.domain.backtest.folds import run_backtest
 from app.domain.fitting import FitOptions
 from app.domain.football_data import parse_football_data
 from app.domain.tables import MatchTable, QuoteTable, restrict, tables_from_batches
-from app.domain.training import TrainingSet, build_training_set
+from app.domain.training import PoolRule, TrainingSet, build_training_set
 from app.main import create_app
 from app.services.ingest import import_football_data
 from app.settings import Settings, settings_environment
@@ -152,6 +152,20 @@ def test_a_bookmaker_that_stops_quoting_is_left_out_at_the_threshold(
         }
 
 
+def test_the_share_a_bookmaker_must_keep_defaults_to_the_models(
+    e0_to_2018: tuple[MatchTable, QuoteTable, int],
+) -> None:
+    matches, quotes, recent = e0_to_2018
+    # William Hill quoted one match fewer than half of E0's last 30 days: under 50 %.
+    removal = quotes_of_latest_matches(matches, quotes, "WH", "E0", recent // 2 + 1)
+    kept = without(quotes, removal)
+    training = build_training_set(matches, kept, min_quotes=100, recent_days=30)
+    assert "WH" in training.left_out
+    options = FitOptions(recent_days=30, min_quotes=100)
+    rule = PoolRule(min_quotes=100, recent_days=30)
+    assert rule.recent_share == options.recent_share == 0.5  # the refit's default share
+
+
 def test_one_competition_still_quoted_keeps_a_bookmaker_in_one_pool_for_all(
     season_file: SeasonFile,
 ) -> None:
@@ -167,6 +181,22 @@ def test_one_competition_still_quoted_keeps_a_bookmaker_in_one_pool_for_all(
     # A pool of E0 alone judges it on E0 alone.
     e0, e0_quotes = restrict(matches, without(quotes, gone_from_e0), matches.competition == "E0")
     assert "WH" in laid_out(e0, e0_quotes).left_out
+
+
+def test_the_reason_names_a_competition_the_bookmaker_quoted(season_file: SeasonFile) -> None:
+    matches, quotes = load(season_file, "E0_1718", "SP1_1718")
+    sp1_recent = len(recent_dates(file_dates(season_file, "SP1_1718"), 30))
+    # Ladbrokes kept in SP1 only, and gone from its last 30 days: 0 recent quotes anywhere.
+    never_in_e0 = (quotes.bookmaker == "LB") & (matches.competition[quotes.match] == "E0")
+    gone_from_sp1 = quotes_of_latest_matches(matches, quotes, "LB", "SP1", sp1_recent)
+
+    training = laid_out(matches, without(quotes, never_in_e0 | gone_from_sp1))
+
+    # E0 comes first and ties at 0, but Ladbrokes never quoted it: SP1 is named.
+    assert training.left_out == {
+        "LB": f"no longer quoting: 0 of the {sp1_recent} matches of the last 30 days of SP1, "
+        "its best competition; at least 50% needed"
+    }
 
 
 def test_the_backtest_folds_use_the_same_rule(season_file: SeasonFile) -> None:

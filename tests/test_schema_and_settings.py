@@ -332,3 +332,11 @@ def test_the_server_s_configuration_error_says_the_variable_and_the_reason_only(
     shown = "".join(traceback.format_exception(refused.value))
     assert "errors.pydantic.dev" not in shown
     assert "short-key-7" not in shown
+
+
+def test_the_closing_line_job_must_fetch_inside_the_closing_window() -> None:
+    # The ledger counts a quote as the close only within closing_window_minutes of kickoff.
+    with pytest.raises(ValidationError, match=r"CLOSING_LINE_MINUTES \(31\) is more than"):
+        Settings(closing_line_minutes=31, closing_window_minutes=30)
+    same = Settings(closing_line_minutes=30, closing_window_minutes=30)
+    assert (same.closing_line_minutes, same.closing_window_minutes) == (30, 30)

@@ -468,7 +468,10 @@ class FetchRun(Base):
 
 class FetchedDocument(Base):
     """What a feed last saw of one document (a URL with no secret; a shared file's leagues
-    after a ``#``): its validators for a conditional request, and where it was last read."""
+    after a ``#``): when it was last fetched (``checked_at``), when what it answered last
+    differed from what was stored (``changed_at``: a download not answered 304; for The Odds
+    API, an answer that stored a match or a price), its validators for a conditional
+    request, and where it was last read (see ``app/services/fetched_documents.py``)."""
 
     __tablename__ = "fetched_documents"
 

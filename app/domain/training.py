@@ -113,7 +113,7 @@ class PoolRule:
 
     min_quotes: int = 1
     recent_days: float | None = None
-    recent_share: float = 0.0
+    recent_share: float = defaults.POOL_RECENT_SHARE
 
 
 def choose_pool(
@@ -171,7 +171,9 @@ def _stopped_quoting(
         recent_quotes, (quote_column[in_recent], competition_of_match[quote_match[in_recent]]), 1
     )
     share = recent_quotes / np.maximum(recent_matches, 1)
-    best = share.argmax(axis=1)
+    best = _best_competition(
+        share, quote_column, competition_of_match[quote_match], matches.kickoff[quote_match]
+    )
     return [
         ""
         if share[column, competition] >= least_share
@@ -180,6 +182,23 @@ def _stopped_quoting(
         f"{competitions[competition]}, its best competition; at least {least_share:.0%} needed"
         for column, competition in enumerate(best.tolist())
     ]
+
+
+def _best_competition(
+    share: NDArray[np.float64],
+    quote_column: NDArray[np.intp],
+    quote_competition: NDArray[np.intp],
+    quote_kickoff: NDArray[np.float64],
+) -> NDArray[np.intp]:
+    """Per bookmaker column, the competition of highest recent ``share`` among those it
+    quoted in the window (ties, e.g. 0 everywhere: the one of its latest quote), so that
+    a reason never names a competition the bookmaker did not quote."""
+    latest = np.full(share.shape, -np.inf)
+    np.maximum.at(latest, (quote_column, quote_competition), quote_kickoff)
+    quoted_share = np.where(latest > -np.inf, share, -1.0)
+    top = quoted_share == quoted_share.max(axis=1, keepdims=True)
+    best: NDArray[np.intp] = np.where(top, latest, -np.inf).argmax(axis=1)
+    return best
 
 
 def build_training_set(
@@ -191,7 +210,7 @@ def build_training_set(
     bookmakers: Sequence[str] | None = None,
     min_quotes: int = 1,
     recent_days: float | None = None,
-    recent_share: float = 0.0,
+    recent_share: float = defaults.POOL_RECENT_SHARE,
 ) -> TrainingSet:
     """Lay out the chosen quotes of ``matches``. The pool is ``bookmakers`` (else every one
     that quoted) passing the :class:`PoolRule`; the bookmakers it leaves out are listed in

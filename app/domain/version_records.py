@@ -88,8 +88,8 @@ class FitReport(ValidationReport):
     # The versions of the first refits lack these two.
     options: AbsentWhenNone[RecordedOptions] = None
     method_scores: AbsentWhenNone[dict[str, float]] = None  # validation log loss by method
-    # Bookmakers that quoted the window but were left out of the pool, and why; the versions
-    # fitted before it was recorded lack it.
+    # Bookmakers left out of the pool (of a fixed pool, those that never quoted the window
+    # too), and why; the versions fitted before it was recorded lack it.
     left_out: AbsentWhenNone[dict[str, str]] = None
 
 

@@ -53,9 +53,8 @@ class UpcomingView:
 async def upcoming_view(
     boards: UpcomingBoards, query: UpcomingQuery, *, now: dt.datetime | None = None
 ) -> UpcomingView:
-    """The board of ``query`` at ``now`` (default: the present), and the competitions that
-    have matches in its window."""
-    now = now or utcnow()
+    """The board of ``query`` at ``now`` (None: the boards' clock, read when their check
+    starts), and the competitions that have matches in its window."""
     rows = PageWindow(UPCOMING_ROWS, 0)
     every = await boards.page(replace(query, competition=None), rows, now=now)
     # A stored match has its competition: the check is for the type.
@@ -226,12 +225,15 @@ class WeightOnBoard:
         return self.mean_present is not None and self.mean_present < defaults.LOW_WEIGHT_PRESENT
 
 
-async def weight_on_board(boards: UpcomingBoards, settings: Settings) -> WeightOnBoard:
-    """The share of the model's weight present over the board the upcoming page shows."""
+async def weight_on_board(
+    boards: UpcomingBoards, settings: Settings, *, now: dt.datetime | None = None
+) -> WeightOnBoard:
+    """The share of the model's weight present over the board the upcoming page shows at
+    ``now`` (None: the boards' clock)."""
     query = UpcomingQuery(
         terms=settings.value_terms(), daily_exposure_cap=settings.value_daily_exposure_cap
     )
-    board = await boards.page(query, PageWindow(UPCOMING_ROWS, 0))
+    board = await boards.page(query, PageWindow(UPCOMING_ROWS, 0), now=now)
     shares = np.array(
         [
             item.prediction.model_weight_present

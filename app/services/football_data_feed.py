@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import httpx
-from sqlalchemy import Engine, Select, select
+from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -42,6 +42,7 @@ from app.services.fetch_runs import (
     recorded_fetch,
     scheduled_fetch,
 )
+from app.services.fetched_documents import document_row, remember_fetch
 from app.services.flags import FlagTerms
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.ingest import IngestReport, ingest_batch
@@ -231,7 +232,7 @@ def _fetch_document(
     requests = 0
     try:
         with session_scope(factory) as session:
-            headers = _conditional_headers(session.scalar(_document_row(imported_as)))
+            headers = _conditional_headers(session.scalar(document_row(imported_as)))
         response, requests = get_with_retries(downloader, policy, url, headers)
         if response.url != url:
             log.info("football-data %s was read from %s", document.path, response.url)
@@ -308,10 +309,6 @@ def _import(
     return report
 
 
-def _document_row(url: str) -> Select[FetchedDocument]:
-    return select(FetchedDocument).where(FetchedDocument.url == url)
-
-
 def _conditional_headers(row: FetchedDocument | None) -> dict[str, str]:
     """Ask for the document only if it changed since the version last imported."""
     headers: dict[str, str] = {}
@@ -324,18 +321,15 @@ def _conditional_headers(row: FetchedDocument | None) -> dict[str, str]:
 
 def _remember(session: Session, url: str, response: Download, *, changed: bool) -> None:
     """When a document was checked and where it was read from; a changed one's validators."""
-    row = session.scalar(_document_row(url))
-    if row is None and not changed:
-        return
-    if row is None:
-        row = FetchedDocument(url=url)
-        session.add(row)
-    row.checked_at = utcnow()
-    row.final_url = response.url
-    if changed:
-        row.etag = response.headers.get("ETag")
-        row.last_modified = response.headers.get("Last-Modified")
-        row.changed_at = row.checked_at
+    remember_fetch(
+        session,
+        url,
+        at=utcnow(),
+        changed=changed,
+        final_url=response.url,
+        etag=response.headers.get("ETag"),
+        last_modified=response.headers.get("Last-Modified"),
+    )
 
 
 def football_data_job(

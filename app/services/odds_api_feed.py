@@ -48,6 +48,7 @@ from app.services.fetch_runs import (
     recorded_fetch,
     scheduled_fetch,
 )
+from app.services.fetched_documents import remember_fetch
 from app.services.flags import FlagTerms
 from app.services.http_retry import GaveUpError, RetryPolicy, send_with_retries
 from app.services.ingest import import_odds_api
@@ -61,6 +62,10 @@ SPORTS_PATH = "/v4/sports"
 UNAUTHORIZED = 401
 # Longest part of an error answer's own message repeated in the run's error.
 API_MESSAGE_MAX = 200
+# A scheduled run skipped for the lock tries again this often, this many times (5 minutes in
+# all, longer than a closing-line run takes), rather than leave its sports a period old.
+SKIPPED_RUN_PAUSE_SECONDS = 30.0
+SKIPPED_RUN_TRIES = 10
 
 
 class OddsApiKeyMissingError(Exception):
@@ -323,7 +328,17 @@ class _SportsRun:
                     capture_skew=self.capture_skew,
                     flag_terms=self.flag_terms,
                 )
-                _remember_fetch(session, odds_document(self.base_url, sport), now)
+                # Its answer changed when it stored something: its matches and prices are
+                # compared with the stored ones, the document itself carries no validator.
+                stored = (
+                    report.matches_created,
+                    report.matches_updated,
+                    report.quotes_inserted,
+                    report.quotes_updated,
+                )
+                remember_fetch(
+                    session, odds_document(self.base_url, sport), at=now, changed=any(stored)
+                )
         except (SportFailedError, GaveUpError, TooManyBookmakersError) as error:
             why = str(error)
         except httpx.RequestError as error:
@@ -348,15 +363,6 @@ def odds_document(base_url: str, sport: str) -> str:
     return f"{base_url.rstrip('/')}{SPORTS_PATH}/{sport}/odds"
 
 
-def _remember_fetch(session: Session, url: str, now: dt.datetime) -> None:
-    """When a sport's answer was stored (in the transaction that stores it)."""
-    row = session.scalar(select(FetchedDocument).where(FetchedDocument.url == url))
-    if row is None:
-        row = FetchedDocument(url=url)
-        session.add(row)
-    row.checked_at = row.changed_at = now
-
-
 def last_fetched(
     session: Session, base_url: str, sports: tuple[str, ...]
 ) -> dict[str, dt.datetime]:
@@ -366,6 +372,15 @@ def last_fetched(
         select(FetchedDocument.url, FetchedDocument.checked_at).where(FetchedDocument.url.in_(urls))
     )
     return {urls[url]: checked_at for url, checked_at in rows}
+
+
+def _not_fetched_since(
+    factory: sessionmaker[Session], base_url: str, sports: tuple[str, ...], moment: dt.datetime
+) -> tuple[str, ...]:
+    """Those of ``sports`` no fetch stored at or after ``moment``."""
+    with factory() as session:
+        fetched = last_fetched(session, base_url, sports)
+    return tuple(sport for sport in sports if sport not in fetched or fetched[sport] < moment)
 
 
 def _check_key(api: OddsApiClient) -> str | None:
@@ -433,13 +448,37 @@ def _first_problem(error: ValidationError) -> str:
 
 
 def odds_api_job(
-    engine: Engine, settings: Settings, *, clock: Clock = utcnow, stop: Stop | None = None
+    engine: Engine,
+    settings: Settings,
+    *,
+    clock: Clock = utcnow,
+    stop: Stop | None = None,
+    pause: Callable[[float], bool] | None = None,
 ) -> None:
-    """One run on the schedule, which ``stop`` ends at once; it never raises."""
+    """One run on the schedule, which ``stop`` ends at once; it never raises. A run that
+    finds the feed's lock taken (most often by a closing-line run, which holds it for a few
+    requests) tries again after ``SKIPPED_RUN_PAUSE_SECONDS``, up to ``SKIPPED_RUN_TRIES``
+    times, for the sports no fetch stored since it was due; ``pause`` waits and says
+    whether to give up (None: the stop's wait)."""
+    stop = stop or Stop()
+    wait = pause or stop.wait
 
     def fetch(factory: sessionmaker[Session]) -> None:
-        trigger = RunTrigger.SCHEDULER
-        fetch_the_odds_api(factory, settings, trigger=trigger, clock=clock, stop=stop)
+        due, sports = clock(), tuple(settings.odds_api_sports)
+        for _ in range(SKIPPED_RUN_TRIES):
+            outcome = fetch_the_odds_api(
+                factory,
+                settings,
+                trigger=RunTrigger.SCHEDULER,
+                sports=sports,
+                clock=clock,
+                stop=stop,
+            )
+            if outcome.status is not FetchStatus.SKIPPED or wait(SKIPPED_RUN_PAUSE_SECONDS):
+                return
+            sports = _not_fetched_since(factory, settings.odds_api_url, sports, due)
+            if not sports:
+                return
 
     scheduled_fetch(
         engine, fetch, "scheduled fetch of The Odds API failed; the next one is on schedule"

@@ -204,11 +204,12 @@ async def model_page(
     settings: SettingsDep,
     answers: TrackRecordAnswersDep,
     boards: UpcomingBoardsDep,
+    moment: BoardMomentDep,
 ) -> Response:
     reliability = await answers.answer(
         session, ("reliability",), partial(dashboard.served_reliability, settings=settings)
     )
-    on_board = await dashboard.weight_on_board(boards, settings)
+    on_board = await dashboard.weight_on_board(boards, settings, now=moment)
     view = await run_in_threadpool(dashboard.model_page, session, on_board, reliability)
     # Rendered on a worker thread, as a page of a plain route is: never on the event loop.
     context = {"view": view, "page": "model"}

@@ -126,9 +126,10 @@ class ValidationOut(RecordOut):
     )
     left_out: AbsentWhenNone[dict[str, str]] = Field(
         default=None,
-        description="Bookmakers that quoted the window but were left out of the pool, by code, "
-        "and why: too few quotes (min_quotes), or no longer quoting (recent_days, "
-        "recent_share). Absent in versions fitted before it was recorded.",
+        description="Bookmakers left out of the pool, by code, and why: too few usable quotes "
+        "in the window (min_quotes; a bookmaker of a fixed pool that never quoted the window "
+        "is listed with 0), or no longer quoting (recent_days, recent_share). Absent in "
+        "versions fitted before it was recorded.",
     )
 
 
