@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.migrate import downgrade_to, upgrade_to_head
 from app.db.orm import Bookmaker, OddsQuote, ValueFlag
 from app.domain.records import IngestBatch, MatchRecord, QuoteRecord
 from app.domain.vocabulary import FetchStatus, Phase, RunTrigger
@@ -223,3 +225,21 @@ def test_seen_again_moves_forward_never_back_and_evaluates_no_flag(
     assert pinnacle_again(at(14, 30), (2.1, 4.0, 3.6)) == 0
     assert pinnacle_quotes(factory) == [(UPDATED, at(14, 30), at(14, 30))]
     assert len(evaluated[-1]) == 1
+
+
+@pytest.mark.usefixtures("fetched_at_noon")
+def test_the_migration_takes_a_stored_quote_as_last_seen_when_received(migrated_url: str) -> None:
+    downgrade_to(migrated_url, "0014")
+    engine = make_engine(migrated_url)
+    with engine.begin() as connection:
+        # Before 0015 a quote knows only when it was received.
+        columns = [c["name"] for c in sa_inspect(connection).get_columns("odds_quotes")]
+        assert "seen_at" not in columns
+    engine.dispose()
+    upgrade_to_head(migrated_url)
+    engine = make_engine(migrated_url)
+    with Session(engine) as session:
+        rows = session.execute(select(OddsQuote.received_at, OddsQuote.seen_at)).all()
+    engine.dispose()
+    assert len(rows) == 2  # Pinnacle's and Bet365's of noon
+    assert all(seen == received == at(12, 0) for received, seen in rows)
