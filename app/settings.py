@@ -286,8 +286,9 @@ class Settings(BaseSettings):
         default=30,
         ge=1,
         le=24 * 60,
-        description="How long before kickoff a pre-match quote of the closing reference "
-        "(Pinnacle) still counts as its closing line, against which the flag ledger measures "
+        description="How long before kickoff the last pre-match price of the closing "
+        "reference (Pinnacle) must have been seen to hold (captured, or fetched again "
+        "unchanged) to count as its closing line, against which the flag ledger measures "
         "each flag's CLV; without one, the closing prices of a season file count.",
     )
     exchange_commission: dict[str, Annotated[float, Field(ge=0, lt=1)]] = Field(

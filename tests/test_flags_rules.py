@@ -103,3 +103,33 @@ def test_scores_of_a_won_and_a_lost_flag_against_a_close_without_margin() -> Non
 
     (unclosed,) = score_flags(flags[:1], "X", None)
     assert (unclosed.flat_return, unclosed.closing_probability, unclosed.clv) == (-1.0, None, None)
+
+
+def test_a_price_seen_to_hold_into_the_window_is_the_live_close() -> None:
+    kickoff = KICKOFF
+    moved = kickoff - dt.timedelta(hours=3)  # the price last changed three hours before
+
+    def held(seen_minutes_before: float, prices: tuple[float, float, float]) -> ReferenceQuote:
+        seen = kickoff - dt.timedelta(minutes=seen_minutes_before)
+        return ReferenceQuote(Phase.PRE, prices, moved, seen)
+
+    season = quote(Phase.CLOSING, None, (2.5, 5.0, 2.5))
+    # Seen again 11 minutes before kickoff: a live close, captured hours before.
+    close = closing_line([held(11, (2.0, 4.0, 4.0)), season], kickoff, WINDOW)
+    assert close is not None
+    assert (close.prices, close.origin) == ((2.0, 4.0, 4.0), CloseOrigin.LIVE)
+    assert (close.captured_at, close.seen_at) == (moved, kickoff - dt.timedelta(minutes=11))
+    # Seen last 31 minutes before: not known to hold, so the season file's close.
+    stale = closing_line([held(31, (2.0, 4.0, 4.0)), season], kickoff, WINDOW)
+    assert stale is not None
+    assert (stale.origin, stale.seen_at) == (CloseOrigin.SEASON_FILE, None)
+    # Seen after kickoff, unchanged: it held until kickoff, and is counted so.
+    after = closing_line([held(-20, (2.0, 4.0, 4.0))], kickoff, WINDOW)
+    assert after is not None
+    assert (after.origin, after.seen_at) == (CloseOrigin.LIVE, kickoff)
+    # The close is the latest price captured before kickoff: an older one seen later
+    # (a stale sighting of a price since replaced) is not.
+    replaced = ReferenceQuote(Phase.PRE, (1.8, 4.0, 5.0), moved - dt.timedelta(hours=1), kickoff)
+    latest = closing_line([replaced, held(11, (2.0, 4.0, 4.0))], kickoff, WINDOW)
+    assert latest is not None
+    assert latest.prices == (2.0, 4.0, 4.0)

@@ -1,7 +1,10 @@
 """A matchday of two leagues, end to end, run by the scheduler's jobs alone: the
 Football-Data.co.uk feed fetches the past season and the fixtures, The Odds API feed
-fetches prices twice, the refit makes a model active, the board lists the matches, the
-track record logs them at kickoff, the feed settles them, and GET /performance scores them.
+fetches prices twice, the refit makes a model active, the board lists the matches and the
+flag ledger records its flags (GET /flags), the closing-line job fetches each kickoff's
+prices again just before it, the track record logs the matches at kickoff, the feed settles
+them, GET /performance scores them and the ledger scores each flag against Pinnacle's live
+close: a price unchanged since the morning, seen to hold by the closing-line job.
 
 The jobs are those the service gives its scheduler (``build_scheduler``), fired by
 APScheduler itself (its cron triggers, coalescing and misfire grace) as a simulated clock
@@ -33,11 +36,12 @@ from apscheduler.executors.debug import DebugExecutor
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
 from fastapi.testclient import TestClient
+from scipy.optimize import brentq
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine
-from app.db.orm import Match, PredictionLogEntry, RefitRun
+from app.db.orm import Bookmaker, Match, OddsQuote, PredictionLogEntry, RefitRun
 from app.domain.vocabulary import FetchSource, FetchStatus, RunStatus
 from app.main import create_app
 from app.services.run_bounds import Stop
@@ -107,6 +111,7 @@ class MatchdayRow:
     result: str
     prices: dict[str, tuple[float, float, float]]
     closing: tuple[float, float, float]
+    cells: dict[str, str]  # the season file's row, every bookmaker's prices included
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,7 @@ def build_matchday(season_file: SeasonFile, years: int) -> Matchday:
                         for prefix in BOOKMAKERS
                     },
                     closing=tuple(float(cells["PSC" + side]) for side in "HDA"),  # type: ignore[arg-type]
+                    cells=cells,
                 )
             )
     return Matchday(
@@ -223,7 +229,8 @@ def sites() -> Iterator[tuple[Site, FakeOddsApi, str, str]]:
 def live_settings(database_url: str, football_data_url: str, odds_api_url: str) -> Settings:
     """Two leagues, both feeds and the track record on a schedule: Football-Data.co.uk at
     six in the evening, the refit at three in the morning, The Odds API at eight in the
-    morning and evening, the track record every five minutes (its default)."""
+    morning and evening, the closing line every five minutes (off the feed's minute), the
+    track record every five minutes (its default)."""
     return Settings(
         database_url=database_url,
         admin_api_key=ADMIN_KEY,
@@ -237,6 +244,7 @@ def live_settings(database_url: str, football_data_url: str, odds_api_url: str) 
         odds_api_sports=["soccer_epl", "soccer_germany_bundesliga"],
         odds_api_regions=["uk", "eu"],
         odds_api_cron="0 8,20 * * *",
+        closing_line_cron="2-59/5 * * * *",
         refit_rounds_grid=[1, 5, 20],
         model_refresh_seconds=0.5,
     )
@@ -396,8 +404,8 @@ def check_logged_once(
 
 
 def check_scored(settings: Settings, matchday: Matchday) -> None:
-    """GET /performance of the day scores every match; GET /admin/fetches lists five runs
-    (three of the football-data feed, two of The Odds API), all succeeded."""
+    """GET /performance of the day scores every match; GET /admin/fetches lists seven runs
+    (three of the football-data feed, four of The Odds API), all succeeded."""
     with TestClient(create_app(settings)) as client:
         day = {
             "from": matchday.day.isoformat() + "T00:00:00Z",
@@ -413,10 +421,146 @@ def check_scored(settings: Settings, matchday: Matchday) -> None:
         fetches = client.get("/admin/fetches", headers={"X-API-Key": ADMIN_KEY})
         assert fetches.status_code == 200, fetches.text
         runs = fetches.json()["items"]
+    # The Odds API: its two scheduled runs and the closing line's, one per kickoff time.
     assert sorted(run["source"] for run in runs) == sorted(
-        [FetchSource.FOOTBALL_DATA] * 3 + [FetchSource.THE_ODDS_API] * 2
+        [FetchSource.FOOTBALL_DATA] * 3 + [FetchSource.THE_ODDS_API] * 4
     )
     assert {run["status"] for run in runs} == {FetchStatus.SUCCEEDED}
+
+
+OUTCOMES = "1X2"  # the service's outcome words, in the file's H, D, A order
+# Pinnacle's close counts as live when seen to hold this long before kickoff (the default).
+CLOSING_WINDOW = dt.timedelta(minutes=30)
+# The closing line's first run within the 15 minutes before a kickoff at :00 or :30 is at
+# :47 or :17 (its cron's minutes 2, 7, ..., 57): 13 minutes before.
+CLOSING_FETCH_LEAD = dt.timedelta(minutes=13)
+
+
+def moment_of(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
+def served_prices(row: MatchdayRow, bookmaker: str, outcome: str) -> set[float]:
+    """Every price of ``outcome`` a site served for ``bookmaker``: the fixtures' (the
+    season file's opening columns) and The Odds API's, Pinnacle's close included."""
+    side = OUTCOMES.index(outcome)
+    prices = set()
+    column = bookmaker + "HDA"[side]
+    if row.cells.get(column):
+        prices.add(float(row.cells[column]))
+    if bookmaker in row.prices:
+        prices.add(row.prices[bookmaker][side])
+    if bookmaker == "PS":
+        prices.add(row.closing[side])
+    return prices
+
+
+def power_fair(prices: tuple[float, float, float]) -> list[float]:
+    """The power method's fair probabilities, solved independently: the exponent k with
+    Σ (1/o)^k = 1, by Brent's method."""
+    implied = [1 / price for price in prices]
+    k = brentq(lambda k: sum(p**k for p in implied) - 1.0, 0.5, 50.0, xtol=1e-14)
+    return [p**k for p in implied]
+
+
+def flags_listed(settings: Settings, **params: str) -> list[dict[str, Any]]:
+    with TestClient(create_app(settings)) as client:
+        answer = client.get("/flags", params=params | {"limit": "100"})
+    assert answer.status_code == 200, answer.text
+    items: list[dict[str, Any]] = answer.json()["items"]
+    assert len(items) == answer.json()["total"]
+    return items
+
+
+def row_of(matchday: Matchday, flag: dict[str, Any]) -> MatchdayRow:
+    by_teams = {(m.home, m.away): m for m in matchday.matches}
+    return by_teams[(flag["match"]["home_team"], flag["match"]["away_team"])]
+
+
+def check_flags_raised(
+    settings: Settings, matchday: Matchday, morning: dt.datetime
+) -> dict[int, dict[str, Any]]:
+    """GET /flags on the morning: flags of the matchday, raised (and changed) by the
+    ingests and the activation up to the morning, at prices the sites served, with
+    EV = probability × net price − 1; none settled. By id."""
+    flags = flags_listed(settings)
+    assert flags
+    for flag in flags:
+        row = row_of(matchday, flag)
+        assert flag["status"] in {"open", "withdrawn"}
+        assert (flag["result"], flag["close"], flag["clv"]) == (None, None, None)
+        assert moment_of(flag["raised_at"]) <= morning
+        assert flag["price"] in served_prices(row, flag["bookmaker"], flag["outcome"])
+        assert flag["expected_value"] == pytest.approx(
+            flag["probability"] * flag["net_price"] - 1, abs=1e-12
+        )
+        assert flag["expected_value"] > 0
+        for event in flag["events"]:
+            assert moment_of(flag["raised_at"]) <= moment_of(event["at"]) <= morning
+    # The morning's prices moved the ledger: some flag was raised or changed then.
+    moments = [moment_of(f["raised_at"]) for f in flags]
+    moments += [moment_of(e["at"]) for f in flags for e in f["events"]]
+    assert morning in moments
+    return {flag["id"]: flag for flag in flags}
+
+
+def check_closing_fetches(
+    engine: Engine, scheduler: SteppedScheduler, matchday: Matchday, morning: dt.datetime
+) -> None:
+    """Each match's Pinnacle history: the evening's price, then the morning's, which the
+    closing-line job fetched again 13 minutes before kickoff and found unchanged: no new
+    quote, its sighting moved on."""
+    eve_update = morning - dt.timedelta(hours=14)  # the prices of the eve, fetched at 20:00
+    eve_fetch = morning - dt.timedelta(hours=12)
+    kickoffs = sorted({m.kickoff for m in matchday.matches})
+    for kickoff in kickoffs:
+        assert (kickoff - CLOSING_FETCH_LEAD, "closing-line") in scheduler.runs_of("closing-line")
+    with Session(engine) as session:
+        for row in matchday.matches:
+            history = session.execute(
+                select(OddsQuote.captured_at, OddsQuote.received_at, OddsQuote.seen_at)
+                .join(Match, OddsQuote.match_id == Match.id)
+                .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
+                .where(
+                    Match.kickoff == row.kickoff,
+                    Match.home_team.has(name=row.home),
+                    Bookmaker.code == "PS",
+                    OddsQuote.captured_at.is_not(None),
+                )
+                .order_by(OddsQuote.captured_at)
+            ).all()
+            assert [tuple(quote) for quote in history] == [
+                (eve_update, eve_fetch, eve_fetch),
+                (morning, morning, row.kickoff - CLOSING_FETCH_LEAD),
+            ]
+
+
+def check_flags_settled(
+    settings: Settings, matchday: Matchday, morning: dt.datetime, raised: dict[int, Any]
+) -> None:
+    """GET /flags after the results: every flag raised is settled against Pinnacle's live
+    close, the price it served in the morning, last updated five hours and more before
+    kickoff but seen to hold by the closing-line job inside the window; each CLV worked out
+    from the served prices: net price × power-de-margined close probability − 1."""
+    letters = {"H": "1", "D": "X", "A": "2"}
+    flags = flags_listed(settings, status="settled")
+    assert sorted(flag["id"] for flag in flags) == sorted(raised)
+    for flag in flags:
+        row = row_of(matchday, flag)
+        close = flag["close"]
+        assert close is not None
+        assert close["origin"] == "live", close
+        assert moment_of(close["captured_at"]) == morning
+        seen = moment_of(close["seen_at"])
+        assert seen == row.kickoff - CLOSING_FETCH_LEAD
+        assert row.kickoff - CLOSING_WINDOW <= seen < row.kickoff
+        assert (close["home"], close["draw"], close["away"]) == row.closing
+        assert flag["result"] == letters[row.result]
+        won = flag["outcome"] == flag["result"]
+        assert flag["flat_return"] == pytest.approx(flag["net_price"] - 1 if won else -1.0)
+        fair = power_fair(row.closing)[OUTCOMES.index(flag["outcome"])]
+        assert flag["closing_probability"] == pytest.approx(fair, abs=1e-9)
+        assert flag["clv"] == pytest.approx(flag["net_price"] * fair - 1, abs=1e-9)
 
 
 @pytest.mark.slow
@@ -473,12 +617,16 @@ def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
     assert refit.status == RunStatus.SUCCEEDED, refit.message
     assert refit.version_id is not None
 
-    # 4. The board and the value bets list the matchday, predicted by that version.
+    # 4. The board and the value bets list the matchday, predicted by that version; the
+    # ledger holds the flags the ingests and the activation raised, none settled yet.
     check_board(settings, matchday, morning, refit.version_id)
+    raised = check_flags_raised(settings, matchday, morning)
 
     # 5. Kickoff has passed: each match is logged once, by the version active at kickoff,
-    # with the last quotes before it (Pinnacle's closing line).
+    # with the last quotes before it (Pinnacle's closing line). Pinnacle had not moved since
+    # the morning, and the closing-line job saw it so just before each kickoff.
     teams = check_logged_once(engine, scheduler, matchday, morning, refit.version_id)
+    check_closing_fetches(engine, scheduler, matchday, morning)
 
     # 6. In the evening the season files hold the results, under new ETags.
     for league in ("E0", "D1"):
@@ -510,6 +658,10 @@ def test_a_matchday_runs_from_fixtures_to_track_record_with_no_manual_step(
 
     # 7. The track record of the day scores every match; every fetch run succeeded.
     check_scored(settings, matchday)
+
+    # 8. Every flag is settled and scored against Pinnacle's live close, as the closing-line
+    # job saw it just before kickoff.
+    check_flags_settled(settings, matchday, morning, raised)
     engine.dispose()
 
 

@@ -182,6 +182,7 @@ def test_rows_written_in_bulk_read_back_as_written(session: Session) -> None:
         "draw": 4.0,
         "away": 6.5,
         "received_at": kickoff,
+        "seen_at": kickoff,
     }
     quotes = cast(Table, OddsQuote.__table__)
     insert_rows(session.connection(), quotes, [quote_row])

@@ -27,6 +27,7 @@ from sqlalchemy import (
     case,
     text,
 )
+from sqlalchemy.engine.default import DefaultExecutionContext
 from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.sql import ColumnElement
@@ -287,6 +288,13 @@ class Match(Base):
         return cls.result.is_not(None)
 
 
+def _seen_when_received(context: DefaultExecutionContext) -> dt.datetime:
+    """A new quote is last seen when it is received."""
+    parameters = context.get_current_parameters()  # type: ignore[no-untyped-call]
+    received = parameters.get("received_at")
+    return received if isinstance(received, dt.datetime) else utcnow()
+
+
 class OddsQuote(Base):
     """One bookmaker's decimal 1/X/2 prices for one match at one moment."""
 
@@ -323,6 +331,9 @@ class OddsQuote(Base):
     away: Mapped[float] = mapped_column(Float)
     captured_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     received_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The latest receipt of these same prices: a feed that meets them again moves it on,
+    # never back, so a price that held until kickoff is known to have held.
+    seen_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=_seen_when_received)
 
     bookmaker: Mapped[Bookmaker] = relationship()
 
@@ -672,6 +683,8 @@ class ValueFlag(Base):
     close_away: Mapped[float | None] = mapped_column(Float)
     close_origin: Mapped[CloseOrigin | None] = mapped_column(word(CloseOrigin, 16))
     close_captured_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    # A live close: the latest moment (kickoff at most) its prices were seen to hold.
+    close_seen_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
     closing_probability: Mapped[float | None] = mapped_column(Float)
     clv: Mapped[float | None] = mapped_column(Float)
     settled_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())

@@ -23,7 +23,8 @@ from app.domain.track_record_scores import CLOSING_METHOD
 from app.domain.value import closing_line_value
 from app.domain.vocabulary import Phase
 
-# How long before kickoff a pre-match quote of the reference still counts as its close.
+# How long before kickoff the reference's last pre-match price must have been seen to hold
+# for it to count as its close.
 CLOSING_WINDOW = dt.timedelta(minutes=30)
 # A value source may be a chain of sources ("PS,consensus").
 VALUE_SOURCE_MAX_LENGTH = 64
@@ -125,39 +126,47 @@ def flag_changes(
 
 @dataclass(frozen=True, slots=True)
 class ReferenceQuote:
-    """A quote of the closing reference for one match: its phase, prices and the moment it
-    can be believed captured at (None: unknown)."""
+    """A quote of the closing reference for one match: its phase, prices, the moment it can
+    be believed captured at (None: unknown) and the latest moment a feed met the same
+    prices again (None: only when captured)."""
 
     phase: Phase
     prices: Triple
     captured_at: dt.datetime | None
+    seen_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ClosingLine:
-    """The reference's close of a match: its prices, where they came from, when captured."""
+    """The reference's close of a match: its prices, where they came from, when captured
+    and, for a live close, the latest moment up to kickoff they were seen to hold."""
 
     prices: Triple
     origin: CloseOrigin
     captured_at: dt.datetime | None
+    seen_at: dt.datetime | None = None
 
 
 def closing_line(
     quotes: Sequence[ReferenceQuote], kickoff: dt.datetime, window: dt.timedelta
 ) -> ClosingLine | None:
-    """The one rule for a match's close: the reference's last pre-match quote captured in
-    the ``window`` before ``kickoff`` (a live close); else its latest closing-phase quote (a
-    season file's); else None."""
-    live = [
+    """The one rule for a match's close: the reference's latest pre-match quote captured
+    before ``kickoff``, if it was seen to hold (captured, or met again unchanged, counted up
+    to kickoff) within the ``window`` before kickoff: a live close. A price that did not
+    move for hours but was fetched again minutes before kickoff is such a close. Else its
+    latest closing-phase quote (a season file's); else None."""
+    before = [
         quote
         for quote in quotes
         if quote.phase is Phase.PRE
         and quote.captured_at is not None
-        and kickoff - window <= quote.captured_at < kickoff
+        and quote.captured_at < kickoff
     ]
-    if live:
-        last = max(live, key=_captured)
-        return ClosingLine(last.prices, CloseOrigin.LIVE, last.captured_at)
+    if before:
+        last = max(before, key=_captured)
+        seen = min(_last_seen(last), kickoff)
+        if seen >= kickoff - window:
+            return ClosingLine(last.prices, CloseOrigin.LIVE, last.captured_at, seen)
     closing = [quote for quote in quotes if quote.phase is Phase.CLOSING]
     if closing:
         last = max(closing, key=_captured)
@@ -167,6 +176,13 @@ def closing_line(
 
 def _captured(quote: ReferenceQuote) -> dt.datetime:
     return quote.captured_at or dt.datetime.min.replace(tzinfo=dt.UTC)
+
+
+def _last_seen(quote: ReferenceQuote) -> dt.datetime:
+    # A sighting is never before the capture (a clock ahead of the feed's aside).
+    if quote.seen_at is None:
+        return _captured(quote)
+    return max(quote.seen_at, _captured(quote))
 
 
 @dataclass(frozen=True, slots=True)

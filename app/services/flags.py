@@ -345,6 +345,7 @@ def score_settled_flags(
                     close_away=None if close is None else close.prices[2],
                     close_origin=None if close is None else close.origin,
                     close_captured_at=None if close is None else close.captured_at,
+                    close_seen_at=None if close is None else close.seen_at,
                     closing_probability=score.closing_probability,
                     clv=score.clv,
                     settled_at=now,
@@ -377,11 +378,12 @@ def _closing_lines(
                 OddsQuote.draw,
                 OddsQuote.away,
                 OddsQuote.credible_captured_at,
+                OddsQuote.seen_at,
             ).where(OddsQuote.match_id.in_(part), OddsQuote.bookmaker_id.in_(bookmakers))
         )
-        for match_id, phase, home, draw, away, captured in rows:
+        for match_id, phase, home, draw, away, captured, seen in rows:
             quotes.setdefault(match_id, []).append(
-                ReferenceQuote(Phase(phase), (home, draw, away), _utc(captured))
+                ReferenceQuote(Phase(phase), (home, draw, away), _utc(captured), seen)
             )
     found: dict[int, ClosingLine] = {}
     for match_id, match_quotes in quotes.items():
@@ -434,6 +436,7 @@ class FlagClose:
     away: float
     origin: str
     captured_at: dt.datetime | None
+    seen_at: dt.datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -547,6 +550,7 @@ def _ledger_flag(
             flag.close_away,
             flag.close_origin,
             flag.close_captured_at,
+            flag.close_seen_at,
         )
     return LedgerFlag(
         id=flag.id,

@@ -40,7 +40,8 @@ FLAG_EXAMPLE: dict[str, JsonValue] = {
         "draw": 3.6,
         "away": 4.0,
         "origin": "live",
-        "captured_at": "2026-11-22T14:50:00Z",
+        "captured_at": "2026-11-22T11:58:00Z",
+        "seen_at": "2026-11-22T14:50:00Z",
     },
     "closing_probability": 0.2431,
     "clv": 0.021,
@@ -81,10 +82,15 @@ class FlagCloseOut(AnswerModel):
     draw: float
     away: float
     origin: CloseOrigin = Field(
-        description="live: its last pre-match quote within ODDSBOOST_CLOSING_WINDOW_MINUTES "
-        "before kickoff; season_file: the closing prices of a season file."
+        description="live: its last pre-match quote before kickoff, seen to hold within "
+        "ODDSBOOST_CLOSING_WINDOW_MINUTES before kickoff; season_file: the closing prices of "
+        "a season file."
     )
-    captured_at: dt.datetime | None
+    captured_at: dt.datetime | None = Field(description="When its prices were last updated.")
+    seen_at: dt.datetime | None = Field(
+        description="A live close: the latest moment, kickoff at most, a feed saw its prices "
+        "unchanged; null for a season file's."
+    )
 
 
 class FlagOut(AnswerModel):

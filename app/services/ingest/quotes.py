@@ -1,11 +1,12 @@
-"""Quotes of a batch: one per (match, bookmaker, phase, capture time), inserted or updated."""
+"""Quotes of a batch: one per (match, bookmaker, phase, capture time), inserted or updated;
+one met again with the same prices is marked seen at the batch's moment."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.db.bulk import Row, insert_rows
@@ -30,8 +31,9 @@ def write_quotes(
     report: IngestReport,
     now: dt.datetime,
 ) -> set[int]:
-    """Insert the batch's new quotes and update those whose prices changed; the ids of the
-    matches whose quotes were written."""
+    """Insert the batch's new quotes, update those whose prices changed and mark those met
+    again unchanged as seen at ``now``; the ids of the matches whose quotes were written (a
+    quote seen again changes no price, so it is not counted)."""
     names = {quote.bookmaker: quote.bookmaker for quote in batch.quotes}
     names.update({code: name for code, name in batch.bookmaker_names.items() if code in names})
     bookmaker_ids = ensure_bookmakers(session, names)
@@ -40,6 +42,7 @@ def write_quotes(
     stored = _load_quotes(session, sorted({key[0] for key in incoming} - created_matches))
     new_rows: list[Row] = []
     updates: list[Row] = []
+    seen_again: list[int] = []
     written: set[int] = set()
     for key, quote in incoming.items():
         prices = (quote.home, quote.draw, quote.away)
@@ -56,9 +59,11 @@ def write_quotes(
                     "draw": prices[1],
                     "away": prices[2],
                     "received_at": now,
+                    "seen_at": now,
                 }
             )
         elif existing[1:] == prices:
+            seen_again.append(existing[0])
             report.quotes_unchanged += 1
         else:
             written.add(key[0])
@@ -69,13 +74,25 @@ def write_quotes(
                     "draw": prices[1],
                     "away": prices[2],
                     "received_at": now,
+                    "seen_at": now,
                 }
             )
     insert_rows(session.connection(), QUOTES, new_rows)
     report.quotes_inserted += len(new_rows)
     update_by_id(session, QUOTES, updates)
     report.quotes_updated += len(updates)
+    _mark_seen(session, seen_again, now)
     return written
+
+
+def _mark_seen(session: Session, quote_ids: Sequence[int], now: dt.datetime) -> None:
+    """Move the last sighting of the quotes ``quote_ids`` forward to ``now``, never back (a
+    batch received earlier and committed later leaves a later sighting as it is): one
+    statement per chunk."""
+    for part in chunks(sorted(quote_ids)):
+        session.execute(
+            update(QUOTES).where(QUOTES.c.id.in_(part), QUOTES.c.seen_at < now).values(seen_at=now)
+        )
 
 
 def _distinct_quotes(
