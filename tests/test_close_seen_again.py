@@ -111,6 +111,8 @@ def fetched_at_noon(odds_api: tuple[FakeOddsApi, str], factory: sessionmaker[Ses
         odds_api_backoff_seconds=0.5,
         odds_api_timeout_seconds=5.0,
         closing_line_cron="*/5 * * * *",
+        # Value judged by the served prediction, the mean of the fair lines with no model.
+        value_probability_source="ensemble",
     )
     api.script(EPL, events_answer([arsenal_everton()], quota(498, 2, 2)))
     feed = fetch_the_odds_api(
