@@ -23,8 +23,8 @@ from app.domain.tables import (
     tables_from_rows,
 )
 from app.domain.training import TrainingSet, build_training_set, with_fit_targets
-from app.domain.vocabulary import FitTarget, Phase
-from boosting import AdaBoostM2, cross_entropy
+from app.domain.vocabulary import FitTarget, Method, Phase
+from boosting import AdaBoostM2, cross_entropy, log_loss
 
 SeasonFile = Callable[[str], Path]
 KICKOFF = dt.datetime(2018, 8, 10, 19, 0, tzinfo=dt.UTC)
@@ -184,3 +184,20 @@ def test_on_season_files_the_targets_are_the_former_ones(
     assert toward_close.target_is_close is not None
     assert toward_close.target_is_close.mean() > 0.9  # Pinnacle closed nearly every match
     assert np.allclose(targets, former_targets(training, matches, quotes), rtol=0, atol=1e-12)
+
+
+def test_toward_the_close_the_method_is_still_chosen_by_the_log_loss_on_the_results(
+    season_file: SeasonFile,
+) -> None:
+    # The backtest's "method chosen by validation" was measured so; see guides/refits.md.
+    matches, quotes = tables_of(season_file, ("E0_1617", "E0_1718"))
+    end = float(matches.kickoff.max()) + 1.0
+    methods = (Method.POWER, Method.MULTIPLICATIVE, Method.SHIN)
+    options = replace(OPTIONS, fit_target=FitTarget.CLOSE, methods=methods)
+
+    fit = fit_ensemble(matches, quotes, end=end, options=options)
+
+    chosen = fit.method_scores[str(fit.training.method)]
+    assert chosen == pytest.approx(log_loss(fit.validation.y, fit.validation_proba), rel=1e-12)
+    assert chosen == min(fit.method_scores.values())
+    assert set(fit.method_scores) == {str(method) for method in methods}

@@ -6,7 +6,9 @@ Options beyond plain M2, each measured in the walk-forward backtest:
 
 * ``half_life_days``: a sample weight 2^(-age / half-life) per match, age counted back
   from the end of the window, so that newer matches count more;
-* ``methods`` with more than one entry: the de-margining method is chosen too;
+* ``methods`` with more than one entry: the de-margining method is chosen too, by the
+  validation log loss on the results whatever ``fit_target`` (the backtest's figures for
+  it were measured so);
 * ``calibrate``: one exponent a, p ∝ p^a, fitted on the held-out part (a < 1 softens an
   over-confident mix, a > 1 sharpens an under-confident one);
 * ``fit_target`` close: each match's outcomes weighted by its closing line, the flag
