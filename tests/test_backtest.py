@@ -244,6 +244,7 @@ def test_the_report_is_reproducible(season_file: SeasonFile, tmp_path: Path) -> 
         "half_life_days": None,
         "calibrate": False,
         "fit_target": "close",
+        "closing_window_minutes": 30,
     }
     assert set(data["variants"]) == {
         "time decay, half-life 365 days",

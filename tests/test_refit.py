@@ -167,6 +167,7 @@ def test_a_version_stores_its_records_as_the_json_it_always_stored(
         "options",
         "method_scores",
         "left_out",
+        "fit_targets",
     ]
     assert list(validation["model"]) == list(validation["consensus"]) == SCORE_KEYS
     assert validation["model"]["log_loss"] == version.validation.model.log_loss
@@ -186,7 +187,17 @@ def test_a_version_stores_its_records_as_the_json_it_always_stored(
         "calibrate": False,
         "recent_days": refit_settings.refit_pool_recent_days,
         "recent_share": refit_settings.refit_pool_recent_share,
-        "fit_target": str(refit_settings.refit_fit_target),
+        "fit_target": "close",
+        "closing_window_minutes": refit_settings.closing_window_minutes,
+    }
+    # The season files' matches with Pinnacle's closing prices were fitted toward them.
+    with make_session_factory(engine)() as session:
+        _, quotes = load_tables(session, start=version.window_start, end=version.window_end)
+    pinnacle_closed = (quotes.bookmaker == "PS") & (quotes.phase == Phase.CLOSING)
+    closed = np.intersect1d(quotes.match[quotes.phase == Phase.PRE], quotes.match[pinnacle_closed])
+    assert validation["fit_targets"] == {
+        "closes": len(closed),
+        "results": version.n_matches - len(closed),
     }
     assert validation["left_out"] == {}  # every bookmaker of the window still quoted
     assert validation["method_scores"] == {"power": validation["model"]["log_loss"]}
@@ -207,7 +218,7 @@ def test_versions_of_the_first_refits_read_and_are_served_as_stored(
     first = {
         key: value
         for key, value in stored["validation"].items()
-        if key not in ("options", "method_scores", "left_out")
+        if key not in ("options", "method_scores", "left_out", "fit_targets")
     }
     with engine.begin() as connection:
         connection.execute(
@@ -233,6 +244,7 @@ def test_versions_of_the_first_refits_read_and_are_served_as_stored(
 def test_the_stored_weights_are_a_refit_on_the_whole_window(
     engine: Engine, refit_settings: Settings, target: FitTarget
 ) -> None:
+    from app.domain.flags import closing_quotes
     from app.domain.training import build_training_set, with_fit_targets
 
     settings = refit_settings.model_copy(update={"refit_fit_target": target})
@@ -245,7 +257,9 @@ def test_the_stored_weights_are_a_refit_on_the_whole_window(
     if target == FitTarget.RESULT:
         expected = model.fit(training.H, training.y)
     else:
-        targets = with_fit_targets(training, matches, quotes, target).targets
+        window = dt.timedelta(minutes=settings.closing_window_minutes)
+        close_quote = closing_quotes(matches, quotes, window).quote
+        targets = with_fit_targets(training, matches, quotes, target, close_quote).targets
         assert targets is not None
         expected = model.fit_targets(training.H, targets)
     assert [b.code for b in version.bookmakers] == list(training.bookmakers)
@@ -405,7 +419,9 @@ def test_a_fit_on_another_phase_is_stored_but_never_promoted(
         f"fitted on closing quotes while the active version {active.id} uses pre-match quotes; "
         f"activate it with `oddsboost models activate {stored.id}` if that is what you want"
     )
-    assert outcome.message == f"version {stored.id} rejected: {stored.rejected_reason}"
+    assert outcome.message.startswith(
+        f"version {stored.id} rejected: {stored.rejected_reason}. Fitted toward the close on "
+    )
     assert runs(engine)[-1].status == "rejected"
 
 

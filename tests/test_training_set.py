@@ -41,6 +41,7 @@ def tables(
         captured_at=np.array([q[2] for q in quotes]),
         received_at=np.array([q[3] for q in quotes]),
         prices=np.array([q[4] for q in quotes]),
+        seen_at=np.full(len(quotes), np.nan),
     )
     return matches, table
 
@@ -97,7 +98,17 @@ def test_a_match_shows_the_quotes_training_uses() -> None:
     matches, table = tables_from_rows(
         [(7, kickoff, "1", "E0", "2018/19")],
         [
-            (7, q.bookmaker.code, q.phase, q.captured_at, q.received_at, q.home, q.draw, q.away)
+            (
+                7,
+                q.bookmaker.code,
+                q.phase,
+                q.captured_at,
+                q.received_at,
+                q.home,
+                q.draw,
+                q.away,
+                q.seen_at,
+            )
             for q in quotes
         ],
     )

@@ -6,16 +6,21 @@ Options beyond plain M2, each measured in the walk-forward backtest:
 
 * ``half_life_days``: a sample weight 2^(-age / half-life) per match, age counted back
   from the end of the window, so that newer matches count more;
-* ``methods`` with more than one entry: the de-margining method is chosen too;
+* ``methods`` with more than one entry: the de-margining method is chosen too, by the
+  validation log loss on the results whatever ``fit_target`` (the backtest's figures for
+  it were measured so);
 * ``calibrate``: one exponent a, p ∝ p^a, fitted on the held-out part (a < 1 softens an
   over-confident mix, a > 1 sharpens an under-confident one);
-* ``fit_target`` close: each match's outcomes weighted by the closing line (the result
-  where there is none, ``training.with_fit_targets``), the rounds chosen by the
-  cross-entropy to the held-out matches' targets.
+* ``fit_target`` close: each match's outcomes weighted by its closing line, the flag
+  ledger's (``flags.closing_quotes``: the reference's last pre-match price seen to hold
+  within ``closing_window_minutes`` before kickoff, else a season file's closing price),
+  the result where there is none (``training.with_fit_targets``); the rounds chosen by
+  the cross-entropy to the held-out matches' targets.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field
 
@@ -24,6 +29,7 @@ from numpy.typing import NDArray
 
 from app.domain import defaults
 from app.domain.ensemble import Ensemble, calibrated
+from app.domain.flags import CLOSING_WINDOW, closing_quotes
 from app.domain.rounds import RoundsChoice, choose_rounds, fit_m2, split_by_kickoff
 from app.domain.tables import MatchTable, QuoteTable
 from app.domain.training import DAY, TrainingSet, build_training_set, with_fit_targets
@@ -55,6 +61,8 @@ class FitOptions:
     half_life_days: float | None = None
     calibrate: bool = False
     fit_target: FitTarget = defaults.FIT_TARGET
+    # How long before kickoff a pre-match price seen to hold is a close (fit_target close).
+    closing_window_minutes: int = CLOSING_WINDOW // dt.timedelta(minutes=1)
 
 
 def methods_to_try(configured: Method, *, choose: bool) -> tuple[Method, ...]:
@@ -110,6 +118,14 @@ def fit_calibration(y: NDArray[np.intp], proba: NDArray[np.float64]) -> float:
     return math.exp((low + high) / 2)
 
 
+def _close_quote(matches: MatchTable, quotes: QuoteTable, options: FitOptions) -> NDArray[np.intp]:
+    """Each match's closing quote (-1: none), looked for only when fitting toward the close."""
+    if options.fit_target == FitTarget.RESULT:
+        return np.full(len(matches), -1, dtype=np.intp)
+    window = dt.timedelta(minutes=options.closing_window_minutes)
+    return closing_quotes(matches, quotes, window).quote
+
+
 def fit_ensemble(
     matches: MatchTable, quotes: QuoteTable, *, end: float, options: FitOptions
 ) -> Fit:
@@ -118,6 +134,7 @@ def fit_ensemble(
         tuple[float, TrainingSet, TrainingSet, TrainingSet, RoundsChoice, NDArray[np.float64]]
     ] = []
     method_scores: dict[str, float] = {}
+    close_quote = _close_quote(matches, quotes, options)
     for method in options.methods:
         training = build_training_set(
             matches,
@@ -129,7 +146,7 @@ def fit_ensemble(
             recent_days=options.recent_days,
             recent_share=options.recent_share,
         )
-        training = with_fit_targets(training, matches, quotes, options.fit_target)
+        training = with_fit_targets(training, matches, quotes, options.fit_target, close_quote)
         if len(training) < options.min_matches or not training.bookmakers:
             raise FitError(
                 f"only {counted(len(training), 'settled match')} with "

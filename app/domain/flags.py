@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import numpy as np
+from numpy.typing import NDArray
 
+from app.domain import defaults
+from app.domain.bookmakers import bookmaker_key
+from app.domain.defaults import CLOSING_METHOD
 from app.domain.odds import Triple, demargin
 from app.domain.records import OUTCOME_INDEX
-from app.domain.track_record_scores import CLOSING_METHOD
+from app.domain.tables import MatchTable, QuoteTable
+from app.domain.training import latest_of_groups, select_latest_valid
 from app.domain.value import closing_line_value
 from app.domain.vocabulary import Phase
 
@@ -172,6 +177,74 @@ def closing_line(
         last = max(closing, key=_captured)
         return ClosingLine(last.prices, CloseOrigin.SEASON_FILE, last.captured_at)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class TableCloses:
+    """Per match of a :class:`MatchTable`, the position in its :class:`QuoteTable` of the
+    reference's close (-1: none) and whether that close is a live one."""
+
+    quote: NDArray[np.intp]
+    live: NDArray[np.bool_]
+
+    @property
+    def found(self) -> NDArray[np.bool_]:
+        found: NDArray[np.bool_] = self.quote >= 0
+        return found
+
+
+def closing_quotes(
+    matches: MatchTable,
+    quotes: QuoteTable,
+    window: dt.timedelta,
+    reference: str = defaults.CLOSING_BOOKMAKER,
+) -> TableCloses:
+    """:func:`closing_line` over tables, for every match at once: the ``reference``'s (however
+    spelled) latest pre-match quote captured before kickoff, if seen to hold within the
+    ``window`` before kickoff; else its latest closing-phase quote valid before kickoff (a
+    season file's, whose quotes have no capture time); else none."""
+    position = np.full(len(matches), -1, dtype=np.intp)
+    live = np.zeros(len(matches), dtype=bool)
+    codes, code_of_quote = np.unique(quotes.bookmaker, return_inverse=True)
+    key = bookmaker_key(reference)
+    of_reference = np.array([bookmaker_key(str(code)) == key for code in codes], dtype=bool)
+    at = np.flatnonzero(of_reference[code_of_quote]) if len(codes) else np.zeros(0, np.intp)
+    # One spelling of the reference, so that each match has one group of its quotes.
+    reference_quotes = replace(quotes.rows(at), bookmaker=np.full(len(at), key))
+    closing = select_latest_valid(matches, reference_quotes, Phase.CLOSING)
+    position[reference_quotes.match[closing]] = at[closing]
+    last = _latest_pre_match(matches, reference_quotes)
+    seen = _seen_to_hold(reference_quotes, matches.kickoff, last)
+    held = seen >= matches.kickoff[reference_quotes.match[last]] - window.total_seconds()
+    position[reference_quotes.match[last[held]]] = at[last[held]]
+    live[reference_quotes.match[last[held]]] = True
+    return TableCloses(position, live)
+
+
+def _latest_pre_match(matches: MatchTable, quotes: QuoteTable) -> NDArray[np.intp]:
+    """Per match, the position of its latest pre-match quote captured before kickoff."""
+    captured = quotes.captured_at
+    before = np.zeros(len(quotes), dtype=bool)
+    dated = ~np.isnan(captured)
+    before[dated] = captured[dated] < matches.kickoff[quotes.match[dated]]
+    candidates = np.flatnonzero(before & (quotes.phase == Phase.PRE))
+    if candidates.size == 0:
+        return candidates
+    latest = latest_of_groups(
+        quotes.match[candidates], captured[candidates], quotes.received_at[candidates]
+    )
+    return candidates[latest]
+
+
+def _seen_to_hold(
+    quotes: QuoteTable, kickoff: NDArray[np.float64], at: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """The latest moment the quotes ``at`` were seen to hold: seen again (never before their
+    capture), else captured; counted up to their match's kickoff."""
+    captured = quotes.captured_at[at]
+    seen = np.fmax(quotes.seen_at[at], captured)
+    held: NDArray[np.float64] = np.minimum(seen, kickoff[quotes.match[at]])
+    return held
 
 
 def _captured(quote: ReferenceQuote) -> dt.datetime:

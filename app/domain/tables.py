@@ -23,8 +23,11 @@ UNSETTLED = -1
 # (id, kickoff, result or None, competition code, season)
 MatchRow = tuple[int, dt.datetime, str | None, str, str]
 # (match id, bookmaker code, phase, captured_at or None, received_at or None, home, draw,
-# away); a quote without a time of arrival counts as older than any that has one.
-QuoteRow = tuple[int, str, str, dt.datetime | None, dt.datetime | None, float, float, float]
+# away, seen_at or None); a quote without a time of arrival counts as older than any that
+# has one.
+QuoteRow = tuple[
+    int, str, str, dt.datetime | None, dt.datetime | None, float, float, float, dt.datetime | None
+]
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,18 @@ class QuoteTable:
     captured_at: NDArray[np.float64]
     received_at: NDArray[np.float64]  # POSIX seconds; 0 when the source gave no time
     prices: NDArray[np.float64]  # (n, 3) decimal odds for 1, X, 2
+    # POSIX seconds, the latest moment a feed met the same prices again; NaN: only when
+    # captured (a season file's quotes)
+    seen_at: NDArray[np.float64]
 
     def __len__(self) -> int:
         return len(self.match)
+
+    def rows(self, mask: NDArray[np.bool_] | NDArray[np.intp]) -> QuoteTable:
+        """The quotes where ``mask`` holds, rows of the same match table."""
+        return QuoteTable(
+            **{column.name: getattr(self, column.name)[mask] for column in fields(self)}
+        )
 
     @classmethod
     def from_columns(
@@ -93,8 +105,10 @@ class QuoteTable:
         captured_at: Sequence[dt.datetime | None],
         received_at: Sequence[dt.datetime | None],
         prices: Sequence[Sequence[float]],
+        seen_at: Sequence[dt.datetime | None] | None = None,
     ) -> QuoteTable:
-        """Quotes naming their match by id; capture times made credible (``credible_capture``)."""
+        """Quotes naming their match by id; capture times made credible (``credible_capture``);
+        ``seen_at`` None: none was ever seen again."""
         order = np.argsort(matches.ids)
         at = np.searchsorted(matches.ids, np.array(match_ids, dtype=np.int64), sorter=order)
         credible = (
@@ -105,16 +119,21 @@ class QuoteTable:
             match=order[at].astype(np.intp),
             bookmaker=np.array(bookmaker, dtype=str).reshape(-1),
             phase=np.array(phase, dtype=str).reshape(-1),
-            captured_at=np.array(
-                [np.nan if moment is None else moment.timestamp() for moment in credible],
-                dtype=np.float64,
-            ),
+            captured_at=_seconds(credible),
             received_at=np.array(
                 [0.0 if moment is None else moment.timestamp() for moment in received_at],
                 dtype=np.float64,
             ),
             prices=np.array(prices, dtype=np.float64).reshape(-1, 3),
+            seen_at=_seconds(seen_at or [None] * len(match_ids)),
         )
+
+
+def _seconds(moments: Iterable[dt.datetime | None]) -> NDArray[np.float64]:
+    """POSIX seconds, NaN where there is no moment."""
+    return np.array(
+        [np.nan if moment is None else moment.timestamp() for moment in moments], dtype=np.float64
+    )
 
 
 def positions_of(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:
@@ -135,8 +154,8 @@ def tables_from_rows(
     matches = MatchTable.from_columns(
         ids=ids, kickoff=kickoff, result=result, competition=competition, season=season
     )
-    match_ids, bookmaker, phase, captured_at, received_at, home, draw, away = _columns(
-        quote_rows, 8
+    match_ids, bookmaker, phase, captured_at, received_at, home, draw, away, seen_at = _columns(
+        quote_rows, 9
     )
     quotes = QuoteTable.from_columns(
         matches,
@@ -146,6 +165,7 @@ def tables_from_rows(
         captured_at=captured_at,
         received_at=received_at,
         prices=list(zip(home, draw, away, strict=True)),
+        seen_at=seen_at,
     )
     return matches, quotes
 

@@ -24,7 +24,8 @@ DAY = 86_400.0
 @dataclass(frozen=True)
 class TrainingSet:
     """``H`` (m, B, 3) de-margined probabilities (NaN: no quote), ``y`` outcomes (m,);
-    ``targets`` (m, 3), when set, what a fit toward the close learns instead of ``y``."""
+    ``targets`` (m, 3), when set, what a fit toward the close learns instead of ``y``, and
+    ``target_is_close`` (m,) where that is a closing line rather than the result."""
 
     H: NDArray[np.float64]
     y: NDArray[np.intp]
@@ -39,6 +40,7 @@ class TrainingSet:
     # Bookmakers left out of the pool (of those asked for, or that quoted), and why.
     left_out: dict[str, str] = field(default_factory=dict)
     targets: NDArray[np.float64] | None = None
+    target_is_close: NDArray[np.bool_] | None = None
 
     def __len__(self) -> int:
         return len(self.y)
@@ -61,6 +63,7 @@ class TrainingSet:
             dropped=dict(self.dropped),
             left_out=dict(self.left_out),
             targets=None if self.targets is None else self.targets[mask],
+            target_is_close=None if self.target_is_close is None else self.target_is_close[mask],
         )
 
     def consensus(self) -> NDArray[np.float64]:
@@ -263,27 +266,28 @@ def build_training_set(
 
 
 def with_fit_targets(
-    training: TrainingSet, matches: MatchTable, quotes: QuoteTable, target: FitTarget
+    training: TrainingSet,
+    matches: MatchTable,
+    quotes: QuoteTable,
+    target: FitTarget,
+    close_quote: NDArray[np.intp],
 ) -> TrainingSet:
     """``training`` with the targets a fit toward ``target`` learns, or as it is for results.
 
-    Toward the close, a match's target is the closing line of ``defaults.CLOSING_BOOKMAKER``
-    de-margined with ``defaults.CLOSING_METHOD`` (its latest closing quote before kickoff),
-    and its result, one-hot, where that bookmaker has no close.
+    Toward the close, a match's target is its closing line, the quote ``close_quote`` gives
+    per match of the tables (-1: none; :func:`app.domain.flags.closing_quotes`, the ledger's
+    rule), de-margined with ``defaults.CLOSING_METHOD``; and its result, one-hot, where it
+    has no close (or its de-margining does not converge). ``target_is_close`` says which.
     """
     if target == FitTarget.RESULT:
         return training
     targets = np.zeros((len(training), len(OUTCOMES)))
     targets[np.arange(len(training)), training.y] = 1.0
-    closing = build_training_set(
-        matches,
-        quotes,
-        phase=Phase.CLOSING,
-        method=defaults.CLOSING_METHOD,
-        bookmakers=(defaults.CLOSING_BOOKMAKER,),
-    )
-    if closing.bookmakers:
-        at = positions_of(closing.match_ids, training.match_ids)
-        closed = at >= 0
-        targets[closed] = closing.H[at[closed], 0]
-    return replace(training, targets=targets)
+    quote = close_quote[positions_of(matches.ids, training.match_ids)]
+    rows = np.flatnonzero(quote >= 0)
+    converted = demargin(quotes.prices[quote[rows]], defaults.CLOSING_METHOD)
+    rows = rows[converted.converged]
+    targets[rows] = converted.probabilities[converted.converged]
+    target_is_close = np.zeros(len(training), dtype=bool)
+    target_is_close[rows] = True
+    return replace(training, targets=targets, target_is_close=target_is_close)

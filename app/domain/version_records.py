@@ -13,6 +13,7 @@ from pydantic import Field, TypeAdapter
 from app.domain.ensemble import Ensemble
 from app.domain.fields import AbsentWhenNone
 from app.domain.fitting import Fit, FitOptions
+from app.domain.training import TrainingSet
 from app.domain.validation import ValidationReport
 from app.domain.vocabulary import FitTarget, Method, Phase
 from boosting import StopReason
@@ -57,6 +58,9 @@ class RecordedOptions:
     # The versions fitted before fit targets were an option lack it (they were fitted on
     # the results).
     fit_target: AbsentWhenNone[FitTarget] = None
+    # How long before kickoff a price seen to hold was a close (what a fit toward the close
+    # learns); the versions fitted before it was recorded lack it.
+    closing_window_minutes: AbsentWhenNone[int] = None
 
     @classmethod
     def of(cls, options: FitOptions) -> RecordedOptions:
@@ -77,6 +81,22 @@ def recorded_options_json(options: FitOptions) -> dict[str, object]:
     return recorded
 
 
+@dataclass(frozen=True, slots=True)
+class TargetCounts:
+    """What a fit toward the close learned: how many matches of the window had a close as
+    their target, and how many fell back to their result."""
+
+    closes: int
+    results: int
+
+    @classmethod
+    def of(cls, training: TrainingSet) -> TargetCounts | None:
+        if training.target_is_close is None:
+            return None
+        closes = int(training.target_is_close.sum())
+        return cls(closes=closes, results=len(training) - closes)
+
+
 @dataclass(frozen=True, kw_only=True)
 class FitReport(ValidationReport):
     """The validation report of a fit and how the fit went (a version's ``validation``)."""
@@ -91,6 +111,8 @@ class FitReport(ValidationReport):
     # Bookmakers left out of the pool (of a fixed pool, those that never quoted the window
     # too), and why; the versions fitted before it was recorded lack it.
     left_out: AbsentWhenNone[dict[str, str]] = None
+    # Absent when fitted on the results (and in the versions fitted before it was recorded).
+    fit_targets: AbsentWhenNone[TargetCounts] = None
 
 
 def fit_report(report: ValidationReport, fit: Fit, options: FitOptions) -> FitReport:
@@ -103,4 +125,5 @@ def fit_report(report: ValidationReport, fit: Fit, options: FitOptions) -> FitRe
         options=RecordedOptions.of(options),
         method_scores=fit.method_scores,
         left_out=fit.training.left_out,
+        fit_targets=TargetCounts.of(fit.training),
     )

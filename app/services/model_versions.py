@@ -174,6 +174,7 @@ QUOTE_COLUMNS = (
     OddsQuote.home,
     OddsQuote.draw,
     OddsQuote.away,
+    OddsQuote.seen_at,
 )
 
 

@@ -24,8 +24,9 @@ from app.db.engine import make_session_factory
 from app.db.orm import Clock, ModelVersion, RefitRun, utcnow
 from app.domain.ensemble import ALGORITHM
 from app.domain.fitting import Fit, FitError, FitOptions, fit_ensemble, methods_to_try
+from app.domain.training import TrainingSet
 from app.domain.validation import compare_with_active, promotion_refusal, validation_report
-from app.domain.version_records import fit_report, pool_of
+from app.domain.version_records import TargetCounts, fit_report, pool_of
 from app.domain.vocabulary import ActivatedBy, RunStatus, RunTrigger
 from app.domain.wording import counted
 from app.services.flags import FlagTerms, record_upcoming_flags
@@ -254,7 +255,7 @@ def _refit(
             )
             status = RunStatus.REJECTED
             message = f"version {version.id} rejected: {version.rejected_reason}"
-        message += left_out_note(training.left_out)
+        message += targets_note(training) + left_out_note(training.left_out)
         finish_run(session, run_id, status, message, version.id)
         return RefitOutcome(run_id, status, message, version.id)
 
@@ -265,6 +266,17 @@ def _refitted_alike(current: ModelVersion, fit: Fit) -> bool:
         current.n_matches == len(fit.training)
         and current.newest_kickoff == fit.training.newest_kickoff
         and ensemble_of(current).same_mix_as(fit.ensemble)
+    )
+
+
+def targets_note(training: TrainingSet) -> str:
+    """Toward the close, how many matches had one, as part of a run's message."""
+    counts = TargetCounts.of(training)
+    if counts is None:
+        return ""
+    return (
+        f". Fitted toward the close on {counted(counts.closes, 'match')}, toward the result "
+        f"on {counts.results} without one"
     )
 
 
@@ -289,6 +301,7 @@ def fit_options(settings: Settings) -> FitOptions:
         half_life_days=settings.refit_half_life_days,
         calibrate=settings.refit_calibrate,
         fit_target=settings.refit_fit_target,
+        closing_window_minutes=settings.closing_window_minutes,
     )
 
 

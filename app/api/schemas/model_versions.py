@@ -95,6 +95,17 @@ class FitOptionsOut(RecordOut):
         "line, the result where it had none); absent in versions fitted before it was an "
         "option, which were fitted on the results.",
     )
+    closing_window_minutes: AbsentWhenNone[int] = Field(
+        default=None,
+        description="How long before kickoff Pinnacle's last pre-match price must have been "
+        "seen to hold to be a match's close, which a fit toward the close learns (else a "
+        "season file's closing price); absent in versions fitted before it was recorded.",
+    )
+
+
+class FitTargetsOut(RecordOut):
+    closes: int = Field(description="Matches of the window whose target was their close.")
+    results: int = Field(description="Matches of the window with no close, fitted on their result.")
 
 
 class ValidationOut(RecordOut):
@@ -130,6 +141,12 @@ class ValidationOut(RecordOut):
         "in the window (min_quotes; a bookmaker of a fixed pool that never quoted the window "
         "is listed with 0), or no longer quoting (recent_days, recent_share). Absent in "
         "versions fitted before it was recorded.",
+    )
+    fit_targets: AbsentWhenNone[FitTargetsOut] = Field(
+        default=None,
+        description="Toward the close: how many matches of the window were fitted toward their "
+        "close and how many toward their result (no close); absent when fitted on the results "
+        "and in versions fitted before it was recorded.",
     )
 
 
@@ -204,12 +221,14 @@ class ModelVersionOut(AnswerModel):
                     "recent_days": 30,
                     "recent_share": 0.5,
                     "fit_target": "close",
+                    "closing_window_minutes": 30,
                 },
                 "method_scores": {"power": 0.9383},
                 "left_out": {
                     "LB": "no longer quoting: 0 of the 40 matches of the last 30 days of E0, "
                     "its best competition; at least 50% needed"
                 },
+                "fit_targets": {"closes": 3154, "results": 44},
             },
             "rejected_reason": None,
             "project_version": "0.1.0",
