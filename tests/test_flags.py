@@ -105,6 +105,35 @@ def test_a_flag_is_recorded_once_then_improved_then_withdrawn_its_first_record_k
     assert flag.expected_value == pytest.approx(0.3)
 
 
+def test_a_flag_raised_again_lower_keeps_the_best_price_since_it_was_first_raised(
+    client: TestClient, session: Session, admin_headers: dict[str, str]
+) -> None:
+    raise_away_flag(client, admin_headers, FUTURE_KICKOFF, RAISED)
+
+    def post(moment: dt.datetime, *books: tuple[str, tuple[float, float, float]]) -> None:
+        with received_at(client, moment):
+            captured = moment - dt.timedelta(minutes=1)
+            quotes = [book(FUTURE_KICKOFF, code, prices, captured) for code, prices in books]
+            post_odds(client, admin_headers, *quotes)
+
+    post(RAISED + dt.timedelta(days=1), ("PS", (1.9, 3.6, 4.4)))  # improved: 4.4
+    post(RAISED + dt.timedelta(days=2), ("PS", (1.9, 3.5, 4.0)), ("B365", (1.9, 3.5, 4.0)))
+    # The books the flag was first raised on: raised again at 4.0, below the 4.4 it reached.
+    post(RAISED + dt.timedelta(days=3), ("PS", (2.0, 4.0, 4.0)), ("B365", (2.5, 5.0, 2.5)))
+    session.expire_all()
+    (flag,) = flags_of(session)
+    assert (flag.status, flag.best_net_price) == ("open", 4.4)
+    # 4.2 beats the raise again's 4.0 but not the 4.4 seen since first raised: no event.
+    post(RAISED + dt.timedelta(days=4), ("PS", (1.9, 3.6, 4.2)))
+    assert [event.change for event in events_of(session)] == [
+        "improved",
+        "withdrawn",
+        "raised_again",
+    ]
+    session.expire_all()
+    assert flags_of(session)[0].best_net_price == 4.4
+
+
 def test_only_the_matches_a_batch_changed_are_evaluated(
     client: TestClient, admin_headers: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -274,7 +274,6 @@ def _update_of(kind: FlagChange, changes: Sequence[Change]) -> Update:
         return statement.where(FLAGS.c.status == FlagStatus.OPEN).values(
             status=FlagStatus.WITHDRAWN
         )
-    # An improvement or a raise has its price: the flag's best net price from now on.
     price = case(
         {change.flag_id: change.standing.net_price for change in changes if change.standing},
         value=FLAGS.c.id,
@@ -283,9 +282,12 @@ def _update_of(kind: FlagChange, changes: Sequence[Change]) -> Update:
         statement = statement.where(
             FLAGS.c.status == FlagStatus.OPEN, FLAGS.c.best_net_price < price
         )
-    else:
-        statement = statement.where(FLAGS.c.status == FlagStatus.WITHDRAWN)
-    return statement.values(status=FlagStatus.OPEN, best_net_price=price)
+        return statement.values(best_net_price=price)
+    # A raise again at a lower price keeps the best: "improved" then means better than any
+    # price since the flag was first raised, the one a bettor following it could have had.
+    best = case((FLAGS.c.best_net_price < price, price), else_=FLAGS.c.best_net_price)
+    statement = statement.where(FLAGS.c.status == FlagStatus.WITHDRAWN)
+    return statement.values(status=FlagStatus.OPEN, best_net_price=best)
 
 
 def _event_row(change: Change, version: int | None, now: dt.datetime) -> dict[str, Any]:

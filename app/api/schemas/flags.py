@@ -110,7 +110,7 @@ class FlagOut(AnswerModel):
     model_version: int | None
     raised_at: dt.datetime
     status: FlagStatus
-    best_net_price: float = Field(description="The best net price since last raised.")
+    best_net_price: float = Field(description="The best net price since first raised.")
     result: Outcome | None
     flat_return: float | None = Field(
         description="A stake of 1 at the net price when raised: net price − 1 or −1."
