@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Connection, Inspector, inspect, select, text
+from sqlalchemy import Inspector, inspect, select, text
 from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory, session_scope
@@ -277,15 +277,17 @@ def test_flags_raised_before_the_chain_was_recorded_have_none(migrated_url: str)
 
 
 def test_the_newest_score_a_track_record_request_reads_is_found_by_an_index(
-    connection: Connection,
+    migrated_url: str,
 ) -> None:
-    inspector = inspect(connection)
-    assert _index_names(inspector)["ix_value_flags_settled_at"] == ["settled_at"]
-    if connection.dialect.name == "sqlite":
-        plan = connection.execute(
-            text("EXPLAIN QUERY PLAN SELECT max(settled_at) FROM value_flags")
-        ).all()
-        assert any("ix_value_flags_settled_at" in str(step) for step in plan)
+    engine = make_engine(migrated_url)
+    with engine.connect() as connection:
+        assert _index_names(inspect(connection))["ix_value_flags_settled_at"] == ["settled_at"]
+        if connection.dialect.name == "sqlite":
+            plan = connection.execute(
+                text("EXPLAIN QUERY PLAN SELECT max(settled_at) FROM value_flags")
+            ).all()
+            assert any("ix_value_flags_settled_at" in str(step) for step in plan)
+    engine.dispose()
 
 
 def _index_names(inspector: Inspector) -> dict[str, list[str | None]]:
