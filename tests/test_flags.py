@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select, text
+from sqlalchemy import Inspector, inspect, select, text
 from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.migrate import downgrade_to, upgrade_to_head
 from app.db.orm import ValueFlag, ValueFlagEvent
 from app.domain.records import IngestBatch, MatchRecord, QuoteRecord
 from app.domain.vocabulary import Phase
@@ -29,12 +30,13 @@ from app.services.flags import LedgerWrites, record_flags
 from app.services.ingest import ingest_batch
 from app.settings import Settings
 from tests.admin_requests import post_csv, post_odds
-from tests.apps import refit_settings_for
+from tests.apps import build_app, refit_settings_for
 from tests.flag_books import at, book, raise_away_flag, season_file
 from tests.helpers import count_rows, error_messages, hand_made_version, received_at, wait_until
 
 FUTURE_KICKOFF = "2030-01-12T15:00:00Z"
 RAISED = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+LONG_AWAY = (2.5, 5.0, 2.5)
 PAST_KICKOFF = dt.datetime(2026, 1, 10, 15, 0, tzinfo=dt.UTC)
 BEFORE_PAST = dt.datetime(2026, 1, 5, tzinfo=dt.UTC)
 
@@ -52,6 +54,20 @@ def flags_of(session: Session) -> list[ValueFlag]:
 
 def events_of(session: Session) -> list[ValueFlagEvent]:
     return list(session.scalars(select(ValueFlagEvent).order_by(ValueFlagEvent.id)))
+
+
+Prices = tuple[str, tuple[float, float, float]]
+
+
+def post_books(
+    client: TestClient, headers: dict[str, str], moment: dt.datetime, *books: Prices, **match: str
+) -> None:
+    """Each bookmaker's prices for the match at FUTURE_KICKOFF (Arsenal v Chelsea unless
+    ``match`` names others), captured a minute before ``moment`` and received at it."""
+    captured = moment - dt.timedelta(minutes=1)
+    quotes = [book(FUTURE_KICKOFF, code, prices, captured, **match) for code, prices in books]
+    with received_at(client, moment):
+        post_odds(client, headers, *quotes)
 
 
 def test_a_flag_is_recorded_once_then_improved_then_withdrawn_its_first_record_kept(
@@ -105,6 +121,32 @@ def test_a_flag_is_recorded_once_then_improved_then_withdrawn_its_first_record_k
     assert flag.expected_value == pytest.approx(0.3)
 
 
+def test_a_flag_raised_again_lower_keeps_the_best_price_since_it_was_first_raised(
+    client: TestClient, session: Session, admin_headers: dict[str, str]
+) -> None:
+    raise_away_flag(client, admin_headers, FUTURE_KICKOFF, RAISED)
+
+    def post(moment: dt.datetime, *books: Prices) -> None:
+        post_books(client, admin_headers, moment, *books)
+
+    post(RAISED + dt.timedelta(days=1), ("PS", (1.9, 3.6, 4.4)))  # improved: 4.4
+    post(RAISED + dt.timedelta(days=2), ("PS", (1.9, 3.5, 4.0)), ("B365", (1.9, 3.5, 4.0)))
+    # The books the flag was first raised on: raised again at 4.0, below the 4.4 it reached.
+    post(RAISED + dt.timedelta(days=3), ("PS", (2.0, 4.0, 4.0)), ("B365", (2.5, 5.0, 2.5)))
+    session.expire_all()
+    (flag,) = flags_of(session)
+    assert (flag.status, flag.best_net_price) == ("open", 4.4)
+    # 4.2 beats the raise again's 4.0 but not the 4.4 seen since first raised: no event.
+    post(RAISED + dt.timedelta(days=4), ("PS", (1.9, 3.6, 4.2)))
+    assert [event.change for event in events_of(session)] == [
+        "improved",
+        "withdrawn",
+        "raised_again",
+    ]
+    session.expire_all()
+    assert flags_of(session)[0].best_net_price == 4.4
+
+
 def test_only_the_matches_a_batch_changed_are_evaluated(
     client: TestClient, admin_headers: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -156,6 +198,100 @@ def test_no_read_writes_the_ledger(migrated_url: str) -> None:
     with session_scope(make_session_factory(engine)) as session:
         assert (count_rows(session, ValueFlag), count_rows(session, ValueFlagEvent)) == counts
     engine.dispose()
+
+
+def test_a_flag_records_the_link_that_priced_it_and_the_chain_in_force(
+    settings: Settings, session: Session, admin_headers: dict[str, str]
+) -> None:
+    chained = settings.model_copy(update={"value_probability_source": "PS,consensus"})
+    with TestClient(build_app(chained, session)) as client:
+        # No PS line: the consensus of WH's (1/2, 1/4, 1/4) and B365's (2/5, 1/5, 2/5),
+        # (0.45, 0.225, 0.325), prices it; the away side at WH's 4.0 has EV 0.3.
+        post_books(client, admin_headers, RAISED, ("WH", (2.0, 4.0, 4.0)), ("B365", LONG_AWAY))
+        # PS's line (1/2, 3/10, 1/5) prices it; the away side at B365's 6.0 has EV 0.2.
+        post_books(
+            client,
+            admin_headers,
+            RAISED + dt.timedelta(days=1),
+            ("PS", (2.0, 10 / 3, 5.0)),
+            ("B365", (1.8, 3.2, 6.0)),
+            home_team="Everton",
+            away_team="Fulham",
+        )
+        listed = client.get("/flags").json()["items"]
+        assert [
+            (
+                f["match"]["home_team"],
+                f["bookmaker"],
+                f["price"],
+                f["value_source"],
+                f["value_chain"],
+            )
+            for f in listed
+        ] == [
+            ("Everton", "B365", 6.0, "PS", "PS,consensus"),
+            ("Arsenal", "WH", 4.0, "consensus", "PS,consensus"),
+        ]
+
+        def homes(**params: str) -> list[str]:
+            body = client.get("/flags", params=params).json()
+            return [f["match"]["home_team"] for f in body["items"]]
+
+        # Read as the one parser reads a link: any letter case, by code or by name.
+        assert homes(source="ps") == homes(source="Pinnacle") == ["Everton"]
+        assert homes(source=" CONSENSUS") == ["Arsenal"]
+        assert homes(source="ensemble") == []
+        assert homes(source="consensus,pinnacle") == ["Everton", "Arsenal"]
+        rows = list(csv.DictReader(io.StringIO(client.get("/flags?format=csv").text)))
+        assert [(row["value_source"], row["value_chain"]) for row in rows] == [
+            ("PS", "PS,consensus"),
+            ("consensus", "PS,consensus"),
+        ]
+
+
+def test_flags_raised_before_the_chain_was_recorded_have_none(migrated_url: str) -> None:
+    engine = make_engine(migrated_url)
+    settings = refit_settings_for(migrated_url)
+    terms = flags.FlagTerms.of(settings)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        ingest_batch(session, _future_batch(), source="test", now=RAISED, flag_terms=terms)
+    engine.dispose()
+    downgrade_to(migrated_url, "0015")
+    engine = make_engine(migrated_url)
+    with engine.connect() as connection:
+        inspector = inspect(connection)
+        assert "value_chain" not in {c["name"] for c in inspector.get_columns("value_flags")}
+        assert "ix_value_flags_settled_at" not in _index_names(inspector)
+    engine.dispose()
+    upgrade_to_head(migrated_url)
+    engine = make_engine(migrated_url)
+    with session_scope(make_session_factory(engine)) as session:
+        (flag,) = flags_of(session)
+        assert (flag.value_source, flag.value_chain) == ("ensemble", None)
+    with TestClient(create_app(settings)) as client:
+        (listed,) = client.get("/flags").json()["items"]
+        assert listed["value_chain"] is None
+        (row,) = csv.DictReader(io.StringIO(client.get("/flags?format=csv").text))
+        assert row["value_chain"] == ""
+    engine.dispose()
+
+
+def test_the_newest_score_a_track_record_request_reads_is_found_by_an_index(
+    migrated_url: str,
+) -> None:
+    engine = make_engine(migrated_url)
+    with engine.connect() as connection:
+        assert _index_names(inspect(connection))["ix_value_flags_settled_at"] == ["settled_at"]
+        if connection.dialect.name == "sqlite":
+            plan = connection.execute(
+                text("EXPLAIN QUERY PLAN SELECT max(settled_at) FROM value_flags")
+            ).all()
+            assert any("ix_value_flags_settled_at" in str(step) for step in plan)
+    engine.dispose()
+
+
+def _index_names(inspector: Inspector) -> dict[str, list[str | None]]:
+    return {ix["name"] or "": ix["column_names"] for ix in inspector.get_indexes("value_flags")}
 
 
 def test_settlement_against_a_live_close(
@@ -277,6 +413,10 @@ def test_the_list_filters_pages_and_exports_csv(
         ({"from": "yesterday"}, "query.from"),
         ({"from": "2030-01-02T00:00:00Z", "to": "2030-01-01T00:00:00Z"}, "query.to"),
         ({"competition": "E" * 65}, "query.competition"),
+        ({"source": "nobody"}, "query.source"),
+        ({"source": "PS,pinnacle"}, "query.source"),
+        ({"source": "PS,"}, "query.source"),
+        ({"source": "PS,consensus,ensemble,B365,WH,IW"}, "query.source"),
     ],
 )
 def test_bad_parameters_are_a_problem(

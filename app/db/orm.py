@@ -42,6 +42,7 @@ from app.domain.records import (
 )
 from app.domain.rounds import GridPoint
 from app.domain.track_record import ServedPrediction
+from app.domain.value_sources import MAX_CHAIN_LENGTH
 from app.domain.version_records import BookmakerWeight, FitReport
 from app.domain.vocabulary import (
     ActivatedBy,
@@ -659,6 +660,8 @@ class ValueFlag(Base):
         codes_check("close_origin", CloseOrigin),
         Index("ix_value_flags_raised_at", "raised_at"),
         Index("ix_value_flags_status", "status"),
+        # Each track-record request reads the newest settled_at (a flag scored again).
+        Index("ix_value_flags_settled_at", "settled_at"),
         NEVER_REUSED,
     )
 
@@ -670,7 +673,9 @@ class ValueFlag(Base):
     net_price: Mapped[float] = mapped_column(Float)  # what it pays after any commission
     expected_value: Mapped[float] = mapped_column(Float)
     probability: Mapped[float] = mapped_column(Float)
-    value_source: Mapped[str] = mapped_column(String(VALUE_SOURCE_MAX_LENGTH))
+    value_source: Mapped[str] = mapped_column(String(VALUE_SOURCE_MAX_LENGTH))  # the link
+    # The chain in force (null: raised before it was recorded).
+    value_chain: Mapped[str | None] = mapped_column(String(MAX_CHAIN_LENGTH))
     # No foreign key: the ledger keeps the number of a version even if the version goes.
     model_version: Mapped[int | None]
     raised_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())

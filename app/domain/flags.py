@@ -31,7 +31,8 @@ from app.domain.vocabulary import Phase
 # How long before kickoff the reference's last pre-match price must have been seen to hold
 # for it to count as its close.
 CLOSING_WINDOW = dt.timedelta(minutes=30)
-# A value source may be a chain of sources ("PS,consensus").
+# The column of the link that priced a flag (``ensemble``, ``consensus`` or a bookmaker's
+# code); the chain in force has a column of its own.
 VALUE_SOURCE_MAX_LENGTH = 64
 
 

@@ -31,7 +31,6 @@ from app.domain import defaults
 from app.domain.bookmakers import bookmaker_key
 from app.domain.flags import (
     CLOSING_WINDOW,
-    VALUE_SOURCE_MAX_LENGTH,
     Change,
     ClosingLine,
     FlagChange,
@@ -132,8 +131,8 @@ def record_flags(
     stored = _stored_flags(session, list(standing))
     raises, changes = flag_changes(stored, standing, values)
     version = snapshot.version
-    sources = {match_id: _source_of(answers[match_id]) for match_id in standing}
-    raised = _raise(session, raises, sources, version, now)
+    links = {match_id: _link_of(answers[match_id]) for match_id in standing}
+    raised = _raise(session, raises, _Pricing(links, terms.value.source), version, now)
     events = _apply(session, changes, version, now)
     return LedgerWrites(raised=raised, events=events)
 
@@ -209,10 +208,19 @@ def _stored_flags(session: Session, match_ids: Sequence[int]) -> list[FlagState]
     return flags
 
 
+@dataclass(frozen=True, slots=True)
+class _Pricing:
+    """What priced the flags of one evaluation: per match, the link of the value source's
+    chain that had a line, and the chain in force (normalised)."""
+
+    links: dict[int, str]
+    chain: str
+
+
 def _raise(
     session: Session,
     raises: Sequence[Raise],
-    sources: dict[int, str],
+    pricing: _Pricing,
     version: int | None,
     now: dt.datetime,
 ) -> int:
@@ -229,8 +237,10 @@ def _raise(
             "net_price": item.standing.net_price,
             "expected_value": item.standing.expected_value,
             "probability": item.standing.probability,
-            # Never longer than its column: a long chain of sources must not fail an ingest.
-            "value_source": sources[item.match_id][:VALUE_SOURCE_MAX_LENGTH],
+            # A link is a model's word or a known bookmaker's code, and a normalised chain
+            # five of them at most: both fit their columns.
+            "value_source": pricing.links[item.match_id],
+            "value_chain": pricing.chain,
             "model_version": version,
             "raised_at": now,
             "status": FlagStatus.OPEN,
@@ -243,7 +253,7 @@ def _raise(
     return len(session.execute(statement, rows).all())
 
 
-def _source_of(answer: Answer) -> str:
+def _link_of(answer: Answer) -> str:
     assert isinstance(answer, PredictionAnswer)  # only answered matches have a standing
     assert answer.value.source is not None  # a flagged match was priced by a link
     return answer.value.source
@@ -274,7 +284,6 @@ def _update_of(kind: FlagChange, changes: Sequence[Change]) -> Update:
         return statement.where(FLAGS.c.status == FlagStatus.OPEN).values(
             status=FlagStatus.WITHDRAWN
         )
-    # An improvement or a raise has its price: the flag's best net price from now on.
     price = case(
         {change.flag_id: change.standing.net_price for change in changes if change.standing},
         value=FLAGS.c.id,
@@ -283,9 +292,12 @@ def _update_of(kind: FlagChange, changes: Sequence[Change]) -> Update:
         statement = statement.where(
             FLAGS.c.status == FlagStatus.OPEN, FLAGS.c.best_net_price < price
         )
-    else:
-        statement = statement.where(FLAGS.c.status == FlagStatus.WITHDRAWN)
-    return statement.values(status=FlagStatus.OPEN, best_net_price=price)
+        return statement.values(best_net_price=price)
+    # A raise again at a lower price keeps the best: "improved" then means better than any
+    # price since the flag was first raised, the one a bettor following it could have had.
+    best = case((FLAGS.c.best_net_price < price, price), else_=FLAGS.c.best_net_price)
+    statement = statement.where(FLAGS.c.status == FlagStatus.WITHDRAWN)
+    return statement.values(status=FlagStatus.OPEN, best_net_price=best)
 
 
 def _event_row(change: Change, version: int | None, now: dt.datetime) -> dict[str, Any]:
@@ -405,10 +417,11 @@ def _utc(moment: dt.datetime | None) -> dt.datetime | None:
 
 @dataclass(frozen=True, slots=True)
 class FlagFilter:
-    """Which flags a list shows: raised in [``raised_from``, ``raised_to``]."""
+    """Which flags a list shows: priced by one of the links ``sources`` (normalised), raised
+    in [``raised_from``, ``raised_to``]."""
 
     competition: str | None = None
-    source: str | None = None
+    sources: tuple[str, ...] | None = None
     status: FlagStatus | None = None
     raised_from: dt.datetime | None = None
     raised_to: dt.datetime | None = None
@@ -452,6 +465,7 @@ class LedgerFlag:
     expected_value: float
     probability: float
     value_source: str
+    value_chain: str | None
     model_version: int | None
     raised_at: dt.datetime
     status: FlagStatus
@@ -486,8 +500,8 @@ def _conditions(filters: FlagFilter) -> list[ColumnElement[bool]]:
             .where(Competition.code == filters.competition)
         )
         conditions.append(ValueFlag.match_id.in_(in_competition))
-    if filters.source is not None:
-        conditions.append(ValueFlag.value_source == filters.source)
+    if filters.sources is not None:
+        conditions.append(ValueFlag.value_source.in_(filters.sources))
     if filters.status is not None:
         conditions.append(ValueFlag.status == filters.status)
     if filters.raised_from is not None:
@@ -562,6 +576,7 @@ def _ledger_flag(
         expected_value=flag.expected_value,
         probability=flag.probability,
         value_source=flag.value_source,
+        value_chain=flag.value_chain,
         model_version=flag.model_version,
         raised_at=flag.raised_at,
         status=flag.status,

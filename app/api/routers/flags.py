@@ -13,8 +13,9 @@ from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.flags import FlagOut, flags_csv
 from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
 from app.domain.fields import UtcDateTime
-from app.domain.flags import VALUE_SOURCE_MAX_LENGTH, FlagStatus
+from app.domain.flags import FlagStatus
 from app.domain.records import CODE_MAX_LENGTH
+from app.domain.value_sources import ValueSourceChain, chain_links
 from app.services import flags
 from app.services.pagination import PageWindow
 
@@ -29,11 +30,12 @@ async def flag_filter(
         Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
     ] = None,
     source: Annotated[
-        str | None,
+        ValueSourceChain | None,
         Query(
-            max_length=VALUE_SOURCE_MAX_LENGTH,
-            description="The value source that priced the flag, as recorded (`ensemble`, `PS`).",
-            examples=["ensemble"],
+            description="The link of the value source's chain that priced the flag: "
+            "`ensemble`, `consensus` or a known bookmaker by code or name, in any letter case "
+            "(`ps` finds `PS`); several, comma-separated, find the flags priced by any of them.",
+            examples=["PS"],
         ),
     ] = None,
     status: Annotated[
@@ -65,7 +67,8 @@ async def flag_filter(
     ] = None,
 ) -> flags.FlagFilter:
     check_window(raised_from, raised_to)
-    return flags.FlagFilter(competition, source, status, raised_from, raised_to, match_id)
+    links = None if source is None else chain_links(source)
+    return flags.FlagFilter(competition, links, status, raised_from, raised_to, match_id)
 
 
 @router.get(

@@ -28,7 +28,8 @@ FLAG_EXAMPLE: dict[str, JsonValue] = {
     "net_price": 4.2,
     "expected_value": 0.05,
     "probability": 0.25,
-    "value_source": "ensemble",
+    "value_source": "PS",
+    "value_chain": "PS,consensus",
     "model_version": 3,
     "raised_at": "2026-11-20T09:00:00Z",
     "status": "settled",
@@ -106,11 +107,18 @@ class FlagOut(AnswerModel):
     net_price: float = Field(description="What it pays after the bookmaker's commission.")
     expected_value: float
     probability: float
-    value_source: str = Field(description="Where the probability came from.")
+    value_source: str = Field(
+        description="The link of the value source's chain that priced the flag: where its "
+        "probability came from."
+    )
+    value_chain: str | None = Field(
+        description="The value source's chain in force when the flag was raised; null for a "
+        "flag raised before the chain was recorded."
+    )
     model_version: int | None
     raised_at: dt.datetime
     status: FlagStatus
-    best_net_price: float = Field(description="The best net price since last raised.")
+    best_net_price: float = Field(description="The best net price since first raised.")
     result: Outcome | None
     flat_return: float | None = Field(
         description="A stake of 1 at the net price when raised: net price − 1 or −1."
@@ -140,6 +148,7 @@ CSV_COLUMNS = (
     "expected_value",
     "probability",
     "value_source",
+    "value_chain",
     "model_version",
     "raised_at",
     "status",
@@ -181,6 +190,7 @@ def _row(flag: FlagOut) -> list[object]:
         flag.expected_value,
         flag.probability,
         flag.value_source,
+        _blank(flag.value_chain),
         _blank(flag.model_version),
         _moment(flag.raised_at),
         flag.status.value,

@@ -36,8 +36,10 @@ from app.domain.vocabulary import Method, Phase
 class ValueBetConfig:
     """Which value-bet rules a backtest measures: ``sources`` are chains (normalised, as
     :func:`app.domain.value_sources.normalised_chain` writes them); ``bookmakers`` are those
-    whose pre-match prices may be taken; ``reference``'s closing line measures CLV.
-    ``method`` de-margines that line, a bookmaker link's and the consensus's lines."""
+    whose pre-match prices may be taken; ``reference``'s closing line, de-margined by
+    ``method`` (power, as the live CLV's), measures CLV. A bookmaker link's and the
+    consensus's lines are de-margined as live: by the method of the model that forecast the
+    match (:func:`fitted_methods`)."""
 
     sources: tuple[str, ...]
     thresholds: tuple[float, ...]  # in increasing order
@@ -126,18 +128,30 @@ def _link_lines(
     every_bookmaker = tuple(np.unique(quotes.bookmaker).tolist()) if CONSENSUS in links else ()
     wanted = tuple(dict.fromkeys((*config.bookmaker_sources(), *every_bookmaker)))
     prices = quoted_prices(matches, quotes, ids, wanted, Phase.PRE)
-    fair = (
-        np.stack(
-            [fair_line(prices[:, column], config.method) for column in range(len(wanted))], axis=1
-        )
-        if wanted
-        else np.empty((len(ids), 0, 3))
-    )
+    fair = np.full((len(ids), len(wanted), 3), np.nan)
+    for method, rows in fitted_methods(fold, matches).items():
+        for column in range(len(wanted)):
+            fair[rows, column] = fair_line(prices[rows, column], method)
     lines = {code: fair[:, column] for column, code in enumerate(wanted)}
     lines[ENSEMBLE_LINK] = fold.forecasts[ENSEMBLE]
     if CONSENSUS in links:
         lines[CONSENSUS] = consensus_of(fair[:, [wanted.index(c) for c in every_bookmaker]])
     return {link: lines[link] for link in links}
+
+
+def fitted_methods(fold: Fold, matches: MatchTable) -> dict[Method, NDArray[np.bool_]]:
+    """The test rows of ``fold`` each de-margining method reads: the method the model that
+    forecast the row's match was fitted with (its competition's, with per-competition
+    pools), as live the active model's method de-margines a link's line. Rows no model
+    forecast (a fold without one) are read by the default method, as live without a model."""
+    ids = fold.test_match_ids
+    competition = matches.competition[positions_of(matches.ids, ids)]
+    rows = {defaults.METHOD: np.ones(len(ids), dtype=np.bool_)}
+    for code, ensemble in fold.ensembles.items():
+        served = np.ones(len(ids), dtype=np.bool_) if code == "" else competition == code
+        rows = {method: taken & ~served for method, taken in rows.items()}
+        rows[ensemble.method] = rows.get(ensemble.method, np.zeros(len(ids), np.bool_)) | served
+    return {method: taken for method, taken in rows.items() if taken.any()}
 
 
 @dataclass(frozen=True)
