@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from app.domain.odds import check_odds, demargin
+from app.domain.odds import check_odds, consensus_few, consensus_of, demargin
 from app.domain.records import check_overround
 from app.domain.vocabulary import Method
 
@@ -22,6 +22,22 @@ BOOK = np.array(
     ]
 )
 ALL_METHODS = list(Method)
+
+
+def test_the_consensus_is_the_mean_of_the_lines_that_quoted() -> None:
+    lines = np.array(
+        [
+            [[0.5, 0.3, 0.2], [0.4, 0.4, 0.2], [np.nan] * 3],
+            [[np.nan] * 3, [0.7, 0.2, 0.1], [np.nan] * 3],
+            [[np.nan] * 3] * 3,
+        ]
+    )
+    found = consensus_of(lines)
+    assert found[:2].ravel().tolist() == pytest.approx([0.45, 0.35, 0.2, 0.7, 0.2, 0.1])
+    assert np.isnan(found[2]).all()
+    # The plain-float twin takes the same steps: the same numbers, to the last bit.
+    assert consensus_few([(0.5, 0.3, 0.2), (0.4, 0.4, 0.2)]) == tuple(found[0])
+    assert consensus_few([(0.7, 0.2, 0.1)]) == (0.7, 0.2, 0.1)
 
 
 @pytest.mark.parametrize("method", ALL_METHODS)

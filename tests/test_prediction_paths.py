@@ -12,6 +12,7 @@ import pytest
 
 from app.domain.ensemble import Ensemble
 from app.domain.football_data import parse_football_data
+from app.domain.odds import consensus_of
 from app.domain.prediction import FEW_QUOTES, MatchPrediction, QuotedOdds, predict_matches
 from app.domain.vocabulary import Method, Phase
 
@@ -95,3 +96,18 @@ def test_a_book_without_margin_and_an_unknown_bookmaker_give_the_same_answer_alo
     assert_same(alone, many[0])
     assert [i.code for i in alone.ignored] == ["NEWBOOK"]
     assert sum(alone.probabilities) == pytest.approx(1.0, abs=1e-15)
+
+
+def test_the_served_consensus_is_the_one_definitions(
+    season_matches: list[list[QuotedOdds]],
+) -> None:
+    # The mean of each match's de-margined lines (without a model, each bookmaker's is
+    # listed as used), as consensus_of gives it for the training sets, the backtest and the
+    # value: the same numbers, to the last bit.
+    predictions = predict_matches(season_matches, None, Method.POWER)
+    lines = np.full((len(season_matches), FEW_QUOTES, 3), np.nan)
+    for row, prediction in enumerate(predictions):
+        lines[row, : len(prediction.used)] = [used.probabilities for used in prediction.used]
+    expected = consensus_of(lines).tolist()
+    assert [p.consensus for p in predictions] == [tuple(line) for line in expected]
+    assert [p.probabilities for p in predictions] == [p.consensus for p in predictions]

@@ -394,3 +394,21 @@ def test_an_entry_of_a_postponed_match_is_not_scored(
     session.flush()
     assert track_client.get("/performance").json()["performance"]["matches"] == 2
     assert entry_of(session, logged["M3"]).kickoff == M3_KICKOFF  # the log is left as it was
+
+
+def test_the_bets_logged_are_the_served_forecasts_whatever_the_operators_source(
+    session: Session, settings: Settings
+) -> None:
+    ids = seed(session)
+    operator = settings_for(settings.database_url)
+    # Pinnacle's line first: judged by it, M1's home win at B365's 2.5 would claim
+    # EV .6 × 2.5 − 1 = .5, exactly its CLV against that same line.
+    assert operator.value_probability_source == "PS,consensus"
+    track_record.log_matches(session, operator, [(ids["M1"], M1_KICKOFF)])
+    served = entry_of(session, ids["M1"]).served
+    assert served.value_source == "ensemble"
+    (bet,) = served.bets
+    # Judged by the served .5 instead: .5 × 2.5 − 1, a quarter below its CLV of .5.
+    assert (bet.outcome, bet.price) == ("1", 2.5)
+    assert bet.probability == pytest.approx(0.5)
+    assert bet.expected_value == pytest.approx(0.25)

@@ -173,6 +173,22 @@ def test_a_bookmakers_line_as_the_source_and_no_value_where_it_did_not_quote() -
     assert [o.probability for o in fallback.outcomes] == list(SERVED)
 
 
+@pytest.mark.parametrize("method", [Method.POWER, Method.SHIN])
+def test_matches_none_of_which_has_a_quote_get_no_line_and_no_price(method: Method) -> None:
+    # Nothing quoted: no bookmaker line and no consensus (the mean of no line), no price.
+    unquoted = match_values([SERVED, SERVED], [[], []], ValueTerms(source="PS,consensus"), method)
+    for value in unquoted:
+        assert value.source is None
+        assert [(o.probability, o.price, o.expected_value, o.flagged) for o in value.outcomes] == [
+            (None, None, None, False)
+        ] * 3
+    # The served prediction is a line all the same, where it is a link.
+    (fallback,) = match_values([SERVED], [[]], ValueTerms(source="PS,ensemble"), method)
+    assert fallback.source == ENSEMBLE_SOURCE
+    assert [o.probability for o in fallback.outcomes] == list(SERVED)
+    assert not fallback.flagged
+
+
 def test_the_settings_give_the_default_terms() -> None:
     from app.settings import Settings
 

@@ -18,13 +18,14 @@ returns probabilities that sum to 1 and the parameter it fitted per row:
 
 Iterative methods (power, shin, odds_ratio) solve each row by bracketed Newton steps and
 report rows that did not converge. :func:`demargin_few` takes the same steps with plain
-floats for one match's handful of books, where numpy's cost per call would dominate.
+floats for one match's handful of books, where numpy's cost per call would dominate, and
+:func:`consensus_few` those of :func:`consensus_of`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,6 +98,19 @@ def consensus_of(lines: NDArray[np.float64]) -> NDArray[np.float64]:
         total, count, out=np.full(total.shape, np.nan), where=count > 0
     )
     return result
+
+
+def consensus_few(lines: Sequence[Triple]) -> Triple:
+    """:func:`consensus_of` for one match's de-margined ``lines`` (at least one) held as
+    plain floats, as a prediction holds them: the same steps, summed in order then divided,
+    so the same numbers (an array made of the lines would cost more than their mean)."""
+    home = draw = away = 0.0
+    for line in lines:
+        home += line[0]
+        draw += line[1]
+        away += line[2]
+    size = len(lines)
+    return (home / size, draw / size, away / size)
 
 
 def _multiplicative(implied: NDArray[np.float64]) -> Demargined:

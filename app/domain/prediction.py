@@ -12,7 +12,7 @@ import numpy as np
 
 from app.domain.bookmakers import bookmaker_key
 from app.domain.ensemble import Ensemble, mix_few
-from app.domain.odds import Triple, demargin, demargin_few
+from app.domain.odds import Triple, consensus_few, demargin, demargin_few
 from app.domain.records import OUTCOMES
 from app.domain.vocabulary import Basis, Method, Phase
 
@@ -131,20 +131,9 @@ FEW_QUOTES = 32
 
 
 def _consensus_only(odds: Sequence[QuotedOdds], rows: list[Triple]) -> MatchPrediction:
-    mean = _mean(rows)
+    consensus = consensus_few(rows)
     everyone = [UsedBookmaker(q.bookmaker, None, row) for q, row in zip(odds, rows, strict=True)]
-    return MatchPrediction(mean, Basis.CONSENSUS, mean, everyone)
-
-
-def _mean(rows: list[Triple]) -> Triple:
-    # Summed in order, then divided: what np.add.reduceat and a division give.
-    home = draw = away = 0.0
-    for row in rows:
-        home += row[0]
-        draw += row[1]
-        away += row[2]
-    size = len(rows)
-    return (home / size, draw / size, away / size)
+    return MatchPrediction(consensus, Basis.CONSENSUS, consensus, everyone)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +210,7 @@ def _lay_out(odds: Sequence[QuotedOdds], rows: list[Triple], pool: _Pool) -> _La
         used.append(UsedBookmaker(pool.codes[index], pool.weights[index], row))
         columns.append(index)
     modelled = any(u.weight for u in used)
-    return _Layout(_mean(rows), used, ignored, columns, modelled, pool.share_of(columns))
+    return _Layout(consensus_few(rows), used, ignored, columns, modelled, pool.share_of(columns))
 
 
 def demargined(quotes: Sequence[QuotedOdds], method: Method) -> list[Triple]:

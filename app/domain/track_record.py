@@ -1,9 +1,10 @@
 """The track record's entries: what the service would have served for a match at its
-kickoff (the last quotes before it, the version active then, the value bets by the default
-terms), written once so that a refit cannot rewrite the past."""
+kickoff (the last quotes before it, the version active then, the served forecast's value
+bets), written once so that a refit cannot rewrite the past."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,8 +13,15 @@ from app.domain.ensemble import Ensemble
 from app.domain.odds import Triple, demargin
 from app.domain.prediction import MatchInfo, QuotedMatch, predict_matches
 from app.domain.records import Outcome
-from app.domain.value import ValueTerms, match_values
+from app.domain.value import ENSEMBLE_SOURCE, ValueTerms, match_values
 from app.domain.vocabulary import Basis, Method, Phase
+
+# The track record scores the served forecast, so its value bets are judged by the served
+# prediction, whatever the operator's value source. Judged by Pinnacle's line (the default
+# source's first link), a bet's EV would be its CLV against that same line, and the figure
+# would measure nothing. The bets of the operator's source are scored by the flag ledger,
+# from the price each was raised at.
+TRACK_RECORD_SOURCE = ENSEMBLE_SOURCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +57,9 @@ class ServedPrediction:
     model_version: int | None
     method: Method
     phase: Phase  # of the quotes read (the model's, or any when it had none of it)
-    value_source: str | None  # the link of the source chain that priced it; None: none
+    # The link that priced the bets (TRACK_RECORD_SOURCE; an entry logged before that rule
+    # may name another); None: none.
+    value_source: str | None
     quotes: tuple[LoggedQuote, ...]
     bets: tuple[LoggedBet, ...]
 
@@ -61,14 +71,16 @@ def served_predictions(
     default_method: Method,
     terms: ValueTerms,
 ) -> list[tuple[MatchInfo, ServedPrediction]]:
-    """The entries of ``matches`` (each quoted), as the service predicts them."""
+    """The entries of ``matches`` (each quoted), as the service predicts them, with their
+    value bets by ``terms`` judged by the served prediction (:data:`TRACK_RECORD_SOURCE`)."""
     if not matches:
         return []
     method = ensemble.method if ensemble is not None else default_method
     odds_of = [match.odds for match in matches]
     predictions = predict_matches(odds_of, ensemble, default_method)
     served = [prediction.probabilities for prediction in predictions]
-    values = match_values(served, odds_of, terms, method)
+    scored_terms = dataclasses.replace(terms, source=TRACK_RECORD_SOURCE)
+    values = match_values(served, odds_of, scored_terms, method)
     flat = [quote for match in matches for quote in match.odds]
     lines = demargin([[q.home, q.draw, q.away] for q in flat], method).probabilities.tolist()
     entries: list[tuple[MatchInfo, ServedPrediction]] = []

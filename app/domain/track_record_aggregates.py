@@ -35,7 +35,7 @@ from app.domain.track_record_scores import (
     SettledEntry,
     ValueBetRecord,
 )
-from app.domain.value import kelly_stake
+from app.domain.value import closing_line_value, kelly_stake
 from boosting import accuracy_rows, brier_score_rows, log_loss_rows, ranked_probability_score_rows
 
 # The reliability diagram's bins of served probability, each a tenth wide.
@@ -258,7 +258,11 @@ def _bet_columns(entries: Sequence[SettledEntry]) -> NDArray[np.float64]:
     found = []
     for index, entry in enumerate(entries):
         bets, line = entry.served.bets, closing.get(index)
-        clv = [] if line is None else [line[OUTCOME_INDEX[b.outcome]] * b.price - 1.0 for b in bets]
+        clv = (
+            []
+            if line is None
+            else [closing_line_value(b.price, line[OUTCOME_INDEX[b.outcome]]) for b in bets]
+        )
         returns = [_flat_return(bet.price, bet.outcome == entry.result) for bet in bets]
         found.append(
             (

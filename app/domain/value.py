@@ -241,7 +241,8 @@ def _link_lines(
     quoted = _quote_array(odds)
     flat = [quote for quotes in odds for quote in quotes]
     lines = np.full(quoted.shape, np.nan)
-    lines[~np.isnan(quoted[:, :, 0])] = demargined(flat, method)
+    if flat:  # no match quoted: every bookmaker line and the consensus are NaN
+        lines[~np.isnan(quoted[:, :, 0])] = demargined(flat, method)
     keys = np.array(
         [
             [bookmaker_key(q.bookmaker) for q in quotes] + [""] * (quoted.shape[1] - len(quotes))

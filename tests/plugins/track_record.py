@@ -90,8 +90,8 @@ def settings_for(database_url: str) -> Settings:
         admin_api_key=ADMIN_KEY,
         demargin_method=Method.MULTIPLICATIVE,
         model_refresh_seconds=0.5,
-        # The entries' bets are worked out from the served prediction.
-        value_probability_source="ensemble",
+        # The operator's value source is left at its default (Pinnacle's line first): the
+        # entries' bets are judged by the served prediction whatever it is.
     )
 
 

@@ -57,7 +57,8 @@ class BankrollPointOut(_Read):
 
 
 class ValueBetsOut(_Read):
-    """The outcomes each logged prediction flagged (by the default terms)."""
+    """The served forecast's value bets: the outcome each logged prediction valued most
+    (judged by the served prediction itself, whatever the value source)."""
 
     bets: int
     bets_with_closing: int = Field(
