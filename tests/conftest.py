@@ -49,6 +49,7 @@ from tests.databases import Databases, SharedDatabase, rolled_back_connection, s
 from tests.processes import FitGate
 
 pytest_plugins = [
+    "tests.plugins.odds_api",
     "tests.plugins.predictions",
     "tests.plugins.season_replay",
     "tests.plugins.track_record",

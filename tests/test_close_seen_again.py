@@ -11,7 +11,6 @@ with no model, the served probability is the mean of the bookmakers' fair lines.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.engine import make_engine, session_scope
 from app.db.migrate import downgrade_to, upgrade_to_head
 from app.db.orm import Bookmaker, OddsQuote, ValueFlag
 from app.domain.records import IngestBatch, MatchRecord, QuoteRecord
@@ -29,8 +28,7 @@ from app.services.closing_line import fetch_closing_lines
 from app.services.ingest import ingest_batch
 from app.services.odds_api_feed import fetch_the_odds_api
 from app.settings import Settings
-from tests.odds_api_site import EPL, KEY, FakeOddsApi, events_answer, handler_for, quota
-from tests.upstreams import http_server
+from tests.odds_api_site import EPL, KEY, FakeOddsApi, events_answer, quota
 
 DAY = dt.date(2031, 3, 8)
 KICKOFF = dt.datetime.combine(DAY, dt.time(15, 0), tzinfo=dt.UTC)
@@ -75,23 +73,6 @@ def arsenal_everton() -> dict[str, Any]:
         "away_team": "Everton",
         "bookmakers": bookmakers,
     }
-
-
-@pytest.fixture
-def odds_api() -> Iterator[tuple[FakeOddsApi, str]]:
-    api = FakeOddsApi()
-    try:
-        with http_server(handler_for(api)) as base:
-            yield api, base
-    finally:
-        api.released.set()
-
-
-@pytest.fixture
-def factory(migrated_url: str) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(migrated_url)
-    yield make_session_factory(engine, for_writes=True)
-    engine.dispose()
 
 
 def no_wait(_seconds: float) -> None:

@@ -9,7 +9,6 @@ its matches kicks off within the lead and no fetch of the sport came inside that
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import make_engine, make_session_factory
+from app.db.engine import make_engine
 from app.db.orm import Bookmaker, FetchRun, Match, OddsQuote
 from app.domain.vocabulary import FetchStatus, RunTrigger
 from app.services.closing_line import closing_line_job, fetch_closing_lines
@@ -36,10 +35,8 @@ from tests.odds_api_site import (
     Answer,
     FakeOddsApi,
     events_answer,
-    handler_for,
     quota,
 )
-from tests.upstreams import http_server
 
 DAY = dt.date(2026, 11, 28)
 LEAD_MINUTES = 15  # the setting's default
@@ -98,23 +95,6 @@ NOON_BUNDESLIGA = events_answer(
     [event("soccer_germany_bundesliga", at(19, 30), "Mainz", "Bochum", at(11, 58), 2.1)],
     quota(496, 4, 2),
 )
-
-
-@pytest.fixture
-def odds_api() -> Iterator[tuple[FakeOddsApi, str]]:
-    api = FakeOddsApi()
-    try:
-        with http_server(handler_for(api)) as base:
-            yield api, base
-    finally:
-        api.released.set()
-
-
-@pytest.fixture
-def factory(migrated_url: str) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(migrated_url)
-    yield make_session_factory(engine, for_writes=True)
-    engine.dispose()
 
 
 def job_settings(base: str, database_url: str = "sqlite://", **more: Any) -> Settings:

@@ -11,8 +11,6 @@ import http.server
 import json
 import logging
 import signal
-import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from typing import Any
@@ -22,7 +20,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import make_engine, make_session_factory
+from app.db.engine import make_engine
 from app.db.orm import Bookmaker, FetchedDocument, FetchRun, Match, OddsQuote
 from app.domain.vocabulary import FetchStatus, RunTrigger
 from app.metrics import REGISTRY
@@ -47,7 +45,6 @@ from tests.odds_api_site import (
     Answer,
     FakeOddsApi,
     events_answer,
-    handler_for,
     quota,
 )
 from tests.upstreams import ANOTHER_HOST, http_server
@@ -55,29 +52,6 @@ from tests.upstreams import ANOTHER_HOST, http_server
 
 def utc(year: int, month: int, day: int, hour: int, minute: int) -> dt.datetime:
     return dt.datetime(year, month, day, hour, minute, tzinfo=dt.UTC)
-
-
-@pytest.fixture
-def odds_api() -> Iterator[tuple[FakeOddsApi, str]]:
-    api = FakeOddsApi()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_for(api))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield api, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        api.released.set()
-        server.shutdown()
-        thread.join()
-        server.server_close()
-
-
-@pytest.fixture
-def factory(migrated_url: str) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(migrated_url)
-    yield make_session_factory(engine, for_writes=True)
-    engine.dispose()
 
 
 def feed_settings(base: str, database_url: str = "sqlite://", **more: Any) -> Settings:
