@@ -37,6 +37,7 @@ from tests.odds_api_site import (
     events_answer,
     quota,
 )
+from tests.plugins.odds_api import feed_settings
 
 DAY = dt.date(2026, 11, 28)
 LEAD_MINUTES = 15  # the setting's default
@@ -98,17 +99,10 @@ NOON_BUNDESLIGA = events_answer(
 
 
 def job_settings(base: str, database_url: str = "sqlite://", **more: Any) -> Settings:
-    values: dict[str, Any] = {
-        "database_url": database_url,
-        "odds_api_key": KEY,
-        "odds_api_url": base,
-        "odds_api_sports": ["soccer_epl", "soccer_germany_bundesliga"],
-        "odds_api_regions": ["uk", "eu"],
-        "odds_api_backoff_seconds": 0.5,
-        "odds_api_timeout_seconds": 5.0,
-        "closing_line_cron": "*/5 * * * *",
-    }
-    return Settings(**(values | more))
+    """The feed's settings with the closing-line job every five minutes."""
+    return feed_settings(
+        base, database_url=database_url, **({"closing_line_cron": "*/5 * * * *"} | more)
+    )
 
 
 def no_wait(_seconds: float) -> None:

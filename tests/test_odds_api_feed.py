@@ -47,24 +47,12 @@ from tests.odds_api_site import (
     events_answer,
     quota,
 )
+from tests.plugins.odds_api import feed_settings
 from tests.upstreams import ANOTHER_HOST, http_server
 
 
 def utc(year: int, month: int, day: int, hour: int, minute: int) -> dt.datetime:
     return dt.datetime(year, month, day, hour, minute, tzinfo=dt.UTC)
-
-
-def feed_settings(base: str, database_url: str = "sqlite://", **more: Any) -> Settings:
-    values: dict[str, Any] = {
-        "database_url": database_url,
-        "odds_api_key": KEY,
-        "odds_api_url": base,
-        "odds_api_sports": ["soccer_epl", "soccer_germany_bundesliga"],
-        "odds_api_regions": ["uk", "eu"],
-        "odds_api_backoff_seconds": 0.5,
-        "odds_api_timeout_seconds": 5.0,
-    }
-    return Settings(**(values | more))
 
 
 class Waits:
