@@ -34,6 +34,8 @@ from app.domain.vocabulary import Phase
 from app.services import flags
 from app.services.ingest import ingest_batch
 from app.services.quote_history import (
+    BATCH_MATCHES,
+    BATCH_QUOTES,
     HistoryThinned,
     ThinningTerms,
     UnknownCompetitionError,
@@ -226,10 +228,16 @@ def test_a_match_that_kicked_off_recently_keeps_its_whole_history(
         assert len(stored_history(session, match_id)) == len(recent)
 
 
-def test_batches_of_one_match_thin_the_same(factory: sessionmaker[Session], history: int) -> None:
+@pytest.mark.parametrize(("matches", "quotes"), [(1, BATCH_QUOTES), (BATCH_MATCHES, 50)])
+def test_batches_of_one_match_thin_the_same(
+    factory: sessionmaker[Session], history: int, matches: int, quotes: int
+) -> None:
     with session_scope(factory) as session:
         other = store_match(session, KICKOFF - dt.timedelta(days=1), PS_QUOTES[:40], "Chelsea")
-    one_at_a_time = ThinningTerms(TWELVE_HOURS.rule, TWELVE_HOURS.older_than, batch_matches=1)
+    # 93 quotes and 40: one match at a time either way.
+    one_at_a_time = ThinningTerms(
+        TWELVE_HOURS.rule, TWELVE_HOURS.older_than, batch_matches=matches, batch_quotes=quotes
+    )
 
     thinned = thin_history(factory, one_at_a_time, now=NOW)
 

@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import make_session_factory, on_commit, session_scope
 from app.db.orm import Bookmaker, Clock, Competition, Match, OddsQuote, utcnow
 from app.domain.quote_history import ThinningRule, quotes_to_keep
-from app.domain.tables import tables_from_rows
+from app.domain.tables import MatchRow, tables_from_rows
 from app.domain.wording import counted
 from app.services.ingest.bulk import chunks
 from app.services.locks import serialise_match_rewrites
@@ -32,9 +32,11 @@ from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
-# Matches per transaction: a few thousand quotes, read, chosen and deleted in well under a
-# second, so a concurrent ingest (or SQLite's single writer) never waits long.
+# A transaction takes up to BATCH_MATCHES matches, fewer when their quotes pass
+# BATCH_QUOTES (one match at least): read, chosen and deleted in a fraction of a second, so a
+# concurrent ingest (or SQLite's single writer) never waits long.
 BATCH_MATCHES = 200
+BATCH_QUOTES = 20_000
 
 
 class UnknownCompetitionError(LookupError):
@@ -51,6 +53,7 @@ class ThinningTerms:
     competition: str | None = None
     dry_run: bool = False
     batch_matches: int = BATCH_MATCHES
+    batch_quotes: int = BATCH_QUOTES
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ThinningTerms:
@@ -129,22 +132,13 @@ def thin_history(
 def thin_batch(
     session: Session, terms: ThinningTerms, *, kicked_off_before: dt.datetime, after: int
 ) -> BatchThinned | None:
-    """Thin, in the caller's transaction, the histories of the next ``terms.batch_matches``
-    matches with an id above ``after`` that kicked off before ``kicked_off_before`` (None:
-    there are none)."""
+    """Thin, in the caller's transaction, the histories of the next matches (by id, above
+    ``after``) that kicked off before ``kicked_off_before``: ``terms.batch_matches`` of them,
+    fewer if their quotes pass ``terms.batch_quotes`` (None: there are none)."""
     if not terms.dry_run:
         # A team merge moving these quotes, or a match being deleted, waits (PostgreSQL).
         serialise_match_rewrites(session)
-    statement = (
-        select(Match.id, Match.kickoff, Match.result, Competition.code, Match.season)
-        .join(Competition, Match.competition_id == Competition.id)
-        .where(Match.kickoff < kicked_off_before, Match.id > after)
-        .order_by(Match.id)
-        .limit(terms.batch_matches)
-    )
-    if terms.competition is not None:
-        statement = statement.where(Competition.code == terms.competition)
-    match_rows = session.execute(statement).all()
+    match_rows = _next_matches(session, terms, kicked_off_before, after)
     if not match_rows:
         return None
     quote_rows = session.execute(
@@ -152,9 +146,7 @@ def thin_batch(
         .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
         .where(OddsQuote.match_id.in_([row[0] for row in match_rows]))
     ).all()
-    matches, quotes = tables_from_rows(
-        [row[:5] for row in match_rows], [row[1:] for row in quote_rows]
-    )
+    matches, quotes = tables_from_rows(match_rows, [row[1:] for row in quote_rows])
     keep = quotes_to_keep(matches, quotes, terms.rule)
     ids = np.array([row[0] for row in quote_rows], dtype=np.int64)
     removed = ids[~keep].tolist()
@@ -170,6 +162,26 @@ def thin_batch(
     if not terms.dry_run and removed:
         on_commit(session, lambda: _log_batch(batch))
     return batch
+
+
+def _next_matches(
+    session: Session, terms: ThinningTerms, kicked_off_before: dt.datetime, after: int
+) -> list[MatchRow]:
+    """The rows of the matches of the next batch, in id order."""
+    quotes = select(func.count()).where(OddsQuote.match_id == Match.id).scalar_subquery()
+    statement = (
+        select(Match.id, Match.kickoff, Match.result, Competition.code, Match.season, quotes)
+        .join(Competition, Match.competition_id == Competition.id)
+        .where(Match.kickoff < kicked_off_before, Match.id > after)
+        .order_by(Match.id)
+        .limit(terms.batch_matches)
+    )
+    if terms.competition is not None:
+        statement = statement.where(Competition.code == terms.competition)
+    rows = session.execute(statement).all()
+    within = np.cumsum([row[5] for row in rows]) <= terms.batch_quotes
+    taken = max(int(within.sum()), 1) if rows else 0
+    return [(row[0], row[1], row[2], row[3], row[4]) for row in rows[:taken]]
 
 
 def delete_quotes(session: Session, quote_ids: Sequence[int]) -> None:
