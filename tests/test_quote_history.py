@@ -33,6 +33,7 @@ from app.domain.training import select_latest_valid
 from app.domain.vocabulary import Phase
 from app.services import flags
 from app.services.ingest import ingest_batch
+from app.services.queries import latest_quotes
 from app.services.quote_history import (
     BATCH_MATCHES,
     BATCH_QUOTES,
@@ -146,16 +147,22 @@ def history(factory: sessionmaker[Session]) -> int:
         return store_match(session, KICKOFF, ALL_QUOTES)
 
 
-ReadersView = tuple[tuple[dict[int, QuotedMatch], ...], dict[int, ClosingLine]]
+# The latest quote of each bookmaker and phase as the match's page lists it.
+Listed = tuple[str, Phase, dt.datetime | None, float, float, float]
+ReadersView = tuple[tuple[dict[int, QuotedMatch], ...], dict[int, ClosingLine], list[Listed]]
 
 
 def readers_view(factory: sessionmaker[Session], match_id: int) -> ReadersView:
-    """What the board and predictions read of the match (each phase), and its close as the
-    flag ledger reads it."""
+    """What the board and predictions read of the match (each phase), its close as the
+    flag ledger reads it, and its latest quotes as `GET /matches/{id}` lists them."""
     with factory() as session:
         served = tuple(stored_matches(session, [match_id], phase=phase) for phase in Phase)
         close = flags._closing_lines(session, {match_id: ("1", KICKOFF)}, CLOSING_WINDOW)
-    return served, close
+        listed = [
+            (q.bookmaker.code, q.phase, q.credible_captured_at, q.home, q.draw, q.away)
+            for q in latest_quotes(session, match_id)
+        ]
+    return served, close, listed
 
 
 def test_the_hand_built_history_keeps_what_was_written_out(
@@ -178,13 +185,18 @@ def test_what_the_readers_read_is_the_same_after_thinning(
     thin_history(factory, TWELVE_HOURS, now=NOW)
 
     assert readers_view(factory, history) == before
-    served, close = before
+    served, close, listed = before
     # PS's 12:00 quote, seen to hold at 14:50, is the live close; B365's latest is one of
     # the two believed captured at 22:00.
     assert close[history].origin == CloseOrigin.LIVE
     assert close[history].captured_at == at(11, 12)
     latest = {odds.bookmaker: odds.captured_at for odds in served[0][history].odds}
     assert latest == {"B365": at(10, 22), "PS": at(11, 12)}
+    assert [(code, phase, captured) for code, phase, captured, *_ in listed] == [
+        ("B365", Phase.PRE, at(10, 22)),
+        ("PS", Phase.PRE, at(11, 18)),
+        ("PS", Phase.CLOSING, None),
+    ]
 
 
 def test_a_dry_run_counts_the_same_and_removes_nothing(
