@@ -40,8 +40,10 @@ from app.services.quote_history import (
     HistoryThinned,
     ThinningTerms,
     UnknownCompetitionError,
+    quote_history_job,
     thin_history,
 )
+from app.services.run_bounds import Stop
 from app.services.serving import stored_matches
 from app.settings import Settings
 from tests.commands import Oddsboost
@@ -376,3 +378,46 @@ def test_the_scheduled_thinning_is_off_unless_given_a_cron() -> None:
     )
     assert terms.rule.interval == dt.timedelta(hours=3)
     assert terms.older_than == dt.timedelta(days=60)
+
+
+def test_the_scheduled_job_thins_by_the_settings(
+    migrated_url: str, factory: sessionmaker[Session], history: int
+) -> None:
+    engine = make_engine(migrated_url)
+    try:
+        quote_history_job(
+            engine,
+            Settings(database_url=migrated_url, quote_history_interval_hours=12),
+            clock=lambda: NOW,
+        )
+    finally:
+        engine.dispose()
+
+    with factory() as session:
+        assert stored_history(session, history) == KEPT
+
+
+def test_a_stop_ends_the_thinning_before_its_next_batch(
+    factory: sessionmaker[Session], history: int
+) -> None:
+    stop = Stop()
+    stop.set()
+
+    thinned = thin_history(factory, TWELVE_HOURS, now=NOW, stop=stop)
+
+    assert thinned.batches == 0
+    with factory() as session:
+        assert len(stored_history(session, history)) == len(ALL_QUOTES)
+
+
+def test_the_command_names_a_competition_it_does_not_know(
+    oddsboost: Oddsboost, migrated_url: str
+) -> None:
+    result = oddsboost.run(
+        "quotes", "thin", "--competition", "XX9", env={"ODDSBOOST_DATABASE_URL": migrated_url}
+    )
+
+    assert (result.returncode, result.stderr.strip()) == (
+        1,
+        "--competition: no competition 'XX9' is stored",
+    )
