@@ -58,10 +58,9 @@ def quotes_to_keep(
     keep[_closes(matches, quotes, rule.closing_window)] = True
     dated = np.flatnonzero(~np.isnan(quotes.captured_at))
     if dated.size:
-        keep[dated[_openings(history[dated], quotes.rows(dated))]] = True
-        keep[dated[_last_of_each_interval(history[dated], quotes.rows(dated), rule.interval)]] = (
-            True
-        )
+        of_dated, dated_quotes = history[dated], quotes.rows(dated)
+        keep[dated[_openings(of_dated, dated_quotes)]] = True
+        keep[dated[_last_of_each_interval(of_dated, dated_quotes, rule.interval)]] = True
     return _with_ties(keep, history, quotes)
 
 
