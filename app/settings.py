@@ -398,6 +398,27 @@ class Settings(BaseSettings):
         "that kicked off and are not logged yet (hours); older ones need "
         "`oddsboost track-record rebuild`.",
     )
+    # --- the price history ------------------------------------------------------------
+    quote_history_cron: str | None = Field(
+        default=None,
+        description="When `oddsboost scheduler` thins the price history of old matches, as "
+        "`oddsboost quotes thin` does with `quote_history_interval_hours` and "
+        "`quote_history_older_than_days` (cron, UTC, e.g. `30 4 * * 0`); unset: never.",
+    )
+    quote_history_interval_hours: int = Field(
+        default=6,
+        ge=1,
+        le=7 * 24,
+        description="The scheduled thinning keeps one quote per bookmaker, phase and this "
+        "many hours of a match's history (hours), besides its opening, close and latest.",
+    )
+    quote_history_older_than_days: int = Field(
+        default=30,
+        ge=1,
+        le=3650,
+        description="The scheduled thinning takes the matches that kicked off more than "
+        "this many days ago (days).",
+    )
     # --- the Football-Data.co.uk feed -------------------------------------------------
     football_data_url: str = Field(
         default="https://www.football-data.co.uk",
@@ -531,7 +552,11 @@ class Settings(BaseSettings):
         return list((sport_keys if info.field_name == "odds_api_sports" else region_keys)(keys))
 
     @field_validator(
-        "odds_api_cron", "closing_line_cron", "football_data_cron", "track_record_cron"
+        "odds_api_cron",
+        "closing_line_cron",
+        "football_data_cron",
+        "track_record_cron",
+        "quote_history_cron",
     )
     @classmethod
     def _optional_cron(cls, expression: str | None) -> str | None:

@@ -995,6 +995,7 @@ CRON_SETTINGS = (
     "odds_api_cron",
     "closing_line_cron",
     "football_data_cron",
+    "quote_history_cron",
 )
 
 
@@ -1009,6 +1010,7 @@ def test_scheduler_help_names_every_job_it_runs(oddsboost: Oddsboost) -> None:
         odds_api_cron=crons["odds_api_cron"],
         closing_line_cron=crons["closing_line_cron"],
         football_data_cron=crons["football_data_cron"],
+        quote_history_cron=crons["quote_history_cron"],
     )
     engine = make_engine(settings.database_url)
     try:
@@ -1019,13 +1021,13 @@ def test_scheduler_help_names_every_job_it_runs(oddsboost: Oddsboost) -> None:
             for job in scheduler.get_jobs()
             if str(job.trigger) == str(CronTrigger.from_crontab(crons[name], timezone=dt.UTC))
         }
-        assert len(timed_by) == len(scheduler.get_jobs()) == 5
+        assert len(timed_by) == len(scheduler.get_jobs()) == 6
     finally:
         engine.dispose()
     result = oddsboost.run("scheduler", "--help")
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
-    assert "Run the service's five jobs, each on its own cron (UTC)" in text
+    assert "Run the service's six jobs, each on its own cron (UTC)" in text
     for name in timed_by.values():
         assert f"ODDSBOOST_{name.upper()}" in text
     defaults = Settings()

@@ -10,7 +10,13 @@ import pytest
 
 from app.domain import defaults
 from app.domain.backtest.folds import ENSEMBLE
-from benchmarks import bench_ingest, evaluation_figures, pages, throughput_figures
+from benchmarks import (
+    bench_history_size,
+    bench_ingest,
+    evaluation_figures,
+    pages,
+    throughput_figures,
+)
 from benchmarks.pages import EVALUATION_PAGE, PERFORMANCE_PAGE
 from benchmarks.track_record_figures import (
     END_MARKER,
@@ -77,6 +83,18 @@ def test_the_performance_page_shows_the_rendering_of_the_import_figures() -> Non
     assert block == bench_ingest.render_block(bench_ingest.load_figures()), (
         f"the block {bench_ingest.NAME} of {PERFORMANCE_PAGE.name} is not the rendering of "
         "docs/figures/bench_ingest.json: run benchmarks/bench_ingest.py instead of editing it"
+    )
+
+
+def test_the_price_history_page_shows_the_rendering_of_the_history_size_figures() -> None:
+    page = bench_history_size.PAGE
+    block = pages.read_block(page.read_text(), bench_history_size.NAME)
+
+    assert block is not None, f"{page} has no block {bench_history_size.NAME}"
+    assert block == bench_history_size.render_block(bench_history_size.load_figures()), (
+        f"the block {bench_history_size.NAME} of {page.name} is not the rendering of "
+        "docs/figures/bench_history_size.json: run benchmarks/bench_history_size.py instead "
+        "of editing it"
     )
 
 

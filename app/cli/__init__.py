@@ -9,6 +9,7 @@ from app.cli import (
     imports,
     matches,
     models,
+    quotes,
     refits,
     server,
     teams,
@@ -19,6 +20,7 @@ from app.cli.common import cli
 cli.add_typer(imports.import_cli, name="import")
 cli.add_typer(teams.teams_cli, name="teams")
 cli.add_typer(matches.matches_cli, name="matches")
+cli.add_typer(quotes.quotes_cli, name="quotes")
 cli.add_typer(models.models_cli, name="models")
 cli.add_typer(fetch.fetch_cli, name="fetch")
 cli.add_typer(track_record.track_record_cli, name="track-record")

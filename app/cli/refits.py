@@ -92,7 +92,7 @@ def scheduler_command(
         typer.Option("--run-now", help="Refit once at start too; every job keeps its schedule."),
     ] = False,
 ) -> None:
-    """Run the service's five jobs, each on its own cron (UTC), until SIGTERM or SIGINT.
+    """Run the service's six jobs, each on its own cron (UTC), until SIGTERM or SIGINT.
 
     - the refit: ODDSBOOST_REFIT_CRON (default 0 3 * * *);
     - the track record, logging each match that kicked off as it was served:
@@ -100,7 +100,9 @@ def scheduler_command(
     - The Odds API feed: ODDSBOOST_ODDS_API_CRON (unset: off);
     - the closing line, The Odds API again for the sports with a kickoff in the next
       ODDSBOOST_CLOSING_LINE_MINUTES (15): ODDSBOOST_CLOSING_LINE_CRON (unset: off);
-    - the Football-Data.co.uk feed: ODDSBOOST_FOOTBALL_DATA_CRON (unset: off).
+    - the Football-Data.co.uk feed: ODDSBOOST_FOOTBALL_DATA_CRON (unset: off);
+    - thinning the price history of old matches, as `oddsboost quotes thin` does:
+      ODDSBOOST_QUOTE_HISTORY_CRON (unset: off).
 
     A job that fails is logged (a refit or a fetch is also recorded as a failed run);
     the others keep their schedules.

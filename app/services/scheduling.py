@@ -1,5 +1,5 @@
-"""``oddsboost scheduler``: the refit, the track record, the feeds and the closing line on
-their cron schedules.
+"""``oddsboost scheduler``: the refit, the track record, the feeds, the closing line and the
+thinning of the price history on their cron schedules.
 
 Several schedulers may run at once: each kind's run lock lets one of them run and records
 the others as ``skipped``.
@@ -27,6 +27,7 @@ from app.db.orm import Clock, utcnow
 from app.services.closing_line import closing_line_job
 from app.services.football_data_feed import football_data_job
 from app.services.odds_api_feed import odds_api_job
+from app.services.quote_history import quote_history_job
 from app.services.refit import refit_job
 from app.services.run_bounds import Stop
 from app.services.track_record import track_record_job
@@ -90,6 +91,7 @@ JOBS = (
     Job("the-odds-api", "odds_api_cron", odds_api_job),
     Job("closing-line", "closing_line_cron", closing_line_job),
     Job("football-data", "football_data_cron", football_data_job),
+    Job("quote-history", "quote_history_cron", quote_history_job),
 )
 
 
