@@ -14,12 +14,13 @@ from sqlalchemy.orm import Session
 
 from app.api.deps import board_moment
 from app.api.routers import dashboard as dashboard_router
+from app.db.orm import Competition, Match
 from app.domain.vocabulary import Method
 from app.services.caching import AnswerCache
 from app.state import app_state
 from tests.apps import ADMIN_KEY
 from tests.helpers import hand_made_version, store_versions
-from tests.plugins.track_record import settle
+from tests.plugins.track_record import Fixture, settle, store_match
 from tests.upcoming_matches import ARSENAL, CAPTURED, NOW, Seeded, quote_items, store
 
 CSP_HEADER = "content-security-policy"
@@ -164,6 +165,29 @@ def test_a_result_changes_the_track_record_pages(
         assert after[path] != before[path], path
     response = track_client.get(paths[0], headers={"If-None-Match": before[paths[0]]})
     assert response.status_code == 200
+
+
+@pytest.mark.usefixtures("logged")
+def test_a_match_outside_the_log_leaves_the_track_record_as_it_was(
+    track_client: TestClient, session: Session
+) -> None:
+    page = "/dashboard/track-record"
+    before = track_client.get(page).headers["etag"]
+    # A fixture to come, and a change to it, score nothing: the kept track record holds.
+    coming = Fixture("Leeds", "Wolves", dt.datetime(2026, 5, 1, 15, tzinfo=dt.UTC), (0, 0), {})
+    match_id = store_match(session, coming)
+    assert track_client.get(page).headers["etag"] == before
+    moved = session.get(Match, match_id)
+    assert moved is not None
+    moved.kickoff += dt.timedelta(hours=2)
+    session.flush()
+    assert track_client.get(page).headers["etag"] == before
+    # A new competition is one more choice of the page's filter.
+    session.add(Competition(code="SP1"))
+    session.flush()
+    after = track_client.get(page)
+    assert after.headers["etag"] != before
+    assert '<option value="SP1"' in after.text
 
 
 def test_the_upcoming_etag_follows_the_times_it_shows(seeded: Seeded) -> None:
