@@ -7,6 +7,7 @@ import asyncio
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from sqlalchemy import func, select
@@ -33,6 +34,8 @@ from app.services import model_versions, queries, track_record, track_record_agg
 from app.services.pagination import Paged, PageWindow
 from app.services.prediction import PredictionAnswer, predict_stored
 from app.services.serving import ServingSnapshot
+from app.services.track_record_aggregates import Stamp
+from app.services.track_record_answers import TrackRecordAnswers
 from app.services.upcoming import UpcomingBoards, UpcomingPage, UpcomingQuery
 from app.settings import Settings
 
@@ -354,6 +357,48 @@ def versions_stamp(session: Session) -> VersionsStamp:
         )
     ).one()
     return VersionsStamp(row[0], row[1])
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPageStamp:
+    """What the model page shows changes only with these (``shown``): the board the weight
+    present is judged on, the track record (the reliability) and the versions."""
+
+    board: UpcomingPage
+    track_record: Stamp
+    versions: VersionsStamp
+
+    @property
+    def shown(self) -> tuple[object, ...]:
+        return (self.board.revision, self.track_record, self.versions)
+
+
+async def model_page_stamp(
+    boards: UpcomingBoards,
+    answers: TrackRecordAnswers,
+    session: Session,
+    settings: Settings,
+    *,
+    now: dt.datetime | None = None,
+) -> ModelPageStamp:
+    """The model page's stamp at ``now`` (None: the boards' clock)."""
+    board = await model_board(boards, settings, now=now)
+    track_record_stamp = await answers.stamp(session)
+    versions = await asyncio.to_thread(versions_stamp, session)
+    return ModelPageStamp(board, track_record_stamp, versions)
+
+
+async def model_view(
+    session: Session, answers: TrackRecordAnswers, settings: Settings, stamp: ModelPageStamp
+) -> ModelPage:
+    """The model page as of ``stamp`` (its reliability kept with the track record's)."""
+    reliability = await answers.answer(
+        session,
+        ("reliability",),
+        partial(served_reliability, settings=settings),
+        stamp=stamp.track_record,
+    )
+    return await asyncio.to_thread(model_page, session, weight_on_board(stamp.board), reliability)
 
 
 def model_page(

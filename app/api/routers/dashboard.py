@@ -272,20 +272,11 @@ async def model_page(
     boards: UpcomingBoardsDep,
     moment: BoardMomentDep,
 ) -> Response:
-    board = await dashboard.model_board(boards, settings, now=moment)
-    stamp = await answers.stamp(session)
-    versions = await run_in_threadpool(dashboard.versions_stamp, session)
-    etag = page.etag("model", board.revision, stamp, versions)
+    stamp = await dashboard.model_page_stamp(boards, answers, session, settings, now=moment)
+    etag = page.etag("model", *stamp.shown)
 
     async def context() -> dict[str, Any]:
-        reliability = await answers.answer(
-            session,
-            ("reliability",),
-            partial(dashboard.served_reliability, settings=settings),
-            stamp=stamp,
-        )
-        on_board = dashboard.weight_on_board(board)
-        view = await run_in_threadpool(dashboard.model_page, session, on_board, reliability)
+        view = await dashboard.model_view(session, answers, settings, stamp)
         return {"view": view, "page": "model"}
 
     return await page.answer("dashboard/model.html", etag, context)
