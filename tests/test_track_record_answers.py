@@ -202,9 +202,9 @@ def test_requests_asking_at_once_share_one_computation(
     original = track_record_answers.TrackRecordAnswers.answer
 
     async def answer(
-        self: TrackRecordAnswers, session: Session, question: Any, compute: Any
+        self: TrackRecordAnswers, session: Session, question: Any, compute: Any, **asked: Any
     ) -> Any:
-        return await original(self, session, question, held(compute))
+        return await original(self, session, question, held(compute), **asked)
 
     monkeypatch.setattr(SingleFlight, "run", counted_run)
     monkeypatch.setattr(track_record_answers.TrackRecordAnswers, "answer", answer)

@@ -76,13 +76,18 @@ def _path(kind: str, xs: Sequence[float], ys: Sequence[float], title: str = "") 
 
 def probability_bar(home: float, draw: float, away: float) -> Markup:
     """Three probabilities as one stacked bar: home, draw, away from left to right."""
+    # Plain floats: drawn for every row of the board, where numpy's scalars cost more
+    # than the arithmetic.
     width = 90.0
-    widths = np.array([home, draw, away], dtype=np.float64) * width
-    starts = np.concatenate(([0.0], np.cumsum(widths)[:-1]))
-    parts = [
-        f'<rect class="{kind}" x="{_number(x)}" y="0" width="{_number(w)}" height="10"/>'
-        for kind, x, w in zip(("home", "draw", "away"), starts, widths, strict=True)
-    ]
+    parts = []
+    start = 0.0
+    for kind, probability in (("home", home), ("draw", draw), ("away", away)):
+        share = float(probability) * width
+        parts.append(
+            f'<rect class="{kind}" x="{_number(start)}" y="0" width="{_number(share)}"'
+            ' height="10"/>'
+        )
+        start += share
     label = escape(f"home {home:.1%}, draw {draw:.1%}, away {away:.1%}")
     return _trusted(
         f'<svg class="bar" width="{_number(width)}" height="10" viewBox="0 0 {_number(width)} 10"'

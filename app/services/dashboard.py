@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.db.orm import (
+    Competition,
     Match,
     ModelActivation,
     ModelVersion,
@@ -30,7 +33,9 @@ from app.domain.vocabulary import MatchStatus, Method
 from app.services import model_versions, queries, track_record, track_record_aggregates
 from app.services.pagination import Paged, PageWindow
 from app.services.prediction import PredictionAnswer, predict_stored
-from app.services.serving import ModelCache, ServingSnapshot
+from app.services.serving import ServingSnapshot
+from app.services.track_record_aggregates import Stamp
+from app.services.track_record_answers import TrackRecordAnswers
 from app.services.upcoming import UpcomingBoards, UpcomingPage, UpcomingQuery
 from app.settings import Settings
 
@@ -51,17 +56,40 @@ class UpcomingView:
 
 
 async def upcoming_view(
-    boards: UpcomingBoards, query: UpcomingQuery, *, now: dt.datetime | None = None
+    boards: UpcomingBoards,
+    session: Session,
+    query: UpcomingQuery,
+    *,
+    now: dt.datetime | None = None,
 ) -> UpcomingView:
     """The board of ``query`` at ``now`` (None: the boards' clock, read when their check
-    starts), and the competitions that have matches in its window."""
-    rows = PageWindow(UPCOMING_ROWS, 0)
-    every = await boards.page(replace(query, competition=None), rows, now=now)
-    # A stored match has its competition: the check is for the type.
-    codes = {item.match.competition for item in every.items}
-    competitions = tuple(sorted(code for code in codes if code is not None))
-    board = every if query.competition is None else await boards.page(query, rows, now=now)
+    starts), as GET /upcoming answers it, and the competitions that have matches in its
+    window."""
+    board = await boards.page(query, PageWindow(UPCOMING_ROWS, 0), now=now)
+    if query.competition is None:
+        # A stored match has its competition: the check is for the type.
+        codes = {item.match.competition for item in board.shown}
+        competitions = tuple(sorted(code for code in codes if code is not None))
+    else:
+        # The filtered board knows only its own competition: the others are read, not built.
+        competitions = await asyncio.to_thread(
+            competitions_between,
+            session,
+            board.kickoff_from,
+            board.kickoff_to,
+            board.answered_at,
+        )
     return UpcomingView(board, competitions, query.competition, query.horizon.days)
+
+
+def competitions_between(
+    session: Session, kickoff_from: dt.datetime, kickoff_to: dt.datetime, now: dt.datetime
+) -> tuple[str, ...]:
+    """The codes of the competitions with a match upcoming at ``now`` in the window, sorted."""
+    filters = queries.MatchFilter(kickoff_from=kickoff_from, kickoff_to=kickoff_to)
+    statement = select(Competition.code).join(Match, Match.competition_id == Competition.id)
+    statement = queries.upcoming_only(statement, filters, now).distinct()
+    return tuple(sorted(session.scalars(statement)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +147,62 @@ class MatchPage:
         return any(len(line.points) > 1 for line in self.history)
 
 
+@dataclass(frozen=True, slots=True)
+class MatchStamp:
+    """What a match page shows changes only with these (``shown``): the match row, its
+    quotes (their number and newest receipt), the entry logged at its kickoff, and its
+    status at ``at``, the moment they were read."""
+
+    updated_at: dt.datetime
+    quotes: int
+    newest_receipt: dt.datetime | None
+    logged: int | None
+    status: MatchStatus
+    at: dt.datetime
+
+    @property
+    def shown(self) -> tuple[object, ...]:
+        return (self.updated_at, self.quotes, self.newest_receipt, self.logged, self.status)
+
+
+def match_stamp(
+    session: Session, match_id: int, *, now: dt.datetime | None = None
+) -> MatchStamp | None:
+    """The stamp of the match's page at ``now`` (None: the present), in one indexed read
+    (None: no such match)."""
+    at = now or utcnow()
+    of_match = OddsQuote.match_id == Match.id
+    row = session.execute(
+        select(
+            Match,
+            select(func.count()).where(of_match).scalar_subquery(),
+            select(func.max(OddsQuote.received_at)).where(of_match).scalar_subquery(),
+            select(PredictionLogEntry.id)
+            .where(PredictionLogEntry.match_id == Match.id)
+            .limit(1)
+            .scalar_subquery(),
+        ).where(Match.id == match_id)
+    ).one_or_none()
+    if row is None:
+        return None
+    match, quotes, newest, logged = row
+    status = queries.status_of(match, at)
+    return MatchStamp(match.updated_at, int(quotes), newest, logged, status, at)
+
+
 def match_page(
-    session: Session, models: ModelCache, settings: Settings, match_id: int
+    session: Session,
+    snapshot: ServingSnapshot,
+    settings: Settings,
+    match_id: int,
+    *,
+    now: dt.datetime | None = None,
 ) -> MatchPage | None:
+    """The page of the match at ``now`` (None: the present), predicted with ``snapshot``;
+    None: no such match."""
     match = queries.match_with_names(session, match_id)
     if match is None:
         return None
-    snapshot = models.snapshot()
     answer = predict_stored(session, [match_id], snapshot, settings.value_terms())[match_id]
     prediction: MatchPrediction | None = None
     lines: tuple[BookmakerLine, ...] = ()
@@ -134,7 +211,7 @@ def match_page(
         lines = _lines(answer.odds, prediction, snapshot.method)
     return MatchPage(
         match,
-        queries.status_of(match, utcnow()),
+        queries.status_of(match, now or utcnow()),
         prediction,
         lines,
         snapshot,
@@ -225,15 +302,19 @@ class WeightOnBoard:
         return self.mean_present is not None and self.mean_present < defaults.LOW_WEIGHT_PRESENT
 
 
-async def weight_on_board(
+async def model_board(
     boards: UpcomingBoards, settings: Settings, *, now: dt.datetime | None = None
-) -> WeightOnBoard:
-    """The share of the model's weight present over the board the upcoming page shows at
-    ``now`` (None: the boards' clock)."""
+) -> UpcomingPage:
+    """The board the upcoming page shows unfiltered at ``now`` (None: the boards' clock)."""
     query = UpcomingQuery(
         terms=settings.value_terms(), daily_exposure_cap=settings.value_daily_exposure_cap
     )
-    board = await boards.page(query, PageWindow(UPCOMING_ROWS, 0), now=now)
+    return await boards.page(query, PageWindow(UPCOMING_ROWS, 0), now=now)
+
+
+def weight_on_board(board: UpcomingPage) -> WeightOnBoard:
+    """The share of the model's weight present over ``board``."""
+    days = (board.kickoff_to - board.kickoff_from).days
     shares = np.array(
         [
             item.prediction.model_weight_present
@@ -243,7 +324,7 @@ async def weight_on_board(
         dtype=np.float64,
     )
     mean = float(shares.mean()) if shares.size else None
-    return WeightOnBoard(query.horizon.days, int(shares.size), mean, int((shares == 0).sum()))
+    return WeightOnBoard(days, int(shares.size), mean, int((shares == 0).sum()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +338,67 @@ class ModelPage:
     versions: Paged[ModelVersion]
     activations: Paged[ModelActivation]
     reliability: ServedReliability
+
+
+@dataclass(frozen=True, slots=True)
+class VersionsStamp:
+    """The model page's versions and activations change only with these: a version is
+    stored (rejected or not) in one transaction, and each activation adds a row."""
+
+    newest_version: int | None
+    newest_activation: int | None
+
+
+def versions_stamp(session: Session) -> VersionsStamp:
+    row = session.execute(
+        select(
+            select(func.max(ModelVersion.id)).scalar_subquery(),
+            select(func.max(ModelActivation.id)).scalar_subquery(),
+        )
+    ).one()
+    return VersionsStamp(row[0], row[1])
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPageStamp:
+    """What the model page shows changes only with these (``shown``): the board the weight
+    present is judged on, the track record (the reliability) and the versions."""
+
+    board: UpcomingPage
+    track_record: Stamp
+    versions: VersionsStamp
+
+    @property
+    def shown(self) -> tuple[object, ...]:
+        return (self.board.revision, self.track_record, self.versions)
+
+
+async def model_page_stamp(
+    boards: UpcomingBoards,
+    answers: TrackRecordAnswers,
+    session: Session,
+    settings: Settings,
+    *,
+    now: dt.datetime | None = None,
+) -> ModelPageStamp:
+    """The model page's stamp at ``now`` (None: the boards' clock)."""
+    board = await model_board(boards, settings, now=now)
+    track_record_stamp = await answers.stamp(session)
+    versions = await asyncio.to_thread(versions_stamp, session)
+    return ModelPageStamp(board, track_record_stamp, versions)
+
+
+async def model_view(
+    session: Session, answers: TrackRecordAnswers, settings: Settings, stamp: ModelPageStamp
+) -> ModelPage:
+    """The model page as of ``stamp`` (its reliability kept with the track record's)."""
+    reliability = await answers.answer(
+        session,
+        ("reliability",),
+        partial(served_reliability, settings=settings),
+        stamp=stamp.track_record,
+    )
+    return await asyncio.to_thread(model_page, session, weight_on_board(stamp.board), reliability)
 
 
 def model_page(
@@ -292,5 +434,6 @@ def track_record_page(
     """The track record of ``query`` as GET /performance answers it, and every stored
     competition for the filter."""
     report = track_record.performance(session, query, settings)
-    codes = tuple(summary.competition.code for summary in queries.list_competitions(session))
+    # The codes alone: counting each competition's matches would read every match.
+    codes = tuple(session.scalars(select(Competition.code).order_by(Competition.code)))
     return TrackRecordPage(report, codes)

@@ -19,7 +19,17 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
-from sqlalchemy import ColumnElement, ScalarSelect, Select, delete, func, insert, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    ScalarSelect,
+    Select,
+    delete,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import session_scope
@@ -66,6 +76,7 @@ WRITER_PAUSE_SECONDS = 0.1
 # Days named in one statement: well under SQLite's limit of bound values.
 DAYS_PER_STATEMENT = 400
 ONE_DAY = dt.timedelta(days=1)
+EARLIEST_CHANGE = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 TABLES_BY_DAY = (TrackRecordDay, TrackRecordBookmaker, TrackRecordBankroll, TrackRecordReliability)
 
@@ -438,21 +449,39 @@ class Stamp:
     """What answers read: an answer kept for a stamp is right while the stamp is the same."""
 
     revision: int | None
+    # The newest change of a logged match the stored rows do not hold yet (one after the
+    # aggregates' watermark): a match with no entry (an upcoming fixture, its kickoff moved)
+    # changes no answer.
     newest_change: dt.datetime | None
     newest_entry: int | None
     # A flag is scored again when a close arrives after its result, which moves no match.
     newest_flag_score: dt.datetime | None
+    # The competitions a page's filter offers.
+    newest_competition: int | None
 
 
 def stamp(session: Session) -> Stamp:
-    revision = select(TrackRecordState.revision).where(TrackRecordState.id == STATE_ID)
+    """Read in one statement, each part from an index: the changes it looks at are those
+    after the watermark, so its cost follows what changed since the last pass, not the log."""
+    state = TrackRecordState.id == STATE_ID
+    # Before any pass every change counts: the answers read every day from the entries.
+    since = func.coalesce(
+        select(TrackRecordState.matches_through).where(state).scalar_subquery(),
+        literal(EARLIEST_CHANGE, Match.updated_at.type),
+    )
+    changed = (
+        select(func.max(Match.updated_at))
+        .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
+        .where(Match.updated_at > since)
+    )
     return Stamp(
         *session.execute(
             select(
-                revision.scalar_subquery(),
-                select(func.max(Match.updated_at)).scalar_subquery(),
+                select(TrackRecordState.revision).where(state).scalar_subquery(),
+                changed.scalar_subquery(),
                 select(func.max(PredictionLogEntry.id)).scalar_subquery(),
                 select(func.max(ValueFlag.settled_at)).scalar_subquery(),
+                select(func.max(Competition.id)).scalar_subquery(),
             )
         ).one()
     )

@@ -33,11 +33,22 @@ class TrackRecordAnswers:
         self._kept: AnswerCache[Any] = AnswerCache(None, max_entries=max_entries)
         self._flights: SingleFlight[Hashable, Any] = SingleFlight()
 
+    async def stamp(self, session: Session) -> track_record_aggregates.Stamp:
+        """The stamp answers are kept under now (what a page's ETag names)."""
+        return await asyncio.to_thread(track_record_aggregates.stamp, session)
+
     async def answer(
-        self, session: Session, question: Hashable, compute: Callable[[Session], AnswerT]
+        self,
+        session: Session,
+        question: Hashable,
+        compute: Callable[[Session], AnswerT],
+        *,
+        stamp: track_record_aggregates.Stamp | None = None,
     ) -> AnswerT:
-        """The answer to ``question``: kept, or ``compute(session)`` on a worker thread."""
-        stamp = await asyncio.to_thread(track_record_aggregates.stamp, session)
+        """The answer to ``question`` at ``stamp`` (None: read now): kept, or
+        ``compute(session)`` on a worker thread."""
+        if stamp is None:
+            stamp = await self.stamp(session)
         key = (question, stamp)
         kept: AnswerT | None = self._kept.get(key)
         if kept is not None:

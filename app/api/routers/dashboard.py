@@ -5,6 +5,7 @@ in the configured zone or the page's ``?tz=``, which links and forms keep."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import cache, partial
 from importlib import resources
@@ -13,9 +14,9 @@ from typing import Annotated, Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Depends, Query, Request, Response, status
+from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from fastapi import Path as PathParam
-from fastapi.responses import RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 from jinja2.runtime import Context
@@ -23,6 +24,7 @@ from pydantic import BeforeValidator, StringConstraints
 from starlette.concurrency import run_in_threadpool
 
 from app.api import charts
+from app.api.conditional import matches_etag, weak_etag
 from app.api.deps import (
     BoardMomentDep,
     ModelsDep,
@@ -38,8 +40,10 @@ from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
 from app.domain.wording import counted
 from app.services import dashboard, track_record
+from app.services.caching import AnswerCache
 from app.services.serving import ModelCache
 from app.services.upcoming import UpcomingQuery
+from app.services.value_bets import AppliedTerms
 
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
@@ -71,24 +75,54 @@ def signed_percent(value: float) -> str:
     return f"{value * 100:+.1f} %"
 
 
+# Pages rendered, kept by the application's models and the ETag (which names all a page
+# shows): a page asked for again is written once, not once a request. Bounded by entries
+# (a board page of 500 matches is about half a megabyte).
+PAGES_KEPT = 64
+_PAGES: AnswerCache[bytes] = AnswerCache(None, max_entries=PAGES_KEPT)
+
+
 @dataclass(frozen=True, slots=True)
 class ShownPage:
     """A page's request, the zone it shows times in, the ``?tz=`` that asked for it (if one
-    did), and the model behind it (its version is in the footer)."""
+    did), the model behind it and its version (in the footer), and the ETag the request
+    already holds (If-None-Match)."""
 
     request: Request
     zone: ZoneInfo
     asked: str | None
     models: ModelCache
+    model_version: int | None
+    if_none_match: str | None
+
+    def etag(self, *shown: object) -> str:
+        """The weak ETag of a page showing ``shown``, in this zone, under this footer."""
+        return weak_etag(self.zone.key, self.asked, self.model_version, *shown)
+
+    async def answer(
+        self, name: str, etag: str, context: Callable[[], Awaitable[dict[str, Any]]]
+    ) -> Response:
+        """304 if the request holds ``etag``, else template ``name`` with ``context()``,
+        rendered once per ETag (on a worker thread, never on the event loop)."""
+        headers = HEADERS | {"ETag": etag, "Cache-Control": "no-cache"}
+        if matches_etag(self.if_none_match, etag):
+            return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
+        key = (id(self.models), etag)
+        body = _PAGES.get(key)
+        if body is None:
+            body = await run_in_threadpool(self.body, name, await context())
+            _PAGES.put(key, body)
+        return HTMLResponse(body, headers=headers)
+
+    def body(self, name: str, context: dict[str, Any]) -> bytes:
+        footer = {"model_version": self.model_version, "zone": self}
+        return templates().get_template(name).render(footer | context).encode()
 
     def render(
         self, name: str, context: dict[str, Any], status_code: int = status.HTTP_200_OK
     ) -> Response:
-        ensemble = self.models.ensemble
-        footer = {"model_version": None if ensemble is None else ensemble.version, "zone": self}
-        return templates().TemplateResponse(
-            self.request, name, footer | context, status_code=status_code, headers=HEADERS
-        )
+        """Template ``name`` with ``context``, neither kept nor named by an ETag."""
+        return HTMLResponse(self.body(name, context), status_code, headers=HEADERS)
 
 
 def shown_page(
@@ -96,16 +130,24 @@ def shown_page(
     settings: SettingsDep,
     models: ModelsDep,
     tz: Annotated[TimeZoneName | None, Blank, Query()] = None,
+    if_none_match: Annotated[str | None, Header()] = None,
 ) -> ShownPage:
-    return ShownPage(request, ZoneInfo(tz or settings.dashboard_time_zone), tz, models)
+    ensemble = models.ensemble
+    version = None if ensemble is None else ensemble.version
+    zone = ZoneInfo(tz or settings.dashboard_time_zone)
+    return ShownPage(request, zone, tz, models, version, if_none_match)
 
 
 PageDep = Annotated[ShownPage, Depends(shown_page)]
 
 
+def local_time(page: ShownPage, moment: dt.datetime) -> str:
+    return charts.shown_time(moment, page.zone, weekday=True)
+
+
 @pass_context
-def local_time(context: Context, moment: dt.datetime) -> str:
-    return charts.shown_time(moment, context["zone"].zone, weekday=True)
+def shown_local_time(context: Context, moment: dt.datetime) -> str:
+    return local_time(context["zone"], moment)
 
 
 @pass_context
@@ -135,7 +177,7 @@ def templates() -> Jinja2Templates:
     made.env.filters.update(
         percent=percent,
         signed_percent=signed_percent,
-        local=local_time,
+        local=shown_local_time,
         zoned=zoned,
         age=age,
         counted=counted,
@@ -164,10 +206,11 @@ async def stylesheet() -> Response:
     )
 
 
-@router.get("/dashboard")
+@router.api_route("/dashboard", methods=["GET", "HEAD"])
 async def upcoming_page(
     page: PageDep,
     boards: UpcomingBoardsDep,
+    session: SessionDep,
     settings: SettingsDep,
     moment: BoardMomentDep,
     competition: Competition = None,
@@ -179,25 +222,48 @@ async def upcoming_page(
         competition=competition,
         horizon=dt.timedelta(days=days),
     )
-    view = await dashboard.upcoming_view(boards, query, now=moment)
-    return page.render("dashboard/upcoming.html", {"view": view, "page": "upcoming"})
+    view = await dashboard.upcoming_view(boards, session, query, now=moment)
+    board = view.board
+    # The times shown change with the clock: the window's ends to the minute, the ages.
+    times = (
+        *(local_time(page, moment) for moment in (board.kickoff_from, board.kickoff_to)),
+        *(age(item.freshness.age_seconds) for item in board.items),
+    )
+    shown = (board.revision, board.terms, view.competitions, competition, days, times)
+    etag = page.etag("upcoming", *shown)
+
+    async def context() -> dict[str, Any]:
+        return {"view": view, "page": "upcoming"}
+
+    return await page.answer("dashboard/upcoming.html", etag, context)
 
 
-@router.get("/dashboard/matches/{match_id}")
-def match_page(
+@router.api_route("/dashboard/matches/{match_id}", methods=["GET", "HEAD"])
+async def match_page(
     page: PageDep,
     session: SessionDep,
     settings: SettingsDep,
     match_id: Annotated[int, PathParam(ge=1, le=MAX_ID)],
 ) -> Response:
-    view = dashboard.match_page(session, page.models, settings, match_id)
-    if view is None:
-        context = {"match_id": match_id, "page": None}
-        return page.render("dashboard/not_found.html", context, status.HTTP_404_NOT_FOUND)
-    return page.render("dashboard/match.html", {"view": view, "page": None})
+    snapshot = page.models.snapshot()  # read once: the page is made with this one
+    stamp = await run_in_threadpool(dashboard.match_stamp, session, match_id)
+    if stamp is None:
+        missing = {"match_id": match_id, "page": None}
+        return page.render("dashboard/not_found.html", missing, status.HTTP_404_NOT_FOUND)
+    terms = AppliedTerms.of(settings.value_terms(), settings.value_daily_exposure_cap)
+    model = (snapshot.version, snapshot.phase, snapshot.method)
+    etag = page.etag("match", match_id, stamp.shown, model, terms)
+
+    async def context() -> dict[str, Any]:
+        view = await run_in_threadpool(
+            dashboard.match_page, session, snapshot, settings, match_id, now=stamp.at
+        )
+        return {"view": view, "page": None}
+
+    return await page.answer("dashboard/match.html", etag, context)
 
 
-@router.get("/dashboard/model")
+@router.api_route("/dashboard/model", methods=["GET", "HEAD"])
 async def model_page(
     page: PageDep,
     session: SessionDep,
@@ -206,17 +272,17 @@ async def model_page(
     boards: UpcomingBoardsDep,
     moment: BoardMomentDep,
 ) -> Response:
-    reliability = await answers.answer(
-        session, ("reliability",), partial(dashboard.served_reliability, settings=settings)
-    )
-    on_board = await dashboard.weight_on_board(boards, settings, now=moment)
-    view = await run_in_threadpool(dashboard.model_page, session, on_board, reliability)
-    # Rendered on a worker thread, as a page of a plain route is: never on the event loop.
-    context = {"view": view, "page": "model"}
-    return await run_in_threadpool(page.render, "dashboard/model.html", context)
+    stamp = await dashboard.model_page_stamp(boards, answers, session, settings, now=moment)
+    etag = page.etag("model", *stamp.shown)
+
+    async def context() -> dict[str, Any]:
+        view = await dashboard.model_view(session, answers, settings, stamp)
+        return {"view": view, "page": "model"}
+
+    return await page.answer("dashboard/model.html", etag, context)
 
 
-@router.get("/dashboard/track-record")
+@router.api_route("/dashboard/track-record", methods=["GET", "HEAD"])
 async def track_record_page(
     page: PageDep,
     session: SessionDep,
@@ -228,10 +294,16 @@ async def track_record_page(
 ) -> Response:
     check_window(kickoff_from, kickoff_to)
     query = track_record.PerformanceQuery(kickoff_from, kickoff_to, competition)
-    view = await answers.answer(
-        session,
-        ("track record page", query),
-        partial(dashboard.track_record_page, query=query, settings=settings),
-    )
-    context = {"view": view, "page": "track-record"}
-    return await run_in_threadpool(page.render, "dashboard/track_record.html", context)
+    stamp = await answers.stamp(session)
+    etag = page.etag("track record", stamp, query)
+
+    async def context() -> dict[str, Any]:
+        view = await answers.answer(
+            session,
+            ("track record page", query),
+            partial(dashboard.track_record_page, query=query, settings=settings),
+            stamp=stamp,
+        )
+        return {"view": view, "page": "track-record"}
+
+    return await page.answer("dashboard/track_record.html", etag, context)

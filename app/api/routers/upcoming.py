@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Response
 
+from app.api.conditional import matches_etag, weak_etag
 from app.api.deps import JSON_MEDIA_TYPE, BoardMomentDep, UpcomingBoardsDep, page_window
 from app.api.query_params import URL_TOO_LONG, upcoming_query
 from app.api.schemas.predict import RESPONSIBLE_USE
@@ -55,20 +55,7 @@ def etag_of(page: upcoming.UpcomingPage, query: upcoming.UpcomingQuery) -> str:
         page.limit,
     )
     # Every part's repr is the same in every process (the terms' bookmakers are sorted).
-    return f'W/"{hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()}"'
-
-
-def matches_etag(if_none_match: str | None, etag: str) -> bool:
-    """Whether an If-None-Match header names ``etag`` (or is ``*``), compared weakly as
-    RFC 9110 asks of If-None-Match."""
-    if if_none_match is None:
-        return False
-    wanted = etag.removeprefix("W/")
-    for held in if_none_match.split(","):
-        held = held.strip()
-        if held == "*" or held.removeprefix("W/") == wanted:
-            return True
-    return False
+    return weak_etag(*parts)
 
 
 @router.get(
