@@ -55,6 +55,7 @@ os.environ.setdefault("ODDSBOOST_WARM_BOARD", "false")
 pytest_plugins = [
     "tests.plugins.odds_api",
     "tests.plugins.predictions",
+    "tests.plugins.redis_store",
     "tests.plugins.season_replay",
     "tests.plugins.track_record",
     "tests.plugins.upcoming_board",

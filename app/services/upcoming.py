@@ -59,10 +59,11 @@ BOARDS_KEPT = 256
 # Longer than any write takes from stamping its rows to its commit.
 SETTLED_AFTER = dt.timedelta(seconds=30)
 VERIFIED_FOR = dt.timedelta(seconds=60)
-# What a kept board is taken to hold in memory, per match and in all: measured on real
-# boards (tests/test_shared_boards.py), with room to spare.
-BOARD_BYTES_PER_MATCH = 16 * 1024
+# What a kept board is taken to hold in memory, in all, per match and per quote read: about
+# twice what tracemalloc measures (tests/test_shared_boards.py).
 BOARD_BYTES_BASE = 4 * 1024
+BOARD_BYTES_PER_MATCH = 8 * 1024
+BOARD_BYTES_PER_QUOTE = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +186,10 @@ class _Board:
 
 def board_bytes(board: _Board) -> int:
     """The memory a kept board is taken to hold (see ``BOARD_BYTES_PER_MATCH``)."""
-    return BOARD_BYTES_BASE + BOARD_BYTES_PER_MATCH * len(board.rows)
+    quotes = sum(len(answer.odds) for _, answer in board.rows.values() if answer is not None)
+    return (
+        BOARD_BYTES_BASE + BOARD_BYTES_PER_MATCH * len(board.rows) + BOARD_BYTES_PER_QUOTE * quotes
+    )
 
 
 def default_query(settings: Settings) -> UpcomingQuery:
