@@ -18,7 +18,9 @@ from typing import Any
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from pydantic import ValidationError
 
+from app.logs import secrets_of
 from app.metrics import REGISTRY
 from app.services.caching import AnswerCache
 from app.services.shared_store import BOARD_FORMAT, SharedBoards
@@ -330,3 +332,19 @@ def test_two_servers_of_two_workers_build_each_board_once_per_change(
         everton = next(item for item in changed["items"] if item["match"]["home_team"] == "Everton")
         assert everton["value"]["outcomes"][0]["price"] == 2.7
         assert across(servers, "oddsboost_board_builds_total") == 3
+
+
+def test_a_redis_password_is_never_written_to_the_logs() -> None:
+    settings = Settings(redis_url="redis://:hunter2-redis-pass@cache.internal:6379/0")
+    assert "hunter2-redis-pass" in secrets_of(settings)
+
+
+@pytest.mark.parametrize("url", ["http://cache:6379", "cache:6379"])
+def test_a_url_that_is_not_redis_is_refused(url: str) -> None:
+    with pytest.raises(ValidationError, match="a Redis URL starts with redis://"):
+        Settings(redis_url=url)
+
+
+def test_an_empty_redis_url_means_no_redis() -> None:
+    assert Settings(redis_url=" ").redis_url is None
+    assert SharedBoards[Any].from_settings(Settings(redis_url="")) is None
