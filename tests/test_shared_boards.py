@@ -208,6 +208,25 @@ def test_a_boards_estimated_size_covers_what_it_holds(
     assert 0 < held <= size, (held, size)
 
 
+# The default board built in advance.
+
+
+def test_a_worker_builds_the_default_board_at_start_and_after_an_activation(
+    board_url: str, board_template: SeededTemplate
+) -> None:
+    built = builds()
+    with app_on(board_url, warm_board=True, model_refresh_seconds=0.05) as client:
+        wait_until(lambda: builds() == built + 1, "the board was built at start")
+        first = client.get("/upcoming").json()
+        assert (first["total"], first["model_version"]) == (IN_THE_WINDOW, board_template.version)
+        assert builds() == built + 1  # the first viewer found it made
+        activated = store_model(board_url)
+        wait_until(lambda: builds() == built + 2, "the board was built for the new model")
+        after = client.get("/upcoming").json()
+        assert after["model_version"] == activated != board_template.version
+        assert builds() == built + 2
+
+
 # Two apps on one database and one Redis.
 
 
