@@ -183,7 +183,8 @@ def test_a_boards_estimated_size_covers_what_it_holds(
     databases: Databases, board_template: SeededTemplate
 ) -> None:
     """The estimate a worker's boards are bounded by is not below the memory a real board
-    keeps: what tracemalloc sees freed when the board, and only it, is let go."""
+    keeps, nor far above it: what tracemalloc sees freed when the board, and only it, is let
+    go."""
     url = databases.copy(board_template.url)
     try:
         with app_on(url) as client:
@@ -205,7 +206,7 @@ def test_a_boards_estimated_size_covers_what_it_holds(
     finally:
         databases.drop(url)
     assert rows == IN_THE_WINDOW
-    assert 0 < held <= size, (held, size)
+    assert 0 < held <= size <= 3 * held, (held, size)
 
 
 # The default board built in advance.

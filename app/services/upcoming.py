@@ -63,7 +63,7 @@ VERIFIED_FOR = dt.timedelta(seconds=60)
 # twice what tracemalloc measures (tests/test_shared_boards.py).
 BOARD_BYTES_BASE = 4 * 1024
 BOARD_BYTES_PER_MATCH = 8 * 1024
-BOARD_BYTES_PER_QUOTE = 1024
+BOARD_BYTES_PER_QUOTE = 512
 
 
 @dataclass(frozen=True, slots=True)
