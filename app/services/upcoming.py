@@ -60,7 +60,7 @@ BOARDS_KEPT = 256
 SETTLED_AFTER = dt.timedelta(seconds=30)
 VERIFIED_FOR = dt.timedelta(seconds=60)
 # What a kept board is taken to hold in memory, in all, per match and per quote read: about
-# twice what tracemalloc measures (tests/test_shared_boards.py).
+# twice what the objects a board reaches take (tests/test_shared_boards.py).
 BOARD_BYTES_BASE = 4 * 1024
 BOARD_BYTES_PER_MATCH = 8 * 1024
 BOARD_BYTES_PER_QUOTE = 512
