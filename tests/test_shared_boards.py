@@ -88,7 +88,7 @@ def test_a_value_is_built_once_and_read_by_the_next_caller(test_redis: RedisUnde
 
 
 def test_callers_that_come_while_one_builds_wait_for_its_board(
-    test_redis: RedisUnderTest,
+    test_redis: RedisUnderTest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shared = store_of(test_redis, redis_build_wait_seconds=120)
     building, release = threading.Event(), threading.Event()
@@ -104,12 +104,21 @@ def test_callers_that_come_while_one_builds_wait_for_its_board(
         made.append("second")
         return "board of the second"
 
+    waiting = threading.Event()
+    wait_for = shared._wait_for
+
+    def noted_wait(entry: str) -> Any:
+        waiting.set()
+        return wait_for(entry)
+
+    monkeypatch.setattr(shared, "_wait_for", noted_wait)
     with ThreadPoolExecutor(2) as pool:
         first = pool.submit(shared.fetch_or_build, "key", slow_build)
         assert building.wait(120), "the first caller started building"
         # The second comes while the first holds the lock: it waits, and builds nothing.
         waited_before = shared_results("waited")
         second = pool.submit(shared.fetch_or_build, "key", own_build)
+        assert waiting.wait(120), "the second caller found the lock taken"
         release.set()
         assert first.result() == second.result() == "board of the first"
     assert made == ["first"]

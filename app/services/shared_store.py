@@ -105,23 +105,36 @@ class SharedBoards(Generic[ValueT]):
         if not self._reachable():
             return build()
         try:
-            found = self._read(entry)
-            if found is not None:
-                count_shared_board("hit")
-                return found
-            token = secrets.token_hex(8)
-            owner = bool(self._client.set(entry + ":lock", token, nx=True, px=_ms(LOCK_SECONDS)))
+            found, token = self._found_or_claimed(entry)
         except RedisError as error:
             self._failed(error)
             return build()
-        if not owner:
+        if found is not None:
+            return found
+        if token is None:  # another process holds the lock
             found = self._wait_for(entry)
             if found is not None:
                 count_shared_board("waited")
                 return found
         value = build()
-        self._offer(entry, value, token if owner else None)
+        self._offer(entry, value, token)
         return value
+
+    def _found_or_claimed(self, entry: str) -> tuple[ValueT | None, str | None]:
+        """The entry, or None and the token of the lock if this process took it (None: it
+        is another's)."""
+        found = self._read(entry)
+        if found is None:
+            token = secrets.token_hex(8)
+            if not self._client.set(entry + ":lock", token, nx=True, px=_ms(LOCK_SECONDS)):
+                return None, None
+            # Written by a holder that finished between the read and the lock taken.
+            found = self._read(entry)
+            if found is None:
+                return None, token
+            self._release(keys=[entry + ":lock"], args=[token])
+        count_shared_board("hit")
+        return found, None
 
     def _read(self, entry: str) -> ValueT | None:
         payload = cast(bytes | None, self._client.get(entry))
@@ -143,8 +156,10 @@ class SharedBoards(Generic[ValueT]):
         try:
             while time.monotonic() < deadline:
                 time.sleep(POLL_SECONDS)
+                # The lock first: its holder writes the entry before it lets the lock go.
+                held = bool(self._client.exists(entry + ":lock"))
                 found = self._read(entry)
-                if found is not None or not self._client.exists(entry + ":lock"):
+                if found is not None or not held:
                     return found
         except RedisError as error:
             self._failed(error)
