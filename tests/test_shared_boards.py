@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import pickle
+import subprocess
 import sys
 import threading
 import types
@@ -170,6 +172,32 @@ def test_redis_out_of_reach_builds_here_counted_and_logged_once(
     # Tried once; the next calls leave Redis alone for a while and build straight away.
     assert shared_results("failed") == failed + 1
     assert [record.levelname for record in caplog.records] == ["WARNING"]
+
+
+# The same key in every process.
+
+DIGEST_OF_A_QUERY = """
+import datetime as dt
+from app.domain.value import ValueTerms
+from app.services.upcoming import UpcomingQuery, _digest, _query_key
+terms = ValueTerms(bookmakers=frozenset({"B365", "WH", "PS", "BW", "LB", "IW", "VC"}))
+query = UpcomingQuery(terms=terms, daily_exposure_cap=0.1, competition="E0")
+print(_digest(_query_key(query)))
+"""
+
+
+def test_a_query_has_the_same_key_whatever_a_process_hashes_strings_with() -> None:
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", DIGEST_OF_A_QUERY],
+            env=os.environ | {"PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1, digests
 
 
 # The byte budget of the one cache.

@@ -13,6 +13,10 @@ and the database's watermark (newest quote receipt, newest match change). A writ
 its rows before it commits, so it can land below a watermark already seen: the watermark is
 trusted only once its newest change is ``SETTLED_AFTER`` old, and the stamp is read again
 at least every ``VERIFIED_FOR``.
+
+With a shared store (Redis, :mod:`app.services.shared_store`), a board this process does not
+hold at the stamp it read is looked up there by its query and stamp, and built once for
+every worker and replica; the database still says which stamp is current.
 """
 
 from __future__ import annotations
