@@ -16,6 +16,7 @@ import logging.config
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic_core import PydanticSerializationError, to_json
 
@@ -160,6 +161,10 @@ def secrets_of(settings: Settings) -> list[str]:
         password = unreadable_url(settings.database_url)[1]
     if password:
         secrets.append(str(password))
+    if settings.redis_url is not None:
+        redis_password = urlsplit(settings.redis_url).password
+        if redis_password:
+            secrets.append(redis_password)
     return secrets
 
 

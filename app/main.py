@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 
 from fastapi import FastAPI
@@ -37,6 +37,7 @@ from app.api.routers import (
 )
 from app.logs import secrets_of
 from app.services.serving import ModelCache
+from app.services.upcoming import default_query
 from app.settings import Settings, get_settings
 from app.state import AppState, LifespanState
 
@@ -64,15 +65,31 @@ redirected. While the database cannot be reached, an endpoint that needs it answ
 """
 
 
-async def _keep_model_fresh(cache: ModelCache, interval: float) -> None:
+async def _keep_model_fresh(
+    cache: ModelCache, interval: float, on_activation: Callable[[], Awaitable[None]]
+) -> None:
     """Pick up a newly activated model version within ``interval`` seconds, off the event
     loop; a failed check keeps the current model."""
     while True:
         await asyncio.sleep(interval)
         try:
-            await asyncio.to_thread(cache.refresh)
+            activated = await asyncio.to_thread(cache.refresh)
         except Exception:
             log.exception("could not check for a new model version; keeping the current one")
+            continue
+        if activated:
+            await on_activation()
+
+
+async def _warm_board(state: AppState) -> None:
+    """Brings the default board up to date (at start, after a model activation) so that no
+    viewer waits for its build; if it cannot, the first viewer builds it."""
+    if not state.settings.warm_board:
+        return
+    try:
+        await state.upcoming.warm(default_query(state.settings))
+    except Exception as error:
+        log.warning("could not build the board of upcoming matches in advance: %s", error)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -87,15 +104,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # Serve anyway (inline predictions need no database); /ready says why it is not
             # ready, and the refresher keeps trying.
             log.exception("could not read the active model; will retry")
+        warming = asyncio.create_task(_warm_board(state))
         refresher = asyncio.create_task(
-            _keep_model_fresh(state.models, settings.model_refresh_seconds)
+            _keep_model_fresh(
+                state.models, settings.model_refresh_seconds, lambda: _warm_board(state)
+            )
         )
         try:
             yield {"app_state": state}
         finally:
-            refresher.cancel()
-            with suppress(asyncio.CancelledError):
-                await refresher
+            for task in (warming, refresher):
+                task.cancel()
+                with suppress(asyncio.CancelledError):
+                    await task
             state.close()
 
     app = DocumentedAPI(

@@ -90,6 +90,21 @@ FETCH_QUOTA_REMAINING = Gauge(
     registry=REGISTRY,
 )
 
+BOARD_BUILDS = Counter(
+    "oddsboost_board_builds",
+    "Boards of upcoming matches built (the matches whose part of the board changed predicted "
+    "again), by every worker; with Redis, a board another process built is read, not built.",
+    registry=REGISTRY,
+)
+SHARED_BOARDS = Counter(
+    "oddsboost_shared_boards",
+    "Boards looked up in Redis, by result: hit (read), miss (built here and written), "
+    "waited (read once another process had built it), too_large (kept here only), failed "
+    "(Redis out of reach or in error: built and kept here).",
+    ["result"],
+    registry=REGISTRY,
+)
+
 # labels() costs more than inc() or observe(); the label values, and so the caches, are bounded.
 
 
@@ -202,3 +217,11 @@ def exposition(cache: ModelCache) -> tuple[bytes, str]:
     registry.register(LiveCollector(cache))
     own = b"" if multiprocess else generate_latest(REGISTRY)
     return own + generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+def count_board_build() -> None:
+    BOARD_BUILDS.inc()
+
+
+def count_shared_board(result: Literal["hit", "miss", "waited", "too_large", "failed"]) -> None:
+    SHARED_BOARDS.labels(result).inc()

@@ -37,6 +37,7 @@ TimeoutSeconds = Annotated[float, Field(gt=0, le=600)]
 WaitSeconds = Annotated[float, Field(ge=0, le=600)]
 DownloadBytes = Annotated[int, Field(ge=1024, le=MAX_DOWNLOAD_BYTES)]
 Share = Annotated[float, Field(gt=0, le=1)]
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 class Settings(BaseSettings):
@@ -238,6 +239,51 @@ class Settings(BaseSettings):
         ge=0,
         description="Each worker reuses an answer by match_id for this long, so quotes "
         "stored meanwhile show up after at most this delay; 0 turns the cache off.",
+    )
+    redis_url: str | None = Field(
+        default=None,
+        description="Redis URL (`redis://host:6379/0`) where every worker and replica keeps "
+        "the boards of `/upcoming`, `/value-bets` and the dashboard, so each is built once per "
+        "change; unset: each worker keeps its own. The database still decides whether a board "
+        "is current, and a Redis that fails is logged, counted and worked around.",
+    )
+    redis_key_prefix: str = Field(
+        default="oddsboost",
+        min_length=1,
+        max_length=64,
+        description="Prefix of every Redis key the service writes, so that several services "
+        "(or tests) can share one Redis database.",
+    )
+    redis_board_seconds: float = Field(
+        default=900.0,
+        gt=0,
+        le=86400,
+        description="How long Redis keeps a board; a board is only ever read for the exact "
+        "state of the database it was built from, so this only bounds what Redis holds.",
+    )
+    redis_build_wait_seconds: WaitSeconds = Field(
+        default=5.0,
+        description="How long a worker that finds another building the board it needs waits "
+        "for it before building its own.",
+    )
+    redis_board_max_bytes: int = Field(
+        default=16 * MIB,
+        ge=1024,
+        le=512 * MIB,
+        description="Largest board written to Redis (bytes, serialised); a larger one is kept "
+        "by its worker only.",
+    )
+    warm_board: bool = Field(
+        default=True,
+        description="Each worker builds the default board of upcoming matches in the "
+        "background when it starts and after a model activation, so that no viewer waits for "
+        "it (with Redis, only if no process has built it yet).",
+    )
+    board_cache_bytes: int = Field(
+        default=64 * MIB,
+        ge=MIB,
+        description="Memory each worker may give the boards it keeps (estimated from their "
+        "matches), beside the limit of 256 boards.",
     )
     admin_items_max: int = Field(
         default=10_000,
@@ -563,6 +609,15 @@ class Settings(BaseSettings):
         if expression is None or not expression.strip():
             return None
         return check_cron(expression)
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, url: str | None) -> str | None:
+        if url is None or not url.strip():
+            return None
+        if not url.strip().startswith(REDIS_SCHEMES):
+            raise ValueError(f"a Redis URL starts with {', '.join(REDIS_SCHEMES)}")
+        return url.strip()
 
     @model_validator(mode="after")
     def _odds_api_schedule_needs_a_key(self) -> Settings:

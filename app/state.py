@@ -15,6 +15,7 @@ from app.db.migrate import require_current_schema
 from app.services.busy import unavailable_as_service_error
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
+from app.services.shared_store import SharedBoards
 from app.services.track_record_answers import TrackRecordAnswers
 from app.services.upcoming import UpcomingBoards
 from app.settings import Settings
@@ -66,12 +67,18 @@ class AppState:
                 answer_ttl_seconds=settings.predict_cache_seconds,
                 default_terms=settings.value_terms(),
             ),
-            upcoming=UpcomingBoards(sessions=read_sessions, models=models),
+            upcoming=UpcomingBoards(
+                sessions=read_sessions,
+                models=models,
+                shared=SharedBoards.from_settings(settings),
+                max_bytes=settings.board_cache_bytes,
+            ),
             track_record=TrackRecordAnswers(),
         )
 
     def close(self) -> None:
         self.track_record.close()
+        self.upcoming.close()
         self.engine.dispose()
 
     def read_session(self) -> Iterator[Session]:

@@ -48,9 +48,14 @@ from tests.commands import Oddsboost
 from tests.databases import Databases, SharedDatabase, rolled_back_connection, savepoint_session
 from tests.processes import FitGate
 
+# An app under test builds no board in advance, so that what a poll reads is the poll's own
+# doing; the tests of the warm-up turn it on.
+os.environ.setdefault("ODDSBOOST_WARM_BOARD", "false")
+
 pytest_plugins = [
     "tests.plugins.odds_api",
     "tests.plugins.predictions",
+    "tests.plugins.redis_store",
     "tests.plugins.season_replay",
     "tests.plugins.track_record",
     "tests.plugins.upcoming_board",

@@ -33,7 +33,7 @@ OTHER_RUNTIME_VARIABLES = {
     "PIP_DISABLE_PIP_VERSION_CHECK",
 }
 # Used only by docker-compose itself (interpolated into other values).
-COMPOSE_ONLY = {"POSTGRES_PASSWORD", "ODDSBOOST_PORT", "ODDSBOOST_WORKERS"}
+COMPOSE_ONLY = {"POSTGRES_PASSWORD", "ODDSBOOST_PORT", "ODDSBOOST_WORKERS", "COMPOSE_PROFILES"}
 
 
 def dockerfile_stages() -> list[list[str]]:
@@ -110,7 +110,10 @@ def test_dockerfile_variables_are_real_settings() -> None:
 
 def test_compose_services_start_in_order() -> None:
     services = compose()["services"]
-    assert set(services) == {"db", "migrate", "api", "scheduler"}
+    assert set(services) == {"db", "migrate", "api", "scheduler", "redis"}
+    # Redis is optional: started only with its profile, and nothing waits for it.
+    assert services["redis"]["profiles"] == ["redis"]
+    assert all("redis" not in service.get("depends_on", {}) for service in services.values())
     db = services["db"]
     assert "pg_isready" in db["healthcheck"]["test"]
     assert any(volume.startswith("pgdata:") for volume in db["volumes"])

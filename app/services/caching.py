@@ -13,25 +13,42 @@ ValueT = TypeVar("ValueT")
 
 class AnswerCache(Generic[ValueT]):
     """Up to ``max_entries`` answers by key, each kept ``ttl`` seconds of ``clock`` (None:
-    until it is pushed out). Used from the event loop only, so it needs no lock."""
+    until it is pushed out). With ``max_bytes``, the sizes ``size_of`` gives the entries
+    (an estimate the caller makes) add up to no more: an answer larger than that is not kept.
+    Used from the event loop only, so it needs no lock."""
 
     def __init__(
         self,
         ttl: float | None,
         max_entries: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        max_bytes: int | None = None,
+        size_of: Callable[[ValueT], int] | None = None,
     ) -> None:
+        assert max_bytes is None or size_of is not None, "a byte budget needs sizes"
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
         self.ttl = ttl
         self._clock = clock
-        self._entries: OrderedDict[Hashable, tuple[float, ValueT]] = OrderedDict()
+        self._size_of = size_of
+        self._entries: OrderedDict[Hashable, tuple[float, ValueT, int]] = OrderedDict()
+        self._bytes = 0
+
+    @property
+    def held_bytes(self) -> int:
+        """The sizes of the entries kept, added up (0 without ``size_of``)."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def get(self, key: Hashable) -> ValueT | None:
         entry = self._entries.get(key)
         if entry is None:
             return None
         if entry[0] < self._clock():
-            del self._entries[key]
+            self._drop(key)
             return None
         self._entries.move_to_end(key)
         return entry[1]
@@ -39,8 +56,20 @@ class AnswerCache(Generic[ValueT]):
     def put(self, key: Hashable, value: ValueT) -> None:
         if self.ttl is not None and self.ttl <= 0:
             return
+        size = 0 if self._size_of is None else self._size_of(value)
+        self._drop(key)
+        if self.max_bytes is not None and size > self.max_bytes:
+            return
         expires = float("inf") if self.ttl is None else self._clock() + self.ttl
-        self._entries[key] = (expires, value)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+        self._entries[key] = (expires, value, size)
+        self._bytes += size
+        while len(self._entries) > self.max_entries or (
+            self.max_bytes is not None and self._bytes > self.max_bytes
+        ):
+            _, (_, _, dropped) = self._entries.popitem(last=False)
+            self._bytes -= dropped
+
+    def _drop(self, key: Hashable) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._bytes -= entry[2]

@@ -13,6 +13,10 @@ and the database's watermark (newest quote receipt, newest match change). A writ
 its rows before it commits, so it can land below a watermark already seen: the watermark is
 trusted only once its newest change is ``SETTLED_AFTER`` old, and the stamp is read again
 at least every ``VERIFIED_FOR``.
+
+With a shared store (Redis, :mod:`app.services.shared_store`), a board this process does not
+hold at the stamp it read is looked up there by its query and stamp, and built once for
+every worker and replica; the database still says which stamp is current.
 """
 
 from __future__ import annotations
@@ -32,13 +36,14 @@ from app.db.engine import session_scope
 from app.db.orm import Match, OddsQuote, utcnow
 from app.domain.prediction import MatchInfo, MatchPrediction, QuotedOdds
 from app.domain.value import MatchValue, ValueTerms
-from app.metrics import count_model_weight
+from app.metrics import count_board_build, count_model_weight
 from app.services import queries
 from app.services.busy import unavailable_as_service_error
 from app.services.caching import AnswerCache
 from app.services.pagination import PageWindow
 from app.services.prediction import PredictionAnswer, Unanswerable, predict_stored
 from app.services.serving import ModelCache, ServingSnapshot
+from app.services.shared_store import SharedBoards
 from app.services.single_flight import SingleFlight
 from app.services.value_bets import (
     DEFAULT_HORIZON,
@@ -48,6 +53,7 @@ from app.services.value_bets import (
     ValueBets,
     value_bets_of,
 )
+from app.settings import Settings
 
 NO_USABLE_QUOTE = (
     f"{Unanswerable.NO_USABLE_QUOTE.value}: no quote of any phase captured before kickoff"
@@ -57,6 +63,11 @@ BOARDS_KEPT = 256
 # Longer than any write takes from stamping its rows to its commit.
 SETTLED_AFTER = dt.timedelta(seconds=30)
 VERIFIED_FOR = dt.timedelta(seconds=60)
+# What a kept board is taken to hold in memory, in all, per match and per quote read: about
+# twice what the objects a board reaches take (tests/test_shared_boards.py).
+BOARD_BYTES_BASE = 4 * 1024
+BOARD_BYTES_PER_MATCH = 8 * 1024
+BOARD_BYTES_PER_QUOTE = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,13 +188,39 @@ class _Board:
         return last if settled and moment - last.at < VERIFIED_FOR else None
 
 
-class UpcomingBoards:
-    """The boards of one process (see the module)."""
+def board_bytes(board: _Board) -> int:
+    """The memory a kept board is taken to hold (see ``BOARD_BYTES_PER_MATCH``)."""
+    quotes = sum(len(answer.odds) for _, answer in board.rows.values() if answer is not None)
+    return (
+        BOARD_BYTES_BASE + BOARD_BYTES_PER_MATCH * len(board.rows) + BOARD_BYTES_PER_QUOTE * quotes
+    )
 
-    def __init__(self, *, sessions: sessionmaker[Session], models: ModelCache) -> None:
+
+def default_query(settings: Settings) -> UpcomingQuery:
+    """The query of ``/upcoming`` and of the dashboard's board when nothing is asked for."""
+    return UpcomingQuery(
+        terms=settings.value_terms(), daily_exposure_cap=settings.value_daily_exposure_cap
+    )
+
+
+class UpcomingBoards:
+    """The boards of one process (see the module); with ``shared``, a board this process
+    does not hold is read from (or built once for) every process."""
+
+    def __init__(
+        self,
+        *,
+        sessions: sessionmaker[Session],
+        models: ModelCache,
+        shared: SharedBoards[_Board] | None = None,
+        max_bytes: int | None = None,
+    ) -> None:
         self._sessions = sessions
         self._models = models
-        self._boards: AnswerCache[_Board] = AnswerCache(None, max_entries=BOARDS_KEPT)
+        self._shared = shared
+        self._boards: AnswerCache[_Board] = AnswerCache(
+            None, max_entries=BOARDS_KEPT, max_bytes=max_bytes, size_of=board_bytes
+        )
         self._checks: SingleFlight[
             tuple[UpcomingQuery, dt.datetime | None], tuple[_Board, dt.datetime]
         ] = SingleFlight()
@@ -207,6 +244,15 @@ class UpcomingBoards:
             unfitted=board.unfitted,
             revision=board.revision,
         )
+
+    def close(self) -> None:
+        if self._shared is not None:
+            self._shared.close()
+
+    async def warm(self, query: UpcomingQuery) -> None:
+        """Brings the board of ``query`` up to date, so that no viewer waits for its build
+        (with Redis, built only if no process has it yet)."""
+        await self._board(query, None)
 
     async def value_bets(
         self, query: UpcomingQuery, window: PageWindow, *, now: dt.datetime | None = None
@@ -264,9 +310,28 @@ class UpcomingBoards:
         stamp = _Stamp(snapshot.version, matches)
         board = kept
         if board is None or board.stamp != stamp:
-            board = self._new_board(query, stamp, snapshot, kept)
+            board = self._made_or_read(query, stamp, snapshot, kept)
         ids = tuple(match[0] for match in matches)
         return replace(board, verified=_Verified(moment, ids, watermark))
+
+    def _made_or_read(
+        self,
+        query: UpcomingQuery,
+        stamp: _Stamp,
+        snapshot: ServingSnapshot,
+        previous: _Board | None,
+    ) -> _Board:
+        """The board of ``query`` at ``stamp``: made here, or, with a shared store, read from
+        it or made by whichever process holds its lock."""
+
+        def made() -> _Board:
+            return self._new_board(query, stamp, snapshot, previous)
+
+        if self._shared is None:
+            return made()
+        # Phase and method come with the version, or from settings while none is active.
+        key = _digest(_query_key(query), snapshot.phase, snapshot.method, stamp)
+        return self._shared.fetch_or_build(key, made)
 
     def _new_board(
         self,
@@ -297,6 +362,7 @@ class UpcomingBoards:
         ]
         unfitted = snapshot.ensemble is None and bool(answers)
         revision = _digest(stamp, unfitted)
+        count_board_build()
         return _Board(stamp, rows, matches, bets, days, bool(answers), unfitted, revision)
 
     def _rows(
@@ -367,6 +433,22 @@ def _watermark_of(rows: Sequence[Sequence[Any]]) -> _Watermark:
 def _digest(*parts: object) -> str:
     """A digest of values whose ``repr`` is the same in every process (no sets)."""
     return hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
+
+
+def _query_key(query: UpcomingQuery) -> tuple[object, ...]:
+    """``query`` as values whose ``repr`` is the same in every process: its terms' set of
+    bookmakers sorted (a set's order changes with each process's string hashing)."""
+    terms = query.terms
+    bookmakers = None if terms.bookmakers is None else tuple(sorted(terms.bookmakers))
+    return (
+        replace(terms, bookmakers=None),
+        bookmakers,
+        query.daily_exposure_cap,
+        query.kickoff_from,
+        query.kickoff_to,
+        query.competition,
+        query.horizon,
+    )
 
 
 def _upcoming(info: MatchInfo, answer: PredictionAnswer | None) -> UpcomingMatch:
