@@ -1,0 +1,132 @@
+"""The latest quotes table (``LatestQuote``): per match, bookmaker and phase, the quote an
+answer serves. Whatever writes quotes or moves a kickoff brings the rows of its matches up to
+date here, in its own transaction; a deleted match or quote takes its rows with it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection, Sequence
+from typing import Any, cast
+
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    Table,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    or_,
+    select,
+)
+from sqlalchemy.orm import Session
+
+from app.db.bulk import Row, insert_rows
+from app.db.orm import LatestQuote, Match, OddsQuote
+from app.domain.vocabulary import Phase
+from app.services.ingest.bulk import chunks
+
+LATEST_QUOTES = cast(Table, LatestQuote.__table__)
+
+# (match id, bookmaker id, phase): one row of the table.
+_Key = tuple[int, int, Phase]
+# (quote id, the quote's receipt) chosen for a key.
+_Choice = tuple[int, dt.datetime]
+
+
+def latest_valid_quotes(
+    match_ids: Sequence[int],
+) -> Select[tuple[int, int, Phase, int, dt.datetime]]:
+    """Per (match, bookmaker, phase) of ``match_ids``, the latest quote valid before kickoff,
+    by the rule of ``select_latest_valid``: an undated quote is valid and older than any
+    dated one; then the credible capture time, the receipt, and the id (the order stored)."""
+    credible = OddsQuote.credible_captured_at
+    rank = (
+        func.row_number()
+        .over(
+            partition_by=(OddsQuote.match_id, OddsQuote.bookmaker_id, OddsQuote.phase),
+            order_by=(
+                case((OddsQuote.captured_at.is_(None), 0), else_=1).desc(),
+                credible.desc(),
+                OddsQuote.received_at.desc(),
+                OddsQuote.id.desc(),
+            ),
+        )
+        .label("rank")
+    )
+    ranked = (
+        select(
+            OddsQuote.match_id,
+            OddsQuote.bookmaker_id,
+            OddsQuote.phase,
+            OddsQuote.id,
+            OddsQuote.received_at,
+            rank,
+        )
+        .join(Match, OddsQuote.match_id == Match.id)
+        .where(
+            OddsQuote.match_id.in_(match_ids),
+            or_(OddsQuote.captured_at.is_(None), credible < Match.kickoff),
+        )
+        .subquery()
+    )
+    return select(
+        ranked.c.match_id,
+        ranked.c.bookmaker_id,
+        ranked.c.phase,
+        ranked.c.id,
+        ranked.c.received_at,
+    ).where(ranked.c.rank == 1)
+
+
+def refresh_latest_quotes(session: Session, match_ids: Collection[int], now: dt.datetime) -> None:
+    """Bring the rows of ``match_ids`` up to date with their quotes and kickoffs; a row whose
+    choice changed is stamped ``now`` (a row that still holds is left as it is)."""
+    for part in chunks(sorted(set(match_ids))):
+        _refresh(session, part, now)
+
+
+def _refresh(session: Session, match_ids: Sequence[int], now: dt.datetime) -> None:
+    wanted = _choices(session.execute(latest_valid_quotes(match_ids)).all())
+    held = _choices(session.execute(_HELD, {"ids": list(match_ids)}).all())
+    stale = [key for key, choice in held.items() if wanted.get(key) != choice]
+    for part in chunks(stale, 500):
+        session.execute(delete(LATEST_QUOTES).where(or_(*(_is_key(key) for key in part))))
+    insert_rows(
+        session.connection(),
+        LATEST_QUOTES,
+        [_row(key, choice, now) for key, choice in wanted.items() if held.get(key) != choice],
+    )
+
+
+_HELD = select(
+    LatestQuote.match_id,
+    LatestQuote.bookmaker_id,
+    LatestQuote.phase,
+    LatestQuote.quote_id,
+    LatestQuote.received_at,
+).where(LatestQuote.match_id.in_(bindparam("ids", expanding=True)))
+
+
+def _choices(rows: Sequence[Sequence[Any]]) -> dict[_Key, _Choice]:
+    return {(row[0], row[1], Phase(row[2])): (row[3], row[4]) for row in rows}
+
+
+def _is_key(key: _Key) -> ColumnElement[bool]:
+    return and_(
+        LATEST_QUOTES.c.match_id == key[0],
+        LATEST_QUOTES.c.bookmaker_id == key[1],
+        LATEST_QUOTES.c.phase == key[2],
+    )
+
+
+def _row(key: _Key, choice: _Choice, now: dt.datetime) -> Row:
+    return {
+        "match_id": key[0],
+        "bookmaker_id": key[1],
+        "phase": key[2],
+        "quote_id": choice[0],
+        "received_at": choice[1],
+        "chosen_at": now,
+    }
