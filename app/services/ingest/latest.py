@@ -88,6 +88,15 @@ def refresh_latest_quotes(session: Session, match_ids: Collection[int], now: dt.
 
 
 def _refresh(session: Session, match_ids: Sequence[int], now: dt.datetime) -> None:
+    # A kickoff moved by a writer not yet committed would go unseen: the matches are locked
+    # first, as an update of the row locks it (PostgreSQL; SQLite's writers take turns), and
+    # their quotes read after. Not against the key share of a quote inserted for them.
+    session.execute(
+        select(Match.id)
+        .where(Match.id.in_(match_ids))
+        .order_by(Match.id)
+        .with_for_update(key_share=True)
+    )
     wanted = _choices(session.execute(latest_valid_quotes(match_ids)).all())
     held = _choices(session.execute(_HELD, {"ids": list(match_ids)}).all())
     stale = [key for key, choice in held.items() if wanted.get(key) != choice]
