@@ -127,11 +127,12 @@ def _history(session: Session, ids: list[int]) -> int:
 
 
 def _window(session: Session, ids: list[int]) -> int:
-    latest = latest_valid_quotes(ids).where(OddsQuote.phase == Phase.PRE).subquery()
+    latest = latest_valid_quotes(ids).subquery()
     statement = (
         select(*QUOTE_COLUMNS)
         .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
         .join(latest, latest.c.id == OddsQuote.id)
+        .where(latest.c.phase == Phase.PRE)
     )
     matches = session.execute(select(*_MATCH_COLUMNS).where(Match.id.in_(ids))).all()
     match_table, quotes = tables_from_rows(matches, session.execute(statement).all())
