@@ -353,7 +353,9 @@ class OddsQuote(Base):
 class LatestQuote(Base):
     """Per match, bookmaker and phase, the quote served: the latest one valid before kickoff
     (``app.domain.training.select_latest_valid``), kept by every write of quotes or kickoffs
-    in the same transaction, so an answer reads these rows instead of the price history."""
+    in the same transaction, so an answer reads these rows instead of the price history.
+    A deleted quote takes its row with it: whatever deletes quotes that may be served calls
+    ``refresh_latest_quotes`` for their matches, so that the next latest is chosen."""
 
     __tablename__ = "latest_quotes"
     __table_args__ = (

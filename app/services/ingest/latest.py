@@ -8,18 +8,7 @@ import datetime as dt
 from collections.abc import Collection, Sequence
 from typing import Any, cast
 
-from sqlalchemy import (
-    ColumnElement,
-    Select,
-    Table,
-    and_,
-    bindparam,
-    case,
-    delete,
-    func,
-    or_,
-    select,
-)
+from sqlalchemy import Select, Table, bindparam, case, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.db.bulk import Row, insert_rows
@@ -99,13 +88,20 @@ def _refresh(session: Session, match_ids: Sequence[int], now: dt.datetime) -> No
     )
     wanted = _choices(session.execute(latest_valid_quotes(match_ids)).all())
     held = _choices(session.execute(_HELD, {"ids": list(match_ids)}).all())
-    stale = [key for key, choice in held.items() if wanted.get(key) != choice]
-    for part in chunks(stale, 500):
-        session.execute(delete(LATEST_QUOTES).where(or_(*(_is_key(key) for key in part))))
+    gone = [_key_row(key) for key in held if key not in wanted]
+    if gone:
+        session.execute(_DELETE_KEY, gone)
+    changed = [
+        _key_row(key) | {"quote_id": choice[0], "received_at": choice[1], "chosen_at": now}
+        for key, choice in wanted.items()
+        if key in held and held[key] != choice
+    ]
+    if changed:
+        session.execute(_UPDATE_KEY, changed)
     insert_rows(
         session.connection(),
         LATEST_QUOTES,
-        [_row(key, choice, now) for key, choice in wanted.items() if held.get(key) != choice],
+        [_row(key, choice, now) for key, choice in wanted.items() if key not in held],
     )
 
 
@@ -122,12 +118,18 @@ def _choices(rows: Sequence[Sequence[Any]]) -> dict[_Key, _Choice]:
     return {(row[0], row[1], Phase(row[2])): (row[3], row[4]) for row in rows}
 
 
-def _is_key(key: _Key) -> ColumnElement[bool]:
-    return and_(
-        LATEST_QUOTES.c.match_id == key[0],
-        LATEST_QUOTES.c.bookmaker_id == key[1],
-        LATEST_QUOTES.c.phase == key[2],
-    )
+# One row by its key, many rows in one executemany (a statement per row is sent at once).
+_IS_KEY = (
+    (LATEST_QUOTES.c.match_id == bindparam("key_match"))
+    & (LATEST_QUOTES.c.bookmaker_id == bindparam("key_bookmaker"))
+    & (LATEST_QUOTES.c.phase == bindparam("key_phase"))
+)
+_DELETE_KEY = delete(LATEST_QUOTES).where(_IS_KEY)
+_UPDATE_KEY = update(LATEST_QUOTES).where(_IS_KEY)
+
+
+def _key_row(key: _Key) -> dict[str, object]:
+    return {"key_match": key[0], "key_bookmaker": key[1], "key_phase": key[2]}
 
 
 def _row(key: _Key, choice: _Choice, now: dt.datetime) -> Row:
