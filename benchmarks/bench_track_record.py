@@ -116,6 +116,8 @@ SHIFTED_COLUMNS = {
     "competitions": {"id": "competitions"},
     "matches": {"id": "matches", "competition_id": "competitions"},
     "odds_quotes": {"id": "odds_quotes", "match_id": "matches"},
+    # Keyed by its match (no id of its own): the copies serve the copied quotes.
+    "latest_quotes": {"match_id": "matches", "quote_id": "odds_quotes"},
 }
 SUFFIXED_COLUMNS = {"competitions": ("code",), "matches": ("external_id",)}
 
@@ -392,13 +394,15 @@ def copy_under_codes(url: str, copies: int) -> None:
             metadata.reflect(connection, only=list(SHIFTED_COLUMNS))
             tables = [metadata.tables[name] for name in SHIFTED_COLUMNS]
             largest = {
-                table.name: connection.scalar(select(func.max(table.c.id))) or 0 for table in tables
+                table.name: connection.scalar(select(func.max(table.c.id))) or 0
+                for table in tables
+                if "id" in table.c
             }
             for copy in range(1, copies):
                 for table in tables:
                     connection.execute(_copied(table, copy, largest))
             if connection.dialect.name == "postgresql":
-                for table in tables:
+                for table in (table for table in tables if "id" in table.c):
                     # Rows were inserted with their ids: the next id must come after them.
                     connection.execute(
                         text(
@@ -424,7 +428,9 @@ def _copied(table: Table, copy: int, largest: dict[str, int]) -> Insert:
         else:
             value = column
         values.append(value.label(column.name))
-    originals = select(*values).where(table.c.id <= largest[table.name])
+    # The originals: by their own id, or by the id they are keyed by.
+    key = "id" if "id" in table.c else next(iter(shifted))
+    originals = select(*values).where(table.c[key] <= largest[shifted[key]])
     return insert(table).from_select([column.name for column in table.columns], originals)
 
 

@@ -13,6 +13,7 @@ from app.domain.backtest.folds import ENSEMBLE
 from benchmarks import (
     bench_history_size,
     bench_ingest,
+    bench_latest_quotes,
     evaluation_figures,
     pages,
     throughput_figures,
@@ -332,3 +333,13 @@ def test_a_missing_page_is_made_with_its_introduction(tmp_path: Path) -> None:
     assert text.startswith("# Performance\n")
     assert read_block(text) == render_block(None)
     assert "No figures yet" in render_block(None)
+
+
+def test_the_performance_page_shows_the_rendering_of_the_latest_quotes_figures() -> None:
+    block = pages.read_block(PERFORMANCE_PAGE.read_text(), bench_latest_quotes.NAME)
+
+    assert block is not None, f"{PERFORMANCE_PAGE} has no block {bench_latest_quotes.NAME}"
+    assert block == bench_latest_quotes.render_block(bench_latest_quotes.load_figures()), (
+        f"the block of {PERFORMANCE_PAGE.name} is not the rendering of "
+        "docs/figures/bench_latest_quotes.json: run benchmarks/bench_latest_quotes.py"
+    )

@@ -13,10 +13,11 @@ from sqlalchemy import Engine, event, select
 from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory
-from app.db.orm import Bookmaker, Match, ModelVersion, OddsQuote
+from app.db.orm import Bookmaker, Match, ModelVersion, OddsQuote, utcnow
 from app.domain.prediction import MatchInfo, QuotedMatch, QuotedOdds, StoredQuotes
 from app.domain.value import ENSEMBLE_SOURCE, ValueTerms
 from app.domain.vocabulary import ActivatedBy, Method, Phase, RunTrigger
+from app.services.ingest.latest import refresh_latest_quotes
 from app.services.model_versions import activate
 from app.services.prediction import PredictionAnswer, PredictionService
 from app.services.refit import run_refit
@@ -156,6 +157,8 @@ def test_with_a_closing_odds_model_active_an_upcoming_match_is_predicted_from_it
                     captured_at=dt.datetime(2030, 8, 9, tzinfo=dt.UTC),
                 )
             )
+        session.flush()
+        refresh_latest_quotes(session, [upcoming.id], utcnow())
         upcoming_id, played_id = upcoming.id, played.id
     models = models_for(refit_settings, engine)
     models.refresh()

@@ -14,9 +14,10 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import Match, OddsQuote, PredictionLogEntry
+from app.db.orm import Match, OddsQuote, PredictionLogEntry, utcnow
 from app.main import create_app
 from app.services import track_record
+from app.services.ingest.latest import refresh_latest_quotes
 from app.settings import Settings
 from tests.commands import Oddsboost
 from tests.helpers import count_rows, error_messages
@@ -371,6 +372,7 @@ def test_the_job_leaves_a_match_whose_quotes_all_came_after_kickoff(migrated_url
             session.execute(
                 update(OddsQuote).where(OddsQuote.match_id == late).values(captured_at=None)
             )
+            refresh_latest_quotes(session, [late], utcnow())
         track_record.track_record_job(
             engine, settings, clock=at(M1_KICKOFF + dt.timedelta(minutes=5))
         )

@@ -232,7 +232,7 @@ def test_after_a_new_quote_only_its_match_is_read_again(seeded: Seeded) -> None:
     read = [
         list(parameters.values() if isinstance(parameters, dict) else parameters)
         for sql, parameters in statements
-        if "FROM odds_quotes JOIN" in sql
+        if "FROM latest_quotes JOIN odds_quotes" in sql
     ]
     # The quotes of Arsenal's match alone (the other value: the phase).
     assert read

@@ -350,6 +350,35 @@ class OddsQuote(Base):
         return case((cls.captured_at > cls.received_at, cls.received_at), else_=cls.captured_at)
 
 
+class LatestQuote(Base):
+    """Per match, bookmaker and phase, the quote served: the latest one valid before kickoff
+    (``app.domain.training.select_latest_valid``), kept by every write of quotes or kickoffs
+    in the same transaction, so an answer reads these rows instead of the price history.
+    A deleted quote takes its row with it: whatever deletes quotes that may be served calls
+    ``refresh_latest_quotes`` for their matches, so that the next latest is chosen."""
+
+    __tablename__ = "latest_quotes"
+    __table_args__ = (
+        codes_check("phase", Phase),
+        # A deleted quote takes its row with it (the foreign key cascades): found by this.
+        Index("ix_latest_quotes_quote_id", "quote_id"),
+        # The newest change of any served quote, read by a poll of the upcoming board.
+        Index("ix_latest_quotes_chosen_at", "chosen_at"),
+    )
+
+    match_id: Mapped[int] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    bookmaker_id: Mapped[int] = mapped_column(ForeignKey("bookmakers.id"), primary_key=True)
+    phase: Mapped[Phase] = mapped_column(word(Phase, 8), primary_key=True)
+    quote_id: Mapped[int] = mapped_column(ForeignKey("odds_quotes.id", ondelete="CASCADE"))
+    # The quote's receipt when chosen: an update of its prices in place moves the receipt,
+    # which tells the row to be chosen again.
+    received_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    # When this row last changed: its quote chosen, or that quote's prices updated.
+    chosen_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+
+
 class ModelVersion(Base):
     """A fitted ensemble: how much to trust each bookmaker, and how it was validated. At most
     one is active; ``activated_at`` is its latest activation."""

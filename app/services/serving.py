@@ -1,5 +1,5 @@
 """What serving predictions reads: the active ensemble kept in memory (with the refit
-metrics), one snapshot per answer, and the stored quotes of matches."""
+metrics), one snapshot per answer, and the latest valid quotes of matches."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 from app.db.orm import (
     Bookmaker,
     Competition,
+    LatestQuote,
     Match,
     ModelVersion,
     OddsQuote,
@@ -154,12 +155,18 @@ _MATCHES_BY_ID = (
     .where(Match.id.in_(bindparam("ids", expanding=True)))
     .order_by(Match.id)
 )
+# The latest valid quote per bookmaker and phase (``LatestQuote``), not the price history:
+# ``select_latest_valid`` over these rows chooses what it would over the history. In the
+# order stored, which is the rule's last tie-break.
 _QUOTES_OF_MATCHES = (
     select(*QUOTE_COLUMNS)
-    .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
-    .where(OddsQuote.match_id.in_(bindparam("ids", expanding=True)))
+    .select_from(LatestQuote)
+    .join(OddsQuote, LatestQuote.quote_id == OddsQuote.id)
+    .join(Bookmaker, LatestQuote.bookmaker_id == Bookmaker.id)
+    .where(LatestQuote.match_id.in_(bindparam("ids", expanding=True)))
+    .order_by(OddsQuote.id)
 )
-_QUOTES_OF_MATCHES_IN_PHASE = _QUOTES_OF_MATCHES.where(OddsQuote.phase == bindparam("phase"))
+_QUOTES_OF_MATCHES_IN_PHASE = _QUOTES_OF_MATCHES.where(LatestQuote.phase == bindparam("phase"))
 
 
 def stored_matches(

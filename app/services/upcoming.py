@@ -8,8 +8,10 @@ receipt, with the active model's version. When the stamp changes, only the match
 part of it changed are predicted again (by ``predict_stored``, from the database: the
 prediction service's cached answers could be older than the stamp).
 
-Reading the stamp reads every quote of the window, so a poll first reads the window's ids
-and the database's watermark (newest quote receipt, newest match change). A write stamps
+Reading the stamp reads every served quote of the window (``LatestQuote``: per bookmaker and
+phase, the one an answer reads; a quote met again with the same prices changes none), so a
+poll first reads the window's ids and the database's watermark (newest change of a served
+quote, newest match change). A write stamps
 its rows before it commits, so it can land below a watermark already seen: the watermark is
 trusted only once its newest change is ``SETTLED_AFTER`` old, and the stamp is read again
 at least every ``VERIFIED_FOR``.
@@ -33,7 +35,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from app.db.engine import session_scope
-from app.db.orm import Match, OddsQuote, utcnow
+from app.db.orm import LatestQuote, Match, utcnow
 from app.domain.prediction import MatchInfo, MatchPrediction, QuotedOdds
 from app.domain.value import MatchValue, ValueTerms
 from app.metrics import count_board_build, count_model_weight
@@ -137,7 +139,7 @@ class UpcomingPage:
         return [_aged(match, self.answered_at) for match in self.shown]
 
 
-# Per match: id, season, last change, number of quotes, latest receipt of one.
+# Per match: id, season, last change, number of served quotes, their latest change.
 _MatchStamp = tuple[int, str, dt.datetime, int, dt.datetime | None]
 
 
@@ -147,7 +149,7 @@ class _Stamp:
     matches: tuple[_MatchStamp, ...]
 
 
-# The newest quote receipt and match change of the database (None: an empty window).
+# The newest change of a served quote and of a match (None: an empty window).
 _Watermark = tuple[dt.datetime | None, dt.datetime | None]
 
 
@@ -387,15 +389,17 @@ class UpcomingBoards:
 def match_stamps(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
 ) -> tuple[tuple[_MatchStamp, ...], _Watermark]:
-    """The stamp of each upcoming match of ``filters``, and the watermark. Subqueries per
-    match: a join with GROUP BY would scan every match."""
-    of_match = OddsQuote.match_id == Match.id
+    """The stamp of each upcoming match of ``filters``: its served quotes' count and latest
+    change (any change of what an answer reads moves one or the other, or the match's own
+    ``updated_at``), and the watermark. Subqueries per match: a join with GROUP BY would scan
+    every match."""
+    of_match = LatestQuote.match_id == Match.id
     statement = select(
         Match.id,
         Match.season,
         Match.updated_at,
         select(func.count()).where(of_match).scalar_subquery(),
-        select(func.max(OddsQuote.received_at)).where(of_match).scalar_subquery(),
+        select(func.max(LatestQuote.chosen_at)).where(of_match).scalar_subquery(),
         *_WATERMARK_COLUMNS,
     ).order_by(*_BY_KICKOFF)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
@@ -420,7 +424,7 @@ _FIRST_ROW = func.row_number().over(order_by=_BY_KICKOFF) == 1
 _WATERMARK_COLUMNS = tuple(
     case((_FIRST_ROW, newest), else_=None)
     for newest in (
-        select(func.max(OddsQuote.received_at)).correlate(None).scalar_subquery(),
+        select(func.max(LatestQuote.chosen_at)).correlate(None).scalar_subquery(),
         select(func.max(_CHANGED.updated_at)).correlate(None).scalar_subquery(),
     )
 )

@@ -28,9 +28,19 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.orm import Bookmaker, Clock, Competition, Match, OddsQuote, PredictionLogEntry, Team
+from app.db.orm import (
+    Bookmaker,
+    Clock,
+    Competition,
+    Match,
+    OddsQuote,
+    PredictionLogEntry,
+    Team,
+    utcnow,
+)
 from app.domain.vocabulary import ActivatedBy, Method, Phase
 from app.services import track_record
+from app.services.ingest.latest import refresh_latest_quotes
 from app.services.model_versions import activate
 from app.settings import Settings
 from tests.apps import ADMIN_KEY, build_app
@@ -138,6 +148,7 @@ def add_quotes(
             )
         )
     session.flush()
+    refresh_latest_quotes(session, [match_id], utcnow())
 
 
 def settle(session: Session, match_id: int, goals: tuple[int, int]) -> None:

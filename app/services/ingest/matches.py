@@ -227,9 +227,10 @@ def load_matches_by_id(session: Session, ids: Sequence[int]) -> dict[int, Stored
 
 def write_matches(
     session: Session, batch: IngestBatch, report: IngestReport, now: dt.datetime
-) -> tuple[list[int | None], set[int], set[int]]:
+) -> tuple[list[int | None], set[int], set[int], set[int]]:
     """Create or update the batch's matches: the stored id of each record (None where it
-    was skipped), the ids of the matches created, and of those created or changed."""
+    was skipped), the ids of the matches created, of those created or changed, and of the
+    stored ones whose kickoff moved."""
     competition_ids = ensure_competitions(session, (m.competition for m in batch.matches))
     team_ids = resolve_teams(
         session, (n for m in batch.matches for n in (m.home_team, m.away_team)), create=True
@@ -247,7 +248,7 @@ def write_matches(
     update_by_id(session, MATCHES, writes.updates)
     changed = created | {cast(int, row["b_id"]) for row in writes.updates}
     ids = [None if key is None else writes.match_ids.get(key) for key in record_keys]
-    return ids, created, changed
+    return ids, created, changed, writes.rescheduled
 
 
 def _distinct_matches(
@@ -323,6 +324,8 @@ class _MatchWrites:
     new_keys: list[MatchKey] = field(default_factory=list)
     updates: list[Row] = field(default_factory=list)
     match_ids: dict[MatchKey, int | None] = field(default_factory=dict)
+    # Stored matches whose kickoff moves: which of their quotes are valid may change.
+    rescheduled: set[int] = field(default_factory=set)
 
 
 def _plan(
@@ -363,6 +366,8 @@ def _plan(
         return
     report.matches_updated += 1
     report.matches_rescheduled += moved
+    if updated.kickoff != match.kickoff:
+        writes.rescheduled.add(match.id)
     if (updated.home_goals, updated.away_goals) != (match.home_goals, match.away_goals):
         report.results_set += 1
     writes.updates.append(_update_row(updated, now))

@@ -18,6 +18,7 @@ from app.domain.records import Skipped, result_of
 from app.services import flags
 from app.services.ingest.bulk import MATCHES, ids_by, update_by_id
 from app.services.ingest.dimensions import resolve_teams
+from app.services.ingest.latest import refresh_latest_quotes
 from app.services.ingest.matches import (
     MatchKey,
     NamedMatch,
@@ -101,6 +102,10 @@ def settle_results(
             report.matches_rescheduled += row["kickoff_date"] != match.kickoff_date
         updates[target.match_id] = row
     update_by_id(session, MATCHES, list(updates.values()))
+    moved = [
+        match_id for match_id, row in updates.items() if row["kickoff"] != stored[match_id].kickoff
+    ]
+    refresh_latest_quotes(session, moved, now)
     flags.score_settled_flags(session, list(updates), now, flag_terms or flags.DEFAULT_FLAG_TERMS)
     record_on_commit(session, report, source=source)
     return report

@@ -1,0 +1,303 @@
+"""What reading the served quotes costs as the price history grows: the latest quotes table
+against the two ways without it, and what keeping the table adds to an ingest.
+
+For each backend (SQLite always; PostgreSQL when ``ODDSBOOST_BENCH_POSTGRES_URL`` or
+``ODDSBOOST_TEST_DATABASE_URL`` names a server) and for 1 and for ``SNAPSHOTS`` snapshots per
+bookmaker, this writes ``MATCHES`` upcoming matches quoted by ``BOOKMAKERS`` bookmakers into
+a fresh, migrated database, one batch per snapshot (every price drawn anew), and times:
+
+* the write of the batches, with the table kept and with it left out (the 20-snapshot case);
+* the quotes of every match read as the board reads them (median of ``REPEATS``):
+  ``history`` reads every stored quote and picks the latest in numpy (as before the table);
+  ``window`` picks the latest in the database, with a window function over the history of
+  those matches (an index-backed query, no table); ``table`` reads the table
+  (``stored_matches``);
+* the board's stamp of those matches: every quote counted (``stamp over history``) or the
+  table's rows (``match_stamps``).
+
+Reports each time and the ratio of 20 snapshots to 1, in
+``docs/figures/bench_latest_quotes.json`` (the latest run of each backend) and its block of
+``docs/explanation/performance.md`` (``--no-write``: printed only).
+
+Run: ``python benchmarks/bench_latest_quotes.py [--no-write]``
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Collection
+from unittest import mock
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.orm import Session
+
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.orm import Bookmaker, Match, OddsQuote
+from app.domain.records import IngestBatch, MatchRecord, QuoteRecord
+from app.domain.tables import tables_from_rows
+from app.domain.training import select_latest_valid
+from app.domain.vocabulary import Phase
+from app.services import queries
+from app.services.ingest import batches as ingest_batches
+from app.services.ingest import ingest_batch
+from app.services.ingest.latest import latest_valid_quotes
+from app.services.model_versions import QUOTE_COLUMNS
+from app.services.serving import stored_matches
+from app.services.upcoming import match_stamps
+from benchmarks import pages
+from benchmarks.bench_ingest import fresh_database
+from benchmarks.pages import PERFORMANCE_PAGE, Provenance, Record
+
+NAME = "bench_latest_quotes"
+MATCHES = 200
+BOOKMAKERS = tuple(f"B{number:02d}" for number in range(20))
+SNAPSHOTS = 20
+REPEATS = 7
+SEED = 20261127
+START = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+KICKOFF = START + dt.timedelta(days=10)
+OPTIONS = (
+    f"{MATCHES} upcoming matches by {len(BOOKMAKERS)} bookmakers, 1 and {SNAPSHOTS} "
+    f"snapshots per bookmaker, reads: median of {REPEATS}"
+)
+READS = ("history", "window", "table", "stamp over history", "match_stamps")
+
+
+def snapshots(count: int) -> list[IngestBatch]:
+    """``count`` batches of every match's quotes, each captured an hour after the last."""
+    draw = random.Random(SEED)
+    matches = [
+        MatchRecord("E0", f"Home {i}", f"Away {i}", KICKOFF + dt.timedelta(hours=i % 48))
+        for i in range(MATCHES)
+    ]
+    rounds: list[IngestBatch] = []
+    for round_ in range(count):
+        captured = START + dt.timedelta(hours=round_)
+        quotes = []
+        for index in range(MATCHES):
+            for bookmaker in BOOKMAKERS:
+                home, away = draw.uniform(1.8, 2.6), draw.uniform(2.8, 4.5)
+                draw_price = 1.0 / (1.05 - 1.0 / home - 1.0 / away)
+                prices = (round(home, 2), round(draw_price, 2), round(away, 2))
+                quotes.append(QuoteRecord(index, bookmaker, Phase.PRE, *prices, captured))
+        rounds.append(IngestBatch(matches=list(matches), quotes=quotes))
+    return rounds
+
+
+def _not_kept(_session: Session, _match_ids: Collection[int], _now: dt.datetime) -> None:
+    return None
+
+
+def write(url: str, rounds: list[IngestBatch], *, keep_table: bool) -> float:
+    factory = make_session_factory(make_engine(url), for_writes=True)
+    patch = mock.patch.object(ingest_batches, "refresh_latest_quotes", _not_kept)
+    if not keep_table:
+        patch.start()
+    try:
+        start = time.perf_counter()
+        for round_, batch in enumerate(rounds):
+            moment = START + dt.timedelta(hours=round_, minutes=5)
+            with session_scope(factory) as session:
+                ingest_batch(session, batch, source="a benchmark", now=moment)
+        return time.perf_counter() - start
+    finally:
+        if not keep_table:
+            patch.stop()
+
+
+# A match row as ``tables_from_rows`` reads it (the competition is not needed: the season).
+_MATCH_COLUMNS = (Match.id, Match.kickoff, Match.result, Match.season, Match.season)
+_HISTORY = (
+    select(*QUOTE_COLUMNS)
+    .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
+    .where(OddsQuote.match_id.in_(bindparam("ids", expanding=True)), OddsQuote.phase == "pre")
+)
+
+
+def _history(session: Session, ids: list[int]) -> int:
+    matches = session.execute(select(*_MATCH_COLUMNS).where(Match.id.in_(ids))).all()
+    rows = session.execute(_HISTORY, {"ids": ids}).all()
+    match_table, quotes = tables_from_rows(matches, rows)
+    return len(select_latest_valid(match_table, quotes, Phase.PRE))
+
+
+def _window(session: Session, ids: list[int]) -> int:
+    latest = latest_valid_quotes(ids).subquery()
+    statement = (
+        select(*QUOTE_COLUMNS)
+        .join(Bookmaker, OddsQuote.bookmaker_id == Bookmaker.id)
+        .join(latest, latest.c.id == OddsQuote.id)
+        .where(latest.c.phase == Phase.PRE)
+    )
+    matches = session.execute(select(*_MATCH_COLUMNS).where(Match.id.in_(ids))).all()
+    match_table, quotes = tables_from_rows(matches, session.execute(statement).all())
+    return len(select_latest_valid(match_table, quotes, Phase.PRE))
+
+
+def _table(session: Session, ids: list[int]) -> int:
+    return sum(len(match.odds) for match in stored_matches(session, ids, phase=Phase.PRE).values())
+
+
+def _stamp_over_history(session: Session, _ids: list[int]) -> int:
+    of_match = OddsQuote.match_id == Match.id
+    statement = select(
+        Match.id,
+        Match.updated_at,
+        select(func.count()).where(of_match).scalar_subquery(),
+        select(func.max(OddsQuote.received_at)).where(of_match).scalar_subquery(),
+    )
+    filters = queries.MatchFilter(kickoff_from=START, kickoff_to=KICKOFF + dt.timedelta(days=3))
+    return len(session.execute(queries.upcoming_only(statement, filters, START)).all())
+
+
+def _match_stamps(session: Session, _ids: list[int]) -> int:
+    filters = queries.MatchFilter(kickoff_from=START, kickoff_to=KICKOFF + dt.timedelta(days=3))
+    return len(match_stamps(session, filters, START)[0])
+
+
+_READERS: dict[str, Callable[[Session, list[int]], int]] = {
+    "history": _history,
+    "window": _window,
+    "table": _table,
+    "stamp over history": _stamp_over_history,
+    "match_stamps": _match_stamps,
+}
+
+
+def read_times(url: str) -> dict[str, float]:
+    """Median seconds of each way of reading, each on a session of its own."""
+    engine = make_engine(url)
+    factory = make_session_factory(engine)
+    with session_scope(factory) as session:
+        ids = list(session.scalars(select(Match.id).order_by(Match.id)))
+    times: dict[str, float] = {}
+    for name, reader in _READERS.items():
+        counts, seconds = set(), []
+        for _ in range(REPEATS):
+            with session_scope(factory) as session:
+                start = time.perf_counter()
+                counts.add(reader(session, ids))
+                seconds.append(time.perf_counter() - start)
+        assert len(counts) == 1, f"{name} read different counts: {counts}"
+        times[name] = statistics.median(seconds)
+    engine.dispose()
+    return times
+
+
+class SnapshotsRun(Record):
+    """One history depth: the quotes stored, the write's time, each read's median time."""
+
+    snapshots: int
+    quotes: int
+    write_seconds: float
+    reads: dict[str, float]
+
+
+class LatestQuotesRun(Record):
+    backend: str
+    measured: Provenance
+    one: SnapshotsRun
+    many: SnapshotsRun
+    many_write_without_table_seconds: float
+
+
+class LatestQuotesFigures(Record):
+    runs: dict[str, LatestQuotesRun]
+
+
+def measure_depth(kind: str, server_url: str | None, count: int) -> SnapshotsRun:
+    rounds = snapshots(count)
+    with fresh_database(kind, server_url) as url:
+        written = write(url, rounds, keep_table=True)
+        reads = read_times(url)
+    return SnapshotsRun(
+        snapshots=count,
+        quotes=sum(len(batch.quotes) for batch in rounds),
+        write_seconds=written,
+        reads=reads,
+    )
+
+
+def measure(kind: str, server_url: str | None) -> LatestQuotesRun:
+    before = pages.load_average()
+    one = measure_depth(kind, server_url, 1)
+    many = measure_depth(kind, server_url, SNAPSHOTS)
+    with fresh_database(kind, server_url) as url:
+        without = write(url, snapshots(SNAPSHOTS), keep_table=False)
+    return LatestQuotesRun(
+        backend=kind,
+        measured=pages.provenance(before, OPTIONS),
+        one=one,
+        many=many,
+        many_write_without_table_seconds=without,
+    )
+
+
+def render_block(figures: LatestQuotesFigures | None) -> str:
+    """The Markdown between the markers of ``bench_latest_quotes``."""
+    if figures is None or not figures.runs:
+        return f"No figures yet: run `.venv/bin/python benchmarks/{NAME}.py` to measure them.\n"
+    lines = [
+        *(
+            f"* {pages.backend_title(run.backend)}: {pages.provenance_line(run.measured)}"
+            for run in figures.runs.values()
+        ),
+        "",
+        "| backend | read | 1 snapshot | 20 snapshots | ratio |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for run in figures.runs.values():
+        title = pages.backend_title(run.backend)
+        for read in READS:
+            one, many = run.one.reads[read] * 1000, run.many.reads[read] * 1000
+            lines.append(f"| {title} | {read} | {one:.1f} ms | {many:.1f} ms | {many / one:.2f} |")
+    lines += [
+        "",
+        "| backend | quotes written | with the table | without | ratio |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for run in figures.runs.values():
+        kept, bare = run.many.write_seconds, run.many_write_without_table_seconds
+        lines.append(
+            f"| {pages.backend_title(run.backend)} | {run.many.quotes:,} | {kept:.2f} s | "
+            f"{bare:.2f} s | {kept / bare:.2f} |"
+        )
+    lines += [
+        "",
+        "The ratio is the time with 20 snapshots over the time with one (the reads), and the "
+        "write with the table kept over the write without it.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def load_figures() -> LatestQuotesFigures | None:
+    return pages.load_record(LatestQuotesFigures, pages.figures_file(NAME))
+
+
+def main() -> None:
+    server_url = os.environ.get("ODDSBOOST_BENCH_POSTGRES_URL") or os.environ.get(
+        "ODDSBOOST_TEST_DATABASE_URL"
+    )
+    kinds = ["sqlite"]
+    if server_url and server_url.startswith("postgresql"):
+        kinds.append("postgresql")
+    previous = load_figures()
+    runs = {} if previous is None else dict(previous.runs)
+    for kind in kinds:
+        runs[kind] = measure(kind, server_url)
+    figures = LatestQuotesFigures(runs=dict(sorted(runs.items())))
+    print(render_block(figures))
+    if "--no-write" not in sys.argv[1:]:
+        pages.save_record(figures, pages.figures_file(NAME))
+        pages.write_block(PERFORMANCE_PAGE, NAME, render_block(figures))
+        print(f"written: {pages.figures_file(NAME)}, {PERFORMANCE_PAGE}")
+
+
+if __name__ == "__main__":
+    main()
