@@ -33,6 +33,7 @@ from app.domain.training import select_latest_valid
 from app.domain.vocabulary import Phase
 from app.services import flags
 from app.services.ingest import ingest_batch
+from app.services.ingest.latest import refresh_latest_quotes
 from app.services.queries import latest_quotes
 from app.services.quote_history import (
     BATCH_MATCHES,
@@ -130,6 +131,9 @@ def store_match(
                 seen_at=seen,
             )
         )
+    # Written past the ingest: the table of latest quotes is brought up to date as it would.
+    session.flush()
+    refresh_latest_quotes(session, [match_id], kickoff)
     return match_id
 
 

@@ -25,6 +25,7 @@ from app.domain.quote_history import ThinningRule, quotes_to_keep
 from app.domain.tables import MatchRow, tables_from_rows
 from app.domain.wording import counted
 from app.services.ingest.bulk import chunks
+from app.services.ingest.latest import refresh_latest_quotes
 from app.services.locks import serialise_match_rewrites
 from app.services.model_versions import QUOTE_COLUMNS
 from app.services.run_bounds import Stop
@@ -151,7 +152,8 @@ def thin_batch(
     ids = np.array([row[0] for row in quote_rows], dtype=np.int64)
     removed = ids[~keep].tolist()
     if not terms.dry_run:
-        delete_quotes(session, removed)
+        thinned_matches = matches.ids[np.unique(quotes.match[~keep])].tolist()
+        delete_quotes(session, removed, thinned_matches)
     batch = BatchThinned(
         last_match_id=int(match_rows[-1][0]),
         matches=len(match_rows),
@@ -184,11 +186,13 @@ def _next_matches(
     return [(row[0], row[1], row[2], row[3], row[4]) for row in rows[:taken]]
 
 
-def delete_quotes(session: Session, quote_ids: Sequence[int]) -> None:
-    """Delete the quotes ``quote_ids``, in the caller's transaction: the one way thinning
-    removes a quote."""
+def delete_quotes(session: Session, quote_ids: Sequence[int], match_ids: Sequence[int]) -> None:
+    """Delete the quotes ``quote_ids`` of ``match_ids``, in the caller's transaction: the one
+    way thinning removes a quote. The latest quotes are kept by the rule, but their table is
+    brought up to date all the same, so a served quote can never vanish with its row."""
     for part in chunks(sorted(quote_ids)):
         session.execute(delete(OddsQuote).where(OddsQuote.id.in_(part)))
+    refresh_latest_quotes(session, match_ids, utcnow())
 
 
 def quote_history_job(
