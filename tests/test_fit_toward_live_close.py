@@ -25,6 +25,7 @@ from app.services.model_versions import load_tables
 from app.services.refit import fit_options, run_refit
 from app.settings import Settings
 from tests.apps import refit_settings_for
+from tests.databases import Databases
 
 FIRST_KICKOFF = dt.datetime(2031, 1, 4, 15, 0, tzinfo=dt.UTC)
 MATCHES = 80  # 40 to fit and 40 to validate, each part at least the 30 a refit needs
@@ -97,9 +98,28 @@ def feed_and_settle(engine: Engine, number: int) -> None:
     )
 
 
+@pytest.fixture(scope="module")
+def fed_template(databases: Databases, migrated_template: str) -> str:
+    """Every match fed and settled, once for the module; each test refits a copy."""
+    template = databases.copy(migrated_template)
+    engine = make_engine(template)
+    for number in range(MATCHES):
+        feed_and_settle(engine, number)
+    engine.dispose()
+    databases.seal(template)
+    return template
+
+
 @pytest.fixture
-def settings(migrated_url: str) -> Settings:
-    return refit_settings_for(migrated_url).model_copy(
+def fed_url(databases: Databases, fed_template: str) -> Iterator[str]:
+    database = databases.copy(fed_template)
+    yield database
+    databases.drop(database)
+
+
+@pytest.fixture
+def settings(fed_url: str) -> Settings:
+    return refit_settings_for(fed_url).model_copy(
         update={
             "refit_fit_target": FitTarget.CLOSE,
             "refit_validation_fraction": 0.5,
@@ -113,8 +133,6 @@ def settings(migrated_url: str) -> Settings:
 @pytest.fixture
 def engine(settings: Settings) -> Iterator[Engine]:
     engine = make_engine(settings.database_url)
-    for number in range(MATCHES):
-        feed_and_settle(engine, number)
     yield engine
     engine.dispose()
 

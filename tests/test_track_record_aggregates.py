@@ -25,6 +25,7 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import (
     Match,
     ModelActivation,
@@ -40,7 +41,12 @@ from app.services.ingest.results import ResultItem, settle_results
 from app.services.matches import delete_match
 from app.services.model_versions import activate
 from app.settings import Settings
-from tests.databases import SharedDatabase, rolled_back_connection, savepoint_session
+from tests.databases import (
+    Databases,
+    SharedDatabase,
+    rolled_back_connection,
+    savepoint_session,
+)
 from tests.helpers import hand_made_version
 from tests.reference_track_record import performance_of, served_reliability
 
@@ -80,25 +86,37 @@ def _serve_with_two_versions(session: Session) -> None:
     session.flush()
 
 
+@pytest.fixture(scope="module")
+def logged_database(
+    databases: Databases, fitted_template: str, fitted_settings: Settings
+) -> Iterator[SharedDatabase]:
+    """The real log and the aggregates written by the rebuild that logged it, committed
+    once for the module; each test reads it in a transaction of its own that is rolled
+    back, so what one test changes no other sees."""
+    template = databases.copy(fitted_template)
+    engine = make_engine(template)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        _spread_kickoffs(session)
+        _serve_with_two_versions(session)
+        done = track_record.rebuild(
+            session, fitted_settings, kickoff_from=LOG_FROM, kickoff_to=LOG_TO, now=NOW
+        )
+    engine.dispose()
+    assert done.written > 700, str(done)
+    databases.seal(template)
+    shared = databases.share(template)
+    yield shared
+    shared.engine.dispose()
+
+
 @pytest.fixture
-def real_session(fitted_database: SharedDatabase) -> Iterator[Session]:
+def logged(logged_database: SharedDatabase) -> Iterator[Session]:
+    """The real log, its aggregates written by the rebuild that logged it."""
     with (
-        rolled_back_connection(fitted_database.engine) as connection,
+        rolled_back_connection(logged_database.engine) as connection,
         savepoint_session(connection) as session,
     ):
         yield session
-
-
-@pytest.fixture
-def logged(real_session: Session, fitted_settings: Settings) -> Session:
-    """The real log, its aggregates written by the rebuild that logged it."""
-    _spread_kickoffs(real_session)
-    _serve_with_two_versions(real_session)
-    done = track_record.rebuild(
-        real_session, fitted_settings, kickoff_from=LOG_FROM, kickoff_to=LOG_TO, now=NOW
-    )
-    assert done.written > 700, str(done)
-    return real_session
 
 
 def assert_same(found: Any, expected: Any, where: str = "performance") -> None:

@@ -9,7 +9,7 @@ import datetime as dt
 import gc
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -25,6 +25,7 @@ from app.services import track_record
 from app.services.single_flight import SingleFlight
 from app.services.track_record_answers import TrackRecordAnswers
 from tests.apps import refit_settings_for
+from tests.databases import Databases
 from tests.helpers import DEADLINE_SECONDS, hand_made_served
 
 UTC = dt.UTC
@@ -146,14 +147,16 @@ def test_a_kept_answer_has_a_bound() -> None:
     assert [answers._kept.get((question, None)) for question in "abc"] == [None, "b", "c"]
 
 
-@pytest.fixture
-def logged_url(fitted_url: str) -> str:
-    """The fitted database with one season of each competition logged and committed."""
-    engine = make_engine(fitted_url)
+@pytest.fixture(scope="module")
+def logged_template(databases: Databases, fitted_template: str) -> str:
+    """The fitted data with one season of each competition logged and committed, once for
+    the module."""
+    template = databases.copy(fitted_template)
+    engine = make_engine(template)
     try:
         track_record.rebuild_in_chunks(
             make_session_factory(engine, for_writes=True),
-            refit_settings_for(fitted_url),
+            refit_settings_for(template),
             kickoff_from=dt.datetime(2017, 8, 1, tzinfo=UTC),
             kickoff_to=dt.datetime(2018, 6, 1, tzinfo=UTC),
             now=dt.datetime(2026, 1, 1, tzinfo=UTC),
@@ -161,7 +164,16 @@ def logged_url(fitted_url: str) -> str:
         )
     finally:
         engine.dispose()
-    return fitted_url
+    databases.seal(template)
+    return template
+
+
+@pytest.fixture
+def logged_url(databases: Databases, logged_template: str) -> Iterator[str]:
+    """A database of its own with the logged data committed."""
+    database = databases.copy(logged_template)
+    yield database
+    databases.drop(database)
 
 
 PATHS = ("/performance?competition=E0", "/dashboard/track-record", "/dashboard/model")
