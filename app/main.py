@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
 
 from fastapi import FastAPI
@@ -66,13 +67,20 @@ redirected. While the database cannot be reached, an endpoint that needs it answ
 
 async def _keep_model_fresh(cache: ModelCache, interval: float) -> None:
     """Pick up a newly activated model version within ``interval`` seconds, off the event
-    loop; a failed check keeps the current model."""
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            await asyncio.to_thread(cache.refresh)
-        except Exception:
-            log.exception("could not check for a new model version; keeping the current one")
+    loop; a failed check keeps the current model, and the next one tries again."""
+    # A thread of its own (as the cache has a connection of its own): never queued behind
+    # the requests' work on the shared threads.
+    refreshing = ThreadPoolExecutor(1, "model-refresh")
+    loop = asyncio.get_running_loop()
+    try:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await loop.run_in_executor(refreshing, cache.refresh)
+            except Exception:
+                log.exception("could not check for a new model version; keeping the current one")
+    finally:
+        refreshing.shutdown(wait=False)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

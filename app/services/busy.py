@@ -1,4 +1,5 @@
-"""A database that cannot take a request now, busy or unreachable, as services report it."""
+"""A service that cannot take a request now (a database busy or unreachable, a worker at its
+limit of expensive requests), as services report it."""
 
 from __future__ import annotations
 
@@ -13,10 +14,15 @@ from app.db.engine import is_database_locked, is_database_unreachable
 RETRY_AFTER_SECONDS = 5
 
 
-class DatabaseUnavailableError(RuntimeError):
-    """The database could not take the request now; the same one may succeed later."""
+class UnavailableError(RuntimeError):
+    """The request could not be taken now; the same one may succeed after
+    ``retry_after_seconds``."""
 
     retry_after_seconds = RETRY_AFTER_SECONDS
+
+
+class DatabaseUnavailableError(UnavailableError):
+    """The database could not take the request now; the same one may succeed later."""
 
 
 class DatabaseBusyError(DatabaseUnavailableError):

@@ -24,6 +24,9 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api import charts
 from app.api.deps import (
+    BOARD_ADMISSION,
+    PAGES_ADMISSION,
+    TRACK_RECORD_ADMISSION,
     BoardMomentDep,
     ModelsDep,
     SessionDep,
@@ -164,7 +167,7 @@ async def stylesheet() -> Response:
     )
 
 
-@router.get("/dashboard")
+@router.get("/dashboard", dependencies=[BOARD_ADMISSION])
 async def upcoming_page(
     page: PageDep,
     boards: UpcomingBoardsDep,
@@ -183,7 +186,7 @@ async def upcoming_page(
     return page.render("dashboard/upcoming.html", {"view": view, "page": "upcoming"})
 
 
-@router.get("/dashboard/matches/{match_id}")
+@router.get("/dashboard/matches/{match_id}", dependencies=[PAGES_ADMISSION])
 def match_page(
     page: PageDep,
     session: SessionDep,
@@ -197,7 +200,7 @@ def match_page(
     return page.render("dashboard/match.html", {"view": view, "page": None})
 
 
-@router.get("/dashboard/model")
+@router.get("/dashboard/model", dependencies=[PAGES_ADMISSION])
 async def model_page(
     page: PageDep,
     session: SessionDep,
@@ -216,7 +219,7 @@ async def model_page(
     return await run_in_threadpool(page.render, "dashboard/model.html", context)
 
 
-@router.get("/dashboard/track-record")
+@router.get("/dashboard/track-record", dependencies=[TRACK_RECORD_ADMISSION])
 async def track_record_page(
     page: PageDep,
     session: SessionDep,
