@@ -61,7 +61,9 @@ is not valid JSON (not UTF-8, cut short, nested too deeply) gets 422 with `type`
 `json_invalid`, on every endpoint. An admin endpoint checks `X-API-Key` before it reads
 anything else of the request. Paths are matched as written: a trailing slash is not
 redirected. While the database cannot be reached, an endpoint that needs it answers 503 with
-`Retry-After`.
+`Retry-After`; so does an expensive endpoint (the board, the track record, the dashboard's
+pages, a batch) while the worker is serving as many requests of its kind as it serves at once
+and none finishes within a few seconds.
 """
 
 
