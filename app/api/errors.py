@@ -22,8 +22,8 @@ from app.api.schemas.problems import (
 )
 from app.domain.football_data import FileFormatError
 from app.domain.records import CapturedInFutureError, TooManyBookmakersError
-from app.services.busy import UnavailableError
 from app.services.teams import AliasConflictError, MergeNeedsConfirmationError, TeamNotFoundError
+from app.services.unavailable import UnavailableError
 
 INTERNAL_DETAIL = "the request failed unexpectedly; the error is logged"
 

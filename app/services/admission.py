@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from app.metrics import count_admission_refusal
-from app.services.busy import UnavailableError
+from app.services.unavailable import UnavailableError
 
 
 class Endpoints(StrEnum):

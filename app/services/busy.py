@@ -1,5 +1,4 @@
-"""A service that cannot take a request now (a database busy or unreachable, a worker at its
-limit of expensive requests), as services report it."""
+"""A database that cannot take a request now, busy or unreachable, as services report it."""
 
 from __future__ import annotations
 
@@ -10,15 +9,15 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from app.db.engine import is_database_locked, is_database_unreachable
+from app.services.unavailable import RETRY_AFTER_SECONDS, UnavailableError
 
-RETRY_AFTER_SECONDS = 5
-
-
-class UnavailableError(RuntimeError):
-    """The request could not be taken now; the same one may succeed after
-    ``retry_after_seconds``."""
-
-    retry_after_seconds = RETRY_AFTER_SECONDS
+__all__ = [
+    "RETRY_AFTER_SECONDS",
+    "DatabaseBusyError",
+    "DatabaseUnavailableError",
+    "DatabaseUnreachableError",
+    "unavailable_as_service_error",
+]
 
 
 class DatabaseUnavailableError(UnavailableError):
