@@ -149,7 +149,7 @@ def test_a_request_over_its_kinds_limit_waits_then_is_told_when_to_come_back(
         assert response.headers["content-type"] == PROBLEM
         problem = response.json()
         assert problem["status"] == 503
-        assert "track record requests as it serves at once (1)" in problem["detail"]
+        assert "at most 1 request for the track record at once" in problem["detail"]
     assert refusals("track_record") == before + 2
     assert board.status_code == 200
     assert after.status_code == 200  # the place is free again

@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.domain.wording import counted
 from app.metrics import count_admission_refusal
 from app.services.unavailable import UnavailableError
 
@@ -40,6 +41,15 @@ CONNECTIONS_PER_REQUEST: Mapping[Endpoints, int] = {
 }
 
 
+# What the requests of each kind ask for, as a refusal names it.
+ASKED_FOR: Mapping[Endpoints, str] = {
+    Endpoints.BOARD: "the board",
+    Endpoints.PAGES: "the dashboard's pages",
+    Endpoints.TRACK_RECORD: "the track record",
+    Endpoints.BATCH: "batches of predictions",
+}
+
+
 def connections_needed(limits: Mapping[Endpoints, int]) -> int:
     """The most connections the limited endpoints hold at once under ``limits``."""
     return sum(limit * CONNECTIONS_PER_REQUEST[kind] for kind, limit in limits.items())
@@ -50,8 +60,8 @@ class AdmissionRefusedError(UnavailableError):
 
     def __init__(self, kind: Endpoints, limit: int, retry_after_seconds: int) -> None:
         super().__init__(
-            f"this worker is serving as many {kind.value.replace('_', ' ')} requests as it "
-            f"serves at once ({limit}); send the same request again in "
+            f"this worker serves at most {counted(limit, 'request')} for {ASKED_FOR[kind]} "
+            "at once, and none finished in time; send the same request again in "
             f"{retry_after_seconds} s"
         )
         self.retry_after_seconds = retry_after_seconds
