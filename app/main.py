@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
 
 from fastapi import FastAPI
@@ -61,7 +62,9 @@ is not valid JSON (not UTF-8, cut short, nested too deeply) gets 422 with `type`
 `json_invalid`, on every endpoint. An admin endpoint checks `X-API-Key` before it reads
 anything else of the request. Paths are matched as written: a trailing slash is not
 redirected. While the database cannot be reached, an endpoint that needs it answers 503 with
-`Retry-After`.
+`Retry-After`; so does an expensive endpoint (the board, the track record, the dashboard's
+pages, a batch) while the worker is serving as many requests of its kind as it serves at once
+and none finishes within a few seconds.
 """
 
 
@@ -69,16 +72,23 @@ async def _keep_model_fresh(
     cache: ModelCache, interval: float, on_activation: Callable[[], Awaitable[None]]
 ) -> None:
     """Pick up a newly activated model version within ``interval`` seconds, off the event
-    loop; a failed check keeps the current model."""
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            activated = await asyncio.to_thread(cache.refresh)
-        except Exception:
-            log.exception("could not check for a new model version; keeping the current one")
-            continue
-        if activated:
-            await on_activation()
+    loop; a failed check keeps the current model, and the next one tries again."""
+    # A thread of its own (as the cache has a connection of its own): never queued behind
+    # the requests' work on the shared threads.
+    refreshing = ThreadPoolExecutor(1, "model-refresh")
+    loop = asyncio.get_running_loop()
+    try:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                activated = await loop.run_in_executor(refreshing, cache.refresh)
+            except Exception:
+                log.exception("could not check for a new model version; keeping the current one")
+                continue
+            if activated:
+                await on_activation()
+    finally:
+        refreshing.shutdown(wait=False)
 
 
 async def _warm_board(state: AppState) -> None:

@@ -76,6 +76,15 @@ INGESTED = Counter(
     registry=REGISTRY,
 )
 
+ADMISSION_REFUSALS = Counter(
+    "oddsboost_admission_refusals_total",
+    "Requests answered 503 because their kind of endpoint was at its limit of requests at "
+    "once in the worker for longer than they may wait, by kind (board, pages, track_record, "
+    "batch).",
+    ["endpoints"],
+    registry=REGISTRY,
+)
+
 FETCH_RUNS = Counter(
     "oddsboost_fetch_runs",
     "Feed runs finished, by source and status (succeeded, failed or skipped).",
@@ -149,6 +158,10 @@ def count_model_weight(served_by: Literal["predict", "board"], present: float | 
     _model_predictions_counted(served_by).inc()
     if present < defaults.LOW_WEIGHT_PRESENT:
         _under_half_counted(served_by).inc()
+
+
+def count_admission_refusal(endpoints: str) -> None:
+    ADMISSION_REFUSALS.labels(endpoints).inc()
 
 
 def count_fetch_run(source: str, status: str, quota_remaining: int | None) -> None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
     from app.domain.value import ValueTerms
+    from app.services.admission import AdmissionLimits
 
 PLACEHOLDER_ADMIN_KEYS = frozenset({"", "changeme", "change-me", "secret", "admin", "password"})
 ADMIN_KEY_MIN_LENGTH = 16
@@ -129,6 +130,61 @@ class Settings(BaseSettings):
         description="`/performance` and the track record page list, day by day (and in "
         "the bankroll's points), the latest this many days of a window with a settled "
         "logged match; the other figures cover the whole window.",
+    )
+    database_pool_size: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="Connections to the database each worker keeps open for requests (the "
+        "model's refresh has one of its own).",
+    )
+    database_pool_overflow: int = Field(
+        default=10,
+        ge=0,
+        le=1000,
+        description="Connections a worker may open for requests beyond "
+        "`database_pool_size` while all of those are in use, closed again when returned.",
+    )
+    database_pool_timeout_seconds: Seconds = Field(
+        default=10.0,
+        description="How long a request waits for a free connection when a worker has "
+        "`database_pool_size` + `database_pool_overflow` in use before it gets 503 with "
+        "Retry-After.",
+    )
+    admission_board: int = Field(
+        default=4,
+        ge=1,
+        le=1000,
+        description="Requests for the board (GET /upcoming, GET /value-bets, the dashboard's "
+        "board) each worker serves at once; more wait up to `admission_wait_seconds`, then "
+        "get 503 with Retry-After. Each holds one database connection.",
+    )
+    admission_pages: int = Field(
+        default=4,
+        ge=1,
+        le=1000,
+        description="Requests for the dashboard's match and model pages each worker serves "
+        "at once (as `admission_board`). Each holds up to two database connections.",
+    )
+    admission_track_record: int = Field(
+        default=2,
+        ge=1,
+        le=1000,
+        description="Requests for the track record (GET /performance, the dashboard's track "
+        "record) each worker serves at once (as `admission_board`). Each holds one database "
+        "connection.",
+    )
+    admission_batch: int = Field(
+        default=2,
+        ge=1,
+        le=1000,
+        description="Requests to POST /predict/batch each worker serves at once (as "
+        "`admission_board`). Each holds one database connection.",
+    )
+    admission_wait_seconds: WaitSeconds = Field(
+        default=5.0,
+        description="How long a request over its endpoint's limit of requests at once waits "
+        "for a place before it gets 503 with Retry-After (the wait, rounded up; at least 1 s).",
     )
     sqlite_busy_timeout_seconds: Seconds = Field(
         default=30.0,
@@ -543,6 +599,18 @@ class Settings(BaseSettings):
             commissions=self.commissions(),
         )
 
+    def admission_limits(self) -> AdmissionLimits:
+        """The limits of requests at once of each expensive kind of endpoint."""
+        from app.services.admission import AdmissionLimits, Endpoints
+
+        limits = {
+            Endpoints.BOARD: self.admission_board,
+            Endpoints.PAGES: self.admission_pages,
+            Endpoints.TRACK_RECORD: self.admission_track_record,
+            Endpoints.BATCH: self.admission_batch,
+        }
+        return AdmissionLimits(limits, self.admission_wait_seconds)
+
     def commissions(self) -> tuple[tuple[str, float], ...]:
         """``exchange_commission`` by bookmaker key, as value terms and the backtest take it."""
         from app.domain.bookmakers import bookmaker_key
@@ -637,6 +705,22 @@ class Settings(BaseSettings):
                 f"ODDSBOOST_CLOSING_WINDOW_MINUTES ({self.closing_window_minutes}): the "
                 "closing-line job would fetch before the window in which a quote counts as "
                 "the closing line"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _limited_endpoints_fit_in_the_pool(self) -> Settings:
+        # Past the pool, a limited request would wait for a connection another one holds.
+        from app.services.admission import connections_needed
+
+        needed = connections_needed(self.admission_limits().limits)
+        pool = self.database_pool_size + self.database_pool_overflow
+        if needed > pool:
+            raise ValueError(
+                f"the limited endpoints may hold {counted(needed, 'database connection')} at "
+                "once (ODDSBOOST_ADMISSION_BOARD + 2 × ODDSBOOST_ADMISSION_PAGES + "
+                "ODDSBOOST_ADMISSION_TRACK_RECORD + ODDSBOOST_ADMISSION_BATCH), more than the "
+                f"{pool} of ODDSBOOST_DATABASE_POOL_SIZE + ODDSBOOST_DATABASE_POOL_OVERFLOW"
             )
         return self
 

@@ -10,8 +10,9 @@ from typing import Any, TypedDict
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.engine import PoolLimits, make_engine, make_session_factory, session_scope
 from app.db.migrate import require_current_schema
+from app.services.admission import Admission
 from app.services.busy import unavailable_as_service_error
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
@@ -33,25 +34,39 @@ class AppState:
     read_sessions: sessionmaker[Session]
     # Sessions that take SQLite's write lock at BEGIN (see ``make_session_factory``).
     write_sessions: sessionmaker[Session]
+    # The model's refresh reads on a connection of its own, never one a request waits for.
+    refresh_engine: Engine
     models: ModelCache
     predictions: PredictionService
     upcoming: UpcomingBoards
     track_record: TrackRecordAnswers
+    admission: Admission
 
     @classmethod
     def open(cls, settings: Settings) -> AppState:
         """Connect, and refuse a database whose schema this code does not know."""
         engine = make_engine(
-            settings.database_url, sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds
+            settings.database_url,
+            sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds,
+            pool=PoolLimits(
+                settings.database_pool_size,
+                settings.database_pool_overflow,
+                settings.database_pool_timeout_seconds,
+            ),
         )
         try:
             require_current_schema(engine)
         except BaseException:
             engine.dispose()
             raise
+        refresh_engine = make_engine(
+            settings.database_url,
+            sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds,
+            pool=PoolLimits(1, 0, settings.database_pool_timeout_seconds),
+        )
         read_sessions = make_session_factory(engine)
         models = ModelCache(
-            read_sessions,
+            make_session_factory(refresh_engine),
             default_method=settings.demargin_method,
             default_phase=settings.refit_phase,
         )
@@ -59,6 +74,7 @@ class AppState:
             settings=settings,
             engine=engine,
             read_sessions=read_sessions,
+            refresh_engine=refresh_engine,
             write_sessions=make_session_factory(engine, for_writes=True),
             models=models,
             predictions=PredictionService(
@@ -74,11 +90,13 @@ class AppState:
                 max_bytes=settings.board_cache_bytes,
             ),
             track_record=TrackRecordAnswers(),
+            admission=Admission(settings.admission_limits()),
         )
 
     def close(self) -> None:
         self.track_record.close()
         self.upcoming.close()
+        self.refresh_engine.dispose()
         self.engine.dispose()
 
     def read_session(self) -> Iterator[Session]:

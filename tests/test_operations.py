@@ -57,14 +57,20 @@ def test_health_never_touches_the_database(seeded_client: TestClient) -> None:
 def test_the_background_refresh_is_not_taken_for_a_requests_statements(
     seeded_client: TestClient,
 ) -> None:
-    """The refresh may run while a request is watched (on a loaded machine it does): none of
-    its statements, its transaction's own included, counts as the request's."""
-    statements: list[str] = []
+    """The refresh may run while a request is watched (on a loaded machine it does): it reads
+    on an engine of its own, and none of its statements, its transaction's own included,
+    counts as the request's."""
+    on_requests: list[str] = []
+    on_refresh: list[str] = []
     state = app_state(seeded_client.app_state)
-    event.listen(state.engine, "before_cursor_execute", lambda *a: statements.append(str(a[2])))
+    event.listen(state.engine, "before_cursor_execute", lambda *a: on_requests.append(str(a[2])))
+    event.listen(
+        state.refresh_engine, "before_cursor_execute", lambda *a: on_refresh.append(str(a[2]))
+    )
     state.models.refresh()
-    assert statements
-    assert request_statements(statements) == []
+    assert on_requests == []
+    assert on_refresh
+    assert request_statements(on_refresh) == []
 
 
 def test_ready_without_a_model_is_ready_and_says_so(seeded_client: TestClient) -> None:

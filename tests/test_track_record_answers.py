@@ -220,7 +220,18 @@ def test_requests_asking_at_once_share_one_computation(
 
     monkeypatch.setattr(SingleFlight, "run", counted_run)
     monkeypatch.setattr(track_record_answers.TrackRecordAnswers, "answer", answer)
-    with TestClient(create_app(refit_settings_for(logged_url))) as client:
+    # As many requests of the track record at once as are sent, on SQLAlchemy's default pool
+    # (no refusal: the test is of requests that wait for a connection and the computation).
+    settings = refit_settings_for(logged_url).model_copy(
+        update={
+            "admission_track_record": concurrent,
+            "admission_pages": concurrent,
+            "database_pool_size": 5,
+            "database_pool_overflow": POOLED - 5,
+            "database_pool_timeout_seconds": 30.0,
+        }
+    )
+    with TestClient(create_app(settings)) as client:
         app = client.app
 
         async def started_app(scope: Any, receive: Any, send: Any) -> None:

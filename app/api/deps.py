@@ -5,9 +5,9 @@ factory, so no router holds one."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from functools import partial
-from typing import Annotated, Protocol, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 from fastapi import Depends, HTTPException, Query, Request, Security, status
 from fastapi.exceptions import RequestValidationError
@@ -20,6 +20,7 @@ from app.api.schemas.problems import FieldError
 from app.domain.vocabulary import RunTrigger
 from app.domain.wording import counted
 from app.services import refit_runs
+from app.services.admission import Endpoints
 from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
 from app.services.readiness import Readiness, check_readiness
@@ -54,6 +55,24 @@ def get_session(request: Request) -> Iterator[Session]:
 def get_write_session(request: Request) -> Iterator[Session]:
     """Like :func:`get_session`, taking SQLite's write lock up front."""
     yield from _state(request).write_session()
+
+
+def admitted(kind: Endpoints) -> Any:
+    """A route's dependency holding a place of ``kind`` while the route runs: a request over
+    the worker's limit waits briefly, then gets 503 with Retry-After. Given first among a
+    route's dependencies, it is let go after the request's session is closed."""
+
+    async def admit(request: Request) -> AsyncIterator[None]:
+        async with _state(request).admission.admitted(kind):
+            yield
+
+    return Depends(admit, scope="function")
+
+
+BOARD_ADMISSION = admitted(Endpoints.BOARD)
+PAGES_ADMISSION = admitted(Endpoints.PAGES)
+TRACK_RECORD_ADMISSION = admitted(Endpoints.TRACK_RECORD)
+BATCH_ADMISSION = admitted(Endpoints.BATCH)
 
 
 class QueueRefit(Protocol):

@@ -22,8 +22,8 @@ from app.api.schemas.problems import (
 )
 from app.domain.football_data import FileFormatError
 from app.domain.records import CapturedInFutureError, TooManyBookmakersError
-from app.services.busy import DatabaseUnavailableError
 from app.services.teams import AliasConflictError, MergeNeedsConfirmationError, TeamNotFoundError
+from app.services.unavailable import UnavailableError
 
 INTERNAL_DETAIL = "the request failed unexpectedly; the error is logged"
 
@@ -115,8 +115,9 @@ def _captured_in_future(request: Request, exc: Exception) -> Response:
 
 
 def _unavailable(request: Request, exc: Exception) -> Response:
-    # Busy or unreachable: the same request may succeed later, and Retry-After says when.
-    assert isinstance(exc, DatabaseUnavailableError)
+    # A database busy or unreachable, a worker at its limit: the same request may succeed
+    # later, and Retry-After says when.
+    assert isinstance(exc, UnavailableError)
     problem = Problem.of(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc), request.url.path)
     return problem_response(problem, {"Retry-After": str(exc.retry_after_seconds)})
 
@@ -144,7 +145,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(ClientDisconnect, _client_gone)
-    app.add_exception_handler(DatabaseUnavailableError, _unavailable)
+    app.add_exception_handler(UnavailableError, _unavailable)
     app.add_exception_handler(CapturedInFutureError, _captured_in_future)
     app.add_exception_handler(FileFormatError, _handler(status.HTTP_422_UNPROCESSABLE_CONTENT))
     app.add_exception_handler(

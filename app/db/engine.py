@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,17 +26,47 @@ class DatabaseUrlError(ValueError):
     """The database URL names nothing the service can open (the message hides the password)."""
 
 
+@dataclass(frozen=True, slots=True)
+class PoolLimits:
+    """How many connections an engine keeps (``size``), may open beyond them while all are
+    in use (``overflow``), and how long a checkout waits for one before it fails."""
+
+    size: int = 5
+    overflow: int = 10
+    timeout_seconds: float = 30.0
+
+    @property
+    def connections(self) -> int:
+        """The most connections the engine holds at once."""
+        return self.size + self.overflow
+
+
+# SQLAlchemy's own defaults, for engines of commands and tests.
+DEFAULT_POOL = PoolLimits()
+
+
 def make_engine(
     database_url: str,
     *,
     sqlite_busy_timeout_seconds: float = SQLITE_BUSY_TIMEOUT_SECONDS,
+    pool: PoolLimits = DEFAULT_POOL,
     **kwargs: Any,
 ) -> Engine:
     """An engine, not connected yet; :class:`DatabaseUrlError` for a URL that is none, a
-    database other than SQLite and PostgreSQL, or a driver not installed."""
+    database other than SQLite and PostgreSQL, or a driver not installed.
+
+    ``pool`` bounds the connections of a database file or server (an in-memory SQLite
+    database, or an engine given its own ``poolclass``, keeps its own pool)."""
     url = read_database_url(database_url)
     if url.get_backend_name() not in SUPPORTED_BACKENDS:
         raise DatabaseUrlError(f"the database URL {shown(url)} is not supported: use {URL_FORMS}")
+    if "poolclass" not in kwargs and not _in_memory(url):
+        kwargs = {
+            "pool_size": pool.size,
+            "max_overflow": pool.overflow,
+            "pool_timeout": pool.timeout_seconds,
+            **kwargs,
+        }
     try:
         return _create_engine(url, sqlite_busy_timeout_seconds, **kwargs)
     except (NoSuchModuleError, ImportError):
@@ -88,13 +119,17 @@ def unusable_database(error: DBAPIError, database_url: str) -> str:
     return f"cannot use the database {shown(url)}: {reason}"
 
 
+def _in_memory(url: URL) -> bool:
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+
+
 def _create_engine(url: URL, sqlite_busy_timeout_seconds: float, **kwargs: Any) -> Engine:
     if url.get_backend_name() == "sqlite":
         connect_args = {"check_same_thread": False, **kwargs.pop("connect_args", {})}
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_sqlite(
             engine,
-            in_memory=url.database in (None, "", ":memory:"),
+            in_memory=_in_memory(url),
             busy_timeout_ms=round(sqlite_busy_timeout_seconds * 1000),
         )
         return engine

@@ -9,14 +9,19 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from app.db.engine import is_database_locked, is_database_unreachable
+from app.services.unavailable import RETRY_AFTER_SECONDS, UnavailableError
 
-RETRY_AFTER_SECONDS = 5
+__all__ = [
+    "RETRY_AFTER_SECONDS",
+    "DatabaseBusyError",
+    "DatabaseUnavailableError",
+    "DatabaseUnreachableError",
+    "unavailable_as_service_error",
+]
 
 
-class DatabaseUnavailableError(RuntimeError):
+class DatabaseUnavailableError(UnavailableError):
     """The database could not take the request now; the same one may succeed later."""
-
-    retry_after_seconds = RETRY_AFTER_SECONDS
 
 
 class DatabaseBusyError(DatabaseUnavailableError):

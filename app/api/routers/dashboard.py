@@ -26,6 +26,9 @@ from starlette.concurrency import run_in_threadpool
 from app.api import charts
 from app.api.conditional import matches_etag, weak_etag
 from app.api.deps import (
+    BOARD_ADMISSION,
+    PAGES_ADMISSION,
+    TRACK_RECORD_ADMISSION,
     BoardMomentDep,
     ModelsDep,
     SessionDep,
@@ -206,7 +209,7 @@ async def stylesheet() -> Response:
     )
 
 
-@router.api_route("/dashboard", methods=["GET", "HEAD"])
+@router.api_route("/dashboard", methods=["GET", "HEAD"], dependencies=[BOARD_ADMISSION])
 async def upcoming_page(
     page: PageDep,
     boards: UpcomingBoardsDep,
@@ -238,7 +241,9 @@ async def upcoming_page(
     return await page.answer("dashboard/upcoming.html", etag, context)
 
 
-@router.api_route("/dashboard/matches/{match_id}", methods=["GET", "HEAD"])
+@router.api_route(
+    "/dashboard/matches/{match_id}", methods=["GET", "HEAD"], dependencies=[PAGES_ADMISSION]
+)
 async def match_page(
     page: PageDep,
     session: SessionDep,
@@ -263,7 +268,7 @@ async def match_page(
     return await page.answer("dashboard/match.html", etag, context)
 
 
-@router.api_route("/dashboard/model", methods=["GET", "HEAD"])
+@router.api_route("/dashboard/model", methods=["GET", "HEAD"], dependencies=[PAGES_ADMISSION])
 async def model_page(
     page: PageDep,
     session: SessionDep,
@@ -282,7 +287,9 @@ async def model_page(
     return await page.answer("dashboard/model.html", etag, context)
 
 
-@router.api_route("/dashboard/track-record", methods=["GET", "HEAD"])
+@router.api_route(
+    "/dashboard/track-record", methods=["GET", "HEAD"], dependencies=[TRACK_RECORD_ADMISSION]
+)
 async def track_record_page(
     page: PageDep,
     session: SessionDep,

@@ -6,10 +6,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from app.api.deps import JSON_MEDIA_TYPE, SessionDep, SettingsDep, TrackRecordAnswersDep
+from app.api.deps import (
+    JSON_MEDIA_TYPE,
+    TRACK_RECORD_ADMISSION,
+    SessionDep,
+    SettingsDep,
+    TrackRecordAnswersDep,
+)
 from app.api.query_params import check_window
 from app.api.schemas.performance import PerformanceOut
-from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
+from app.api.schemas.problems import INVALID, UNAVAILABLE_OR_AT_LIMIT, problem_responses
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.services import track_record
@@ -20,9 +26,10 @@ router = APIRouter(tags=["track record"])
 
 @router.get(
     "/performance",
+    dependencies=[TRACK_RECORD_ADMISSION],
     response_model=PerformanceOut,
     response_model_by_alias=True,
-    responses=problem_responses({422: INVALID, 503: UNAVAILABLE}),
+    responses=problem_responses({422: INVALID, 503: UNAVAILABLE_OR_AT_LIMIT}),
 )
 async def get_performance(
     session: SessionDep,

@@ -8,7 +8,13 @@ from fastapi import APIRouter, HTTPException, Response, status
 from fastapi.concurrency import run_in_threadpool
 from pydantic import TypeAdapter, ValidationError
 
-from app.api.deps import JSON_BODY, PredictionsDep, SettingsDep, check_item_count
+from app.api.deps import (
+    BATCH_ADMISSION,
+    JSON_BODY,
+    PredictionsDep,
+    SettingsDep,
+    check_item_count,
+)
 from app.api.schemas.predict import (
     RESPONSIBLE_USE,
     BatchIn,
@@ -17,7 +23,14 @@ from app.api.schemas.predict import (
     PredictIn,
     PredictionOut,
 )
-from app.api.schemas.problems import NOT_JSON, TOO_LARGE, Problem, field_errors, problem_responses
+from app.api.schemas.problems import (
+    NOT_JSON,
+    TOO_LARGE,
+    UNAVAILABLE_OR_AT_LIMIT,
+    Problem,
+    field_errors,
+    problem_responses,
+)
 from app.api.written import WrittenBodies
 from app.services.busy import DatabaseUnreachableError
 from app.services.prediction import ON_LOOP_MAX, Answer, PredictionAnswer, Refusal, Unanswerable
@@ -91,8 +104,10 @@ async def predict(item: PredictIn, predictions: PredictionsDep) -> PredictionOut
 
 @router.post(
     BATCH_PATH,
-    dependencies=[JSON_BODY],
-    responses=problem_responses({413: TOO_LARGE, 415: NOT_JSON, 422: INVALID_OR_UNQUOTED}),
+    dependencies=[BATCH_ADMISSION, JSON_BODY],
+    responses=problem_responses(
+        {413: TOO_LARGE, 415: NOT_JSON, 422: INVALID_OR_UNQUOTED, 503: UNAVAILABLE_OR_AT_LIMIT}
+    ),
 )
 async def predict_batch(
     batch: BatchIn, settings: SettingsDep, predictions: PredictionsDep

@@ -7,10 +7,16 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Response
 
 from app.api.conditional import matches_etag, weak_etag
-from app.api.deps import JSON_MEDIA_TYPE, BoardMomentDep, UpcomingBoardsDep, page_window
+from app.api.deps import (
+    BOARD_ADMISSION,
+    JSON_MEDIA_TYPE,
+    BoardMomentDep,
+    UpcomingBoardsDep,
+    page_window,
+)
 from app.api.query_params import URL_TOO_LONG, upcoming_query
 from app.api.schemas.predict import RESPONSIBLE_USE
-from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
+from app.api.schemas.problems import INVALID, UNAVAILABLE_OR_AT_LIMIT, problem_responses
 from app.api.schemas.upcoming import UpcomingPage
 from app.services import upcoming
 from app.services.caching import AnswerCache
@@ -60,10 +66,11 @@ def etag_of(page: upcoming.UpcomingPage, query: upcoming.UpcomingQuery) -> str:
 
 @router.get(
     "/upcoming",
+    dependencies=[BOARD_ADMISSION],
     response_model=UpcomingPage,
     responses={
         304: {"description": NOT_MODIFIED},
-        **problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: UNAVAILABLE}),
+        **problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: UNAVAILABLE_OR_AT_LIMIT}),
     },
     description=UPCOMING_DOCS,
 )

@@ -6,10 +6,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response
 
-from app.api.deps import JSON_MEDIA_TYPE, BoardMomentDep, UpcomingBoardsDep, page_window
+from app.api.deps import (
+    BOARD_ADMISSION,
+    JSON_MEDIA_TYPE,
+    BoardMomentDep,
+    UpcomingBoardsDep,
+    page_window,
+)
 from app.api.query_params import URL_TOO_LONG, upcoming_query
 from app.api.schemas.predict import RESPONSIBLE_USE
-from app.api.schemas.problems import INVALID, UNAVAILABLE, problem_responses
+from app.api.schemas.problems import INVALID, UNAVAILABLE_OR_AT_LIMIT, problem_responses
 from app.api.schemas.value_bets import ValueBetPage
 from app.services.pagination import PageWindow
 from app.services.upcoming import UpcomingQuery
@@ -30,8 +36,9 @@ VALUE_BETS_DOCS = (
 
 @router.get(
     "/value-bets",
+    dependencies=[BOARD_ADMISSION],
     response_model=ValueBetPage,
-    responses=problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: UNAVAILABLE}),
+    responses=problem_responses({422: INVALID, 431: URL_TOO_LONG, 503: UNAVAILABLE_OR_AT_LIMIT}),
     description=VALUE_BETS_DOCS,
 )
 async def list_value_bets(

@@ -143,6 +143,11 @@ UNAVAILABLE = (
     "one writer at a time; nothing was written) or it cannot be reached. Retry-After says in "
     "how many seconds to send the same request again."
 )
+UNAVAILABLE_OR_AT_LIMIT = (
+    UNAVAILABLE[:-1] + ", or this worker is serving as many requests of this kind as it "
+    "serves at once (`ODDSBOOST_ADMISSION_*`) and none finished within "
+    "`ODDSBOOST_ADMISSION_WAIT_SECONDS`."
+)
 ADMIN: dict[int, str] = {
     401: "No X-API-Key header. The key is checked before anything else of the request.",
     403: "Wrong X-API-Key.",
