@@ -1,8 +1,9 @@
 """A closed-loop load client that keeps every request's latency and status.
 
 ``clients`` tasks each send a request, wait for its answer, and send the next one, until
-``seconds`` have passed; a request that has not been answered after ``timeout`` seconds is
-abandoned and counted as a timeout at that latency. Nothing is sampled or bucketed: the
+``seconds`` have passed; a request that stalls (connecting, sending or waiting for its
+answer) for longer than ``timeout`` seconds is abandoned and counted as a timeout at that
+latency. Nothing is sampled or bucketed: the
 percentiles are read, by nearest rank, from every request that ended, so a few slow answers
 among many fast ones show in the tail as they happened (``wrk``'s histogram was found to
 overstate that tail; it is kept for throughput only).
@@ -115,12 +116,15 @@ async def _client_loop(
     timeout: float,
     samples: Samples,
 ) -> None:
-    """One closed-loop client: the next request only once the last one ended."""
-    while time.monotonic() < until:
+    """One closed-loop client: the next request only once the last one ended; the first
+    one whatever the time, so that every client sends at least one."""
+    while True:
         started = time.monotonic()
         status = await _send(client, next_call())
         elapsed = time.monotonic() - started
         samples.add(min(elapsed, timeout) if status == TIMED_OUT else elapsed, status)
+        if time.monotonic() >= until:
+            return
 
 
 async def closed_loop(

@@ -103,6 +103,10 @@ class CountingServer(ThreadingHTTPServer):
         self.most_in_flight = 0
         self.closing = threading.Event()
 
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A client that gave up on /hang is gone when its answer is written: expected here.
+        pass
+
 
 class CountingHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -180,6 +184,7 @@ def test_an_unanswered_request_counts_as_a_timeout_at_the_timeout(
         )
     )
 
+    # Each client's first request is sent whatever the time; it outlasts the run.
     assert [sample.status for sample in samples.kept] == [TIMED_OUT, TIMED_OUT]
     assert all(sample.seconds <= 0.2 for sample in samples.kept)
     assert summarize(samples).other_errors == 2
