@@ -114,7 +114,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--matches", type=int, default=200)
     parser.add_argument("--snapshots", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=10, help="Refit rounds grid: one value.")
-    parser.add_argument("--seconds", type=float, help="Seconds per load run [8; quick 1].")
+    parser.add_argument("--seconds", type=float, help="Seconds per load run [6; quick 1].")
     parser.add_argument("--timeout", type=float, help="Request timeout [10; quick 2].")
     parser.add_argument("--cold-polls", type=int, help="Cold boards per database [10; quick 3].")
     parser.add_argument("--repeats", type=int, help="Predict runs per database [3; quick 1].")
@@ -129,7 +129,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         return value if value is not None else (quick if args.quick else full)
 
     return RunOptions(
-        seconds=pick(args.seconds, 8, 1),
+        seconds=pick(args.seconds, 6, 1),
         timeout=pick(args.timeout, 10, 2),
         cold_polls=int(pick(args.cold_polls, 10, 3)),
         repeats=int(pick(args.repeats, 3, 1)),
@@ -322,6 +322,12 @@ def load(
     )
 
 
+def warm_up(server: Server, call: Call) -> None:
+    """One request, untimed and whatever its answer, so that a run measures a warm path
+    (a fresh worker's cost is measured apart)."""
+    httpx.request(call.method, f"{server.base}{call.path}", json=call.body, timeout=300)
+
+
 def first_and_warm(server: Server) -> tuple[float, float]:
     """A fresh server's first board, as soon as it is ready, and the median of the next."""
     wait_ready(server)
@@ -335,7 +341,10 @@ def history_growth(servers: tuple[Server, Server], options: RunOptions) -> list[
     4.4 times it."""
     comparisons = []
     for path in HISTORY_PAGES:
-        medians = [load(server, always(Call("GET", path)), 1, options).p50_ms for server in servers]
+        call = Call("GET", path)
+        for server in servers:
+            warm_up(server, call)
+        medians = [load(server, always(call), 1, options).p50_ms for server in servers]
         comparisons.append(
             Comparison(
                 what=f"`GET {path}` p50 at one client",
@@ -381,6 +390,7 @@ def endpoint_runs(server: Server, calls: list[Call], options: RunOptions) -> lis
     runs = []
     for clients in (FEW_CLIENTS, MANY_CLIENTS):
         for call in calls:
+            warm_up(server, call)
             latency = load(server, always(call), clients, options)
             runs.append(
                 EndpointRun(

@@ -214,7 +214,7 @@ def _comparisons(comparisons: tuple[Comparison, ...]) -> list[str]:
         *(
             f"| {each.what} | {each.reference_label}: {number(each.reference)} {each.unit} "
             f"| {each.measured_label}: {number(each.measured)} {each.unit} "
-            f"| {each.ratio:.2f} | {_aim(each)} | {verdict(each.met)} |"
+            f"| {number(each.ratio)} | {_aim(each)} | {verdict(each.met)} |"
             for each in comparisons
         ),
     ]
