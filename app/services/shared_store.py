@@ -193,8 +193,7 @@ class SharedBoards(Generic[ValueT]):
             else:
                 self._client.set(entry, payload, px=self._ttl_ms)
                 count_shared_board("miss")
-            if token is not None:
-                self._release(keys=[entry + ":lock"], args=[token])
+            self._let_go(entry, token)
         except RedisError as error:
             self._failed(error)
 
