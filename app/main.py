@@ -37,6 +37,7 @@ from app.api.routers import (
     value_bets,
 )
 from app.logs import secrets_of
+from app.services.admission import Endpoints
 from app.services.serving import ModelCache
 from app.services.upcoming import default_query
 from app.settings import Settings, get_settings
@@ -97,7 +98,10 @@ async def _warm_board(state: AppState) -> None:
     if not state.settings.warm_board:
         return
     try:
-        await state.upcoming.warm(default_query(state.settings))
+        # A place of the board's like any viewer's: the build holds a connection of the pool
+        # the limits share out.
+        async with state.admission.admitted(Endpoints.BOARD):
+            await state.upcoming.warm(default_query(state.settings))
     except Exception as error:
         log.warning("could not build the board of upcoming matches in advance: %s", error)
 

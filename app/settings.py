@@ -341,6 +341,13 @@ class Settings(BaseSettings):
         description="Memory each worker may give the boards it keeps (estimated from their "
         "matches), beside the limit of 256 boards.",
     )
+    kept_bodies_bytes: int = Field(
+        default=16 * MIB,
+        ge=MIB,
+        description="Memory each worker may give the written answers it keeps to send again "
+        "(the dashboard's pages, the bodies of GET /upcoming), for each of the two, beside "
+        "their limits of entries; a page of 500 matches is about half a MiB.",
+    )
     admin_items_max: int = Field(
         default=10_000,
         ge=1,
@@ -710,16 +717,18 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _limited_endpoints_fit_in_the_pool(self) -> Settings:
-        # Past the pool, a limited request would wait for a connection another one holds.
-        from app.services.admission import connections_needed
+        # Past the pool, a limited request would wait for a connection another one holds;
+        # at the pool, the endpoints no limit holds would.
+        from app.services.admission import RESERVED_CONNECTIONS, connections_needed
 
         needed = connections_needed(self.admission_limits().limits)
         pool = self.database_pool_size + self.database_pool_overflow
-        if needed > pool:
+        if needed + RESERVED_CONNECTIONS > pool:
             raise ValueError(
                 f"the limited endpoints may hold {counted(needed, 'database connection')} at "
                 "once (ODDSBOOST_ADMISSION_BOARD + 2 × ODDSBOOST_ADMISSION_PAGES + "
-                "ODDSBOOST_ADMISSION_TRACK_RECORD + ODDSBOOST_ADMISSION_BATCH), more than the "
+                "ODDSBOOST_ADMISSION_TRACK_RECORD + ODDSBOOST_ADMISSION_BATCH), and "
+                f"{RESERVED_CONNECTIONS} more are kept for the other endpoints: more than the "
                 f"{pool} of ODDSBOOST_DATABASE_POOL_SIZE + ODDSBOOST_DATABASE_POOL_OVERFLOW"
             )
         return self

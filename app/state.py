@@ -14,12 +14,20 @@ from app.db.engine import PoolLimits, make_engine, make_session_factory, session
 from app.db.migrate import require_current_schema
 from app.services.admission import Admission
 from app.services.busy import unavailable_as_service_error
+from app.services.caching import KeptBodies
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
-from app.services.shared_store import SharedBoards
 from app.services.track_record_answers import TrackRecordAnswers
-from app.services.upcoming import UpcomingBoards
+from app.services.upcoming import UpcomingBoards, shared_boards
 from app.settings import Settings
+
+# Pages kept: a page asked for again is rendered once, not once a request.
+PAGES_KEPT = 64
+# The body of each answer of GET /upcoming is handed again to the polls of the same board and
+# page within a second (their ages as of the first of them): a board polled by many clients
+# is written once a second, not once a poll.
+BODY_SECONDS = 1.0
+BODIES_KEPT = 256
 
 # The type of the session handed to services: routers see it only through this name.
 __all__ = ["AppState", "LifespanState", "Session", "app_state"]
@@ -41,6 +49,9 @@ class AppState:
     upcoming: UpcomingBoards
     track_record: TrackRecordAnswers
     admission: Admission
+    # The dashboard's rendered pages, and the written bodies of GET /upcoming.
+    pages: KeptBodies
+    upcoming_bodies: KeptBodies
 
     @classmethod
     def open(cls, settings: Settings) -> AppState:
@@ -86,11 +97,15 @@ class AppState:
             upcoming=UpcomingBoards(
                 sessions=read_sessions,
                 models=models,
-                shared=SharedBoards.from_settings(settings),
+                shared=shared_boards(settings),
                 max_bytes=settings.board_cache_bytes,
             ),
             track_record=TrackRecordAnswers(),
             admission=Admission(settings.admission_limits()),
+            pages=KeptBodies(None, max_entries=PAGES_KEPT, max_bytes=settings.kept_bodies_bytes),
+            upcoming_bodies=KeptBodies(
+                BODY_SECONDS, max_entries=BODIES_KEPT, max_bytes=settings.kept_bodies_bytes
+            ),
         )
 
     def close(self) -> None:

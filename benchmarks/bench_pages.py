@@ -33,9 +33,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from app.api.routers import dashboard as dashboard_router
-from app.api.routers import upcoming as upcoming_router
 from app.main import create_app
-from app.services.caching import AnswerCache
+from app.state import app_state
 from benchmarks.bench_upcoming import MATCHES, week
 from benchmarks.bench_value_bets import POOL
 from benchmarks.common import ADMIN_KEY, prepare
@@ -57,16 +56,6 @@ def nothing() -> None:
     return None
 
 
-def forget_pages() -> None:
-    dashboard_router._PAGES = AnswerCache(None, max_entries=dashboard_router.PAGES_KEPT)
-
-
-def forget_bodies() -> None:
-    upcoming_router._BODIES = AnswerCache(
-        upcoming_router.BODY_SECONDS, max_entries=upcoming_router._BODIES.max_entries
-    )
-
-
 def get(client: TestClient, path: str, **headers: str) -> Callable[[], object]:
     def request() -> object:
         response = client.get(path, headers=headers)
@@ -84,6 +73,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         settings = prepare(Path(directory), POOL)
         with TestClient(create_app(settings)) as client:
+            state = app_state(client.app_state)
+            forget_pages, forget_bodies = state.pages.forget, state.upcoming_bodies.forget
             quotes = week(random.Random(7), dt.datetime.now(dt.UTC))
             stored = client.post(
                 "/admin/odds", json={"quotes": quotes}, headers={"X-API-Key": ADMIN_KEY}
@@ -120,7 +111,7 @@ def main() -> None:
 def profile(client: TestClient) -> None:
     """Where a render of the board's page spends its time (the rendering of the template,
     on the worker thread that renders it)."""
-    forget_pages()
+    app_state(client.app_state).pages.forget()
     profiler = cProfile.Profile()
     render = dashboard_router.ShownPage.body
 

@@ -16,7 +16,6 @@ from app.api.deps import board_moment
 from app.api.routers import dashboard as dashboard_router
 from app.db.orm import Competition, Match
 from app.domain.vocabulary import Method
-from app.services.caching import AnswerCache
 from app.state import app_state
 from tests.apps import ADMIN_KEY
 from tests.helpers import hand_made_version, store_versions
@@ -102,12 +101,10 @@ def test_a_page_is_rendered_once_for_its_etag(
     assert len(rendered) == len(paths)
 
 
-def test_a_kept_page_is_the_page_rendered_afresh(
-    still: Seeded, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_kept_page_is_the_page_rendered_afresh(still: Seeded) -> None:
     kept = {path: still.client.get(path) for path in paths_of(still)}
     # A process that kept nothing renders each page again.
-    monkeypatch.setattr(dashboard_router, "_PAGES", AnswerCache[bytes](None))
+    app_state(still.client.app_state).pages.forget()
     for path, first in kept.items():
         fresh = still.client.get(path)
         assert fresh.headers["etag"] == first.headers["etag"], path

@@ -27,6 +27,7 @@ from app.db.engine import PoolLimits, make_engine
 from app.main import create_app
 from app.metrics import REGISTRY
 from app.services import track_record
+from app.services.admission import RESERVED_CONNECTIONS
 from app.services.busy import DatabaseBusyError, unavailable_as_service_error
 from app.settings import Settings
 from app.state import app_state
@@ -34,9 +35,10 @@ from tests.apps import refit_settings_for
 from tests.helpers import DEADLINE_SECONDS, hand_made_version, store_versions, wait_until
 
 PROBLEM = "application/problem+json"
-# One place per kind and a pool that holds them all exactly: the board 1, the pages 1 × 2,
-# the track record 1, the batch 1 (see CONNECTIONS_PER_REQUEST).
-TIGHT_POOL = PoolLimits(2, 3, 0.2)
+# One place per kind and a pool that holds them all and the reserve exactly: the board 1,
+# the pages 1 × 2, the track record 1, the batch 1 (see CONNECTIONS_PER_REQUEST), and the
+# RESERVED_CONNECTIONS.
+TIGHT_POOL = PoolLimits(2, 3 + RESERVED_CONNECTIONS, 0.2)
 TIGHT = {
     "admission_board": 1,
     "admission_pages": 1,
@@ -234,8 +236,8 @@ def test_a_pool_sized_by_the_settings_hands_out_that_many_then_is_busy(database_
 
 
 def test_limits_that_could_hold_more_connections_than_the_pool_are_refused() -> None:
-    # 4 + 2 × 4 + 2 + 2 = 16 connections by default.
-    assert Settings(database_pool_size=10, database_pool_overflow=6).database_pool_size == 10
+    # 4 + 2 × 4 + 2 + 2 = 16 connections by default, and the 2 kept for the other endpoints.
+    assert Settings(database_pool_size=10, database_pool_overflow=8).database_pool_size == 10
     with pytest.raises(ValidationError, match="16 database connections at once") as error:
-        Settings(database_pool_size=10, database_pool_overflow=5)
-    assert "the 15 of ODDSBOOST_DATABASE_POOL_SIZE" in str(error.value)
+        Settings(database_pool_size=10, database_pool_overflow=7)
+    assert "the 17 of ODDSBOOST_DATABASE_POOL_SIZE" in str(error.value)

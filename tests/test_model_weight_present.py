@@ -12,7 +12,6 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.api.routers import upcoming as upcoming_router
 from app.domain.ensemble import Ensemble
 from app.domain.prediction import FEW_QUOTES, QuotedOdds, predict_matches
 from app.domain.vocabulary import Basis, Method, Phase
@@ -144,7 +143,8 @@ def test_the_board_says_each_match_s_share_and_counts_what_it_predicts(
     # A body kept by the route would answer without the board being asked: none is kept
     # (each read of this clock is a second later).
     clock = itertools.count().__next__
-    monkeypatch.setattr(upcoming_router, "_BODIES", AnswerCache[bytes](0.5, clock=clock))
+    kept = AnswerCache[bytes](0.5, clock=clock)
+    monkeypatch.setattr(app_state(seeded.client.app_state).upcoming_bodies, "kept", kept)
     client = seeded.client
     store(client, quote_items(UNWEIGHTED))
     before = counts(client, "board")

@@ -24,10 +24,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import ValidationError
 
+import app
 from app.logs import secrets_of
 from app.metrics import REGISTRY
 from app.services.caching import AnswerCache
-from app.services.shared_store import BOARD_FORMAT, SharedBoards
+from app.services.shared_store import SharedBoards, shape_digest
 from app.services.upcoming import board_bytes
 from app.settings import Settings
 from app.state import app_state
@@ -56,7 +57,7 @@ def store_of(redis_under_test: RedisUnderTest, **bounds: Any) -> SharedBoards[An
     settings = Settings(
         redis_url=redis_under_test.url, redis_key_prefix=redis_under_test.prefix, **bounds
     )
-    shared = SharedBoards[Any].from_settings(settings)
+    shared = SharedBoards[Any].from_settings(settings, object)
     assert shared is not None
     return shared
 
@@ -83,9 +84,10 @@ def test_a_value_is_built_once_and_read_by_the_next_caller(test_redis: RedisUnde
     assert shared.fetch_or_build("query-stamp", build) == {"matches": 3}
     assert shared.fetch_or_build("query-stamp", build) == {"matches": 3}
     assert made == ["built"]
-    # Under the prefix and the board format, with the lock released and a time to live.
+    # Under the prefix, the release and the shape of a value, with the lock released and a
+    # time to live.
     (key,) = test_redis.written_keys()
-    assert key == f"{test_redis.prefix}:board:v{BOARD_FORMAT}:query-stamp"
+    assert key == f"{test_redis.prefix}:board:{app.__version__}:{shape_digest(object)}:query-stamp"
     assert 0 < test_redis.client.pttl(key) <= 900_000  # the default redis_board_seconds
 
 
@@ -130,7 +132,7 @@ def test_callers_that_come_while_one_builds_wait_for_its_board(
 def test_a_caller_whose_wait_runs_out_builds_its_own(test_redis: RedisUnderTest) -> None:
     shared = store_of(test_redis, redis_build_wait_seconds=0)
     # Another process holds the lock and has written nothing yet.
-    lock = f"{test_redis.prefix}:board:v{BOARD_FORMAT}:key:lock"
+    lock = shared.entry("key") + ":lock"
     test_redis.client.set(lock, "someone else", px=60_000)
     assert shared.fetch_or_build("key", lambda: "built here") == "built here"
 
@@ -153,7 +155,7 @@ def test_a_board_larger_than_the_bound_is_not_written(test_redis: RedisUnderTest
 
 def test_an_unreadable_entry_is_built_again_and_replaced(test_redis: RedisUnderTest) -> None:
     shared = store_of(test_redis)
-    entry = f"{test_redis.prefix}:board:v{BOARD_FORMAT}:key"
+    entry = shared.entry("key")
     test_redis.client.set(entry, pickle.dumps("whole")[:-3])  # a cut-off pickle
     assert shared.fetch_or_build("key", lambda: "rebuilt") == "rebuilt"
     assert shared.fetch_or_build("key", lambda: "not asked") == "rebuilt"
@@ -163,7 +165,7 @@ def test_redis_out_of_reach_builds_here_counted_and_logged_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings = Settings(redis_url=f"redis://127.0.0.1:{free_port()}/0")
-    shared = SharedBoards[str].from_settings(settings)
+    shared = SharedBoards[str].from_settings(settings, str)
     assert shared is not None
     failed = shared_results("failed")
     with caplog.at_level(logging.WARNING, logger="app.services.shared_store"):
@@ -413,4 +415,4 @@ def test_a_url_that_is_not_redis_is_refused(url: str) -> None:
 
 def test_an_empty_redis_url_means_no_redis() -> None:
     assert Settings(redis_url=" ").redis_url is None
-    assert SharedBoards[Any].from_settings(Settings(redis_url="")) is None
+    assert SharedBoards[Any].from_settings(Settings(redis_url=""), object) is None

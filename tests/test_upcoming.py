@@ -17,7 +17,6 @@ from httpx2 import Response
 from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
-from app.api.routers import upcoming as upcoming_router
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Match, OddsQuote
 from app.domain.vocabulary import ActivatedBy, Method
@@ -28,7 +27,7 @@ from app.services.matches import delete_match
 from app.services.model_versions import activate
 from app.services.queries import MatchFilter
 from app.services.teams import add_alias, remove_alias
-from app.state import app_state
+from app.state import BODY_SECONDS, app_state
 from tests.databases import Databases
 from tests.helpers import error_messages, hand_made_version, request_statements
 from tests.upcoming_matches import (
@@ -336,8 +335,8 @@ def test_polls_within_a_second_get_the_same_answer(
 ) -> None:
     # The kept bodies tell the time by this clock: it moves only when the test moves it.
     clock = [0.0]
-    bodies = AnswerCache[bytes](upcoming_router.BODY_SECONDS, clock=lambda: clock[0])
-    monkeypatch.setattr(upcoming_router, "_BODIES", bodies)
+    bodies = AnswerCache[bytes](BODY_SECONDS, clock=lambda: clock[0])
+    monkeypatch.setattr(app_state(seeded.client.app_state).upcoming_bodies, "kept", bodies)
     first = seeded.client.get("/upcoming")
     clock[0] += 0.9
     assert seeded.client.get("/upcoming").content == first.content

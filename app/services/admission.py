@@ -5,7 +5,9 @@ its requests holds, so a worker's pool (sized for the sum, see ``Settings``) nev
 because one kind of page is popular: a request over the limit waits briefly for a place, then
 is told to come back (503 with Retry-After), and the cheap endpoints keep their connections.
 The places are asyncio semaphores of the worker's event loop: a waiting request holds no
-thread and no connection.
+thread and no connection. A request keeps its place until its answer is made, even once its
+client has gone (the server lets it finish), so a computation shared by several requests
+(``SingleFlight``) always holds at least one of their places, but at shutdown.
 """
 
 from __future__ import annotations
@@ -50,6 +52,12 @@ ASKED_FOR: Mapping[Endpoints, str] = {
 }
 
 
+# Connections of a worker's pool the limited endpoints may never take, kept for those no
+# limit holds (a prediction by match id, /matches, /ready): with the pool's every connection
+# promised to the limits, a burst of board requests would make each of them wait for one.
+RESERVED_CONNECTIONS = 2
+
+
 def connections_needed(limits: Mapping[Endpoints, int]) -> int:
     """The most connections the limited endpoints hold at once under ``limits``."""
     return sum(limit * CONNECTIONS_PER_REQUEST[kind] for kind, limit in limits.items())
@@ -81,6 +89,7 @@ class Admission:
     def __init__(self, limits: AdmissionLimits) -> None:
         self._limits = limits
         self._places = {kind: asyncio.Semaphore(limit) for kind, limit in limits.limits.items()}
+        self._held = dict.fromkeys(limits.limits, 0)
         # A client told to come back should find the places turned over at least once.
         self._retry_after = max(1, math.ceil(limits.wait_seconds))
 
@@ -97,7 +106,13 @@ class Admission:
             raise AdmissionRefusedError(
                 kind, self._limits.limits[kind], self._retry_after
             ) from None
+        self._held[kind] += 1
         try:
             yield
         finally:
+            self._held[kind] -= 1
             places.release()
+
+    def free_places(self, kind: Endpoints) -> int:
+        """The places of ``kind`` no request holds now."""
+        return self._limits.limits[kind] - self._held[kind]

@@ -73,3 +73,26 @@ class AnswerCache(Generic[ValueT]):
         entry = self._entries.pop(key, None)
         if entry is not None:
             self._bytes -= entry[2]
+
+
+class KeptBodies:
+    """The written bodies of one kind of answer of one application, by ETag (which names all
+    an answer shows): an answer asked for again is written once, not once a request. Within
+    ``max_entries`` bodies and ``max_bytes`` (their lengths added up), each kept ``ttl``
+    seconds (None: until pushed out). Used from the event loop only."""
+
+    def __init__(self, ttl: float | None, *, max_entries: int, max_bytes: int) -> None:
+        self.kept = AnswerCache[bytes](ttl, max_entries, max_bytes=max_bytes, size_of=len)
+
+    def get(self, etag: str) -> bytes | None:
+        return self.kept.get(etag)
+
+    def put(self, etag: str, body: bytes) -> None:
+        self.kept.put(etag, body)
+
+    def forget(self) -> None:
+        """Drops every body, as in a process that kept none."""
+        kept = self.kept
+        self.kept = AnswerCache[bytes](
+            kept.ttl, kept.max_entries, max_bytes=kept.max_bytes, size_of=len
+        )

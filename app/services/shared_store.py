@@ -12,29 +12,37 @@ counted (``oddsboost_shared_boards_total{result="failed"}``) and logged once, an
 left alone for ``RETRY_AFTER_SECONDS`` so that an outage costs requests no time.
 
 Entries are pickles: Redis is trusted like the database, and only this service writes under
-its prefix. Keys carry ``BOARD_FORMAT``, so two releases never read each other's entries.
+its prefix. Keys carry the package's version and a digest of the shape of what is pickled
+(:func:`shape_digest`), so two releases, or two builds of one version whose records differ,
+never read each other's entries: in a rolling deploy an entry of the old code is never
+unpickled into the new code's classes.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import hashlib
 import logging
 import pickle
 import secrets
 import threading
 import time
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, cast
 
 import redis
 from redis.exceptions import RedisError
 
+import app
 from app.metrics import count_shared_board
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
-# Bumped whenever what a board holds changes shape.
-BOARD_FORMAT = 1
+# The packages whose classes a shape is made of (see :func:`shape_digest`).
+OWN_PACKAGES = ("app", "boosting")
 # A builder that dies leaves its lock to expire after this.
 LOCK_SECONDS = 30.0
 POLL_SECONDS = 0.05
@@ -62,13 +70,14 @@ class SharedBoards(Generic[ValueT]):
         self,
         client: redis.Redis,
         *,
+        shape: type[ValueT],
         prefix: str,
         ttl_seconds: float,
         wait_seconds: float,
         max_bytes: int,
     ) -> None:
         self._client = client
-        self._prefix = f"{prefix}:board:v{BOARD_FORMAT}:"
+        self._prefix = f"{prefix}:board:{app.__version__}:{shape_digest(shape)}:"
         self._ttl_ms = max(1, int(ttl_seconds * 1000))
         self._wait_seconds = wait_seconds
         self._max_bytes = max_bytes
@@ -77,9 +86,9 @@ class SharedBoards(Generic[ValueT]):
         self._retry_at: float | None = None  # set while Redis is taken as down
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> SharedBoards[ValueT] | None:
-        """The store ``settings`` ask for, or None without ``ODDSBOOST_REDIS_URL``. Nothing
-        connects until the first board is asked for."""
+    def from_settings(cls, settings: Settings, shape: type[ValueT]) -> SharedBoards[ValueT] | None:
+        """The store of values of type ``shape`` that ``settings`` ask for, or None without
+        ``ODDSBOOST_REDIS_URL``. Nothing connects until the first board is asked for."""
         if settings.redis_url is None:
             return None
         client = redis.Redis.from_url(
@@ -89,6 +98,7 @@ class SharedBoards(Generic[ValueT]):
         )
         return cls(
             client,
+            shape=shape,
             prefix=settings.redis_key_prefix,
             ttl_seconds=settings.redis_board_seconds,
             wait_seconds=settings.redis_build_wait_seconds,
@@ -101,7 +111,7 @@ class SharedBoards(Generic[ValueT]):
     def fetch_or_build(self, key: str, build: Callable[[], ValueT]) -> ValueT:
         """The value stored under ``key``, or ``build()`` run here (and stored) or by the
         process that holds the key's lock."""
-        entry = self._prefix + key
+        entry = self.entry(key)
         if not self._reachable():
             return build()
         try:
@@ -116,9 +126,18 @@ class SharedBoards(Generic[ValueT]):
             if found is not None:
                 count_shared_board("waited")
                 return found
-        value = build()
+        try:
+            value = build()
+        except BaseException:
+            # Otherwise every process asking for this board would wait out the lock.
+            self._let_go(entry, token)
+            raise
         self._offer(entry, value, token)
         return value
+
+    def entry(self, key: str) -> str:
+        """The Redis key the value of ``key`` is stored under (its lock: this + ``:lock``)."""
+        return self._prefix + key
 
     def _found_or_claimed(self, entry: str) -> tuple[ValueT | None, str | None]:
         """The entry, or None and the token of the lock if this process took it (None: it
@@ -174,8 +193,16 @@ class SharedBoards(Generic[ValueT]):
             else:
                 self._client.set(entry, payload, px=self._ttl_ms)
                 count_shared_board("miss")
-            if token is not None:
-                self._release(keys=[entry + ":lock"], args=[token])
+            self._let_go(entry, token)
+        except RedisError as error:
+            self._failed(error)
+
+    def _let_go(self, entry: str, token: str | None) -> None:
+        """Releases the lock of ``entry`` if this process holds it (``token``)."""
+        if token is None:
+            return
+        try:
+            self._release(keys=[entry + ":lock"], args=[token])
         except RedisError as error:
             self._failed(error)
 
@@ -202,3 +229,34 @@ class SharedBoards(Generic[ValueT]):
 
 def _ms(seconds: float) -> int:
     return int(seconds * 1000)
+
+
+def shape_digest(root: type) -> str:
+    """A digest of the names every class of this project reachable from ``root``'s annotations
+    pickles its instances with (a dataclass's fields, a named tuple's, the members of an
+    enum): equal in two builds whose pickles of ``root`` load into each other's classes."""
+    shapes = sorted(_shapes(root))
+    return hashlib.sha256(repr(shapes).encode()).hexdigest()[:16]
+
+
+def _shapes(root: type) -> Iterator[tuple[str, tuple[str, ...]]]:
+    seen: set[object] = set()
+    waiting: list[object] = [root]
+    while waiting:
+        kind = waiting.pop()
+        if kind in seen:
+            continue
+        seen.add(kind)
+        waiting.extend(typing.get_args(kind))
+        if isinstance(kind, type) and kind.__module__.split(".")[0] in OWN_PACKAGES:
+            yield f"{kind.__module__}.{kind.__qualname__}", _names_of(kind)
+            if not issubclass(kind, enum.Enum):
+                waiting.extend(typing.get_type_hints(kind).values())
+
+
+def _names_of(kind: type) -> tuple[str, ...]:
+    if issubclass(kind, enum.Enum):
+        return tuple(f"{member.name}={member.value!r}" for member in kind)
+    if dataclasses.is_dataclass(kind):
+        return tuple(field.name for field in dataclasses.fields(kind))
+    return tuple(getattr(kind, "_fields", ()))

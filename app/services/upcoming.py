@@ -205,6 +205,12 @@ def default_query(settings: Settings) -> UpcomingQuery:
     )
 
 
+def shared_boards(settings: Settings) -> SharedBoards[_Board] | None:
+    """The store of boards shared by every process that ``settings`` ask for (None: no
+    Redis), its keys naming the shape of a board."""
+    return SharedBoards.from_settings(settings, _Board)
+
+
 class UpcomingBoards:
     """The boards of one process (see the module); with ``shared``, a board this process
     does not hold is read from (or built once for) every process."""

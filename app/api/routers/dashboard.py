@@ -31,6 +31,7 @@ from app.api.deps import (
     TRACK_RECORD_ADMISSION,
     BoardMomentDep,
     ModelsDep,
+    PagesDep,
     SessionDep,
     SettingsDep,
     TrackRecordAnswersDep,
@@ -43,8 +44,7 @@ from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
 from app.domain.wording import counted
 from app.services import dashboard, track_record
-from app.services.caching import AnswerCache
-from app.services.serving import ModelCache
+from app.services.caching import KeptBodies
 from app.services.upcoming import UpcomingQuery
 from app.services.value_bets import AppliedTerms
 
@@ -78,43 +78,40 @@ def signed_percent(value: float) -> str:
     return f"{value * 100:+.1f} %"
 
 
-# Pages rendered, kept by the application's models and the ETag (which names all a page
-# shows): a page asked for again is written once, not once a request. Bounded by entries
-# (a board page of 500 matches is about half a megabyte).
-PAGES_KEPT = 64
-_PAGES: AnswerCache[bytes] = AnswerCache(None, max_entries=PAGES_KEPT)
-
-
 @dataclass(frozen=True, slots=True)
 class ShownPage:
     """A page's request, the zone it shows times in, the ``?tz=`` that asked for it (if one
-    did), the model behind it and its version (in the footer), and the ETag the request
-    already holds (If-None-Match)."""
+    did), the model version behind it (in the footer), the ETag the request already holds
+    (If-None-Match), and the application's pages kept by ETag."""
 
     request: Request
     zone: ZoneInfo
     asked: str | None
-    models: ModelCache
     model_version: int | None
     if_none_match: str | None
+    kept: KeptBodies
 
     def etag(self, *shown: object) -> str:
         """The weak ETag of a page showing ``shown``, in this zone, under this footer."""
         return weak_etag(self.zone.key, self.asked, self.model_version, *shown)
 
     async def answer(
-        self, name: str, etag: str, context: Callable[[], Awaitable[dict[str, Any]]]
+        self, name: str, etag: str, context: Callable[[], Awaitable[dict[str, Any] | Response]]
     ) -> Response:
         """304 if the request holds ``etag``, else template ``name`` with ``context()``,
-        rendered once per ETag (on a worker thread, never on the event loop)."""
+        rendered once per ETag (on a worker thread, never on the event loop). A ``context()``
+        that is a response instead (what the page shows went away since its ETag was made)
+        is answered as it is, and not kept."""
         headers = HEADERS | {"ETag": etag, "Cache-Control": "no-cache"}
         if matches_etag(self.if_none_match, etag):
             return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
-        key = (id(self.models), etag)
-        body = _PAGES.get(key)
+        body = self.kept.get(etag)
         if body is None:
-            body = await run_in_threadpool(self.body, name, await context())
-            _PAGES.put(key, body)
+            shown = await context()
+            if isinstance(shown, Response):
+                return shown
+            body = await run_in_threadpool(self.body, name, shown)
+            self.kept.put(etag, body)
         return HTMLResponse(body, headers=headers)
 
     def body(self, name: str, context: dict[str, Any]) -> bytes:
@@ -132,13 +129,14 @@ def shown_page(
     request: Request,
     settings: SettingsDep,
     models: ModelsDep,
+    kept: PagesDep,
     tz: Annotated[TimeZoneName | None, Blank, Query()] = None,
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> ShownPage:
     ensemble = models.ensemble
     version = None if ensemble is None else ensemble.version
     zone = ZoneInfo(tz or settings.dashboard_time_zone)
-    return ShownPage(request, zone, tz, models, version, if_none_match)
+    return ShownPage(request, zone, tz, version, if_none_match, kept)
 
 
 PageDep = Annotated[ShownPage, Depends(shown_page)]
@@ -246,23 +244,26 @@ async def upcoming_page(
 )
 async def match_page(
     page: PageDep,
+    models: ModelsDep,
     session: SessionDep,
     settings: SettingsDep,
     match_id: Annotated[int, PathParam(ge=1, le=MAX_ID)],
 ) -> Response:
-    snapshot = page.models.snapshot()  # read once: the page is made with this one
+    snapshot = models.snapshot()  # read once: the page is made with this one
     stamp = await run_in_threadpool(dashboard.match_stamp, session, match_id)
+    missing = {"match_id": match_id, "page": None}
     if stamp is None:
-        missing = {"match_id": match_id, "page": None}
         return page.render("dashboard/not_found.html", missing, status.HTTP_404_NOT_FOUND)
     terms = AppliedTerms.of(settings.value_terms(), settings.value_daily_exposure_cap)
     model = (snapshot.version, snapshot.phase, snapshot.method)
     etag = page.etag("match", match_id, stamp.shown, model, terms)
 
-    async def context() -> dict[str, Any]:
+    async def context() -> dict[str, Any] | Response:
         view = await run_in_threadpool(
             dashboard.match_page, session, snapshot, settings, match_id, now=stamp.at
         )
+        if view is None:  # deleted since its stamp was read
+            return page.render("dashboard/not_found.html", missing, status.HTTP_404_NOT_FOUND)
         return {"view": view, "page": None}
 
     return await page.answer("dashboard/match.html", etag, context)

@@ -12,6 +12,7 @@ from app.api.deps import (
     JSON_MEDIA_TYPE,
     BoardMomentDep,
     UpcomingBoardsDep,
+    UpcomingBodiesDep,
     page_window,
 )
 from app.api.query_params import URL_TOO_LONG, upcoming_query
@@ -19,7 +20,6 @@ from app.api.schemas.predict import RESPONSIBLE_USE
 from app.api.schemas.problems import INVALID, UNAVAILABLE_OR_AT_LIMIT, problem_responses
 from app.api.schemas.upcoming import UpcomingPage
 from app.services import upcoming
-from app.services.caching import AnswerCache
 from app.services.pagination import PageWindow
 
 router = APIRouter(tags=["predictions"])
@@ -37,11 +37,6 @@ UPCOMING_DOCS = (
     "as of the 200 answer that carried the ETag: a client that keeps an answer works ages out "
     "from `newest_captured_at`.\n\n" + RESPONSIBLE_USE
 )
-# The body of each answer, handed again to the polls of the same board and page within a
-# second (their ages as of the first of them): a board polled by many clients is written
-# once a second, not once a poll. Keyed by the boards of the application, and the ETag.
-BODY_SECONDS = 1.0
-_BODIES: AnswerCache[bytes] = AnswerCache(BODY_SECONDS, max_entries=256)
 NOT_MODIFIED = (
     "The answer is the one whose ETag was sent as If-None-Match (its ages as of that answer); "
     "no body."
@@ -76,6 +71,7 @@ def etag_of(page: upcoming.UpcomingPage, query: upcoming.UpcomingQuery) -> str:
 )
 async def list_upcoming(
     boards: UpcomingBoardsDep,
+    bodies: UpcomingBodiesDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
     query: Annotated[upcoming.UpcomingQuery, Depends(upcoming_query)],
     moment: BoardMomentDep,
@@ -91,11 +87,10 @@ async def list_upcoming(
     etag = etag_of(answer, query)
     if matches_etag(if_none_match, etag):
         return Response(status_code=304, headers={"ETag": etag})
-    key = (id(boards), etag)
-    body = _BODIES.get(key)
+    body = bodies.get(etag)
     if body is None:
         # Written here: the framework would validate the page again before writing it.
         written = UpcomingPage.model_validate(answer, from_attributes=True)
         body = written.model_dump_json(by_alias=True).encode()
-        _BODIES.put(key, body)
+        bodies.put(etag, body)
     return Response(body, media_type=JSON_MEDIA_TYPE, headers={"ETag": etag})
