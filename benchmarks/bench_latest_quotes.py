@@ -89,13 +89,13 @@ def snapshots(count: int) -> list[IngestBatch]:
     return rounds
 
 
-def _not_kept(_session: Session, _match_ids: Collection[int], _now: dt.datetime) -> None:
+def _not_kept(_session: Session, **_writes: Collection[int] | dt.datetime) -> None:
     return None
 
 
 def write(url: str, rounds: list[IngestBatch], *, keep_table: bool) -> float:
     factory = make_session_factory(make_engine(url), for_writes=True)
-    patch = mock.patch.object(ingest_batches, "refresh_latest_quotes", _not_kept)
+    patch = mock.patch.object(ingest_batches, "keep_latest_quotes", _not_kept)
     if not keep_table:
         patch.start()
     try:
