@@ -6,7 +6,8 @@ For each backend (SQLite always; PostgreSQL when ``ODDSBOOST_BENCH_POSTGRES_URL`
 bookmaker, this writes ``MATCHES`` upcoming matches quoted by ``BOOKMAKERS`` bookmakers into
 a fresh, migrated database, one batch per snapshot (every price drawn anew), and times:
 
-* the write of the batches, with the table kept and with it left out (the 20-snapshot case);
+* the write of the batches, with the table kept and with it left out (the 20-snapshot case;
+  the flag ledger left out of both);
 * the quotes of every match read as the board reads them (median of ``REPEATS``):
   ``history`` reads every stored quote and picks the latest in numpy (as before the table);
   ``window`` picks the latest in the database, with a window function over the history of
@@ -24,6 +25,7 @@ Run: ``python benchmarks/bench_latest_quotes.py [--no-write]``
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import random
@@ -42,7 +44,7 @@ from app.domain.records import IngestBatch, MatchRecord, QuoteRecord
 from app.domain.tables import tables_from_rows
 from app.domain.training import select_latest_valid
 from app.domain.vocabulary import Phase
-from app.services import queries
+from app.services import flags, queries
 from app.services.ingest import batches as ingest_batches
 from app.services.ingest import ingest_batch
 from app.services.ingest.latest import latest_valid_quotes
@@ -63,7 +65,7 @@ START = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 KICKOFF = START + dt.timedelta(days=10)
 OPTIONS = (
     f"{MATCHES} upcoming matches by {len(BOOKMAKERS)} bookmakers, 1 and {SNAPSHOTS} "
-    f"snapshots per bookmaker, reads: median of {REPEATS}"
+    f"snapshots per bookmaker, reads: median of {REPEATS}, writes without the flag ledger"
 )
 READS = ("history", "window", "table", "stamp over history", "match_stamps")
 
@@ -93,21 +95,27 @@ def _not_kept(_session: Session, **_writes: Collection[int] | dt.datetime) -> No
     return None
 
 
+def _no_ledger(
+    _session: Session, _match_ids: Collection[int], _now: dt.datetime, _terms: flags.FlagTerms
+) -> flags.LedgerWrites:
+    return flags.LedgerWrites()
+
+
 def write(url: str, rounds: list[IngestBatch], *, keep_table: bool) -> float:
+    """Seconds to write ``rounds``. The flag ledger is left out of both ways: it predicts the
+    matches from the table, so without the table it would predict them with no quotes, which
+    is cheaper and no part of keeping the table (``bench_flags.py`` measures the ledger)."""
     factory = make_session_factory(make_engine(url), for_writes=True)
-    patch = mock.patch.object(ingest_batches, "keep_latest_quotes", _not_kept)
-    if not keep_table:
-        patch.start()
-    try:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.object(flags, "after_ingest", _no_ledger))
+        if not keep_table:
+            stack.enter_context(mock.patch.object(ingest_batches, "keep_latest_quotes", _not_kept))
         start = time.perf_counter()
         for round_, batch in enumerate(rounds):
             moment = START + dt.timedelta(hours=round_, minutes=5)
             with session_scope(factory) as session:
                 ingest_batch(session, batch, source="a benchmark", now=moment)
         return time.perf_counter() - start
-    finally:
-        if not keep_table:
-            patch.stop()
 
 
 # A match row as ``tables_from_rows`` reads it (the competition is not needed: the season).

@@ -13,12 +13,30 @@ import datetime as dt
 from collections.abc import Collection, Sequence
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, bindparam, case, delete, func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import (
+    ColumnElement,
+    Insert,
+    Select,
+    SQLColumnExpression,
+    Table,
+    bindparam,
+    case,
+    delete,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, aliased
+from sqlalchemy.sql.base import ReadOnlyColumnCollection
+from sqlalchemy.sql.elements import KeyedColumnElement
 
 from app.db.bulk import Row, insert_rows
 from app.db.orm import LatestQuote, Match, OddsQuote
-from app.domain.records import credible_capture
 from app.domain.vocabulary import Phase
 from app.services.ingest.bulk import chunks
 
@@ -36,17 +54,11 @@ def latest_valid_quotes(
     """Per (match, bookmaker, phase) of ``match_ids``, the latest quote valid before kickoff,
     by the rule of ``select_latest_valid``: an undated quote is valid and older than any
     dated one; then the credible capture time, the receipt, and the id (the order stored)."""
-    credible = OddsQuote.credible_captured_at
     rank = (
         func.row_number()
         .over(
             partition_by=(OddsQuote.match_id, OddsQuote.bookmaker_id, OddsQuote.phase),
-            order_by=(
-                case((OddsQuote.captured_at.is_(None), 0), else_=1).desc(),
-                credible.desc(),
-                OddsQuote.received_at.desc(),
-                OddsQuote.id.desc(),
-            ),
+            order_by=[term.desc() for term in _rank(OddsQuote)],
         )
         .label("rank")
     )
@@ -62,7 +74,7 @@ def latest_valid_quotes(
         .join(Match, OddsQuote.match_id == Match.id)
         .where(
             OddsQuote.match_id.in_(match_ids),
-            or_(OddsQuote.captured_at.is_(None), credible < Match.kickoff),
+            _valid_before_kickoff(OddsQuote),
         )
         .subquery()
     )
@@ -73,6 +85,23 @@ def latest_valid_quotes(
         ranked.c.id,
         ranked.c.received_at,
     ).where(ranked.c.rank == 1)
+
+
+def _rank(quote: type[OddsQuote]) -> tuple[SQLColumnExpression[Any], ...]:
+    """The rank of ``select_latest_valid``, highest first: an undated quote below any dated
+    one, then the credible capture, the receipt and the id (the order stored). Undated
+    quotes rank by their receipt twice, which orders them as the receipt alone does."""
+    return (
+        case((quote.captured_at.is_(None), 0), else_=1),
+        func.coalesce(quote.credible_captured_at, quote.received_at),
+        quote.received_at,
+        quote.id,
+    )
+
+
+def _valid_before_kickoff(quote: type[OddsQuote]) -> ColumnElement[bool]:
+    """Undated, or captured (credibly) before the kickoff of ``Match``."""
+    return or_(quote.captured_at.is_(None), quote.credible_captured_at < Match.kickoff)
 
 
 def refresh_latest_quotes(session: Session, match_ids: Collection[int], now: dt.datetime) -> None:
@@ -147,76 +176,98 @@ def advance_latest_quotes(session: Session, match_ids: Collection[int], now: dt.
         _advance(session, part, now)
 
 
-# Per candidate: the rank of ``latest_valid_quotes`` (undated below dated, then the credible
-# capture, the receipt and the id), and the (quote id, receipt) the row would hold.
-_Ranked = tuple[tuple[bool, dt.datetime, dt.datetime, int], _Choice]
-_UNDATED = dt.datetime.min.replace(tzinfo=dt.UTC)
-
-
 def _advance(session: Session, match_ids: Sequence[int], now: dt.datetime) -> None:
-    # Locked first and read after, as in ``_refresh``.
-    kickoffs = _lock_matches(session, match_ids)
-    held: dict[_Key, _Choice] = {}
-    best: dict[_Key, _Ranked] = {}
-    for row in session.execute(_HELD_RANKED, {"ids": list(match_ids)}):
-        key = (row.match_id, row.bookmaker_id, Phase(row.phase))
-        held[key] = (row.quote_id, row.held_received_at)
-        best[key] = (_rank(row), held[key])
-    fallen: set[int] = set()
-    for quote in session.execute(_RECEIVED_NOW, {"ids": list(match_ids), "now": now}):
-        key = (quote.match_id, quote.bookmaker_id, Phase(quote.phase))
-        if not _valid_before(quote.captured_at, quote.received_at, kickoffs[quote.match_id]):
-            if key in held and held[key][0] == quote.id:
-                fallen.add(quote.match_id)
-            continue
-        ranked = (_rank(quote), (quote.id, quote.received_at))
-        if key not in best or ranked[0] >= best[key][0]:
-            best[key] = ranked
-    wanted = {key: ranked[1] for key, ranked in best.items() if key[0] not in fallen}
-    _write_changes(session, wanted, {k: v for k, v in held.items() if k[0] not in fallen}, now)
+    # Locked first and written after, as in ``_refresh``.
+    _lock_matches(session, match_ids)
+    fallen = session.scalars(_FALLEN, {"ids": list(match_ids), "now": now}).all()
+    session.execute(_upsert_best(session, now), {"ids": list(match_ids), "now": now})
     if fallen:
-        _refresh(session, sorted(fallen), now)
+        _refresh(session, sorted(set(fallen)), now)
 
 
-def _rank(row: Any) -> tuple[bool, dt.datetime, dt.datetime, int]:
-    credible = credible_capture(row.captured_at, row.received_at)
-    return (credible is not None, credible or _UNDATED, row.received_at, row.id)
-
-
-def _valid_before(
-    captured_at: dt.datetime | None, received_at: dt.datetime, kickoff: dt.datetime
-) -> bool:
-    credible = credible_capture(captured_at, received_at)
-    return credible is None or credible < kickoff
-
-
-# The row held for each key, with the rank of its quote as stored now.
-_HELD_RANKED = (
-    select(
-        LatestQuote.match_id,
-        LatestQuote.bookmaker_id,
-        LatestQuote.phase,
-        LatestQuote.quote_id,
-        LatestQuote.received_at.label("held_received_at"),
-        OddsQuote.id,
-        OddsQuote.captured_at,
-        OddsQuote.received_at,
-    )
+_FRESH = aliased(OddsQuote, name="fresh")
+_HELD_QUOTE = aliased(OddsQuote, name="held_quote")
+# The matches whose row holds a quote updated now to a capture at or after kickoff.
+_FALLEN = (
+    select(LatestQuote.match_id)
     .join(OddsQuote, OddsQuote.id == LatestQuote.quote_id)
-    .where(LatestQuote.match_id.in_(bindparam("ids", expanding=True)))
+    .join(Match, Match.id == LatestQuote.match_id)
+    .where(
+        LatestQuote.match_id.in_(bindparam("ids", expanding=True)),
+        OddsQuote.received_at == bindparam("now"),
+        ~_valid_before_kickoff(OddsQuote),
+    )
 )
-# The quotes a write received at its moment stored (new, or updated in place).
-_RECEIVED_NOW = select(
-    OddsQuote.id,
-    OddsQuote.match_id,
-    OddsQuote.bookmaker_id,
-    OddsQuote.phase,
-    OddsQuote.captured_at,
-    OddsQuote.received_at,
-).where(
-    OddsQuote.received_at == bindparam("now"),
-    OddsQuote.match_id.in_(bindparam("ids", expanding=True)),
-)
+
+
+def _upsert_best(session: Session, now: dt.datetime) -> Insert:
+    """Per key of the matches ``ids``, the best quote received ``now`` and valid, inserted
+    as the key's row, or replacing the row held when it ranks above the row's quote (or is
+    that quote, updated in place)."""
+    ranked = (
+        select(
+            _FRESH.match_id,
+            _FRESH.bookmaker_id,
+            _FRESH.phase,
+            _FRESH.id.label("quote_id"),
+            _FRESH.received_at,
+            func.row_number()
+            .over(
+                partition_by=(_FRESH.match_id, _FRESH.bookmaker_id, _FRESH.phase),
+                order_by=[term.desc() for term in _rank(_FRESH)],
+            )
+            .label("rank"),
+        )
+        .join(Match, Match.id == _FRESH.match_id)
+        .where(
+            _FRESH.received_at == bindparam("now"),
+            _FRESH.match_id.in_(bindparam("ids", expanding=True)),
+            _valid_before_kickoff(_FRESH),
+        )
+        .subquery()
+    )
+    chosen_at = literal(now, LATEST_QUOTES.c.chosen_at.type)
+    best = select(
+        ranked.c.match_id,
+        ranked.c.bookmaker_id,
+        ranked.c.phase,
+        ranked.c.quote_id,
+        ranked.c.received_at,
+        chosen_at,
+    ).where(ranked.c.rank == 1)
+    columns = ["match_id", "bookmaker_id", "phase", "quote_id", "received_at", "chosen_at"]
+    if session.get_bind().dialect.name == "postgresql":
+        on_postgresql = postgresql.insert(LATEST_QUOTES).from_select(columns, best)
+        return on_postgresql.on_conflict_do_update(**_replace_below(on_postgresql.excluded))
+    on_sqlite = sqlite.insert(LATEST_QUOTES).from_select(columns, best)
+    return on_sqlite.on_conflict_do_update(**_replace_below(on_sqlite.excluded))
+
+
+def _replace_below(new: ReadOnlyColumnCollection[str, KeyedColumnElement[Any]]) -> dict[str, Any]:
+    """The conflict clause of ``_upsert_best``: the held row is replaced by the ``new`` one
+    when the new quote ranks above the held one, or is that quote with a later receipt."""
+    held = LATEST_QUOTES.c
+    above_held = (
+        select(_FRESH.id)
+        .join(_HELD_QUOTE, _HELD_QUOTE.id == held.quote_id)
+        .where(
+            # By name: a column of ``excluded`` would put that table in the subquery's FROM.
+            _FRESH.id == literal_column("excluded.quote_id"),
+            tuple_(*_rank(_FRESH)) > tuple_(*_rank(_HELD_QUOTE)),
+        )
+    )
+    return {
+        "index_elements": ["match_id", "bookmaker_id", "phase"],
+        "set_": {
+            "quote_id": new.quote_id,
+            "received_at": new.received_at,
+            "chosen_at": new.chosen_at,
+        },
+        "where": or_(
+            (new.quote_id == held.quote_id) & (new.received_at != held.received_at),
+            above_held.exists(),
+        ),
+    }
 
 
 _HELD = select(
