@@ -121,15 +121,14 @@ def _refresh(session: Session, match_ids: Sequence[int], now: dt.datetime) -> No
     _write_changes(session, wanted, held, now)
 
 
-def _lock_matches(session: Session, match_ids: Sequence[int]) -> dict[int, dt.datetime]:
-    """Lock the matches ``match_ids`` in id order; their kickoffs."""
-    rows = session.execute(
-        select(Match.id, Match.kickoff)
+def _lock_matches(session: Session, match_ids: Sequence[int]) -> None:
+    """Lock the matches ``match_ids``, in id order."""
+    session.execute(
+        select(Match.id)
         .where(Match.id.in_(match_ids))
         .order_by(Match.id)
         .with_for_update(key_share=True)
     )
-    return {row.id: row.kickoff for row in rows}
 
 
 def _write_changes(
@@ -168,7 +167,7 @@ def keep_latest_quotes(
 def advance_latest_quotes(session: Session, match_ids: Collection[int], now: dt.datetime) -> None:
     """Bring the rows of ``match_ids`` up to date after a write received ``now`` that inserted
     quotes or updated them in place, and moved no kickoff. Such a write only adds candidates
-    (an update in place moves a receipt later, so its quote ranks higher): each key keeps the
+    (an update in place moves a receipt later, so its quote ranks no lower): each key keeps the
     best of its row and its quotes received ``now``. A row whose own quote was updated past
     kickoff (its capture capped at a later receipt) may fall back to an older quote: those
     matches are ranked again in full."""
