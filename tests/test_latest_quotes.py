@@ -327,3 +327,83 @@ def test_season_files_and_the_migration_fill_the_table_as_the_reference(seeded_u
             assert table_choice(session) == imported
     finally:
         engine.dispose()
+
+
+def served_prices(session: Session) -> dict[tuple[str, Phase], float]:
+    """Per (bookmaker, phase) of the one match, the home price its row serves."""
+    prices = dict(session.execute(select(OddsQuote.id, OddsQuote.home)).all())
+    return {key[1:]: prices[quote] for key, quote in table_choice(session).items()}
+
+
+def test_a_capture_older_than_the_served_one_arriving_later_leaves_it(session: Session) -> None:
+    feed = Feed(session)
+    feed.send(("B365", Phase.PRE, 2.0, KICKOFF - 2 * HOUR), now=KICKOFF - 2 * HOUR)
+    feed.send(("B365", Phase.PRE, 2.2, KICKOFF - 5 * HOUR), now=KICKOFF - HOUR)
+    # Undated, after dated ones: older than any dated quote.
+    feed.send(("B365", Phase.PRE, 2.4, None), now=KICKOFF - 0.5 * HOUR)
+    assert_as_reference(session)
+    assert served_prices(session) == {("B365", Phase.PRE): 2.0}
+    # A newer capture arriving after an undated one replaces it.
+    feed.send(("PS", Phase.PRE, 2.5, None), now=KICKOFF - 3 * HOUR)
+    feed.send(("PS", Phase.PRE, 2.6, KICKOFF - 4 * HOUR), now=KICKOFF - 2.5 * HOUR)
+    assert_as_reference(session)
+    assert served_prices(session) == {("B365", Phase.PRE): 2.0, ("PS", Phase.PRE): 2.6}
+
+
+def test_a_tie_on_capture_and_receipt_goes_to_the_quote_stored_last(session: Session) -> None:
+    feed = Feed(session)
+    received = KICKOFF - 2 * HOUR
+    feed.send(("B365", Phase.PRE, 2.0, received), now=received)
+    # Captured two minutes after its receipt: believed captured at the receipt, the same
+    # moment as the served quote, received at the same moment; stored after it, it wins.
+    feed.send(("B365", Phase.PRE, 2.2, received + dt.timedelta(minutes=2)), now=received)
+    assert_as_reference(session)
+    assert served_prices(session) == {("B365", Phase.PRE): 2.2}
+
+
+def test_a_quote_after_kickoff_arriving_is_never_served(session: Session) -> None:
+    feed = Feed(session)
+    feed.send(("B365", Phase.PRE, 2.0, KICKOFF - 2 * HOUR), now=KICKOFF - 2 * HOUR)
+    feed.send(("B365", Phase.PRE, 2.2, KICKOFF + HOUR), now=KICKOFF + 2 * HOUR)
+    feed.send(("PS", Phase.PRE, 2.4, KICKOFF + HOUR), now=KICKOFF + 2 * HOUR)
+    assert_as_reference(session)
+    assert served_prices(session) == {("B365", Phase.PRE): 2.0}
+
+
+def test_the_served_quote_updated_past_kickoff_falls_back_to_the_one_before(
+    session: Session,
+) -> None:
+    feed = Feed(session)
+    minute = dt.timedelta(minutes=1)
+    feed.send(("B365", Phase.PRE, 2.0, KICKOFF - 2 * HOUR), now=KICKOFF - 2 * HOUR)
+    # Captured a minute after kickoff by a clock two minutes ahead: believed captured at its
+    # receipt, a minute before kickoff, so served.
+    feed.send(("B365", Phase.PRE, 2.2, KICKOFF + minute), now=KICKOFF - minute)
+    assert served_prices(session) == {("B365", Phase.PRE): 2.2}
+    # The same capture with a new price received after kickoff: its capture is believed now,
+    # after kickoff, and the quote before it is served again.
+    feed.send(("B365", Phase.PRE, 2.3, KICKOFF + minute), now=KICKOFF + 10 * minute)
+    assert_as_reference(session)
+    assert served_prices(session) == {("B365", Phase.PRE): 2.0}
+
+
+def test_quotes_of_a_new_match_and_of_a_known_one_in_one_batch(session: Session) -> None:
+    Feed(session).send(("B365", Phase.PRE, 2.0, KICKOFF - 3 * HOUR), now=KICKOFF - 3 * HOUR)
+    batch = IngestBatch(
+        matches=[
+            MatchRecord("E0", "Arsenal", "Chelsea", KICKOFF),
+            MatchRecord("E0", "Everton", "Fulham", KICKOFF),
+        ],
+        quotes=[
+            QuoteRecord(match, code, Phase.PRE, home, 3.4, 3.6, captured_at=captured)
+            for match in (0, 1)
+            for code, home, captured in (
+                ("B365", 2.1, KICKOFF - 4 * HOUR),
+                ("B365", 2.2, KICKOFF - HOUR),
+                ("PS", 2.3, None),
+            )
+        ],
+    )
+    ingest_batch(session, batch, source="a test", now=KICKOFF - HOUR)
+    assert_as_reference(session)
+    assert len(table_choice(session)) == 4

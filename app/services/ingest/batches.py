@@ -20,7 +20,7 @@ from app.domain.records import (
 # A module, not its names: the ledger reads through this package's helpers.
 from app.services import flags
 from app.services.ingest.bulk import retry_on_conflict
-from app.services.ingest.latest import refresh_latest_quotes
+from app.services.ingest.latest import keep_latest_quotes
 from app.services.ingest.matches import write_matches
 from app.services.ingest.quotes import write_quotes
 from app.services.ingest.report import IngestReport, record_on_commit
@@ -68,7 +68,7 @@ def _write_batch(
         report = IngestReport(rows_read=batch.rows_read, skipped=list(batch.skipped))
         match_ids, created, changed, rescheduled = write_matches(session, batch, report, moment)
         quoted = write_quotes(session, batch, match_ids, created, report, moment)
-        refresh_latest_quotes(session, quoted | rescheduled, moment)
+        keep_latest_quotes(session, written=quoted, rescheduled=rescheduled, now=moment)
         return report, changed | quoted
 
     return retry_on_conflict(session, work)
