@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import threading
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
 from app.db.engine import make_engine, make_session_factory, session_scope
@@ -30,6 +31,7 @@ from app.services.quote_history import delete_quotes
 from app.services.serving import ModelCache, stored_matches
 from app.services.teams import add_alias
 from app.services.upcoming import UpcomingBoards, UpcomingQuery, match_stamps, window_watermark
+from tests.helpers import wait_until
 
 KICKOFF = dt.datetime(2031, 3, 15, 15, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)
@@ -82,6 +84,55 @@ def test_a_later_commit_under_an_older_moment_moves_the_board_s_stamps(session: 
     # compares moves by the revisions.
     assert watermark_after == watermark
     assert window_watermark(session, MatchFilter(), T2) != (revisions, watermark)
+
+
+def test_a_writer_that_waited_for_another_moves_the_stamp_the_other_committed(
+    migrated_url: str,
+) -> None:
+    """Two writers in their own transactions: the one with the older moment waits for the
+    other's lock (PostgreSQL: the match's row; SQLite: the database's write lock), then
+    commits its change."""
+    engine = make_engine(migrated_url)
+    writes = make_session_factory(engine, for_writes=True)
+    with session_scope(writes) as session:
+        send(session, ("B365", Phase.PRE, 2.0, T0), ("PS", Phase.PRE, 2.0, T0), now=T0)
+    errors: list[BaseException] = []
+
+    def second() -> None:
+        try:
+            with session_scope(writes) as session:
+                send(session, ("PS", Phase.PRE, 3.0, T1), now=T1)
+        except BaseException as error:  # asserted below
+            errors.append(error)
+
+    waiter = threading.Thread(target=second)
+    with session_scope(writes) as first:
+        send(first, ("B365", Phase.PRE, 2.1, T2), now=T2)
+        committed = match_stamps(first, MatchFilter(), T2)  # as the first commits it
+        waiter.start()
+        if engine.dialect.name == "postgresql":
+            with engine.connect() as watcher:
+
+                def second_waits() -> bool:
+                    waiting = watcher.scalar(
+                        text(
+                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+                            "'Lock' AND datname = current_database()"
+                        )
+                    )
+                    watcher.commit()  # each look at a fresh snapshot of the activity
+                    return bool(waiting) or not waiter.is_alive()
+
+                wait_until(second_waits, "the second writer waits for the first")
+            assert waiter.is_alive(), "the second writer did not wait"
+    waiter.join()
+    assert errors == []
+    with session_scope(make_session_factory(engine)) as session:
+        assert served_home_prices(session, match_id_of(session)) == {2.1, 3.0}
+        stamps, watermark = match_stamps(session, MatchFilter(), T2)
+    engine.dispose()
+    assert watermark == committed[1]  # the first's change is still the newest
+    assert stamps != committed[0]
 
 
 def test_a_re_price_in_place_under_an_older_moment_moves_the_match_page_s_stamp(
