@@ -241,8 +241,8 @@ def row_stamp(session: Session) -> tuple[int, dt.datetime | None]:
     """The board's stamp of the one match (count, latest change), read before kickoff."""
     moment = KICKOFF - 4 * HOUR
     (match,), watermark = match_stamps(session, MatchFilter(), moment)
-    ids, also = window_watermark(session, MatchFilter(), moment)
-    assert (ids, also) == ((match[0],), watermark)
+    revisions, also = window_watermark(session, MatchFilter(), moment)
+    assert (revisions, also) == (((match[0], match[5]),), watermark)
     assert watermark[0] == match[4]  # the one match holds the newest change
     return match[3], match[4]
 

@@ -181,10 +181,11 @@ def test_redis_out_of_reach_builds_here_counted_and_logged_once(
 DIGEST_OF_A_QUERY = """
 import datetime as dt
 from app.domain.value import ValueTerms
-from app.services.upcoming import UpcomingQuery, _digest, _query_key
+from app.domain.digests import digest
+from app.services.upcoming import UpcomingQuery, _query_key
 terms = ValueTerms(bookmakers=frozenset({"B365", "WH", "PS", "BW", "LB", "IW", "VC"}))
 query = UpcomingQuery(terms=terms, daily_exposure_cap=0.1, competition="E0")
-print(_digest(_query_key(query)))
+print(digest(_query_key(query)))
 """
 
 

@@ -3,13 +3,12 @@ request already holds it (then the answer is 304, with no body)."""
 
 from __future__ import annotations
 
-import hashlib
+from app.domain.digests import digest
 
 
 def weak_etag(*parts: object) -> str:
-    """A weak ETag digesting ``parts``, whose ``repr`` must be the same in every process (no
-    sets, no objects shown by address)."""
-    return f'W/"{hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()}"'
+    """A weak ETag digesting ``parts`` (see :func:`app.domain.digests.digest`)."""
+    return f'W/"{digest(*parts)}"'
 
 
 def matches_etag(if_none_match: str | None, etag: str) -> bool:

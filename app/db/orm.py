@@ -272,6 +272,9 @@ class Match(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The track record's aggregates find the matches changed since they were computed by it.
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+    # Counts the changes of the match's quotes, in the transaction of each: stamps compare it,
+    # as the moment a writer stamps its rows on can be older than one already committed.
+    quotes_revision: Mapped[int] = mapped_column(default=0, server_default="0")
 
     competition: Mapped[Competition] = relationship()
     home_team: Mapped[Team] = relationship(foreign_keys=[home_team_id])

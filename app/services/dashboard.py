@@ -150,19 +150,28 @@ class MatchPage:
 @dataclass(frozen=True, slots=True)
 class MatchStamp:
     """What a match page shows changes only with these (``shown``): the match row, its
-    quotes (their number and newest receipt), the entry logged at its kickoff, and its
-    status at ``at``, the moment they were read."""
+    quotes (their number, newest receipt and revision: a write received earlier can commit
+    later), the entry logged at its kickoff, and its status at ``at``, the moment they were
+    read."""
 
     updated_at: dt.datetime
     quotes: int
     newest_receipt: dt.datetime | None
+    quotes_revision: int
     logged: int | None
     status: MatchStatus
     at: dt.datetime
 
     @property
     def shown(self) -> tuple[object, ...]:
-        return (self.updated_at, self.quotes, self.newest_receipt, self.logged, self.status)
+        return (
+            self.updated_at,
+            self.quotes,
+            self.newest_receipt,
+            self.quotes_revision,
+            self.logged,
+            self.status,
+        )
 
 
 def match_stamp(
@@ -177,6 +186,8 @@ def match_stamp(
             Match,
             select(func.count()).where(of_match).scalar_subquery(),
             select(func.max(OddsQuote.received_at)).where(of_match).scalar_subquery(),
+            # As a column: a match already in the session keeps the revision it was read with.
+            Match.quotes_revision,
             select(PredictionLogEntry.id)
             .where(PredictionLogEntry.match_id == Match.id)
             .limit(1)
@@ -185,9 +196,9 @@ def match_stamp(
     ).one_or_none()
     if row is None:
         return None
-    match, quotes, newest, logged = row
+    match, quotes, newest, revision, logged = row
     status = queries.status_of(match, at)
-    return MatchStamp(match.updated_at, int(quotes), newest, logged, status, at)
+    return MatchStamp(match.updated_at, int(quotes), newest, int(revision), logged, status, at)
 
 
 def match_page(

@@ -26,6 +26,7 @@ from app.domain.tables import MatchRow, tables_from_rows
 from app.domain.wording import counted
 from app.services.ingest.bulk import chunks
 from app.services.ingest.latest import refresh_latest_quotes
+from app.services.ingest.revisions import bump_quotes_revisions
 from app.services.locks import serialise_match_rewrites
 from app.services.model_versions import QUOTE_COLUMNS
 from app.services.run_bounds import Stop
@@ -193,6 +194,7 @@ def delete_quotes(session: Session, quote_ids: Sequence[int], match_ids: Sequenc
     for part in chunks(sorted(quote_ids)):
         session.execute(delete(OddsQuote).where(OddsQuote.id.in_(part)))
     refresh_latest_quotes(session, match_ids, utcnow())
+    bump_quotes_revisions(session, match_ids)
 
 
 def quote_history_job(

@@ -32,6 +32,7 @@ from app.domain.wording import counted
 from app.services import track_record_aggregates
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.latest import refresh_latest_quotes
+from app.services.ingest.revisions import bump_quotes_revisions
 from app.services.locks import serialise_match_rewrites
 
 
@@ -403,6 +404,7 @@ def _fold_into(
     session.flush()
     # The twin's quotes and maybe its kickoff changed: so may the quotes it serves.
     refresh_latest_quotes(session, [twin.id], now)
+    bump_quotes_revisions(session, [twin.id])
     track_record_aggregates.recompute_days(session, dropped_days)
     if twin.external_id is None and external_id is not None:
         twin.external_id = external_id

@@ -458,6 +458,9 @@ class Stamp:
     newest_flag_score: dt.datetime | None
     # The competitions a page's filter offers.
     newest_competition: int | None
+    # Scored flags go with their match, deleted or folded into its twin, which may have no
+    # entry: the newest score does not move, their number does.
+    scored_flags: int
 
 
 def stamp(session: Session) -> Stamp:
@@ -482,6 +485,10 @@ def stamp(session: Session) -> Stamp:
                 select(func.max(PredictionLogEntry.id)).scalar_subquery(),
                 select(func.max(ValueFlag.settled_at)).scalar_subquery(),
                 select(func.max(Competition.id)).scalar_subquery(),
+                select(func.count())
+                .select_from(ValueFlag)
+                .where(ValueFlag.settled_at.is_not(None))
+                .scalar_subquery(),
             )
         ).one()
     )

@@ -10,11 +10,12 @@ prediction service's cached answers could be older than the stamp).
 
 Reading the stamp reads every served quote of the window (``LatestQuote``: per bookmaker and
 phase, the one an answer reads; a quote met again with the same prices changes none), so a
-poll first reads the window's ids and the database's watermark (newest change of a served
-quote, newest match change). A write stamps
-its rows before it commits, so it can land below a watermark already seen: the watermark is
-trusted only once its newest change is ``SETTLED_AFTER`` old, and the stamp is read again
-at least every ``VERIFIED_FOR``.
+poll first reads the window's ids and quotes revisions (``Match.quotes_revision``, raised by
+every write of a match's quotes in its transaction) and the database's watermark (newest
+change of a served quote, newest match change). A write stamps its rows before it commits,
+so it can land below a watermark already seen: the watermark is trusted only once its newest
+change is ``SETTLED_AFTER`` old, and the stamp is read again at least every ``VERIFIED_FOR``.
+A change of quotes needs no such wait: its match's revision moves when it commits.
 
 With a shared store (Redis, :mod:`app.services.shared_store`), a board this process does not
 hold at the stamp it read is looked up there by its query and stamp, and built once for
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from app.db.engine import session_scope
 from app.db.orm import LatestQuote, Match, utcnow
+from app.domain.digests import digest
 from app.domain.prediction import MatchInfo, MatchPrediction, QuotedOdds
 from app.domain.value import MatchValue, ValueTerms
 from app.metrics import count_board_build, count_model_weight
@@ -139,8 +140,12 @@ class UpcomingPage:
         return [_aged(match, self.answered_at) for match in self.shown]
 
 
-# Per match: id, season, last change, number of served quotes, their latest change.
-_MatchStamp = tuple[int, str, dt.datetime, int, dt.datetime | None]
+# Per match: id, season, last change, number of served quotes, their latest change, and the
+# revision of its quotes (the latest change alone misses a write stamped with an older moment
+# that commits after a newer one).
+_MatchStamp = tuple[int, str, dt.datetime, int, dt.datetime | None, int]
+# Per match of a window: its id and quotes revision.
+_Revisions = tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +163,7 @@ class _Verified:
     """The latest reading of the stamp that found a board's, and what it saw."""
 
     at: dt.datetime
-    ids: tuple[int, ...]
+    revisions: _Revisions
     watermark: _Watermark
 
 
@@ -311,7 +316,8 @@ class UpcomingBoards:
         last = kept.trusted(snapshot.version, moment) if kept is not None else None
         with unavailable_as_service_error(), session_scope(self._sessions) as session:
             if kept is not None and last is not None:
-                unchanged = window_watermark(session, filters, moment) == (last.ids, last.watermark)
+                seen = (last.revisions, last.watermark)
+                unchanged = window_watermark(session, filters, moment) == seen
                 if unchanged:
                     return kept
             matches, watermark = match_stamps(session, filters, moment)
@@ -319,8 +325,8 @@ class UpcomingBoards:
         board = kept
         if board is None or board.stamp != stamp:
             board = self._made_or_read(query, stamp, snapshot, kept)
-        ids = tuple(match[0] for match in matches)
-        return replace(board, verified=_Verified(moment, ids, watermark))
+        revisions = tuple((match[0], match[5]) for match in matches)
+        return replace(board, verified=_Verified(moment, revisions, watermark))
 
     def _made_or_read(
         self,
@@ -338,7 +344,7 @@ class UpcomingBoards:
         if self._shared is None:
             return made()
         # Phase and method come with the version, or from settings while none is active.
-        key = _digest(_query_key(query), snapshot.phase, snapshot.method, stamp)
+        key = digest(_query_key(query), snapshot.phase, snapshot.method, stamp)
         return self._shared.fetch_or_build(key, made)
 
     def _new_board(
@@ -369,7 +375,9 @@ class UpcomingBoards:
             replace(row, value_bets=bets_of.get(row.match.id, [])) for row, _ in rows.values()
         ]
         unfitted = snapshot.ensemble is None and bool(answers)
-        revision = _digest(stamp, unfitted)
+        # Phase and method too: replicas whose settings differ and have no model to say them
+        # show different boards under the same stamp.
+        revision = digest(stamp, unfitted, snapshot.phase, snapshot.method)
         count_board_build()
         return _Board(stamp, rows, matches, bets, days, bool(answers), unfitted, revision)
 
@@ -396,9 +404,9 @@ def match_stamps(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
 ) -> tuple[tuple[_MatchStamp, ...], _Watermark]:
     """The stamp of each upcoming match of ``filters``: its served quotes' count and latest
-    change (any change of what an answer reads moves one or the other, or the match's own
-    ``updated_at``), and the watermark. Subqueries per match: a join with GROUP BY would scan
-    every match."""
+    change, and its quotes revision (any change of what an answer reads moves the revision or
+    the match's own ``updated_at``), and the watermark. Subqueries per match: a join with
+    GROUP BY would scan every match."""
     of_match = LatestQuote.match_id == Match.id
     statement = select(
         Match.id,
@@ -406,20 +414,23 @@ def match_stamps(
         Match.updated_at,
         select(func.count()).where(of_match).scalar_subquery(),
         select(func.max(LatestQuote.chosen_at)).where(of_match).scalar_subquery(),
+        Match.quotes_revision,
         *_WATERMARK_COLUMNS,
     ).order_by(*_BY_KICKOFF)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
-    matches = tuple((row[0], row[1], row[2], int(row[3]), row[4]) for row in rows)
+    matches = tuple((row[0], row[1], row[2], int(row[3]), row[4], int(row[5])) for row in rows)
     return matches, _watermark_of(rows)
 
 
 def window_watermark(
     session: Session, filters: queries.MatchFilter, now: dt.datetime
-) -> tuple[tuple[int, ...], _Watermark]:
-    """The ids of the upcoming matches of ``filters`` and the watermark, reading no quote."""
-    statement = select(Match.id, *_WATERMARK_COLUMNS).order_by(*_BY_KICKOFF)
+) -> tuple[_Revisions, _Watermark]:
+    """The ids and quotes revisions of the upcoming matches of ``filters`` and the
+    watermark, reading no quote. The revisions are compared match by match: a sum or a
+    maximum over the window could come back to a value already seen (a match leaving it)."""
+    statement = select(Match.id, Match.quotes_revision, *_WATERMARK_COLUMNS).order_by(*_BY_KICKOFF)
     rows = session.execute(queries.upcoming_only(statement, filters, now)).all()
-    return tuple(row[0] for row in rows), _watermark_of(rows)
+    return tuple((row[0], int(row[1])) for row in rows), _watermark_of(rows)
 
 
 _BY_KICKOFF = (Match.kickoff, Match.id)
@@ -438,11 +449,6 @@ _WATERMARK_COLUMNS = tuple(
 
 def _watermark_of(rows: Sequence[Sequence[Any]]) -> _Watermark:
     return (None, None) if not rows else (rows[0][-2], rows[0][-1])
-
-
-def _digest(*parts: object) -> str:
-    """A digest of values whose ``repr`` is the same in every process (no sets)."""
-    return hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
 
 
 def _query_key(query: UpcomingQuery) -> tuple[object, ...]:

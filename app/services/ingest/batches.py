@@ -24,6 +24,7 @@ from app.services.ingest.latest import keep_latest_quotes
 from app.services.ingest.matches import write_matches
 from app.services.ingest.quotes import write_quotes
 from app.services.ingest.report import IngestReport, record_on_commit
+from app.services.ingest.revisions import bump_quotes_revisions
 
 
 def ingest_batch(
@@ -69,6 +70,7 @@ def _write_batch(
         match_ids, created, changed, rescheduled = write_matches(session, batch, report, moment)
         quoted = write_quotes(session, batch, match_ids, created, report, moment)
         keep_latest_quotes(session, written=quoted, rescheduled=rescheduled, now=moment)
+        bump_quotes_revisions(session, quoted | rescheduled)
         return report, changed | quoted
 
     return retry_on_conflict(session, work)

@@ -27,6 +27,7 @@ from app.services.ingest.matches import (
     load_matches_by_id,
 )
 from app.services.ingest.report import IngestReport, record_on_commit
+from app.services.ingest.revisions import bump_quotes_revisions
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,7 @@ def settle_results(
         match_id for match_id, row in updates.items() if row["kickoff"] != stored[match_id].kickoff
     ]
     refresh_latest_quotes(session, moved, now)
+    bump_quotes_revisions(session, moved)
     flags.score_settled_flags(session, list(updates), now, flag_terms or flags.DEFAULT_FLAG_TERMS)
     record_on_commit(session, report, source=source)
     return report
