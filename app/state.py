@@ -14,6 +14,7 @@ from app.db.engine import PoolLimits, make_engine, make_session_factory, session
 from app.db.migrate import require_current_schema
 from app.services.admission import Admission
 from app.services.busy import unavailable_as_service_error
+from app.services.catalogue import CatalogueCounts
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
 from app.services.shared_store import SharedBoards
@@ -41,6 +42,7 @@ class AppState:
     upcoming: UpcomingBoards
     track_record: TrackRecordAnswers
     admission: Admission
+    catalogue: CatalogueCounts
 
     @classmethod
     def open(cls, settings: Settings) -> AppState:
@@ -91,10 +93,12 @@ class AppState:
             ),
             track_record=TrackRecordAnswers(),
             admission=Admission(settings.admission_limits()),
+            catalogue=CatalogueCounts(fresh_seconds=settings.catalogue_counts_seconds),
         )
 
     def close(self) -> None:
         self.track_record.close()
+        self.catalogue.close()
         self.upcoming.close()
         self.refresh_engine.dispose()
         self.engine.dispose()

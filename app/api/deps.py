@@ -21,6 +21,7 @@ from app.domain.vocabulary import RunTrigger
 from app.domain.wording import counted
 from app.services import refit_runs
 from app.services.admission import Endpoints
+from app.services.catalogue import CatalogueCounts
 from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
 from app.services.readiness import Readiness, check_readiness
@@ -117,6 +118,9 @@ PredictionsDep = Annotated[
 UpcomingBoardsDep = Annotated[UpcomingBoards, Depends(_part_of_state(lambda state: state.upcoming))]
 TrackRecordAnswersDep = Annotated[
     TrackRecordAnswers, Depends(_part_of_state(lambda state: state.track_record))
+]
+CatalogueCountsDep = Annotated[
+    CatalogueCounts, Depends(_part_of_state(lambda state: state.catalogue))
 ]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
