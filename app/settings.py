@@ -296,6 +296,13 @@ class Settings(BaseSettings):
         description="Each worker reuses an answer by match_id for this long, so quotes "
         "stored meanwhile show up after at most this delay; 0 turns the cache off.",
     )
+    catalogue_counts_seconds: float = Field(
+        default=30.0,
+        ge=0,
+        description="How old the counts of /bookmakers and /competitions may grow before a "
+        "worker counts again (one request waits for that count; the others meanwhile get "
+        "the counts it has); 0 counts for every request.",
+    )
     redis_url: str | None = Field(
         default=None,
         description="Redis URL (`redis://host:6379/0`) where every worker and replica keeps "

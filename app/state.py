@@ -15,6 +15,7 @@ from app.db.migrate import require_current_schema
 from app.services.admission import Admission
 from app.services.busy import unavailable_as_service_error
 from app.services.caching import KeptBodies
+from app.services.catalogue import CatalogueCounts
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
 from app.services.track_record_answers import TrackRecordAnswers
@@ -52,6 +53,7 @@ class AppState:
     # The dashboard's rendered pages, and the written bodies of GET /upcoming.
     pages: KeptBodies
     upcoming_bodies: KeptBodies
+    catalogue: CatalogueCounts
 
     @classmethod
     def open(cls, settings: Settings) -> AppState:
@@ -106,10 +108,12 @@ class AppState:
             upcoming_bodies=KeptBodies(
                 BODY_SECONDS, max_entries=BODIES_KEPT, max_bytes=settings.kept_bodies_bytes
             ),
+            catalogue=CatalogueCounts(fresh_seconds=settings.catalogue_counts_seconds),
         )
 
     def close(self) -> None:
         self.track_record.close()
+        self.catalogue.close()
         self.upcoming.close()
         self.refresh_engine.dispose()
         self.engine.dispose()

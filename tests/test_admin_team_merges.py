@@ -82,7 +82,7 @@ def test_alias_after_import_merges_the_duplicate_team(
     }
     assert {"PS", "UNIBET_EU", "B365"} <= codes
 
-    teams = client.get("/teams", params={"search": "manchester"}).json()
+    teams = client.get("/teams", params={"search": "manchester"}).json()["items"]
     assert teams == [
         {"id": twin.home_team_id, "name": "Man United", "aliases": ["Manchester United"]}
     ]
@@ -227,11 +227,10 @@ def test_team_search_treats_wildcards_literally(
     client: TestClient, admin_headers: dict[str, str]
 ) -> None:
     client.post("/admin/odds", json={"quotes": [quote()]}, headers=admin_headers)
-    assert client.get("/teams", params={"search": "_"}).json() == []
-    assert client.get("/teams", params={"search": "%"}).json() == []
-    assert [t["name"] for t in client.get("/teams", params={"search": "UNITED"}).json()] == [
-        "Man United"
-    ]
+    assert client.get("/teams", params={"search": "_"}).json()["items"] == []
+    assert client.get("/teams", params={"search": "%"}).json()["items"] == []
+    found = client.get("/teams", params={"search": "UNITED"}).json()["items"]
+    assert [t["name"] for t in found] == ["Man United"]
 
 
 # --- team merges: preview, confirmation, undo ----------------------------------------------------

@@ -89,8 +89,9 @@ def test_bounds_chosen_by_settings_are_documented(database_url: str, session: Se
         for parameter in operation.get("parameters", [])
         if parameter["name"] == "limit"
     ]
-    # matches, models, activations, refits, fetches, bookmakers, value bets, upcoming, flags
-    assert len(limits) == 9
+    # matches, models, activations, refits, fetches, bookmakers, teams, value bets, upcoming,
+    # flags
+    assert len(limits) == 10
     assert all(schema["maximum"] == 37 for schema in limits)
     items = document["components"]["schemas"]["BatchIn"]["properties"]["items"]
     assert items["maxItems"] == 12

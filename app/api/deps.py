@@ -22,6 +22,7 @@ from app.domain.wording import counted
 from app.services import refit_runs
 from app.services.admission import Endpoints
 from app.services.caching import KeptBodies
+from app.services.catalogue import CatalogueCounts
 from app.services.pagination import PageWindow
 from app.services.prediction import PredictionService
 from app.services.readiness import Readiness, check_readiness
@@ -122,6 +123,9 @@ TrackRecordAnswersDep = Annotated[
 PagesDep = Annotated[KeptBodies, Depends(_part_of_state(lambda state: state.pages))]
 UpcomingBodiesDep = Annotated[
     KeptBodies, Depends(_part_of_state(lambda state: state.upcoming_bodies))
+]
+CatalogueCountsDep = Annotated[
+    CatalogueCounts, Depends(_part_of_state(lambda state: state.catalogue))
 ]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]

@@ -200,27 +200,45 @@ def latest_quotes(session: Session, match_id: int) -> list[OddsQuote]:
     return latest_by_bookmaker_and_phase(quotes)
 
 
-def list_bookmakers(session: Session, window: PageWindow) -> Paged[BookmakerSummary]:
-    """One page of bookmakers, with their quotes counted by phase."""
-    page = paginate(session, select(Bookmaker).order_by(Bookmaker.code), window)
-    counts: dict[int, dict[Phase, int]] = {
-        bookmaker.id: dict.fromkeys(Phase, 0) for bookmaker in page.items
-    }
+# Quotes stored per bookmaker id and phase; matches stored per competition id.
+QuoteCounts = dict[int, dict[Phase, int]]
+MatchCounts = dict[int, int]
+
+
+def quote_counts(session: Session) -> QuoteCounts:
+    """Every bookmaker's quotes counted by phase (a read of the whole history)."""
+    counts: QuoteCounts = {}
     rows = session.execute(
-        select(OddsQuote.bookmaker_id, OddsQuote.phase, func.count())
-        .where(OddsQuote.bookmaker_id.in_(counts))
-        .group_by(OddsQuote.bookmaker_id, OddsQuote.phase)
+        select(OddsQuote.bookmaker_id, OddsQuote.phase, func.count()).group_by(
+            OddsQuote.bookmaker_id, OddsQuote.phase
+        )
     ).all()
     for bookmaker_id, phase, count in rows:
-        counts[bookmaker_id][Phase(phase)] = int(count)
-    return page.map(lambda bookmaker: BookmakerSummary(bookmaker, counts[bookmaker.id]))
+        counts.setdefault(bookmaker_id, {})[Phase(phase)] = int(count)
+    return counts
 
 
-def list_competitions(session: Session) -> list[CompetitionSummary]:
+def match_counts(session: Session) -> MatchCounts:
+    """Every competition's matches counted (a read of every match)."""
     rows = session.execute(
-        select(Competition, func.count(Match.id))
-        .outerjoin(Match, Match.competition_id == Competition.id)
-        .group_by(Competition.id)
-        .order_by(Competition.code)
+        select(Match.competition_id, func.count()).group_by(Match.competition_id)
     ).all()
-    return [CompetitionSummary(competition, int(count)) for competition, count in rows]
+    return {competition_id: int(count) for competition_id, count in rows}
+
+
+def list_bookmakers(
+    session: Session, window: PageWindow, counts: QuoteCounts
+) -> Paged[BookmakerSummary]:
+    """One page of bookmakers, with their quotes by phase as ``counts`` has them."""
+    page = paginate(session, select(Bookmaker).order_by(Bookmaker.code), window)
+    return page.map(
+        lambda bookmaker: BookmakerSummary(
+            bookmaker, {phase: counts.get(bookmaker.id, {}).get(phase, 0) for phase in Phase}
+        )
+    )
+
+
+def list_competitions(session: Session, counts: MatchCounts) -> list[CompetitionSummary]:
+    """Every competition by code, with its matches as ``counts`` has them."""
+    competitions = session.scalars(select(Competition).order_by(Competition.code))
+    return [CompetitionSummary(c, counts.get(c.id, 0)) for c in competitions]

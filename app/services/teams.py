@@ -34,6 +34,7 @@ from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.latest import refresh_latest_quotes
 from app.services.ingest.revisions import bump_quotes_revisions
 from app.services.locks import serialise_match_rewrites
+from app.services.pagination import Paged, PageWindow, paginate
 
 
 class TeamNotFoundError(LookupError):
@@ -135,8 +136,9 @@ class UnaliasReport:
     aliases_moved_back: list[str] = field(default_factory=list)
 
 
-def list_teams(session: Session, *, search: str | None = None) -> list[Team]:
-    statement = select(Team).options(selectinload(Team.aliases)).order_by(Team.name)
+def list_teams(session: Session, window: PageWindow, *, search: str | None = None) -> Paged[Team]:
+    """One page of teams by name (then id, so pages never overlap), with their aliases."""
+    statement = select(Team).options(selectinload(Team.aliases)).order_by(Team.name, Team.id)
     if search:
         # The search text is literal: LIKE's wildcards in it are escaped.
         literal = normalised(search).lower().replace("\\", "\\\\")
@@ -152,7 +154,7 @@ def list_teams(session: Session, *, search: str | None = None) -> list[Team]:
                 ),
             )
         )
-    return list(session.scalars(statement))
+    return paginate(session, statement, window)
 
 
 def add_alias(

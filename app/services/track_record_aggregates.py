@@ -472,10 +472,16 @@ def stamp(session: Session) -> Stamp:
         select(TrackRecordState.matches_through).where(state).scalar_subquery(),
         literal(EARLIEST_CHANGE, Match.updated_at.type),
     )
+    # The newest first down the index of changes, stopping at the first logged match: a
+    # join and max() let PostgreSQL walk every match when it cannot see ``since``'s value.
     changed = (
-        select(func.max(Match.updated_at))
-        .join(PredictionLogEntry, PredictionLogEntry.match_id == Match.id)
-        .where(Match.updated_at > since)
+        select(Match.updated_at)
+        .where(
+            Match.updated_at > since,
+            select(PredictionLogEntry.id).where(PredictionLogEntry.match_id == Match.id).exists(),
+        )
+        .order_by(Match.updated_at.desc())
+        .limit(1)
     )
     return Stamp(
         *session.execute(

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from app.api.deps import SessionDep, found, page_window
+from app.api.deps import CatalogueCountsDep, SessionDep, found, page_window
 from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.matches import (
     BookmakerOut,
@@ -135,11 +135,17 @@ def get_match(
     tags=["reference"],
     responses=problem_responses({422: INVALID, 503: UNAVAILABLE}),
 )
-def list_bookmakers(
-    session: SessionDep, page: Annotated[PageWindow, Depends(page_window(100))]
+async def list_bookmakers(
+    session: SessionDep,
+    counts: CatalogueCountsDep,
+    page: Annotated[PageWindow, Depends(page_window(100))],
 ) -> Page[BookmakerOut]:
-    """Bookmakers by code with their numbers of quotes, paginated as ``/matches`` is."""
-    return Page[BookmakerOut].of(queries.list_bookmakers(session, page))
+    """Bookmakers by code with their numbers of quotes, paginated as ``/matches`` is.
+
+    The numbers are counted at most every ODDSBOOST_CATALOGUE_COUNTS_SECONDS per worker
+    (30 s by default): quotes stored or removed since show up after at most that long
+    and one count."""
+    return Page[BookmakerOut].of(await counts.bookmakers(session, page))
 
 
 @router.get(
@@ -148,18 +154,23 @@ def list_bookmakers(
     tags=["reference"],
     responses=problem_responses({503: UNAVAILABLE}),
 )
-def list_competitions(session: SessionDep) -> list[CompetitionOut]:
-    return [CompetitionOut.model_validate(c) for c in queries.list_competitions(session)]
+async def list_competitions(
+    session: SessionDep, counts: CatalogueCountsDep
+) -> list[CompetitionOut]:
+    """Competitions by code with their numbers of matches, counted as ``/bookmakers``'
+    numbers of quotes are."""
+    return [CompetitionOut.model_validate(c) for c in await counts.competitions(session)]
 
 
 @router.get(
     "/teams",
-    response_model=list[TeamOut],
+    response_model=Page[TeamOut],
     tags=["reference"],
     responses=problem_responses({422: INVALID, 503: UNAVAILABLE}),
 )
 def list_teams(
     session: SessionDep,
+    page: Annotated[PageWindow, Depends(page_window(100))],
     search: Annotated[
         str | None,
         Query(
@@ -168,5 +179,7 @@ def list_teams(
             examples=["United"],
         ),
     ] = None,
-) -> list[TeamOut]:
-    return [TeamOut.model_validate(t) for t in teams.list_teams(session, search=search)]
+) -> Page[TeamOut]:
+    """Teams by name with their aliases, paginated as ``/matches`` is (``total`` counts every
+    team that fits the search)."""
+    return Page[TeamOut].of(teams.list_teams(session, page, search=search))
