@@ -3,7 +3,9 @@ routers through the dependencies of ``app.api.deps``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -13,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import PoolLimits, make_engine, make_session_factory, session_scope
 from app.db.migrate import require_current_schema
 from app.services.admission import Admission
-from app.services.busy import unavailable_as_service_error
+from app.services.busy import POOL_DETAIL, DatabaseBusyError, unavailable_as_service_error
 from app.services.prediction import PredictionService
 from app.services.serving import ModelCache
 from app.services.shared_store import SharedBoards
@@ -41,18 +43,22 @@ class AppState:
     upcoming: UpcomingBoards
     track_record: TrackRecordAnswers
     admission: Admission
+    # One place per pooled connection, taken on the event loop by a request before its
+    # session (see ``app.api.deps.get_session``).
+    session_places: asyncio.Semaphore
 
     @classmethod
     def open(cls, settings: Settings) -> AppState:
         """Connect, and refuse a database whose schema this code does not know."""
+        pool = PoolLimits(
+            settings.database_pool_size,
+            settings.database_pool_overflow,
+            settings.database_pool_timeout_seconds,
+        )
         engine = make_engine(
             settings.database_url,
             sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds,
-            pool=PoolLimits(
-                settings.database_pool_size,
-                settings.database_pool_overflow,
-                settings.database_pool_timeout_seconds,
-            ),
+            pool=pool,
         )
         try:
             require_current_schema(engine)
@@ -91,6 +97,7 @@ class AppState:
             ),
             track_record=TrackRecordAnswers(),
             admission=Admission(settings.admission_limits()),
+            session_places=asyncio.Semaphore(pool.connections),
         )
 
     def close(self) -> None:
@@ -98,6 +105,20 @@ class AppState:
         self.upcoming.close()
         self.refresh_engine.dispose()
         self.engine.dispose()
+
+    @asynccontextmanager
+    async def session_place(self) -> AsyncIterator[None]:
+        """A place for one request's session, waited for on the event loop (holding no
+        thread) as long as a checkout waits for a connection; then a ``DatabaseBusyError``."""
+        try:
+            async with asyncio.timeout(self.settings.database_pool_timeout_seconds):
+                await self.session_places.acquire()
+        except TimeoutError:
+            raise DatabaseBusyError(POOL_DETAIL) from None
+        try:
+            yield
+        finally:
+            self.session_places.release()
 
     def read_session(self) -> Iterator[Session]:
         """One unit of work that reads, committed unless it raises; a database busy or out of
