@@ -3,7 +3,9 @@ routers through the dependencies of ``app.api.deps``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -13,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import PoolLimits, make_engine, make_session_factory, session_scope
 from app.db.migrate import require_current_schema
 from app.services.admission import Admission
-from app.services.busy import unavailable_as_service_error
+from app.services.busy import POOL_DETAIL, DatabaseBusyError, unavailable_as_service_error
 from app.services.caching import KeptBodies
 from app.services.catalogue import CatalogueCounts
 from app.services.prediction import PredictionService
@@ -54,18 +56,22 @@ class AppState:
     pages: KeptBodies
     upcoming_bodies: KeptBodies
     catalogue: CatalogueCounts
+    # One place per pooled connection, taken on the event loop by a request before its
+    # session (see ``app.api.deps.get_session``).
+    session_places: asyncio.Semaphore
 
     @classmethod
     def open(cls, settings: Settings) -> AppState:
         """Connect, and refuse a database whose schema this code does not know."""
+        pool = PoolLimits(
+            settings.database_pool_size,
+            settings.database_pool_overflow,
+            settings.database_pool_timeout_seconds,
+        )
         engine = make_engine(
             settings.database_url,
             sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds,
-            pool=PoolLimits(
-                settings.database_pool_size,
-                settings.database_pool_overflow,
-                settings.database_pool_timeout_seconds,
-            ),
+            pool=pool,
         )
         try:
             require_current_schema(engine)
@@ -109,6 +115,7 @@ class AppState:
                 BODY_SECONDS, max_entries=BODIES_KEPT, max_bytes=settings.kept_bodies_bytes
             ),
             catalogue=CatalogueCounts(fresh_seconds=settings.catalogue_counts_seconds),
+            session_places=asyncio.Semaphore(pool.connections),
         )
 
     def close(self) -> None:
@@ -117,6 +124,20 @@ class AppState:
         self.upcoming.close()
         self.refresh_engine.dispose()
         self.engine.dispose()
+
+    @asynccontextmanager
+    async def session_place(self) -> AsyncIterator[None]:
+        """A place for one request's session, waited for on the event loop (holding no
+        thread) as long as a checkout waits for a connection; then a ``DatabaseBusyError``."""
+        try:
+            async with asyncio.timeout(self.settings.database_pool_timeout_seconds):
+                await self.session_places.acquire()
+        except TimeoutError:
+            raise DatabaseBusyError(POOL_DETAIL) from None
+        try:
+            yield
+        finally:
+            self.session_places.release()
 
     def read_session(self) -> Iterator[Session]:
         """One unit of work that reads, committed unless it raises; a database busy or out of

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from typing import Annotated, Any, Protocol, TypeVar
 
 from fastapi import Depends, HTTPException, Query, Request, Security, status
+from fastapi.concurrency import contextmanager_in_threadpool
 from fastapi.exceptions import RequestValidationError
 
 from app.api.errors import invalid
@@ -48,15 +50,37 @@ def _part_of_state(part: Callable[[AppState], T]) -> Callable[[Request], Awaitab
     return read
 
 
-def get_session(request: Request) -> Iterator[Session]:
+@asynccontextmanager
+async def _placed_session(
+    state: AppState, unit: Callable[[], Iterator[Session]]
+) -> AsyncIterator[Session]:
+    # A plain route checks its connection out on a thread, and its answer is validated on
+    # another after it returns, the connection still held until the session closes. With more
+    # requests than connections on the threads, those holding a connection could wait for a
+    # thread while every thread waits for a connection, until the pool's timeout. Taking a
+    # place (one per connection) on the event loop first keeps the waiting requests off the
+    # threads. The session is opened and closed on threads as FastAPI does for a plain
+    # dependency: closing it never waits for one of the routes' threads.
+    async with (
+        state.session_place(),
+        contextmanager_in_threadpool(contextmanager(unit)()) as session,
+    ):
+        yield session
+
+
+async def get_session(request: Request) -> AsyncIterator[Session]:
     """Committed if the endpoint returns, rolled back if it raises; with ``scope="function"``
     the commit happens before the response is sent."""
-    yield from _state(request).read_session()
+    state = _state(request)
+    async with _placed_session(state, state.read_session) as session:
+        yield session
 
 
-def get_write_session(request: Request) -> Iterator[Session]:
+async def get_write_session(request: Request) -> AsyncIterator[Session]:
     """Like :func:`get_session`, taking SQLite's write lock up front."""
-    yield from _state(request).write_session()
+    state = _state(request)
+    async with _placed_session(state, state.write_session) as session:
+        yield session
 
 
 def admitted(kind: Endpoints) -> Any:
