@@ -22,8 +22,6 @@ Run: ``python benchmarks/bench_history_size.py [--no-write]``
 from __future__ import annotations
 
 import datetime as dt
-import os
-import sys
 
 import numpy as np
 from sqlalchemy import Engine, func, select, text
@@ -267,22 +265,7 @@ def load_figures() -> HistoryFigures | None:
 
 
 def main() -> None:
-    server_url = os.environ.get("ODDSBOOST_BENCH_POSTGRES_URL") or os.environ.get(
-        "ODDSBOOST_TEST_DATABASE_URL"
-    )
-    kinds = ["sqlite"]
-    if server_url and server_url.startswith("postgresql"):
-        kinds.append("postgresql")
-    previous = load_figures()
-    runs = {} if previous is None else dict(previous.runs)
-    for kind in kinds:
-        runs[kind] = measure(kind, server_url)
-    figures = HistoryFigures(runs=dict(sorted(runs.items())))
-    print(render_block(figures))
-    if "--no-write" not in sys.argv[1:]:
-        pages.save_record(figures, pages.figures_file(NAME))
-        pages.write_block(PAGE, NAME, render_block(figures))
-        print(f"written: {pages.figures_file(NAME)}, {PAGE}")
+    pages.measure_backends(NAME, PAGE, HistoryFigures, measure, render_block)
 
 
 if __name__ == "__main__":

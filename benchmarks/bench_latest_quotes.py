@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable, Collection
 from unittest import mock
@@ -351,22 +349,7 @@ def load_figures() -> LatestQuotesFigures | None:
 
 
 def main() -> None:
-    server_url = os.environ.get("ODDSBOOST_BENCH_POSTGRES_URL") or os.environ.get(
-        "ODDSBOOST_TEST_DATABASE_URL"
-    )
-    kinds = ["sqlite"]
-    if server_url and server_url.startswith("postgresql"):
-        kinds.append("postgresql")
-    previous = load_figures()
-    runs = {} if previous is None else dict(previous.runs)
-    for kind in kinds:
-        runs[kind] = measure(kind, server_url)
-    figures = LatestQuotesFigures(runs=dict(sorted(runs.items())))
-    print(render_block(figures))
-    if "--no-write" not in sys.argv[1:]:
-        pages.save_record(figures, pages.figures_file(NAME))
-        pages.write_block(PERFORMANCE_PAGE, NAME, render_block(figures))
-        print(f"written: {pages.figures_file(NAME)}, {PERFORMANCE_PAGE}")
+    pages.measure_backends(NAME, PERFORMANCE_PAGE, LatestQuotesFigures, measure, render_block)
 
 
 if __name__ == "__main__":

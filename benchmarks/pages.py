@@ -13,8 +13,10 @@ import datetime as dt
 import os
 import platform
 import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -92,6 +94,34 @@ def load_record(kind: type[RecordT], path: Path) -> RecordT | None:
 def save_record(record: BaseModel, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(record.model_dump_json(indent=2) + "\n")
+
+
+def measure_backends(
+    name: str,
+    page: Path,
+    kind: type[RecordT],
+    measure: Callable[[str, str | None], BaseModel],
+    render: Callable[[RecordT], str],
+) -> None:
+    """Measure on SQLite, and on PostgreSQL when ``ODDSBOOST_BENCH_POSTGRES_URL`` (or the
+    test database's URL) names one, keeping the other backend's last run; print the block
+    and, without ``--no-write``, write it and its figures (``kind`` holds them as ``runs``)."""
+    server_url = os.environ.get("ODDSBOOST_BENCH_POSTGRES_URL") or os.environ.get(
+        "ODDSBOOST_TEST_DATABASE_URL"
+    )
+    backends = ["sqlite"]
+    if server_url and server_url.startswith("postgresql"):
+        backends.append("postgresql")
+    previous = load_record(kind, figures_file(name))
+    runs: dict[str, Any] = {} if previous is None else dict(dict(previous)["runs"])
+    for backend in backends:
+        runs[backend] = measure(backend, server_url)
+    figures = kind.model_validate({"runs": dict(sorted(runs.items()))})
+    print(render(figures))
+    if "--no-write" not in sys.argv[1:]:
+        save_record(figures, figures_file(name))
+        write_block(page, name, render(figures))
+        print(f"written: {figures_file(name)}, {page}")
 
 
 def load_average() -> str:
