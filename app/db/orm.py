@@ -32,6 +32,13 @@ from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.sql import ColumnElement
 
+from app.domain.bets import (
+    BET_NOTE_MAX_LENGTH,
+    PRICE_TEXT_MAX_LENGTH,
+    BetChangeKind,
+    BetChannel,
+    BetStatus,
+)
 from app.domain.flags import VALUE_SOURCE_MAX_LENGTH, CloseOrigin, FlagChange, FlagStatus
 from app.domain.records import (
     CODE_MAX_LENGTH,
@@ -749,3 +756,70 @@ class ValueFlagEvent(Base):
     expected_value: Mapped[float | None] = mapped_column(Float)
     probability: Mapped[float | None] = mapped_column(Float)
     model_version: Mapped[int | None]
+
+
+class Bet(Base):
+    """A bet the user placed; the settlement columns are filled when its match's result is
+    stored (again if the result is corrected). Every change is recorded in ``bet_changes``."""
+
+    __tablename__ = "bets"
+    __table_args__ = (
+        CheckConstraint("outcome IN ('1', 'X', '2')", name="outcome_code"),
+        CheckConstraint("result IS NULL OR result IN ('1', 'X', '2')", name="result_code"),
+        codes_check("status", BetStatus),
+        codes_check("close_origin", CloseOrigin),
+        CheckConstraint("stake > 0", name="positive_stake"),
+        CheckConstraint("price > 1", name="price_above_one"),
+        Index("ix_bets_placed_at", "placed_at"),
+        Index("ix_bets_status", "status"),
+        NEVER_REUSED,
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # A match with bets is not deleted from under them.
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="RESTRICT"), index=True)
+    outcome: Mapped[str] = mapped_column(String(1))
+    bookmaker: Mapped[str] = mapped_column(String(CODE_MAX_LENGTH))
+    price: Mapped[float] = mapped_column(Float)  # decimal
+    price_text: Mapped[str] = mapped_column(String(PRICE_TEXT_MAX_LENGTH))  # as typed
+    stake: Mapped[float] = mapped_column(Float)
+    placed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    flag_id: Mapped[int | None] = mapped_column(ForeignKey("value_flags.id", ondelete="SET NULL"))
+    # The link that priced the flag it followed (None: not from a flag).
+    source: Mapped[str | None] = mapped_column(String(VALUE_SOURCE_MAX_LENGTH))
+    note: Mapped[str | None] = mapped_column(String(BET_NOTE_MAX_LENGTH))
+    status: Mapped[BetStatus] = mapped_column(word(BetStatus, 16))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    result: Mapped[str | None] = mapped_column(String(1))
+    returned: Mapped[float | None] = mapped_column(Float)
+    profit: Mapped[float | None] = mapped_column(Float)
+    close_price: Mapped[float | None] = mapped_column(Float)  # the reference's, this outcome
+    closing_probability: Mapped[float | None] = mapped_column(Float)
+    clv: Mapped[float | None] = mapped_column(Float)
+    close_origin: Mapped[CloseOrigin | None] = mapped_column(word(CloseOrigin, 16))
+    close_captured_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    settled_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+
+    match: Mapped[Match] = relationship()
+
+
+class BetChange(Base):
+    """One change to a bet, appended and never edited: what it was before and after (JSON of
+    its user's fields; None for a creation's before and a deletion's after). No foreign key:
+    a deleted bet keeps its trail."""
+
+    __tablename__ = "bet_changes"
+    __table_args__ = (
+        codes_check("change", BetChangeKind),
+        codes_check("channel", BetChannel),
+        NEVER_REUSED,
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bet_id: Mapped[int] = mapped_column(index=True)
+    change: Mapped[BetChangeKind] = mapped_column(word(BetChangeKind, 16))
+    channel: Mapped[BetChannel] = mapped_column(word(BetChannel, 16))
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    before: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    after: Mapped[dict[str, Any] | None] = mapped_column(JSON)
