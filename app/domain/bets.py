@@ -9,6 +9,7 @@ and its closing-line value against the reference bookmaker's close (the flag led
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from collections.abc import Sequence
@@ -163,3 +164,20 @@ def settle_bets(
             bets, won.tolist(), returned.tolist(), close_prices, probabilities, clvs, strict=True
         )
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class BetDraft:
+    """A bet as the user gave it (from the API, the command line or a CSV row), before it is
+    checked against the stored matches and flags. ``price_text`` is kept as typed; its
+    decimal value comes from :func:`decimal_price`."""
+
+    match_id: int
+    outcome: str
+    bookmaker: str
+    price_text: str
+    stake: float
+    placed_at: dt.datetime
+    flag_id: int | None = None
+    note: str | None = None
+    void: bool = False
