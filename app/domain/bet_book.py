@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from app.domain.bets import BetStatus
 from app.domain.evaluation import MeanInterval, mean_interval
@@ -97,7 +98,7 @@ class BookSummary:
     time_zone: str
 
 
-def roi_interval(stakes: Sequence[float], profits: Sequence[float]) -> MeanInterval:
+def roi_interval(stakes: ArrayLike, profits: ArrayLike) -> MeanInterval:
     """ROI (Σ profit / Σ stake) with its 95 % interval by the delta method (module docstring);
     ``n`` is the number of bets, the bounds None with fewer than 2."""
     stake = np.asarray(stakes, dtype=np.float64)
