@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from app.domain.bet_csv import (
     BET_CSV_COLUMNS,
     EXPORT_COLUMNS,
     MAX_IMPORT_BYTES,
+    MAX_IMPORT_ROWS,
     BetCsvTooLargeError,
     RowError,
     parse_bet_csv,
@@ -208,6 +210,11 @@ def test_encodings_delimiters_and_line_ends() -> None:
     }
 
 
+def test_the_guide_states_the_bounds() -> None:
+    guide = (Path(__file__).parents[1] / "docs/guides/bets-import-and-summary.md").read_text()
+    assert f"At most {MAX_IMPORT_ROWS} rows and\n{MAX_IMPORT_BYTES} bytes" in guide
+
+
 def test_rows_and_bytes_are_bounded() -> None:
     data = csv_bytes(HEADER, *[GOOD_ROWS[0]] * 4)
     assert parse_bet_csv(data, max_rows=4).errors == []
@@ -219,15 +226,22 @@ def test_rows_and_bytes_are_bounded() -> None:
 
 
 def test_the_endpoint_records_and_answers_the_ids(
-    book_client: TestClient, book_session: Session, admin_headers: dict[str, str]
+    book_client: TestClient,
+    book_session: Session,
+    admin_headers: dict[str, str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     headers = {**admin_headers, "Content-Type": "text/csv; charset=utf-8"}
     data = good_file(book_session)
+    caplog.set_level(logging.INFO, logger="app.services.bet_book")
     dry = book_client.post("/bets/import?dry_run=true", content=data, headers=headers)
     assert dry.status_code == 200
     assert dry.json()["imported"] == 6
     assert count_rows(book_session, Bet) == 0
+    assert caplog.messages == []
     answer = book_client.post("/bets/import", content=data, headers=headers)
+    # Logged once the request's transaction committed.
+    assert caplog.messages == ["imported 6 bets (0 already in the book)"]
     assert answer.status_code == 201, answer.text
     body = answer.json()
     assert body["imported"] == 6

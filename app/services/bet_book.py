@@ -8,6 +8,7 @@ are recorded by the one path, :func:`app.services.bets.record_bets`.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Row, Select, select
 from sqlalchemy.orm import Session, aliased
 
+from app.db.engine import on_commit
 from app.db.orm import Bet, Competition, Match, Team
 from app.domain.bet_book import BookedBet, BookSummary, summarise_book
 from app.domain.bet_csv import (
@@ -28,6 +30,7 @@ from app.domain.bet_csv import (
 from app.domain.bets import BetChannel, BetDraft, BetStatus, decimal_price
 from app.domain.bookmakers import commission_code
 from app.domain.records import settled_result
+from app.domain.wording import counted
 from app.services.bets import BetDraftError, record_bets
 from app.services.ingest.bulk import chunks, ids_by
 from app.services.ingest.dimensions import resolve_teams
@@ -37,6 +40,8 @@ from app.services.ingest.matches import (
     load_matches_by_id,
     load_matches_by_key,
 )
+
+log = logging.getLogger(__name__)
 
 # A user's kickoff day may be a day off the stored (UTC) one: their time zone, or a late
 # kickoff written on the day it ended.
@@ -103,11 +108,22 @@ def import_bets(
             attempt.rollback()
     if errors:
         raise BetImportError(errors)
-    return ImportReport(
+    report = ImportReport(
         dry_run=dry_run,
         imported=len(drafts),
         bet_ids=[] if dry_run else [bet.id for bet in bets],
         already_recorded=repeated,
+    )
+    if not dry_run:
+        on_commit(session, lambda: _log_import(report))
+    return report
+
+
+def _log_import(report: ImportReport) -> None:
+    log.info(
+        "imported %s (%d already in the book)",
+        counted(report.imported, "bet"),
+        len(report.already_recorded),
     )
 
 
