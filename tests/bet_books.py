@@ -45,16 +45,21 @@ def store_book_matches(session: Session, season_file: Callable[[str], Path]) -> 
     session.flush()
 
 
-def match_id(session: Session, competition: str, home: str, away: str) -> int:
-    """The stored match of two teams (their stored names) in a competition."""
+def match_id(
+    session: Session, competition: str, home: str, away: str, *, day: dt.date | None = None
+) -> int:
+    """The stored match of two teams (their stored names) in a competition (on ``day``)."""
     home_team, away_team = aliased(Team), aliased(Team)
-    return session.execute(
+    statement = (
         select(Match.id)
         .join(Competition, Match.competition_id == Competition.id)
         .join(home_team, Match.home_team_id == home_team.id)
         .join(away_team, Match.away_team_id == away_team.id)
         .where(Competition.code == competition, home_team.name == home, away_team.name == away)
-    ).scalar_one()
+    )
+    if day is not None:
+        statement = statement.where(Match.kickoff_date == day)
+    return session.execute(statement).scalar_one()
 
 
 def csv_bytes(header: str, *rows: str, newline: str = "\n") -> bytes:

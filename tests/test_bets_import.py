@@ -29,6 +29,7 @@ from app.domain.bet_csv import (
 )
 from app.domain.bets import BetChannel, BetStatus
 from app.services.bet_book import BetImportError, import_bets
+from app.services.ingest import import_football_data
 from tests.bet_books import csv_bytes, match_id, settle_book, store_book_matches
 from tests.helpers import count_rows
 
@@ -347,7 +348,41 @@ def test_the_export_filters(
     window = exported(
         book_client, admin_headers, "?from=2017-08-18T00:00:00Z&to=2017-08-19T09:00:00Z"
     )
-    assert [row["away"] for row in window] == ["Man United", "Ath Madrid"]
+    # Both ends included: Barcelona v Betis was placed at 09:00 on the 19th.
+    assert [row["away"] for row in window] == ["Man United", "Ath Madrid", "Betis"]
     backwards = book_client.get("/bets/export?from=2017-08-19&to=2017-08-18", headers=admin_headers)
     assert backwards.status_code == 422
     assert backwards.json()["errors"][0]["loc"] == ["query", "to"]
+
+
+def test_two_matches_within_a_day_need_the_match_id(book_session: Session) -> None:
+    # A second Man United v West Ham the next day (a replay, say): the settled first one
+    # stays where it is, so a row naming either day could mean both.
+    import_football_data(
+        book_session,
+        b"Div,Date,HomeTeam,AwayTeam,FTHG,FTAG,FTR\nE0,14/08/2017,Man United,West Ham,1,1,D\n",
+    )
+    first = match_id(book_session, "E0", "Man United", "West Ham", day=dt.date(2017, 8, 13))
+    second = match_id(book_session, "E0", "Man United", "West Ham", day=dt.date(2017, 8, 14))
+    with pytest.raises(BetImportError) as raised:
+        import_bets(book_session, csv_bytes(HEADER, GOOD_ROWS[0]), NOW)
+    (error,) = raised.value.errors
+    assert (error.line, error.column) == (2, "kickoff")
+    assert error.message == (
+        f"E0 Man United v West Ham on 2017-08-13 could be matches {first}, {second}: give match_id"
+    )
+    # With the match's id too, the row is the first match's.
+    row = GOOD_ROWS[0].replace(",won,opener,,", f",won,opener,{first},")
+    report = import_bets(book_session, csv_bytes(HEADER, row), NOW)
+    assert book_session.get_one(Bet, report.bet_ids[0]).match_id == first
+    # An id of another match than the names fit is refused.
+    other = match_id(book_session, "E0", "Tottenham", "Chelsea")
+    row = GOOD_ROWS[0].replace(",won,opener,,", f",,,{other},")
+    with pytest.raises(BetImportError) as contradicted:
+        import_bets(book_session, csv_bytes(HEADER, row), NOW)
+    (error,) = contradicted.value.errors
+    assert (error.line, error.column) == (2, "match_id")
+    assert error.message.startswith(
+        f"match {other} is not the match the row names (E0 Man United v West Ham on "
+        f"2017-08-13: match {first}, {second})"
+    )

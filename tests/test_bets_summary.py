@@ -178,10 +178,10 @@ def test_the_filters(book_client: TestClient, admin_headers: dict[str, str]) -> 
     spain = summary(book_client, admin_headers, "?competition=SP1")["overall"]
     assert isinstance(spain, dict)
     assert spain["bets"] == 2
-    # Placed from 12 August (B) to before 19 August: B and C.
+    # Placed from 12 August (B) to 19 August at midnight, both included: B, C and the void E.
     window = summary(book_client, admin_headers, "?from=2017-08-12&to=2017-08-19")["overall"]
     assert isinstance(window, dict)
-    assert (window["bets"], window["profit"]) == (2, 0.0)
+    assert (window["bets"], window["void"], window["profit"]) == (3, 1, 0.0)
     empty = summary(book_client, admin_headers, "?competition=D1")
     assert empty["overall"] == {
         "bets": 0,

@@ -49,7 +49,7 @@ PlacedFrom = Annotated[
 ]
 PlacedTo = Annotated[
     dt.datetime | None,
-    typer.Option("--to", parser=_moment, metavar="DATE", help="Bets placed before this."),
+    typer.Option("--to", parser=_moment, metavar="DATE", help="Bets placed at or before this."),
 ]
 Bookmaker = Annotated[
     str | None, typer.Option("--bookmaker", help="A bookmaker's code or name, e.g. B365.")

@@ -73,7 +73,7 @@ class ImportReport:
 
 @dataclass(frozen=True, slots=True)
 class BetFilter:
-    """Which bets: placed in a window (``placed_from`` inclusive, ``placed_to`` exclusive), at
+    """Which bets: placed in a window (both ends included, as the flag ledger's), at
     a bookmaker (code or name), in a competition."""
 
     placed_from: dt.datetime | None = None
@@ -148,16 +148,19 @@ def _resolve_matches(
     errors: list[RowError],
 ) -> dict[int, int]:
     """The stored match of each row, by line; rows whose match is not found, is found twice
-    or contradicts the row's won or lost are reported in ``errors`` (and so are the matches
-    that bad rows name)."""
+    or contradicts the row's won or lost are reported in ``errors`` (and so are the names
+    no stored match has in bad rows)."""
     names = {row.line: row.match_name for row in rows if row.match_name is not None}
-    by_name = _matches_by_name(session, {**names, **names_of_bad_rows}, errors)
+    candidates = _matches_by_name(session, {**names, **names_of_bad_rows}, errors)
+    for line, name in names_of_bad_rows.items():
+        if candidates.get(line) == []:
+            errors.append(_not_one_match(line, name, []))
     stored = load_matches_by_id(
         session, sorted({row.match_id for row in rows if row.match_id is not None})
     )
     found: dict[int, int] = {}
     for row in rows:
-        match = _row_match(row, by_name, stored, errors)
+        match = _row_match(row, candidates.get(row.line), stored, errors)
         if match is not None and _agrees_with_result(row, match, errors):
             found[row.line] = match.id
     return found
@@ -165,28 +168,43 @@ def _resolve_matches(
 
 def _row_match(
     row: BetRow,
-    by_name: dict[int, StoredMatch],
+    named: list[StoredMatch] | None,
     stored: dict[int, StoredMatch],
     errors: list[RowError],
 ) -> StoredMatch | None:
-    named = by_name.get(row.line)
+    """The row's match: the only one its names fit, or the one its id gives, which must be
+    one of those its names fit. ``named`` is None where the row names no match or a name is
+    unknown (already reported)."""
     if row.match_id is None:
-        return named
+        if named is not None and len(named) != 1:
+            assert row.match_name is not None
+            errors.append(_not_one_match(row.line, row.match_name, [m.id for m in named]))
+        return named[0] if named is not None and len(named) == 1 else None
     match = stored.get(row.match_id)
     if match is None:
         errors.append(RowError(row.line, "match_id", f"no match {row.match_id} is stored"))
         return None
-    if row.match_name is not None and named is not None and named.id != match.id:
+    if row.match_name is None:
+        return match
+    if named is None:
+        return None
+    if match.id not in {m.id for m in named}:
         errors.append(
             RowError(
                 row.line,
                 "match_id",
-                f"match {match.id} is not the match the row names ({_named(row.match_name)}: "
-                f"match {named.id}); give one or make them agree",
+                f"match {match.id} is not the match the row names ({_named(row.match_name)}"
+                f"{_ids_of(named)}); give one or make them agree",
             )
         )
         return None
-    return match if row.match_name is None or named is not None else None
+    return match
+
+
+def _ids_of(named: list[StoredMatch]) -> str:
+    if not named:
+        return ": no stored match"
+    return ": match " + ", ".join(str(m.id) for m in named)
 
 
 def _agrees_with_result(row: BetRow, match: StoredMatch, errors: list[RowError]) -> bool:
@@ -215,9 +233,10 @@ def _named(name: MatchName) -> str:
 
 def _matches_by_name(
     session: Session, names: Mapping[int, MatchName], errors: list[RowError]
-) -> dict[int, StoredMatch]:
-    """The stored match each line names: its competition and teams (through the aliases),
-    kicking off within a day of the line's day."""
+) -> dict[int, list[StoredMatch]]:
+    """The stored matches each line's names fit, by line: its competition and teams (through
+    the aliases), kicking off within a day of the line's day, by id. A line with an unknown
+    name is reported in ``errors`` and left out."""
     codes = sorted({name.competition for name in names.values()})
     competitions = ids_by(session, Competition.code, Competition.id, codes)
     teams = resolve_teams(
@@ -225,14 +244,11 @@ def _matches_by_name(
     )
     keys = {line: _keys(line, name, competitions, teams, errors) for line, name in names.items()}
     stored = load_matches_by_key(session, _date_ranges(k for ks in keys.values() for k in ks))
-    found: dict[int, StoredMatch] = {}
-    for line, name in names.items():
-        candidates = {stored[key].id: stored[key] for key in keys[line] if key in stored}
-        if len(candidates) == 1:
-            found[line] = next(iter(candidates.values()))
-        elif keys[line]:
-            errors.append(_not_one_match(line, name, sorted(candidates)))
-    return found
+    return {
+        line: sorted({stored[key] for key in line_keys if key in stored}, key=lambda m: m.id)
+        for line, line_keys in keys.items()
+        if line_keys
+    }
 
 
 def _keys(
@@ -325,7 +341,7 @@ def _filtered(statement: _BookSelect, filters: BetFilter) -> _BookSelect:
     if filters.placed_from is not None:
         statement = statement.where(Bet.placed_at >= filters.placed_from)
     if filters.placed_to is not None:
-        statement = statement.where(Bet.placed_at < filters.placed_to)
+        statement = statement.where(Bet.placed_at <= filters.placed_to)
     if filters.bookmaker is not None:
         statement = statement.where(Bet.bookmaker == commission_code(filters.bookmaker))
     if filters.competition is not None:

@@ -54,7 +54,7 @@ async def bet_filter(
         UtcDateTime | None,
         Query(
             alias="to",
-            description="Placed before (ISO 8601; UTC if naive).",
+            description="Placed at or before (ISO 8601; UTC if naive).",
             examples=["2019-06-01T00:00:00Z"],
         ),
     ] = None,
