@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Bet
-from app.domain.bet_csv import BET_CSV_COLUMNS, EXPORT_COLUMNS
+from app.domain.bet_csv import BET_CSV_COLUMNS, EXPORT_COLUMNS, MAX_IMPORT_BYTES
 from tests.bet_books import csv_bytes, store_book_matches
 from tests.commands import Oddsboost
 
@@ -109,6 +109,15 @@ def test_an_unreadable_file_is_one_line(
     missing = oddsboost.run("bets", "import", str(tmp_path / "nope.csv"), env=on(book_url))
     assert missing.returncode == 1
     assert missing.stderr.startswith(f"cannot import {tmp_path / 'nope.csv'}: ")
+    huge = tmp_path / "huge.csv"
+    huge.write_bytes(csv_bytes(HEADER, *ROWS) + b"#" * MAX_IMPORT_BYTES)
+    refused = oddsboost.run("bets", "import", str(huge), env=on(book_url))
+    assert refused.returncode == 1
+    size = huge.stat().st_size
+    assert refused.stderr.strip() == (
+        f"cannot import {huge}: the file is {size} bytes; at most {MAX_IMPORT_BYTES} bytes are "
+        "imported at once: split it"
+    )
 
 
 def test_export_writes_a_file_that_imports_again(
