@@ -19,7 +19,6 @@ from app.cli.common import (
     load_settings,
     log_as_a_command,
     new_table,
-    output,
     say,
     show_json,
     show_table,
@@ -141,7 +140,8 @@ def export_command(
     with database_session(settings, writes=False) as session:
         text = export_bets(session, filters)
     if output_file is None:
-        output.file.write(text)
+        # The file itself, as written: not through the wrapped lines of the results' console.
+        typer.echo(text, nl=False)
         return
     try:
         output_file.write_text(text, encoding="utf-8")
