@@ -55,7 +55,7 @@ class BetImportError(ValueError):
         self.errors = sorted(errors, key=lambda error: (error.line, error.column or ""))
         first = self.errors[0]
         super().__init__(
-            f"{len(self.errors)} error(s), the first on line {first.line}: {first.message}"
+            f"{counted(len(self.errors), 'error')}, the first on line {first.line}: {first.message}"
         )
 
 

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from app.api.deps import ReceivedAtDep, SessionDep, WriteSessionDep, require_admin
 from app.api.errors import invalid
 from app.api.query_params import check_window
+from app.api.routers.flags import CSV_MEDIA_TYPE
 from app.api.schemas.bet_book import ROI_IS_NOISE, BetImportOut, BookSummaryOut
 from app.api.schemas.problems import ADMIN, INVALID, TOO_LARGE, FieldError, problem_responses
 from app.domain.bet_csv import BET_CSV_COLUMNS, MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, RowError
@@ -26,7 +27,6 @@ from app.services import bet_book
 
 router = APIRouter(prefix="/bets", tags=["bets"], dependencies=[Depends(require_admin)])
 
-CSV_MEDIA_TYPE = "text/csv"
 EXAMPLE_CSV = (
     ",".join(BET_CSV_COLUMNS) + "\n"
     "2018-08-10T18:00:00Z,E0,2018-08-10,Man United,Leicester,1,B365,8/13,20,,,,\n"
