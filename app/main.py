@@ -24,6 +24,7 @@ from app.api.middleware import (
 from app.api.openapi import DocumentedAPI, install_docs
 from app.api.routers import (
     admin,
+    bet_book,
     dashboard,
     fetches,
     flags,
@@ -36,6 +37,7 @@ from app.api.routers import (
     upcoming,
     value_bets,
 )
+from app.domain.bet_csv import MAX_IMPORT_BYTES
 from app.logs import secrets_of
 from app.services.admission import Endpoints
 from app.services.serving import ModelCache
@@ -151,6 +153,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(public.router)
     app.include_router(value_bets.router)
     app.include_router(flags.router)
+    # Before the router of /bets/{bet_id}: /bets/import, /bets/export and /bets/summary are
+    # not bets' ids.
+    app.include_router(bet_book.router)
     app.include_router(performance.router)
     app.include_router(upcoming.router)
     app.include_router(admin.router)
@@ -165,6 +170,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_limit=settings.body_limit_bytes,
         limits={
             "/admin/import/": settings.import_body_limit_bytes,
+            "/bets/import": MAX_IMPORT_BYTES,
             # As many items as a request may hold must fit in its body.
             "/admin/odds": settings.admin_json_body_limit_bytes,
             "/admin/results": settings.admin_json_body_limit_bytes,
