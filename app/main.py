@@ -24,6 +24,7 @@ from app.api.middleware import (
 from app.api.openapi import DocumentedAPI, install_docs
 from app.api.routers import (
     admin,
+    bets,
     dashboard,
     fetches,
     flags,
@@ -151,6 +152,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(public.router)
     app.include_router(value_bets.router)
     app.include_router(flags.router)
+    # After the routes of /bets/... with names of their own: a bet's id is a number.
+    app.include_router(bets.router)
     app.include_router(performance.router)
     app.include_router(upcoming.router)
     app.include_router(admin.router)
@@ -178,7 +181,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_allow_origins,
-            allow_methods=["GET", "POST", "DELETE"],
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
             # A dashboard on another origin polls /upcoming with If-None-Match.
             allow_headers=["Content-Type", "X-API-Key", REQUEST_ID_HEADER, "If-None-Match"],
             expose_headers=[REQUEST_ID_HEADER, "ETag"],

@@ -56,6 +56,7 @@ class BetChannel(StrEnum):
     API = "api"
     CLI = "cli"
     IMPORT = "import"
+    MERGE = "merge"  # a team merge folded its match into the twin it moved to
 
 
 class PriceFormatError(ValueError):
