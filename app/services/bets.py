@@ -142,9 +142,10 @@ def _draft_problems(
     flags: Mapping[int, ValueFlag],
     now: dt.datetime,
 ) -> list[DraftProblem]:
-    problems = [DraftProblem(index, name, message) for name, message in _field_problems(draft)]
+    problems: list[DraftProblem] = []
     if draft.match_id not in matches:
         problems.append(DraftProblem(index, "match_id", f"no match {draft.match_id} is stored"))
+    problems.extend(DraftProblem(index, name, message) for name, message in _field_problems(draft))
     if draft.placed_at.tzinfo is not None and draft.placed_at > now:
         problems.append(
             DraftProblem(
