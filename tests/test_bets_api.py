@@ -144,12 +144,13 @@ def test_a_missing_field_and_an_unknown_match_are_named_together(
 
 
 def test_a_body_not_sent_as_json_is_refused(
-    client: TestClient, admin_headers: dict[str, str], match_id: int
+    client: TestClient, session: Session, admin_headers: dict[str, str]
 ) -> None:
     response = client.post(
         "/bets", content=b"match_id=1", headers={**admin_headers, "Content-Type": "text/plain"}
     )
     assert response.status_code == 415
+    assert count_rows(session, Bet) == 0
 
 
 # --- recording and reading -------------------------------------------------------------------
@@ -400,3 +401,16 @@ def test_a_team_merge_moves_a_folded_match_s_bets_to_its_twin(
     change = moved["changes"][-1]
     assert (change["change"], change["channel"]) == ("corrected", "merge")
     assert (change["before"]["match_id"], change["after"]["match_id"]) == (duplicate, twin)
+
+
+@pytest.mark.parametrize(
+    ("path", "allowed"), [("/bets", "GET, POST"), ("/bets/1", "DELETE, GET, PATCH")]
+)
+def test_a_method_not_allowed_names_every_method_of_the_path(
+    client: TestClient, admin_headers: dict[str, str], path: str, allowed: str
+) -> None:
+    # Two routes share /bets (and three /bets/{id}): each method of any of them is allowed.
+    response = client.put(path, json={}, headers=admin_headers)
+    assert response.status_code == 405
+    assert response.headers["Allow"] == allowed
+    assert error_messages(response.json()) == [f"PUT is not allowed on {path}; allowed: {allowed}"]

@@ -19,6 +19,8 @@ from app.api.schemas.common import (
 )
 from app.domain.bets import (
     BET_NOTE_MAX_LENGTH,
+    MAX_DECIMAL_PRICE,
+    MIN_DECIMAL_PRICE,
     PRICE_TEXT_MAX_LENGTH,
     BetChangeKind,
     BetChannel,
@@ -36,7 +38,8 @@ STAKE_MAX = 1e9
 
 FlagId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
 TypedPrice = Annotated[
-    StrictFloat | Annotated[StrictStr, Field(max_length=PRICE_TEXT_MAX_LENGTH)],
+    Annotated[StrictFloat, Field(gt=MIN_DECIMAL_PRICE, le=MAX_DECIMAL_PRICE)]
+    | Annotated[StrictStr, Field(max_length=PRICE_TEXT_MAX_LENGTH)],
     Field(
         description="The price you got: a JSON number (decimal odds, 1 < price ≤ 1001) or the "
         'text you typed: decimal "2.5", fractional "5/2", American "+150" or "-200", or '
@@ -135,6 +138,20 @@ class BetIn(StrictModel):
         )
 
 
+def _never_null(schema: dict[str, JsonValue]) -> None:
+    """A field of a correction that may be left out, never sent as null: its schema without
+    the null branch (null is refused: a bet always has one)."""
+    branches = schema.pop("anyOf", None)
+    if not isinstance(branches, list):
+        return
+    kept = [branch for branch in branches if branch != {"type": "null"}]
+    if len(kept) == 1 and isinstance(kept[0], dict):
+        schema.update(kept[0])
+    else:
+        schema["anyOf"] = kept
+    schema.pop("default", None)
+
+
 BET_PATCH_EXAMPLE: dict[str, JsonValue] = {"price": "11/4", "stake": 12.5}
 
 
@@ -144,19 +161,29 @@ class BetPatch(StrictModel):
 
     model_config = with_examples(BET_PATCH_EXAMPLE, {"status": "void"})
 
-    outcome: Outcome | None = Field(default=None, description="1, X or 2.", examples=["X"])
+    outcome: Outcome | None = Field(
+        json_schema_extra=_never_null, default=None, description="1, X or 2.", examples=["X"]
+    )
     bookmaker: Bookmaker | None = Field(
+        json_schema_extra=_never_null,
         default=None,
         description="Where you placed it (a known bookmaker is stored as its code).",
         examples=["WH"],
     )
     price: TypedPrice | None = Field(
+        json_schema_extra=_never_null,
         default=None,
         description="The price, as a number or as typed (2.5, 5/2, +150, -200, evens).",
         examples=["11/4"],
     )
-    stake: Stake | None = Field(default=None, description="The stake matched.", examples=[12.5])
+    stake: Stake | None = Field(
+        json_schema_extra=_never_null,
+        default=None,
+        description="The stake matched.",
+        examples=[12.5],
+    )
     placed_at: PlacedAt | None = Field(
+        json_schema_extra=_never_null,
         default=None,
         description="When you placed it (ISO 8601; UTC if naive); not in the future.",
         examples=["2018-08-10T12:30:00Z"],
@@ -168,6 +195,7 @@ class BetPatch(StrictModel):
         default=None, description="The flag you followed; null unlinks it.", examples=[4]
     )
     status: Literal["void", "open"] | None = Field(
+        json_schema_extra=_never_null,
         default=None,
         description="void: the bet was voided (the stake comes back); open: undo a void.",
         examples=["void"],
