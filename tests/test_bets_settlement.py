@@ -214,3 +214,48 @@ def test_prices_typed_in_each_format(typed: str, decimal: float) -> None:
 def test_prices_no_bookmaker_offers_are_refused(typed: str) -> None:
     with pytest.raises(PriceFormatError):
         decimal_price(typed)
+
+
+def test_a_season_file_bringing_the_result_settles_the_open_bets_of_its_matches(
+    client: TestClient, admin_headers: dict[str, str], season_file: Callable[[str], Path]
+) -> None:
+    # Man United v Leicester stored first from one quote, with no result: a bet on it waits.
+    content = season_lines(season_file("E0_1819"), 1)
+    (united,) = season_matches(content)
+    placed = dt.datetime(2018, 8, 10, 12, 0, tzinfo=dt.UTC)
+    with received_at(client, placed):
+        post_odds(
+            client,
+            admin_headers,
+            book(
+                "2018-08-10T19:00:00Z",
+                "B365",
+                (1.57, 3.9, 7.5),
+                placed,
+                home_team="Man United",
+                away_team="Leicester",
+            ),
+        )
+    match_id = client.get("/matches", params={"date": "2018-08-10"}).json()["items"][0]["id"]
+    bet = post_bet(client, admin_headers, bet_body(match_id, placed_at=at(placed)))
+    assert bet["status"] == "open"
+
+    # The season file's row brings the result (2-1) and Pinnacle's close with it.
+    store_season(client, admin_headers, content)
+    settled = client.get(f"/bets/{bet['id']}", headers=admin_headers).json()
+    assert (settled["status"], settled["returned"], settled["profit"]) == ("lost", 0.0, -10.0)
+    p_away = power_probabilities(united.pinnacle_close)[2]
+    assert settled["clv"] == pytest.approx(7.5 * p_away - 1, abs=1e-9)
+    assert settled["close"]["origin"] == "season_file"
+
+
+@pytest.mark.parametrize(
+    ("typed", "refused"), [("1/1000", False), ("1.001", False), ("1.0009", True)]
+)
+def test_the_lowest_price_is_1_001(typed: str, refused: bool) -> None:
+    # A price within a rounding error of 1 would be written back as 1, which pays nothing.
+    if refused:
+        with pytest.raises(PriceFormatError, match=r"must be from 1\.001 to 1001"):
+            decimal_price(typed)
+    else:
+        assert decimal_price(typed) == pytest.approx(1.001)

@@ -33,6 +33,7 @@ from app.domain.flags import CLOSING_WINDOW, CloseOrigin, ClosingLine
 from app.domain.records import CODE_MAX_LENGTH, check_text
 from app.services.flags import closing_lines
 from app.services.ingest.bulk import chunks
+from app.services.locks import serialise_match_rewrites
 from app.services.pagination import Paged, PageWindow, paginate
 
 
@@ -72,6 +73,9 @@ def record_bets(
     """Record ``drafts`` in the caller's transaction, each with its ``created`` change, or
     none of them (:class:`BetDraftError` names every draft that cannot be recorded). A bet
     of a match whose result is stored is settled at once (its close read with ``window``)."""
+    # A deletion or a team merge of their matches at the same time commits first, then the
+    # bets find what it left (PostgreSQL; SQLite's write sessions take turns already).
+    serialise_match_rewrites(session)
     matches = _matches(session, {draft.match_id for draft in drafts})
     flags = _flags(session, {d.flag_id for d in drafts if d.flag_id is not None})
     problems: list[DraftProblem] = []
@@ -353,6 +357,7 @@ def correct_bet(
     """Apply ``correction`` to bet ``bet_id``, checked as a new draft would be, append a
     ``corrected`` change with its fields before and after, and settle it again; a correction
     that changes nothing appends nothing."""
+    serialise_match_rewrites(session)
     bet = _bet(session, bet_id)
     draft = _corrected_draft(bet, correction)
     matches = _matches(session, [bet.match_id])

@@ -38,10 +38,10 @@ STAKE_MAX = 1e9
 
 FlagId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
 TypedPrice = Annotated[
-    Annotated[StrictFloat, Field(gt=MIN_DECIMAL_PRICE, le=MAX_DECIMAL_PRICE)]
+    Annotated[StrictFloat, Field(ge=MIN_DECIMAL_PRICE, le=MAX_DECIMAL_PRICE)]
     | Annotated[StrictStr, Field(max_length=PRICE_TEXT_MAX_LENGTH)],
     Field(
-        description="The price you got: a JSON number (decimal odds, 1 < price ≤ 1001) or the "
+        description="The price you got: a JSON number (decimal odds, 1.001 to 1001) or the "
         'text you typed: decimal "2.5", fractional "5/2", American "+150" or "-200", or '
         '"evens". Stored as decimal odds, the text kept.',
         examples=["5/2", 2.5, "+150"],
