@@ -414,3 +414,13 @@ def test_a_method_not_allowed_names_every_method_of_the_path(
     assert response.status_code == 405
     assert response.headers["Allow"] == allowed
     assert error_messages(response.json()) == [f"PUT is not allowed on {path}; allowed: {allowed}"]
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_read(
+    client: TestClient, session: Session, admin_headers: dict[str, str], match_id: int
+) -> None:
+    # The default limit (ODDSBOOST_BODY_LIMIT_BYTES, 1 MiB): a note of 2 MiB is far over it.
+    body = bet_body(match_id, note="x" * (2 * 1024 * 1024))
+    response = client.post("/bets", json=body, headers=admin_headers)
+    assert response.status_code == 413
+    assert count_rows(session, Bet) == 0
