@@ -25,6 +25,7 @@ from app.api.openapi import DocumentedAPI, install_docs
 from app.api.routers import (
     admin,
     bet_book,
+    bets,
     dashboard,
     fetches,
     flags,
@@ -156,6 +157,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Before the router of /bets/{bet_id}: /bets/import, /bets/export and /bets/summary are
     # not bets' ids.
     app.include_router(bet_book.router)
+    # After the routes of /bets/... with names of their own: a bet's id is a number.
+    app.include_router(bets.router)
     app.include_router(performance.router)
     app.include_router(upcoming.router)
     app.include_router(admin.router)
@@ -184,7 +187,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_allow_origins,
-            allow_methods=["GET", "POST", "DELETE"],
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
             # A dashboard on another origin polls /upcoming with If-None-Match.
             allow_headers=["Content-Type", "X-API-Key", REQUEST_ID_HEADER, "If-None-Match"],
             expose_headers=[REQUEST_ID_HEADER, "ETag"],

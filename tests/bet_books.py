@@ -4,7 +4,9 @@ summary and their commands.
 The matches are the first rows of real football-data.co.uk season files (E0 and SP1
 2017/18), imported by the real ingest path. Bets are recorded by the one path,
 ``record_bets``; they are settled here by setting their settlement columns, as the
-settlement would (see :func:`settle_book`), so that these tests do not depend on it.
+settlement would (see :func:`settle_book`), so that these tests do not depend on it: what
+the settlement wrote when a bet was recorded on a played match is cleared first
+(:func:`unsettle`).
 """
 
 from __future__ import annotations
@@ -75,8 +77,9 @@ def settle_book(
     outcome is the result (returned stake × price), else lost (nothing returned); with a
     closing probability of its (match, outcome), CLV = price × p − 1. Settled at its match's
     kickoff plus two hours, unless ``settled_at`` gives its match another moment."""
-    bets = session.scalars(select(Bet).where(Bet.status == BetStatus.OPEN)).all()
+    bets = session.scalars(select(Bet).where(Bet.status != BetStatus.VOID)).all()
     for bet in bets:
+        unsettle(bet)
         match = session.get_one(Match, bet.match_id)
         if match.result is None:
             continue
@@ -94,3 +97,12 @@ def settle_book(
         moments = settled_at or {}
         bet.settled_at = moments.get(match.id, match.kickoff + dt.timedelta(hours=2))
     session.flush()
+
+
+def unsettle(bet: Bet) -> None:
+    """Clear what the settlement wrote on ``bet``: open again, or void with nothing else."""
+    if bet.status is not BetStatus.VOID:
+        bet.status = BetStatus.OPEN
+    bet.result = bet.returned = bet.profit = None
+    bet.close_price = bet.closing_probability = bet.clv = None
+    bet.close_origin = bet.close_captured_at = bet.settled_at = None

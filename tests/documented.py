@@ -13,6 +13,8 @@ import httpx2
 from fastapi.testclient import TestClient
 from pydantic import TypeAdapter
 
+from app.api.middleware import GUARDED_PREFIXES
+
 METHODS = {"get", "post", "put", "patch", "delete"}
 JSON_MEDIA_TYPE = "application/json"
 
@@ -25,8 +27,9 @@ def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, A
 
 
 def is_admin(path: str) -> bool:
-    """An operation of the admin API (the X-API-Key one), by the prefix they all share."""
-    return path == "/admin" or path.startswith("/admin/")
+    """An operation guarded by the admin key (the admin API, the bettor's book), by the
+    prefixes the key's middleware guards."""
+    return f"{path}/".startswith(GUARDED_PREFIXES)
 
 
 def json_operations(document: dict[str, Any]) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from pydantic import BaseModel, TypeAdapter
 from sqlalchemy.orm import Session
 
-from app.api.schemas import common, ingest, model_versions, predict, refits
+from app.api.schemas import bets, common, ingest, model_versions, predict, refits
 from app.domain.records import check_text, text_pattern
 from app.settings import Settings
 from tests.apps import ADMIN_KEY, build_app
@@ -90,8 +90,8 @@ def test_bounds_chosen_by_settings_are_documented(database_url: str, session: Se
         if parameter["name"] == "limit"
     ]
     # matches, models, activations, refits, fetches, bookmakers, teams, value bets, upcoming,
-    # flags
-    assert len(limits) == 10
+    # flags, bets
+    assert len(limits) == 11
     assert all(schema["maximum"] == 37 for schema in limits)
     items = document["components"]["schemas"]["BatchIn"]["properties"]["items"]
     assert items["maxItems"] == 12
@@ -143,7 +143,13 @@ def request_models() -> list[type[BaseModel]]:
         pending.extend(model.__subclasses__())
         if model is not common.StrictModel:
             found.append(model)
-    modules = {ingest.__name__, model_versions.__name__, predict.__name__, refits.__name__}
+    modules = {
+        bets.__name__,
+        ingest.__name__,
+        model_versions.__name__,
+        predict.__name__,
+        refits.__name__,
+    }
     assert {model.__module__ for model in found} == modules
     return found
 

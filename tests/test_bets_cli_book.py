@@ -67,7 +67,7 @@ def test_import_prints_every_bad_row_and_records_nothing(
     assert result.stderr.splitlines() == [
         "line 5, home: no team or alias 'Man Utd' is stored; map it to a stored team with "
         "`oddsboost teams alias 'Man Utd' 'Stored Name'`",
-        "line 6, price: price '0.5' is 0.5 as a decimal; it must be above 1 and at most 1001",
+        "line 6, price: price '0.5' is 0.5 as a decimal; it must be from 1.001 to 1001",
         "line 6, stake: stake '-1' is not an amount above 0, such as 10 or 12.50",
         "3 errors: nothing was recorded",
     ]
@@ -148,12 +148,12 @@ def test_summary_as_text_and_json(oddsboost: Oddsboost, book_url: str, tmp_path:
 
     text = oddsboost.run("bets", "summary", env=on(book_url))
     assert text.returncode == 0, text.stderr
-    # Nothing is settled yet: two open bets (20 + 10 at stake) and one void.
-    assert text.stdout.splitlines()[0] == "3 bets: 0 settled, 2 open (staking 30.00), 1 void"
+    # Bets on played matches settle as they are imported: two settled and one void.
+    assert text.stdout.splitlines()[0] == "3 bets: 2 settled, 0 open (staking 0.00), 1 void"
     assert "ROI over a few hundred bets is noise; CLV is the signal." in text.stdout
     as_json = oddsboost.run("bets", "summary", "--json", "--tz", "Europe/Madrid", env=on(book_url))
     summary = json.loads(as_json.stdout)
-    assert summary["overall"]["open_stake"] == 30.0
+    assert summary["overall"]["open_stake"] == 0.0
     assert [group["key"] for group in summary["by_bookmaker"]] == ["B365", "PS", "WH"]
     assert summary["time_zone"] == "Europe/Madrid"
     bad = oddsboost.run("bets", "summary", "--tz", "Mars/Olympus", env=on(book_url))

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app.db.orm import Bet, BetChange
+from app.db.orm import Bet, BetChange, Match
 from app.domain.bet_csv import (
     BET_CSV_COLUMNS,
     EXPORT_COLUMNS,
@@ -90,9 +90,15 @@ def test_rows_find_their_matches_by_name_alias_day_and_id(book_session: Session)
     assert [bet.price for bet in bets] == pytest.approx([1 + 8 / 13, 2.15, 2.0, 3.4, 1.2, 4.75])
     assert [bet.price_text for bet in bets][:3] == ["8/13", "+115", "evens"]
     assert [bet.stake for bet in bets] == [20, 10, 5, 7.5, 50, 2]
-    assert [bet.status for bet in bets] == [BetStatus.OPEN] * 3 + [BetStatus.VOID] + [
-        BetStatus.OPEN
-    ] * 2
+    # A history settles at once: each bet won or lost by its match's stored result (the
+    # season file's), the void one left void.
+    results = [book_session.get_one(Match, bet.match_id).result for bet in bets]
+    assert [bet.status for bet in bets] == [
+        BetStatus.VOID
+        if index == 3
+        else (BetStatus.WON if bet.outcome == result else BetStatus.LOST)
+        for index, (bet, result) in enumerate(zip(bets, results, strict=True))
+    ]
     # Naive is UTC, a date is its midnight UTC, an offset is kept as the same moment.
     assert [bet.placed_at for bet in bets][1:4] == [
         dt.datetime(2017, 8, 12, 11, tzinfo=dt.UTC),

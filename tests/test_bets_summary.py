@@ -20,7 +20,7 @@ from app.domain.bet_book import roi_interval
 from app.domain.bets import BetChannel, BetDraft, BetStatus
 from app.domain.flags import CloseOrigin
 from app.services.bets import record_bets
-from tests.bet_books import match_id, store_book_matches
+from tests.bet_books import match_id, store_book_matches, unsettle
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NOW = dt.datetime(2017, 9, 2, tzinfo=dt.UTC)
@@ -71,6 +71,7 @@ def book(session: Session, season_file: Callable[[str], Path]) -> dict[str, int]
             void=status is BetStatus.VOID,
         )
         (bet,) = record_bets(session, [draft], BetChannel.API, NOW)
+        unsettle(bet)
         bet.source = source
         if status in (BetStatus.WON, BetStatus.LOST):
             bet.status = status

@@ -163,7 +163,7 @@ def readers_view(factory: sessionmaker[Session], match_id: int) -> ReadersView:
     flag ledger reads it, and its latest quotes as `GET /matches/{id}` lists them."""
     with factory() as session:
         served = tuple(stored_matches(session, [match_id], phase=phase) for phase in Phase)
-        close = flags._closing_lines(session, {match_id: ("1", KICKOFF)}, CLOSING_WINDOW)
+        close = flags.closing_lines(session, {match_id: ("1", KICKOFF)}, CLOSING_WINDOW)
         listed = [
             (q.bookmaker.code, q.phase, q.credible_captured_at, q.home, q.draw, q.away)
             for q in latest_quotes(session, match_id)

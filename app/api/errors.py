@@ -3,6 +3,7 @@ what was wrong and where; the middleware writes the same body with :func:`proble
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 
@@ -81,8 +82,30 @@ def _http_error(request: Request, exc: Exception) -> Response:
     if undecodable is not None:
         error = FieldError(loc=["body"], msg=undecodable, type="json_invalid")
         return problem_response(Problem.invalid([error], request.url.path))
+    if exc.status_code == status.HTTP_405_METHOD_NOT_ALLOWED:
+        exc = HTTPException(exc.status_code, exc.detail, {"Allow": _allowed_methods(request, exc)})
     problem = Problem.of(exc.status_code, _detail(request, exc), request.url.path)
     return problem_response(problem, exc.headers)
+
+
+def _allowed_methods(request: Request, exc: HTTPException) -> str:
+    """Every method the path takes: the router names only those of the first route that
+    matched it (``/bets`` has a route for GET and another for POST), so the documented
+    operations of every path template the path fits are added."""
+    methods = {method.strip() for method in (exc.headers or {}).get("Allow", "").split(",")}
+    app = request.scope.get("app")
+    paths = app.openapi().get("paths", {}) if isinstance(app, FastAPI) else {}
+    for template, operations in paths.items():
+        if _template_pattern(template).fullmatch(request.url.path):
+            methods.update(method.upper() for method in operations if method != "parameters")
+    return ", ".join(sorted(method for method in methods if method))
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A path template of the API docs as a pattern: ``{name}`` one segment, ``{name:path}``
+    the rest of the path."""
+    pattern = re.sub(r"\\\{[^}:]+:path\\\}", ".+", re.escape(template))
+    return re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/]+", pattern))
 
 
 def _handler(code: int) -> Callable[[Request, Exception], Response]:

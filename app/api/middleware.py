@@ -192,17 +192,21 @@ def admin_key_refusal(expected: SecretStr | None, given: str | None) -> HTTPExce
     return None
 
 
+# The paths the admin key guards: the admin API, and the bettor's book.
+GUARDED_PREFIXES = ("/admin/", "/bets/")
+
+
 class AdminKeyMiddleware:
-    """Checks the admin key of every request under ``/admin`` before its path, query or
-    body are looked at."""
+    """Checks the admin key of every request under ``/admin`` or ``/bets`` before its path,
+    query or body are looked at."""
 
     def __init__(self, app: ASGIApp, admin_api_key: SecretStr | None) -> None:
         self.app = app
         self.admin_api_key = admin_api_key
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # "/admin" itself and every path under it.
-        if scope["type"] == "http" and f"{scope['path']}/".startswith("/admin/"):
+        # "/admin" and "/bets" themselves and every path under them.
+        if scope["type"] == "http" and f"{scope['path']}/".startswith(GUARDED_PREFIXES):
             refusal = admin_key_refusal(self.admin_api_key, header(scope, _ADMIN_KEY))
             if refusal is not None:
                 problem = Problem.of(refusal.status_code, refusal.detail, _printable(scope["path"]))

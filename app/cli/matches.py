@@ -38,6 +38,8 @@ def delete_match(
         fail(str(error))
     except matches.MatchTrainedOnError as error:
         fail(f"{error}; pass --force to delete it anyway")
+    except matches.MatchHasBetsError as error:
+        fail(str(error))
     say(
         f"deleted match {deleted.id} ({deleted.competition} {deleted.season}, "
         f"{deleted.home_team} v {deleted.away_team}, {deleted.kickoff:%Y-%m-%d}) and its "

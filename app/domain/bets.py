@@ -27,8 +27,9 @@ from app.domain.value import closing_line_value
 BET_NOTE_MAX_LENGTH = 500
 # As typed: "2.5", "5/2", "+150", "-200", "evens".
 PRICE_TEXT_MAX_LENGTH = 16
-# A decimal price at or below 1 pays nothing back; above this it is a typing slip.
-MIN_DECIMAL_PRICE = 1.0
+# The lowest price a bookmaker quotes (1/1000; a price at or below 1 pays nothing back, and
+# one within a rounding error of 1 would be written back as 1); above the highest, a slip.
+MIN_DECIMAL_PRICE = 1.001
 MAX_DECIMAL_PRICE = 1001.0
 
 
@@ -56,6 +57,7 @@ class BetChannel(StrEnum):
     API = "api"
     CLI = "cli"
     IMPORT = "import"
+    MERGE = "merge"  # a team merge folded its match into the twin it moved to
 
 
 class PriceFormatError(ValueError):
@@ -74,10 +76,10 @@ def decimal_price(text: str) -> float:
     American price always carries its sign."""
     typed = text.strip().lower()
     price = _parsed(typed)
-    if not (math.isfinite(price) and MIN_DECIMAL_PRICE < price <= MAX_DECIMAL_PRICE):
+    if not (math.isfinite(price) and MIN_DECIMAL_PRICE <= price <= MAX_DECIMAL_PRICE):
         raise PriceFormatError(
-            f"price {text.strip()!r} is {price:g} as a decimal; it must be above "
-            f"{MIN_DECIMAL_PRICE:g} and at most {MAX_DECIMAL_PRICE:g}"
+            f"price {text.strip()!r} is {price:g} as a decimal; it must be from "
+            f"{MIN_DECIMAL_PRICE:g} to {MAX_DECIMAL_PRICE:g}"
         )
     return price
 

@@ -95,9 +95,13 @@ def after_ingest(
     session: Session, match_ids: Collection[int], now: dt.datetime, terms: FlagTerms
 ) -> LedgerWrites:
     """The ledger after a write of quotes or results for ``match_ids``: the upcoming ones'
-    flags recorded, the settled ones' flags scored."""
+    flags recorded, the settled ones' flags scored and their bets settled."""
+    # Imported here: the bets are settled against this module's closing lines.
+    from app.services.bets import settle_match_bets
+
     writes = record_flags(session, match_ids, now, terms)
     writes.scored = score_settled_flags(session, match_ids, now, terms)
+    settle_match_bets(session, match_ids, now, terms.closing_window)
     return writes
 
 
@@ -340,7 +344,7 @@ def score_settled_flags(
             matches[match_id] = (str(result), kickoff)
     if not flags:
         return 0
-    closes = _closing_lines(session, matches, terms.closing_window)
+    closes = closing_lines(session, matches, terms.closing_window)
     scored = 0
     for match_id, (result, _) in matches.items():
         close = closes.get(match_id)
@@ -367,11 +371,12 @@ def score_settled_flags(
     return scored
 
 
-def _closing_lines(
+def closing_lines(
     session: Session, matches: dict[int, tuple[str, dt.datetime]], window: dt.timedelta
 ) -> dict[int, ClosingLine]:
     """Each match's close by :func:`app.domain.flags.closing_line`, from the quotes of the
-    closing reference (however its code is spelled)."""
+    closing reference (however its code is spelled): ``matches`` maps each match's id to its
+    result and kickoff. The one close the flags and the bets are settled against."""
     reference = bookmaker_key(CLOSING_REFERENCE)
     bookmakers = [
         bookmaker_id

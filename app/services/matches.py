@@ -14,6 +14,7 @@ from app.db.engine import on_commit
 from app.db.orm import ModelVersion, OddsQuote
 from app.domain.wording import counted
 from app.services import track_record_aggregates
+from app.services.bets import bet_ids_of_match
 from app.services.locks import serialise_match_rewrites
 from app.services.queries import match_with_names
 
@@ -40,6 +41,23 @@ class MatchTrainedOnError(ValueError):
         )
 
 
+class MatchHasBetsError(ValueError):
+    """Bets were placed on the match (``bets``): it is not deleted from under them."""
+
+    def __init__(self, match_id: int, bets: list[int]) -> None:
+        self.bets = bets
+        shown = ", ".join(str(bet) for bet in bets[:BETS_NAMED])
+        more = f" and {len(bets) - BETS_NAMED} more" if len(bets) > BETS_NAMED else ""
+        super().__init__(
+            f"match {match_id} has {counted(len(bets), 'bet')} ({shown}{more}); "
+            "it is not deleted from under them: delete the bets first"
+        )
+
+
+# A refusal names this many bets, then says how many more.
+BETS_NAMED = 20
+
+
 @dataclass(frozen=True, slots=True)
 class DeletedMatch:
     """What a deletion removed, and the versions trained on it (a forced deletion)."""
@@ -55,13 +73,17 @@ class DeletedMatch:
 
 
 def delete_match(session: Session, match_id: int, *, force: bool = False) -> DeletedMatch:
-    """Delete a match and its quotes, in the caller's transaction."""
+    """Delete a match and its quotes, in the caller's transaction; never one with bets
+    (:class:`MatchHasBetsError`, whatever ``force`` says)."""
     # A deletion of the same match, or a team merge, at the same time waits, then finds
     # what that one left (PostgreSQL; SQLite's write sessions take turns already).
     serialise_match_rewrites(session)
     match = match_with_names(session, match_id)
     if match is None:
         raise MatchNotFoundError(f"no match with id {match_id}")
+    placed = bet_ids_of_match(session, match_id)
+    if placed:
+        raise MatchHasBetsError(match_id, placed)
     kickoff = match.kickoff
     trained_on = (ModelVersion.window_start <= kickoff) & (ModelVersion.window_end > kickoff)
     statement = select(ModelVersion).where(trained_on).order_by(ModelVersion.id)

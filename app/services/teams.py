@@ -26,10 +26,12 @@ from app.db.orm import (
     TeamMergeMatch,
     utcnow,
 )
+from app.domain.flags import CLOSING_WINDOW
 from app.domain.records import check_team_name, normalised
 from app.domain.vocabulary import MergeChange
 from app.domain.wording import counted
 from app.services import track_record_aggregates
+from app.services.bets import move_bets
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.latest import refresh_latest_quotes
 from app.services.ingest.revisions import bump_quotes_revisions
@@ -400,6 +402,8 @@ def _fold_into(
     if not twin.kickoff_time_known and match.kickoff_time_known:
         twin.kickoff, twin.kickoff_time_known = match.kickoff, True
     external_id = match.external_id
+    # The bets placed on it follow it to its twin (and are settled by the twin's result).
+    move_bets(session, match.id, twin.id, now, CLOSING_WINDOW)
     # An entry the folded match keeps (the twin had its own) goes with it: so do its sums.
     dropped_days = track_record_aggregates.entry_days(session, [match.id])
     session.delete(match)

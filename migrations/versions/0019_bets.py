@@ -91,7 +91,7 @@ def upgrade() -> None:
             name=op.f("ck_bet_changes_change_code"),
         ),
         sa.CheckConstraint(
-            "channel IN ('api', 'cli', 'import')", name=op.f("ck_bet_changes_channel_code")
+            "channel IN ('api', 'cli', 'import', 'merge')", name=op.f("ck_bet_changes_channel_code")
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_bet_changes")),
         sqlite_autoincrement=True,

@@ -232,7 +232,8 @@ def import_the_odds_api(
         ADMIN,
         {
             404: "No match with that id.",
-            409: "A stored model version was trained on the match; not deleted.",
+            409: "A stored model version was trained on the match, or bets were placed on "
+            "it (the problem names them; delete them first, even with `force`); not deleted.",
             422: INVALID,
         },
     ),
@@ -258,6 +259,8 @@ def delete_match(
         raise HTTPException(
             status.HTTP_409_CONFLICT, f"{error}; add ?force=true to delete it anyway"
         ) from None
+    except matches.MatchHasBetsError as error:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(error)) from None
     return DeletedMatchOut.model_validate(deleted)
 
 

@@ -15,7 +15,7 @@ from app.domain.leagues import season_for
 from app.domain.records import Skipped, result_of
 
 # A module, not its names: the ledger reads through this package's helpers.
-from app.services import flags
+from app.services import bets, flags
 from app.services.ingest.bulk import MATCHES, ids_by, update_by_id
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.latest import refresh_latest_quotes
@@ -108,7 +108,9 @@ def settle_results(
     ]
     refresh_latest_quotes(session, moved, now)
     bump_quotes_revisions(session, moved)
-    flags.score_settled_flags(session, list(updates), now, flag_terms or flags.DEFAULT_FLAG_TERMS)
+    terms = flag_terms or flags.DEFAULT_FLAG_TERMS
+    flags.score_settled_flags(session, list(updates), now, terms)
+    bets.settle_match_bets(session, list(updates), now, terms.closing_window)
     record_on_commit(session, report, source=source)
     return report
 
