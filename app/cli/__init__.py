@@ -4,6 +4,7 @@ framework) only when it runs, so that ``oddsboost health`` starts in a fraction 
 from __future__ import annotations
 
 from app.cli import (
+    alerts,
     backtest,
     fetch,
     imports,
@@ -24,6 +25,7 @@ cli.add_typer(quotes.quotes_cli, name="quotes")
 cli.add_typer(models.models_cli, name="models")
 cli.add_typer(fetch.fetch_cli, name="fetch")
 cli.add_typer(track_record.track_record_cli, name="track-record")
+cli.add_typer(alerts.alerts_cli, name="alerts")
 cli.command("serve")(server.serve)
 cli.command("migrate")(server.migrate_command)
 cli.command("health")(server.health_command)
