@@ -5,6 +5,7 @@ a redirect, or a hang until released."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
+    at: float  # when the body was in (Unix seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,7 @@ def _handler(receiver: WebhookReceiver) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)
-            receiver.record(Received(self.path, dict(self.headers.items()), body))
+            receiver.record(Received(self.path, dict(self.headers.items()), body, time.time()))
             reply = receiver.next_reply()
             if reply.hang:
                 receiver.hanging.set()
