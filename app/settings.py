@@ -571,8 +571,9 @@ class Settings(BaseSettings):
     )
     alert_timeout_seconds: Annotated[float, Field(gt=0, le=60)] = Field(
         default=5.0,
-        description="Longest an alert's attempt may take in all (connecting, sending, the "
-        "answer's first 64 KiB); a receiver slower than this fails the attempt.",
+        description="How long an alert's attempt waits to connect, to send, and for each "
+        "part of the answer; an answer is read no further than 64 KiB or this long after the "
+        "attempt began. A receiver slower than this fails the attempt.",
     )
     alert_poll_seconds: Seconds = Field(
         default=5.0,

@@ -15,6 +15,7 @@ import hmac
 import json
 import logging
 import re
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -451,3 +452,35 @@ def test_the_delivery_log_needs_the_admin_key_and_shows_each_attempt(
     assert bad.status_code == 422
     assert bad.headers["content-type"] == "application/problem+json"
     assert any("status" in message for message in error_messages(bad.json()))
+
+
+def test_a_sender_stopping_lets_go_of_the_deliveries_it_has_not_tried(
+    client: TestClient,
+    session: Session,
+    admin_headers: dict[str, str],
+    receiver: WebhookReceiver,
+    outbox: Outbox,
+    settings: Settings,
+) -> None:
+    raise_away_flag(client, admin_headers, KICKOFF, RAISED)
+    stopping = threading.Event()
+    moment = now_utc()
+    readings: list[dt.datetime] = []
+
+    def clock() -> dt.datetime:
+        # Read to look for due deliveries, to claim them, then as the first attempt starts:
+        # the stop comes during the first attempt.
+        readings.append(moment)
+        if len(readings) == 3:
+            stopping.set()
+        return moment
+
+    terms = SenderTerms.of(settings)
+    with open_client(terms.timeout_seconds) as http:
+        assert send_due(outbox, http, terms, clock, stopping) == 1
+    first, second = deliveries(session)
+    assert (first.status, first.claimed_until) == ("delivered", None)
+    # Not tried, and free at once for another sender (not held until the claim runs out).
+    assert (second.status, second.attempts, second.claimed_until) == ("pending", 0, None)
+    assert send(outbox, settings, moment) == 1
+    assert len(receiver.received) == 2

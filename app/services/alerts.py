@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -365,19 +365,36 @@ def send_due(
     client: httpx.Client,
     terms: SenderTerms,
     clock: Clock = utc_now,
+    stopping: threading.Event | None = None,
 ) -> int:
     """One pass: claim the deliveries due now, send each once and record the attempt, until
-    none is due. How many attempts were made."""
+    none is due (or ``stopping`` is set: the claims not tried yet are let go). How many
+    attempts were made."""
     made = 0
-    while True:
+    while stopping is None or not stopping.is_set():
         if not any_due(outbox.reads, clock()):
-            return made
+            break
         claimed = claim_due(outbox.writes, clock(), terms.lease)
         if not claimed:
-            return made
-        for delivery in claimed:
+            break
+        for position, delivery in enumerate(claimed):
+            if stopping is not None and stopping.is_set():
+                _let_go(outbox.writes, claimed[position:])
+                break
             attempt(outbox.writes, client, terms, delivery, clock)
             made += 1
+    return made
+
+
+def _let_go(sessions: sessionmaker[Session], claimed: Sequence[Claimed]) -> None:
+    """Give up the claims of ``claimed`` (not tried): another sender may take them at once."""
+    with session_scope(sessions) as session:
+        for delivery in claimed:
+            session.execute(
+                update(DELIVERIES)
+                .where(DELIVERIES.c.id == delivery.id, DELIVERIES.c.claimed_until == delivery.until)
+                .values(claimed_until=None)
+            )
 
 
 def _due(now: dt.datetime) -> ColumnElement[bool]:
@@ -523,6 +540,7 @@ def _record(
     answer: Answer,
     retry_at: dt.datetime | None,
 ) -> None:
+    result: Literal["delivered", "retry", "failed"]
     if answer.delivered:
         status, result = DeliveryStatus.DELIVERED, "delivered"
     elif retry_at is not None:
@@ -558,7 +576,7 @@ def _record(
                 next_attempt_at=retry_at,
             )
         )
-    metrics.count_alert_attempt(result)  # type: ignore[arg-type]
+    metrics.count_alert_attempt(result)
     if not answer.delivered:
         log.warning(
             "alert delivery %d attempt %d failed: %s",
@@ -593,11 +611,11 @@ class AlertSender:
         self._thread.start()
         return self
 
-    def stop(self, seconds: float = 10.0) -> None:
-        """Stop after the attempt under way (if any), waiting ``seconds`` at most."""
+    def stop(self) -> None:
+        """Stop after the attempt under way (if any), waiting for it as long as it may take."""
         self._stopping.set()
         self._wake.set()
-        self._thread.join(seconds)
+        self._thread.join(3 * self._terms.timeout_seconds + 5)
         self._engine.dispose()
 
     def _run(self) -> None:
@@ -605,7 +623,7 @@ class AlertSender:
             while not self._stopping.is_set():
                 self._wake.clear()
                 try:
-                    send_due(self._outbox, client, self._terms)
+                    send_due(self._outbox, client, self._terms, stopping=self._stopping)
                 except Exception:
                     log.exception("could not send the due alerts; trying again shortly")
                 self._wake.wait(self._poll)
