@@ -585,7 +585,7 @@ class Settings(BaseSettings):
         default=True,
         description="Whether `oddsboost serve` sends the queued alerts (each worker runs a "
         "sender; they never send one delivery twice); false: it only queues them, for "
-        "another server to send.",
+        "another server to send, and needs no `alert_secret` (a refit's process is started so).",
     )
     public_url: str | None = Field(
         default=None,
@@ -668,7 +668,8 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _alerts_need_a_secret(self) -> Settings:
-        if self.alert_urls and self.alert_secret is None:
+        # A process that only queues alerts (a refit's, which is given no secret) needs none.
+        if self.alert_urls and self.alert_secret is None and self.alert_sender:
             raise ValueError(
                 "ODDSBOOST_ALERT_URLS is set but ODDSBOOST_ALERT_SECRET is not: every alert "
                 "is signed with it"

@@ -391,6 +391,9 @@ def test_each_unusable_entry_is_refused_with_why(entry: str, reason: str) -> Non
 def test_receivers_without_a_secret_are_refused() -> None:
     with pytest.raises(ValueError, match="ODDSBOOST_ALERT_SECRET is not"):
         Settings(alert_urls=["https://hooks.example/x"])
+    # A process that only queues them (a refit's, given no secret) needs none.
+    queuing = Settings(alert_urls=["https://hooks.example/x"], alert_sender=False)
+    assert [receiver.host for receiver in queuing.alert_receivers()] == ["hooks.example"]
 
 
 def test_discord_and_telegram_receivers_get_their_own_body_shape(

@@ -8,9 +8,13 @@ import datetime as dt
 import hashlib
 import hmac
 import json
+import os
+import subprocess
 import threading
 from collections import Counter
+from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import func, select
@@ -18,6 +22,7 @@ from sqlalchemy import func, select
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import AlertAttempt, AlertDelivery
 from app.main import create_app
+from app.services import refit_runs
 from app.services.alerts import Outbox, SenderTerms, open_client, send_due
 from app.services.flags import FlagTerms
 from app.services.ingest import ingest_batch
@@ -159,3 +164,32 @@ def test_alerts_test_without_receivers_says_so(oddsboost: Oddsboost) -> None:
     result = oddsboost.run("alerts", "test", env={"ODDSBOOST_ALERT_URLS": ""})
     assert result.returncode == 1
     assert "ODDSBOOST_ALERT_URLS is not set" in result.stderr
+
+
+def test_a_refit_process_queues_alerts_without_being_given_the_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The refit's process is given no secret; it reads its settings (the alerts' receivers
+    among them, to queue the alerts of the flags its activation raises) all the same."""
+    started: list[dict[str, str]] = []
+
+    class Started:
+        def __init__(self, _command: list[str], *, env: dict[str, str], **_options: Any) -> None:
+            started.append(env)
+
+        def wait(self) -> int:
+            return 0
+
+    settings = sender_settings("sqlite:///refit.db", "https://hooks.example/x")
+    monkeypatch.setattr(subprocess, "Popen", Started)
+    refit_runs.start_refit_process(settings, 1, RAISED)
+    (environment,) = started
+    assert "ODDSBOOST_ALERT_SECRET" not in environment
+    for name in [name for name in os.environ if name.startswith("ODDSBOOST_")]:
+        monkeypatch.delenv(name)
+    for name, value in environment.items():
+        if name.startswith("ODDSBOOST_"):
+            monkeypatch.setenv(name, value)
+    child = Settings()
+    assert [receiver.host for receiver in child.alert_receivers()] == ["hooks.example"]
+    assert not child.alert_sender

@@ -35,6 +35,8 @@ def send_sample(
     log_as_a_command(settings)
     if not settings.alert_urls:
         fail("no receivers: ODDSBOOST_ALERT_URLS is not set")
+    if settings.alert_secret is None:
+        fail("ODDSBOOST_ALERT_SECRET is not set: every alert is signed with it")
     only = None
     if url is not None:
         if url.strip() not in settings.alert_urls:
