@@ -193,3 +193,28 @@ def test_a_refit_process_queues_alerts_without_being_given_the_secret(
     child = Settings()
     assert [receiver.host for receiver in child.alert_receivers()] == ["hooks.example"]
     assert not child.alert_sender
+
+
+def test_alerts_deliveries_lists_the_log(migrated_url: str, oddsboost: Oddsboost) -> None:
+    settings = sender_settings(migrated_url, "https://hooks.example/x", alert_sender=False)
+    engine = make_engine(migrated_url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        batch = away_flag_batch(RAISED - dt.timedelta(hours=1))
+        ingest_batch(session, batch, source="test", now=RAISED, flag_terms=FlagTerms.of(settings))
+    engine.dispose()
+    env = {"ODDSBOOST_DATABASE_URL": migrated_url}
+    listed = oddsboost.run("alerts", "deliveries", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)["items"]
+    assert (row["event"], row["host"], row["status"], row["attempts"]) == (
+        "raised",
+        "hooks.example",
+        "pending",
+        0,
+    )
+    table = oddsboost.run("alerts", "deliveries", "--status", "pending", env=env)
+    assert "1 delivery" in table.stdout
+    assert "hooks.example" in table.stdout
+    wrong = oddsboost.run("alerts", "deliveries", "--status", "sent", env=env)
+    assert wrong.returncode == 1
+    assert "--status must be one of pending, delivered, failed, not 'sent'" in wrong.stderr

@@ -1,4 +1,5 @@
-"""``oddsboost alerts test``: a sample alert to the configured webhook receivers."""
+"""``oddsboost alerts test``: a sample alert to the configured webhook receivers;
+``oddsboost alerts deliveries``: the delivery log."""
 
 from __future__ import annotations
 
@@ -6,9 +7,20 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.common import AsJson, fail, load_settings, log_as_a_command, say, show_json
+from app.cli.common import (
+    AsJson,
+    database_session,
+    fail,
+    load_settings,
+    log_as_a_command,
+    new_table,
+    say,
+    show_json,
+    show_table,
+)
 
 if TYPE_CHECKING:
+    from app.db.orm import AlertDelivery
     from app.services.alerts import TestAnswer
 
 alerts_cli = typer.Typer(help="Alerts to webhook receivers.", no_args_is_help=True)
@@ -73,3 +85,57 @@ def _show(answers: list[TestAnswer], *, as_json: bool) -> None:
             else f"failed: {item.answer.error}"
         )
         say(f"{item.host} ({item.kind}): {outcome} in {item.answer.seconds:.3f} s")
+
+
+@alerts_cli.command("deliveries")
+def list_deliveries(
+    status: Annotated[
+        str | None,
+        typer.Option("--status", help="pending, delivered or failed."),
+    ] = None,
+    flag_id: Annotated[int | None, typer.Option("--flag", min=1, help="One flag's only.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=500, help="How many.")] = 20,
+    as_json: AsJson = False,
+) -> None:
+    """The latest deliveries of alerts, newest first, as GET /alerts/deliveries lists them:
+    each with its receiver's host, status, attempts and the last attempt's answer."""
+    from app.domain.alerts import DeliveryStatus
+    from app.domain.wording import counted
+    from app.services.alerts import DeliveryFilter
+    from app.services.alerts import list_deliveries as listed
+    from app.services.pagination import PageWindow
+
+    if status is not None and status not in set(DeliveryStatus):
+        fail(f"--status must be one of {', '.join(DeliveryStatus)}, not {status!r}")
+    settings = load_settings()
+    log_as_a_command(settings)
+    chosen = None if status is None else DeliveryStatus(status)
+    with database_session(settings, writes=False) as session:
+        page = listed(session, DeliveryFilter(chosen, flag_id), PageWindow(limit, 0))
+        rows = [_delivery_row(delivery) for delivery in page.items]
+    if as_json:
+        show_json({"total": page.total, "items": rows})
+        return
+    table = new_table(counted(page.total, "delivery", "deliveries"))
+    for column in ("id", "flag", "event", "host", "status", "attempts", "last answer"):
+        table.add_column(column)
+    keys = ("id", "flag_id", "event", "host", "status", "attempts", "last_answer")
+    for row in rows:
+        table.add_row(*("" if row[key] is None else str(row[key]) for key in keys))
+    show_table(table)
+
+
+def _delivery_row(delivery: AlertDelivery) -> dict[str, str | int | None]:
+    last = delivery.attempt_log[-1] if delivery.attempt_log else None
+    answer = None
+    if last is not None:
+        answer = last.error or str(last.status_code)
+    return {
+        "id": delivery.id,
+        "flag_id": delivery.flag_id,
+        "event": str(delivery.event),
+        "host": delivery.host,
+        "status": str(delivery.status),
+        "attempts": delivery.attempts,
+        "last_answer": answer,
+    }
