@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -20,7 +21,6 @@ from app.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from app.db.orm import AlertDelivery
     from app.services.alerts import TestAnswer
 
 alerts_cli = typer.Typer(help="Alerts to webhook receivers.", no_args_is_help=True)
@@ -101,7 +101,7 @@ def list_deliveries(
     each with its receiver's host, status, attempts and the last attempt's answer."""
     from app.domain.alerts import DeliveryStatus
     from app.domain.wording import counted
-    from app.services.alerts import DeliveryFilter
+    from app.services.alerts import DeliveryFilter, DeliverySummary
     from app.services.alerts import list_deliveries as listed
     from app.services.pagination import PageWindow
 
@@ -112,7 +112,7 @@ def list_deliveries(
     chosen = None if status is None else DeliveryStatus(status)
     with database_session(settings, writes=False) as session:
         page = listed(session, DeliveryFilter(chosen, flag_id), PageWindow(limit, 0))
-        rows = [_delivery_row(delivery) for delivery in page.items]
+        rows = [dataclasses.asdict(DeliverySummary.of(delivery)) for delivery in page.items]
     if as_json:
         show_json({"total": page.total, "items": rows})
         return
@@ -123,19 +123,3 @@ def list_deliveries(
     for row in rows:
         table.add_row(*("" if row[key] is None else str(row[key]) for key in keys))
     show_table(table)
-
-
-def _delivery_row(delivery: AlertDelivery) -> dict[str, str | int | None]:
-    last = delivery.attempt_log[-1] if delivery.attempt_log else None
-    answer = None
-    if last is not None:
-        answer = last.error or str(last.status_code)
-    return {
-        "id": delivery.id,
-        "flag_id": delivery.flag_id,
-        "event": str(delivery.event),
-        "host": delivery.host,
-        "status": str(delivery.status),
-        "attempts": delivery.attempts,
-        "last_answer": answer,
-    }

@@ -654,6 +654,33 @@ def list_deliveries(
     return paginate(session, statement, window)
 
 
+@dataclass(frozen=True, slots=True)
+class DeliverySummary:
+    """A delivery on one line: its last attempt's answer (the error, or the status) only."""
+
+    id: int
+    flag_id: int
+    event: str
+    host: str
+    status: str
+    attempts: int
+    last_answer: str | None
+
+    @classmethod
+    def of(cls, delivery: AlertDelivery) -> DeliverySummary:
+        last = delivery.attempt_log[-1] if delivery.attempt_log else None
+        answer = None if last is None else (last.error or str(last.status_code))
+        return cls(
+            delivery.id,
+            delivery.flag_id,
+            str(delivery.event),
+            delivery.host,
+            str(delivery.status),
+            delivery.attempts,
+            answer,
+        )
+
+
 # --- a test message --------------------------------------------------------------------------
 
 
