@@ -151,7 +151,7 @@ _TRACEBACKS = logging.Formatter()
 
 def secrets_of(settings: Settings) -> list[str]:
     secrets = []
-    for key in (settings.admin_api_key, settings.odds_api_key):
+    for key in (settings.admin_api_key, settings.odds_api_key, settings.alert_secret):
         if key is not None:
             secrets.append(key.get_secret_value())
     try:
@@ -161,6 +161,8 @@ def secrets_of(settings: Settings) -> list[str]:
         password = unreadable_url(settings.database_url)[1]
     if password:
         secrets.append(str(password))
+    # An alert receiver's whole URL (a chat's token sits in it), wherever a library writes it.
+    secrets.extend(receiver.url for receiver in settings.alert_receivers())
     if settings.redis_url is not None:
         redis_password = urlsplit(settings.redis_url).password
         if redis_password:
@@ -212,6 +214,9 @@ def logging_config(settings: Settings, *, command: bool = False) -> dict[str, An
             "apscheduler.executors": {"level": "WARNING"},
             "sqlalchemy": {"level": "WARNING"},
             "alembic": {"level": "WARNING"},
+            # httpx logs each request's full URL at INFO: an alert's URL may hold a token.
+            "httpx": {"level": "WARNING"},
+            "httpcore": {"level": "WARNING"},
         },
     }
 

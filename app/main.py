@@ -24,6 +24,7 @@ from app.api.middleware import (
 from app.api.openapi import DocumentedAPI, install_docs
 from app.api.routers import (
     admin,
+    alerts,
     bet_book,
     bets,
     dashboard,
@@ -41,6 +42,7 @@ from app.api.routers import (
 from app.domain.bet_csv import MAX_IMPORT_BYTES
 from app.logs import secrets_of
 from app.services.admission import Endpoints
+from app.services.alerts import AlertSender
 from app.services.serving import ModelCache
 from app.services.upcoming import default_query
 from app.settings import Settings, get_settings
@@ -121,6 +123,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # Serve anyway (inline predictions need no database); /ready says why it is not
             # ready, and the refresher keeps trying.
             log.exception("could not read the active model; will retry")
+        # A thread of its own, not a job of the scheduler: the alerts of this server's
+        # writes leave as they commit, whether or not a scheduler runs.
+        sender = (
+            AlertSender(settings).start() if settings.alert_urls and settings.alert_sender else None
+        )
         warming = asyncio.create_task(_warm_board(state))
         refresher = asyncio.create_task(
             _keep_model_fresh(
@@ -134,6 +141,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 task.cancel()
                 with suppress(asyncio.CancelledError):
                     await task
+            if sender is not None:
+                await asyncio.to_thread(sender.stop)
             state.close()
 
     app = DocumentedAPI(
@@ -164,6 +173,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(refits.router)
     app.include_router(fetches.router)
+    app.include_router(alerts.router)
     app.include_router(ops.router)
     app.include_router(dashboard.router)
     # Added innermost first: the request middleware is outermost, so every answer (a 413,

@@ -114,6 +114,20 @@ SHARED_BOARDS = Counter(
     registry=REGISTRY,
 )
 
+ALERT_ATTEMPTS = Counter(
+    "oddsboost_alert_attempts",
+    "Attempts to deliver an alert to a webhook receiver, by result: delivered (answered "
+    "2xx), retry (failed, to be tried again), failed (failed, no attempt left).",
+    ["result"],
+    registry=REGISTRY,
+)
+ALERT_DELAY = Histogram(
+    "oddsboost_alert_delay_seconds",
+    "Time from an alert being stored with its flag's event to its first attempt leaving.",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0),
+    registry=REGISTRY,
+)
+
 # labels() costs more than inc() or observe(); the label values, and so the caches, are bounded.
 
 
@@ -238,3 +252,11 @@ def count_board_build() -> None:
 
 def count_shared_board(result: Literal["hit", "miss", "waited", "too_large", "failed"]) -> None:
     SHARED_BOARDS.labels(result).inc()
+
+
+def count_alert_attempt(result: Literal["delivered", "retry", "failed"]) -> None:
+    ALERT_ATTEMPTS.labels(result).inc()
+
+
+def observe_alert_delay(seconds: float) -> None:
+    ALERT_DELAY.observe(max(seconds, 0.0))

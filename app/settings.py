@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationInfo
     from pydantic_core import ErrorDetails
 
+    from app.domain.alerts import Receiver, RetryTerms
     from app.domain.value import ValueTerms
     from app.services.admission import AdmissionLimits
 
@@ -535,6 +536,63 @@ class Settings(BaseSettings):
         description="The scheduled thinning takes the matches that kicked off more than "
         "this many days ago (days).",
     )
+    # --- alerts ---------------------------------------------------------------------------
+    alert_urls: Annotated[list[str], NoDecode] = Field(
+        default=[],
+        description="Webhook receivers of alerts (comma-separated or a JSON list): each an "
+        "http(s) URL, optionally prefixed `discord:` (a Discord webhook) or `telegram:` (a "
+        "Telegram bot's sendMessage URL with `?chat_id=`); none: no alerts. Only these URLs "
+        "are ever called (a redirect is a failed attempt); logs name their host only.",
+    )
+    alert_secret: SecretStr | None = Field(
+        default=None,
+        min_length=16,
+        description="Key of the HMAC-SHA256 signature of every alert (header "
+        "`X-Oddsboost-Signature`), at least 16 characters; required when `alert_urls` are "
+        "set. Never logged or shown.",
+    )
+    alert_price_improvement: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="An open flag whose net price improves by at least this share of the "
+        "price last alerted (0.05: 5 %) is alerted again; 0: improvements are not alerted.",
+    )
+    alert_attempts: int = Field(
+        default=6,
+        ge=1,
+        le=20,
+        description="Attempts of an alert's delivery before it is recorded as failed.",
+    )
+    alert_backoff_seconds: Seconds = Field(
+        default=10.0,
+        description="Wait before an alert's second attempt, doubled before each next one (at "
+        "most an hour), each shortened by up to a quarter at random.",
+    )
+    alert_timeout_seconds: Annotated[float, Field(gt=0, le=60)] = Field(
+        default=5.0,
+        description="How long an alert's attempt waits to connect, to send, and for each "
+        "part of the answer; an answer is read no further than 64 KiB or this long after the "
+        "attempt began. A receiver slower than this fails the attempt.",
+    )
+    alert_poll_seconds: Seconds = Field(
+        default=5.0,
+        description="How often the server's alert sender looks for due deliveries besides "
+        "being woken by the writes of its own process (those of a command or another worker "
+        "are found by this look).",
+    )
+    alert_sender: bool = Field(
+        default=True,
+        description="Whether `oddsboost serve` sends the queued alerts (each worker runs a "
+        "sender; they never send one delivery twice); false: it only queues them, for "
+        "another server to send, and needs no `alert_secret` (a refit's process is started so).",
+    )
+    public_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^?#\s]+$",
+        description="The address the service is reached at (e.g. `https://odds.example`), "
+        "for the links of alerts; unset: the links are paths (`/dashboard/matches/17`).",
+    )
     # --- the Football-Data.co.uk feed -------------------------------------------------
     football_data_url: str = Field(
         default="https://www.football-data.co.uk",
@@ -584,6 +642,50 @@ class Settings(BaseSettings):
         description="Longest a fetch run of Football-Data.co.uk may take: past it, the run "
         "ends as failed, keeping the files it imported.",
     )
+
+    @field_validator("alert_urls", mode="before")
+    @classmethod
+    def _alert_urls_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [part for part in text.split(",") if part.strip()]
+        return value
+
+    @field_validator("alert_urls")
+    @classmethod
+    def _alert_receivers(cls, entries: list[str]) -> list[str]:
+        from app.domain.alerts import read_receiver
+
+        for position, entry in enumerate(entries, start=1):
+            try:
+                read_receiver(entry)
+            except ValueError as error:
+                # The entry is not repeated: a chat's URL holds its token.
+                raise ValueError(f"entry {position} is {error}") from None
+        return [entry.strip() for entry in entries]
+
+    @model_validator(mode="after")
+    def _alerts_need_a_secret(self) -> Settings:
+        # A process that only queues alerts (a refit's, which is given no secret) needs none.
+        if self.alert_urls and self.alert_secret is None and self.alert_sender:
+            raise ValueError(
+                "ODDSBOOST_ALERT_URLS is set but ODDSBOOST_ALERT_SECRET is not: every alert "
+                "is signed with it"
+            )
+        return self
+
+    def alert_receivers(self) -> tuple[Receiver, ...]:
+        """The configured receivers, as the sender addresses them."""
+        from app.domain.alerts import read_receiver
+
+        return tuple(read_receiver(entry) for entry in self.alert_urls)
+
+    def alert_retry(self) -> RetryTerms:
+        from app.domain.alerts import RetryTerms
+
+        return RetryTerms(attempts=self.alert_attempts, backoff=self.alert_backoff_seconds)
 
     @field_validator("football_data_leagues")
     @classmethod

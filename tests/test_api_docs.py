@@ -90,8 +90,8 @@ def test_bounds_chosen_by_settings_are_documented(database_url: str, session: Se
         if parameter["name"] == "limit"
     ]
     # matches, models, activations, refits, fetches, bookmakers, teams, value bets, upcoming,
-    # flags, bets
-    assert len(limits) == 11
+    # flags, bets, alert deliveries
+    assert len(limits) == 12
     assert all(schema["maximum"] == 37 for schema in limits)
     items = document["components"]["schemas"]["BatchIn"]["properties"]["items"]
     assert items["maxItems"] == 12

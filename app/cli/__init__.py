@@ -4,6 +4,7 @@ framework) only when it runs, so that ``oddsboost health`` starts in a fraction 
 from __future__ import annotations
 
 from app.cli import (
+    alerts,
     backtest,
     bet_book,
     bets,
@@ -30,6 +31,7 @@ cli.add_typer(bets.bets_cli, name="bets")
 bets.bets_cli.command("import")(bet_book.import_command)
 bets.bets_cli.command("export")(bet_book.export_command)
 bets.bets_cli.command("summary")(bet_book.summary_command)
+cli.add_typer(alerts.alerts_cli, name="alerts")
 cli.command("serve")(server.serve)
 cli.command("migrate")(server.migrate_command)
 cli.command("health")(server.health_command)

@@ -32,6 +32,13 @@ from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.sql import ColumnElement
 
+from app.domain.alerts import (
+    ERROR_MAX_LENGTH,
+    HOST_MAX_LENGTH,
+    AlertEvent,
+    DeliveryStatus,
+    ReceiverKind,
+)
 from app.domain.bets import (
     BET_NOTE_MAX_LENGTH,
     PRICE_TEXT_MAX_LENGTH,
@@ -823,3 +830,61 @@ class BetChange(Base):
     at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
     before: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     after: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class AlertDelivery(Base):
+    """One alert to one configured receiver (the outbox): written in the transaction that
+    recorded its flag's event, sent afterwards by the sender, every attempt recorded in
+    ``alert_attempts``. The receiver is named by its key and host, never its URL."""
+
+    __tablename__ = "alert_deliveries"
+    __table_args__ = (
+        codes_check("event", AlertEvent),
+        codes_check("receiver_kind", ReceiverKind),
+        codes_check("status", DeliveryStatus),
+        # The sender's query: the due pending deliveries.
+        Index("ix_alert_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
+        NEVER_REUSED,
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    flag_id: Mapped[int] = mapped_column(
+        ForeignKey("value_flags.id", ondelete="CASCADE"), index=True
+    )
+    event: Mapped[AlertEvent] = mapped_column(word(AlertEvent, 16))
+    receiver_key: Mapped[str] = mapped_column(String(64))
+    receiver_kind: Mapped[ReceiverKind] = mapped_column(word(ReceiverKind, 16))
+    host: Mapped[str] = mapped_column(String(HOST_MAX_LENGTH))
+    # The message's fields but the delivery's own (its id, when it was sent).
+    message: Mapped[dict[str, Any]] = mapped_column(JSON)
+    net_price: Mapped[float] = mapped_column(Float)  # the alerted price (the margin's base)
+    status: Mapped[DeliveryStatus] = mapped_column(word(DeliveryStatus, 16))
+    attempts: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    next_attempt_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    # A sender holds the delivery until then (another takes it over if that sender died).
+    claimed_until: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+    delivered_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())
+
+    attempt_log: Mapped[list[AlertAttempt]] = relationship(
+        order_by="AlertAttempt.number", viewonly=True
+    )
+
+
+class AlertAttempt(Base):
+    """One attempt of a delivery: the answer's status (None: none came) or the error, how
+    long it took, and when the next attempt is due (None: no other)."""
+
+    __tablename__ = "alert_attempts"
+    __table_args__ = (NEVER_REUSED,)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    delivery_id: Mapped[int] = mapped_column(
+        ForeignKey("alert_deliveries.id", ondelete="CASCADE"), index=True
+    )
+    number: Mapped[int]
+    started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    duration_seconds: Mapped[float] = mapped_column(Float)
+    status_code: Mapped[int | None]
+    error: Mapped[str | None] = mapped_column(String(ERROR_MAX_LENGTH))
+    next_attempt_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime())

@@ -48,6 +48,7 @@ from app.domain.prediction import MatchInfo
 from app.domain.track_record_scores import CLOSING_REFERENCE
 from app.domain.value import MatchValue, ValueTerms
 from app.domain.vocabulary import Method, Phase
+from app.services.alerts import AlertTerms, queue_alerts
 from app.services.ingest.bulk import chunks, insert_new
 from app.services.model_versions import active_version, ensemble_of
 from app.services.pagination import Paged, PageWindow, paginate
@@ -68,6 +69,7 @@ class FlagTerms:
     default_method: Method = defaults.METHOD
     default_phase: Phase = defaults.PHASE
     closing_window: dt.timedelta = CLOSING_WINDOW
+    alerts: AlertTerms = field(default_factory=AlertTerms)
 
     @classmethod
     def of(cls, settings: Settings) -> FlagTerms:
@@ -76,6 +78,7 @@ class FlagTerms:
             default_method=settings.demargin_method,
             default_phase=settings.refit_phase,
             closing_window=dt.timedelta(minutes=settings.closing_window_minutes),
+            alerts=AlertTerms.of(settings),
         )
 
 
@@ -137,8 +140,9 @@ def record_flags(
     version = snapshot.version
     links = {match_id: _link_of(answers[match_id]) for match_id in standing}
     raised = _raise(session, raises, _Pricing(links, terms.value.source), version, now)
-    events = _apply(session, changes, version, now)
-    return LedgerWrites(raised=raised, events=events)
+    applied = _apply(session, changes, version, now)
+    queue_alerts(session, raised, applied, version, now, terms.alerts, terms.value)
+    return LedgerWrites(raised=len(raised), events=len(applied))
 
 
 def active_snapshot(session: Session, terms: FlagTerms) -> ServingSnapshot:
@@ -227,11 +231,11 @@ def _raise(
     pricing: _Pricing,
     version: int | None,
     now: dt.datetime,
-) -> int:
+) -> list[int]:
     """Insert the first record of each raised flag; one raised at once by another writer
-    is left as that writer stored it."""
+    is left as that writer stored it. The ids of those inserted."""
     if not raises:
-        return 0
+        return []
     rows = [
         {
             "match_id": item.match_id,
@@ -254,7 +258,7 @@ def _raise(
     ]
     # Counted by what comes back: a driver's row count is not one over many rows.
     statement = insert_new(session, FLAGS).returning(FLAGS.c.id)
-    return len(session.execute(statement, rows).all())
+    return list(session.scalars(statement, rows))
 
 
 def _link_of(answer: Answer) -> str:
@@ -265,19 +269,19 @@ def _link_of(answer: Answer) -> str:
 
 def _apply(
     session: Session, changes: Sequence[Change], version: int | None, now: dt.datetime
-) -> int:
+) -> list[Change]:
     """Apply the changes to the flags still as they were read (another writer may have got
     there first), one statement per kind of change, and append an event for each applied;
-    how many were."""
+    those applied."""
     applied: set[int] = set()
     for kind in FlagChange:
         of_kind = [change for change in changes if change.change is kind]
         if of_kind:
             applied.update(session.scalars(_update_of(kind, of_kind)))
-    rows = [_event_row(change, version, now) for change in changes if change.flag_id in applied]
-    if rows:
-        session.execute(insert(EVENTS), rows)
-    return len(rows)
+    done = [change for change in changes if change.flag_id in applied]
+    if done:
+        session.execute(insert(EVENTS), [_event_row(change, version, now) for change in done])
+    return done
 
 
 def _update_of(kind: FlagChange, changes: Sequence[Change]) -> Update:

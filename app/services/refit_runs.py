@@ -98,7 +98,8 @@ def start_refit_process(settings: Settings, run_id: int, until: dt.datetime) -> 
     inherited = {name: value for name, value in os.environ.items() if name not in SECRET_VARIABLES}
     process = subprocess.Popen(  # noqa: S603 - a fixed command line, no shell
         command,
-        env={**inherited, **settings_environment(settings)},
+        # It queues the alerts of the flags its activation raises; the server sends them.
+        env={**inherited, **settings_environment(settings), "ODDSBOOST_ALERT_SENDER": "false"},
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )

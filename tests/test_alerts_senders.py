@@ -1,0 +1,220 @@
+"""Alerts sent by real senders on a database of their own: the server's sender thread, woken
+by the ingest's commit, while the ingest never waits for a receiver that hangs; two senders
+at once never send one delivery twice; ``oddsboost alerts test``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import json
+import os
+import subprocess
+import threading
+from collections import Counter
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+from sqlalchemy import func, select
+
+from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.orm import AlertAttempt, AlertDelivery
+from app.main import create_app
+from app.services import refit_runs
+from app.services.alerts import Outbox, SenderTerms, open_client, send_due
+from app.services.flags import FlagTerms
+from app.services.ingest import ingest_batch
+from app.settings import Settings
+from tests.alert_books import away_flag_batch
+from tests.apps import refit_settings_for
+from tests.commands import Oddsboost
+from tests.flag_books import raise_away_flag
+from tests.helpers import wait_until
+from tests.webhook_receiver import Reply, webhook_receiver
+
+SECRET = "whsec-0123456789-abcdef"
+KICKOFF = "2030-01-12T15:00:00Z"
+RAISED = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+
+
+def sender_settings(database_url: str, *urls: str, **more: object) -> Settings:
+    return refit_settings_for(database_url).model_copy(
+        update={
+            "alert_urls": list(urls),
+            "alert_secret": SecretStr(SECRET),
+            "alert_timeout_seconds": 1.0,
+            "alert_backoff_seconds": 0.2,
+            **more,
+        }
+    )
+
+
+def statuses(database_url: str) -> list[str]:
+    engine = make_engine(database_url)
+    try:
+        with session_scope(make_session_factory(engine)) as session:
+            return list(session.scalars(select(AlertDelivery.status).order_by(AlertDelivery.id)))
+    finally:
+        engine.dispose()
+
+
+def test_the_server_sends_as_the_ingest_commits_and_never_makes_it_wait(
+    migrated_url: str, admin_headers: dict[str, str]
+) -> None:
+    with webhook_receiver() as receiver:
+        receiver.answer_with(Reply(hang=True))
+        # Looks for due deliveries only once a minute: what comes sooner was woken by a commit.
+        settings = sender_settings(migrated_url, receiver.url(), alert_poll_seconds=60.0)
+        with TestClient(create_app(settings)) as client:
+            raise_away_flag(client, admin_headers, KICKOFF, RAISED)
+            (first,) = receiver.wait_for(1)
+            assert json.loads(first.body)["event"] == "raised"
+            assert receiver.hanging.wait(30)
+            # The sender is held by the receiver, which has not answered: the next ingest
+            # commits and answers all the same (it never calls the network).
+            assert not receiver.released.is_set()
+            raise_away_flag(client, admin_headers, KICKOFF, RAISED, home_team="Everton")
+            assert not receiver.released.is_set()
+            # The hung attempt fails at its deadline (1 s) and is tried again (0.2 s later).
+            wait_until(
+                lambda: statuses(migrated_url) == ["delivered", "delivered"],
+                "both alerts delivered",
+            )
+    homes = sorted(json.loads(request.body)["home"] for request in receiver.received)
+    assert homes == ["Arsenal", "Arsenal", "Everton"]
+
+
+def test_two_senders_at_once_never_send_one_delivery_twice(migrated_url: str) -> None:
+    with webhook_receiver() as receiver:
+        # Ten receivers (paths of one server) and three flags: thirty deliveries.
+        urls = [receiver.url(f"/r{number}") for number in range(10)]
+        settings = sender_settings(migrated_url, *urls, alert_sender=False)
+        engine = make_engine(migrated_url)
+        writes = make_session_factory(engine, for_writes=True)
+        for home in ("Arsenal", "Everton", "Fulham"):
+            with session_scope(writes) as session:
+                batch = away_flag_batch(RAISED - dt.timedelta(hours=1), home=home)
+                ingest_batch(
+                    session, batch, source="test", now=RAISED, flag_terms=FlagTerms.of(settings)
+                )
+        terms = SenderTerms.of(settings)
+        start = threading.Barrier(2)
+        made: list[int] = []
+
+        def sender() -> None:
+            own = make_engine(migrated_url)
+            outbox = Outbox(make_session_factory(own), make_session_factory(own, for_writes=True))
+            try:
+                with open_client(terms.timeout_seconds) as client:
+                    start.wait()
+                    made.append(send_due(outbox, client, terms))
+            finally:
+                own.dispose()
+
+        threads = [threading.Thread(target=sender) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        sent = Counter(request.headers["X-Oddsboost-Delivery"] for request in receiver.received)
+        with session_scope(make_session_factory(engine)) as session:
+            ids = list(session.scalars(select(AlertDelivery.id)))
+            recorded = session.scalar(select(func.count()).select_from(AlertAttempt))
+        engine.dispose()
+    assert len(ids) == 30
+    assert sent == Counter({str(delivery_id): 1 for delivery_id in ids})
+    assert sum(made) == recorded == 30
+
+
+def test_alerts_test_sends_a_signed_sample_to_each_receiver(oddsboost: Oddsboost) -> None:
+    with webhook_receiver() as receiver, webhook_receiver() as broken:
+        broken.usual = Reply(500, b"nope")
+        env = {
+            "ODDSBOOST_ALERT_URLS": f"{receiver.url('/a')},{broken.url('/b')}",
+            "ODDSBOOST_ALERT_SECRET": SECRET,
+        }
+        both = oddsboost.run("alerts", "test", env=env)
+        assert both.returncode == 1
+        assert f"127.0.0.1:{receiver.port} (webhook): delivered (200)" in both.stdout
+        assert f"127.0.0.1:{broken.port} (webhook): failed: answered 500: nope" in both.stdout
+
+        one = oddsboost.run("alerts", "test", "--url", receiver.url("/a"), "--json", env=env)
+        assert one.returncode == 0
+        (answer,) = json.loads(one.stdout)["receivers"]
+        assert (answer["delivered"], answer["status_code"]) == (True, 200)
+
+        other = oddsboost.run("alerts", "test", "--url", receiver.url("/elsewhere"), env=env)
+        assert other.returncode == 1
+        assert "not one of the entries of ODDSBOOST_ALERT_URLS" in other.stderr
+
+        got = receiver.wait_for(2)
+        assert [request.path for request in got] == ["/a", "/a"]
+        assert len(broken.received) == 1
+    for request in got:
+        timestamp = request.headers["X-Oddsboost-Timestamp"]
+        digest = hmac.new(SECRET.encode(), f"{timestamp}.".encode() + request.body, hashlib.sha256)
+        assert request.headers["X-Oddsboost-Signature"] == f"sha256={digest.hexdigest()}"
+        message = json.loads(request.body)
+        assert (message["event"], message["flag_id"], message["delivery_id"]) == ("test", 0, 0)
+
+
+def test_alerts_test_without_receivers_says_so(oddsboost: Oddsboost) -> None:
+    result = oddsboost.run("alerts", "test", env={"ODDSBOOST_ALERT_URLS": ""})
+    assert result.returncode == 1
+    assert "ODDSBOOST_ALERT_URLS is not set" in result.stderr
+
+
+def test_a_refit_process_queues_alerts_without_being_given_the_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The refit's process is given no secret; it reads its settings (the alerts' receivers
+    among them, to queue the alerts of the flags its activation raises) all the same."""
+    started: list[dict[str, str]] = []
+
+    class Started:
+        def __init__(self, _command: list[str], *, env: dict[str, str], **_options: Any) -> None:
+            started.append(env)
+
+        def wait(self) -> int:
+            return 0
+
+    settings = sender_settings("sqlite:///refit.db", "https://hooks.example/x")
+    monkeypatch.setattr(subprocess, "Popen", Started)
+    refit_runs.start_refit_process(settings, 1, RAISED)
+    (environment,) = started
+    assert "ODDSBOOST_ALERT_SECRET" not in environment
+    for name in [name for name in os.environ if name.startswith("ODDSBOOST_")]:
+        monkeypatch.delenv(name)
+    for name, value in environment.items():
+        if name.startswith("ODDSBOOST_"):
+            monkeypatch.setenv(name, value)
+    child = Settings()
+    assert [receiver.host for receiver in child.alert_receivers()] == ["hooks.example"]
+    assert not child.alert_sender
+
+
+def test_alerts_deliveries_lists_the_log(migrated_url: str, oddsboost: Oddsboost) -> None:
+    settings = sender_settings(migrated_url, "https://hooks.example/x", alert_sender=False)
+    engine = make_engine(migrated_url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        batch = away_flag_batch(RAISED - dt.timedelta(hours=1))
+        ingest_batch(session, batch, source="test", now=RAISED, flag_terms=FlagTerms.of(settings))
+    engine.dispose()
+    env = {"ODDSBOOST_DATABASE_URL": migrated_url}
+    listed = oddsboost.run("alerts", "deliveries", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)["items"]
+    assert (row["event"], row["host"], row["status"], row["attempts"]) == (
+        "raised",
+        "hooks.example",
+        "pending",
+        0,
+    )
+    table = oddsboost.run("alerts", "deliveries", "--status", "pending", env=env)
+    assert "1 delivery" in table.stdout
+    assert "hooks.example" in table.stdout
+    wrong = oddsboost.run("alerts", "deliveries", "--status", "sent", env=env)
+    assert wrong.returncode == 1
+    assert "--status must be one of pending, delivered, failed, not 'sent'" in wrong.stderr
