@@ -85,6 +85,23 @@ def _has(attrs: dict[str, str], wanted: dict[str, str]) -> bool:
     return True
 
 
+class Text(HTMLParser):
+    """A page's text as a reader sees it: the markup left out, the spaces joined."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+    @classmethod
+    def of(cls, html: str) -> str:
+        found = cls()
+        found.feed(html)
+        return " ".join("".join(found.parts).split())
+
+
 def page(client: TestClient, path: str, **params: Any) -> tuple[str, Elements]:
     response = client.get(path, params=params)
     assert response.status_code == 200, response.text
@@ -93,6 +110,20 @@ def page(client: TestClient, path: str, **params: Any) -> tuple[str, Elements]:
     parsed = Elements()
     parsed.feed(response.text)
     return response.text, parsed
+
+
+def within(text: str, start: str, end: str) -> Elements:
+    """The elements of ``text`` from the first ``start`` to the next ``end``."""
+    first = text.index(start)
+    parsed = Elements()
+    parsed.feed(text[first : text.index(end, first)])
+    return parsed
+
+
+def options_of(text: str, name: str) -> list[str]:
+    """The values of the options of the select named ``name``."""
+    chosen = within(text, f'<select name="{name}">', "</select>")
+    return [attrs["value"] for attrs in chosen.having("option")]
 
 
 def test_the_root_sends_the_browser_to_the_dashboard(client: TestClient) -> None:
@@ -124,10 +155,11 @@ def test_the_stylesheet_is_served_by_the_package(client: TestClient) -> None:
 def test_an_exchange_bet_shows_its_net_price_beside_the_quoted_one(seeded: Seeded) -> None:
     store(seeded.client, [barcelona_on_the_exchange()])
     text, _ = page(seeded.client, "/dashboard")
+    shown = Text.of(text)
     # EV 0.1 × 11.45 − 1 = +14.5 %, stake 0.25 × 0.145 / 10.45 = 0.35 %, at the quoted 12.
-    assert "EV +14.5 %, stake 0.3 % at 12.00 (net 11.450, BFE)" in text
+    assert "EV +14.5 %, stake 0.3 % at 12.00 (net 11.450, Betfair Exchange)" in shown
     # A bookmaker without commission: the quoted price alone.
-    assert "EV +10.0 %, stake 2.0 % at 2.20 (B365)" in text
+    assert "EV +10.0 %, stake 2.0 % at 2.20 (Bet365)" in shown
 
 
 def test_an_empty_database_says_how_to_fill_it(client: TestClient) -> None:
@@ -167,7 +199,7 @@ def test_the_rows_are_the_boards_matches_with_its_probabilities(seeded: Seeded) 
     # = +5.0 %) and Barcelona's home, of lower value, are not flagged.
     valued = parsed.having("td", class_="value")
     assert [attrs["class"] for attrs in valued] == ["p-home value", "p-draw value"]
-    assert "EV +10.0 %, stake 2.0 % at 2.20 (B365)" in text
+    assert "EV +10.0 %, stake 2.0 % at 2.20 (Bet365)" in Text.of(text)
     assert "EV +5.0 %" not in text
     for match_id in rows:
         assert parsed.having("a", href=f"/dashboard/matches/{match_id}")
@@ -180,14 +212,14 @@ def test_the_rows_are_the_boards_matches_with_its_probabilities(seeded: Seeded) 
 
 
 def test_the_competition_filter_narrows_the_rows(seeded: Seeded) -> None:
-    _, parsed = page(seeded.client, "/dashboard")
-    assert [attrs["value"] for attrs in parsed.having("option")] == ["", "E0", "SP1"]
+    text, parsed = page(seeded.client, "/dashboard")
+    assert options_of(text, "competition") == ["", "E0", "SP1"]
     assert parsed.having("form", id="filters", method="get")
-    _, narrowed = page(seeded.client, "/dashboard", competition="SP1")
+    text, narrowed = page(seeded.client, "/dashboard", competition="SP1")
     rows = [attrs["data-match-id"] for attrs in narrowed.having("tr") if "data-match-id" in attrs]
     assert rows == [str(seeded.ids["Barcelona"])]
     # The options stay every competition of the window, the chosen one selected.
-    assert [attrs["value"] for attrs in narrowed.having("option")] == ["", "E0", "SP1"]
+    assert options_of(text, "competition") == ["", "E0", "SP1"]
     assert narrowed.having("option", value="SP1", selected="")
     # A form sent with "all" chosen sends an empty competition.
     _, every = page(seeded.client, "/dashboard", competition="")
