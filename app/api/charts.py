@@ -15,6 +15,7 @@ from datetime import tzinfo
 import numpy as np
 from markupsafe import Markup, escape
 
+from app.domain.bookmakers import display_name
 from app.domain.track_record_scores import BankrollPoint, DayBucket
 from app.domain.version_records import BookmakerWeight
 from app.domain.wording import counted
@@ -157,7 +158,7 @@ def price_history(history: Sequence[PriceHistory], outcome: str, zone: tzinfo) -
     first and last times shown in ``zone``."""
     series = [
         Series(
-            line.bookmaker,
+            display_name(line.bookmaker),
             [point.at.timestamp() for point in line.points],
             [getattr(point, outcome) for point in line.points],
         )
