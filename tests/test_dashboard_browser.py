@@ -477,7 +477,8 @@ def test_an_empty_database_shows_how_to_fill_the_board(
 def best_ev(item: dict[str, Any]) -> float | None:
     """The expected value of a board item's best outcome, from GET /upcoming's answer."""
     value = item["value"]
-    found = [] if value is None else [o["expected_value"] for o in value["outcomes"]]
+    outcomes = [] if value is None else value["outcomes"]
+    found = [outcome["expected_value"] for outcome in outcomes]
     return max((ev for ev in found if ev is not None), default=None)
 
 
@@ -583,7 +584,7 @@ def test_the_users_terms_sent_by_the_form_judge_the_board(board: Board) -> None:
     (answer,) = [item for item in served if item["match"]["id"] == first]
     best = page.locator("table#prices td.best")
     prices = [float(best.nth(i).get_attribute("data-price") or "") for i in range(best.count())]
-    wanted = [o["price"] for o in answer["value"]["outcomes"] if o["price"] is not None]
+    wanted = [outcome["price"] for outcome in answer["value"]["outcomes"]]
     assert prices == wanted
     watched.assert_clean()
     page.close()

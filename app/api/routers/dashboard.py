@@ -217,13 +217,13 @@ async def page_options(
     bookmakers: BookmakersParam = None,
     bankroll: Annotated[BankrollParam, Blank] = None,
     min_ev: Annotated[MinEvParam, Blank] = None,
-    sort: Annotated[BoardOrder, Blank, Query()] = BoardOrder.KICKOFF,
-    value_only: Annotated[bool, Blank, Query()] = False,
+    sort: Annotated[BoardOrder | None, Blank, Query()] = None,
+    value_only: Annotated[bool | None, Blank, Query()] = None,
     refresh: Annotated[int | None, Blank, Query(ge=REFRESH_MIN, le=REFRESH_MAX)] = None,
 ) -> PageOptions:
     """The page's options; the value terms read as GET /upcoming reads them."""
     terms = given_terms(min_ev=min_ev, bookmakers=bookmakers, bankroll=bankroll)
-    return PageOptions(tz, terms, sort, value_only, refresh)
+    return PageOptions(tz, terms, sort or BoardOrder.KICKOFF, bool(value_only), refresh)
 
 
 def shown_page(
