@@ -219,7 +219,8 @@ async def page_options(
     min_ev: Annotated[MinEvParam, Blank] = None,
     sort: Annotated[BoardOrder | None, Blank, Query()] = None,
     value_only: Annotated[bool | None, Blank, Query()] = None,
-    refresh: Annotated[int | None, Blank, Query(ge=REFRESH_MIN, le=REFRESH_MAX)] = None,
+    # Blank after the bounds: the bounds then apply to a number only, never to a blank's None.
+    refresh: Annotated[int | None, Query(ge=REFRESH_MIN, le=REFRESH_MAX), Blank] = None,
 ) -> PageOptions:
     """The page's options; the value terms read as GET /upcoming reads them."""
     terms = given_terms(min_ev=min_ev, bookmakers=bookmakers, bankroll=bankroll)
