@@ -977,3 +977,16 @@ def test_a_page_reloads_itself_only_when_asked(seeded: Seeded, path: str) -> Non
     assert parsed.having("a", href=path)  # the control's "never"
     # The page's other links keep reloading.
     assert parsed.having("a", href="/dashboard/model?refresh=300")
+
+
+def test_the_reload_control_keeps_the_pages_own_filters(seeded: Seeded) -> None:
+    text, _ = page(
+        seeded.client, "/dashboard", competition="SP1", days="3", unknown="x", refresh="60"
+    )
+    # The page's filters and options stay; a parameter no page reads does not.
+    assert reload_links(text) == {
+        "/dashboard?competition=SP1&days=3&refresh=60",
+        "/dashboard?competition=SP1&days=3&refresh=300",
+        "/dashboard?competition=SP1&days=3&refresh=900",
+        "/dashboard?competition=SP1&days=3",
+    }

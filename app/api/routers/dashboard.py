@@ -8,7 +8,7 @@ link and form keeps."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
 from importlib import resources
@@ -77,6 +77,8 @@ router = APIRouter(include_in_schema=False)
 # The reload period a page may ask for (``?refresh=``), in seconds, and those its control offers.
 REFRESH_MIN, REFRESH_MAX = 30, 3600
 REFRESH_CHOICES = (60, 300, 900)
+# The pages' own filters, which a link back to the same page keeps (the options aside).
+PAGE_FILTERS = frozenset({"competition", "days", "from", "to"})
 
 Competition = Annotated[
     Annotated[str, StringConstraints(max_length=CODE_MAX_LENGTH)] | None, Blank, Query()
@@ -155,23 +157,27 @@ class ShownPage:
 
     def link(self, url: str, **changes: str | int | None) -> str:
         """``url`` keeping the page's options, but ``changes`` (None: that option left out)."""
-        pairs = [(name, value) for name, value in self.options.params if name not in changes]
+        return self._address(url, (), changes)
+
+    def _address(
+        self, url: str, own: Sequence[tuple[str, str]], changes: Mapping[str, str | int | None]
+    ) -> str:
+        pairs = [*own]
+        pairs.extend((name, value) for name, value in self.options.params if name not in changes)
         pairs.extend((name, str(value)) for name, value in changes.items() if value is not None)
         if not pairs:
             return url
         return f"{url}{'&' if '?' in url else '?'}{urlencode(pairs)}"
 
     def here(self, **changes: str | int | None) -> str:
-        """This page's address with its query, but ``changes`` (None: that parameter left
-        out)."""
-        pairs = [
+        """This page's address keeping its own filters (those given, not blank) and its
+        options, but ``changes`` (None: that option left out)."""
+        own = [
             (name, value)
             for name, value in self.request.query_params.multi_items()
-            if name not in changes
+            if name in PAGE_FILTERS and value != ""
         ]
-        pairs.extend((name, str(value)) for name, value in changes.items() if value is not None)
-        path = self.request.url.path
-        return f"{path}?{urlencode(pairs)}" if pairs else path
+        return self._address(self.request.url.path, own, changes)
 
     def hidden_inputs(self, *fields: str) -> Markup:
         """A form's hidden inputs keeping the page's options, but those the form has as
