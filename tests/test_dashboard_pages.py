@@ -990,3 +990,32 @@ def test_the_reload_control_keeps_the_pages_own_filters(seeded: Seeded) -> None:
         "/dashboard?competition=SP1&days=3&refresh=900",
         "/dashboard?competition=SP1&days=3",
     }
+
+
+def test_a_line_over_time_runs_from_its_first_moment_to_its_last() -> None:
+    start = dt.datetime(2026, 3, 2, 15, tzinfo=dt.UTC)
+    moments = [start, start + dt.timedelta(days=1), start + dt.timedelta(days=3)]
+    chart = str(
+        charts.time_line(
+            moments,
+            [100.0, 110.0, 90.0],
+            ZoneInfo("UTC"),
+            name="bankroll",
+            element_id="bets-bankroll",
+            title="Bankroll",
+        )
+    )
+    parsed = Elements()
+    parsed.feed(chart)
+    (line,) = parsed.having("path", class_="line")
+    # x by time: the second moment a third of the way (1 day of 3); y from 90 (bottom) to 110.
+    bottom = charts.HEIGHT - charts.BOTTOM
+    width = charts.WIDTH - charts.RIGHT - charts.LEFT
+    assert path_points(line["d"]) == [
+        pytest.approx((charts.LEFT, bottom - (10 / 20) * (bottom - charts.TOP)), abs=0.01),
+        pytest.approx((charts.LEFT + width / 3, charts.TOP), abs=0.01),
+        pytest.approx((charts.WIDTH - charts.RIGHT, bottom), abs=0.01),
+    ]
+    assert parsed.having("svg", id="bets-bankroll")
+    assert "02 Mar 2026 15:00 UTC" in chart
+    assert "05 Mar 2026 15:00 UTC" in chart

@@ -230,18 +230,35 @@ def _running_mean(weights: np.ndarray, values: Sequence[float]) -> list[float]:
         return [float(mean) for mean in total / counted]
 
 
-def bankroll(points: Sequence[BankrollPoint], zone: tzinfo) -> Markup:
+def time_line(
+    moments: Sequence[dt.datetime],
+    values: Sequence[float],
+    zone: tzinfo,
+    *,
+    name: str,
+    element_id: str,
+    title: str,
+    y_format: str = "{:.2f}",
+) -> Markup:
+    """One line of ``values`` over ``moments`` (a bankroll over the bets, say), its first
+    and last moments shown in ``zone``."""
     return line_chart(
-        [
-            Series(
-                "bankroll",
-                [point.kickoff.timestamp() for point in points],
-                [point.bankroll for point in points],
-            )
-        ],
+        [Series(name, [moment.timestamp() for moment in moments], list(values))],
+        element_id=element_id,
+        title=title,
+        x_labels=(shown_time(moments[0], zone), shown_time(moments[-1], zone)),
+        y_format=y_format,
+    )
+
+
+def bankroll(points: Sequence[BankrollPoint], zone: tzinfo) -> Markup:
+    return time_line(
+        [point.kickoff for point in points],
+        [point.bankroll for point in points],
+        zone,
+        name="bankroll",
         element_id="bankroll",
         title="Kelly bankroll of the value bets (starting at 1)",
-        x_labels=(shown_time(points[0].kickoff, zone), shown_time(points[-1].kickoff, zone)),
         y_format="{:.3f}",
     )
 
