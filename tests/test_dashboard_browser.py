@@ -4,11 +4,14 @@ the admin API, one of them between a team named like a script and another, and t
 record back-filled for the data's last month.
 
 Each page must load with no console error (a blocked inline style or script is one: the
-Content-Security-Policy reports it there) and no failed request; the board must show what
-``GET /upcoming`` serves; charts must draw shapes of some size; the filter must narrow the
-rows; the hostile name must stay text. A screenshot of each page is saved in the test's
-temporary directory, and also in ODDSBOOST_SCREENSHOT_DIR when that is set (that is how
-docs/dashboard.png is made).
+Content-Security-Policy reports it there), with that policy, and with no failed request; the
+board must show what ``GET /upcoming`` serves; charts must draw shapes of some size; the
+filter must narrow the rows; the hostile name must stay text. Every page, with and without
+the user's options, must fit the desktop and a phone 375 and 320 pixels wide (nothing past
+the screen's sides outside a table's scrolling frame); the reload must be there only when
+asked; the terms sent by the form must judge the board as ``GET /upcoming`` does. A
+screenshot of each page is saved in the test's temporary directory, and also in
+ODDSBOOST_SCREENSHOT_DIR when that is set (that is how docs/dashboard.png is made).
 
 Chromium is found at ODDSBOOST_CHROMIUM (default /usr/bin/chromium); without it these tests
 fail: `.ci/run` installs it.

@@ -1,5 +1,6 @@
 """The query parameters of the lists of coming matches (GET /upcoming, GET /value-bets):
-the value terms and the window of kickoffs."""
+the value terms and the window of kickoffs. The dashboard's pages read the terms with the
+same parameters (a blank form field there means "not given")."""
 
 from __future__ import annotations
 

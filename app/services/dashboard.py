@@ -36,7 +36,8 @@ from app.domain.scoring import scores
 from app.domain.track_record_aggregates import reliability_of_sums
 from app.domain.value import MatchValue, ValueTerms
 from app.domain.vocabulary import MatchStatus, Method
-from app.services import flags, model_versions, queries, track_record, track_record_aggregates
+from app.services import model_versions, queries, track_record, track_record_aggregates
+from app.services.flags import FlagFilter, LedgerFlag, list_flags
 from app.services.pagination import Paged, PageWindow
 from app.services.prediction import PredictionAnswer, predict_stored
 from app.services.serving import ServingSnapshot
@@ -219,7 +220,7 @@ class MatchPage:
     prices: tuple[QuotedOdds, ...]
     value: MatchValue | None
     terms: ValueTerms
-    flags: tuple[flags.LedgerFlag, ...]
+    flags: tuple[LedgerFlag, ...]
 
     @property
     def has_history(self) -> bool:
@@ -322,7 +323,7 @@ def match_page(
         prediction = answer.prediction
         lines = _lines(answer.odds, prediction, snapshot.method)
         prices, value = tuple(answer.odds), answer.value
-    raised = flags.list_flags(session, flags.FlagFilter(match_id=match_id), FLAG_PAGE)
+    raised = list_flags(session, FlagFilter(match_id=match_id), FLAG_PAGE)
     return MatchPage(
         match,
         queries.status_of(match, now or utcnow()),
