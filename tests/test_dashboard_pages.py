@@ -96,6 +96,10 @@ class Text(HTMLParser):
     def handle_data(self, data: str) -> None:
         self.parts.append(data)
 
+    def handle_starttag(self, tag: str, _attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "br":  # a line break reads as a space
+            self.parts.append(" ")
+
     @classmethod
     def of(cls, html: str) -> str:
         found = cls()
@@ -1019,3 +1023,20 @@ def test_a_line_over_time_runs_from_its_first_moment_to_its_last() -> None:
     assert parsed.having("svg", id="bets-bankroll")
     assert "02 Mar 2026 15:00 UTC" in chart
     assert "05 Mar 2026 15:00 UTC" in chart
+
+
+def test_the_match_page_shows_an_exchanges_prices_net_of_its_commission(seeded: Seeded) -> None:
+    store(seeded.client, [barcelona_on_the_exchange()])
+    barcelona = seeded.ids["Barcelona"]
+    text, _ = page(seeded.client, f"/dashboard/matches/{barcelona}")
+    exchange = within(text, '<tr data-bookmaker="BFE"', "</tr>")
+    # Its draw at 12 pays 1 + 11 × 0.95 = 11.45 net, more than B365's 11: the best.
+    assert [float(a["data-price"]) for a in exchange.having("td", class_="best")] == [12.0]
+    row = text[text.index('<tr data-bookmaker="BFE"') :]
+    shown = Text.of(row[: row.index("</tr>")])
+    assert "Betfair Exchange 5.0 % commission" in shown
+    # 1 + 0.2 × 0.95 = 1.19; 1 + 11 × 0.95 = 11.45; 1 + 6 × 0.95 = 6.7.
+    assert "1.20 net 1.190 12.00 best net 11.450 7.00 net 6.700" in shown
+    # A bookmaker without commission: its prices alone.
+    bet365 = text[text.index('<tr data-bookmaker="B365"') :]
+    assert "net" not in Text.of(bet365[: bet365.index("</tr>")])

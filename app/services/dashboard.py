@@ -222,6 +222,10 @@ class MatchPage:
     terms: ValueTerms
     flags: tuple[LedgerFlag, ...]
 
+    def commission(self, bookmaker: str) -> float:
+        """The commission on net winnings ``terms`` take off the bookmaker's prices (0: none)."""
+        return dict(self.terms.commissions).get(bookmaker_key(bookmaker), 0.0)
+
     @property
     def has_history(self) -> bool:
         """Whether a bookmaker quoted more than once: a history to draw."""

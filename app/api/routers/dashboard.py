@@ -56,7 +56,7 @@ from app.domain.fields import UtcDateTime
 from app.domain.leagues import league_name
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
-from app.domain.value import ValueTerms
+from app.domain.value import ValueTerms, net_price
 from app.domain.wording import counted
 from app.services import dashboard, track_record
 from app.services.caching import KeptBodies
@@ -331,6 +331,7 @@ def templates() -> Jinja2Templates:
         refresh_choices=REFRESH_CHOICES,
         BoardOrder=BoardOrder,
         bookmaker_key=bookmaker_key,
+        net_price=net_price,
     )
     return made
 
