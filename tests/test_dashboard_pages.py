@@ -294,6 +294,8 @@ def test_the_model_page_shows_the_active_version(seeded: Seeded) -> None:
     assert f"Active: version {seeded.version}" in text
     assert parsed.having("svg", class_="chart", id="weights")
     assert parsed.having("rect", class_="weight")
+    # Each bar's label is its code (the space is narrow), its title the name too.
+    assert "<title>Bet&amp;Win (BW): 1.000</title>" in text
     assert parsed.having("table", id="versions")
     assert parsed.having("table", id="activations")
 
@@ -373,7 +375,8 @@ def test_the_model_page_lists_the_bookmakers_left_out_of_the_pool(migrated_url: 
     with app_on(migrated_url) as client:
         text, parsed = page(client, "/dashboard/model")
     assert parsed.having("dd", id="left-out")
-    assert f"LB: {reason}" in text
+    assert f"Ladbrokes: {reason}" in Text.of(text)
+    assert '<span class="named" title="LB">Ladbrokes</span>' in text
     # No upcoming match: nothing to say of the weight present, nothing to warn of.
     assert not parsed.having("dd", id="weight-present")
     assert not parsed.having("p", id="weight-warning")

@@ -185,7 +185,8 @@ def weights(bookmakers: Sequence[BookmakerWeight]) -> Markup:
         f' text-anchor="end">{escape(bookmaker.code)}</text>'
         f'<rect class="weight" x="{label_width}" y="{_number(i * row + 4)}"'
         f' width="{_number(max(w, 1.0))}" height="{_number(row - 8)}">'
-        f"<title>{escape(bookmaker.code)}: {bookmaker.weight:.3f}</title></rect>"
+        f"<title>{escape(display_name(bookmaker.code))} ({escape(bookmaker.code)}):"
+        f" {bookmaker.weight:.3f}</title></rect>"
         f'<text class="tick" x="{_number(label_width + max(w, 1.0) + 6)}"'
         f' y="{_number(i * row + 15)}">{bookmaker.weight:.3f}</text>'
         for i, (bookmaker, w) in enumerate(zip(bookmakers, widths, strict=True))
