@@ -4,11 +4,14 @@ the admin API, one of them between a team named like a script and another, and t
 record back-filled for the data's last month.
 
 Each page must load with no console error (a blocked inline style or script is one: the
-Content-Security-Policy reports it there) and no failed request; the board must show what
-``GET /upcoming`` serves; charts must draw shapes of some size; the filter must narrow the
-rows; the hostile name must stay text. A screenshot of each page is saved in the test's
-temporary directory, and also in ODDSBOOST_SCREENSHOT_DIR when that is set (that is how
-docs/dashboard.png is made).
+Content-Security-Policy reports it there), with that policy, and with no failed request; the
+board must show what ``GET /upcoming`` serves; charts must draw shapes of some size; the
+filter must narrow the rows; the hostile name must stay text. Every page, with and without
+the user's options, must fit the desktop and a phone 375 and 320 pixels wide (nothing past
+the screen's sides outside a table's scrolling frame); the reload must be there only when
+asked; the terms sent by the form must judge the board as ``GET /upcoming`` does. A
+screenshot of each page is saved in the test's temporary directory, and also in
+ODDSBOOST_SCREENSHOT_DIR when that is set (that is how docs/dashboard.png is made).
 
 Chromium is found at ODDSBOOST_CHROMIUM (default /usr/bin/chromium); without it these tests
 fail: `.ci/run` installs it.
@@ -22,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -72,6 +76,35 @@ TILT = 0.1
 LOGGED_FROM = dt.datetime(2018, 5, 1, tzinfo=dt.UTC)
 LOGGED_TO = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
 VIEWPORT = ViewportSize(width=1280, height=900)
+# A common phone, and the narrowest one still sold (the first iPhone SE's 320 CSS pixels).
+PHONES = (ViewportSize(width=375, height=800), ViewportSize(width=320, height=800))
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+# Every element that reaches past the viewport's sides, but inside a wrapper that scrolls
+# sideways on purpose (overflow-x: auto); and the document's own width against the
+# viewport's. Run by the test through the browser's debugging protocol, not by the page,
+# whose policy allows no script.
+OVERFLOW_CHECK = """() => {
+  const width = window.innerWidth;
+  const scrolls = (element) => {
+    const wrapper = element.parentElement && element.parentElement.closest(".scroll");
+    return wrapper !== null && getComputedStyle(wrapper).overflowX === "auto";
+  };
+  const wide = [];
+  for (const element of document.body.querySelectorAll("*")) {
+    if (scrolls(element)) continue;
+    const box = element.getBoundingClientRect();
+    if (box.width > 0 && (box.right > width + 0.5 || box.left < -0.5)) {
+      const kind = element.className.baseVal ?? element.className;
+      const named = element.id ? "#" + element.id : kind;
+      const tag = element.tagName.toLowerCase();
+      wide.push(`${tag} ${named}: ${box.left}..${box.right}`);
+    }
+  }
+  return {scrollWidth: document.documentElement.scrollWidth, innerWidth: width, wide: wide};
+}"""
 PAGE_NAMES = {
     "/dashboard": "dashboard",
     "/dashboard/model": "dashboard-model",
@@ -139,8 +172,8 @@ class Board:
             self.shown_pages[path] = self.open(path)
         return self.shown_pages[path]
 
-    def open(self, path: str) -> tuple[Page, Watched]:
-        page = self.browser.new_page(viewport=VIEWPORT)
+    def open(self, path: str, viewport: ViewportSize = VIEWPORT) -> tuple[Page, Watched]:
+        page = self.browser.new_page(viewport=viewport)
         watched = Watched()
         watched.attach(page)
         response = page.goto(f"{self.server.base_url}{path}")
@@ -149,6 +182,7 @@ class Board:
         assert response is not None
         assert response.status == 200, (path, response.status)
         assert response.headers["content-type"] == "text/html; charset=utf-8"
+        assert response.headers["content-security-policy"] == CSP
         return page, watched
 
     def upcoming(self, **params: str) -> list[dict[str, Any]]:
@@ -441,3 +475,119 @@ def test_an_empty_database_shows_how_to_fill_the_board(
         screenshot(page, tmp_path, "dashboard-empty")
         watched.assert_clean()
         page.close()
+
+
+def best_ev(item: dict[str, Any]) -> float | None:
+    """The expected value of a board item's best outcome, from GET /upcoming's answer."""
+    value = item["value"]
+    outcomes = [] if value is None else value["outcomes"]
+    found = [outcome["expected_value"] for outcome in outcomes]
+    return max((ev for ev in found if ev is not None), default=None)
+
+
+def by_best_ev(items: list[dict[str, Any]]) -> list[int]:
+    """The ids of ``items`` highest best EV first; equal ones (and those with none, last)
+    in the board's order."""
+    ranked = sorted(
+        enumerate(items),
+        key=lambda pair: (best_ev(pair[1]) is None, -(best_ev(pair[1]) or 0.0), pair[0]),
+    )
+    return [item["match"]["id"] for _, item in ranked]
+
+
+def fits(page: Page) -> None:
+    """Nothing reaches past the viewport's sides but inside a wrapper that scrolls."""
+    found = page.evaluate(OVERFLOW_CHECK)
+    assert found["wide"] == [], found
+    assert found["scrollWidth"] <= found["innerWidth"], found
+
+
+def options_path() -> str:
+    """The board with every option asked for."""
+    return "/dashboard?" + urlencode(
+        [
+            ("bookmakers", "B365"),
+            ("bookmakers", "Pinnacle"),
+            ("bankroll", "1000"),
+            ("min_ev", "0.01"),
+            ("sort", "ev"),
+            ("refresh", "300"),
+            ("tz", "Asia/Tokyo"),
+        ]
+    )
+
+
+def test_every_page_fits_a_phone_and_the_desktop(board: Board) -> None:
+    arsenal = board.ids["Arsenal"]
+    pages = {
+        **PAGE_NAMES,
+        f"/dashboard/matches/{arsenal}": "dashboard-match",
+        options_path(): "dashboard-options",
+        f"/dashboard/matches/{arsenal}?bankroll=1000&bookmakers=B365": "dashboard-match-terms",
+    }
+    for viewport in (VIEWPORT, *PHONES):
+        for path, name in pages.items():
+            page, watched = board.open(path, viewport)
+            fits(page)
+            screenshot(page, board.screenshots, f"{name}-{viewport['width']}")
+            watched.assert_clean()
+            page.close()
+
+
+def test_the_page_reloads_itself_only_when_asked(board: Board) -> None:
+    page, watched = board.shown("/dashboard")
+    assert page.locator('meta[http-equiv="refresh"]').count() == 0
+    watched.assert_clean()
+    page, watched = board.open("/dashboard?competition=SP1&refresh=60")
+    (content,) = [
+        page.locator('meta[http-equiv="refresh"]').nth(i).get_attribute("content")
+        for i in range(page.locator('meta[http-equiv="refresh"]').count())
+    ]
+    assert content == "60"
+    # Every page the navigation leads to keeps reloading; the control turns it off, and
+    # keeps the page's filter.
+    for path in PAGE_NAMES:
+        assert page.locator(f'nav a[href="{path}?refresh=60"]').count() == 1, path
+    with page.expect_navigation():
+        page.locator("#reload a", has_text="never").click()
+    assert page.url == f"{board.server.base_url}/dashboard?competition=SP1"
+    assert page.locator('meta[http-equiv="refresh"]').count() == 0
+    assert row_ids(page) == [board.ids["Barcelona"], board.ids["Valencia"]]
+    watched.assert_clean()
+    page.close()
+
+
+def test_the_users_terms_sent_by_the_form_judge_the_board(board: Board) -> None:
+    page, watched = board.open("/dashboard")
+    page.locator("#terms-form summary").click()
+    page.check('form#filters input[name=bookmakers][value="B365"]')
+    page.fill("form#filters input[name=bankroll]", "1000")
+    page.select_option("form#filters select[name=sort]", "ev")
+    with page.expect_navigation():
+        page.click("form#filters button[type=submit]")
+    assert "bookmakers=B365" in page.url
+    assert "bankroll=1000" in page.url
+    assert "sort=ev" in page.url
+    served = board.upcoming(bookmakers="B365", bankroll="1000")
+    # Ordered by the best outcome's EV at Bet365's prices, as GET /upcoming judges it.
+    assert row_ids(page) == by_best_ev(served)
+    terms = page.locator("p#terms").inner_text()
+    assert "Bet365 only" in terms
+    assert "a bankroll of 1,000.00" in terms
+    bets = [bet for item in served for bet in item["value_bets"]]
+    for bet in bets:
+        row = page.locator(f'table#upcoming tr[data-match-id="{bet["match"]["id"]}"]')
+        assert f"= {bet['stake']:,.2f}" in row.locator("td.value .ev").inner_text()
+    # The match page the row leads to keeps the terms.
+    first = row_ids(page)[0]
+    with page.expect_navigation():
+        page.locator(f'tr[data-match-id="{first}"] td.teams a').click()
+    assert "bookmakers=B365" in page.url
+    assert "bankroll=1000" in page.url
+    (answer,) = [item for item in served if item["match"]["id"] == first]
+    best = page.locator("table#prices td.best")
+    prices = [float(best.nth(i).get_attribute("data-price") or "") for i in range(best.count())]
+    wanted = [outcome["price"] for outcome in answer["value"]["outcomes"]]
+    assert prices == wanted
+    watched.assert_clean()
+    page.close()

@@ -201,3 +201,48 @@ def test_the_upcoming_etag_follows_the_times_it_shows(seeded: Seeded) -> None:
     # the minute): another page.
     assert later.headers["etag"] != first.headers["etag"]
     assert later.content != first.content
+
+
+# Each option a page can be asked for, alone; the zone too, as before.
+OPTION_VARIANTS: list[dict[str, str | list[str]]] = [
+    {},
+    {"refresh": "60"},
+    {"refresh": "300"},
+    {"bookmakers": ["B365"]},
+    {"bookmakers": ["B365", "PS"]},
+    {"bankroll": "1000"},
+    {"min_ev": "0.05"},
+    {"sort": "ev"},
+    {"value_only": "true"},
+    {"tz": "Asia/Tokyo"},
+]
+
+
+def test_each_option_is_a_page_of_its_own(still: Seeded) -> None:
+    for path in paths_of(still):
+        found: dict[str, dict[str, str | list[str]]] = {}
+        for options in OPTION_VARIANTS:
+            response = still.client.get(path, params=options)
+            assert response.status_code == 200, (path, options)
+            etag = response.headers["etag"]
+            # Another option (its links keep it, the page shows it): another ETag.
+            assert etag not in found, (path, options, found.get(etag))
+            found[etag] = options
+            again = still.client.get(path, params=options, headers={"If-None-Match": etag})
+            assert again.status_code == 304, (path, options)
+        # Options that ask for the defaults, or blank, are the plain page.
+        plain = next(etag for etag, options in found.items() if not options)
+        for same in ({"sort": "kickoff"}, {"refresh": "", "bankroll": "", "min_ev": ""}):
+            response = still.client.get(path, params=same)
+            assert response.headers["etag"] == plain, (path, same)
+
+
+def test_a_page_kept_for_one_option_is_not_served_for_another(still: Seeded) -> None:
+    for path in paths_of(still):
+        reloading = still.client.get(path, params={"refresh": "60"})
+        plain = still.client.get(path)
+        assert '<meta http-equiv="refresh" content="60">' in reloading.text, path
+        assert 'http-equiv="refresh"' not in plain.text, path
+        # Kept, each is served again as it was rendered.
+        assert still.client.get(path, params={"refresh": "60"}).content == reloading.content
+        assert still.client.get(path).content == plain.content

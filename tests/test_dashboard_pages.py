@@ -12,6 +12,7 @@ import math
 from dataclasses import replace
 from html.parser import HTMLParser
 from typing import Any, cast
+from urllib.parse import parse_qs, urlencode, urlsplit
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -85,6 +86,27 @@ def _has(attrs: dict[str, str], wanted: dict[str, str]) -> bool:
     return True
 
 
+class Text(HTMLParser):
+    """A page's text as a reader sees it: the markup left out, the spaces joined."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+    def handle_starttag(self, tag: str, _attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "br":  # a line break reads as a space
+            self.parts.append(" ")
+
+    @classmethod
+    def of(cls, html: str) -> str:
+        found = cls()
+        found.feed(html)
+        return " ".join("".join(found.parts).split())
+
+
 def page(client: TestClient, path: str, **params: Any) -> tuple[str, Elements]:
     response = client.get(path, params=params)
     assert response.status_code == 200, response.text
@@ -93,6 +115,20 @@ def page(client: TestClient, path: str, **params: Any) -> tuple[str, Elements]:
     parsed = Elements()
     parsed.feed(response.text)
     return response.text, parsed
+
+
+def within(text: str, start: str, end: str) -> Elements:
+    """The elements of ``text`` from the first ``start`` to the next ``end``."""
+    first = text.index(start)
+    parsed = Elements()
+    parsed.feed(text[first : text.index(end, first)])
+    return parsed
+
+
+def options_of(text: str, name: str) -> list[str]:
+    """The values of the options of the select named ``name``."""
+    chosen = within(text, f'<select name="{name}">', "</select>")
+    return [attrs["value"] for attrs in chosen.having("option")]
 
 
 def test_the_root_sends_the_browser_to_the_dashboard(client: TestClient) -> None:
@@ -124,10 +160,11 @@ def test_the_stylesheet_is_served_by_the_package(client: TestClient) -> None:
 def test_an_exchange_bet_shows_its_net_price_beside_the_quoted_one(seeded: Seeded) -> None:
     store(seeded.client, [barcelona_on_the_exchange()])
     text, _ = page(seeded.client, "/dashboard")
+    shown = Text.of(text)
     # EV 0.1 × 11.45 − 1 = +14.5 %, stake 0.25 × 0.145 / 10.45 = 0.35 %, at the quoted 12.
-    assert "EV +14.5 %, stake 0.3 % at 12.00 (net 11.450, BFE)" in text
+    assert "EV +14.5 %, stake 0.3 % at 12.00 (net 11.450, Betfair Exchange)" in shown
     # A bookmaker without commission: the quoted price alone.
-    assert "EV +10.0 %, stake 2.0 % at 2.20 (B365)" in text
+    assert "EV +10.0 %, stake 2.0 % at 2.20 (Bet365)" in shown
 
 
 def test_an_empty_database_says_how_to_fill_it(client: TestClient) -> None:
@@ -167,7 +204,7 @@ def test_the_rows_are_the_boards_matches_with_its_probabilities(seeded: Seeded) 
     # = +5.0 %) and Barcelona's home, of lower value, are not flagged.
     valued = parsed.having("td", class_="value")
     assert [attrs["class"] for attrs in valued] == ["p-home value", "p-draw value"]
-    assert "EV +10.0 %, stake 2.0 % at 2.20 (B365)" in text
+    assert "EV +10.0 %, stake 2.0 % at 2.20 (Bet365)" in Text.of(text)
     assert "EV +5.0 %" not in text
     for match_id in rows:
         assert parsed.having("a", href=f"/dashboard/matches/{match_id}")
@@ -180,14 +217,14 @@ def test_the_rows_are_the_boards_matches_with_its_probabilities(seeded: Seeded) 
 
 
 def test_the_competition_filter_narrows_the_rows(seeded: Seeded) -> None:
-    _, parsed = page(seeded.client, "/dashboard")
-    assert [attrs["value"] for attrs in parsed.having("option")] == ["", "E0", "SP1"]
+    text, parsed = page(seeded.client, "/dashboard")
+    assert options_of(text, "competition") == ["", "E0", "SP1"]
     assert parsed.having("form", id="filters", method="get")
-    _, narrowed = page(seeded.client, "/dashboard", competition="SP1")
+    text, narrowed = page(seeded.client, "/dashboard", competition="SP1")
     rows = [attrs["data-match-id"] for attrs in narrowed.having("tr") if "data-match-id" in attrs]
     assert rows == [str(seeded.ids["Barcelona"])]
     # The options stay every competition of the window, the chosen one selected.
-    assert [attrs["value"] for attrs in narrowed.having("option")] == ["", "E0", "SP1"]
+    assert options_of(text, "competition") == ["", "E0", "SP1"]
     assert narrowed.having("option", value="SP1", selected="")
     # A form sent with "all" chosen sends an empty competition.
     _, every = page(seeded.client, "/dashboard", competition="")
@@ -257,6 +294,8 @@ def test_the_model_page_shows_the_active_version(seeded: Seeded) -> None:
     assert f"Active: version {seeded.version}" in text
     assert parsed.having("svg", class_="chart", id="weights")
     assert parsed.having("rect", class_="weight")
+    # Each bar's label is its code (the space is narrow), its title the name too.
+    assert "<title>Bet&amp;Win (BW): 1.000</title>" in text
     assert parsed.having("table", id="versions")
     assert parsed.having("table", id="activations")
 
@@ -336,7 +375,8 @@ def test_the_model_page_lists_the_bookmakers_left_out_of_the_pool(migrated_url: 
     with app_on(migrated_url) as client:
         text, parsed = page(client, "/dashboard/model")
     assert parsed.having("dd", id="left-out")
-    assert f"LB: {reason}" in text
+    assert f"Ladbrokes: {reason}" in Text.of(text)
+    assert '<span class="named" title="LB">Ladbrokes</span>' in text
     # No upcoming match: nothing to say of the weight present, nothing to warn of.
     assert not parsed.having("dd", id="weight-present")
     assert not parsed.having("p", id="weight-warning")
@@ -558,6 +598,17 @@ def test_a_time_can_carry_its_weekday() -> None:
         ("/dashboard/model", {"tz": "../../etc/passwd"}, "query.tz"),
         ("/dashboard/track-record", {"tz": "Europe"}, "query.tz"),
         ("/dashboard/matches/1", {"tz": "utc"}, "query.tz"),
+        ("/dashboard", {"refresh": 29}, "query.refresh"),
+        ("/dashboard", {"refresh": 3601}, "query.refresh"),
+        ("/dashboard/model", {"refresh": "soon"}, "query.refresh"),
+        ("/dashboard", {"sort": "best"}, "query.sort"),
+        ("/dashboard", {"value_only": "maybe"}, "query.value_only"),
+        ("/dashboard", {"bankroll": -5}, "query.bankroll"),
+        ("/dashboard/track-record", {"bankroll": "lots"}, "query.bankroll"),
+        ("/dashboard", {"min_ev": 1.5}, "query.min_ev"),
+        ("/dashboard/matches/1", {"min_ev": -0.1}, "query.min_ev"),
+        ("/dashboard", {"bookmakers": "x" * 200}, "query.bookmakers.0"),
+        ("/dashboard", {"bookmakers": ["B365"] * 101}, "query.bookmakers"),
     ],
 )
 def test_bad_parameters_are_problems_naming_them(
@@ -638,3 +689,357 @@ def test_the_log_loss_chart_without_a_best_bookmaker_has_two_lines() -> None:
     parsed = Elements()
     parsed.feed(str(charts.daily_log_loss(days, None)))
     assert len(parsed.having("path", class_="line")) == 2
+
+
+# The page's options: the user's terms, the board's order and filter, the reload period.
+
+OPTIONS = {
+    "bookmakers": ["B365", "Pinnacle"],
+    "bankroll": "1000",
+    "min_ev": "0.05",
+    "sort": "ev",
+    "value_only": "true",
+    "refresh": "120",
+    "tz": "Asia/Tokyo",
+}
+
+
+def asked_of(href: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(href).query, keep_blank_values=True)
+
+
+def form_fields(text: str, form_id: str) -> set[str]:
+    """The names of the fields (hidden or not) of the form ``form_id``."""
+    form = within(text, f'<form id="{form_id}"', "</form>")
+    return {
+        attrs["name"]
+        for tag in ("input", "select")
+        for attrs in form.having(tag)
+        if "name" in attrs
+    }
+
+
+@pytest.mark.parametrize("path", [*PAGES, "match"])
+def test_every_link_and_form_keeps_the_pages_options(seeded: Seeded, path: str) -> None:
+    arsenal = seeded.ids["Arsenal"]
+    path = f"/dashboard/matches/{arsenal}" if path == "match" else path
+    text, parsed = page(seeded.client, path, **OPTIONS)
+    expected = dict(_pairs(OPTIONS))
+    control = reload_links(text)
+    links = [attrs["href"] for attrs in parsed.having("a") if attrs["href"].startswith("/dash")]
+    assert len(links) > len(control)
+    for href in links:
+        asked = asked_of(href)
+        if href in control:
+            # The reload control changes the period alone (and keeps the page's own query).
+            others = {key: value for key, value in asked.items() if key != "refresh"}
+            assert {key: expected[key] for key in others if key in expected} == {
+                key: value for key, value in others.items() if key in expected
+            }, href
+            assert set(expected) - {"refresh"} <= set(others), href
+        else:
+            assert asked == expected, href
+    assert {asked_of(href).get("refresh", ["never"])[0] for href in control} == {
+        "60",
+        "300",
+        "900",
+        "never",
+    }
+    # The navigation keeps them in one order, the defaults left out.
+    wanted = urlencode([(key, value) for key, values in _pairs(OPTIONS) for value in values])
+    for section in PAGES:
+        assert parsed.having("a", href=f"{section}?{wanted}"), section
+    if path in ("/dashboard", "/dashboard/track-record"):
+        assert set(OPTIONS) <= form_fields(text, "filters")
+
+
+def _pairs(options: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """``options`` in the order the pages write them."""
+    order = ("tz", "bookmakers", "bankroll", "min_ev", "sort", "value_only", "refresh")
+    return [
+        (key, options[key] if isinstance(options[key], list) else [options[key]]) for key in order
+    ]
+
+
+def reload_links(text: str) -> set[str]:
+    """The links of the reload control, which change the period."""
+    control = within(text, '<p id="reload"', "</p>")
+    return {attrs["href"] for attrs in control.having("a")}
+
+
+def row_ids(parsed: Elements) -> list[int]:
+    return [
+        int(attrs["data-match-id"]) for attrs in parsed.having("tr") if "data-match-id" in attrs
+    ]
+
+
+def outcomes_of(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """An answer's value of each outcome, home, draw and away: a list in GET /upcoming's
+    items, by outcome in POST /predict's answer."""
+    value = item["value"]
+    if value is None:
+        return []
+    outcomes = value["outcomes"]
+    if isinstance(outcomes, dict):
+        return [outcomes[key] for key in ("home", "draw", "away")]
+    return list(outcomes)
+
+
+def best_ev(item: dict[str, Any]) -> float | None:
+    """The EV of a board item's best outcome, read from GET /upcoming's answer."""
+    found = [outcome["expected_value"] for outcome in outcomes_of(item)]
+    return max((ev for ev in found if ev is not None), default=None)
+
+
+def test_the_board_sorts_by_the_best_outcomes_ev(seeded: Seeded) -> None:
+    board = seeded.client.get("/upcoming").json()["items"]
+    # Arsenal's home at B365's 2.2 and Barcelona's draw at its 11 are worth +10 % (0.5 × 2.2
+    # and 0.1 × 11, less 1), Everton at best 0 (0.4 × 2.5 − 1): last.
+    evs = {item["match"]["home_team"]: best_ev(item) for item in board}
+    assert evs == {
+        "Arsenal": pytest.approx(0.1),
+        "Barcelona": pytest.approx(0.1),
+        "Everton": pytest.approx(0.0),
+    }
+    # Highest first; equal ones in the board's order (kickoff).
+    ranked = sorted(enumerate(board), key=lambda pair: (-(best_ev(pair[1]) or 0.0), pair[0]))
+    _, parsed = page(seeded.client, "/dashboard", sort="ev")
+    assert row_ids(parsed) == [item["match"]["id"] for _, item in ranked]
+    assert row_ids(parsed)[-1] == seeded.ids["Everton"]
+    shown = [float(a["data-ev"]) for a in parsed.having("td", class_="p-home") if "data-ev" in a]
+    assert len(shown) == 3
+    # By kickoff, the default, is the board's order.
+    _, parsed = page(seeded.client, "/dashboard", sort="kickoff")
+    assert row_ids(parsed) == [item["match"]["id"] for item in board]
+    _, default = page(seeded.client, "/dashboard", sort="")
+    assert row_ids(default) == row_ids(parsed)
+
+
+def test_value_bets_only_keeps_the_matches_with_one(seeded: Seeded) -> None:
+    board = seeded.client.get("/upcoming").json()["items"]
+    with_bets = [item["match"]["id"] for item in board if item["value_bets"]]
+    assert with_bets == [seeded.ids["Arsenal"], seeded.ids["Barcelona"]]
+    text, parsed = page(seeded.client, "/dashboard", value_only="true")
+    assert row_ids(parsed) == with_bets
+    assert parsed.having("input", type="checkbox", name="value_only", checked="")
+    assert "2 with a value bet" in Text.of(text)
+    # A threshold none reaches: no row, and a way back to every match.
+    text, parsed = page(seeded.client, "/dashboard", value_only="true", min_ev="0.5")
+    assert row_ids(parsed) == []
+    assert parsed.having("p", id="no-value")
+    assert parsed.having("a", href="/dashboard?min_ev=0.5")
+
+
+def test_the_users_bookmakers_and_bankroll_judge_the_board(seeded: Seeded) -> None:
+    asked = {"bookmakers": ["WH"], "bankroll": "1000", "min_ev": "0.01"}
+    board = seeded.client.get("/upcoming", params=asked).json()
+    text, parsed = page(seeded.client, "/dashboard", **asked)
+    # At William Hill's prices alone, Arsenal's home at 2.1 and away at 4.2 are both worth
+    # +5 % (0.5 × 2.1 and 0.25 × 4.2, less 1): the first, the home, is the one bet, at a
+    # quarter Kelly of 0.05 / 1.1 = 1.136 %, 11.36 of 1000 (rounded down to the cent).
+    (bet,) = [bet for item in board["items"] for bet in item["value_bets"]]
+    assert (bet["outcome"], bet["bookmaker"], bet["stake"]) == ("1", "WH", 11.36)
+    assert [a["class"] for a in parsed.having("td", class_="value")] == ["p-home value"]
+    shown = Text.of(text)
+    assert "EV +5.0 %, stake 1.1 % = 11.36 at 2.10 (William Hill)" in shown
+    assert "expected value above +1.0 % at William Hill only" in shown
+    assert "of a bankroll of 1,000.00" in shown
+    assert board["terms"]["bookmakers"] == ["WH"]
+    # The form ticks the bookmaker chosen and shows the bankroll.
+    assert parsed.having("input", name="bookmakers", value="WH", checked="")
+    assert not parsed.having("input", name="bookmakers", value="B365", checked="")
+    assert parsed.having("input", name="bankroll", value="1000.00")
+    # Fields left empty by the form are not given.
+    _, plain = page(seeded.client, "/dashboard", bankroll="", min_ev="")
+    assert [a["class"] for a in plain.having("td", class_="value")] == [
+        "p-home value",
+        "p-draw value",
+    ]
+
+
+def test_names_are_shown_with_their_codes_in_a_title(seeded: Seeded) -> None:
+    # A book of 2.1 / 4 / 4 has a margin (1/2.1 + 1/4 + 1/4 > 1): a line the service takes.
+    newcomer = quote_items(ARSENAL)[0] | {"bookmaker": "NEWBOOK", "home": 2.1}
+    newcomer["match"] = newcomer["match"] | {"competition": "ZZ9"}
+    store(seeded.client, [newcomer])
+    text, parsed = page(seeded.client, "/dashboard")
+    named = {(a["title"]): a for a in parsed.having("span", class_="named")}
+    assert {"E0", "SP1", "ZZ9", "B365", "NEWBOOK"} <= set(named)
+    shown = Text.of(text)
+    assert '<span class="named" title="E0">Premier League</span>' in text
+    assert '<span class="named" title="SP1">La Liga</span>' in text
+    assert '<span class="named" title="B365">Bet365</span>' in text
+    # Unknown codes are their own names.
+    assert '<span class="named" title="ZZ9">ZZ9</span>' in text
+    assert '<span class="named" title="NEWBOOK">NEWBOOK</span>' in text
+    assert "best 2.10 NEWBOOK" in shown
+    assert parsed.having("option", value="E0", title="E0")
+    assert "Premier League</option>" in text
+    # The stacked bar's legend: what each colour is.
+    legend = within(text, '<ul class="legend" id="bar-legend"', "</ul>")
+    assert [a["class"] for a in legend.having("span")] == ["key home", "key draw", "key away"]
+    assert "1: home win X: draw 2: away win" in shown
+    text, _ = page(seeded.client, f"/dashboard/matches/{seeded.ids['Arsenal']}")
+    assert '<span class="named" title="E0">Premier League</span>' in text
+    assert '<span class="named" title="WH">William Hill</span>' in text
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [{}, {"bookmakers": ["B365", "PS"], "bankroll": "1000"}, {"bookmakers": ["WH"]}],
+)
+def test_the_match_page_shows_the_boards_prices_best_and_ev(
+    seeded: Seeded, asked: dict[str, Any]
+) -> None:
+    arsenal = seeded.ids["Arsenal"]
+    (item,) = [
+        item
+        for item in seeded.client.get("/upcoming", params=asked).json()["items"]
+        if item["match"]["id"] == arsenal
+    ]
+    text, parsed = page(seeded.client, f"/dashboard/matches/{arsenal}", **asked)
+    # Every bookmaker's latest prices, as stored.
+    rows = {a["data-bookmaker"] for a in parsed.having("tr") if "data-bookmaker" in a}
+    assert rows == set(ARSENAL.quotes)
+    prices = within(text, '<table id="prices"', "</tbody>")
+    for code, quoted in ARSENAL.quotes.items():
+        row = within(text, f'<tr data-bookmaker="{code}"', "</tr>")
+        assert [float(a["data-price"]) for a in row.having("td") if "data-price" in a] == list(
+            quoted
+        )
+    # The best price of each outcome marked, the EV and stake of each as GET /upcoming says.
+    outcomes = outcomes_of(item)
+    best = [float(a["data-price"]) for a in prices.having("td", class_="best")]
+    assert best == [outcome["price"] for outcome in outcomes]
+    evs = [float(a["data-ev"]) for a in parsed.having("td") if "data-ev" in a]
+    assert evs == [outcome["expected_value"] for outcome in outcomes]
+    # The stakes, as POST /predict gives them by the same terms (the board's list scales
+    # them by the day's cap; a match's page, like /predict, does not).
+    terms = dict(asked)
+    if "bankroll" in terms:
+        terms["bankroll"] = float(terms["bankroll"])
+    predicted = seeded.client.post("/predict", json={"match_id": arsenal, "value": terms})
+    assert predicted.status_code == 200, predicted.text
+    staked = [o for o in outcomes_of(predicted.json()) if o["flagged"]]
+    stakes = [float(a["data-stake"]) for a in parsed.having("td") if "data-stake" in a]
+    assert stakes == [outcome["stake_fraction"] for outcome in staked]
+    assert [o["expected_value"] for o in outcomes_of(predicted.json())] == evs
+    for outcome in staked:
+        if outcome["stake"] is not None:
+            assert f"= {outcome['stake']:,.2f}" in text
+
+
+def test_the_match_page_shows_the_arsenal_prices_by_hand(seeded: Seeded) -> None:
+    arsenal = seeded.ids["Arsenal"]
+    text, parsed = page(seeded.client, f"/dashboard/matches/{arsenal}")
+    prices = within(text, '<table id="prices"', "</tbody>")
+    # The best: B365's 2.2 home, BW's 4.0 draw, WH's 4.2 away; served 0.5 / 0.25 / 0.25, so
+    # EVs of +10 %, 0 and +5 %; the home is the bet, at the 2 % cap (a quarter Kelly of
+    # 0.1 / 1.2 is 2.08 %).
+    assert [float(a["data-price"]) for a in prices.having("td", class_="best")] == [2.2, 4.0, 4.2]
+    evs = [float(a["data-ev"]) for a in parsed.having("td") if "data-ev" in a]
+    assert evs == pytest.approx([0.1, 0.0, 0.05])
+    assert [float(a["data-stake"]) for a in parsed.having("td") if "data-stake" in a] == [0.02]
+
+
+def test_the_match_page_shows_the_flags_history(seeded: Seeded) -> None:
+    arsenal = seeded.ids["Arsenal"]
+    # B365 moves its home price up: the flag's price improves (an event of the ledger).
+    moved = quote_items(ARSENAL)[1] | {"home": 2.3}
+    moved["captured_at"] = (CAPTURED + dt.timedelta(minutes=5)).isoformat()
+    store(seeded.client, [moved])
+    ledger = seeded.client.get("/flags", params={"match_id": arsenal}).json()["items"]
+    assert ledger
+    text, parsed = page(seeded.client, f"/dashboard/matches/{arsenal}")
+    tables = parsed.having("table", class_="flag")
+    assert [int(a["data-flag-id"]) for a in tables] == [flag["id"] for flag in ledger]
+    for flag in ledger:
+        history = within(text, f'<table class="flag" id="flag-{flag["id"]}"', "</table>")
+        changes = [a["data-change"] for a in history.having("tr", class_="event")]
+        assert changes == [event["change"] for event in flag["events"]]
+        assert len(changes) >= 1
+    shown = Text.of(text)
+    (home,) = [flag for flag in ledger if flag["outcome"] == "1"]
+    assert f"Outcome 1 at {home['price']:.2f} (Bet365)" in shown
+    # Everton had no value: no flag.
+    text, parsed = page(seeded.client, f"/dashboard/matches/{seeded.ids['Everton']}")
+    assert (
+        seeded.client.get("/flags", params={"match_id": seeded.ids["Everton"]}).json()["items"]
+        == []
+    )
+    assert not parsed.having("table", class_="flag")
+    assert "The ledger raised no flag on this match" in text
+
+
+@pytest.mark.parametrize("path", [*PAGES, "match"])
+def test_a_page_reloads_itself_only_when_asked(seeded: Seeded, path: str) -> None:
+    path = f"/dashboard/matches/{seeded.ids['Arsenal']}" if path == "match" else path
+    _, parsed = page(seeded.client, path)
+    assert not parsed.having("meta", **{"http-equiv": "refresh"})
+    assert parsed.having("a", href=f"{path}?refresh=300")
+    _, parsed = page(seeded.client, path, refresh="300")
+    (meta,) = parsed.having("meta", **{"http-equiv": "refresh"})
+    assert meta["content"] == "300"
+    assert parsed.having("a", href=f"{path}?refresh=300", **{"aria-current": "true"})
+    assert parsed.having("a", href=path)  # the control's "never"
+    # The page's other links keep reloading.
+    assert parsed.having("a", href="/dashboard/model?refresh=300")
+
+
+def test_the_reload_control_keeps_the_pages_own_filters(seeded: Seeded) -> None:
+    text, _ = page(
+        seeded.client, "/dashboard", competition="SP1", days="3", unknown="x", refresh="60"
+    )
+    # The page's filters and options stay; a parameter no page reads does not.
+    assert reload_links(text) == {
+        "/dashboard?competition=SP1&days=3&refresh=60",
+        "/dashboard?competition=SP1&days=3&refresh=300",
+        "/dashboard?competition=SP1&days=3&refresh=900",
+        "/dashboard?competition=SP1&days=3",
+    }
+
+
+def test_a_line_over_time_runs_from_its_first_moment_to_its_last() -> None:
+    start = dt.datetime(2026, 3, 2, 15, tzinfo=dt.UTC)
+    moments = [start, start + dt.timedelta(days=1), start + dt.timedelta(days=3)]
+    chart = str(
+        charts.time_line(
+            moments,
+            [100.0, 110.0, 90.0],
+            ZoneInfo("UTC"),
+            name="bankroll",
+            element_id="bets-bankroll",
+            title="Bankroll",
+        )
+    )
+    parsed = Elements()
+    parsed.feed(chart)
+    (line,) = parsed.having("path", class_="line")
+    # x by time: the second moment a third of the way (1 day of 3); y from 90 (bottom) to 110.
+    bottom = charts.HEIGHT - charts.BOTTOM
+    width = charts.WIDTH - charts.RIGHT - charts.LEFT
+    assert path_points(line["d"]) == [
+        pytest.approx((charts.LEFT, bottom - (10 / 20) * (bottom - charts.TOP)), abs=0.01),
+        pytest.approx((charts.LEFT + width / 3, charts.TOP), abs=0.01),
+        pytest.approx((charts.WIDTH - charts.RIGHT, bottom), abs=0.01),
+    ]
+    assert parsed.having("svg", id="bets-bankroll")
+    assert "02 Mar 2026 15:00 UTC" in chart
+    assert "05 Mar 2026 15:00 UTC" in chart
+
+
+def test_the_match_page_shows_an_exchanges_prices_net_of_its_commission(seeded: Seeded) -> None:
+    store(seeded.client, [barcelona_on_the_exchange()])
+    barcelona = seeded.ids["Barcelona"]
+    text, _ = page(seeded.client, f"/dashboard/matches/{barcelona}")
+    exchange = within(text, '<tr data-bookmaker="BFE"', "</tr>")
+    # Its draw at 12 pays 1 + 11 × 0.95 = 11.45 net, more than B365's 11: the best.
+    assert [float(a["data-price"]) for a in exchange.having("td", class_="best")] == [12.0]
+    row = text[text.index('<tr data-bookmaker="BFE"') :]
+    shown = Text.of(row[: row.index("</tr>")])
+    assert "Betfair Exchange 5.0 % commission" in shown
+    # 1 + 0.2 × 0.95 = 1.19; 1 + 11 × 0.95 = 11.45; 1 + 6 × 0.95 = 6.7.
+    assert "1.20 net 1.190 12.00 best net 11.450 7.00 net 6.700" in shown
+    # A bookmaker without commission: its prices alone.
+    bet365 = text[text.index('<tr data-bookmaker="B365"') :]
+    assert "net" not in Text.of(bet365[: bet365.index("</tr>")])

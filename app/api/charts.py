@@ -15,6 +15,7 @@ from datetime import tzinfo
 import numpy as np
 from markupsafe import Markup, escape
 
+from app.domain.bookmakers import display_name
 from app.domain.track_record_scores import BankrollPoint, DayBucket
 from app.domain.version_records import BookmakerWeight
 from app.domain.wording import counted
@@ -157,7 +158,7 @@ def price_history(history: Sequence[PriceHistory], outcome: str, zone: tzinfo) -
     first and last times shown in ``zone``."""
     series = [
         Series(
-            line.bookmaker,
+            display_name(line.bookmaker),
             [point.at.timestamp() for point in line.points],
             [getattr(point, outcome) for point in line.points],
         )
@@ -184,7 +185,8 @@ def weights(bookmakers: Sequence[BookmakerWeight]) -> Markup:
         f' text-anchor="end">{escape(bookmaker.code)}</text>'
         f'<rect class="weight" x="{label_width}" y="{_number(i * row + 4)}"'
         f' width="{_number(max(w, 1.0))}" height="{_number(row - 8)}">'
-        f"<title>{escape(bookmaker.code)}: {bookmaker.weight:.3f}</title></rect>"
+        f"<title>{escape(display_name(bookmaker.code))} ({escape(bookmaker.code)}):"
+        f" {bookmaker.weight:.3f}</title></rect>"
         f'<text class="tick" x="{_number(label_width + max(w, 1.0) + 6)}"'
         f' y="{_number(i * row + 15)}">{bookmaker.weight:.3f}</text>'
         for i, (bookmaker, w) in enumerate(zip(bookmakers, widths, strict=True))
@@ -229,18 +231,35 @@ def _running_mean(weights: np.ndarray, values: Sequence[float]) -> list[float]:
         return [float(mean) for mean in total / counted]
 
 
-def bankroll(points: Sequence[BankrollPoint], zone: tzinfo) -> Markup:
+def time_line(
+    moments: Sequence[dt.datetime],
+    values: Sequence[float],
+    zone: tzinfo,
+    *,
+    name: str,
+    element_id: str,
+    title: str,
+    y_format: str = "{:.2f}",
+) -> Markup:
+    """One line of ``values`` over ``moments`` (a bankroll over the bets, say), its first
+    and last moments shown in ``zone``."""
     return line_chart(
-        [
-            Series(
-                "bankroll",
-                [point.kickoff.timestamp() for point in points],
-                [point.bankroll for point in points],
-            )
-        ],
+        [Series(name, [moment.timestamp() for moment in moments], list(values))],
+        element_id=element_id,
+        title=title,
+        x_labels=(shown_time(moments[0], zone), shown_time(moments[-1], zone)),
+        y_format=y_format,
+    )
+
+
+def bankroll(points: Sequence[BankrollPoint], zone: tzinfo) -> Markup:
+    return time_line(
+        [point.kickoff for point in points],
+        [point.bankroll for point in points],
+        zone,
+        name="bankroll",
         element_id="bankroll",
         title="Kelly bankroll of the value bets (starting at 1)",
-        x_labels=(shown_time(points[0].kickoff, zone), shown_time(points[-1].kickoff, zone)),
         y_format="{:.3f}",
     )
 

@@ -1,5 +1,6 @@
 """The query parameters of the lists of coming matches (GET /upcoming, GET /value-bets):
-the value terms and the window of kickoffs."""
+the value terms and the window of kickoffs. The dashboard's pages read the terms with the
+same parameters (a blank form field there means "not given")."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import datetime as dt
 from typing import Annotated
 
 from fastapi import Depends, Query
+from pydantic import BeforeValidator
 
 from app.api.deps import SettingsDep, invalid_field
 from app.api.schemas.predict import BANKROLL_MAX, ValueIn
@@ -25,37 +27,63 @@ URL_TOO_LONG = (
 )
 
 
+def _blank_is_none(value: object) -> object:
+    # A form submitted with a field left empty sends it as "": that means "not given".
+    return None if value == "" else value
+
+
+# A page's form field left empty (the dashboard's): not given. The JSON API keeps "" an error.
+Blank = BeforeValidator(_blank_is_none)
+MinEvParam = Annotated[
+    float | None,
+    Query(
+        ge=0,
+        le=1,
+        description="List an outcome when its expected value is above this; default: "
+        "ODDSBOOST_VALUE_MIN_EV.",
+        examples=[0.03],
+    ),
+]
+BookmakersParam = Annotated[
+    list[BookmakerReference] | None,
+    Query(
+        max_length=ALLOWED_BOOKMAKERS_MAX,
+        description="A bookmaker you can bet with, by code or name in any letter case; "
+        "repeat the parameter for each (bookmakers=B365&bookmakers=PS). Only their prices "
+        "are taken. Absent: any bookmaker.",
+        examples=[["B365", "PS"]],
+    ),
+]
+BankrollParam = Annotated[
+    float | None,
+    Query(
+        gt=0,
+        le=BANKROLL_MAX,
+        description="Your bankroll: each stake is also given in money.",
+        examples=[1000],
+    ),
+]
+
+
+def given_terms(
+    *,
+    min_ev: float | None = None,
+    bookmakers: list[str] | None = None,
+    bankroll: float | None = None,
+    source: str | None = None,
+) -> ValueIn:
+    """The value terms a request gave (None: left to the settings), read as /predict's
+    ``value`` is."""
+    return ValueIn.model_validate(
+        {"min_ev": min_ev, "bookmakers": bookmakers, "bankroll": bankroll, "source": source}
+    )
+
+
 async def requested_terms(
     settings: SettingsDep,
-    min_ev: Annotated[
-        float | None,
-        Query(
-            ge=0,
-            le=1,
-            description="List an outcome when its expected value is above this; default: "
-            "ODDSBOOST_VALUE_MIN_EV.",
-            examples=[0.03],
-        ),
-    ] = None,
-    bookmakers: Annotated[
-        list[BookmakerReference] | None,
-        Query(
-            max_length=ALLOWED_BOOKMAKERS_MAX,
-            description="A bookmaker you can bet with, by code or name in any letter case; "
-            "repeat the parameter for each (bookmakers=B365&bookmakers=PS). Only their prices "
-            "are taken. Absent: any bookmaker.",
-            examples=[["B365", "PS"]],
-        ),
-    ] = None,
-    bankroll: Annotated[
-        float | None,
-        Query(
-            gt=0,
-            le=BANKROLL_MAX,
-            description="Your bankroll: each stake is also given in money.",
-            examples=[1000],
-        ),
-    ] = None,
+    min_ev: MinEvParam = None,
+    bookmakers: BookmakersParam = None,
+    bankroll: BankrollParam = None,
     source: Annotated[
         ValueSourceChain | None,
         Query(
@@ -69,11 +97,8 @@ async def requested_terms(
         ),
     ] = None,
 ) -> ValueTerms:
-    """The request's value terms, the settings' where it gave none, read as /predict's
-    ``value`` is."""
-    given = ValueIn.model_validate(
-        {"min_ev": min_ev, "bookmakers": bookmakers, "bankroll": bankroll, "source": source}
-    )
+    """The request's value terms, the settings' where it gave none."""
+    given = given_terms(min_ev=min_ev, bookmakers=bookmakers, bankroll=bankroll, source=source)
     return given.terms(settings.value_terms())
 
 

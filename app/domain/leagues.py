@@ -34,11 +34,58 @@ MAIN_LEAGUES = (
     "D1", "D2", "I1", "I2", "SP1", "SP2", "F1", "F2",
     "N1", "B1", "P1", "T1", "G1",
 )  # fmt: skip
+# Each league's name as people know it, by its code (the main divisions, then the extra
+# leagues by country); an unknown code is shown as itself (``league_name``).
+LEAGUE_NAMES = {
+    "E0": "Premier League",
+    "E1": "Championship",
+    "E2": "League One",
+    "E3": "League Two",
+    "EC": "National League",
+    "SC0": "Scottish Premiership",
+    "SC1": "Scottish Championship",
+    "SC2": "Scottish League One",
+    "SC3": "Scottish League Two",
+    "D1": "Bundesliga",
+    "D2": "2. Bundesliga",
+    "I1": "Serie A",
+    "I2": "Serie B",
+    "SP1": "La Liga",
+    "SP2": "Segunda División",
+    "F1": "Ligue 1",
+    "F2": "Ligue 2",
+    "N1": "Eredivisie",
+    "B1": "Belgian First Division A",
+    "P1": "Primeira Liga",
+    "T1": "Süper Lig",
+    "G1": "Greek Super League",
+    "ARG": "Argentine Primera División",
+    "AUT": "Austrian Bundesliga",
+    "BRA": "Brasileirão Série A",
+    "CHN": "Chinese Super League",
+    "DNK": "Danish Superliga",
+    "FIN": "Veikkausliiga",
+    "IRL": "League of Ireland Premier Division",
+    "JPN": "J1 League",
+    "MEX": "Liga MX",
+    "NOR": "Eliteserien",
+    "POL": "Ekstraklasa",
+    "ROU": "Liga I",
+    "RUS": "Russian Premier League",
+    "SWE": "Allsvenskan",
+    "SWZ": "Swiss Super League",
+    "USA": "Major League Soccer",
+}
 # The extra leagues that play from July to June ("2016/2017"); the others, and a country
 # without a code of ours, play within a calendar year ("2016").
 JULY_TO_JUNE_LEAGUES = frozenset({"AUT", "DNK", "JPN", "MEX", "POL", "ROU", "RUS", "SWZ"})
 # Leagues that moved to July-June, by the year both forms meet (J1: 2025, 2026, 2026/27).
 MOVED_TO_JULY_TO_JUNE = {"JPN": 2026}
+
+
+def league_name(code: str) -> str:
+    """A competition's name; an unknown code is its own."""
+    return LEAGUE_NAMES.get(code, code)
 
 
 def check_league_season(competition: str, season: str) -> str:

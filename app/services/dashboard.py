@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import partial
 
 import numpy as np
@@ -20,39 +22,61 @@ from app.db.orm import (
     ModelVersion,
     OddsQuote,
     PredictionLogEntry,
+    ValueFlag,
+    ValueFlagEvent,
     utcnow,
 )
 from app.domain import defaults
+from app.domain.bookmakers import bookmaker_key
 from app.domain.odds import demargin
 from app.domain.prediction import MatchPrediction, QuotedOdds
 from app.domain.records import OUTCOME_INDEX
 from app.domain.reliability import ReliabilityCurve
 from app.domain.scoring import scores
 from app.domain.track_record_aggregates import reliability_of_sums
+from app.domain.value import MatchValue, ValueTerms
 from app.domain.vocabulary import MatchStatus, Method
 from app.services import model_versions, queries, track_record, track_record_aggregates
+from app.services.flags import FlagFilter, LedgerFlag, list_flags
 from app.services.pagination import Paged, PageWindow
 from app.services.prediction import PredictionAnswer, predict_stored
 from app.services.serving import ServingSnapshot
 from app.services.track_record_aggregates import Stamp
 from app.services.track_record_answers import TrackRecordAnswers
-from app.services.upcoming import UpcomingBoards, UpcomingPage, UpcomingQuery
+from app.services.upcoming import UpcomingBoards, UpcomingMatch, UpcomingPage, UpcomingQuery
 from app.settings import Settings
 
 # The upcoming page shows one board page: more rows than a person reads.
 UPCOMING_ROWS = 500
 # The model page lists the newest versions and activations.
 HISTORY_ROWS = 50
+# A match has at most one flag per outcome: the match page lists them all.
+FLAG_ROWS = 3
+FLAG_PAGE = PageWindow(FLAG_ROWS, 0)
+
+
+class BoardOrder(StrEnum):
+    """How the upcoming page orders its rows: by kickoff (the board's order), or by the
+    expected value of each match's best outcome, highest first."""
+
+    KICKOFF = "kickoff"
+    EV = "ev"
 
 
 @dataclass(frozen=True, slots=True)
 class UpcomingView:
-    """The board, and the competitions of the window the filter offers."""
+    """The board; its rows as the page shows them (in ``order``, only those with a value bet
+    when ``value_only``); the competitions of the window the filter offers; the bookmakers
+    that quoted its matches, for the choice of those the user bets with."""
 
     board: UpcomingPage
+    rows: tuple[UpcomingMatch, ...]
     competitions: tuple[str, ...]
     competition: str | None
     days: int
+    bookmakers: tuple[str, ...]
+    order: BoardOrder
+    value_only: bool
 
 
 async def upcoming_view(
@@ -60,11 +84,13 @@ async def upcoming_view(
     session: Session,
     query: UpcomingQuery,
     *,
+    order: BoardOrder = BoardOrder.KICKOFF,
+    value_only: bool = False,
     now: dt.datetime | None = None,
 ) -> UpcomingView:
     """The board of ``query`` at ``now`` (None: the boards' clock, read when their check
-    starts), as GET /upcoming answers it, and the competitions that have matches in its
-    window."""
+    starts), as GET /upcoming answers it, its rows in ``order`` (``value_only``: those with a
+    value bet), and the competitions that have matches in its window."""
     board = await boards.page(query, PageWindow(UPCOMING_ROWS, 0), now=now)
     if query.competition is None:
         # A stored match has its competition: the check is for the type.
@@ -79,7 +105,55 @@ async def upcoming_view(
             board.kickoff_to,
             board.answered_at,
         )
-    return UpcomingView(board, competitions, query.competition, query.horizon.days)
+    return UpcomingView(
+        board,
+        board_rows(board.items, order, value_only=value_only),
+        competitions,
+        query.competition,
+        query.horizon.days,
+        quoting_bookmakers(board.shown, query.terms),
+        order,
+        value_only,
+    )
+
+
+def best_expected_value(item: UpcomingMatch) -> float | None:
+    """The expected value of the match's best outcome (None: no outcome has one)."""
+    if item.value is None:
+        return None
+    found = [o.expected_value for o in item.value.outcomes if o.expected_value is not None]
+    return max(found, default=None)
+
+
+def board_rows(
+    items: Sequence[UpcomingMatch], order: BoardOrder, *, value_only: bool
+) -> tuple[UpcomingMatch, ...]:
+    """``items`` (in the board's order: by kickoff) in ``order``; with ``value_only``, only
+    the matches with a value bet. By EV, equal ones keep the board's order and a match
+    with no EV comes last."""
+    rows = [item for item in items if item.value_bets] if value_only else list(items)
+    if order is BoardOrder.EV:
+
+        def highest_first(item: UpcomingMatch) -> float:
+            value = best_expected_value(item)
+            return math.inf if value is None else -value
+
+        rows.sort(key=highest_first)  # stable: ties keep the board's order
+    return tuple(rows)
+
+
+def quoting_bookmakers(items: Iterable[UpcomingMatch], terms: ValueTerms) -> tuple[str, ...]:
+    """The codes of the bookmakers that quoted ``items`` and of those ``terms`` allow (one
+    per bookmaker however spelled), sorted."""
+    found: dict[str, str] = {}
+    for item in items:
+        if item.prediction is not None:
+            quoted = [line.code for line in item.prediction.used]
+            quoted.extend(line.code for line in item.prediction.ignored)
+            found.update((bookmaker_key(code), code) for code in quoted)
+    for key in terms.bookmakers or ():
+        found.setdefault(key, key)
+    return tuple(sorted(found.values()))
 
 
 def competitions_between(
@@ -131,7 +205,10 @@ class BookmakerLine:
 @dataclass(frozen=True, slots=True)
 class MatchPage:
     """The match, its prediction from its stored quotes now (None with no usable quote),
-    each bookmaker's price history, and, once settled, the prediction served scored."""
+    each bookmaker's latest prices (those the prediction read) and the value of each
+    outcome at the best of them by ``terms``, each bookmaker's price history, the flags the
+    ledger raised on it with their events, and, once settled, the prediction served
+    scored."""
 
     match: Match
     status: MatchStatus
@@ -140,6 +217,14 @@ class MatchPage:
     snapshot: ServingSnapshot
     history: tuple[PriceHistory, ...]
     settlement: Settlement | None
+    prices: tuple[QuotedOdds, ...]
+    value: MatchValue | None
+    terms: ValueTerms
+    flags: tuple[LedgerFlag, ...]
+
+    def commission(self, bookmaker: str) -> float:
+        """The commission on net winnings ``terms`` take off the bookmaker's prices (0: none)."""
+        return dict(self.terms.commissions).get(bookmaker_key(bookmaker), 0.0)
 
     @property
     def has_history(self) -> bool:
@@ -151,14 +236,15 @@ class MatchPage:
 class MatchStamp:
     """What a match page shows changes only with these (``shown``): the match row, its
     quotes (their number, newest receipt and revision: a write received earlier can commit
-    later), the entry logged at its kickoff, and its status at ``at``, the moment they were
-    read."""
+    later), the entry logged at its kickoff, its flags (their number, newest event, newest
+    scoring and newest close seen), and its status at ``at``, the moment they were read."""
 
     updated_at: dt.datetime
     quotes: int
     newest_receipt: dt.datetime | None
     quotes_revision: int
     logged: int | None
+    flags: tuple[object, ...]
     status: MatchStatus
     at: dt.datetime
 
@@ -170,6 +256,7 @@ class MatchStamp:
             self.newest_receipt,
             self.quotes_revision,
             self.logged,
+            self.flags,
             self.status,
         )
 
@@ -181,6 +268,7 @@ def match_stamp(
     (None: no such match)."""
     at = now or utcnow()
     of_match = OddsQuote.match_id == Match.id
+    flagged = ValueFlag.match_id == Match.id
     row = session.execute(
         select(
             Match,
@@ -192,34 +280,54 @@ def match_stamp(
             .where(PredictionLogEntry.match_id == Match.id)
             .limit(1)
             .scalar_subquery(),
+            select(func.count(ValueFlag.id)).where(flagged).scalar_subquery(),
+            select(func.max(ValueFlagEvent.id))
+            .join(ValueFlag, ValueFlagEvent.flag_id == ValueFlag.id)
+            .where(flagged)
+            .scalar_subquery(),
+            select(func.max(ValueFlag.settled_at)).where(flagged).scalar_subquery(),
+            select(func.max(ValueFlag.close_seen_at)).where(flagged).scalar_subquery(),
         ).where(Match.id == match_id)
     ).one_or_none()
     if row is None:
         return None
-    match, quotes, newest, revision, logged = row
+    match, quotes, newest, revision, logged, *flagged_rows = row
     status = queries.status_of(match, at)
-    return MatchStamp(match.updated_at, int(quotes), newest, int(revision), logged, status, at)
+    return MatchStamp(
+        match.updated_at,
+        int(quotes),
+        newest,
+        int(revision),
+        logged,
+        tuple(flagged_rows),
+        status,
+        at,
+    )
 
 
 def match_page(
     session: Session,
     snapshot: ServingSnapshot,
-    settings: Settings,
+    terms: ValueTerms,
     match_id: int,
     *,
     now: dt.datetime | None = None,
 ) -> MatchPage | None:
-    """The page of the match at ``now`` (None: the present), predicted with ``snapshot``;
-    None: no such match."""
+    """The page of the match at ``now`` (None: the present), predicted with ``snapshot``,
+    its value judged by ``terms``; None: no such match."""
     match = queries.match_with_names(session, match_id)
     if match is None:
         return None
-    answer = predict_stored(session, [match_id], snapshot, settings.value_terms())[match_id]
+    answer = predict_stored(session, [match_id], snapshot, terms)[match_id]
     prediction: MatchPrediction | None = None
     lines: tuple[BookmakerLine, ...] = ()
+    prices: tuple[QuotedOdds, ...] = ()
+    value: MatchValue | None = None
     if isinstance(answer, PredictionAnswer):
         prediction = answer.prediction
         lines = _lines(answer.odds, prediction, snapshot.method)
+        prices, value = tuple(answer.odds), answer.value
+    raised = list_flags(session, FlagFilter(match_id=match_id), FLAG_PAGE)
     return MatchPage(
         match,
         queries.status_of(match, now or utcnow()),
@@ -228,6 +336,10 @@ def match_page(
         snapshot,
         _price_history(session, match_id, match.kickoff),
         _settlement(session, match),
+        prices,
+        value,
+        terms,
+        tuple(raised.items),
     )
 
 

@@ -1,12 +1,15 @@
 """The dashboard: four read-only HTML pages, rendered on the server (Jinja2, autoescaped,
 charts as inline SVG) under a Content-Security-Policy that allows no script. Times are shown
-in the configured zone or the page's ``?tz=``, which links and forms keep."""
+in the configured zone or the page's ``?tz=``; that, the user's value terms
+(``bookmakers``, ``bankroll``, ``min_ev``), the board's order and filter (``sort``,
+``value_only``) and the reload period (``refresh``) are the page's options, which every
+link and form keeps."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache, partial
 from importlib import resources
 from pathlib import Path
@@ -20,7 +23,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 from jinja2.runtime import Context
-from pydantic import BeforeValidator, StringConstraints
+from markupsafe import Markup
+from pydantic import StringConstraints
 from starlette.concurrency import run_in_threadpool
 
 from app.api import charts
@@ -37,14 +41,26 @@ from app.api.deps import (
     TrackRecordAnswersDep,
     UpcomingBoardsDep,
 )
-from app.api.query_params import check_window
+from app.api.query_params import (
+    BankrollParam,
+    Blank,
+    BookmakersParam,
+    MinEvParam,
+    check_window,
+    given_terms,
+)
 from app.api.schemas.common import MAX_ID, fair_odds
+from app.api.schemas.predict import ValueIn
+from app.domain.bookmakers import bookmaker_key, display_name
 from app.domain.fields import UtcDateTime
+from app.domain.leagues import league_name
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
+from app.domain.value import ValueTerms, net_price
 from app.domain.wording import counted
 from app.services import dashboard, track_record
 from app.services.caching import KeptBodies
+from app.services.dashboard import BoardOrder
 from app.services.upcoming import UpcomingQuery
 from app.services.value_bets import AppliedTerms
 
@@ -58,12 +74,12 @@ HEADERS = {
 router = APIRouter(include_in_schema=False)
 
 
-def _blank_is_none(value: object) -> object:
-    # A form submitted with a field left empty sends it as "": that means "any".
-    return None if value == "" else value
+# The reload period a page may ask for (``?refresh=``), in seconds, and those its control offers.
+REFRESH_MIN, REFRESH_MAX = 30, 3600
+REFRESH_CHOICES = (60, 300, 900)
+# The pages' own filters, which a link back to the same page keeps (the options aside).
+PAGE_FILTERS = frozenset({"competition", "days", "from", "to"})
 
-
-Blank = BeforeValidator(_blank_is_none)
 Competition = Annotated[
     Annotated[str, StringConstraints(max_length=CODE_MAX_LENGTH)] | None, Blank, Query()
 ]
@@ -78,22 +94,99 @@ def signed_percent(value: float) -> str:
     return f"{value * 100:+.1f} %"
 
 
+def _query_number(value: float) -> str:
+    """A number as a query string gives it back: whole ones without a decimal point."""
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PageOptions:
+    """What the viewer asked every page for, kept by every link and form: the zone
+    (``tz``), the value terms given (the settings' for the rest), the board's order and
+    filter, and the reload period in seconds (None: no reload)."""
+
+    tz: str | None = None
+    terms: ValueIn = field(default_factory=ValueIn)
+    order: BoardOrder = BoardOrder.KICKOFF
+    value_only: bool = False
+    refresh: int | None = None
+
+    @property
+    def params(self) -> tuple[tuple[str, str], ...]:
+        """The query parameters that ask for these options, in one order; the defaults left
+        out."""
+        pairs = [] if self.tz is None else [("tz", self.tz)]
+        pairs.extend(("bookmakers", name) for name in self.terms.bookmakers or ())
+        for name in ("bankroll", "min_ev"):
+            number = getattr(self.terms, name)
+            if number is not None:
+                pairs.append((name, _query_number(number)))
+        if self.order is not BoardOrder.KICKOFF:
+            pairs.append(("sort", self.order.value))
+        if self.value_only:
+            pairs.append(("value_only", "true"))
+        if self.refresh is not None:
+            pairs.append(("refresh", str(self.refresh)))
+        return tuple(pairs)
+
+
 @dataclass(frozen=True, slots=True)
 class ShownPage:
-    """A page's request, the zone it shows times in, the ``?tz=`` that asked for it (if one
-    did), the model version behind it (in the footer), the ETag the request already holds
-    (If-None-Match), and the application's pages kept by ETag."""
+    """A page's request, the zone it shows times in, the options asked for (kept by its
+    links and forms), the value terms they make with the settings, the model version
+    behind it (in the footer), the ETag the request already holds (If-None-Match), and
+    the application's pages kept by ETag."""
 
     request: Request
     zone: ZoneInfo
-    asked: str | None
+    options: PageOptions
+    terms: ValueTerms
     model_version: int | None
     if_none_match: str | None
     kept: KeptBodies
 
+    @property
+    def asked(self) -> str | None:
+        """The ``?tz=`` that asked for the zone, if one did."""
+        return self.options.tz
+
     def etag(self, *shown: object) -> str:
-        """The weak ETag of a page showing ``shown``, in this zone, under this footer."""
-        return weak_etag(self.zone.key, self.asked, self.model_version, *shown)
+        """The weak ETag of a page showing ``shown``, in this zone, with these options
+        (its links keep them), under this footer."""
+        return weak_etag(self.zone.key, self.options.params, self.model_version, *shown)
+
+    def link(self, url: str, **changes: str | int | None) -> str:
+        """``url`` keeping the page's options, but ``changes`` (None: that option left out)."""
+        return self._address(url, (), changes)
+
+    def _address(
+        self, url: str, own: Sequence[tuple[str, str]], changes: Mapping[str, str | int | None]
+    ) -> str:
+        pairs = [*own]
+        pairs.extend((name, value) for name, value in self.options.params if name not in changes)
+        pairs.extend((name, str(value)) for name, value in changes.items() if value is not None)
+        if not pairs:
+            return url
+        return f"{url}{'&' if '?' in url else '?'}{urlencode(pairs)}"
+
+    def here(self, **changes: str | int | None) -> str:
+        """This page's address keeping its own filters (those given, not blank) and its
+        options, but ``changes`` (None: that option left out)."""
+        own = [
+            (name, value)
+            for name, value in self.request.query_params.multi_items()
+            if name in PAGE_FILTERS and value != ""
+        ]
+        return self._address(self.request.url.path, own, changes)
+
+    def hidden_inputs(self, *fields: str) -> Markup:
+        """A form's hidden inputs keeping the page's options, but those the form has as
+        ``fields``."""
+        return Markup("").join(
+            Markup('<input type="hidden" name="{}" value="{}">').format(name, value)
+            for name, value in self.options.params
+            if name not in fields
+        )
 
     async def answer(
         self, name: str, etag: str, context: Callable[[], Awaitable[dict[str, Any] | Response]]
@@ -125,18 +218,34 @@ class ShownPage:
         return HTMLResponse(self.body(name, context), status_code, headers=HEADERS)
 
 
+async def page_options(
+    tz: Annotated[TimeZoneName | None, Blank, Query()] = None,
+    bookmakers: BookmakersParam = None,
+    bankroll: Annotated[BankrollParam, Blank] = None,
+    min_ev: Annotated[MinEvParam, Blank] = None,
+    sort: Annotated[BoardOrder | None, Blank, Query()] = None,
+    value_only: Annotated[bool | None, Blank, Query()] = None,
+    # Blank after the bounds: the bounds then apply to a number only, never to a blank's None.
+    refresh: Annotated[int | None, Query(ge=REFRESH_MIN, le=REFRESH_MAX), Blank] = None,
+) -> PageOptions:
+    """The page's options; the value terms read as GET /upcoming reads them."""
+    terms = given_terms(min_ev=min_ev, bookmakers=bookmakers, bankroll=bankroll)
+    return PageOptions(tz, terms, sort or BoardOrder.KICKOFF, bool(value_only), refresh)
+
+
 def shown_page(
     request: Request,
     settings: SettingsDep,
     models: ModelsDep,
     kept: PagesDep,
-    tz: Annotated[TimeZoneName | None, Blank, Query()] = None,
+    options: Annotated[PageOptions, Depends(page_options)],
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> ShownPage:
     ensemble = models.ensemble
     version = None if ensemble is None else ensemble.version
-    zone = ZoneInfo(tz or settings.dashboard_time_zone)
-    return ShownPage(request, zone, tz, version, if_none_match, kept)
+    zone = ZoneInfo(options.tz or settings.dashboard_time_zone)
+    terms = options.terms.terms(settings.value_terms())
+    return ShownPage(request, zone, options, terms, version, if_none_match, kept)
 
 
 PageDep = Annotated[ShownPage, Depends(shown_page)]
@@ -152,12 +261,39 @@ def shown_local_time(context: Context, moment: dt.datetime) -> str:
 
 
 @pass_context
-def zoned(context: Context, url: str) -> str:
-    """``url`` keeping the page's ``?tz=``, if one was asked for."""
-    asked = context["zone"].asked
-    if asked is None:
-        return url
-    return f"{url}{'&' if '?' in url else '?'}{urlencode({'tz': asked})}"
+def kept(context: Context, url: str, **changes: str | int | None) -> str:
+    """``url`` keeping the page's options (the ``?tz=`` asked for, the terms, ...), but
+    ``changes``."""
+    page: ShownPage = context["zone"]
+    return page.link(url, **changes)
+
+
+def _named(name: str, code: str) -> Markup:
+    return Markup('<span class="named" title="{}">{}</span>').format(code, name)
+
+
+def bookmaker_named(code: str) -> Markup:
+    """A bookmaker's name, its code in the ``title`` (an unknown code shown as itself)."""
+    return _named(display_name(code), code)
+
+
+def league_named(code: str) -> Markup:
+    """A competition's name, its code in the ``title`` (an unknown code shown as itself)."""
+    return _named(league_name(code), code)
+
+
+def duration(seconds: int) -> str:
+    """A reload period as people say it: "45 s", "5 min", "1 h"."""
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    if seconds % 60 == 0:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"
+
+
+def money(amount: float) -> str:
+    """An amount of money, to the cent, its thousands grouped."""
+    return f"{amount:,.2f}"
 
 
 def age(seconds: float | None) -> str:
@@ -179,12 +315,24 @@ def templates() -> Jinja2Templates:
         percent=percent,
         signed_percent=signed_percent,
         local=shown_local_time,
-        zoned=zoned,
+        kept=kept,
+        bookmaker=bookmaker_named,
+        league=league_named,
+        league_name=league_name,
+        bookmaker_name=display_name,
+        money=money,
+        duration=duration,
         age=age,
         counted=counted,
         fair_odds=fair_odds,
     )
-    made.env.globals["charts"] = charts
+    made.env.globals.update(
+        charts=charts,
+        refresh_choices=REFRESH_CHOICES,
+        BoardOrder=BoardOrder,
+        bookmaker_key=bookmaker_key,
+        net_price=net_price,
+    )
     return made
 
 
@@ -218,12 +366,15 @@ async def upcoming_page(
     days: Annotated[int, Query(ge=1, le=30)] = 7,
 ) -> Response:
     query = UpcomingQuery(
-        terms=settings.value_terms(),
+        terms=page.terms,
         daily_exposure_cap=settings.value_daily_exposure_cap,
         competition=competition,
         horizon=dt.timedelta(days=days),
     )
-    view = await dashboard.upcoming_view(boards, session, query, now=moment)
+    options = page.options
+    view = await dashboard.upcoming_view(
+        boards, session, query, order=options.order, value_only=options.value_only, now=moment
+    )
     board = view.board
     # The times shown change with the clock: the window's ends to the minute, the ages.
     times = (
@@ -254,13 +405,13 @@ async def match_page(
     missing = {"match_id": match_id, "page": None}
     if stamp is None:
         return page.render("dashboard/not_found.html", missing, status.HTTP_404_NOT_FOUND)
-    terms = AppliedTerms.of(settings.value_terms(), settings.value_daily_exposure_cap)
+    terms = AppliedTerms.of(page.terms, settings.value_daily_exposure_cap)
     model = (snapshot.version, snapshot.phase, snapshot.method)
     etag = page.etag("match", match_id, stamp.shown, model, terms)
 
     async def context() -> dict[str, Any] | Response:
         view = await run_in_threadpool(
-            dashboard.match_page, session, snapshot, settings, match_id, now=stamp.at
+            dashboard.match_page, session, snapshot, page.terms, match_id, now=stamp.at
         )
         if view is None:  # deleted since its stamp was read
             return page.render("dashboard/not_found.html", missing, status.HTTP_404_NOT_FOUND)
