@@ -156,6 +156,30 @@ def test_a_raised_flag_sends_one_signed_message_to_each_receiver(
     assert send(outbox, settings) == 0
 
 
+def test_the_match_page_shows_each_alert_of_its_flags_and_changes_when_one_is_sent(
+    client: TestClient,
+    session: Session,
+    admin_headers: dict[str, str],
+    outbox: Outbox,
+    settings: Settings,
+) -> None:
+    raise_away_flag(client, admin_headers, KICKOFF, RAISED)
+    (flag_id,) = {item.flag_id for item in deliveries(session)}
+    match_id = deliveries(session)[0].message["match_id"]
+    queued = client.get(f"/dashboard/matches/{match_id}")
+    assert queued.status_code == 200
+    # Two receivers, nothing sent yet: both queued; no receiver's address on a public page.
+    assert queued.text.count('data-status="pending"') == 2
+    assert "127.0.0.1" not in queued.text
+
+    assert send(outbox, settings) == 2
+    sent = client.get(f"/dashboard/matches/{match_id}")
+    assert sent.headers["ETag"] != queued.headers["ETag"]
+    assert f'<p class="alerts" data-flag-id="{flag_id}">' in sent.text
+    assert sent.text.count('data-status="delivered"') == 2
+    assert "raised, to a webhook receiver: delivered" in sent.text
+
+
 def improve(client: TestClient, headers: dict[str, str], moment: dt.datetime, away: float) -> None:
     """PS's away price moved to ``away`` (B365's book as raised)."""
     captured = moment - dt.timedelta(minutes=1)

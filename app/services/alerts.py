@@ -47,6 +47,7 @@ from app.domain.alerts import (
     DeliveryStatus,
     FlagAlert,
     Receiver,
+    ReceiverKind,
     RetryTerms,
     improved_enough,
     message_body,
@@ -679,6 +680,44 @@ class DeliverySummary:
             delivery.attempts,
             answer,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class FlagAlertState:
+    """What became of one alert of a flag, as a public page may show it: the event, the
+    receiver's kind (never its address), where its delivery stands and its attempts."""
+
+    event: AlertEvent
+    kind: ReceiverKind
+    status: DeliveryStatus
+    attempts: int
+    queued_at: dt.datetime
+    delivered_at: dt.datetime | None
+
+
+def alerts_of_flags(
+    session: Session, flag_ids: Collection[int]
+) -> dict[int, tuple[FlagAlertState, ...]]:
+    """The alerts of each of ``flag_ids`` that has any, oldest first."""
+    found: dict[int, list[FlagAlertState]] = {}
+    for part in chunks(sorted(flag_ids)):
+        rows = session.execute(
+            select(
+                AlertDelivery.flag_id,
+                AlertDelivery.event,
+                AlertDelivery.receiver_kind,
+                AlertDelivery.status,
+                AlertDelivery.attempts,
+                AlertDelivery.created_at,
+                AlertDelivery.delivered_at,
+            )
+            .where(AlertDelivery.flag_id.in_(part))
+            .order_by(AlertDelivery.id)
+        )
+        for flag_id, event, kind, status, attempts, queued_at, delivered_at in rows:
+            state = FlagAlertState(event, kind, status, attempts, queued_at, delivered_at)
+            found.setdefault(flag_id, []).append(state)
+    return {flag_id: tuple(states) for flag_id, states in found.items()}
 
 
 # --- a test message --------------------------------------------------------------------------

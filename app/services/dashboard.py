@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.db.orm import (
+    AlertDelivery,
     Competition,
     Match,
     ModelActivation,
@@ -37,6 +38,7 @@ from app.domain.track_record_aggregates import reliability_of_sums
 from app.domain.value import MatchValue, ValueTerms
 from app.domain.vocabulary import MatchStatus, Method
 from app.services import model_versions, queries, track_record, track_record_aggregates
+from app.services.alerts import FlagAlertState, alerts_of_flags
 from app.services.flags import FlagFilter, LedgerFlag, list_flags
 from app.services.pagination import Paged, PageWindow
 from app.services.prediction import PredictionAnswer, predict_stored
@@ -221,6 +223,7 @@ class MatchPage:
     value: MatchValue | None
     terms: ValueTerms
     flags: tuple[LedgerFlag, ...]
+    alerts: Mapping[int, tuple[FlagAlertState, ...]]  # by flag
 
     def commission(self, bookmaker: str) -> float:
         """The commission on net winnings ``terms`` take off the bookmaker's prices (0: none)."""
@@ -237,7 +240,8 @@ class MatchStamp:
     """What a match page shows changes only with these (``shown``): the match row, its
     quotes (their number, newest receipt and revision: a write received earlier can commit
     later), the entry logged at its kickoff, its flags (their number, newest event, newest
-    scoring and newest close seen), and its status at ``at``, the moment they were read."""
+    scoring and newest close seen) and their alerts (newest, attempts), and its status at
+    ``at``, the moment they were read."""
 
     updated_at: dt.datetime
     quotes: int
@@ -287,6 +291,15 @@ def match_stamp(
             .scalar_subquery(),
             select(func.max(ValueFlag.settled_at)).where(flagged).scalar_subquery(),
             select(func.max(ValueFlag.close_seen_at)).where(flagged).scalar_subquery(),
+            # An alert queued or tried (each attempt counted) changes what the page says.
+            select(func.max(AlertDelivery.id))
+            .join(ValueFlag, AlertDelivery.flag_id == ValueFlag.id)
+            .where(flagged)
+            .scalar_subquery(),
+            select(func.sum(AlertDelivery.attempts))
+            .join(ValueFlag, AlertDelivery.flag_id == ValueFlag.id)
+            .where(flagged)
+            .scalar_subquery(),
         ).where(Match.id == match_id)
     ).one_or_none()
     if row is None:
@@ -340,6 +353,7 @@ def match_page(
         value,
         terms,
         tuple(raised.items),
+        alerts_of_flags(session, [flag.id for flag in raised.items]),
     )
 
 
