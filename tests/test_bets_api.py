@@ -345,12 +345,14 @@ def test_a_deleted_bet_keeps_its_trail(
     assert client.get("/bets/999/changes", headers=admin_headers).status_code == 404
 
 
-def test_an_id_that_is_no_number_is_a_422(
+def test_a_path_whose_id_is_no_number_is_no_bet(
     client: TestClient, admin_headers: dict[str, str]
 ) -> None:
+    # A bet's path takes digits only, so that /bets/summary and its siblings are never read
+    # as a bet: anything else is a path the API does not have.
     response = client.get("/bets/abc", headers=admin_headers)
-    assert response.status_code == 422
-    assert response.json()["errors"][0]["loc"] == ["path", "bet_id"]
+    assert response.status_code == 404
+    assert error_messages(response.json()) == ["nothing at /bets/abc"]
 
 
 # --- the match under the bets ----------------------------------------------------------------
@@ -404,16 +406,25 @@ def test_a_team_merge_moves_a_folded_match_s_bets_to_its_twin(
 
 
 @pytest.mark.parametrize(
-    ("path", "allowed"), [("/bets", "GET, POST"), ("/bets/1", "DELETE, GET, PATCH")]
+    ("method", "path", "allowed"),
+    [
+        ("PUT", "/bets", "GET, POST"),
+        ("PUT", "/bets/1", "DELETE, GET, PATCH"),
+        # A bet's id is a number: the book's named paths are not bets.
+        ("PATCH", "/bets/summary", "GET"),
+        ("DELETE", "/bets/export", "GET"),
+        ("PATCH", "/bets/import", "POST"),
+    ],
 )
 def test_a_method_not_allowed_names_every_method_of_the_path(
-    client: TestClient, admin_headers: dict[str, str], path: str, allowed: str
+    client: TestClient, admin_headers: dict[str, str], method: str, path: str, allowed: str
 ) -> None:
     # Two routes share /bets (and three /bets/{id}): each method of any of them is allowed.
-    response = client.put(path, json={}, headers=admin_headers)
+    response = client.request(method, path, json={}, headers=admin_headers)
     assert response.status_code == 405
     assert response.headers["Allow"] == allowed
-    assert error_messages(response.json()) == [f"PUT is not allowed on {path}; allowed: {allowed}"]
+    expected = f"{method} is not allowed on {path}; allowed: {allowed}"
+    assert error_messages(response.json()) == [expected]
 
 
 def test_a_body_over_the_limit_is_refused_before_it_is_read(

@@ -93,7 +93,7 @@ def test_a_body_nested_too_deeply_is_invalid_json_on_every_json_endpoint(
     assert ("post", "/predict/batch") in endpoints
     for method, path in endpoints:
         headers = {"Content-Type": JSON, **({"X-API-Key": ADMIN_KEY} if is_admin(path) else {})}
-        path = path.replace("{version_id}", "1")
+        path = path.replace("{version_id}", "1").replace("{bet_id}", "1")
         response = client.request(method, path, content=body, headers=headers)
         problem = problem_of(response, 422)
         (error,) = problem["errors"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
+from typing import Any
 
 from fastapi import FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
@@ -96,15 +97,29 @@ def _allowed_methods(request: Request, exc: HTTPException) -> str:
     app = request.scope.get("app")
     paths = app.openapi().get("paths", {}) if isinstance(app, FastAPI) else {}
     for template, operations in paths.items():
-        if _template_pattern(template).fullmatch(request.url.path):
+        if _template_pattern(template, _numbers(operations)).fullmatch(request.url.path):
             methods.update(method.upper() for method in operations if method != "parameters")
     return ", ".join(sorted(method for method in methods if method))
 
 
-def _template_pattern(template: str) -> re.Pattern[str]:
-    """A path template of the API docs as a pattern: ``{name}`` one segment, ``{name:path}``
-    the rest of the path."""
+def _numbers(operations: Mapping[str, Any]) -> frozenset[str]:
+    """The path parameters of ``operations`` that are integers (their routes take digits)."""
+    return frozenset(
+        parameter["name"]
+        for operation in operations.values()
+        if isinstance(operation, dict)
+        for parameter in operation.get("parameters", [])
+        if parameter.get("in") == "path" and parameter.get("schema", {}).get("type") == "integer"
+    )
+
+
+def _template_pattern(template: str, numbers: frozenset[str] = frozenset()) -> re.Pattern[str]:
+    """A path template of the API docs as a pattern: ``{name}`` one segment (digits for one
+    of ``numbers``: ``/bets/summary`` is not ``/bets/{bet_id}``), ``{name:path}`` the rest of
+    the path."""
     pattern = re.sub(r"\\\{[^}:]+:path\\\}", ".+", re.escape(template))
+    for name in numbers:
+        pattern = pattern.replace(re.escape("{" + name + "}"), "[0-9]+")
     return re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/]+", pattern))
 
 

@@ -192,8 +192,8 @@ def admin_key_refusal(expected: SecretStr | None, given: str | None) -> HTTPExce
     return None
 
 
-# The paths the admin key guards: the admin API, and the bettor's book.
-GUARDED_PREFIXES = ("/admin/", "/bets/")
+# The paths the admin key guards: the admin API, the bettor's book and the alerts' log.
+GUARDED_PREFIXES = ("/admin/", "/bets/", "/alerts/")
 
 
 class AdminKeyMiddleware:

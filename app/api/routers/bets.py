@@ -156,7 +156,7 @@ def list_bets(
 
 
 @router.get(
-    "/bets/{bet_id}",
+    "/bets/{bet_id:int}",
     response_model=BetDetailOut,
     responses=problem_responses(ADMIN, NOT_FOUND, {422: INVALID}),
 )
@@ -170,7 +170,7 @@ def get_bet(bet_id: BetIdPath, session: SessionDep) -> BetDetailOut:
 
 
 @router.patch(
-    "/bets/{bet_id}",
+    "/bets/{bet_id:int}",
     response_model=BetDetailOut,
     dependencies=[JSON_BODY],
     responses=problem_responses(ADMIN, NOT_FOUND, WRITE_ERRORS),
@@ -199,7 +199,7 @@ def patch_bet(
 
 
 @router.delete(
-    "/bets/{bet_id}",
+    "/bets/{bet_id:int}",
     status_code=status.HTTP_204_NO_CONTENT,
     response_class=Response,
     responses=problem_responses(ADMIN, NOT_FOUND, {422: INVALID}),
@@ -215,7 +215,7 @@ def delete_bet(bet_id: BetIdPath, session: WriteSessionDep, received: ReceivedAt
 
 
 @router.get(
-    "/bets/{bet_id}/changes",
+    "/bets/{bet_id:int}/changes",
     response_model=list[BetChangeOut],
     responses=problem_responses(
         ADMIN, {404: "No change of a bet with that id: it was never stored."}, {422: INVALID}
