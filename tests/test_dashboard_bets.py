@@ -14,21 +14,29 @@ import base64
 import csv
 import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
+from playwright.sync_api import Browser, BrowserContext, HttpCredentials, Page, ViewportSize
+from playwright.sync_api import Error as PlaywrightError
 from sqlalchemy.orm import Session
 
+from app.db.engine import make_engine, make_session_factory, session_scope
 from app.domain.bets import BetChannel, BetDraft
 from app.services.bets import record_bets
 from app.settings import Settings
-from tests.apps import ADMIN_KEY, build_app
+from tests.apps import ADMIN_KEY, build_app, refit_settings_for
 from tests.bet_books import match_id, settle_book, store_book_matches, unsettle
+from tests.databases import Databases
+from tests.plugins.browser import CSP, PHONES, VIEWPORT, Watched, fits, screenshot
+from tests.processes import Server, child_environment, running_server
 
 NOW = dt.datetime(2017, 9, 2, tzinfo=dt.UTC)
 REALM = 'Basic realm="oddsboost bets", charset="UTF-8"'
@@ -89,10 +97,9 @@ def closing_probabilities(
     return found
 
 
-@pytest.fixture
-def book(session: Session, season_file: Callable[[str], Path]) -> dict[str, int]:
+def fill_book(session: Session, season_file: Callable[[str], Path]) -> dict[str, int]:
+    """The matches, the bets settled, then a void bet and an open one; their ids by name."""
     store_book_matches(session, season_file)
-    ids: dict[str, int] = {}
     recorded = record_bets(session, [_draft(session, bet) for bet in BETS], BetChannel.API, NOW)
     settle_book(session, closing_probabilities(season_file, session))
     (void,) = record_bets(session, [_draft(session, VOID, void=True)], BetChannel.API, NOW)
@@ -101,6 +108,11 @@ def book(session: Session, season_file: Callable[[str], Path]) -> dict[str, int]
     session.flush()
     ids = {f"settled{index}": bet.id for index, bet in enumerate(recorded)}
     return ids | {"void": void.id, "open": open_bet.id}
+
+
+@pytest.fixture
+def book(session: Session, season_file: Callable[[str], Path]) -> dict[str, int]:
+    return fill_book(session, season_file)
 
 
 @pytest.fixture
@@ -320,3 +332,107 @@ def test_an_empty_book_says_how_to_fill_it(client: TestClient) -> None:
     text, _elements = bets_page(client)
     assert "No bet recorded yet" in text
     assert 'id="bets"' not in text
+
+
+# --- in a real browser --------------------------------------------------------------------
+
+
+@dataclass
+class BetsServer:
+    server: Server
+    ids: dict[str, int]
+    screenshots: Path
+
+
+@pytest.fixture(scope="module")
+def bets_server(
+    databases: Databases,
+    migrated_template: str,
+    season_file: Callable[[str], Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[BetsServer]:
+    """A real ``oddsboost serve`` on a database holding the book (committed)."""
+    database = databases.copy(migrated_template)
+    engine = make_engine(database)
+    try:
+        with session_scope(make_session_factory(engine, for_writes=True)) as session:
+            ids = fill_book(session, season_file)
+        engine.dispose()
+        directory = tmp_path_factory.mktemp("bets-page")
+        environment = child_environment(refit_settings_for(database))
+        with running_server(environment, directory / "server.log") as server:
+            yield BetsServer(server, ids, directory)
+    finally:
+        engine.dispose()
+        databases.drop(database)
+
+
+def open_page(
+    browser: Browser,
+    url: str,
+    viewport: ViewportSize,
+    credentials: HttpCredentials | None,
+) -> tuple[BrowserContext, Page, Watched, int]:
+    context = browser.new_context(viewport=viewport, http_credentials=credentials)
+    page = context.new_page()
+    watched = Watched()
+    watched.attach(page)
+    response = page.goto(url)
+    page.wait_for_load_state("networkidle")
+    assert response is not None
+    return context, page, watched, response.status
+
+
+@pytest.mark.slow
+def test_the_browser_signs_in_and_the_page_fits_the_desktop_and_phones(
+    bets_server: BetsServer, browser: Browser
+) -> None:
+    base = bets_server.server.base_url
+    credentials = HttpCredentials(username="me", password=ADMIN_KEY)
+    paths = {
+        "/dashboard/bets": "dashboard-bets",
+        "/dashboard/bets?tz=Asia/Tokyo&bankroll=1000&refresh=300": "dashboard-bets-options",
+    }
+    for viewport in (VIEWPORT, *PHONES):
+        for path, name in paths.items():
+            context, page, watched, status_code = open_page(
+                browser, f"{base}{path}", viewport, credentials
+            )
+            assert status_code == 200, path
+            # The two charts draw: the curve a line with a point per settled bet, a bar per CLV.
+            assert page.locator("svg#book-bankroll path.line").bounding_box() is not None
+            assert page.locator("svg#clv rect.clv").count() == 4
+            assert page.locator("table#bets tr[data-bet-id]").count() == len(bets_server.ids)
+            assert page.locator("script").count() == 0
+            fits(page)
+            screenshot(page, bets_server.screenshots, f"{name}-{viewport['width']}")
+            watched.assert_clean()
+            context.close()
+
+
+@pytest.mark.slow
+def test_the_browser_without_the_key_is_challenged_for_it(
+    bets_server: BetsServer, browser: Browser
+) -> None:
+    url = f"{bets_server.server.base_url}/dashboard/bets"
+    # Challenged with Basic, a browser asks its user; a headless one has none to ask.
+    with pytest.raises(PlaywrightError, match="ERR_INVALID_AUTH_CREDENTIALS"):
+        open_page(browser, url, VIEWPORT, None)
+    # A wrong password is refused again: the browser shows the page that says how.
+    wrong = HttpCredentials(username="me", password="wrong")
+    context, page, _watched, status_code = open_page(browser, url, VIEWPORT, wrong)
+    assert status_code == 401
+    assert page.locator("h1").inner_text() == "Sign in to see your bets"
+    assert "ODDSBOOST_ADMIN_API_KEY" in page.locator("body").inner_text()
+    assert page.locator("[data-bet-id]").count() == 0
+    context.close()
+
+
+@pytest.mark.slow
+def test_the_page_is_served_under_the_dashboards_policy(bets_server: BetsServer) -> None:
+    answer = httpx.get(
+        f"{bets_server.server.base_url}/dashboard/bets", auth=("me", ADMIN_KEY), timeout=30
+    )
+    assert answer.status_code == 200
+    assert answer.headers["content-security-policy"] == CSP
+    assert answer.headers["cache-control"] == PRIVATE
