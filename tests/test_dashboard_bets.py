@@ -24,13 +24,17 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from markupsafe import escape
 from playwright.sync_api import Browser, BrowserContext, HttpCredentials, Page, ViewportSize
 from playwright.sync_api import Error as PlaywrightError
 from sqlalchemy.orm import Session
 
+from app.api import charts
+from app.api.schemas.bet_book import ROI_IS_NOISE
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.domain.bets import BetChannel, BetDraft
 from app.services.bets import record_bets
+from app.services.dashboard_bets import BetClv
 from app.settings import Settings
 from tests.apps import ADMIN_KEY, build_app, refit_settings_for
 from tests.bet_books import match_id, settle_book, store_book_matches, unsettle
@@ -210,6 +214,30 @@ def test_the_key_is_checked_before_the_options_are_read(book_client: TestClient)
 
 
 @pytest.mark.parametrize(
+    "authorization",
+    [
+        "Basic !!!not base64!!!",
+        "Basic " + base64.b64encode(ADMIN_KEY.encode()).decode(),  # no colon: no password
+        "Basic " + base64.b64encode(b"me:\xff" + ADMIN_KEY.encode()).decode(),  # not UTF-8
+        "Basic " + base64.b64encode(f"{ADMIN_KEY}:".encode()).decode(),  # the key as user name
+        "Basic",
+    ],
+    ids=["not base64", "no colon", "not utf-8", "key as user", "no credentials"],
+)
+def test_malformed_credentials_are_asked_again(book_client: TestClient, authorization: str) -> None:
+    answer = book_client.get("/dashboard/bets", headers={"Authorization": authorization})
+    assert answer.status_code == 401
+    assert answer.headers["www-authenticate"] == REALM
+
+
+def test_the_scheme_is_read_in_any_letter_case(book_client: TestClient) -> None:
+    # RFC 7617: the scheme name is case-insensitive.
+    token = base64.b64encode(f"me:{ADMIN_KEY}".encode()).decode()
+    answer = book_client.get("/dashboard/bets", headers={"Authorization": f"bAsIc {token}"})
+    assert answer.status_code == 200
+
+
+@pytest.mark.parametrize(
     "headers",
     [basic(ADMIN_KEY), basic(ADMIN_KEY, user=""), {"X-API-Key": ADMIN_KEY}],
     ids=["basic", "basic without a user name", "header"],
@@ -255,7 +283,7 @@ def test_the_figures_are_the_summarys(book_client: TestClient) -> None:
             assert float(shown[key]) == pytest.approx(overall[name][bound])
     counts = elements.one("dd", id="counts")
     assert (counts["data-open"], counts["data-settled"], counts["data-void"]) == ("1", "4", "1")
-    assert "ROI over a few hundred bets is noise; CLV is the signal" in text
+    assert escape(ROI_IS_NOISE) in text  # the API's own words
     for typed in ("16.15", "+250", "8/13"):
         assert typed in text
 
@@ -436,3 +464,23 @@ def test_the_page_is_served_under_the_dashboards_policy(bets_server: BetsServer)
     assert answer.status_code == 200
     assert answer.headers["content-security-policy"] == CSP
     assert answer.headers["cache-control"] == PRIVATE
+
+
+def test_a_clv_bar_rises_above_zero_for_a_bet_that_beat_the_close() -> None:
+    moment = dt.datetime(2017, 8, 13, tzinfo=dt.UTC)
+    drawn = Elements()
+    drawn.feed(str(charts.clv_bars([BetClv(1, moment, 0.10), BetClv(2, moment, -0.05)])))
+    above, below = drawn.within("clv", "rect")
+    # The axis spans −5 % to +10 %: zero is a third of the way up the plot, whose bottom is
+    # at 220 − 28 = 192 and top at 12: 192 − (192 − 12) / 3 = 132.
+    assert above["class"] == "clv above"
+    assert float(above["y"]) == pytest.approx(12)
+    assert float(above["y"]) + float(above["height"]) == pytest.approx(132)
+    assert below["class"] == "clv below"
+    assert float(below["y"]) == pytest.approx(132)
+    assert float(below["y"]) + float(below["height"]) == pytest.approx(192)
+    # The running mean: 10 %, then (10 − 5) / 2 = 2.5 %.
+    (mean,) = drawn.having("path", id="clv-running-mean")
+    first, second = mean["d"].removeprefix("M").split(" L")
+    assert float(first.split(",")[1]) == pytest.approx(12)
+    assert float(second.split(",")[1]) == pytest.approx(192 - (0.025 + 0.05) / 0.15 * 180)

@@ -51,6 +51,7 @@ from app.api.query_params import (
     check_window,
     given_terms,
 )
+from app.api.schemas.bet_book import ROI_IS_NOISE
 from app.api.schemas.common import MAX_ID, fair_odds
 from app.api.schemas.predict import ValueIn
 from app.domain.bookmakers import bookmaker_key, display_name
@@ -505,4 +506,5 @@ async def bets_page(
         starting_bankroll=starting,
         time_zone=page.zone.key,
     )
-    return await page.private("dashboard/bets.html", {"view": view, "page": "bets"})
+    context = {"view": view, "page": "bets", "roi_is_noise": ROI_IS_NOISE}
+    return await page.private("dashboard/bets.html", context)
