@@ -53,6 +53,7 @@ from tests.processes import FitGate
 os.environ.setdefault("ODDSBOOST_WARM_BOARD", "false")
 
 pytest_plugins = [
+    "tests.plugins.browser",
     "tests.plugins.matchday",
     "tests.plugins.odds_api",
     "tests.plugins.predictions",

@@ -20,7 +20,6 @@ fail: `.ci/run` installs it.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,26 +30,21 @@ import httpx
 import pytest
 from playwright.sync_api import (
     Browser,
-    ConsoleMessage,
-    Dialog,
     FloatRect,
     Locator,
     Page,
-    Response,
     ViewportSize,
-    sync_playwright,
 )
-from playwright.sync_api import Request as BrowserRequest
 
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.services import track_record
 from tests.apps import ADMIN_KEY, refit_settings_for
 from tests.databases import Databases
+from tests.plugins.browser import CSP, PHONES, VIEWPORT, Watched, fits, screenshot
 from tests.processes import Server, child_environment, running_server
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path(os.environ.get("ODDSBOOST_CHROMIUM", "/usr/bin/chromium"))
 HOSTILE = "<script>alert(1)</script>"
 # The fitted model's bookmakers, each with a margin of a few percent.
 PRICES: dict[str, tuple[float, float, float]] = {
@@ -75,85 +69,11 @@ TILT = 0.1
 # The fitted data's last month of matches, back-filled into the track record.
 LOGGED_FROM = dt.datetime(2018, 5, 1, tzinfo=dt.UTC)
 LOGGED_TO = dt.datetime(2018, 6, 1, tzinfo=dt.UTC)
-VIEWPORT = ViewportSize(width=1280, height=900)
-# A common phone, and the narrowest one still sold (the first iPhone SE's 320 CSS pixels).
-PHONES = (ViewportSize(width=375, height=800), ViewportSize(width=320, height=800))
-CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'none'"
-)
-# Every element that reaches past the viewport's sides, but inside a wrapper that scrolls
-# sideways on purpose (overflow-x: auto); and the document's own width against the
-# viewport's. Run by the test through the browser's debugging protocol, not by the page,
-# whose policy allows no script.
-OVERFLOW_CHECK = """() => {
-  const width = window.innerWidth;
-  const scrolls = (element) => {
-    const wrapper = element.parentElement && element.parentElement.closest(".scroll");
-    return wrapper !== null && getComputedStyle(wrapper).overflowX === "auto";
-  };
-  const wide = [];
-  for (const element of document.body.querySelectorAll("*")) {
-    if (scrolls(element)) continue;
-    const box = element.getBoundingClientRect();
-    if (box.width > 0 && (box.right > width + 0.5 || box.left < -0.5)) {
-      const kind = element.className.baseVal ?? element.className;
-      const named = element.id ? "#" + element.id : kind;
-      const tag = element.tagName.toLowerCase();
-      wide.push(`${tag} ${named}: ${box.left}..${box.right}`);
-    }
-  }
-  return {scrollWidth: document.documentElement.scrollWidth, innerWidth: width, wide: wide};
-}"""
 PAGE_NAMES = {
     "/dashboard": "dashboard",
     "/dashboard/model": "dashboard-model",
     "/dashboard/track-record": "dashboard-track-record",
 }
-
-
-def chromium_path() -> Path:
-    if not CHROMIUM.is_file():
-        pytest.fail(
-            f"chromium not found at {CHROMIUM}: install it (apt-get install -y chromium) "
-            "or set ODDSBOOST_CHROMIUM",
-            pytrace=False,
-        )
-    return CHROMIUM
-
-
-@dataclass
-class Watched:
-    """What a page did wrong while it loaded: console errors, failed requests, dialogs."""
-
-    errors: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    dialogs: list[str] = field(default_factory=list)
-
-    def attach(self, page: Page) -> None:
-        page.on("console", self._console)
-        page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
-        page.on("requestfailed", self._request_failed)
-        page.on("response", self._response)
-        page.on("dialog", self._dialog)
-
-    def _console(self, message: ConsoleMessage) -> None:
-        if message.type == "error":
-            self.errors.append(f"{message.text} ({message.location.get('url')})")
-
-    def _request_failed(self, request: BrowserRequest) -> None:
-        self.failed.append(f"{request.url}: {request.failure}")
-
-    def _response(self, response: Response) -> None:
-        if response.status >= 400:
-            self.failed.append(f"{response.url}: {response.status}")
-
-    def _dialog(self, dialog: Dialog) -> None:
-        self.dialogs.append(dialog.message)
-        dialog.dismiss()
-
-    def assert_clean(self) -> None:
-        assert (self.errors, self.failed, self.dialogs) == ([], [], [])
 
 
 @dataclass
@@ -258,23 +178,6 @@ def log_last_month(database_url: str) -> None:
         )
     engine.dispose()
     assert done.written > 0, str(done)
-
-
-def screenshot(page: Page, directory: Path, name: str) -> None:
-    page.screenshot(path=directory / f"{name}.png", full_page=True)
-    wanted = os.environ.get("ODDSBOOST_SCREENSHOT_DIR")
-    if wanted:
-        Path(wanted).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=Path(wanted) / f"{name}.png", full_page=True)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = chromium_path()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(executable))
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -493,13 +396,6 @@ def by_best_ev(items: list[dict[str, Any]]) -> list[int]:
         key=lambda pair: (best_ev(pair[1]) is None, -(best_ev(pair[1]) or 0.0), pair[0]),
     )
     return [item["match"]["id"] for _, item in ranked]
-
-
-def fits(page: Page) -> None:
-    """Nothing reaches past the viewport's sides but inside a wrapper that scrolls."""
-    found = page.evaluate(OVERFLOW_CHECK)
-    assert found["wide"] == [], found
-    assert found["scrollWidth"] <= found["innerWidth"], found
 
 
 def options_path() -> str:

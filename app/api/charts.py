@@ -15,11 +15,13 @@ from datetime import tzinfo
 import numpy as np
 from markupsafe import Markup, escape
 
+from app.domain.bet_book import BankrollPoint as BookBankrollPoint
 from app.domain.bookmakers import display_name
 from app.domain.track_record_scores import BankrollPoint, DayBucket
 from app.domain.version_records import BookmakerWeight
 from app.domain.wording import counted
 from app.services.dashboard import PriceHistory, ServedReliability
+from app.services.dashboard_bets import BetClv
 
 # The plotting area inside a line chart's box, in SVG user units.
 WIDTH, HEIGHT = 640.0, 220.0
@@ -324,3 +326,59 @@ def _square_axes() -> str:
         f' text-anchor="middle" transform="rotate(-90 {_number(LEFT - 30)}'
         f' {_number(TOP + SQUARE / 2)})">observed frequency</text>'
     )
+
+
+# The bettor's book.
+
+
+def book_bankroll(points: Sequence[BookBankrollPoint], starting_bankroll: float) -> Markup:
+    """The bankroll after each settled bet, one point per bet in settlement order, from
+    ``starting_bankroll``."""
+    order = [float(index) for index in range(1, len(points) + 1)]
+    return line_chart(
+        [Series("bankroll", order, [point.bankroll for point in points])],
+        element_id="book-bankroll",
+        title=f"Bankroll after each settled bet, from {starting_bankroll:,.2f}",
+        x_labels=("bet 1", f"bet {len(points)}"),
+        y_format="{:,.2f}",
+    )
+
+
+def clv_bars(points: Sequence[BetClv]) -> Markup:
+    """Each settled bet's CLV as a bar from zero (above: the bet beat the close), in
+    settlement order, with the running mean CLV as a line over them."""
+    values = np.asarray([point.clv for point in points], dtype=np.float64)
+    running = np.cumsum(values) / np.arange(1, len(values) + 1)
+    low, high = min(float(values.min()), 0.0), max(float(values.max()), 0.0)
+    if high - low <= 0:
+        low, high = -0.01, 0.01
+    slot = (WIDTH - LEFT - RIGHT) / len(values)
+    zero = float(_scale(np.asarray([0.0]), low, high, HEIGHT - BOTTOM, TOP)[0])
+    tops = _scale(values, low, high, HEIGHT - BOTTOM, TOP)
+    bars = "".join(
+        f'<rect class="clv {"above" if value >= 0 else "below"}"'
+        f' x="{_number(LEFT + i * slot + slot * 0.1)}" y="{_number(min(top, zero))}"'
+        f' width="{_number(max(slot * 0.8, 0.5))}" height="{_number(max(abs(zero - top), 0.5))}">'
+        f"<title>bet {point.bet_id}: CLV {value:+.1%}</title></rect>"
+        for i, (point, value, top) in enumerate(
+            zip(points, values.tolist(), tops.tolist(), strict=True)
+        )
+    )
+    centres = [LEFT + (i + 0.5) * slot for i in range(len(values))]
+    mean_line = _path("s1", centres, _scale(running, low, high, HEIGHT - BOTTOM, TOP).tolist())
+    mean_line = mean_line.replace("<path ", '<path id="clv-running-mean" ', 1)
+    axes = (
+        f'<line class="axis" x1="{LEFT}" y1="{_number(zero)}" x2="{WIDTH - RIGHT}"'
+        f' y2="{_number(zero)}"/>'
+        f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}"/>'
+        f'<text class="tick" x="{LEFT - 4}" y="{TOP + 4}" text-anchor="end">{high:+.1%}</text>'
+        f'<text class="tick" x="{LEFT - 4}" y="{HEIGHT - BOTTOM}" text-anchor="end">'
+        f"{low:+.1%}</text>"
+        f'<text class="tick" x="{LEFT}" y="{HEIGHT - 8}">bet 1</text>'
+        f'<text class="tick" x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end">'
+        f"bet {len(values)}</text>"
+    )
+    bets = counted(len(values), "settled bet")
+    title = f"CLV of each of {bets} with a close, in settlement order"
+    legend = [("clv", "CLV of a bet"), ("s1", "mean CLV so far")]
+    return _figure(_svg("clv", title, WIDTH, HEIGHT, axes + bars + mean_line), legend)

@@ -10,12 +10,12 @@ from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from typing import Annotated, Any, Protocol, TypeVar
 
-from fastapi import Depends, HTTPException, Query, Request, Security, status
+from fastapi import Depends, Header, HTTPException, Query, Request, Security, status
 from fastapi.concurrency import contextmanager_in_threadpool
 from fastapi.exceptions import RequestValidationError
 
 from app.api.errors import invalid
-from app.api.middleware import admin_key_header, admin_key_refusal
+from app.api.middleware import admin_key_header, admin_key_refusal, page_admin_key
 from app.api.openapi import setting_maximum
 from app.api.schemas.common import MAX_ID
 from app.api.schemas.problems import FieldError
@@ -237,5 +237,17 @@ def require_admin(
 ) -> None:
     """The admin key, checked (again: the middleware checked it first) and documented."""
     refusal = admin_key_refusal(settings.admin_api_key, api_key)
+    if refusal is not None:
+        raise refusal
+
+
+def require_admin_page(
+    settings: SettingsDep,
+    api_key: Annotated[str | None, Security(admin_key_header)],
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> None:
+    """The admin key of a guarded dashboard page (the middleware checked it first): its
+    X-API-Key header or the password of its HTTP Basic credentials."""
+    refusal = admin_key_refusal(settings.admin_api_key, page_admin_key(api_key, authorization))
     if refusal is not None:
         raise refusal

@@ -6,6 +6,8 @@ Each runs on every request, so each works on the raw ASGI scope.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import re
 import time
@@ -14,6 +16,7 @@ from secrets import compare_digest, token_hex
 from urllib.parse import parse_qsl
 
 from fastapi import HTTPException, status
+from fastapi.responses import HTMLResponse, Response
 from fastapi.security import APIKeyHeader
 from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -192,26 +195,90 @@ def admin_key_refusal(expected: SecretStr | None, given: str | None) -> HTTPExce
     return None
 
 
-# The paths the admin key guards: the admin API, the bettor's book and the alerts' log.
+def basic_password(authorization: str | None) -> str | None:
+    """The password of HTTP Basic credentials (``Authorization: Basic base64(user:password)``,
+    any user name), or None when the header holds none."""
+    scheme, _, encoded = (authorization or "").strip().partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    _user, colon, password = decoded.partition(":")
+    return password if colon else None
+
+
+def page_admin_key(api_key: str | None, authorization: str | None) -> str | None:
+    """The admin key a dashboard page's request gives: its X-API-Key header, else the password
+    of its HTTP Basic credentials (a browser has no other way to send it)."""
+    return api_key or basic_password(authorization)
+
+
+# The paths the admin key guards: the admin API, the bettor's book and the alerts' log; and
+# the dashboard's pages it guards, which also take it as the password of Basic credentials.
 GUARDED_PREFIXES = ("/admin/", "/bets/", "/alerts/")
+GUARDED_PAGE_PREFIXES = ("/dashboard/bets/",)
+BETS_REALM = 'Basic realm="oddsboost bets", charset="UTF-8"'
+_PAGE_HEADERS = {
+    "Cache-Control": "private, no-store",
+    "Content-Security-Policy": "default-src 'none'",
+    "X-Content-Type-Options": "nosniff",
+}
+_SIGN_IN = (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title} · oddsboost'
+    '</title></head><body><h1>{title}</h1><p>{text}</p><p><a href="/dashboard">The board'
+    "</a> is public.</p></body></html>"
+)
+
+
+def page_refusal(refusal: HTTPException) -> Response:
+    """A guarded page's answer to a refused request, in HTML: 503 while the admin key is not
+    configured, else 401 asking the browser for Basic credentials (a wrong key too, so that
+    the browser asks again)."""
+    if refusal.status_code == status.HTTP_503_SERVICE_UNAVAILABLE:
+        text = (
+            "Bets are off: the operator has not set ODDSBOOST_ADMIN_API_KEY, which guards "
+            "the bettor's book (the API's <code>/bets</code> answer 503 too)."
+        )
+        body = _SIGN_IN.format(title="Bets are off", text=text)
+        return HTMLResponse(body, refusal.status_code, headers=_PAGE_HEADERS)
+    text = (
+        "Your bets are private. Sign in with any user name and the admin key "
+        "(ODDSBOOST_ADMIN_API_KEY) as the password, or send the key in the "
+        f"{ADMIN_KEY_HEADER} header."
+    )
+    headers = _PAGE_HEADERS | {"WWW-Authenticate": BETS_REALM}
+    body = _SIGN_IN.format(title="Sign in to see your bets", text=text)
+    return HTMLResponse(body, status.HTTP_401_UNAUTHORIZED, headers=headers)
 
 
 class AdminKeyMiddleware:
-    """Checks the admin key of every request under ``/admin`` or ``/bets`` before its path,
-    query or body are looked at."""
+    """Checks the admin key of every request under ``/admin``, ``/bets`` or
+    ``/dashboard/bets`` before its path, query or body are looked at; the page takes it from
+    HTTP Basic credentials too, and is refused in HTML (:func:`page_refusal`)."""
 
     def __init__(self, app: ASGIApp, admin_api_key: SecretStr | None) -> None:
         self.app = app
         self.admin_api_key = admin_api_key
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # "/admin" and "/bets" themselves and every path under them.
-        if scope["type"] == "http" and f"{scope['path']}/".startswith(GUARDED_PREFIXES):
-            refusal = admin_key_refusal(self.admin_api_key, header(scope, _ADMIN_KEY))
-            if refusal is not None:
-                problem = Problem.of(refusal.status_code, refusal.detail, _printable(scope["path"]))
-                await problem_response(problem, refusal.headers)(scope, receive, send)
-                return
+        # "/admin", "/bets" and "/dashboard/bets" themselves and every path under them.
+        if scope["type"] == "http":
+            path = f"{scope['path']}/"
+            if path.startswith(GUARDED_PREFIXES):
+                refusal = admin_key_refusal(self.admin_api_key, header(scope, _ADMIN_KEY))
+                if refusal is not None:
+                    instance = _printable(scope["path"])
+                    problem = Problem.of(refusal.status_code, refusal.detail, instance)
+                    await problem_response(problem, refusal.headers)(scope, receive, send)
+                    return
+            elif path.startswith(GUARDED_PAGE_PREFIXES):
+                given = page_admin_key(header(scope, _ADMIN_KEY), header(scope, b"authorization"))
+                refusal = admin_key_refusal(self.admin_api_key, given)
+                if refusal is not None:
+                    await page_refusal(refusal)(scope, receive, send)
+                    return
         await self.app(scope, receive, send)
 
 

@@ -40,6 +40,8 @@ from app.api.deps import (
     SettingsDep,
     TrackRecordAnswersDep,
     UpcomingBoardsDep,
+    page_window,
+    require_admin_page,
 )
 from app.api.query_params import (
     BankrollParam,
@@ -49,6 +51,7 @@ from app.api.query_params import (
     check_window,
     given_terms,
 )
+from app.api.schemas.bet_book import ROI_IS_NOISE
 from app.api.schemas.common import MAX_ID, fair_odds
 from app.api.schemas.predict import ValueIn
 from app.domain.bookmakers import bookmaker_key, display_name
@@ -58,9 +61,10 @@ from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
 from app.domain.value import ValueTerms, net_price
 from app.domain.wording import counted
-from app.services import dashboard, track_record
+from app.services import dashboard, dashboard_bets, track_record
 from app.services.caching import KeptBodies
 from app.services.dashboard import BoardOrder
+from app.services.pagination import PageWindow
 from app.services.upcoming import UpcomingQuery
 from app.services.value_bets import AppliedTerms
 
@@ -71,6 +75,9 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 
+# A private page's cache policy: the viewer's bets, kept by no cache (nor by KeptBodies).
+PRIVATE = {"Cache-Control": "private, no-store"}
+
 router = APIRouter(include_in_schema=False)
 
 
@@ -78,7 +85,7 @@ router = APIRouter(include_in_schema=False)
 REFRESH_MIN, REFRESH_MAX = 30, 3600
 REFRESH_CHOICES = (60, 300, 900)
 # The pages' own filters, which a link back to the same page keeps (the options aside).
-PAGE_FILTERS = frozenset({"competition", "days", "from", "to"})
+PAGE_FILTERS = frozenset({"competition", "days", "from", "to", "limit", "offset"})
 
 Competition = Annotated[
     Annotated[str, StringConstraints(max_length=CODE_MAX_LENGTH)] | None, Blank, Query()
@@ -171,11 +178,11 @@ class ShownPage:
 
     def here(self, **changes: str | int | None) -> str:
         """This page's address keeping its own filters (those given, not blank) and its
-        options, but ``changes`` (None: that option left out)."""
+        options, but ``changes`` (None: that filter or option left out)."""
         own = [
             (name, value)
             for name, value in self.request.query_params.multi_items()
-            if name in PAGE_FILTERS and value != ""
+            if name in PAGE_FILTERS and name not in changes and value != ""
         ]
         return self._address(self.request.url.path, own, changes)
 
@@ -216,6 +223,12 @@ class ShownPage:
     ) -> Response:
         """Template ``name`` with ``context``, neither kept nor named by an ETag."""
         return HTMLResponse(self.body(name, context), status_code, headers=HEADERS)
+
+    async def private(self, name: str, context: dict[str, Any]) -> Response:
+        """Template ``name`` with ``context`` (rendered on a worker thread), for the viewer
+        alone: stored by no cache, neither kept nor named by an ETag."""
+        body = await run_in_threadpool(self.body, name, context)
+        return HTMLResponse(body, headers=HEADERS | PRIVATE)
 
 
 async def page_options(
@@ -466,3 +479,32 @@ async def track_record_page(
         return {"view": view, "page": "track-record"}
 
     return await page.answer("dashboard/track_record.html", etag, context)
+
+
+# The bets the bets page lists at once; ``limit`` and ``offset`` page through the rest.
+BETS_PAGE_SIZE = 50
+
+
+@router.api_route(
+    "/dashboard/bets",
+    methods=["GET", "HEAD"],
+    # The admin key first (the middleware checked it already), before any option is read.
+    dependencies=[Depends(require_admin_page), PAGES_ADMISSION],
+)
+async def bets_page(
+    page: PageDep,
+    session: SessionDep,
+    window: Annotated[PageWindow, Depends(page_window(BETS_PAGE_SIZE))],
+) -> Response:
+    """The user's bets (guarded by the admin key, as the API's /bets): the book's summary,
+    its bankroll curve from the page's bankroll, the CLVs, and the bets, newest first."""
+    starting = page.terms.bankroll or 0.0
+    view = await run_in_threadpool(
+        dashboard_bets.bets_view,
+        session,
+        window,
+        starting_bankroll=starting,
+        time_zone=page.zone.key,
+    )
+    context = {"view": view, "page": "bets", "roi_is_noise": ROI_IS_NOISE}
+    return await page.private("dashboard/bets.html", context)
