@@ -32,8 +32,8 @@ from app.db.orm import Bookmaker, Match
 from app.domain.quote_history import ThinningRule
 from app.domain.records import IngestBatch, MatchRecord
 from app.domain.vocabulary import Phase
+from app.services.bulk import QUOTES, chunks
 from app.services.ingest import ingest_batch
-from app.services.ingest.bulk import QUOTES, chunks
 from app.services.quote_history import ThinningTerms, thin_history
 from benchmarks import pages
 from benchmarks.bench_ingest import fresh_database

@@ -35,8 +35,8 @@ from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.migrate import upgrade_to_head
 from app.db.orm import Base, Bookmaker, Competition, Match, OddsQuote, Team
 from app.domain.football_data import parse_football_data
+from app.services.bulk import chunks
 from app.services.ingest import IngestReport, ingest_batch
-from app.services.ingest.bulk import chunks
 from benchmarks import pages
 from benchmarks.pages import PERFORMANCE_PAGE, Provenance, Record
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -129,3 +130,36 @@ def test_the_tests_rule_sees_a_violation(tmp_path: Path) -> None:
         "tests.test_odds",
         "tests.test_value",
     ]
+
+
+# Imports each module of the service as the first of the app, in one interpreter: the app's
+# modules are forgotten before each, so a cycle that only works in one order shows.
+FIRST_IMPORT = """
+import importlib, sys
+failed = []
+for name in sys.argv[1:]:
+    for loaded in [m for m in sys.modules if m == "app" or m.startswith("app.")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except ImportError as error:
+        failed.append(f"{name}: {error}")
+print("\\n".join(failed))
+"""
+
+
+def test_every_module_imports_first() -> None:
+    modules = [
+        ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for package in ("app/services", "app/api", "app/cli")
+        for path in sources(package)
+    ]
+    found = subprocess.run(
+        [sys.executable, "-c", FIRST_IMPORT, *modules],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    assert found.stdout.strip() == ""

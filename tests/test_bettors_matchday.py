@@ -8,7 +8,7 @@ the signature with its own HMAC); the user records a bet on one alerted flag thr
 API, at the price the alert gave, typed as a fraction; the evening's season files bring the
 results, which settle the bet with its return and its CLV against Pinnacle's live close;
 and the dashboard, in a real browser at a desktop's and a phone's width, shows the flag,
-its alert and the bet.
+its alert and the bet, and nothing on any page reaches past the screen's sides.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, Page, ViewportSize
 from pydantic import SecretStr
 from sqlalchemy import Engine
 
@@ -49,6 +50,7 @@ from tests.matchday import (
     years_ahead,
 )
 from tests.odds_api_site import FakeOddsApi
+from tests.plugins.browser import PHONES, VIEWPORT, Watched, fits, screenshot
 from tests.processes import Server, child_environment, running_server
 from tests.webhook_receiver import Received, WebhookReceiver, webhook_receiver
 
@@ -56,6 +58,8 @@ SECRET = "a matchday's alert secret"
 ADMIN = {"X-API-Key": ADMIN_KEY}
 STAKE = 10.0
 LETTERS = {"H": "1", "D": "X", "A": "2"}
+# A desktop and a phone.
+SCREENS = (VIEWPORT, PHONES[0])
 
 
 def bettor_settings(settings: Settings, receiver: WebhookReceiver, server: Server) -> Settings:
@@ -178,12 +182,65 @@ def flags_by_id(server: Server) -> dict[int, dict[str, Any]]:
     return {flag["id"]: flag for flag in answer.json()["items"]}
 
 
+def shown(
+    browser: Browser, screen: ViewportSize, url: str, directory: Path, name: str
+) -> tuple[Page, Watched]:
+    """``url`` in a fresh page at ``screen``'s size, signed in as the bettor (the admin key
+    as the password, as a browser asks for it), loaded clean and fitting the screen."""
+    context = browser.new_context(
+        viewport=screen, http_credentials={"username": "bettor", "password": ADMIN_KEY}
+    )
+    page = context.new_page()
+    watched = Watched()
+    watched.attach(page)
+    answer = page.goto(url)
+    assert answer is not None, url
+    assert answer.status == 200, url
+    watched.assert_clean()
+    fits(page)
+    screenshot(page, directory, f"{name}-{screen['width']}")
+    return page, watched
+
+
+def check_morning_pages(
+    browser: Browser, server: Server, message: dict[str, Any], bet_id: int, directory: Path
+) -> None:
+    """The alert's link opens the match page: the alerted outcome valued as a bet, the flag
+    with its history and its delivered alert. The bets page lists the bet, open. (The
+    board's page lists the next 30 days at most, and this matchday lies years ahead.)"""
+    for screen in SCREENS:
+        match, _ = shown(browser, screen, message["link"], directory, "match")
+        side = OUTCOMES.index(message["outcome"])
+        assert match.locator("td.value[data-ev]").count() == 1
+        valued = match.locator("tr.expected-value > td").nth(side)
+        assert valued.get_attribute("class") == "value"
+        assert match.locator(f"#flag-{message['flag_id']}").is_visible()
+        alerts = match.locator(f'p.alerts[data-flag-id="{message["flag_id"]}"]')
+        assert alerts.locator('[data-status="delivered"]').count() >= 1
+        bets, _ = shown(browser, screen, f"{server.base_url}/dashboard/bets", directory, "bets")
+        assert bets.locator(f'tr[data-bet-id="{bet_id}"]').get_attribute("data-status") == "open"
+
+
+def check_evening_page(
+    browser: Browser, server: Server, bet: dict[str, Any], directory: Path
+) -> None:
+    """The bets page shows the bet settled, with its CLV, and the bankroll curve drawn."""
+    for screen in SCREENS:
+        page, _ = shown(browser, screen, f"{server.base_url}/dashboard/bets", directory, "book")
+        row = page.locator(f'tr[data-bet-id="{bet["id"]}"]')
+        assert row.get_attribute("data-status") == bet["status"]
+        assert row.locator("td.clv").inner_text() == f"{bet['clv'] * 100:+.1f} %"
+        assert page.locator("#clv").get_attribute("data-value") is not None
+        assert page.locator("#curves svg").count() >= 1
+
+
 @pytest.mark.slow
 def test_a_flag_alerts_the_bettor_whose_bet_settles_with_its_clv_and_shows_on_the_dashboard(
     migrated_url: str,
     season_file: SeasonFile,
     sites: tuple[Site, FakeOddsApi, str, str],
     stepped_scheduler: SteppedScheduler,
+    browser: Browser,
     tmp_path: Path,
 ) -> None:
     football_data, odds_api, fd_base, api_base = sites
@@ -198,13 +255,16 @@ def test_a_flag_alerts_the_bettor_whose_bet_settles_with_its_clv_and_shows_on_th
         settings = bettor_settings(plain, receiver, server)
         scheduler = stepped_scheduler
         eve, morning = matchday.day - dt.timedelta(days=1), at(matchday.day, 8)
-        scheduler.clock.now = at(eve, 17)
+        scheduler.clock.now = at(dt.date(2018 + matchday.years, 7, 1), 18)
         build_scheduler(engine, settings, stop=Stop(), clock=scheduler.clock, into=scheduler)
         scheduler.start()
 
-        # 1. The eve: last season's files, this season's so far, the fixtures, the evening's
-        # prices and the night's refit; then the morning's prices raise flags.
+        # 1. The close season: last season's files and the fixtures. The eve: this season's
+        # files so far, the evening's prices and the night's refit; then the morning's prices
+        # raise flags.
         script_prices(odds_api, matchday, morning - dt.timedelta(hours=14), closing=False)
+        scheduler.run_until(scheduler.clock.now)
+        scheduler.wake_at(at(eve, 18))
         scheduler.run_until(at(matchday.day, 7))
         script_prices(odds_api, matchday, morning, closing=True)
         scheduler.run_until(morning)
@@ -214,12 +274,20 @@ def test_a_flag_alerts_the_bettor_whose_bet_settles_with_its_clv_and_shows_on_th
         assert sent > 0
         messages = check_alerts(receiver, sent, flags_by_id(server), server)
 
-        # 3. The user backs the first alert's outcome, as the alert priced it.
-        message = messages[0]
+        # 3. The user backs the outcome of an alert whose flag still stands, as the alert
+        # priced it; the dashboard shows the flag, its alert and the bet.
+        flags = flags_by_id(server)
+        message = next(
+            m
+            for m in messages
+            if m["event"] == "raised" and flags[m["flag_id"]]["status"] == "open"
+        )
         bet = record_bet(server, message)
+        check_morning_pages(browser, server, message, bet["id"], tmp_path)
 
         # 4. The evening: the season files hold the results, which settle the bet.
         serve_results(football_data, matchday)
         scheduler.run_until(at(matchday.day, 19))
-        check_settled(server, bet["id"], row_of_match(matchday, message))
+        settled = check_settled(server, bet["id"], row_of_match(matchday, message))
+        check_evening_page(browser, server, settled, tmp_path)
     engine.dispose()

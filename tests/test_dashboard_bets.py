@@ -316,7 +316,7 @@ def test_the_curve_has_a_point_per_settled_bet_and_each_clv_a_bar(
     points = path["d"].removeprefix("M").split(" L")
     assert len(points) == len(body["bankroll"]) == body["overall"]["settled"] == 4
     # Four bets with a close: one bar each, above zero for those that beat the close.
-    bars = elements.within("clv", "rect")
+    bars = elements.within("clv-bars", "rect")
     assert len(bars) == body["overall"]["bets_with_close"] == 4
     assert body["bankroll"][-1]["bankroll"] == pytest.approx(500 + body["overall"]["profit"])
 
@@ -429,7 +429,7 @@ def test_the_browser_signs_in_and_the_page_fits_the_desktop_and_phones(
             assert status_code == 200, path
             # The two charts draw: the curve a line with a point per settled bet, a bar per CLV.
             assert page.locator("svg#book-bankroll path.line").bounding_box() is not None
-            assert page.locator("svg#clv rect.clv").count() == 4
+            assert page.locator("svg#clv-bars rect.clv").count() == 4
             assert page.locator("table#bets tr[data-bet-id]").count() == len(bets_server.ids)
             assert page.locator("script").count() == 0
             fits(page)
@@ -470,7 +470,7 @@ def test_a_clv_bar_rises_above_zero_for_a_bet_that_beat_the_close() -> None:
     moment = dt.datetime(2017, 8, 13, tzinfo=dt.UTC)
     drawn = Elements()
     drawn.feed(str(charts.clv_bars([BetClv(1, moment, 0.10), BetClv(2, moment, -0.05)])))
-    above, below = drawn.within("clv", "rect")
+    above, below = drawn.within("clv-bars", "rect")
     # The axis spans −5 % to +10 %: zero is a third of the way up the plot, whose bottom is
     # at 220 − 28 = 192 and top at 12: 192 − (192 − 12) / 3 = 132.
     assert above["class"] == "clv above"

@@ -230,7 +230,8 @@ def test_the_track_record_page_shows_the_flags(
     assert "+14.4 % [" in all_row
     assert "+104.0 % [" in all_row
     assert "<td>+5.20</td>" in all_row
-    sp1 = table[table.index(">SP1<") :]
+    # The competition by its name, its code in the title.
+    sp1 = table[table.index('<span class="named" title="SP1">La Liga</span>') :]
     assert "<td>2</td><td>1</td><td>+10.0 %</td><td>+210.0 % [" in sp1
     assert "Flags, scored from when they were raised" in text
 

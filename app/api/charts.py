@@ -381,4 +381,4 @@ def clv_bars(points: Sequence[BetClv]) -> Markup:
     bets = counted(len(values), "settled bet")
     title = f"CLV of each of {bets} with a close, in settlement order"
     legend = [("clv", "CLV of a bet"), ("s1", "mean CLV so far")]
-    return _figure(_svg("clv", title, WIDTH, HEIGHT, axes + bars + mean_line), legend)
+    return _figure(_svg("clv-bars", title, WIDTH, HEIGHT, axes + bars + mean_line), legend)

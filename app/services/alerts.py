@@ -55,8 +55,8 @@ from app.domain.alerts import (
 )
 from app.domain.flags import Change, FlagChange, Standing
 from app.domain.value import ValueTerms, kelly_stake
+from app.services.bulk import chunks
 from app.services.downloads import bounded_transport, describe
-from app.services.ingest.bulk import chunks
 from app.services.pagination import Paged, PageWindow, paginate
 from app.settings import Settings
 

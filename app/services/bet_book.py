@@ -32,7 +32,7 @@ from app.domain.bookmakers import commission_code
 from app.domain.records import settled_result
 from app.domain.wording import counted
 from app.services.bets import BetDraftError, record_bets
-from app.services.ingest.bulk import chunks, ids_by
+from app.services.bulk import chunks, ids_by
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.matches import (
     MatchKey,

@@ -31,8 +31,11 @@ from app.domain.bets import (
 from app.domain.bookmakers import commission_code
 from app.domain.flags import CLOSING_WINDOW, CloseOrigin, ClosingLine
 from app.domain.records import CODE_MAX_LENGTH, check_text
-from app.services.flags import closing_lines
-from app.services.ingest.bulk import chunks
+from app.domain.wording import counted
+
+# The module, not its names: the flag ledger imports the ingest, which imports this module.
+from app.services import flags
+from app.services.bulk import chunks
 from app.services.locks import serialise_match_rewrites
 from app.services.pagination import Paged, PageWindow, paginate
 
@@ -182,7 +185,8 @@ def _field_problems(draft: BetDraft) -> list[tuple[str, str]]:
         except ValueError as error:
             problems.append((name, str(error)))
     if len(draft.price_text.strip()) > PRICE_TEXT_MAX_LENGTH:
-        problems.append(("price", f"a price is at most {PRICE_TEXT_MAX_LENGTH} characters"))
+        at_most = counted(PRICE_TEXT_MAX_LENGTH, "character")
+        problems.append(("price", f"a price is at most {at_most}"))
     else:
         try:
             decimal_price(draft.price_text)
@@ -285,7 +289,9 @@ def _settle(
         if match.result is not None
     }
     playing = {bet.match_id for bet in bets if bet.status != BetStatus.VOID} & set(settled)
-    closes = closing_lines(session, {i: settled[i] for i in playing}, window) if playing else {}
+    closes = (
+        flags.closing_lines(session, {i: settled[i] for i in playing}, window) if playing else {}
+    )
     changed = 0
     for bet in bets:
         status, target = _settlement_of(bet, settled.get(bet.match_id), closes.get(bet.match_id))

@@ -49,7 +49,7 @@ from app.domain.track_record_scores import CLOSING_REFERENCE
 from app.domain.value import MatchValue, ValueTerms
 from app.domain.vocabulary import Method, Phase
 from app.services.alerts import AlertTerms, queue_alerts
-from app.services.ingest.bulk import chunks, insert_new
+from app.services.bulk import chunks, insert_new
 from app.services.model_versions import active_version, ensemble_of
 from app.services.pagination import Paged, PageWindow, paginate
 from app.services.prediction import Answer, PredictionAnswer, predict_stored

@@ -24,7 +24,7 @@ from app.db.orm import Bookmaker, Clock, Competition, Match, OddsQuote, utcnow
 from app.domain.quote_history import ThinningRule, quotes_to_keep
 from app.domain.tables import MatchRow, tables_from_rows
 from app.domain.wording import counted
-from app.services.ingest.bulk import chunks
+from app.services.bulk import chunks
 from app.services.ingest.latest import refresh_latest_quotes
 from app.services.ingest.revisions import bump_quotes_revisions
 from app.services.locks import serialise_match_rewrites

@@ -46,8 +46,8 @@ from app.domain.track_record_scores import (
 )
 from app.domain.wording import counted
 from app.services import track_record_aggregates as aggregates
+from app.services.bulk import chunks, insert_new
 from app.services.flag_performance import flag_performance
-from app.services.ingest.bulk import chunks, insert_new
 from app.services.locks import serialise_track_record_writes
 from app.services.model_versions import ensemble_of
 from app.services.serving import stored_matches

@@ -60,7 +60,7 @@ from app.domain.track_record_aggregates import (
     utc_day,
 )
 from app.domain.track_record_scores import SettledEntry
-from app.services.ingest.bulk import chunks
+from app.services.bulk import chunks
 from app.services.locks import serialise_track_record_writes
 
 STATE_ID = 1

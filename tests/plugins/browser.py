@@ -123,7 +123,10 @@ def browser() -> Iterator[Browser]:
 
 
 def fits(page: Page) -> None:
-    """Nothing reaches past the viewport's sides but inside a wrapper that scrolls."""
+    """Nothing reaches past the viewport's sides but inside a wrapper that scrolls; and no
+    two elements share an id (a link to a fragment or a test would find the wrong one)."""
     found = page.evaluate(OVERFLOW_CHECK)
     assert found["wide"] == [], found
     assert found["scrollWidth"] <= found["innerWidth"], found
+    ids = page.evaluate("() => [...document.querySelectorAll('[id]')].map((e) => e.id)")
+    assert sorted({i for i in ids if ids.count(i) > 1}) == [], page.url

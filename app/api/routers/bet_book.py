@@ -23,6 +23,7 @@ from app.domain.bet_csv import BET_CSV_COLUMNS, MAX_IMPORT_BYTES, MAX_IMPORT_ROW
 from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
+from app.domain.wording import counted
 from app.services import bet_book
 
 router = APIRouter(prefix="/bets", tags=["bets"], dependencies=[Depends(require_admin)])
@@ -92,7 +93,8 @@ IMPORT_DESCRIPTION = (
     "(5/2), American (+150, -200) or evens. `status` may be blank, open or void; won or "
     "lost must agree with the stored result. Rows already in the book (same match, outcome, "
     "bookmaker, price, stake and time placed) are not recorded twice. At most "
-    f"{MAX_IMPORT_ROWS} rows and {MAX_IMPORT_BYTES} bytes. The columns, in any order: "
+    f"{counted(MAX_IMPORT_ROWS, 'row')} and {counted(MAX_IMPORT_BYTES, 'byte')}. "
+    "The columns, in any order: "
     + ", ".join(f"`{column}`" for column in BET_CSV_COLUMNS)
     + "; the export's settlement columns are read past. The guide \"Importing bets and the "
     "book's summary\" describes the format."

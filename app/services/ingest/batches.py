@@ -19,7 +19,7 @@ from app.domain.records import (
 
 # A module, not its names: the ledger reads through this package's helpers.
 from app.services import flags
-from app.services.ingest.bulk import retry_on_conflict
+from app.services.bulk import retry_on_conflict
 from app.services.ingest.latest import keep_latest_quotes
 from app.services.ingest.matches import write_matches
 from app.services.ingest.quotes import write_quotes

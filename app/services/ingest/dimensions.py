@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.db.bulk import Row
 from app.db.orm import Team, TeamAlias
-from app.services.ingest.bulk import (
+from app.services.bulk import (
     BOOKMAKERS,
     COMPETITIONS,
     TEAMS,

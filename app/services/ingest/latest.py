@@ -38,7 +38,7 @@ from sqlalchemy.sql.elements import KeyedColumnElement
 from app.db.bulk import Row, insert_rows
 from app.db.orm import LatestQuote, Match, OddsQuote
 from app.domain.vocabulary import Phase
-from app.services.ingest.bulk import chunks
+from app.services.bulk import chunks
 
 LATEST_QUOTES = cast(Table, LatestQuote.__table__)
 

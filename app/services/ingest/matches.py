@@ -23,7 +23,7 @@ from app.db.bulk import Row, insert_rows
 from app.db.orm import Match
 from app.domain.leagues import season_for
 from app.domain.records import IngestBatch, MatchRecord, Skipped, settled_result
-from app.services.ingest.bulk import MATCHES, chunks, update_by_id
+from app.services.bulk import MATCHES, chunks, update_by_id
 from app.services.ingest.dimensions import ensure_competitions, resolve_teams
 from app.services.ingest.report import IngestReport
 

@@ -13,7 +13,7 @@ from app.db.bulk import Row, insert_rows
 from app.db.orm import OddsQuote
 from app.domain.records import IngestBatch, QuoteRecord, Skipped
 from app.domain.vocabulary import Phase
-from app.services.ingest.bulk import QUOTES, chunks, update_by_id
+from app.services.bulk import QUOTES, chunks, update_by_id
 from app.services.ingest.dimensions import ensure_bookmakers
 from app.services.ingest.report import IngestReport
 

@@ -16,7 +16,7 @@ from app.domain.records import Skipped, result_of
 
 # A module, not its names: the ledger reads through this package's helpers.
 from app.services import bets, flags
-from app.services.ingest.bulk import MATCHES, ids_by, update_by_id
+from app.services.bulk import MATCHES, ids_by, update_by_id
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.latest import refresh_latest_quotes
 from app.services.ingest.matches import (

@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.db.orm import Match
-from app.services.ingest.bulk import chunks
+from app.services.bulk import chunks
 
 
 def bump_quotes_revisions(session: Session, match_ids: Collection[int]) -> None:
