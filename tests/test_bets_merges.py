@@ -69,7 +69,8 @@ def test_a_bet_that_followed_the_folded_match_s_flag_follows_the_twin_s(
     twin = _match_of(session, "Man United")
     twin_flag = _flag_of(session, twin)
     bet_id, flag = _bet_on_duplicate_flag(session)
-    assert twin_flag is not None and twin_flag.outcome == flag.outcome
+    assert twin_flag is not None
+    assert twin_flag.outcome == flag.outcome
     flag_id, twin_flag_id = flag.id, twin_flag.id
 
     _merge(session)
@@ -78,7 +79,8 @@ def test_a_bet_that_followed_the_folded_match_s_flag_follows_the_twin_s(
     assert (bet.match_id, bet.flag_id, bet.source) == (twin, twin_flag_id, "PS")
     moved = trail_of(session, bet_id)[-1]
     assert (moved.change, moved.channel) == (BetChangeKind.CORRECTED, BetChannel.MERGE)
-    assert moved.before is not None and moved.after is not None
+    assert moved.before is not None
+    assert moved.after is not None
     assert (moved.before["flag_id"], moved.after["flag_id"]) == (flag_id, twin_flag_id)
     assert moved.after["match_id"] == twin
 
@@ -98,7 +100,8 @@ def test_a_bet_whose_twin_has_no_flag_of_its_outcome_follows_none_on_its_trail(
     assert (bet.match_id, bet.flag_id, bet.source) == (twin, None, None)
     moved = trail_of(session, bet_id)[-1]
     assert moved.channel == BetChannel.MERGE
-    assert moved.before is not None and moved.after is not None
+    assert moved.before is not None
+    assert moved.after is not None
     # The link's end is the trail's, not the database's cascade behind it.
     assert (moved.before["flag_id"], moved.after["flag_id"]) == (flag_id, None)
     assert (moved.before["source"], moved.after["source"]) == ("PS", None)

@@ -153,7 +153,8 @@ def test_a_correction_while_the_result_is_stored_settles_the_corrected_stake(
     with session_scope(book.writes) as session:
         corrected = trail_of(session, bet_id)[-1]
     assert corrected.change == BetChangeKind.CORRECTED
-    assert corrected.before is not None and corrected.after is not None
+    assert corrected.before is not None
+    assert corrected.after is not None
     assert (corrected.before["stake"], corrected.before["status"]) == (10.0, "won")
     assert (corrected.after["stake"], corrected.after["status"]) == (20.0, "won")
 
@@ -179,7 +180,8 @@ def test_a_deletion_while_the_result_is_stored_keeps_the_settled_bet_in_its_trai
     with session_scope(book.writes) as session:
         deleted = trail_of(session, bet_id)[-1]
     assert deleted.change == BetChangeKind.DELETED
-    assert deleted.before is not None and deleted.before["status"] == "won"
+    assert deleted.before is not None
+    assert deleted.before["status"] == "won"
 
 
 def test_the_same_file_imported_twice_at_once_is_recorded_once(book: Book) -> None:

@@ -34,13 +34,13 @@ from app.domain.wording import counted
 from app.services.bets import BetDraftError, record_bets
 from app.services.ingest.bulk import chunks, ids_by
 from app.services.ingest.dimensions import resolve_teams
-from app.services.locks import serialise_match_rewrites
 from app.services.ingest.matches import (
     MatchKey,
     StoredMatch,
     load_matches_by_id,
     load_matches_by_key,
 )
+from app.services.locks import serialise_match_rewrites
 
 log = logging.getLogger(__name__)
 

@@ -455,7 +455,7 @@ def _bet(session: Session, bet_id: int) -> Bet:
     return bet
 
 
-def _locked_bets(condition: ColumnElement[bool]) -> Select[tuple[Bet]]:
+def _locked_bets(condition: ColumnElement[bool]) -> Select[Bet]:
     """The bets that fit ``condition``, in id order, locked ``FOR UPDATE`` and read afresh
     (after any wait for the lock) over what the session holds."""
     return (
