@@ -102,8 +102,7 @@ def settle_results(
             )
             report.matches_rescheduled += row["kickoff_date"] != match.kickoff_date
         updates[target.match_id] = row
-    # In id order, as the bets' writers lock the matches: they queue rather than deadlock.
-    update_by_id(session, MATCHES, [updates[match_id] for match_id in sorted(updates)])
+    update_by_id(session, MATCHES, list(updates.values()))
     moved = [
         match_id for match_id, row in updates.items() if row["kickoff"] != stored[match_id].kickoff
     ]
