@@ -40,6 +40,7 @@ from app.services.ingest.matches import (
     load_matches_by_id,
     load_matches_by_key,
 )
+from app.services.locks import serialise_match_rewrites
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,9 @@ def import_bets(
     if parsed.errors and not parsed.rows:
         raise BetImportError(parsed.errors)
     errors = list(parsed.errors)
+    # Before the rows already in the book are looked for: the same file sent twice at once
+    # is then recorded once (the second finds the first's bets), as record_bets serialises.
+    serialise_match_rewrites(session)
     match_ids = _resolve_matches(session, parsed.rows, parsed.names_of_bad_rows, errors)
     rows = [row for row in parsed.rows if row.line in match_ids]
     new_rows, repeated = _new_rows(session, rows, match_ids)

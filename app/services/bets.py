@@ -79,7 +79,7 @@ def record_bets(
     # A deletion or a team merge of their matches at the same time commits first, then the
     # bets find what it left (PostgreSQL; SQLite's write sessions take turns already).
     serialise_match_rewrites(session)
-    matches = _matches(session, {draft.match_id for draft in drafts})
+    matches = _matches(session, {draft.match_id for draft in drafts}, lock=True)
     flags = _flags(session, {d.flag_id for d in drafts if d.flag_id is not None})
     problems: list[DraftProblem] = []
     bets: list[Bet] = []
@@ -125,12 +125,22 @@ def bet_fields(bet: Bet) -> dict[str, Any]:
     }
 
 
-def _matches(session: Session, ids: Collection[int]) -> dict[int, Match]:
+def _matches(session: Session, ids: Collection[int], *, lock: bool = False) -> dict[int, Match]:
+    """The stored matches of ``ids``; ``lock`` reads them ``FOR SHARE``, in id order.
+
+    A writer of a match's result (which updates its row) and a writer of its bets then
+    take turns, and the one that commits second sees the other's write: bets recorded or
+    corrected wait for a result being stored and are settled by it, and a result waits for
+    them and then settles them (PostgreSQL reads the row afresh after the wait). SQLite's
+    write sessions take turns already."""
     found: dict[int, Match] = {}
     for part in chunks(sorted(set(ids))):
-        found.update(
-            (row.id, row) for row in session.scalars(select(Match).where(Match.id.in_(part)))
-        )
+        statement = select(Match).where(Match.id.in_(part)).order_by(Match.id)
+        if lock:
+            statement = statement.with_for_update(read=True).execution_options(
+                populate_existing=True
+            )
+        found.update((row.id, row) for row in session.scalars(statement))
     return found
 
 
@@ -240,7 +250,7 @@ def settle_match_bets(
     result, or a close that came later, settles them anew); how many bets changed."""
     bets: list[Bet] = []
     for part in chunks(sorted(set(match_ids))):
-        bets.extend(session.scalars(select(Bet).where(Bet.match_id.in_(part))))
+        bets.extend(session.scalars(_locked_bets(Bet.match_id.in_(part))))
     if not bets:
         return 0
     return _settle(session, bets, _matches(session, {bet.match_id for bet in bets}), now, window)
@@ -364,9 +374,15 @@ def correct_bet(
     ``corrected`` change with its fields before and after, and settle it again; a correction
     that changes nothing appends nothing."""
     serialise_match_rewrites(session)
+    # The match before the bet, in the order a result's settlement locks them (the match's
+    # row, then its bets): the two wait for each other rather than deadlock. The bet's match
+    # stays: only a merge moves bets, and it waits for the lock above.
+    match_id = session.scalar(select(Bet.match_id).where(Bet.id == bet_id))
+    if match_id is None:
+        raise BetNotFoundError(bet_id)
+    matches = _matches(session, [match_id], lock=True)
     bet = _bet(session, bet_id)
     draft = _corrected_draft(bet, correction)
-    matches = _matches(session, [bet.match_id])
     flags = _flags(session, set() if draft.flag_id is None else {draft.flag_id})
     problems = _draft_problems(0, draft, matches, flags, now)
     if problems:
@@ -437,21 +453,47 @@ def delete_bet(session: Session, bet_id: int, channel: BetChannel, now: dt.datet
 
 
 def _bet(session: Session, bet_id: int) -> Bet:
-    bet = session.get(Bet, bet_id)
+    """Bet ``bet_id`` read afresh ``FOR UPDATE``: a settlement, correction or deletion of it
+    under way commits first, and what it wrote is what this change starts from."""
+    bet = session.scalar(_locked_bets(Bet.id == bet_id))
     if bet is None:
         raise BetNotFoundError(bet_id)
     return bet
+
+
+def _locked_bets(condition: ColumnElement[bool]) -> Select[Bet]:
+    """The bets that fit ``condition``, in id order, locked ``FOR UPDATE`` and read afresh
+    (after any wait for the lock) over what the session holds."""
+    return (
+        select(Bet)
+        .where(condition)
+        .order_by(Bet.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
 
 
 def move_bets(
     session: Session, match_id: int, twin_id: int, now: dt.datetime, window: dt.timedelta
 ) -> int:
     """Move the bets of match ``match_id`` to ``twin_id`` (a team merge folds the one into
-    the other), each move appended to its trail, and settle them with their new match."""
-    bets = list(session.scalars(select(Bet).where(Bet.match_id == match_id)))
+    the other), each move appended to its trail, and settle them with their new match.
+
+    The folded match's flags go with it: a bet that followed one follows the twin's flag of
+    the same outcome instead (taking its value source), or follows none; either way the
+    trail's change says so."""
+    bets = list(session.scalars(_locked_bets(Bet.match_id == match_id)))
+    twin_flags = {
+        flag.outcome: flag
+        for flag in session.scalars(select(ValueFlag).where(ValueFlag.match_id == twin_id))
+    }
     for bet in bets:
         before = bet_fields(bet)
         bet.match_id = twin_id
+        if bet.flag_id is not None:
+            flag = twin_flags.get(bet.outcome)
+            bet.flag_id = None if flag is None else flag.id
+            bet.source = None if flag is None else flag.value_source
         session.add(
             BetChange(
                 bet_id=bet.id,

@@ -60,9 +60,11 @@ def insert_ignoring_duplicates(session: Session, table: Table, rows: Sequence[Ro
 
 def update_by_id(session: Session, table: Table, rows: Sequence[Row]) -> None:
     """Update each row ``b_id`` names with the row's other values (the same columns in every
-    row, as one executemany needs)."""
+    row, as one executemany needs), in id order: writers that lock the same rows in id order
+    (the bets' writers lock their matches so) then queue instead of deadlocking."""
     if not rows:
         return
+    rows = sorted(rows, key=lambda row: cast(int, row["b_id"]))  # stable: a repeated id's last wins
     columns = [name for name in rows[0] if name != "b_id"]
     statement = (
         update(table)
