@@ -6,7 +6,6 @@ ledger's closing line (:func:`app.services.flags.closing_lines`). Rules in
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,6 +26,7 @@ from app.domain.bets import (
     PriceFormatError,
     decimal_price,
     settle_bets,
+    stake_problem,
 )
 from app.domain.bookmakers import commission_code
 from app.domain.flags import CLOSING_WINDOW, CloseOrigin, ClosingLine
@@ -169,8 +169,8 @@ def _field_problems(draft: BetDraft) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     if draft.outcome not in ("1", "X", "2"):
         problems.append(("outcome", f"{draft.outcome!r} is not 1, X or 2"))
-    if not (math.isfinite(draft.stake) and draft.stake > 0):
-        problems.append(("stake", f"stake {draft.stake:g} must be above 0"))
+    if (stake := stake_problem(draft.stake)) is not None:
+        problems.append(("stake", stake))
     if draft.placed_at.tzinfo is None:
         problems.append(("placed_at", "a time placed needs its time zone"))
     texts = [("bookmaker", draft.bookmaker, CODE_MAX_LENGTH)]
