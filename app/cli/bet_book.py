@@ -84,6 +84,7 @@ def import_command(
     (line 1 is the header) and nothing is recorded (exit 1)."""
     from app.domain.bet_csv import BetCsvTooLargeError, check_size
     from app.services.bet_book import BetImportError, import_bets
+    from app.services.flags import FlagTerms
 
     settings = load_settings()
     log_as_a_command(settings)
@@ -94,7 +95,13 @@ def import_command(
         fail(f"cannot import {file}: {error}")
     try:
         with database_session(settings, writes=True) as session:
-            report = import_bets(session, data, dt.datetime.now(dt.UTC), dry_run=dry_run)
+            report = import_bets(
+                session,
+                data,
+                dt.datetime.now(dt.UTC),
+                dry_run=dry_run,
+                window=FlagTerms.of(settings).closing_window,
+            )
     except BetImportError as error:
         _print_errors(error, as_json=as_json)
         raise typer.Exit(1) from None

@@ -29,6 +29,7 @@ from app.domain.bet_csv import (
 )
 from app.domain.bets import BetChannel, BetDraft, BetStatus, decimal_price
 from app.domain.bookmakers import commission_code
+from app.domain.flags import CLOSING_WINDOW
 from app.domain.records import settled_result
 from app.domain.wording import counted
 from app.services.bets import BetDraftError, record_bets
@@ -83,10 +84,17 @@ class BetFilter:
 
 
 def import_bets(
-    session: Session, data: bytes | str, now: dt.datetime, *, dry_run: bool = False
+    session: Session,
+    data: bytes | str,
+    now: dt.datetime,
+    *,
+    dry_run: bool = False,
+    window: dt.timedelta = CLOSING_WINDOW,
 ) -> ImportReport:
     """Record the bets of a CSV file in the caller's transaction, all or none
-    (:class:`BetImportError` names every bad row); ``dry_run`` checks and records nothing."""
+    (:class:`BetImportError` names every bad row); ``dry_run`` checks and records nothing.
+    A bet of a match whose result is stored is settled at once, its close read with
+    ``window`` (the operator's closing window)."""
     parsed = parse_bet_csv(data.encode() if isinstance(data, str) else data)
     if parsed.errors and not parsed.rows:
         raise BetImportError(parsed.errors)
@@ -97,7 +105,7 @@ def import_bets(
     drafts = [_draft(row, match_ids[row.line]) for row in new_rows]
     with session.begin_nested() as attempt:
         try:
-            bets = record_bets(session, drafts, BetChannel.IMPORT, now)
+            bets = record_bets(session, drafts, BetChannel.IMPORT, now, window)
         except BetDraftError as error:
             errors.extend(
                 RowError(new_rows[problem.index].line, problem.field, problem.message)

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response,
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from app.api.deps import ReceivedAtDep, SessionDep, WriteSessionDep, require_admin
+from app.api.deps import ReceivedAtDep, SessionDep, SettingsDep, WriteSessionDep, require_admin
 from app.api.errors import invalid
 from app.api.query_params import check_window
 from app.api.routers.flags import CSV_MEDIA_TYPE
@@ -24,6 +24,7 @@ from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
 from app.services import bet_book
+from app.services.flags import FlagTerms
 
 router = APIRouter(prefix="/bets", tags=["bets"], dependencies=[Depends(require_admin)])
 
@@ -121,6 +122,7 @@ IMPORT_DESCRIPTION = (
 async def import_bets(
     request: Request,
     session: WriteSessionDep,
+    settings: SettingsDep,
     received: ReceivedAtDep,
     dry_run: Annotated[
         bool, Query(description="Check the file and say what would be recorded; record nothing.")
@@ -130,7 +132,12 @@ async def import_bets(
     data = await request.body()
     try:
         report = await run_in_threadpool(
-            bet_book.import_bets, session, data, received, dry_run=dry_run
+            bet_book.import_bets,
+            session,
+            data,
+            received,
+            dry_run=dry_run,
+            window=FlagTerms.of(settings).closing_window,
         )
     except bet_book.BetImportError as error:
         raise invalid(_field_error(row_error) for row_error in error.errors) from None
