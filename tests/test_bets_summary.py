@@ -4,7 +4,9 @@ bootstrap, and the statement that ROI is noise and CLV the signal, with its numb
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import json
 import math
 from collections.abc import Callable
@@ -298,3 +300,32 @@ def test_the_guide_states_the_noise_of_roi_with_its_numbers() -> None:
     assert f"±{roi_half * 100:.0f} points" in guide
     assert f"±{clv_half * 100:.0f} point" in guide
     assert f"about\n{spread * 100:.0f} points" in guide
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        # Placed at Pinnacle (PS): C, D and the open F.
+        ("bookmaker=pinnacle", {"C", "D", "F"}),
+        ("competition=SP1", {"C", "D"}),
+        # Placed from 12 August to 19 August at midnight, both ends included.
+        ("from=2017-08-12&to=2017-08-19", {"B", "C", "E"}),
+        ("competition=E0&bookmaker=B365&to=2017-08-12", {"A", "B"}),
+    ],
+)
+def test_the_list_the_export_and_the_summary_read_one_filter(
+    book_client: TestClient,
+    book: dict[str, int],
+    admin_headers: dict[str, str],
+    query: str,
+    names: set[str],
+) -> None:
+    expected = {book[name] for name in names}
+    listed = book_client.get(f"/bets?{query}", headers=admin_headers).json()["items"]
+    exported = book_client.get(f"/bets/export?{query}", headers=admin_headers).text
+    rows = list(csv.DictReader(io.StringIO(exported)))
+    overall = summary(book_client, admin_headers, f"?{query}")["overall"]
+    assert isinstance(overall, dict)
+    assert {bet["id"] for bet in listed} == expected
+    assert {int(row["id"]) for row in rows} == expected
+    assert overall["bets"] == len(expected)

@@ -27,7 +27,7 @@ from app.domain.wording import counted
 
 if TYPE_CHECKING:
     from app.domain.bet_book import BookFigures, BookGroup, BookSummary
-    from app.services.bet_book import BetFilter
+    from app.services.bets import BetFilter
 
 
 def _moment(text: str) -> dt.datetime:
@@ -64,11 +64,16 @@ def _filter(
     bookmaker: str | None,
     competition: str | None,
 ) -> BetFilter:
-    from app.services.bet_book import BetFilter
+    from app.services.bets import BetFilter
 
     if placed_from is not None and placed_to is not None and placed_to <= placed_from:
         raise typer.BadParameter("must be after --from", param_hint="--to")
-    return BetFilter(placed_from, placed_to, bookmaker, competition)
+    return BetFilter(
+        bookmaker=bookmaker,
+        competition=competition,
+        placed_from=placed_from,
+        placed_to=placed_to,
+    )
 
 
 def import_command(

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import Row, Select, select
+from sqlalchemy import Row, select
 from sqlalchemy.orm import Session, aliased
 
 from app.db.engine import on_commit
@@ -32,7 +32,7 @@ from app.domain.bookmakers import commission_code
 from app.domain.flags import CLOSING_WINDOW
 from app.domain.records import settled_result
 from app.domain.wording import counted
-from app.services.bets import BetDraftError, record_bets
+from app.services.bets import BetDraftError, BetFilter, bet_conditions, record_bets
 from app.services.ingest.bulk import chunks, ids_by
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.matches import (
@@ -70,17 +70,6 @@ class ImportReport:
     imported: int
     bet_ids: list[int] = field(default_factory=list)
     already_recorded: list[int] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class BetFilter:
-    """Which bets: placed in a window (both ends included, as the flag ledger's), at
-    a bookmaker (code or name), in a competition."""
-
-    placed_from: dt.datetime | None = None
-    placed_to: dt.datetime | None = None
-    bookmaker: str | None = None
-    competition: str | None = None
 
 
 def import_bets(
@@ -310,7 +299,6 @@ def _not_one_match(line: int, name: MatchName, ids: list[int]) -> RowError:
 
 
 BetKey = tuple[int, str, str, float, float, dt.datetime]
-_BookSelect = Select[Bet, str, str, str, dt.datetime]
 _BookRow = Row[Bet, str, str, str, dt.datetime]
 
 
@@ -345,18 +333,6 @@ def _new_rows(
     return new, repeated
 
 
-def _filtered(statement: _BookSelect, filters: BetFilter) -> _BookSelect:
-    if filters.placed_from is not None:
-        statement = statement.where(Bet.placed_at >= filters.placed_from)
-    if filters.placed_to is not None:
-        statement = statement.where(Bet.placed_at <= filters.placed_to)
-    if filters.bookmaker is not None:
-        statement = statement.where(Bet.bookmaker == commission_code(filters.bookmaker))
-    if filters.competition is not None:
-        statement = statement.where(Competition.code == filters.competition.strip())
-    return statement
-
-
 def _book_rows(session: Session, filters: BetFilter) -> Iterable[_BookRow]:
     home, away = aliased(Team), aliased(Team)
     statement = (
@@ -365,9 +341,10 @@ def _book_rows(session: Session, filters: BetFilter) -> Iterable[_BookRow]:
         .join(Competition, Match.competition_id == Competition.id)
         .join(home, Match.home_team_id == home.id)
         .join(away, Match.away_team_id == away.id)
+        .where(*bet_conditions(filters))
         .order_by(Bet.placed_at, Bet.id)
     )
-    return session.execute(_filtered(statement, filters)).all()
+    return session.execute(statement).all()
 
 
 def export_bets(session: Session, filters: BetFilter) -> str:

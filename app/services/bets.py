@@ -472,8 +472,10 @@ def bet_ids_of_match(session: Session, match_id: int) -> list[int]:
 
 @dataclass(frozen=True, slots=True)
 class BetFilter:
-    """Which bets a list shows: following a flag priced by one of the links ``sources``
-    (normalised), placed in [``placed_from``, ``placed_to``]."""
+    """Which bets the book's list, export and summary show: with a status, at a bookmaker
+    (code or name), in a competition (its code), of a match, following a flag priced by one
+    of the links ``sources`` (normalised), placed in [``placed_from``, ``placed_to``] (both
+    ends included, as the flag ledger's window)."""
 
     status: BetStatus | None = None
     bookmaker: str | None = None
@@ -555,14 +557,15 @@ def list_bets(session: Session, filters: BetFilter, window: PageWindow) -> Paged
     """The bets that fit ``filters``, latest placed first."""
     statement: Select[Bet] = (
         select(Bet)
-        .where(*_conditions(filters))
+        .where(*bet_conditions(filters))
         .options(*_WITH_MATCH)
         .order_by(Bet.placed_at.desc(), Bet.id.desc())
     )
     return paginate(session, statement, window).map(book_bet)
 
 
-def _conditions(filters: BetFilter) -> list[ColumnElement[bool]]:
+def bet_conditions(filters: BetFilter) -> list[ColumnElement[bool]]:
+    """The conditions on :class:`app.db.orm.Bet` of ``filters``."""
     conditions: list[ColumnElement[bool]] = []
     if filters.status is not None:
         conditions.append(Bet.status == filters.status)
@@ -572,7 +575,7 @@ def _conditions(filters: BetFilter) -> list[ColumnElement[bool]]:
         in_competition = (
             select(Match.id)
             .join(Competition, Match.competition_id == Competition.id)
-            .where(Competition.code == filters.competition)
+            .where(Competition.code == filters.competition.strip())
         )
         conditions.append(Bet.match_id.in_(in_competition))
     if filters.match_id is not None:

@@ -24,6 +24,7 @@ from app.domain.fields import UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
 from app.services import bet_book
+from app.services.bets import BetFilter
 from app.services.flags import FlagTerms
 
 router = APIRouter(prefix="/bets", tags=["bets"], dependencies=[Depends(require_admin)])
@@ -77,12 +78,17 @@ async def bet_filter(
             examples=["E0"],
         ),
     ] = None,
-) -> bet_book.BetFilter:
+) -> BetFilter:
     check_window(placed_from, placed_to)
-    return bet_book.BetFilter(placed_from, placed_to, bookmaker, competition)
+    return BetFilter(
+        bookmaker=bookmaker,
+        competition=competition,
+        placed_from=placed_from,
+        placed_to=placed_to,
+    )
 
 
-FilterDep = Annotated[bet_book.BetFilter, Depends(bet_filter)]
+FilterDep = Annotated[BetFilter, Depends(bet_filter)]
 
 
 IMPORT_DESCRIPTION = (
