@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, aliased
 
 from app.db.engine import on_commit
 from app.db.orm import Bet, Competition, Match, Team
-from app.domain.bet_book import BookedBet, BookSummary, summarise_book
+from app.domain.bet_book import BookedBet, BookSummary, out_of_bounds, summarise_book
 from app.domain.bet_csv import (
     BetRow,
     ExportedBet,
@@ -399,7 +399,16 @@ def summarise_bets(
             profit=bet.profit,
             clv=bet.clv,
             settled_at=bet.settled_at,
+            kickoff=kickoff,
         )
-        for bet, code, _home, _away, _kickoff in _book_rows(session, filters)
+        for bet, code, _home, _away, kickoff in _book_rows(session, filters)
     ]
+    left_out = out_of_bounds(booked)
+    if left_out:
+        # Only a bet stored before stakes were bounded can be one; a correction mends it.
+        log.warning(
+            "%s out of bounds, left out of the summary: %s",
+            counted(len(left_out), "bet"),
+            ", ".join(map(str, left_out[:20])),
+        )
     return summarise_book(booked, starting_bankroll=starting_bankroll, time_zone=time_zone)
