@@ -116,7 +116,12 @@ def test_the_list_prints_a_table_and_json(
     ("more", "said"),
     [
         (("--price", "5/0"), "--price: price '5/0' divides by zero"),
-        (("--stake", "0"), "--stake: stake 0 must be above 0"),
+        (("--stake", "0"), "--stake: stake 0 must be above 0 and at most 1000000000"),
+        # The API's bound: a bankroll's worth of zeros typed by mistake.
+        (
+            ("--stake", "1000000001"),
+            "--stake: stake 1000000001 must be above 0 and at most 1000000000",
+        ),
         (("--placed-at", "2099-01-01T00:00:00Z"), "--placed-at: 2099-01-01T00:00:00+00:00 is in"),
         (("--flag-id", "99"), "--flag-id: no flag 99 is stored"),
     ],

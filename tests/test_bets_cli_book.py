@@ -4,18 +4,20 @@ that imports again, and the summary as text and JSON."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import Bet
+from app.db.orm import Bet, OddsQuote
 from app.domain.bet_csv import BET_CSV_COLUMNS, EXPORT_COLUMNS, MAX_IMPORT_BYTES
 from tests.bet_books import csv_bytes, store_book_matches
 from tests.commands import Oddsboost
+from tests.plugins.track_record import M1, settle, store_match
 
 HEADER = ",".join(BET_CSV_COLUMNS)
 ROWS = (
@@ -159,3 +161,38 @@ def test_summary_as_text_and_json(oddsboost: Oddsboost, book_url: str, tmp_path:
     bad = oddsboost.run("bets", "summary", "--tz", "Mars/Olympus", env=on(book_url))
     assert bad.returncode == 2
     assert "is not a time zone of the IANA database" in bad.stderr
+
+
+@pytest.mark.parametrize(("minutes", "origin"), [(30, None), (60, "live")])
+def test_import_settles_with_the_configured_closing_window(
+    oddsboost: Oddsboost, migrated_url: str, tmp_path: Path, minutes: int, origin: str | None
+) -> None:
+    # Arsenal 2-1 Chelsea with Pinnacle's prices captured 45 minutes before kickoff: a live
+    # close within a window of 60 minutes, none within 30 (and no season file's close).
+    captured = M1.kickoff - dt.timedelta(minutes=45)
+    engine = make_engine(migrated_url)
+    with session_scope(make_session_factory(engine, for_writes=True)) as session:
+        match_id = store_match(session, M1, captured=captured)
+        # Received when captured, and not seen again: the prices held until then only.
+        session.execute(
+            update(OddsQuote)
+            .where(OddsQuote.match_id == match_id)
+            .values(received_at=captured, seen_at=captured)
+        )
+        settle(session, match_id, M1.goals)
+    path = tmp_path / "bets.csv"
+    path.write_bytes(
+        csv_bytes(
+            "placed_at,match_id,outcome,bookmaker,price,stake",
+            f"2026-03-01T12:00:00Z,{match_id},1,B365,2.0,10",
+        )
+    )
+    env = {**on(migrated_url), "ODDSBOOST_CLOSING_WINDOW_MINUTES": str(minutes)}
+    result = oddsboost.run("bets", "import", str(path), env=env)
+    assert result.returncode == 0, result.stderr
+    try:
+        with engine.connect() as connection:
+            stored = connection.execute(select(Bet.status, Bet.close_origin)).one()
+    finally:
+        engine.dispose()
+    assert (str(stored.status), stored.close_origin) == ("won", origin)

@@ -273,6 +273,53 @@ def test_the_endpoint_names_every_bad_row_in_one_problem(
     assert count_rows(book_session, Bet) == 0
 
 
+@pytest.mark.parametrize(
+    ("stake", "refused"),
+    [
+        ("1000000000", False),
+        ("1000000000.01", True),
+        # 1e306 in digits: at 1000/1 it would return 1.001e309, more than a float holds.
+        ("1" + "0" * 306, True),
+    ],
+)
+def test_a_stake_is_bounded_as_the_api_bounds_it(
+    book_client: TestClient,
+    book_session: Session,
+    admin_headers: dict[str, str],
+    stake: str,
+    refused: bool,
+) -> None:
+    # Man United 4-0 West Ham: the home bet won.
+    united = match_id(book_session, "E0", "Man United", "West Ham")
+    body = {
+        "match_id": united,
+        "outcome": "1",
+        "bookmaker": "B365",
+        "price": "1000/1",
+        "stake": float(stake),
+        "placed_at": "2017-08-12T10:00:00Z",
+    }
+    posted = book_client.post("/bets", json=body, headers=admin_headers)
+    data = csv_bytes(
+        "placed_at,match_id,outcome,bookmaker,price,stake",
+        f"2017-08-12T10:00:00Z,{united},1,B365,1000/1,{stake}",
+    )
+    headers = {**admin_headers, "Content-Type": "text/csv"}
+    imported = book_client.post("/bets/import", content=data, headers=headers)
+    if refused:
+        assert (posted.status_code, imported.status_code) == (422, 422), imported.text
+        (error,) = imported.json()["errors"]
+        assert error["loc"] == ["body", 2, "stake"]
+        assert error["msg"].endswith("must be above 0 and at most 1000000000")
+        assert count_rows(book_session, Bet) == 0
+    else:
+        assert (posted.status_code, imported.status_code) == (201, 201), imported.text
+        # The row is the bet just posted: read, and not recorded twice.
+        assert imported.json()["already_recorded"] == [2]
+    # Whatever was stored, the summary sums it: 1e9 at 1000/1 returns 1.0e12 (finite).
+    assert book_client.get("/bets/summary", headers=admin_headers).status_code == 200
+
+
 def test_the_endpoint_refuses_what_it_cannot_read(
     book_client: TestClient, admin_headers: dict[str, str]
 ) -> None:

@@ -9,8 +9,10 @@ comes from tests/placed_bets.py's power method (bisection), not the service's.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -18,7 +20,9 @@ from sqlalchemy.orm import Session
 
 from app.domain.bets import PriceFormatError, decimal_price
 from app.services import bets
-from tests.admin_requests import post_odds
+from app.settings import Settings
+from tests.admin_requests import alias, post_odds
+from tests.apps import ADMIN_KEY, build_app
 from tests.flag_books import at, book
 from tests.helpers import received_at
 from tests.placed_bets import (
@@ -259,3 +263,113 @@ def test_the_lowest_price_is_1_001(typed: str, refused: bool) -> None:
             decimal_price(typed)
     else:
         assert decimal_price(typed) == pytest.approx(1.001)
+
+
+@contextmanager
+def client_with_window(database_url: str, session: Session, minutes: int) -> Iterator[TestClient]:
+    """The app on the test's session with a closing window of ``minutes``."""
+    settings = Settings(
+        database_url=database_url, admin_api_key=ADMIN_KEY, closing_window_minutes=minutes
+    )
+    with TestClient(build_app(settings, session)) as client:
+        yield client
+
+
+def pinnacle_45_minutes_before(
+    client: TestClient, headers: dict[str, str], season_file: Callable[[str], Path], **teams: str
+) -> SeasonMatch:
+    """Pinnacle's pre-match prices of the real Man United v Leicester (1.58, 3.93, 7.5),
+    captured 45 minutes before a kickoff of January 2026: a live close within a window of 60
+    minutes, none within the default 30."""
+    (united,) = [
+        match
+        for match in season_matches(season_lines(season_file("E0_1819"), 3))
+        if match.home_team == "Man United"
+    ]
+    captured = KICKOFF - dt.timedelta(minutes=45)
+    named = {"home_team": united.home_team, "away_team": united.away_team, **teams}
+    with received_at(client, captured + dt.timedelta(minutes=1)):
+        post_odds(client, headers, book(at(KICKOFF), "PS", united.pinnacle, captured, **named))
+    return united
+
+
+def expected_close(minutes: int) -> dict[str, Any] | None:
+    if minutes < 45:
+        return None
+    captured = KICKOFF - dt.timedelta(minutes=45)
+    return {"price": 1.58, "origin": "live", "captured_at": at(captured)}
+
+
+@pytest.mark.parametrize("minutes", [30, 60])
+def test_an_import_settles_with_the_configured_closing_window(
+    database_url: str,
+    session: Session,
+    admin_headers: dict[str, str],
+    season_file: Callable[[str], Path],
+    minutes: int,
+) -> None:
+    with client_with_window(database_url, session, minutes) as client:
+        united = pinnacle_45_minutes_before(client, admin_headers, season_file)
+        match_id = client.get("/matches", params={"date": "2026-01-10"}).json()["items"][0]["id"]
+        results = {"results": [{"match_id": match_id, "home_goals": 2, "away_goals": 1}]}
+        assert client.post("/admin/results", json=results, headers=admin_headers).status_code == 200
+        data = (
+            "placed_at,match_id,outcome,bookmaker,price,stake\n"
+            f"2026-01-09T18:00:00Z,{match_id},1,B365,1.65,10\n"
+        )
+        headers = {**admin_headers, "Content-Type": "text/csv"}
+        imported = client.post("/bets/import", content=data, headers=headers)
+        assert imported.status_code == 201, imported.text
+        (bet_id,) = imported.json()["bet_ids"]
+        bet = client.get(f"/bets/{bet_id}", headers=admin_headers).json()
+    # Won either way (2-1): 10 × 1.65 = 16.5 back; the close only within the window.
+    assert (bet["status"], bet["returned"]) == ("won", pytest.approx(16.5))
+    assert bet["close"] == expected_close(minutes)
+    if minutes > 45:
+        p_home = power_probabilities(united.pinnacle)[0]
+        assert bet["clv"] == pytest.approx(1.65 * p_home - 1, abs=1e-9)
+    else:
+        assert bet["clv"] is None
+
+
+@pytest.mark.parametrize("minutes", [30, 60])
+def test_a_team_merge_settles_the_bets_it_moves_with_the_configured_closing_window(
+    database_url: str,
+    session: Session,
+    admin_headers: dict[str, str],
+    season_file: Callable[[str], Path],
+    minutes: int,
+) -> None:
+    with client_with_window(database_url, session, minutes) as client:
+        # The match stored twice: Pinnacle's prices and the result on "Man United", a bet
+        # on the duplicate under another source's spelling, open (no result there).
+        pinnacle_45_minutes_before(client, admin_headers, season_file)
+        captured = KICKOFF - dt.timedelta(days=1)
+        with received_at(client, captured):
+            post_odds(
+                client,
+                admin_headers,
+                book(
+                    at(KICKOFF),
+                    "B365",
+                    (1.6, 3.9, 7.0),
+                    captured,
+                    home_team="Manchester United",
+                    away_team="Leicester",
+                ),
+            )
+        matches = client.get("/matches", params={"date": "2026-01-10"}).json()["items"]
+        by_home = {item["home_team"]: item["id"] for item in matches}
+        results = {
+            "results": [{"match_id": by_home["Man United"], "home_goals": 2, "away_goals": 1}]
+        }
+        assert client.post("/admin/results", json=results, headers=admin_headers).status_code == 200
+        body = bet_body(by_home["Manchester United"], outcome="1", price=1.65)
+        bet = post_bet(client, admin_headers, {**body, "placed_at": "2026-01-09T18:00:00Z"})
+        assert bet["status"] == "open"
+        merged = alias(client, admin_headers, "Manchester United", "Man United")
+        assert merged.status_code == 200, merged.text
+        moved = client.get(f"/bets/{bet['id']}", headers=admin_headers).json()
+    assert moved["match"]["id"] == by_home["Man United"]
+    assert (moved["status"], moved["returned"]) == ("won", pytest.approx(16.5))
+    assert moved["close"] == expected_close(minutes)

@@ -4,8 +4,11 @@ bootstrap, and the statement that ROI is noise and CLV the signal, with its numb
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import json
+import logging
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +24,7 @@ from app.domain.bets import BetChannel, BetDraft, BetStatus
 from app.domain.flags import CloseOrigin
 from app.services.bets import record_bets
 from tests.bet_books import match_id, store_book_matches, unsettle
+from tests.placed_bets import season_lines, store_season
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NOW = dt.datetime(2017, 9, 2, tzinfo=dt.UTC)
@@ -122,6 +126,57 @@ def test_the_whole_book_by_hand(book_client: TestClient, admin_headers: dict[str
     assert overall["bets_with_close"] == 3
 
 
+@pytest.mark.parametrize(
+    ("stake", "price", "returned"),
+    [
+        # 1e306 at 1000/1 returns 1.001e309: more than a float holds (inf), as a bet stored
+        # before stakes were bounded could.
+        (1e306, "1000/1", math.inf),
+        # 1e306 at 2.0: finite, yet two such bets sum to more than a float holds.
+        (1e306, "2.0", 2e306),
+    ],
+)
+def test_a_stored_bet_out_of_bounds_is_left_out_of_the_summary(
+    book_client: TestClient,
+    session: Session,
+    admin_headers: dict[str, str],
+    caplog: pytest.LogCaptureFixture,
+    stake: float,
+    price: str,
+    returned: float,
+) -> None:
+    (bet,) = record_bets(
+        session,
+        [
+            BetDraft(
+                match_id=match_id(session, "E0", "Man United", "West Ham"),
+                outcome="1",
+                bookmaker="B365",
+                price_text=price,
+                stake=10.0,
+                placed_at=utc(2017, 8, 11),
+            )
+        ],
+        BetChannel.API,
+        NOW,
+    )
+    # Written as the book stored it before the bound: the one path refuses it now.
+    bet.stake, bet.returned, bet.profit = stake, returned, returned - stake
+    session.flush()
+    caplog.set_level(logging.WARNING, logger="app.services.bet_book")
+    answer = book_client.get("/bets/summary", headers=admin_headers)
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    # Counted, and out of every figure: the six bets' figures by hand (above) are unchanged.
+    overall = body["overall"]
+    assert overall["bets"] == 7
+    assert (overall["open"], overall["settled"], overall["void"]) == (1, 4, 1)
+    assert (overall["staked"], overall["returned"], overall["profit"]) == (45.0, 50.0, 5.0)
+    assert overall["roi"]["mean"] == pytest.approx(1 / 9)
+    assert bet.id not in [point["bet_id"] for point in body["bankroll"]]
+    assert caplog.messages == [f"1 bet out of bounds, left out of the summary: {bet.id}"]
+
+
 def groups_of(body: dict[str, object], name: str) -> dict[str, dict[str, object]]:
     listed = body[name]
     assert isinstance(listed, list)
@@ -157,19 +212,68 @@ def test_the_book_by_bookmaker_competition_month_and_source(
     assert madrid["time_zone"] == "Europe/Madrid"
 
 
-def test_the_bankroll_curve_follows_settlement_order(
+def test_the_bankroll_curve_follows_the_matches_kickoffs(
     book_client: TestClient, book: dict[str, int], admin_headers: dict[str, str]
 ) -> None:
     body = summary(book_client, admin_headers, "?starting_bankroll=100")
-    # B settled first (16:00), then A (18:00) on the 13th, C on the 20th, D on 1 September:
-    # 100 − 10 = 90, + 10 = 100, + 10 = 110, − 5 = 105.
+    # The file gives days, no times: A (Man United v West Ham) and B (Newcastle v Tottenham)
+    # both kick off on 13 August, A placed first (the 10th, B the 12th); C (Barcelona v
+    # Betis) on 20 August, D (Levante v Villarreal) on the 21st. B was settled before A, and
+    # D on 1 September: the curve does not follow that. 100 + 10 = 110, − 10 = 100, + 10 =
+    # 110, − 5 = 105.
     assert body["bankroll"] == [
-        {"bet_id": book["B"], "settled_at": "2017-08-13T16:00:00Z", "bankroll": 90.0},
-        {"bet_id": book["A"], "settled_at": "2017-08-13T18:00:00Z", "bankroll": 100.0},
-        {"bet_id": book["C"], "settled_at": "2017-08-20T22:00:00Z", "bankroll": 110.0},
-        {"bet_id": book["D"], "settled_at": "2017-09-01T00:00:00Z", "bankroll": 105.0},
+        {
+            "bet_id": book["A"],
+            "kickoff": "2017-08-13T00:00:00Z",
+            "settled_at": "2017-08-13T18:00:00Z",
+            "bankroll": 110.0,
+        },
+        {
+            "bet_id": book["B"],
+            "kickoff": "2017-08-13T00:00:00Z",
+            "settled_at": "2017-08-13T16:00:00Z",
+            "bankroll": 100.0,
+        },
+        {
+            "bet_id": book["C"],
+            "kickoff": "2017-08-20T00:00:00Z",
+            "settled_at": "2017-08-20T22:00:00Z",
+            "bankroll": 110.0,
+        },
+        {
+            "bet_id": book["D"],
+            "kickoff": "2017-08-21T00:00:00Z",
+            "settled_at": "2017-09-01T00:00:00Z",
+            "bankroll": 105.0,
+        },
     ]
     assert body["starting_bankroll"] == 100.0
+
+
+def test_the_bankroll_curve_of_an_imported_history_follows_the_matches(
+    client: TestClient, admin_headers: dict[str, str], season_file: Callable[[str], Path]
+) -> None:
+    stored = store_season(client, admin_headers, season_lines(season_file("E0_1819"), 12))
+    (early, _), (late, _) = stored[0], stored[-1]
+    # A spreadsheet kept newest first, as many are: both bets are settled by the import, in
+    # one moment, the later match's first. E0 2018/19: Man United 2-1 Leicester on 10 August
+    # (home won, 10 at 2.0: +10), the twelfth row Chelsea 3-2 Arsenal on 18 August (+10).
+    csv = (
+        "placed_at,match_id,outcome,bookmaker,price,stake\n"
+        f"2018-08-17T12:00:00Z,{late},1,B365,2.0,10\n"
+        f"2018-08-10T12:00:00Z,{early},1,B365,2.0,10\n"
+    )
+    headers = admin_headers | {"Content-Type": "text/csv"}
+    imported = client.post("/bets/import", content=csv, headers=headers)
+    assert imported.status_code == 201, imported.text
+    second, first = imported.json()["bet_ids"]
+    points = summary(client, admin_headers)["bankroll"]
+    assert isinstance(points, list)
+    assert [(p["bet_id"], p["kickoff"][:10], p["bankroll"]) for p in points] == [
+        (first, "2018-08-10", 10.0),
+        (second, "2018-08-18", 20.0),
+    ]
+    assert points[0]["settled_at"] == points[1]["settled_at"]
 
 
 def test_the_filters(book_client: TestClient, admin_headers: dict[str, str]) -> None:
@@ -298,3 +402,32 @@ def test_the_guide_states_the_noise_of_roi_with_its_numbers() -> None:
     assert f"±{roi_half * 100:.0f} points" in guide
     assert f"±{clv_half * 100:.0f} point" in guide
     assert f"about\n{spread * 100:.0f} points" in guide
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        # Placed at Pinnacle (PS): C, D and the open F.
+        ("bookmaker=pinnacle", {"C", "D", "F"}),
+        ("competition=SP1", {"C", "D"}),
+        # Placed from 12 August to 19 August at midnight, both ends included.
+        ("from=2017-08-12&to=2017-08-19", {"B", "C", "E"}),
+        ("competition=E0&bookmaker=B365&to=2017-08-12", {"A", "B"}),
+    ],
+)
+def test_the_list_the_export_and_the_summary_read_one_filter(
+    book_client: TestClient,
+    book: dict[str, int],
+    admin_headers: dict[str, str],
+    query: str,
+    names: set[str],
+) -> None:
+    expected = {book[name] for name in names}
+    listed = book_client.get(f"/bets?{query}", headers=admin_headers).json()["items"]
+    exported = book_client.get(f"/bets/export?{query}", headers=admin_headers).text
+    rows = list(csv.DictReader(io.StringIO(exported)))
+    overall = summary(book_client, admin_headers, f"?{query}")["overall"]
+    assert isinstance(overall, dict)
+    assert {bet["id"] for bet in listed} == expected
+    assert {int(row["id"]) for row in rows} == expected
+    assert overall["bets"] == len(expected)

@@ -27,7 +27,7 @@ from app.domain.wording import counted
 
 if TYPE_CHECKING:
     from app.domain.bet_book import BookFigures, BookGroup, BookSummary
-    from app.services.bet_book import BetFilter
+    from app.services.bets import BetFilter
 
 
 def _moment(text: str) -> dt.datetime:
@@ -64,11 +64,16 @@ def _filter(
     bookmaker: str | None,
     competition: str | None,
 ) -> BetFilter:
-    from app.services.bet_book import BetFilter
+    from app.services.bets import BetFilter
 
     if placed_from is not None and placed_to is not None and placed_to <= placed_from:
         raise typer.BadParameter("must be after --from", param_hint="--to")
-    return BetFilter(placed_from, placed_to, bookmaker, competition)
+    return BetFilter(
+        bookmaker=bookmaker,
+        competition=competition,
+        placed_from=placed_from,
+        placed_to=placed_to,
+    )
 
 
 def import_command(
@@ -84,6 +89,7 @@ def import_command(
     (line 1 is the header) and nothing is recorded (exit 1)."""
     from app.domain.bet_csv import BetCsvTooLargeError, check_size
     from app.services.bet_book import BetImportError, import_bets
+    from app.services.flags import FlagTerms
 
     settings = load_settings()
     log_as_a_command(settings)
@@ -94,7 +100,13 @@ def import_command(
         fail(f"cannot import {file}: {error}")
     try:
         with database_session(settings, writes=True) as session:
-            report = import_bets(session, data, dt.datetime.now(dt.UTC), dry_run=dry_run)
+            report = import_bets(
+                session,
+                data,
+                dt.datetime.now(dt.UTC),
+                dry_run=dry_run,
+                window=FlagTerms.of(settings).closing_window,
+            )
     except BetImportError as error:
         _print_errors(error, as_json=as_json)
         raise typer.Exit(1) from None

@@ -49,12 +49,20 @@ def add_alias(
     """Map ALIAS to TEAM for every ingest; a team already stored as ALIAS is merged into TEAM
     (what moves is shown first)."""
     from app.services import teams
+    from app.services.flags import FlagTerms
 
     settings = load_settings()
     log_as_a_command(settings)
     try:
         with database_session(settings, writes=True) as session:
-            report = teams.add_alias(session, alias=alias, team=team, confirm=yes, dry_run=dry_run)
+            report = teams.add_alias(
+                session,
+                alias=alias,
+                team=team,
+                confirm=yes,
+                dry_run=dry_run,
+                window=FlagTerms.of(settings).closing_window,
+            )
     except teams.MergeNeedsConfirmationError as error:
         if as_json:
             show_json({"error": str(error), "preview": dataclasses.asdict(error.preview)})

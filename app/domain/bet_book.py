@@ -8,6 +8,14 @@ Which bets count where:
   figure (they would add a stake and its return, nothing else). *Open* bets are counted, and
   their stakes summed apart (``open_stake``: at risk, not yet staked and settled).
 - CLV is the mean of the settled bets' CLVs that had a closing line (``clv.n`` of them).
+- A stored bet outside the bounds a bet is recorded within (a stake above
+  :data:`app.domain.bets.STAKE_MAX`, a return or CLV that is not a finite number: only a bet
+  stored before the bound can be one) is counted and left out of every figure, so that one
+  such bet cannot make every sum infinite.
+
+The bankroll curve follows the matches: a bet's point is at its match's kickoff (then the
+time placed, then its id), not at the moment it was settled, which for an imported history
+is one moment for every bet, and which a late close or a corrected result moves.
 
 ROI is a ratio, ``R = Σ profit / Σ stake``; its interval is the delta method's:
 ``R ± t(0.975, n − 1) · sd(z) / √n`` with ``z_i = (profit_i − R · stake_i) / mean(stake)``,
@@ -19,6 +27,7 @@ it is the plain t interval of the per-bet return ``profit_i / stake``.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +36,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 from numpy.typing import ArrayLike
 
-from app.domain.bets import BetStatus
+from app.domain.bets import STAKE_MAX, BetStatus
 from app.domain.evaluation import MeanInterval, mean_interval
 
 # The source of a bet that followed no flag.
@@ -48,6 +57,7 @@ class BookedBet:
     profit: float | None
     clv: float | None
     settled_at: dt.datetime | None
+    kickoff: dt.datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +86,11 @@ class BookGroup:
 
 @dataclass(frozen=True, slots=True)
 class BankrollPoint:
-    """The bankroll just after one settled bet, in settlement order."""
+    """The bankroll just after one settled bet, at its match's kickoff; ``settled_at`` is
+    when the bet was settled (last)."""
 
     bet_id: int
+    kickoff: dt.datetime
     settled_at: dt.datetime
     bankroll: float
 
@@ -119,6 +131,7 @@ def roi_interval(stakes: ArrayLike, profits: ArrayLike) -> MeanInterval:
 def book_figures(bets: Sequence[BookedBet]) -> BookFigures:
     """The figures of ``bets``."""
     settled = [bet for bet in bets if _is_settled(bet)]
+    at_risk = [bet for bet in bets if bet.status is BetStatus.OPEN and _is_in_bounds(bet)]
     stakes = [bet.stake for bet in settled]
     profits = [bet.profit or 0.0 for bet in settled]
     staked, profit = float(sum(stakes)), float(sum(profits))
@@ -127,7 +140,7 @@ def book_figures(bets: Sequence[BookedBet]) -> BookFigures:
         open=sum(1 for bet in bets if bet.status is BetStatus.OPEN),
         settled=len(settled),
         void=sum(1 for bet in bets if bet.status is BetStatus.VOID),
-        open_stake=float(sum(bet.stake for bet in bets if bet.status is BetStatus.OPEN)),
+        open_stake=float(sum(bet.stake for bet in at_risk)),
         staked=staked,
         returned=staked + profit,
         profit=profit,
@@ -137,7 +150,25 @@ def book_figures(bets: Sequence[BookedBet]) -> BookFigures:
 
 
 def _is_settled(bet: BookedBet) -> bool:
-    return bet.status in (BetStatus.WON, BetStatus.LOST) and bet.profit is not None
+    return (
+        bet.status in (BetStatus.WON, BetStatus.LOST)
+        and bet.profit is not None
+        and _is_in_bounds(bet)
+    )
+
+
+def _is_in_bounds(bet: BookedBet) -> bool:
+    """Whether the bet's stake, profit and CLV are within what a bet is recorded with."""
+    return (
+        math.isfinite(bet.stake)
+        and 0 < bet.stake <= STAKE_MAX
+        and all(math.isfinite(value) for value in (bet.profit, bet.clv) if value is not None)
+    )
+
+
+def out_of_bounds(bets: Sequence[BookedBet]) -> list[int]:
+    """The ids of the bets left out of every figure (module docstring)."""
+    return [bet.id for bet in bets if not _is_in_bounds(bet)]
 
 
 def month_of(moment: dt.datetime, zone: ZoneInfo) -> str:
@@ -154,14 +185,15 @@ def groups(bets: Sequence[BookedBet], key: Callable[[BookedBet], str]) -> list[B
 
 
 def bankroll_curve(bets: Sequence[BookedBet], starting_bankroll: float) -> list[BankrollPoint]:
-    """The bankroll after each settled bet, ordered by settlement time then id."""
+    """The bankroll after each settled bet, in the order of their matches' kickoffs (then
+    the time placed, then id)."""
     settled = sorted(
         (bet for bet in bets if _is_settled(bet) and bet.settled_at is not None),
-        key=lambda bet: (bet.settled_at, bet.id),
+        key=lambda bet: (bet.kickoff, bet.placed_at, bet.id),
     )
     bankroll = np.cumsum([bet.profit or 0.0 for bet in settled]) + starting_bankroll
     return [
-        BankrollPoint(bet.id, bet.settled_at, float(value))  # type: ignore[arg-type]
+        BankrollPoint(bet.id, bet.kickoff, bet.settled_at, float(value))  # type: ignore[arg-type]
         for bet, value in zip(settled, bankroll.tolist(), strict=True)
     ]
 

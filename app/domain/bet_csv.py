@@ -17,7 +17,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from app.domain.bets import BET_NOTE_MAX_LENGTH, PRICE_TEXT_MAX_LENGTH, BetStatus, decimal_price
+from app.domain.bets import (
+    BET_NOTE_MAX_LENGTH,
+    PRICE_TEXT_MAX_LENGTH,
+    BetStatus,
+    decimal_price,
+    stake_problem,
+)
 from app.domain.football_data import parse_date
 from app.domain.records import (
     CODE_MAX_LENGTH,
@@ -366,7 +372,10 @@ def parse_price_text(text: str, column: str = "price") -> str:
 def parse_stake(text: str, column: str = "stake") -> float:
     if not _STAKE.match(_required(text, column)) or float(text) <= 0:
         raise ValueError(f"stake {text!r} is not an amount above 0, such as 10 or 12.50")
-    return float(text)
+    stake = float(text)
+    if (problem := stake_problem(stake)) is not None:
+        raise ValueError(problem)
+    return stake
 
 
 def parse_status(text: str, column: str = "status") -> BetStatus | None:

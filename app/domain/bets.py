@@ -31,6 +31,18 @@ PRICE_TEXT_MAX_LENGTH = 16
 # one within a rounding error of 1 would be written back as 1); above the highest, a slip.
 MIN_DECIMAL_PRICE = 1.001
 MAX_DECIMAL_PRICE = 1001.0
+# More than any bettor stakes on one bet; the bound keeps a typing slip (a bankroll's worth of
+# zeros) out of the book's sums: at most STAKE_MAX × MAX_DECIMAL_PRICE (about 1e12) comes back
+# from one bet, so no sum of stored bets overflows.
+STAKE_MAX = 1e9
+
+
+def stake_problem(stake: float) -> str | None:
+    """What is wrong with ``stake``, or None: a stake is a finite amount above 0 and at most
+    :data:`STAKE_MAX` (the one rule of the API, the command line and a CSV import)."""
+    if not (math.isfinite(stake) and 0 < stake <= STAKE_MAX):
+        return f"stake {stake:.10g} must be above 0 and at most {STAKE_MAX:.10g}"
+    return None
 
 
 class BetStatus(StrEnum):

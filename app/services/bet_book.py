@@ -13,12 +13,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import Row, Select, select
+from sqlalchemy import Row, select
 from sqlalchemy.orm import Session, aliased
 
 from app.db.engine import on_commit
 from app.db.orm import Bet, Competition, Match, Team
-from app.domain.bet_book import BookedBet, BookSummary, summarise_book
+from app.domain.bet_book import BookedBet, BookSummary, out_of_bounds, summarise_book
 from app.domain.bet_csv import (
     BetRow,
     ExportedBet,
@@ -29,9 +29,10 @@ from app.domain.bet_csv import (
 )
 from app.domain.bets import BetChannel, BetDraft, BetStatus, decimal_price
 from app.domain.bookmakers import commission_code
+from app.domain.flags import CLOSING_WINDOW
 from app.domain.records import settled_result
 from app.domain.wording import counted
-from app.services.bets import BetDraftError, record_bets
+from app.services.bets import BetDraftError, BetFilter, bet_conditions, record_bets
 from app.services.bulk import chunks, ids_by
 from app.services.ingest.dimensions import resolve_teams
 from app.services.ingest.matches import (
@@ -72,22 +73,18 @@ class ImportReport:
     already_recorded: list[int] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class BetFilter:
-    """Which bets: placed in a window (both ends included, as the flag ledger's), at
-    a bookmaker (code or name), in a competition."""
-
-    placed_from: dt.datetime | None = None
-    placed_to: dt.datetime | None = None
-    bookmaker: str | None = None
-    competition: str | None = None
-
-
 def import_bets(
-    session: Session, data: bytes | str, now: dt.datetime, *, dry_run: bool = False
+    session: Session,
+    data: bytes | str,
+    now: dt.datetime,
+    *,
+    dry_run: bool = False,
+    window: dt.timedelta = CLOSING_WINDOW,
 ) -> ImportReport:
     """Record the bets of a CSV file in the caller's transaction, all or none
-    (:class:`BetImportError` names every bad row); ``dry_run`` checks and records nothing."""
+    (:class:`BetImportError` names every bad row); ``dry_run`` checks and records nothing.
+    A bet of a match whose result is stored is settled at once, its close read with
+    ``window`` (the operator's closing window)."""
     parsed = parse_bet_csv(data.encode() if isinstance(data, str) else data)
     if parsed.errors and not parsed.rows:
         raise BetImportError(parsed.errors)
@@ -101,7 +98,7 @@ def import_bets(
     drafts = [_draft(row, match_ids[row.line]) for row in new_rows]
     with session.begin_nested() as attempt:
         try:
-            bets = record_bets(session, drafts, BetChannel.IMPORT, now)
+            bets = record_bets(session, drafts, BetChannel.IMPORT, now, window)
         except BetDraftError as error:
             errors.extend(
                 RowError(new_rows[problem.index].line, problem.field, problem.message)
@@ -306,7 +303,6 @@ def _not_one_match(line: int, name: MatchName, ids: list[int]) -> RowError:
 
 
 BetKey = tuple[int, str, str, float, float, dt.datetime]
-_BookSelect = Select[Bet, str, str, str, dt.datetime]
 _BookRow = Row[Bet, str, str, str, dt.datetime]
 
 
@@ -341,18 +337,6 @@ def _new_rows(
     return new, repeated
 
 
-def _filtered(statement: _BookSelect, filters: BetFilter) -> _BookSelect:
-    if filters.placed_from is not None:
-        statement = statement.where(Bet.placed_at >= filters.placed_from)
-    if filters.placed_to is not None:
-        statement = statement.where(Bet.placed_at <= filters.placed_to)
-    if filters.bookmaker is not None:
-        statement = statement.where(Bet.bookmaker == commission_code(filters.bookmaker))
-    if filters.competition is not None:
-        statement = statement.where(Competition.code == filters.competition.strip())
-    return statement
-
-
 def _book_rows(session: Session, filters: BetFilter) -> Iterable[_BookRow]:
     home, away = aliased(Team), aliased(Team)
     statement = (
@@ -361,9 +345,10 @@ def _book_rows(session: Session, filters: BetFilter) -> Iterable[_BookRow]:
         .join(Competition, Match.competition_id == Competition.id)
         .join(home, Match.home_team_id == home.id)
         .join(away, Match.away_team_id == away.id)
+        .where(*bet_conditions(filters))
         .order_by(Bet.placed_at, Bet.id)
     )
-    return session.execute(_filtered(statement, filters)).all()
+    return session.execute(statement).all()
 
 
 def export_bets(session: Session, filters: BetFilter) -> str:
@@ -418,7 +403,16 @@ def summarise_bets(
             profit=bet.profit,
             clv=bet.clv,
             settled_at=bet.settled_at,
+            kickoff=kickoff,
         )
-        for bet, code, _home, _away, _kickoff in _book_rows(session, filters)
+        for bet, code, _home, _away, kickoff in _book_rows(session, filters)
     ]
+    left_out = out_of_bounds(booked)
+    if left_out:
+        # Only a bet stored before stakes were bounded can be one; a correction mends it.
+        log.warning(
+            "%s out of bounds, left out of the summary: %s",
+            counted(len(left_out), "bet"),
+            ", ".join(map(str, left_out[:20])),
+        )
     return summarise_book(booked, starting_bankroll=starting_bankroll, time_zone=time_zone)

@@ -6,7 +6,6 @@ ledger's closing line (:func:`app.services.flags.closing_lines`). Rules in
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,6 +26,7 @@ from app.domain.bets import (
     PriceFormatError,
     decimal_price,
     settle_bets,
+    stake_problem,
 )
 from app.domain.bookmakers import commission_code
 from app.domain.flags import CLOSING_WINDOW, CloseOrigin, ClosingLine
@@ -182,8 +182,8 @@ def _field_problems(draft: BetDraft) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     if draft.outcome not in ("1", "X", "2"):
         problems.append(("outcome", f"{draft.outcome!r} is not 1, X or 2"))
-    if not (math.isfinite(draft.stake) and draft.stake > 0):
-        problems.append(("stake", f"stake {draft.stake:g} must be above 0"))
+    if (stake := stake_problem(draft.stake)) is not None:
+        problems.append(("stake", stake))
     if draft.placed_at.tzinfo is None:
         problems.append(("placed_at", "a time placed needs its time zone"))
     texts = [("bookmaker", draft.bookmaker, CODE_MAX_LENGTH)]
@@ -520,8 +520,10 @@ def bet_ids_of_match(session: Session, match_id: int) -> list[int]:
 
 @dataclass(frozen=True, slots=True)
 class BetFilter:
-    """Which bets a list shows: following a flag priced by one of the links ``sources``
-    (normalised), placed in [``placed_from``, ``placed_to``]."""
+    """Which bets the book's list, export and summary show: with a status, at a bookmaker
+    (code or name), in a competition (its code), of a match, following a flag priced by one
+    of the links ``sources`` (normalised), placed in [``placed_from``, ``placed_to``] (both
+    ends included, as the flag ledger's window)."""
 
     status: BetStatus | None = None
     bookmaker: str | None = None
@@ -603,14 +605,15 @@ def list_bets(session: Session, filters: BetFilter, window: PageWindow) -> Paged
     """The bets that fit ``filters``, latest placed first."""
     statement: Select[Bet] = (
         select(Bet)
-        .where(*_conditions(filters))
+        .where(*bet_conditions(filters))
         .options(*_WITH_MATCH)
         .order_by(Bet.placed_at.desc(), Bet.id.desc())
     )
     return paginate(session, statement, window).map(book_bet)
 
 
-def _conditions(filters: BetFilter) -> list[ColumnElement[bool]]:
+def bet_conditions(filters: BetFilter) -> list[ColumnElement[bool]]:
+    """The conditions on :class:`app.db.orm.Bet` of ``filters``."""
     conditions: list[ColumnElement[bool]] = []
     if filters.status is not None:
         conditions.append(Bet.status == filters.status)
@@ -620,7 +623,7 @@ def _conditions(filters: BetFilter) -> list[ColumnElement[bool]]:
         in_competition = (
             select(Match.id)
             .join(Competition, Match.competition_id == Competition.id)
-            .where(Competition.code == filters.competition)
+            .where(Competition.code == filters.competition.strip())
         )
         conditions.append(Bet.match_id.in_(in_competition))
     if filters.match_id is not None:

@@ -45,7 +45,7 @@ def bets_view(
     """The whole book summed up as GET /bets/summary sums it, its CLVs, and ``window`` of the
     bets, latest placed first."""
     summary = bet_book.summarise_bets(
-        session, bet_book.BetFilter(), starting_bankroll=starting_bankroll, time_zone=time_zone
+        session, bets.BetFilter(), starting_bankroll=starting_bankroll, time_zone=time_zone
     )
     listed = bets.list_bets(session, bets.BetFilter(), window)
     return BetsView(summary, _clv_points(session), listed)

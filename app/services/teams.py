@@ -160,11 +160,18 @@ def list_teams(session: Session, window: PageWindow, *, search: str | None = Non
 
 
 def add_alias(
-    session: Session, *, alias: str, team: str, confirm: bool = False, dry_run: bool = False
+    session: Session,
+    *,
+    alias: str,
+    team: str,
+    confirm: bool = False,
+    dry_run: bool = False,
+    window: dt.timedelta = CLOSING_WINDOW,
 ) -> AliasReport:
     """Make ``alias`` another name of ``team``; a team stored under ``alias`` is folded into
-    ``team`` (its matches move, a match now there twice is merged). ``dry_run`` changes
-    nothing; a merge that needs confirming (see the module) needs ``confirm``."""
+    ``team`` (its matches move, a match now there twice is merged, its bets settled again
+    with the twin's close read with ``window``, the operator's closing window). ``dry_run``
+    changes nothing; a merge that needs confirming (see the module) needs ``confirm``."""
     alias, team = check_team_name(alias), check_team_name(team)
     if alias == team:
         raise AliasConflictError(f"{alias!r} is already the team's own name")
@@ -197,7 +204,7 @@ def add_alias(
     session.flush()
     if plan is None:
         return AliasReport(alias, target.name, created=True, merged_team=False)
-    _merge(session, plan, added)
+    _merge(session, plan, added, window)
     return AliasReport(
         alias,
         target.name,
@@ -351,7 +358,7 @@ def _clashes(
     ]
 
 
-def _merge(session: Session, plan: _MergePlan, alias: TeamAlias) -> None:
+def _merge(session: Session, plan: _MergePlan, alias: TeamAlias, window: dt.timedelta) -> None:
     now = utcnow()
     record = TeamMerge(alias_id=alias.id, team_name=plan.duplicate.name, aliases=[])
     for step in plan.steps:
@@ -360,7 +367,7 @@ def _merge(session: Session, plan: _MergePlan, alias: TeamAlias) -> None:
             step.match.updated_at = now
             record.matches.append(TeamMergeMatch(match_id=step.match.id, change=step.change))
         else:
-            _fold_into(session, step.match, step.twin, step.movable_quotes, now)
+            _fold_into(session, step.match, step.twin, step.movable_quotes, now, window)
             record.matches.append(TeamMergeMatch(match_id=step.twin.id, change=step.change))
     session.flush()
     record.aliases = list(
@@ -383,7 +390,12 @@ def _merge(session: Session, plan: _MergePlan, alias: TeamAlias) -> None:
 
 
 def _fold_into(
-    session: Session, match: Match, twin: Match, movable_quotes: tuple[int, ...], now: dt.datetime
+    session: Session,
+    match: Match,
+    twin: Match,
+    movable_quotes: tuple[int, ...],
+    now: dt.datetime,
+    window: dt.timedelta,
 ) -> None:
     """Fold a match into the target's twin, which takes the quotes, result, kickoff time and
     external id it lacks."""
@@ -403,7 +415,7 @@ def _fold_into(
         twin.kickoff, twin.kickoff_time_known = match.kickoff, True
     external_id = match.external_id
     # The bets placed on it follow it to its twin (and are settled by the twin's result).
-    move_bets(session, match.id, twin.id, now, CLOSING_WINDOW)
+    move_bets(session, match.id, twin.id, now, window)
     # An entry the folded match keeps (the twin had its own) goes with it: so do its sums.
     dropped_days = track_record_aggregates.entry_days(session, [match.id])
     session.delete(match)

@@ -282,11 +282,16 @@ def delete_match(
         extended={409: MergeConfirmationProblem},
     ),
 )
-def post_alias(alias: AliasIn, session: WriteSessionDep) -> AliasOut:
+def post_alias(alias: AliasIn, session: WriteSessionDep, settings: SettingsDep) -> AliasOut:
     """Map another source's team name to a stored team (merging a duplicate team if one
     exists: the answer's ``preview`` says what moved; ``dry_run`` looks first)."""
     report = teams.add_alias(
-        session, alias=alias.alias, team=alias.team, confirm=alias.confirm, dry_run=alias.dry_run
+        session,
+        alias=alias.alias,
+        team=alias.team,
+        confirm=alias.confirm,
+        dry_run=alias.dry_run,
+        window=FlagTerms.of(settings).closing_window,
     )
     return AliasOut.model_validate(report)
 

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response,
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from app.api.deps import ReceivedAtDep, SessionDep, WriteSessionDep, require_admin
+from app.api.deps import ReceivedAtDep, SessionDep, SettingsDep, WriteSessionDep, require_admin
 from app.api.errors import invalid
 from app.api.query_params import check_window
 from app.api.routers.flags import CSV_MEDIA_TYPE
@@ -25,6 +25,8 @@ from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
 from app.domain.wording import counted
 from app.services import bet_book
+from app.services.bets import BetFilter
+from app.services.flags import FlagTerms
 
 router = APIRouter(prefix="/bets", tags=["bets"], dependencies=[Depends(require_admin)])
 
@@ -77,12 +79,17 @@ async def bet_filter(
             examples=["E0"],
         ),
     ] = None,
-) -> bet_book.BetFilter:
+) -> BetFilter:
     check_window(placed_from, placed_to)
-    return bet_book.BetFilter(placed_from, placed_to, bookmaker, competition)
+    return BetFilter(
+        bookmaker=bookmaker,
+        competition=competition,
+        placed_from=placed_from,
+        placed_to=placed_to,
+    )
 
 
-FilterDep = Annotated[bet_book.BetFilter, Depends(bet_filter)]
+FilterDep = Annotated[BetFilter, Depends(bet_filter)]
 
 
 IMPORT_DESCRIPTION = (
@@ -123,6 +130,7 @@ IMPORT_DESCRIPTION = (
 async def import_bets(
     request: Request,
     session: WriteSessionDep,
+    settings: SettingsDep,
     received: ReceivedAtDep,
     dry_run: Annotated[
         bool, Query(description="Check the file and say what would be recorded; record nothing.")
@@ -132,7 +140,12 @@ async def import_bets(
     data = await request.body()
     try:
         report = await run_in_threadpool(
-            bet_book.import_bets, session, data, received, dry_run=dry_run
+            bet_book.import_bets,
+            session,
+            data,
+            received,
+            dry_run=dry_run,
+            window=FlagTerms.of(settings).closing_window,
         )
     except bet_book.BetImportError as error:
         raise invalid(_field_error(row_error) for row_error in error.errors) from None

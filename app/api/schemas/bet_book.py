@@ -66,14 +66,23 @@ class BookGroupOut(AnswerModel):
 
 
 class BookBankrollPointOut(AnswerModel):
+    """The bankroll just after one settled bet, plotted at its match's kickoff."""
+
     bet_id: int
-    settled_at: dt.datetime
+    kickoff: dt.datetime = Field(
+        description="The kickoff of the bet's match: the curve's order and its time axis."
+    )
+    settled_at: dt.datetime = Field(
+        description="When the bet was (last) settled: for an imported history, the import's "
+        "moment; a late close or a corrected result moves it."
+    )
     bankroll: float = Field(description="The starting bankroll plus the profits so far.")
 
 
 class BookSummaryOut(AnswerModel):
     """The book summed up, as a whole and by bookmaker, competition, month placed and source;
-    the bankroll after each settled bet, in settlement order."""
+    the bankroll after each settled bet, in the order of their matches' kickoffs (then the
+    time placed, then the bet's id)."""
 
     overall: BookFiguresOut
     by_bookmaker: list[BookGroupOut]

@@ -22,6 +22,7 @@ from app.domain.bets import (
     MAX_DECIMAL_PRICE,
     MIN_DECIMAL_PRICE,
     PRICE_TEXT_MAX_LENGTH,
+    STAKE_MAX,
     BetChangeKind,
     BetChannel,
     BetDraft,
@@ -31,10 +32,6 @@ from app.domain.fields import UtcDateTime, text_rule
 from app.domain.flags import CloseOrigin
 from app.domain.records import CODE_MAX_LENGTH, Outcome
 from app.services.bets import BetCorrection
-
-# More than any bettor stakes on one bet; the bound keeps a typing slip (a bankroll's worth of
-# zeros) out of the book's sums.
-STAKE_MAX = 1e9
 
 FlagId = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
 TypedPrice = Annotated[
