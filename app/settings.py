@@ -584,7 +584,7 @@ class Settings(BaseSettings):
     alert_sender: bool = Field(
         default=True,
         description="Whether `oddsboost serve` sends the queued alerts (each worker runs a "
-        "sender; they never send one delivery twice); false: it only queues them, for "
+        "sender; two never post one delivery at once); false: it only queues them, for "
         "another server to send, and needs no `alert_secret` (a refit's process is started so).",
     )
     public_url: str | None = Field(
