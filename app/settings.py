@@ -587,6 +587,15 @@ class Settings(BaseSettings):
         "sender; two never post one delivery at once); false: it only queues them, for "
         "another server to send, and needs no `alert_secret` (a refit's process is started so).",
     )
+    alert_retention_days: int = Field(
+        default=30,
+        ge=1,
+        le=3650,
+        description="Delivered and failed alert deliveries (and their attempts) queued more "
+        "than this many days ago, of matches that have kicked off, are deleted by the "
+        "server's sender, in small batches about once an hour, or by `oddsboost alerts "
+        "prune` (days).",
+    )
     public_url: str | None = Field(
         default=None,
         pattern=r"^https?://[^?#\s]+$",

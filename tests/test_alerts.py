@@ -585,3 +585,35 @@ def test_a_receiver_that_times_out_holds_back_no_other_receiver(
         assert send(outbox, settings, retry_at) == 10
     assert [item.status for item in deliveries(session)] == ["delivered"] * 20
     assert len(dead.received) == 11
+
+
+def test_deliveries_past_their_retention_are_pruned_with_their_attempts(
+    client: TestClient,
+    session: Session,
+    admin_headers: dict[str, str],
+    receiver: WebhookReceiver,
+    outbox: Outbox,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    raise_away_flag(client, admin_headers, KICKOFF, RAISED)
+    receiver.answer_with(Reply(500, b"busy"))
+    assert send(outbox, settings) == 2  # one delivered, one to be tried again
+    raise_away_flag(client, admin_headers, KICKOFF, RAISED, home_team="Everton")
+    assert send(outbox, settings) == 2  # the second flag's two, delivered
+    # Queued now (the wall clock: 2026 or so), their match kicks off on 12 January 2030.
+    retention = dt.timedelta(days=30)
+    kickoff = dt.datetime(2030, 1, 12, 15, tzinfo=dt.UTC)
+    # Before the kickoff nothing goes, however old: a flag may still be alerted, measured
+    # against its last alerted price.
+    assert alerts.prune_deliveries(outbox.writes, kickoff - LATER, retention) == 0
+    # Nor within the retention: queued less than ten years before 2030.
+    ten_years = dt.timedelta(days=3650)
+    assert alerts.prune_deliveries(outbox.writes, kickoff + LATER, ten_years) == 0
+    # After it: the three delivered go (one transaction each, batches of one here); the
+    # pending one stays, whatever its age.
+    monkeypatch.setattr(alerts, "PRUNE_BATCH", 1)
+    assert alerts.prune_deliveries(outbox.writes, kickoff + LATER, retention) == 3
+    (left,) = deliveries(session)
+    assert (left.status, left.attempts) == ("pending", 1)
+    assert [row.delivery_id for row in attempts(session)] == [left.id]

@@ -20,7 +20,8 @@ from pydantic import SecretStr
 from sqlalchemy import func, select
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import AlertAttempt, AlertDelivery
+from app.db.orm import AlertAttempt, AlertDelivery, Match
+from app.domain.alerts import DeliveryStatus
 from app.main import create_app
 from app.services import refit_runs
 from app.services.alerts import (
@@ -286,3 +287,67 @@ def test_a_claim_is_renewed_as_each_attempt_starts(migrated_url: str) -> None:
         assert renew_claim(writes, claimed, moment, lease) is None
     finally:
         engine.dispose()
+
+
+def played_long_ago(database_url: str, settings: Settings) -> tuple[int, int]:
+    """Two flags' alerts to one receiver, both queued 40 days ago for matches played since:
+    Arsenal's delivered, Everton's still pending. Their ids."""
+    engine = make_engine(database_url)
+    writes = make_session_factory(engine, for_writes=True)
+    try:
+        with session_scope(writes) as session:
+            for home in ("Arsenal", "Everton"):
+                batch = away_flag_batch(RAISED - dt.timedelta(hours=1), home=home)
+                ingest_batch(
+                    session, batch, source="test", now=RAISED, flag_terms=FlagTerms.of(settings)
+                )
+        with session_scope(writes) as session:
+            arsenal, everton = session.scalars(select(AlertDelivery).order_by(AlertDelivery.id))
+            long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=40)
+            arsenal.status = DeliveryStatus.DELIVERED
+            for delivery in (arsenal, everton):
+                delivery.created_at = long_ago
+                match = session.get(Match, delivery.message["match_id"])
+                assert match is not None
+                match.kickoff = long_ago + dt.timedelta(days=1)
+            return arsenal.id, everton.id
+    finally:
+        engine.dispose()
+
+
+def delivery_ids(database_url: str) -> list[int]:
+    engine = make_engine(database_url)
+    try:
+        with session_scope(make_session_factory(engine)) as session:
+            return list(session.scalars(select(AlertDelivery.id).order_by(AlertDelivery.id)))
+    finally:
+        engine.dispose()
+
+
+def test_alerts_prune_deletes_the_log_past_its_retention(
+    migrated_url: str, oddsboost: Oddsboost
+) -> None:
+    settings = sender_settings(migrated_url, "https://hooks.example/x", alert_sender=False)
+    arsenal_id, everton_id = played_long_ago(migrated_url, settings)
+    assert delivery_ids(migrated_url) == [arsenal_id, everton_id]
+    env = {"ODDSBOOST_DATABASE_URL": migrated_url}
+    kept = oddsboost.run("alerts", "prune", "--older-than-days", "41", "--json", env=env)
+    assert kept.returncode == 0, kept.stderr
+    assert json.loads(kept.stdout) == {"deleted": 0, "retention_days": 41}
+    pruned = oddsboost.run("alerts", "prune", env=env)  # 30 days by default
+    assert pruned.returncode == 0, pruned.stderr
+    assert "1 delivery deleted (older than 30 days)" in pruned.stdout
+    # The pending one stays, whatever its age.
+    assert delivery_ids(migrated_url) == [everton_id]
+
+
+def test_the_server_s_sender_prunes_the_log_unattended(migrated_url: str) -> None:
+    with webhook_receiver() as receiver:
+        settings = sender_settings(migrated_url, receiver.url(), alert_poll_seconds=60.0)
+        _arsenal_id, everton_id = played_long_ago(migrated_url, settings)
+        # As it starts the sender sends what is due (Everton's), then prunes (and again
+        # once an hour): both are now delivered, queued 40 days ago, of played matches.
+        with TestClient(create_app(settings)):
+            (sent,) = receiver.wait_for(1)
+            wait_until(lambda: delivery_ids(migrated_url) == [], "the log pruned")
+    assert sent.headers["X-Oddsboost-Delivery"] == str(everton_id)

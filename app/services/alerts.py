@@ -12,7 +12,8 @@ a slow batch may have been taken over), posts the message signed (:mod:`app.doma
 and records the attempt with its answer, its duration and when the next is due. A receiver
 whose attempt failed is passed over for the rest of the pass. :class:`AlertSender` runs
 passes in a thread of its own in the server, woken by the commits of its process and looking
-every few seconds for those of others (a command, another worker).
+every few seconds for those of others (a command, another worker), and deletes the log past
+its retention about once an hour (:func:`prune_deliveries`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from sqlalchemy import (
     Engine,
     Table,
     and_,
+    delete,
     insert,
     or_,
     select,
@@ -701,6 +703,57 @@ def _record(
         )
 
 
+# --- retention -------------------------------------------------------------------------------
+
+# Deliveries deleted by one transaction of a prune, and how often a server's sender prunes.
+PRUNE_BATCH = 500
+PRUNE_EVERY = dt.timedelta(hours=1)
+
+
+def _prunable(now: dt.datetime, retention: dt.timedelta) -> ColumnElement[bool]:
+    """Delivered or failed, queued before ``now - retention``, of a match that has kicked
+    off (its flag is alerted no more, so its last alerted price is not needed)."""
+    kicked_off = (
+        select(ValueFlag.id).join(Match, ValueFlag.match_id == Match.id).where(Match.kickoff <= now)
+    )
+    return and_(
+        DELIVERIES.c.status.in_([DeliveryStatus.DELIVERED, DeliveryStatus.FAILED]),
+        DELIVERIES.c.created_at < now - retention,
+        DELIVERIES.c.flag_id.in_(kicked_off.scalar_subquery()),
+    )
+
+
+def prune_deliveries(
+    sessions: sessionmaker[Session],
+    now: dt.datetime,
+    retention: dt.timedelta,
+    stopping: threading.Event | None = None,
+) -> int:
+    """Delete the deliveries past ``retention`` (see :func:`_prunable`) and their attempts,
+    at most :data:`PRUNE_BATCH` per transaction (each committed on its own, so no write
+    waits long), until none is left or ``stopping`` is set. How many were deleted."""
+    pruned = 0
+    while stopping is None or not stopping.is_set():
+        with session_scope(sessions) as session:
+            ids = list(
+                session.scalars(
+                    select(DELIVERIES.c.id)
+                    .where(_prunable(now, retention))
+                    .order_by(DELIVERIES.c.id)
+                    .limit(PRUNE_BATCH)
+                    # PostgreSQL: rows another sender is pruning are left to it.
+                    .with_for_update(skip_locked=True)
+                )
+            )
+            if ids:
+                session.execute(delete(ATTEMPTS).where(ATTEMPTS.c.delivery_id.in_(ids)))
+                session.execute(delete(DELIVERIES).where(DELIVERIES.c.id.in_(ids)))
+        pruned += len(ids)
+        if len(ids) < PRUNE_BATCH:
+            break
+    return pruned
+
+
 class AlertSender:
     """Sends the due deliveries from a thread of its own, on a connection of its own (never
     one a request waits for): woken by a commit of this process that wrote some, and every
@@ -709,6 +762,8 @@ class AlertSender:
     def __init__(self, settings: Settings) -> None:
         self._terms = SenderTerms.of(settings)
         self._poll = settings.alert_poll_seconds
+        self._retention = dt.timedelta(days=settings.alert_retention_days)
+        self._pruned_at: dt.datetime | None = None
         self._engine: Engine = make_engine(
             settings.database_url,
             sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds,
@@ -738,9 +793,20 @@ class AlertSender:
                 self._wake.clear()
                 try:
                     send_due(self._outbox, client, self._terms, stopping=self._stopping)
+                    self._prune_now_and_then()
                 except Exception:
                     log.exception("could not send the due alerts; trying again shortly")
                 self._wake.wait(self._poll)
+
+    def _prune_now_and_then(self) -> None:
+        """Delete the deliveries past their retention, once every :data:`PRUNE_EVERY`."""
+        now = utc_now()
+        if self._pruned_at is not None and now - self._pruned_at < PRUNE_EVERY:
+            return
+        self._pruned_at = now
+        pruned = prune_deliveries(self._outbox.writes, now, self._retention, self._stopping)
+        if pruned:
+            log.info("deleted %d alert deliveries past their retention", pruned)
 
 
 # --- the delivery log ------------------------------------------------------------------------
