@@ -385,8 +385,9 @@ def send_due(
     """One pass: claim the deliveries due now, send each once and record the attempt, until
     none is due (or ``stopping`` is set: the claims not tried yet are let go). A receiver
     whose attempt failed in this pass is passed over for the rest of it, its other claimed
-    deliveries put off until the failed one's next attempt, so that one receiver timing out
-    holds back the others by one attempt at most. How many attempts were made."""
+    deliveries put off until the failed one's next attempt (none: the next pass), so that
+    one receiver timing out holds back the others by one attempt at most. How many attempts
+    were made."""
     made = 0
     failing: dict[str, dt.datetime | None] = {}
     while stopping is None or not stopping.is_set():
