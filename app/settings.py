@@ -584,8 +584,17 @@ class Settings(BaseSettings):
     alert_sender: bool = Field(
         default=True,
         description="Whether `oddsboost serve` sends the queued alerts (each worker runs a "
-        "sender; they never send one delivery twice); false: it only queues them, for "
+        "sender; two never post one delivery at once); false: it only queues them, for "
         "another server to send, and needs no `alert_secret` (a refit's process is started so).",
+    )
+    alert_retention_days: int = Field(
+        default=30,
+        ge=1,
+        le=3650,
+        description="Delivered and failed alert deliveries (and their attempts) queued more "
+        "than this many days ago, of matches that have kicked off, are deleted by the "
+        "server's sender, in small batches about once an hour, or by `oddsboost alerts "
+        "prune` (days).",
     )
     public_url: str | None = Field(
         default=None,

@@ -511,3 +511,109 @@ def test_a_sender_stopping_lets_go_of_the_deliveries_it_has_not_tried(
     assert (second.status, second.attempts, second.claimed_until) == ("pending", 0, None)
     assert send(outbox, settings, moment) == 1
     assert len(receiver.received) == 2
+
+
+def test_a_pass_that_raises_lets_go_of_the_claims_it_has_not_tried(
+    client: TestClient,
+    session: Session,
+    admin_headers: dict[str, str],
+    receiver: WebhookReceiver,
+    outbox: Outbox,
+    settings: Settings,
+) -> None:
+    raise_away_flag(client, admin_headers, KICKOFF, RAISED)
+    raise_away_flag(client, admin_headers, KICKOFF, RAISED, home_team="Everton")
+    moment = now_utc()
+    readings: list[dt.datetime] = []
+
+    def clock() -> dt.datetime:
+        # Read to look, to claim, as the first attempt starts, then as the second starts:
+        # the database (say) fails there, before the second is sent.
+        readings.append(moment)
+        if len(readings) == 4:
+            raise RuntimeError("the database went away")
+        return moment
+
+    terms = SenderTerms.of(settings)
+    with open_client(terms.timeout_seconds) as http, pytest.raises(RuntimeError):
+        send_due(outbox, http, terms, clock)
+    first, second, third, fourth = deliveries(session)
+    assert (first.status, first.claimed_until) == ("delivered", None)
+    # The one under way when it raised may have been sent (it is not, here, but a raise
+    # after its POST looks the same): its claim runs out by itself, as if the process died.
+    assert (second.status, second.attempts) == ("pending", 0)
+    assert second.claimed_until == moment + terms.lease
+    # Those not reached are let go at once, for any sender.
+    assert [(item.attempts, item.claimed_until) for item in (third, fourth)] == [(0, None)] * 2
+    assert send(outbox, settings, moment) == 2
+    assert len(receiver.received) == 3
+
+
+def test_a_receiver_that_times_out_holds_back_no_other_receiver(
+    session: Session, admin_headers: dict[str, str], database_url: str, outbox: Outbox
+) -> None:
+    from tests.apps import build_app
+
+    homes = ["Arsenal", "Everton", "Fulham", "Brentford", "Burnley"]
+    homes += ["Wolves", "Watford", "Southampton", "Newcastle", "Leeds"]
+    with webhook_receiver() as dead, webhook_receiver() as healthy:
+        dead.usual = Reply(hang=True)
+        settings = alert_settings(database_url, dead.url(), healthy.url())
+        with TestClient(build_app(settings, session)) as client:
+            for home in homes:
+                raise_away_flag(client, admin_headers, KICKOFF, RAISED, home_team=home)
+        queued = deliveries(session)
+        assert len(queued) == 20  # ten flags, two receivers
+        moment = now_utc()
+        # One pass: the dead receiver's first delivery waits for its deadline (1 s) and
+        # fails; its nine others are put off until that one's retry, not tried one by one
+        # (9 more seconds); the healthy receiver gets its ten in the same pass.
+        assert send(outbox, settings, moment) == 11
+        assert len(healthy.wait_for(10)) == 10
+        assert len(dead.received) == 1
+        on_dead = [item for item in deliveries(session) if item.host == f"127.0.0.1:{dead.port}"]
+        tried = [item for item in on_dead if item.attempts == 1]
+        assert len(tried) == 1
+        assert tried[0].next_attempt_at is not None
+        retry_at = tried[0].next_attempt_at
+        assert [(item.status, item.next_attempt_at, item.claimed_until) for item in on_dead] == [
+            ("pending", retry_at, None)
+        ] * 10
+        # Nothing is due before the retry; at it, the receiver is back and all ten leave.
+        assert send(outbox, settings, retry_at - dt.timedelta(seconds=1)) == 0
+        dead.usual = Reply()
+        assert send(outbox, settings, retry_at) == 10
+    assert [item.status for item in deliveries(session)] == ["delivered"] * 20
+    assert len(dead.received) == 11
+
+
+def test_deliveries_past_their_retention_are_pruned_with_their_attempts(
+    client: TestClient,
+    session: Session,
+    admin_headers: dict[str, str],
+    receiver: WebhookReceiver,
+    outbox: Outbox,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    raise_away_flag(client, admin_headers, KICKOFF, RAISED)
+    receiver.answer_with(Reply(500, b"busy"))
+    assert send(outbox, settings) == 2  # one delivered, one to be tried again
+    raise_away_flag(client, admin_headers, KICKOFF, RAISED, home_team="Everton")
+    assert send(outbox, settings) == 2  # the second flag's two, delivered
+    # Queued now (the wall clock: 2026 or so), their match kicks off on 12 January 2030.
+    retention = dt.timedelta(days=30)
+    kickoff = dt.datetime(2030, 1, 12, 15, tzinfo=dt.UTC)
+    # Before the kickoff nothing goes, however old: a flag may still be alerted, measured
+    # against its last alerted price.
+    assert alerts.prune_deliveries(outbox.writes, kickoff - LATER, retention) == 0
+    # Nor within the retention: queued less than ten years before 2030.
+    ten_years = dt.timedelta(days=3650)
+    assert alerts.prune_deliveries(outbox.writes, kickoff + LATER, ten_years) == 0
+    # After it: the three delivered go (one transaction each, batches of one here); the
+    # pending one stays, whatever its age.
+    monkeypatch.setattr(alerts, "PRUNE_BATCH", 1)
+    assert alerts.prune_deliveries(outbox.writes, kickoff + LATER, retention) == 3
+    (left,) = deliveries(session)
+    assert (left.status, left.attempts) == ("pending", 1)
+    assert [row.delivery_id for row in attempts(session)] == [left.id]

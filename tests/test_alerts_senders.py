@@ -20,10 +20,19 @@ from pydantic import SecretStr
 from sqlalchemy import func, select
 
 from app.db.engine import make_engine, make_session_factory, session_scope
-from app.db.orm import AlertAttempt, AlertDelivery
+from app.db.orm import AlertAttempt, AlertDelivery, Match
+from app.domain.alerts import DeliveryStatus
 from app.main import create_app
 from app.services import refit_runs
-from app.services.alerts import Outbox, SenderTerms, open_client, send_due
+from app.services.alerts import (
+    Outbox,
+    SenderTerms,
+    attempt,
+    claim_due,
+    open_client,
+    renew_claim,
+    send_due,
+)
 from app.services.flags import FlagTerms
 from app.services.ingest import ingest_batch
 from app.settings import Settings
@@ -218,3 +227,127 @@ def test_alerts_deliveries_lists_the_log(migrated_url: str, oddsboost: Oddsboost
     wrong = oddsboost.run("alerts", "deliveries", "--status", "sent", env=env)
     assert wrong.returncode == 1
     assert "--status must be one of pending, delivered, failed, not 'sent'" in wrong.stderr
+
+
+def test_a_batch_claimed_longer_than_its_lease_is_sent_once(migrated_url: str) -> None:
+    with webhook_receiver() as receiver:
+        urls = [receiver.url(f"/r{number}") for number in range(3)]
+        settings = sender_settings(migrated_url, *urls, alert_sender=False)
+        engine = make_engine(migrated_url)
+        try:
+            writes = make_session_factory(engine, for_writes=True)
+            with session_scope(writes) as session:
+                batch = away_flag_batch(RAISED - dt.timedelta(hours=1))
+                terms_of_flags = FlagTerms.of(settings)
+                ingest_batch(session, batch, source="test", now=RAISED, flag_terms=terms_of_flags)
+            terms = SenderTerms.of(settings)
+            start = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
+            # Sender A claims the three, and is slow: with twenty in a batch at 5 s an
+            # attempt, its last is reached 95 s later, past the lease of 4 × 5 + 30 = 50 s.
+            first = claim_due(writes, start, terms.lease)
+            assert len(first) == 3
+            # Sender B looks once the lease ran out, takes them all and sends them.
+            later = start + terms.lease + dt.timedelta(seconds=1)
+            second = claim_due(writes, later, terms.lease)
+            assert [item.id for item in second] == [item.id for item in first]
+            with open_client(terms.timeout_seconds) as client:
+                assert all(attempt(writes, client, terms, item) for item in second)
+                # A reaches them: each claim is confirmed before its POST, lost: none sent.
+                assert [attempt(writes, client, terms, item) for item in first] == [None] * 3
+            sent = Counter(request.headers["X-Oddsboost-Delivery"] for request in receiver.received)
+            with session_scope(make_session_factory(engine)) as session:
+                recorded = session.scalar(select(func.count()).select_from(AlertAttempt))
+        finally:
+            engine.dispose()
+    assert sent == Counter({str(item.id): 1 for item in first})
+    assert recorded == 3
+
+
+def test_a_claim_is_renewed_as_each_attempt_starts(migrated_url: str) -> None:
+    settings = sender_settings(migrated_url, "https://hooks.example/x", alert_sender=False)
+    engine = make_engine(migrated_url)
+    try:
+        writes = make_session_factory(engine, for_writes=True)
+        with session_scope(writes) as session:
+            batch = away_flag_batch(RAISED - dt.timedelta(hours=1))
+            ingest_batch(
+                session, batch, source="test", now=RAISED, flag_terms=FlagTerms.of(settings)
+            )
+        lease = SenderTerms.of(settings).lease
+        start = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
+        (claimed,) = claim_due(writes, start, lease)
+        # Renewed late in the batch: the lease counts from the attempt's start, so nobody
+        # can take the delivery during it.
+        moment = start + 2 * lease
+        renewed = renew_claim(writes, claimed, moment, lease)
+        assert renewed is not None
+        assert renewed.until == moment + lease
+        assert claim_due(writes, moment + lease - dt.timedelta(seconds=1), lease) == []
+        # The old claim is no longer this sender's own: it cannot be renewed again.
+        assert renew_claim(writes, claimed, moment, lease) is None
+    finally:
+        engine.dispose()
+
+
+def played_long_ago(database_url: str, settings: Settings) -> tuple[int, int]:
+    """Two flags' alerts to one receiver, both queued 40 days ago for matches played since:
+    Arsenal's delivered, Everton's still pending. Their ids."""
+    engine = make_engine(database_url)
+    writes = make_session_factory(engine, for_writes=True)
+    try:
+        with session_scope(writes) as session:
+            for home in ("Arsenal", "Everton"):
+                batch = away_flag_batch(RAISED - dt.timedelta(hours=1), home=home)
+                ingest_batch(
+                    session, batch, source="test", now=RAISED, flag_terms=FlagTerms.of(settings)
+                )
+        with session_scope(writes) as session:
+            arsenal, everton = session.scalars(select(AlertDelivery).order_by(AlertDelivery.id))
+            long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=40)
+            arsenal.status = DeliveryStatus.DELIVERED
+            for delivery in (arsenal, everton):
+                delivery.created_at = long_ago
+                match = session.get(Match, delivery.message["match_id"])
+                assert match is not None
+                match.kickoff = long_ago + dt.timedelta(days=1)
+            return arsenal.id, everton.id
+    finally:
+        engine.dispose()
+
+
+def delivery_ids(database_url: str) -> list[int]:
+    engine = make_engine(database_url)
+    try:
+        with session_scope(make_session_factory(engine)) as session:
+            return list(session.scalars(select(AlertDelivery.id).order_by(AlertDelivery.id)))
+    finally:
+        engine.dispose()
+
+
+def test_alerts_prune_deletes_the_log_past_its_retention(
+    migrated_url: str, oddsboost: Oddsboost
+) -> None:
+    settings = sender_settings(migrated_url, "https://hooks.example/x", alert_sender=False)
+    arsenal_id, everton_id = played_long_ago(migrated_url, settings)
+    assert delivery_ids(migrated_url) == [arsenal_id, everton_id]
+    env = {"ODDSBOOST_DATABASE_URL": migrated_url}
+    kept = oddsboost.run("alerts", "prune", "--older-than-days", "41", "--json", env=env)
+    assert kept.returncode == 0, kept.stderr
+    assert json.loads(kept.stdout) == {"deleted": 0, "retention_days": 41}
+    pruned = oddsboost.run("alerts", "prune", env=env)  # 30 days by default
+    assert pruned.returncode == 0, pruned.stderr
+    assert "1 delivery deleted (older than 30 days)" in pruned.stdout
+    # The pending one stays, whatever its age.
+    assert delivery_ids(migrated_url) == [everton_id]
+
+
+def test_the_server_s_sender_prunes_the_log_unattended(migrated_url: str) -> None:
+    with webhook_receiver() as receiver:
+        settings = sender_settings(migrated_url, receiver.url(), alert_poll_seconds=60.0)
+        _arsenal_id, everton_id = played_long_ago(migrated_url, settings)
+        # As it starts the sender sends what is due (Everton's), then prunes (and again
+        # once an hour): both are now delivered, queued 40 days ago, of played matches.
+        with TestClient(create_app(settings)):
+            (sent,) = receiver.wait_for(1)
+            wait_until(lambda: delivery_ids(migrated_url) == [], "the log pruned")
+    assert sent.headers["X-Oddsboost-Delivery"] == str(everton_id)

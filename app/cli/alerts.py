@@ -1,15 +1,18 @@
 """``oddsboost alerts test``: a sample alert to the configured webhook receivers;
-``oddsboost alerts deliveries``: the delivery log."""
+``oddsboost alerts deliveries``: the delivery log; ``oddsboost alerts prune``: the log past
+its retention deleted."""
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app.cli.common import (
     AsJson,
+    database,
     database_session,
     fail,
     load_settings,
@@ -123,3 +126,33 @@ def list_deliveries(
     for row in rows:
         table.add_row(*("" if row[key] is None else str(row[key]) for key in keys))
     show_table(table)
+
+
+@alerts_cli.command("prune")
+def prune(
+    days: Annotated[
+        int | None,
+        typer.Option(
+            "--older-than-days",
+            min=1,
+            max=3650,
+            help="Retention in days (default: ODDSBOOST_ALERT_RETENTION_DAYS).",
+        ),
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Delete the delivered and failed deliveries of alerts queued more than the retention
+    ago, of matches that have kicked off, with their attempts, in small batches (a server's
+    sender does the same about once an hour)."""
+    from app.domain.wording import counted
+    from app.services.alerts import prune_deliveries
+
+    settings = load_settings()
+    log_as_a_command(settings)
+    retention = dt.timedelta(days=settings.alert_retention_days if days is None else days)
+    with database(settings, writes=True) as (_engine, sessions):
+        pruned = prune_deliveries(sessions, dt.datetime.now(dt.UTC), retention)
+    if as_json:
+        show_json({"deleted": pruned, "retention_days": retention.days})
+        return
+    say(f"{counted(pruned, 'delivery', 'deliveries')} deleted (older than {retention.days} days)")

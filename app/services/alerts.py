@@ -7,10 +7,13 @@ sending. The ingest never calls the network.
 
 :func:`send_due` is one pass of a sender: it claims the due deliveries (a conditional
 update, so two senders of several workers or replicas never both take one), commits the
-claim, posts each message signed (:mod:`app.domain.alerts`), and records the attempt with
-its answer, its duration and when the next is due. :class:`AlertSender` runs passes in a
-thread of its own in the server, woken by the commits of its process and looking every few
-seconds for those of others (a command, another worker).
+claim, and for each renews the claim (it must still be its own: a lease that ran out during
+a slow batch may have been taken over), posts the message signed (:mod:`app.domain.alerts`),
+and records the attempt with its answer, its duration and when the next is due. A receiver
+whose attempt failed is passed over for the rest of the pass. :class:`AlertSender` runs
+passes in a thread of its own in the server, woken by the commits of its process and looking
+every few seconds for those of others (a command, another worker), and deletes the log past
+its retention about once an hour (:func:`prune_deliveries`).
 """
 
 from __future__ import annotations
@@ -21,12 +24,23 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import ColumnElement, CursorResult, Engine, Table, and_, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    CursorResult,
+    Engine,
+    Table,
+    and_,
+    delete,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session, aliased, selectinload, sessionmaker
 
 from app import metrics
@@ -369,48 +383,110 @@ def send_due(
     stopping: threading.Event | None = None,
 ) -> int:
     """One pass: claim the deliveries due now, send each once and record the attempt, until
-    none is due (or ``stopping`` is set: the claims not tried yet are let go). How many
-    attempts were made."""
+    none is due (or ``stopping`` is set: the claims not tried yet are let go). A receiver
+    whose attempt failed in this pass is passed over for the rest of it, its other claimed
+    deliveries put off until the failed one's next attempt (none: the next pass), so that
+    one receiver timing out holds back the others by one attempt at most. How many attempts
+    were made."""
     made = 0
+    failing: dict[str, dt.datetime | None] = {}
     while stopping is None or not stopping.is_set():
-        if not any_due(outbox.reads, clock()):
+        if not any_due(outbox.reads, clock(), failing):
             break
-        claimed = claim_due(outbox.writes, clock(), terms.lease)
+        claimed = claim_due(outbox.writes, clock(), terms.lease, failing)
         if not claimed:
             break
-        for position, delivery in enumerate(claimed):
-            if stopping is not None and stopping.is_set():
-                _let_go(outbox.writes, claimed[position:])
-                break
-            attempt(outbox.writes, client, terms, delivery, clock)
-            made += 1
+        made += _send_claimed(outbox.writes, client, terms, claimed, clock, stopping, failing)
     return made
 
 
-def _let_go(sessions: sessionmaker[Session], claimed: Sequence[Claimed]) -> None:
-    """Give up the claims of ``claimed`` (not tried): another sender may take them at once."""
+def _send_claimed(
+    sessions: sessionmaker[Session],
+    client: httpx.Client,
+    terms: SenderTerms,
+    claimed: Sequence[Claimed],
+    clock: Clock,
+    stopping: threading.Event | None,
+    failing: dict[str, dt.datetime | None],
+) -> int:
+    """Send ``claimed`` in turn, passing over the receivers in ``failing`` (each with when
+    its failed delivery is tried next) and adding those that fail now. Whatever is not
+    tried, by a stop, an error or a failing receiver, is let go. How many attempts were
+    made."""
+    made = 0
+    left = list(claimed)
+    configured = {receiver.key for receiver in terms.receivers}
+    try:
+        while left and (stopping is None or not stopping.is_set()):
+            delivery = left[0]
+            if delivery.receiver_key in failing:
+                _let_go(sessions, [delivery], failing[delivery.receiver_key])
+                del left[0]
+                continue
+            # Taken off first: if the attempt raises after its POST, the claim is not let
+            # go but runs out, as it does when the process dies there.
+            del left[0]
+            tried = attempt(sessions, client, terms, delivery, clock)
+            if tried is None:
+                continue
+            made += 1
+            if not tried.answer.delivered and delivery.receiver_key in configured:
+                failing[delivery.receiver_key] = tried.retry_at
+    finally:
+        _let_go_safely(sessions, left)
+    return made
+
+
+def _let_go_safely(sessions: sessionmaker[Session], claimed: Sequence[Claimed]) -> None:
+    """:func:`_let_go`, never raising over an error already on its way (the claims then run
+    out by themselves)."""
+    if not claimed:
+        return
+    try:
+        _let_go(sessions, claimed)
+    except Exception:
+        log.exception("could not let go of %d claimed alert deliveries", len(claimed))
+
+
+def _let_go(
+    sessions: sessionmaker[Session],
+    claimed: Sequence[Claimed],
+    put_off_until: dt.datetime | None = None,
+) -> None:
+    """Give up the claims of ``claimed`` (not tried): another sender may take them at once,
+    or from ``put_off_until`` if given."""
+    values: dict[str, Any] = {"claimed_until": None}
+    if put_off_until is not None:
+        values["next_attempt_at"] = put_off_until
     with session_scope(sessions) as session:
         for delivery in claimed:
             session.execute(
                 update(DELIVERIES)
                 .where(DELIVERIES.c.id == delivery.id, DELIVERIES.c.claimed_until == delivery.until)
-                .values(claimed_until=None)
+                .values(**values)
             )
 
 
-def _due(now: dt.datetime) -> ColumnElement[bool]:
+def _due(now: dt.datetime, passed_over: Collection[str] = ()) -> ColumnElement[bool]:
     free = or_(DELIVERIES.c.claimed_until.is_(None), DELIVERIES.c.claimed_until <= now)
-    return and_(
+    due = and_(
         DELIVERIES.c.status == DeliveryStatus.PENDING,
         DELIVERIES.c.next_attempt_at <= now,
         free,
     )
+    if passed_over:
+        return and_(due, DELIVERIES.c.receiver_key.not_in(sorted(passed_over)))
+    return due
 
 
-def any_due(sessions: sessionmaker[Session], now: dt.datetime) -> bool:
-    """Whether a delivery is due and free (a read: most looks find none)."""
+def any_due(
+    sessions: sessionmaker[Session], now: dt.datetime, passed_over: Collection[str] = ()
+) -> bool:
+    """Whether a delivery is due and free, but those of the receivers ``passed_over`` (a
+    read: most looks find none)."""
     with session_scope(sessions) as session:
-        return session.scalar(select(DELIVERIES.c.id).where(_due(now)).limit(1)) is not None
+        statement = select(DELIVERIES.c.id).where(_due(now, passed_over)).limit(1)
+        return session.scalar(statement) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,13 +503,17 @@ class Claimed:
 
 
 def claim_due(
-    sessions: sessionmaker[Session], now: dt.datetime, lease: dt.timedelta
+    sessions: sessionmaker[Session],
+    now: dt.datetime,
+    lease: dt.timedelta,
+    passed_over: Collection[str] = (),
 ) -> list[Claimed]:
     """Claim (and commit the claim of) up to :data:`CLAIM_BATCH` due deliveries no other
-    sender holds. The update re-checks the conditions of each row it takes, after any other
-    sender's claim of it committed: a row is claimed once."""
+    sender holds, but those of the receivers ``passed_over``. The update re-checks the
+    conditions of each row it takes, after any other sender's claim of it committed: a row
+    is claimed once."""
     until = now + lease
-    due = _due(now)
+    due = _due(now, passed_over)
     candidates = (
         select(DELIVERIES.c.id)
         .where(due)
@@ -467,31 +547,67 @@ def claim_due(
     return sorted(claimed, key=lambda item: item.id)
 
 
+def renew_claim(
+    sessions: sessionmaker[Session], delivery: Claimed, now: dt.datetime, lease: dt.timedelta
+) -> Claimed | None:
+    """The claim of ``delivery`` renewed to ``now + lease`` if it still holds (committed):
+    nobody took the delivery over since it was claimed, so an attempt starting now is the
+    only one. None: the claim was lost (the lease ran out and another sender took it, or
+    sent it already)."""
+    until = now + lease
+    with session_scope(sessions) as session:
+        renewed = session.execute(
+            update(DELIVERIES)
+            .where(
+                DELIVERIES.c.id == delivery.id,
+                DELIVERIES.c.claimed_until == delivery.until,
+                DELIVERIES.c.status == DeliveryStatus.PENDING,
+            )
+            .values(claimed_until=until)
+        )
+    if cast(CursorResult[Any], renewed).rowcount != 1:
+        log.warning("alert delivery %d was taken over before its attempt; not sent", delivery.id)
+        return None
+    return replace(delivery, until=until)
+
+
+@dataclass(frozen=True, slots=True)
+class Attempted:
+    """An attempt made: what it got, and when the next is due (None: no other)."""
+
+    answer: Answer
+    retry_at: dt.datetime | None
+
+
 def attempt(
     sessions: sessionmaker[Session],
     client: httpx.Client,
     terms: SenderTerms,
     delivery: Claimed,
     clock: Clock = utc_now,
-) -> Answer:
-    """Send ``delivery`` once to its receiver and record the attempt."""
+) -> Attempted | None:
+    """Send ``delivery`` once to its receiver and record the attempt, if its claim still
+    holds (renewed first, see :func:`renew_claim`); None: it was lost and nothing sent."""
     number = delivery.attempts + 1
     started = clock()
+    held = renew_claim(sessions, delivery, started, terms.lease)
+    if held is None:
+        return None
     if number == 1:
-        metrics.observe_alert_delay((started - delivery.created_at).total_seconds())
-    receiver = next((item for item in terms.receivers if item.key == delivery.receiver_key), None)
+        metrics.observe_alert_delay((started - held.created_at).total_seconds())
+    receiver = next((item for item in terms.receivers if item.key == held.receiver_key), None)
     if receiver is None:
         answer = Answer(None, "the receiver is no longer configured", 0.0)
-        _record(sessions, delivery, number, started, answer, None)
-        return answer
-    body = message_body(receiver.kind, delivery.message, delivery.id, started, receiver.chat)
-    headers = signed_headers(terms.secret, body, delivery.id, delivery.event, started)
+        _record(sessions, held, number, started, answer, None)
+        return Attempted(answer, None)
+    body = message_body(receiver.kind, held.message, held.id, started, receiver.chat)
+    headers = signed_headers(terms.secret, body, held.id, held.event, started)
     answer = post(client, receiver, body, headers, terms.timeout_seconds)
     retry_at = None
     if not answer.delivered and number < terms.retry.attempts:
         retry_at = started + dt.timedelta(seconds=terms.retry.wait_after(number))
-    _record(sessions, delivery, number, started, answer, retry_at)
-    return answer
+    _record(sessions, held, number, started, answer, retry_at)
+    return Attempted(answer, retry_at)
 
 
 def post(
@@ -588,6 +704,57 @@ def _record(
         )
 
 
+# --- retention -------------------------------------------------------------------------------
+
+# Deliveries deleted by one transaction of a prune, and how often a server's sender prunes.
+PRUNE_BATCH = 500
+PRUNE_EVERY = dt.timedelta(hours=1)
+
+
+def _prunable(now: dt.datetime, retention: dt.timedelta) -> ColumnElement[bool]:
+    """Delivered or failed, queued before ``now - retention``, of a match that has kicked
+    off (its flag is alerted no more, so its last alerted price is not needed)."""
+    kicked_off = (
+        select(ValueFlag.id).join(Match, ValueFlag.match_id == Match.id).where(Match.kickoff <= now)
+    )
+    return and_(
+        DELIVERIES.c.status.in_([DeliveryStatus.DELIVERED, DeliveryStatus.FAILED]),
+        DELIVERIES.c.created_at < now - retention,
+        DELIVERIES.c.flag_id.in_(kicked_off.scalar_subquery()),
+    )
+
+
+def prune_deliveries(
+    sessions: sessionmaker[Session],
+    now: dt.datetime,
+    retention: dt.timedelta,
+    stopping: threading.Event | None = None,
+) -> int:
+    """Delete the deliveries past ``retention`` (see :func:`_prunable`) and their attempts,
+    at most :data:`PRUNE_BATCH` per transaction (each committed on its own, so no write
+    waits long), until none is left or ``stopping`` is set. How many were deleted."""
+    pruned = 0
+    while stopping is None or not stopping.is_set():
+        with session_scope(sessions) as session:
+            ids = list(
+                session.scalars(
+                    select(DELIVERIES.c.id)
+                    .where(_prunable(now, retention))
+                    .order_by(DELIVERIES.c.id)
+                    .limit(PRUNE_BATCH)
+                    # PostgreSQL: rows another sender is pruning are left to it.
+                    .with_for_update(skip_locked=True)
+                )
+            )
+            if ids:
+                session.execute(delete(ATTEMPTS).where(ATTEMPTS.c.delivery_id.in_(ids)))
+                session.execute(delete(DELIVERIES).where(DELIVERIES.c.id.in_(ids)))
+        pruned += len(ids)
+        if len(ids) < PRUNE_BATCH:
+            break
+    return pruned
+
+
 class AlertSender:
     """Sends the due deliveries from a thread of its own, on a connection of its own (never
     one a request waits for): woken by a commit of this process that wrote some, and every
@@ -596,6 +763,8 @@ class AlertSender:
     def __init__(self, settings: Settings) -> None:
         self._terms = SenderTerms.of(settings)
         self._poll = settings.alert_poll_seconds
+        self._retention = dt.timedelta(days=settings.alert_retention_days)
+        self._pruned_at: dt.datetime | None = None
         self._engine: Engine = make_engine(
             settings.database_url,
             sqlite_busy_timeout_seconds=settings.sqlite_busy_timeout_seconds,
@@ -625,9 +794,20 @@ class AlertSender:
                 self._wake.clear()
                 try:
                     send_due(self._outbox, client, self._terms, stopping=self._stopping)
+                    self._prune_now_and_then()
                 except Exception:
                     log.exception("could not send the due alerts; trying again shortly")
                 self._wake.wait(self._poll)
+
+    def _prune_now_and_then(self) -> None:
+        """Delete the deliveries past their retention, once every :data:`PRUNE_EVERY`."""
+        now = utc_now()
+        if self._pruned_at is not None and now - self._pruned_at < PRUNE_EVERY:
+            return
+        self._pruned_at = now
+        pruned = prune_deliveries(self._outbox.writes, now, self._retention, self._stopping)
+        if pruned:
+            log.info("deleted %d alert deliveries past their retention", pruned)
 
 
 # --- the delivery log ------------------------------------------------------------------------
