@@ -128,6 +128,11 @@ def check_alerts(
         assert message["match_id"] == flag["match"]["id"]
         assert message["outcome"] == flag["outcome"]
         assert message["link"] == f"{server.base_url}/dashboard/matches/{message['match_id']}"
+        # The kickoff as the message left, though a flag raised in the close season was
+        # queued when the fixtures knew only the day.
+        assert dt.datetime.fromisoformat(message["kickoff"]) == dt.datetime.fromisoformat(
+            flag["match"]["kickoff"]
+        )
         if message["event"] == "raised":
             assert (message["bookmaker"], message["price"]) == (flag["bookmaker"], flag["price"])
             assert message["expected_value"] == pytest.approx(flag["expected_value"])

@@ -139,7 +139,7 @@ class FlagAlert:
             "competition": self.competition,
             "home": self.home,
             "away": self.away,
-            "kickoff": _iso(self.kickoff),
+            "kickoff": iso(self.kickoff),
             "outcome": self.outcome,
             "bookmaker": self.bookmaker,
             "price": self.price,
@@ -149,7 +149,7 @@ class FlagAlert:
             "stake": self.stake,
             "value_source": self.value_source,
             "model_version": self.model_version,
-            "recorded_at": _iso(self.at),
+            "recorded_at": iso(self.at),
             "link": match_link(self.match_id, public_url),
         }
 
@@ -177,7 +177,7 @@ def message_body(
 ) -> bytes:
     """The exact bytes posted: oddsboost's message (compact JSON, keys sorted), or a chat's
     shape holding its text."""
-    message = {**fields, "delivery_id": delivery_id, "sent_at": _iso(sent_at)}
+    message = {**fields, "delivery_id": delivery_id, "sent_at": iso(sent_at)}
     if kind is ReceiverKind.DISCORD:
         shaped: dict[str, Any] = {"content": chat_text(message)}
     elif kind is ReceiverKind.TELEGRAM:
@@ -245,5 +245,6 @@ class RetryTerms:
         return full * (1.0 - 0.25 * jitter)
 
 
-def _iso(moment: dt.datetime) -> str:
+def iso(moment: dt.datetime) -> str:
+    """A moment as a message writes it: ISO 8601 in UTC, with a ``Z``."""
     return moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")

@@ -64,6 +64,7 @@ from app.domain.alerts import (
     ReceiverKind,
     RetryTerms,
     improved_enough,
+    iso,
     message_body,
     signed_headers,
 )
@@ -565,10 +566,16 @@ def renew_claim(
             )
             .values(claimed_until=until)
         )
+        kickoff = session.scalar(
+            select(Match.kickoff).where(Match.id == delivery.message.get("match_id"))
+        )
     if cast(CursorResult[Any], renewed).rowcount != 1:
         log.warning("alert delivery %d was taken over before its attempt; not sent", delivery.id)
         return None
-    return replace(delivery, until=until)
+    # The match's kickoff as the message leaves: a feed may have moved it (or told its time)
+    # since the flag's event was queued.
+    message = delivery.message if kickoff is None else {**delivery.message, "kickoff": iso(kickoff)}
+    return replace(delivery, until=until, message=message)
 
 
 @dataclass(frozen=True, slots=True)
