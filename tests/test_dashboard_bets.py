@@ -27,14 +27,18 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 from playwright.sync_api import Browser, BrowserContext, HttpCredentials, Page, ViewportSize
 from playwright.sync_api import Error as PlaywrightError
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.api import charts
 from app.api.schemas.bet_book import ROI_IS_NOISE
 from app.db.engine import make_engine, make_session_factory, session_scope
+from app.db.orm import Bet
 from app.domain.bets import BetChannel, BetDraft
+from app.services import dashboard_bets
 from app.services.bets import record_bets
 from app.services.dashboard_bets import BetClv
+from app.services.pagination import PageWindow
 from app.settings import Settings
 from tests.apps import ADMIN_KEY, build_app, refit_settings_for
 from tests.bet_books import match_id, settle_book, store_book_matches, unsettle
@@ -319,6 +323,28 @@ def test_the_curve_has_a_point_per_settled_bet_and_each_clv_a_bar(
     bars = elements.within("clv-bars", "rect")
     assert len(bars) == body["overall"]["bets_with_close"] == 4
     assert body["bankroll"][-1]["bankroll"] == pytest.approx(500 + body["overall"]["profit"])
+
+
+def test_the_clv_bars_follow_the_kickoffs_as_the_curve_does(
+    session: Session, book: dict[str, int]
+) -> None:
+    assert len(book) == 6
+    # Settled in the reverse order of their kickoffs (an imported history settles at one
+    # moment, a late close settles a bet again): the bars keep the order of the matches.
+    settled = session.scalars(select(Bet).where(Bet.clv.is_not(None)).order_by(Bet.id)).all()
+    late = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+    for offset, bet in enumerate(settled):
+        bet.settled_at = late - dt.timedelta(hours=offset)
+    session.flush()
+    view = dashboard_bets.bets_view(
+        session, PageWindow(limit=50, offset=0), starting_bankroll=0.0, time_zone="UTC"
+    )
+    by_kickoff = sorted(settled, key=lambda bet: (bet.match.kickoff, bet.placed_at, bet.id))
+    assert [point.bet_id for point in view.clv] == [bet.id for bet in by_kickoff]
+    curve = [point.bet_id for point in view.summary.bankroll]
+    assert [bet_id for bet_id in curve if bet_id in {b.id for b in settled}] == [
+        point.bet_id for point in view.clv
+    ]
 
 
 def test_the_options_are_kept_and_the_zone_honoured(book_client: TestClient) -> None:

@@ -332,8 +332,8 @@ def _square_axes() -> str:
 
 
 def book_bankroll(points: Sequence[BookBankrollPoint], starting_bankroll: float) -> Markup:
-    """The bankroll after each settled bet, one point per bet in settlement order, from
-    ``starting_bankroll``."""
+    """The bankroll after each settled bet, one point per bet in the order of their matches'
+    kickoffs, from ``starting_bankroll``."""
     order = [float(index) for index in range(1, len(points) + 1)]
     return line_chart(
         [Series("bankroll", order, [point.bankroll for point in points])],
@@ -345,8 +345,8 @@ def book_bankroll(points: Sequence[BookBankrollPoint], starting_bankroll: float)
 
 
 def clv_bars(points: Sequence[BetClv]) -> Markup:
-    """Each settled bet's CLV as a bar from zero (above: the bet beat the close), in
-    settlement order, with the running mean CLV as a line over them."""
+    """Each settled bet's CLV as a bar from zero (above: the bet beat the close), in the
+    order of their matches' kickoffs, with the running mean CLV as a line over them."""
     values = np.asarray([point.clv for point in points], dtype=np.float64)
     running = np.cumsum(values) / np.arange(1, len(values) + 1)
     low, high = min(float(values.min()), 0.0), max(float(values.max()), 0.0)
@@ -379,6 +379,6 @@ def clv_bars(points: Sequence[BetClv]) -> Markup:
         f"bet {len(values)}</text>"
     )
     bets = counted(len(values), "settled bet")
-    title = f"CLV of each of {bets} with a close, in settlement order"
+    title = f"CLV of each of {bets} with a close, in the order of their kickoffs"
     legend = [("clv", "CLV of a bet"), ("s1", "mean CLV so far")]
     return _figure(_svg("clv-bars", title, WIDTH, HEIGHT, axes + bars + mean_line), legend)

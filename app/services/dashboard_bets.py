@@ -1,5 +1,5 @@
 """The dashboard's page of the user's bets: the book's summary (:mod:`app.services.bet_book`),
-its bankroll curve, each settled bet's CLV in settlement order, and one page of the bets,
+its bankroll curve, each settled bet's CLV in the order of their kickoffs, and one page of the bets,
 newest first (:func:`app.services.bets.list_bets`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.orm import Bet
+from app.db.orm import Bet, Match
 from app.domain.bet_book import BookSummary
 from app.domain.bets import BetStatus
 from app.services import bet_book, bets
@@ -22,10 +22,10 @@ CLV_POINTS_MAX = 500
 
 @dataclass(frozen=True, slots=True)
 class BetClv:
-    """One settled bet's CLV, in settlement order."""
+    """One settled bet's CLV, at its match's kickoff (the bankroll curve's order)."""
 
     bet_id: int
-    settled_at: dt.datetime
+    kickoff: dt.datetime
     clv: float
 
 
@@ -53,18 +53,16 @@ def bets_view(
 
 def _clv_points(session: Session) -> list[BetClv]:
     statement = (
-        select(Bet.id, Bet.settled_at, Bet.clv)
-        .where(
-            Bet.status.in_((BetStatus.WON, BetStatus.LOST)),
-            Bet.clv.is_not(None),
-            Bet.settled_at.is_not(None),
-        )
-        .order_by(Bet.settled_at.desc(), Bet.id.desc())
+        select(Bet.id, Match.kickoff, Bet.clv)
+        .join(Match, Bet.match_id == Match.id)
+        .where(Bet.status.in_((BetStatus.WON, BetStatus.LOST)), Bet.clv.is_not(None))
+        # As the bankroll curve: an imported history is settled all at one moment.
+        .order_by(Match.kickoff.desc(), Bet.placed_at.desc(), Bet.id.desc())
         .limit(CLV_POINTS_MAX)
     )
     rows = session.execute(statement).all()
     return [
-        BetClv(bet_id, settled_at, clv)
-        for bet_id, settled_at, clv in reversed(rows)
-        if settled_at is not None and clv is not None  # as selected; said again for the types
+        BetClv(bet_id, kickoff, clv)
+        for bet_id, kickoff, clv in reversed(rows)
+        if clv is not None  # as selected; said again for the types
     ]
