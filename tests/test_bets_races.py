@@ -13,6 +13,7 @@ import datetime as dt
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, select, text
@@ -21,6 +22,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import make_engine, make_session_factory, session_scope
 from app.db.orm import Bet
 from app.domain.bets import BetChangeKind, BetChannel, BetDraft
+from app.domain.records import IngestBatch, MatchRecord, QuoteRecord
+from app.domain.vocabulary import Phase
 from app.services.bet_book import import_bets
 from app.services.bets import (
     BetCorrection,
@@ -29,10 +32,10 @@ from app.services.bets import (
     record_bets,
     trail_of,
 )
-from app.services.ingest import ingest_batch
+from app.services.ingest import batches, ingest_batch
 from app.services.ingest.results import ResultItem, settle_results
 from tests.alert_books import away_flag_batch
-from tests.helpers import wait_until
+from tests.helpers import DEADLINE_SECONDS, wait_until
 
 RAISED = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 AFTER = dt.datetime(2030, 1, 13, tzinfo=dt.UTC)  # the day after kickoff
@@ -198,3 +201,84 @@ def test_the_same_file_imported_twice_at_once_is_recorded_once(book: Book) -> No
     race(book, upload, upload)
     assert [(r.imported, r.already_recorded) for r in reports] == [(1, []), (0, [2])]
     assert book.settlements() == [(10.0, "open", None, None)]
+
+
+SECOND_KICKOFF = dt.datetime(2030, 1, 13, 15, tzinfo=dt.UTC)
+
+
+def two_matches(captured: dt.datetime, second_kickoff: dt.datetime) -> IngestBatch:
+    """Arsenal v Chelsea (as stored) and Everton v Fulham at ``second_kickoff``, quoted."""
+    (first,) = away_flag_batch(captured).matches
+    second = MatchRecord("E0", "Everton", "Fulham", second_kickoff)
+    return IngestBatch(
+        matches=[first, second],
+        quotes=[
+            QuoteRecord(0, "B365", Phase.PRE, 2.5, 3.4, 2.9, captured),
+            QuoteRecord(1, "B365", Phase.PRE, 2.1, 3.4, 3.5, captured),
+        ],
+    )
+
+
+def test_a_feed_moving_one_kickoff_and_a_bet_import_on_both_matches_take_turns(
+    book: Book, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The feed updates the second match's row (its kickoff an hour later) and then writes
+    # both matches' latest quotes; the import locks both matches shared. Paused between
+    # the two, a feed that locked only the row it updated would hold Everton v Fulham and
+    # wait for Arsenal v Chelsea, which the import holds while it waits for the other: a
+    # deadlock. The feed locks both first, in id order, so the import waits for it.
+    with session_scope(book.writes) as session:
+        ingest_batch(session, two_matches(RAISED, SECOND_KICKOFF), source="test", now=RAISED)
+    with session_scope(book.writes) as session:
+        first_id, second_id = session.scalars(text("SELECT id FROM matches ORDER BY id")).all()
+    paused, go_on = threading.Event(), threading.Event()
+    keep = batches.keep_latest_quotes  # type: ignore[attr-defined]  # as the feed calls it
+
+    def pausing(*args: Any, **kwargs: Any) -> None:
+        paused.set()
+        assert go_on.wait(DEADLINE_SECONDS)
+        keep(*args, **kwargs)
+
+    monkeypatch.setattr(batches, "keep_latest_quotes", pausing)
+    csv = (
+        "placed_at,match_id,outcome,bookmaker,price,stake\n"
+        f"2029-12-31T12:00:00Z,{first_id},1,B365,2.5,10\n"
+        f"2029-12-31T12:00:00Z,{second_id},1,B365,2.1,10\n"
+    )
+    later = RAISED + dt.timedelta(hours=1)
+    moved = two_matches(later, SECOND_KICKOFF + dt.timedelta(hours=1))
+    errors: list[BaseException] = []
+
+    def run(work: Callable[[Session], object]) -> threading.Thread:
+        def target() -> None:
+            try:
+                with session_scope(book.writes) as session:
+                    work(session)
+            except BaseException as error:  # asserted below
+                errors.append(error)
+
+        thread = threading.Thread(target=target)
+        thread.start()
+        return thread
+
+    feed = run(lambda session: ingest_batch(session, moved, source="test", now=later))
+    assert paused.wait(DEADLINE_SECONDS)
+    upload = run(lambda session: import_bets(session, csv, later))
+    with book.engine.connect() as watcher:
+
+        def import_waits() -> bool:
+            waiting = watcher.scalar(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND datname = current_database()"
+                )
+            )
+            watcher.commit()
+            return bool(waiting) or not upload.is_alive()
+
+        wait_until(import_waits, "the import waits for the feed")
+    go_on.set()
+    feed.join()
+    upload.join()
+    assert errors == []
+    assert [stake for stake, *_ in book.settlements()] == [10.0, 10.0]

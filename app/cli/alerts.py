@@ -155,4 +155,5 @@ def prune(
     if as_json:
         show_json({"deleted": pruned, "retention_days": retention.days})
         return
-    say(f"{counted(pruned, 'delivery', 'deliveries')} deleted (older than {retention.days} days)")
+    older = counted(retention.days, "day")
+    say(f"{counted(pruned, 'delivery', 'deliveries')} deleted (older than {older})")

@@ -715,6 +715,8 @@ def _record(
 
 # Deliveries deleted by one transaction of a prune, and how often a server's sender prunes.
 PRUNE_BATCH = 500
+# The batches a sender deletes in one pass at most, so that alerts keep leaving meanwhile.
+SENDER_PRUNE_BATCHES = 4
 PRUNE_EVERY = dt.timedelta(hours=1)
 
 
@@ -736,12 +738,16 @@ def prune_deliveries(
     now: dt.datetime,
     retention: dt.timedelta,
     stopping: threading.Event | None = None,
+    most_batches: int | None = None,
 ) -> int:
     """Delete the deliveries past ``retention`` (see :func:`_prunable`) and their attempts,
     at most :data:`PRUNE_BATCH` per transaction (each committed on its own, so no write
-    waits long), until none is left or ``stopping`` is set. How many were deleted."""
+    waits long), until none is left, ``most_batches`` were deleted or ``stopping`` is set.
+    How many were deleted."""
     pruned = 0
-    while stopping is None or not stopping.is_set():
+    batches = 0
+    while (stopping is None or not stopping.is_set()) and batches != most_batches:
+        batches += 1
         with session_scope(sessions) as session:
             ids = list(
                 session.scalars(
@@ -811,8 +817,12 @@ class AlertSender:
         now = utc_now()
         if self._pruned_at is not None and now - self._pruned_at < PRUNE_EVERY:
             return
-        self._pruned_at = now
-        pruned = prune_deliveries(self._outbox.writes, now, self._retention, self._stopping)
+        pruned = prune_deliveries(
+            self._outbox.writes, now, self._retention, self._stopping, SENDER_PRUNE_BATCHES
+        )
+        # A backlog (a retention shortened) is deleted a few batches a pass, between sends.
+        if pruned < SENDER_PRUNE_BATCHES * PRUNE_BATCH:
+            self._pruned_at = now
         if pruned:
             log.info("deleted %d alert deliveries past their retention", pruned)
 
