@@ -431,3 +431,18 @@ def test_the_list_the_export_and_the_summary_read_one_filter(
     assert {bet["id"] for bet in listed} == expected
     assert {int(row["id"]) for row in rows} == expected
     assert overall["bets"] == len(expected)
+
+
+def test_the_summary_takes_the_list_s_filters(
+    book_client: TestClient, admin_headers: dict[str, str]
+) -> None:
+    def overall(query: str) -> dict[str, object]:
+        found = summary(book_client, admin_headers, query)["overall"]
+        assert isinstance(found, dict)
+        return found
+
+    # The book's one void bet (E), the source of the flag A followed (PS), the one open (F).
+    assert overall("?status=void")["bets"] == 1
+    by_source = overall("?source=PS")
+    assert (by_source["bets"], by_source["profit"]) == (1, 10.0)
+    assert overall("?status=open")["open"] == 1

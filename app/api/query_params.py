@@ -11,11 +11,14 @@ from fastapi import Depends, Query
 from pydantic import BeforeValidator
 
 from app.api.deps import SettingsDep, invalid_field
+from app.api.schemas.common import MAX_ID
 from app.api.schemas.predict import BANKROLL_MAX, ValueIn
+from app.domain.bets import BetStatus
 from app.domain.fields import BookmakerReference, UtcDateTime
 from app.domain.records import CODE_MAX_LENGTH
 from app.domain.value import ValueTerms
-from app.domain.value_sources import ValueSourceChain
+from app.domain.value_sources import ValueSourceChain, chain_links
+from app.services.bets import BetFilter
 from app.services.upcoming import UpcomingQuery
 
 # Far more bookmakers than anyone holds accounts with; the bound keeps a query string short.
@@ -141,3 +144,64 @@ async def upcoming_query(
         kickoff_to=kickoff_to,
         competition=competition,
     )
+
+
+async def bet_filter(
+    bet_status: Annotated[
+        BetStatus | None,
+        Query(
+            alias="status",
+            description="open, won, lost or void.",
+            examples=["won"],
+        ),
+    ] = None,
+    bookmaker: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=CODE_MAX_LENGTH,
+            description="Where placed: a known bookmaker by code or name, or the name given.",
+            examples=["B365"],
+        ),
+    ] = None,
+    competition: Annotated[
+        str | None,
+        Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
+    ] = None,
+    match_id: Annotated[
+        int | None, Query(ge=1, le=MAX_ID, description="The bets of one match.", examples=[17])
+    ] = None,
+    source: Annotated[
+        ValueSourceChain | None,
+        Query(
+            description="The value source of the flag the bet followed: `ensemble`, "
+            "`consensus` or a known bookmaker by code or name; several, comma-separated.",
+            examples=["PS"],
+        ),
+    ] = None,
+    placed_from: Annotated[
+        UtcDateTime | None,
+        Query(
+            alias="from",
+            description="Placed at or after (ISO 8601; UTC if naive).",
+            examples=["2018-08-01T00:00:00Z"],
+        ),
+    ] = None,
+    placed_to: Annotated[
+        UtcDateTime | None,
+        Query(
+            alias="to",
+            description="Placed at or before (ISO 8601; UTC if naive).",
+            examples=["2019-06-01T00:00:00Z"],
+        ),
+    ] = None,
+) -> BetFilter:
+    """The bets a list, an export or a summary of the book is about: one set of filters for
+    all three."""
+    check_window(placed_from, placed_to)
+    links = None if source is None else chain_links(source)
+    return BetFilter(bet_status, bookmaker, competition, match_id, links, placed_from, placed_to)
+
+
+# The bets a list, an export or a summary of the book is about.
+BetFilterDep = Annotated[BetFilter, Depends(bet_filter)]

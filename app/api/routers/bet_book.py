@@ -15,17 +15,14 @@ from fastapi.responses import JSONResponse
 
 from app.api.deps import ReceivedAtDep, SessionDep, SettingsDep, WriteSessionDep, require_admin
 from app.api.errors import invalid
-from app.api.query_params import check_window
+from app.api.query_params import BetFilterDep
 from app.api.routers.flags import CSV_MEDIA_TYPE
 from app.api.schemas.bet_book import ROI_IS_NOISE, BetImportOut, BookSummaryOut
 from app.api.schemas.problems import ADMIN, INVALID, TOO_LARGE, FieldError, problem_responses
 from app.domain.bet_csv import BET_CSV_COLUMNS, MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, RowError
-from app.domain.fields import UtcDateTime
-from app.domain.records import CODE_MAX_LENGTH
 from app.domain.time_zones import TimeZoneName
 from app.domain.wording import counted
 from app.services import bet_book
-from app.services.bets import BetFilter
 from app.services.flags import FlagTerms
 
 router = APIRouter(prefix="/bets", tags=["bets"], dependencies=[Depends(require_admin)])
@@ -42,54 +39,6 @@ IMPORT_BODY: dict[str, Any] = {
     }
 }
 MAX_BANKROLL = 1e12
-
-
-async def bet_filter(
-    placed_from: Annotated[
-        UtcDateTime | None,
-        Query(
-            alias="from",
-            description="Placed at or after (ISO 8601; UTC if naive).",
-            examples=["2018-08-01T00:00:00Z"],
-        ),
-    ] = None,
-    placed_to: Annotated[
-        UtcDateTime | None,
-        Query(
-            alias="to",
-            description="Placed at or before (ISO 8601; UTC if naive).",
-            examples=["2019-06-01T00:00:00Z"],
-        ),
-    ] = None,
-    bookmaker: Annotated[
-        str | None,
-        Query(
-            min_length=1,
-            max_length=CODE_MAX_LENGTH,
-            description="A bookmaker's code or name, any letter case.",
-            examples=["B365"],
-        ),
-    ] = None,
-    competition: Annotated[
-        str | None,
-        Query(
-            min_length=1,
-            max_length=CODE_MAX_LENGTH,
-            description="A competition's code.",
-            examples=["E0"],
-        ),
-    ] = None,
-) -> BetFilter:
-    check_window(placed_from, placed_to)
-    return BetFilter(
-        bookmaker=bookmaker,
-        competition=competition,
-        placed_from=placed_from,
-        placed_to=placed_to,
-    )
-
-
-FilterDep = Annotated[BetFilter, Depends(bet_filter)]
 
 
 IMPORT_DESCRIPTION = (
@@ -184,7 +133,7 @@ def _check_csv(content_type: str | None) -> None:
         **problem_responses(ADMIN, {422: INVALID}),
     },
 )
-def export_bets(session: SessionDep, filters: FilterDep) -> Response:
+def export_bets(session: SessionDep, filters: BetFilterDep) -> Response:
     """The book as a CSV file, which imports again as it is."""
     text = bet_book.export_bets(session, filters)
     headers = {"Content-Disposition": 'attachment; filename="bets.csv"'}
@@ -202,7 +151,7 @@ def export_bets(session: SessionDep, filters: FilterDep) -> Response:
 )
 def bets_summary(
     session: SessionDep,
-    filters: FilterDep,
+    filters: BetFilterDep,
     starting_bankroll: Annotated[
         float,
         Query(

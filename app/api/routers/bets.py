@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response, status
+from fastapi import APIRouter, Depends, HTTPException, Path, Response, status
 from fastapi.exceptions import RequestValidationError
 
 from app.api.deps import (
@@ -19,7 +19,7 @@ from app.api.deps import (
     require_admin,
 )
 from app.api.errors import invalid
-from app.api.query_params import check_window
+from app.api.query_params import BetFilterDep
 from app.api.schemas.bets import BetChangeOut, BetDetailOut, BetIn, BetOut, BetPatch
 from app.api.schemas.common import MAX_ID, Page
 from app.api.schemas.problems import (
@@ -30,10 +30,7 @@ from app.api.schemas.problems import (
     FieldError,
     problem_responses,
 )
-from app.domain.bets import BetChannel, BetStatus
-from app.domain.fields import UtcDateTime
-from app.domain.records import CODE_MAX_LENGTH
-from app.domain.value_sources import ValueSourceChain, chain_links
+from app.domain.bets import BetChannel
 from app.services import bets
 from app.services.flags import FlagTerms
 from app.services.pagination import PageWindow
@@ -84,63 +81,6 @@ def post_bet(
     return BetDetailOut.model_validate(recorded)
 
 
-async def bet_filter(
-    bet_status: Annotated[
-        BetStatus | None,
-        Query(
-            alias="status",
-            description="open, won, lost or void.",
-            examples=["won"],
-        ),
-    ] = None,
-    bookmaker: Annotated[
-        str | None,
-        Query(
-            min_length=1,
-            max_length=CODE_MAX_LENGTH,
-            description="Where placed: a known bookmaker by code or name, or the name given.",
-            examples=["B365"],
-        ),
-    ] = None,
-    competition: Annotated[
-        str | None,
-        Query(max_length=CODE_MAX_LENGTH, description="A competition's code.", examples=["E0"]),
-    ] = None,
-    match_id: Annotated[
-        int | None, Query(ge=1, le=MAX_ID, description="The bets of one match.", examples=[17])
-    ] = None,
-    source: Annotated[
-        ValueSourceChain | None,
-        Query(
-            description="The value source of the flag the bet followed: `ensemble`, "
-            "`consensus` or a known bookmaker by code or name; several, comma-separated.",
-            examples=["PS"],
-        ),
-    ] = None,
-    placed_from: Annotated[
-        UtcDateTime | None,
-        Query(
-            alias="from",
-            description="Placed at or after (ISO 8601; UTC if naive).",
-            examples=["2026-11-01T00:00:00Z"],
-        ),
-    ] = None,
-    placed_to: Annotated[
-        UtcDateTime | None,
-        Query(
-            alias="to",
-            description="Placed at or before (ISO 8601; UTC if naive).",
-            examples=["2026-12-01T00:00:00Z"],
-        ),
-    ] = None,
-) -> bets.BetFilter:
-    check_window(placed_from, placed_to)
-    links = None if source is None else chain_links(source)
-    return bets.BetFilter(
-        bet_status, bookmaker, competition, match_id, links, placed_from, placed_to
-    )
-
-
 @router.get(
     "/bets",
     response_model=Page[BetOut],
@@ -149,7 +89,7 @@ async def bet_filter(
 def list_bets(
     session: SessionDep,
     page: Annotated[PageWindow, Depends(page_window(50))],
-    filters: Annotated[bets.BetFilter, Depends(bet_filter)],
+    filters: BetFilterDep,
 ) -> Page[BetOut]:
     """The book: your bets, latest placed first, with how each fared."""
     return Page[BetOut].of(bets.list_bets(session, filters, page))
