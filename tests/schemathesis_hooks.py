@@ -101,7 +101,9 @@ def _integer_as_float(node: Any) -> bool:
 
 # The operations that refuse a window given backwards (of kickoffs; of when flags were raised).
 # (Of when bets were placed.)
-WINDOWED = frozenset({"/upcoming", "/value-bets", "/performance", "/flags", "/bets"})
+WINDOWED = frozenset(
+    {"/upcoming", "/value-bets", "/performance", "/flags", "/bets", "/bets/export", "/bets/summary"}
+)
 
 
 _TIMESTAMP = TypeAdapter(dt.datetime)

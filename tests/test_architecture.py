@@ -132,13 +132,16 @@ def test_the_tests_rule_sees_a_violation(tmp_path: Path) -> None:
     ]
 
 
-# Imports each module of the service as the first of the app, in one interpreter: the app's
-# modules are forgotten before each, so a cycle that only works in one order shows.
+# Imports each module of the service as the first of the app, in one interpreter: the
+# modules above the domain and the database are forgotten before each (those two import
+# nothing above them, so no cycle runs through them), and a cycle that only works in one
+# order shows.
 FIRST_IMPORT = """
 import importlib, sys
+above = ("app.services", "app.api", "app.cli", "app.main", "app.state")
 failed = []
 for name in sys.argv[1:]:
-    for loaded in [m for m in sys.modules if m == "app" or m.startswith("app.")]:
+    for loaded in [m for m in sys.modules if m.startswith(above)]:
         del sys.modules[loaded]
     try:
         importlib.import_module(name)
