@@ -256,7 +256,9 @@ def lock_in_order(session: Session, match_ids: Collection[int]) -> None:
     """Lock the stored matches a batch writes (their rows, their quotes) at once, in id
     order, before it changes any: every writer of several matches, a bet import among them,
     then takes them in one order, and none waits for another in a circle (PostgreSQL;
-    SQLite's writers take turns)."""
+    SQLite's writers take turns, so there it reads nothing)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
     for part in chunks(sorted(match_ids)):
         statement = select(Match.id).where(Match.id.in_(part)).order_by(Match.id)
         session.execute(statement.with_for_update(key_share=True))
